@@ -1,0 +1,146 @@
+# Makefile - builds profcap as one static musl binary, and its unit tests.
+#
+# Needs the third-party libraries in deps/ (run ./build.sh once; it builds
+# them and then runs make). Outputs go to build/ only:
+#   build/gen/     nanopb code generated from nanopb_protos/**/*.proto
+#   build/bpf/     BPF objects and bpftool skeletons (<name>.skel.h)
+#   build/obj/     objects of src/, nanopb runtime, generated code, tests
+#   build/profcap  stripped binary (build/profcap.debug keeps the symbols)
+#   build/tests/   unit test binaries, one per tests/unit/test_*.c
+#
+# Targets: all (default), profcap, tests, test, clean, distclean.
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+BUILD := build
+DEPS := deps
+PREFIX := $(DEPS)/prefix
+UAPI := $(DEPS)/uapi
+NANOPB_DIR := $(PREFIX)/nanopb
+
+CC := musl-gcc
+CLANG := clang
+LLVM_STRIP := llvm-strip
+STRIP := strip
+BPFTOOL := $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
+# Debian's python3 has the protobuf module; a python3 earlier on PATH may not.
+PYTHON := /usr/bin/python3
+NANOPB_GEN := /usr/bin/nanopb_generator.py
+
+CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer \
+	-ffunction-sections -fdata-sections -D_GNU_SOURCE -DPB_FIELD_32BIT \
+	-Isrc -Ibpf -I$(BUILD)/gen -I$(BUILD)/bpf -I$(PREFIX)/include \
+	-I$(NANOPB_DIR) -idirafter $(UAPI)
+# Third-party sources (nanopb runtime) are not held to our warning policy.
+THIRD_PARTY_CFLAGS := $(filter-out -Werror,$(CFLAGS))
+DEPFLAGS = -MMD -MP
+LDFLAGS := -static -Wl,--gc-sections
+LIBS := $(PREFIX)/lib/libbpf.a $(PREFIX)/lib/libelf.a $(PREFIX)/lib/libz.a
+
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+	-I$(PREFIX)/include -idirafter $(UAPI) -Ibpf
+# Skeleton type/function prefix for bpf/<name>.bpf.c: struct <name>,
+# <name>__open_and_load(), ... A BPF file must not share its name with a
+# module of src/ (e.g. no bpf/profile.bpf.c: struct profile is ours).
+skel_name = $(1)
+
+# ---- sources -----------------------------------------------------------------
+PROTOS := $(sort $(shell find nanopb_protos -name '*.proto' 2>/dev/null))
+PROTO_OPTIONS := $(sort $(shell find nanopb_protos -name '*.options' 2>/dev/null))
+PROTO_REL := $(PROTOS:nanopb_protos/%.proto=%)
+PB_C := $(PROTO_REL:%=$(BUILD)/gen/%.pb.c)
+PB_H := $(PROTO_REL:%=$(BUILD)/gen/%.pb.h)
+PB_OBJS := $(PROTO_REL:%=$(BUILD)/obj/gen/%.pb.o)
+
+NANOPB_RT := pb_common pb_encode pb_decode
+NANOPB_OBJS := $(NANOPB_RT:%=$(BUILD)/obj/nanopb/%.o)
+
+BPF_SRCS := $(sort $(wildcard bpf/*.bpf.c))
+BPF_NAMES := $(BPF_SRCS:bpf/%.bpf.c=%)
+BPF_OBJS := $(BPF_NAMES:%=$(BUILD)/bpf/%.bpf.o)
+SKELS := $(BPF_NAMES:%=$(BUILD)/bpf/%.skel.h)
+
+SRCS := $(sort $(shell find src -name '*.c' 2>/dev/null))
+OBJS := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ := $(BUILD)/obj/main.o
+LIB_OBJS := $(filter-out $(MAIN_OBJ),$(OBJS))
+
+TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+TEST_OBJS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/obj/tests/%.o)
+TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+# Extra test prerequisites (fixture binaries, workloads) are appended to
+# TEST_DEPS by these fragments; they must be read before the tests rule.
+TEST_DEPS :=
+-include tests/unit/fixtures.mk
+-include tests/workloads/workloads.mk
+
+# Keep intermediate outputs (make would delete them after the link).
+.SECONDARY: $(PB_C) $(PB_H) $(BPF_OBJS) $(SKELS)
+
+# ---- top-level targets --------------------------------------------------------
+.PHONY: all profcap tests test clean distclean
+all: profcap tests
+profcap: $(BUILD)/profcap
+tests: $(TEST_BINS) $(TEST_DEPS)
+test: all
+	./tests/run.sh
+clean:
+	rm -rf $(BUILD)
+distclean: clean
+	rm -rf $(DEPS)
+
+$(LIBS) $(NANOPB_RT:%=$(NANOPB_DIR)/%.c):
+	@echo "missing $@: run ./build.sh first to build deps/" >&2; exit 1
+
+# ---- nanopb code generation -----------------------------------------------------
+# One run writes both files. Every proto/options file is a prerequisite since
+# generated code embeds sizes of imported messages.
+$(BUILD)/gen/%.pb.c $(BUILD)/gen/%.pb.h: nanopb_protos/%.proto $(PROTOS) $(PROTO_OPTIONS)
+	@mkdir -p $(BUILD)/gen
+	$(PYTHON) $(NANOPB_GEN) -q -I nanopb_protos -D $(BUILD)/gen $*.proto
+
+# ---- BPF ----------------------------------------------------------------------------
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c Makefile
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $@
+	$(LLVM_STRIP) -g $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(call skel_name,$*) > $@
+
+# ---- C objects ----------------------------------------------------------------------
+# Our objects wait for all generated headers so includes resolve.
+$(OBJS) $(TEST_OBJS) $(PB_OBJS): | $(PB_H) $(SKELS)
+
+$(BUILD)/obj/%.o: src/%.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/gen/%.pb.o: $(BUILD)/gen/%.pb.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/nanopb/%.o: $(NANOPB_DIR)/%.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(THIRD_PARTY_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/unit/%.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit $(DEPFLAGS) -c $< -o $@
+
+# ---- link ---------------------------------------------------------------------------
+$(BUILD)/profcap.debug: $(OBJS) $(PB_OBJS) $(NANOPB_OBJS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(PB_OBJS) $(NANOPB_OBJS) $(LIBS)
+
+$(BUILD)/profcap: $(BUILD)/profcap.debug
+	$(STRIP) -o $@ $<
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB_OBJS) $(PB_OBJS) $(NANOPB_OBJS) $(LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(PB_OBJS) $(NANOPB_OBJS) $(LIBS)
+
+-include $(OBJS:.o=.d) $(PB_OBJS:.o=.d) $(NANOPB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
+	$(BPF_OBJS:.o=.d)

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cpu_sampler.bpf.c - CPU sampling: on each cpu-clock tick, read the user and
+ * kernel stacks of the running thread and count them in a hash map.
+ *
+ * UAPI headers only (no vmlinux.h, no CO-RE), so it loads without kernel BTF.
+ * Configured through rodata before load; user space flips `gen` to swap the
+ * map generation being filled, then drains the other one race-free.
+ */
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#include "cpu_sampler.h"
+
+const volatile __u32 filter_pids = 0;
+const volatile __u32 want_user = 1;
+const volatile __u32 want_kernel = 1;
+const volatile __u32 skip_idle = 0;
+
+__u32 gen = 0;
+
+struct counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct sample_key);
+	__type(value, __u64);
+	__uint(max_entries, 8192);
+};
+
+struct stacks_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+	__uint(max_entries, 8192);
+};
+
+struct counts_map counts0 SEC(".maps");
+struct counts_map counts1 SEC(".maps");
+struct stacks_map stacks0 SEC(".maps");
+struct stacks_map stacks1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);	/* resized by user space when filtering */
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, STAT__COUNT);
+} stats SEC(".maps");
+
+struct scratch {
+	struct stack_trace user;
+	struct stack_trace kern;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct scratch);
+	__uint(max_entries, 1);
+} scratch SEC(".maps");
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline __u64 stack_hash(const struct stack_trace *st)
+{
+	__u64 h = 0x9e3779b97f4a7c15ull ^ st->nr;
+	__u32 i;
+
+	for (i = 0; i < PROFCAP_MAX_STACK; i++) {
+		if (i >= st->nr)
+			break;
+		h = (h ^ st->ips[i]) * 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+/* Read one stack into @st; returns its hash, 0 when there is none. */
+static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64 flags,
+					void *stacks, __u32 err_flag, __u32 lost_flag,
+					__u32 trunc_flag, __u32 *kflags)
+{
+	long n;
+	__u64 h;
+
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (n < 0) {
+		*kflags |= err_flag;
+		return 0;
+	}
+	st->nr = (__u64)n / sizeof(__u64);
+	if (!st->nr)
+		return 0;
+	if (st->nr >= PROFCAP_MAX_STACK)
+		*kflags |= trunc_flag;
+	h = stack_hash(st);
+	if (!bpf_map_lookup_elem(stacks, &h)) {
+		long err = bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST);
+
+		if (err && err != -17 /* EEXIST: another CPU stored it */) {
+			*kflags |= lost_flag;
+			stat_inc(STAT_STACKS_FULL);
+			return 0;
+		}
+	}
+	return h;
+}
+
+static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 tgid, __u32 tid)
+{
+	struct sample_key key = { .tgid = tgid, .tid = tid };
+	__u32 zero = 0;
+	struct scratch *s;
+	__u64 one = 1, *cnt;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	if (want_user && tgid)
+		key.ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks, PROFCAP_F_USTACK_ERR,
+					PROFCAP_F_USTACK_LOST, PROFCAP_F_USTACK_TRUNC, &key.flags);
+	if (want_kernel)
+		key.kstack = read_stack(ctx, &s->kern, 0, stacks, PROFCAP_F_KSTACK_ERR,
+					PROFCAP_F_KSTACK_LOST, PROFCAP_F_KSTACK_TRUNC, &key.flags);
+	if (key.flags & PROFCAP_F_USTACK_ERR)
+		stat_inc(STAT_USTACK_ERR);
+	if (key.flags & PROFCAP_F_KSTACK_ERR)
+		stat_inc(STAT_KSTACK_ERR);
+
+	cnt = bpf_map_lookup_elem(counts, &key);
+	if (cnt) {
+		__sync_fetch_and_add(cnt, 1);
+		return 0;
+	}
+	if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
+		/* Another CPU may have inserted it meanwhile. */
+		cnt = bpf_map_lookup_elem(counts, &key);
+		if (cnt)
+			__sync_fetch_and_add(cnt, 1);
+		else
+			stat_inc(STAT_COUNTS_FULL);
+	}
+	return 0;
+}
+
+SEC("perf_event")
+int profcap_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u8 one = 1;
+
+	if (skip_idle && !tgid)
+		return 0;
+	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	stat_inc(STAT_SAMPLES);
+
+	if (tgid && !bpf_map_lookup_elem(&seen, &tgid)) {
+		struct proc_event *e;
+
+		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e) {
+			e->tgid = tgid;
+			e->pad = 0;
+			bpf_ringbuf_submit(e, 0);
+		} else {
+			stat_inc(STAT_EVENTS_LOST);
+		}
+	}
+
+	if (gen & 1)
+		return record(ctx, &counts1, &stacks1, tgid, tid);
+	return record(ctx, &counts0, &stacks0, tgid, tid);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,573 @@
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "capture.h"
+#include "cpu_sampler.h"
+#include "log.h"
+#include "otlp.h"
+#include "profile.h"
+#include "sampler.h"
+#include "sink.h"
+#include "symbolizer.h"
+#include "version.h"
+
+#define DRAIN_INTERVAL_NS 1000000000ll
+#define PROGRESS_INTERVAL_NS 500000000ll
+#define OUTPUT_MAX_BYTES (1ull << 30)
+#define MAX_SECONDS (7.0 * 24 * 3600)
+
+struct capture {
+	const struct capture_opts *o;
+	struct profile *prof;
+	struct symbolizer *sym;
+	struct sampler *smp;
+	struct sink *sink;
+	/* per-record frame buffer: kernel then user frames, leaf first */
+	struct profile_frame frames[2 * PROFCAP_MAX_STACK];
+	/* counters for the summary */
+	__u64 model_dropped;	/* samples the model could not hold */
+	__u64 ustack_missing;	/* samples of user processes without a user stack */
+	__u64 truncated;	/* samples whose stack hit the depth limit */
+	bool warned_full;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+void capture__usage(void)
+{
+	printf("Usage: profcap capture [options]\n"
+	       "\n"
+	       "Sample CPU stacks (user and kernel) with eBPF and write an OpenTelemetry\n"
+	       "OTLP Profiles file (one serialized ProfilesData message).\n"
+	       "\n"
+	       "Options:\n"
+	       "  --seconds N        capture length in seconds (default 10; decimals allowed)\n"
+	       "  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"
+	       "  -a, --all-cpus     sample every process on every CPU (the default)\n"
+	       "  -p, --pid PID[,PID...]  only these processes (all their threads)\n"
+	       "      --no-kernel    do not collect kernel stacks\n"
+	       "      --no-user      do not collect user stacks\n"
+	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb)\n"
+	       "  -q, --quiet        no progress line and no summary\n"
+	       "  -v, --verbose      debug detail (libbpf messages, per-step timings)\n"
+	       "  -h, --help         this help\n"
+	       "\n"
+	       "Ctrl-C (SIGINT) or SIGTERM ends the capture early; the file is still written.\n"
+	       "Needs root, or CAP_BPF + CAP_PERFMON.\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("profcap: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; see 'profcap capture --help'\n", stderr);
+	return -EINVAL;
+}
+
+static int parse_pids(const char *arg, struct capture_opts *o)
+{
+	const char *p = arg;
+	char *end;
+	long v;
+
+	while (*p) {
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (end == p || errno || v <= 0 || v > 0x3fffffff || (*end && *end != ','))
+			return usage_error("invalid PID list '%s': expected PID[,PID...] with "
+					   "positive numbers",
+					   arg);
+		if (o->npids == CAPTURE_MAX_PIDS)
+			return usage_error("too many PIDs in '%s' (at most 1024)", arg);
+		o->pids[o->npids++] = (int)v;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return usage_error("invalid PID list '%s': trailing comma", arg);
+	}
+	if (!o->npids)
+		return usage_error("empty PID list '%s'", arg);
+	return 0;
+}
+
+int capture__parse_args(int argc, char **argv, struct capture_opts *o)
+{
+	enum { OPT_SECONDS = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_NO_IDLE };
+	static const struct option longopts[] = {
+		{ "seconds", required_argument, NULL, OPT_SECONDS },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "no-user", no_argument, NULL, OPT_NO_USER },
+		{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	bool all = false;
+	char *end;
+	double d;
+	long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->seconds = 10;
+	o->freq_hz = 99;
+	o->user = o->kernel = o->idle = true;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:ap:o:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SECONDS:
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (end == optarg || *end || errno || !isfinite(d) || d <= 0 ||
+			    d > MAX_SECONDS)
+				return usage_error("invalid --seconds '%s': expected a number of "
+						   "seconds above 0 (at most 604800)",
+						   optarg);
+			o->seconds = d;
+			break;
+		case 'F':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || v < 1 || v > 100000)
+				return usage_error("invalid -F '%s': expected a frequency in Hz "
+						   "from 1 to 100000",
+						   optarg);
+			o->freq_hz = (__u32)v;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'p':
+			if (parse_pids(optarg, o))
+				return -EINVAL;
+			break;
+		case OPT_NO_KERNEL:
+			o->kernel = false;
+			break;
+		case OPT_NO_USER:
+			o->user = false;
+			break;
+		case OPT_NO_IDLE:
+			o->idle = false;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			capture__usage();
+			return 1;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (all && o->npids)
+		return usage_error("-a and -p exclude each other: pick all processes or a PID list");
+	if (!o->user && !o->kernel)
+		return usage_error("--no-user and --no-kernel together leave nothing to sample");
+	if (o->output && !*o->output)
+		return usage_error("-o needs a file name");
+	return 0;
+}
+
+static __s64 now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__s64)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static const char *host_arch(const char *machine)
+{
+	if (!strcmp(machine, "x86_64"))
+		return "amd64";
+	if (!strcmp(machine, "aarch64"))
+		return "arm64";
+	if (!strncmp(machine, "arm", 3))
+		return "arm32";
+	if (!strcmp(machine, "ppc64le") || !strcmp(machine, "ppc64"))
+		return "ppc64";
+	if (!strcmp(machine, "s390x"))
+		return "s390x";
+	if (!strcmp(machine, "i686") || !strcmp(machine, "i386"))
+		return "x86";
+	return machine;
+}
+
+static void on_new_process(void *ctx, __u32 tgid)
+{
+	struct capture *c = ctx;
+
+	/* Snapshot maps and binaries while the process is alive. */
+	symbolizer__add_process(c->sym, (int)tgid);
+}
+
+static int on_record(void *ctx, const struct sampler_record *r)
+{
+	struct capture *c = ctx;
+	const struct profile_process_desc *known;
+	struct profile_process_desc desc = { .pid = r->tgid };
+	size_t n = 0;
+	__u32 i;
+	int err;
+
+	known = symbolizer__process(c->sym, (int)r->tgid);
+	if (!known && r->tgid && !symbolizer__add_process(c->sym, (int)r->tgid))
+		known = symbolizer__process(c->sym, (int)r->tgid);
+	if (known) {
+		desc = *known;
+	} else {
+		/* Gone before we saw it, or the idle task: name it by its comm. */
+		desc.exe_name = r->tgid ? r->comm : "swapper";
+	}
+
+	for (i = 0; i < r->nkstack; i++, n++)
+		symbolizer__resolve_kernel(c->sym, r->kstack[i], &c->frames[n]);
+	/* Only a user leaf without kernel frames is an exact PC; the others
+	 * are return addresses. */
+	for (i = 0; i < r->nustack; i++, n++)
+		symbolizer__resolve_user(c->sym, (int)r->tgid, r->ustack[i], n == 0, &c->frames[n]);
+
+	if ((r->flags & PROFCAP_F_USTACK_ERR) && known && known->exe_path && *known->exe_path)
+		c->ustack_missing += r->count;
+	if (r->flags & (PROFCAP_F_USTACK_TRUNC | PROFCAP_F_KSTACK_TRUNC))
+		c->truncated += r->count;
+
+	err = profile__add_sample(c->prof, &desc, r->tid, r->comm, c->frames, n, r->count);
+	if (err == -E2BIG || err == -ENOMEM) {
+		c->model_dropped += r->count;
+		if (!c->warned_full) {
+			pr_warn("the profile is full (%s): later samples are counted as dropped; "
+				"use a shorter --seconds or a lower -F",
+				strerror(-err));
+			c->warned_full = true;
+		}
+		return 0;
+	}
+	return err;
+}
+
+static int check_pids(const struct capture_opts *o)
+{
+	char path[64];
+	size_t i;
+
+	for (i = 0; i < o->npids; i++) {
+		snprintf(path, sizeof(path), "/proc/%d", o->pids[i]);
+		if (access(path, F_OK)) {
+			fprintf(stderr,
+				"profcap: error: no process with PID %d; check it with 'ps -p %d'\n",
+				o->pids[i], o->pids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+static struct sink *open_output(const struct capture_opts *o, const char *host, __s64 t_unix)
+{
+	char name[512];
+	int i;
+
+	if (o->output)
+		return file_sink__new(o->output);
+	if (file_sink__default_name(name, sizeof(name), host, t_unix))
+		return file_sink__new("profcap.pb");
+	/* Never clobber an earlier capture from the same second. */
+	for (i = 1; !access(name, F_OK) && i < 1000; i++) {
+		char base[512];
+
+		file_sink__default_name(base, sizeof(base), host, t_unix);
+		snprintf(name, sizeof(name), "%.*s-%d.pb", (int)strlen(base) - 3, base, i);
+	}
+	return file_sink__new(name);
+}
+
+static void progress(const struct capture *c, __s64 elapsed_ns, bool final)
+{
+	struct sampler_stats st;
+
+	sampler__stats(c->smp, &st);
+	if (final) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	fprintf(stderr, "\r\033[Kprofcap: capturing %.1fs / %gs, %llu samples", elapsed_ns / 1e9,
+		c->o->seconds, (unsigned long long)st.samples);
+}
+
+/* Save a payload that could not be delivered where the user asked. */
+static void rescue(const struct buf *out)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	struct sink *s;
+
+	snprintf(path, sizeof(path), "%s/profcap-rescued-%d-%lld.pb", dir && *dir ? dir : "/tmp",
+		 (int)getpid(), (long long)time(NULL));
+	s = file_sink__new(path);
+	if (s && !sink__deliver(s, out->data, out->len))
+		pr_err("the capture was saved to %s instead", path);
+	else
+		pr_err("the capture could not be saved anywhere");
+	sink__free(s);
+}
+
+static void summary(const struct capture *c, const struct sampler_stats *st, __s64 dur_ns,
+		    size_t bytes)
+{
+	__u64 total = profile__total(c->prof);
+	__u64 lost = st->counts_full + c->model_dropped;
+
+	pr_info("wrote %s (%zu bytes): %llu samples, %zu processes, %zu stacks; %.2f s at %u Hz "
+		"on %u CPUs",
+		sink__describe(c->sink), bytes, (unsigned long long)total,
+		profile__process_count(c->prof), profile__stack_count(c->prof) - 1, dur_ns / 1e9,
+		c->o->freq_hz, st->ncpus);
+	if (lost)
+		pr_warn("%llu samples lost (aggregation table full: %llu, profile full: %llu)",
+			(unsigned long long)lost, (unsigned long long)st->counts_full,
+			(unsigned long long)c->model_dropped);
+	if (st->stacks_full || st->stacks_missing)
+		pr_warn("%llu stacks not stored (stack table full) and %llu samples whose stack was "
+			"missing at drain time: those samples are kept without that stack",
+			(unsigned long long)st->stacks_full, (unsigned long long)st->stacks_missing);
+	if (c->ustack_missing)
+		pr_warn("%llu samples of user processes have no user stack (unreadable user "
+			"memory); they are kept with their kernel frames only",
+			(unsigned long long)c->ustack_missing);
+	if (c->truncated)
+		pr_warn("%llu samples hit the %d-frame depth limit: their stacks are truncated at "
+			"the root end",
+			(unsigned long long)c->truncated, PROFCAP_MAX_STACK);
+	if (st->events_lost)
+		pr_warn("%llu new-process notices were lost: some short-lived processes may lack "
+			"symbols",
+			(unsigned long long)st->events_lost);
+}
+
+static void fill_meta(struct profile_meta *m, const struct utsname *u, __s64 t_unix_ns,
+		      __s64 dur_ns, __u32 hz)
+{
+	size_t i;
+	bool nonzero = false;
+
+	memset(m, 0, sizeof(*m));
+	m->time_unix_nano = (__u64)t_unix_ns;
+	m->duration_nano = dur_ns > 0 ? (__u64)dur_ns : 1;
+	m->period_ns = 1000000000ull / hz;
+	m->host_name = u->nodename;
+	m->host_arch = host_arch(u->machine);
+	m->os_type = "linux";
+	m->scope_name = "profcap";
+	m->scope_version = PROFCAP_VERSION;
+	if (getrandom(m->profile_id, sizeof(m->profile_id), 0) != sizeof(m->profile_id)) {
+		__u64 x = (__u64)t_unix_ns ^ ((__u64)getpid() << 32);
+
+		for (i = 0; i < sizeof(m->profile_id); i++, x = x * 6364136223846793005ull + 1)
+			m->profile_id[i] = (__u8)(x >> 56);
+	}
+	for (i = 0; i < sizeof(m->profile_id); i++)
+		nonzero |= m->profile_id[i] != 0;
+	if (!nonzero)
+		m->profile_id[0] = 1;
+}
+
+static int run(struct capture *c)
+{
+	const struct capture_opts *o = c->o;
+	struct sampler_opts so = {
+		.freq_hz = o->freq_hz,
+		.pids = o->pids,
+		.npids = o->npids,
+		.user = o->user,
+		.kernel = o->kernel,
+		.idle = o->idle,
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	__s64 start, t_unix, deadline, next_drain, next_progress, now, end;
+	bool tty = isatty(STDERR_FILENO) && !o->quiet;
+	struct profile_meta meta;
+	struct sampler_stats st;
+	struct utsname u;
+	struct buf out;
+	size_t i;
+	int err, n;
+
+	buf__init(&out, OUTPUT_MAX_BYTES);
+	uname(&u);
+	if (check_pids(o))
+		return 2;
+	if (sampler__check_privileges())
+		return 1;
+
+	/* Fail on a bad output before sampling, not after. */
+	c->sink = open_output(o, u.nodename, time(NULL));
+	if (!c->sink)
+		return 1;
+	c->prof = profile__new();
+	c->sym = symbolizer__new("/proc");
+	if (!c->prof || !c->sym) {
+		pr_err("out of memory");
+		return 1;
+	}
+	if (o->kernel) {
+		err = symbolizer__load_kernel(c->sym);
+		if (err == -EPERM)
+			pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames keep "
+				"addresses only; run as root or set kernel.kptr_restrict=0");
+		else if (err)
+			pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses only",
+				strerror(-err));
+	}
+	for (i = 0; i < o->npids; i++)
+		symbolizer__add_process(c->sym, o->pids[i]);
+
+	c->smp = sampler__new(&so);
+	if (!c->smp)
+		return 1;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	err = sampler__start(c->smp);
+	if (err)
+		return 1;
+	start = now_ns(CLOCK_MONOTONIC);
+	t_unix = now_ns(CLOCK_REALTIME);
+	deadline = start + (__s64)llround(o->seconds * 1e9);
+	next_drain = start + DRAIN_INTERVAL_NS;
+	next_progress = start;
+
+	while (!stop_requested) {
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now >= deadline)
+			break;
+		if (tty && now >= next_progress) {
+			progress(c, now - start, false);
+			next_progress = now + PROGRESS_INTERVAL_NS;
+		}
+		if (now >= next_drain) {
+			err = sampler__drain(c->smp, on_record, c);
+			if (err) {
+				pr_err("reading samples failed: %s", strerror(-err));
+				break;
+			}
+			next_drain = now + DRAIN_INTERVAL_NS;
+		}
+		{
+			__s64 wake = deadline < next_drain ? deadline : next_drain;
+
+			if (tty && next_progress < wake)
+				wake = next_progress;
+			n = sampler__poll(c->smp, (int)((wake - now) / 1000000 + 1), on_new_process,
+					  c);
+			if (n < 0 && n != -EINTR) {
+				pr_err("polling the ring buffer failed: %s", strerror(-n));
+				break;
+			}
+		}
+	}
+	sampler__stop(c->smp);
+	end = now_ns(CLOCK_MONOTONIC);
+	if (tty)
+		progress(c, end - start, true);
+	/* Both generations: the active one and anything left in the other. */
+	sampler__poll(c->smp, 0, on_new_process, c);
+	for (i = 0; i < 2; i++) {
+		err = sampler__drain(c->smp, on_record, c);
+		if (err)
+			pr_err("reading samples failed: %s", strerror(-err));
+	}
+	sampler__stats(c->smp, &st);
+
+	fill_meta(&meta, &u, t_unix, end - start, o->freq_hz);
+	err = profile__set_meta(c->prof, &meta);
+	if (!err)
+		err = profile__prune(c->prof);
+	if (!err)
+		err = otlp__encode(c->prof, &out);
+	if (err) {
+		pr_err("encoding the profile failed: %s", strerror(-err));
+		buf__release(&out);
+		return 1;
+	}
+	err = sink__deliver(c->sink, out.data, out.len);
+	if (err) {
+		rescue(&out);
+		buf__release(&out);
+		return 1;
+	}
+	if (!o->quiet)
+		summary(c, &st, end - start, out.len);
+	buf__release(&out);
+	return 0;
+}
+
+int capture__main(int argc, char **argv)
+{
+	struct capture_opts o;
+	struct capture *c;
+	int ret;
+
+	ret = capture__parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	log__set_level(o.verbose ? LOG_VERBOSE : o.quiet ? LOG_QUIET : LOG_NORMAL);
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pr_err("out of memory");
+		return 1;
+	}
+	c->o = &o;
+	ret = run(c);
+	sampler__free(c->smp);
+	sink__free(c->sink);
+	symbolizer__free(c->sym);
+	profile__free(c->prof);
+	free(c);
+	return ret;
+}

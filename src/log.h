@@ -1,0 +1,23 @@
+/* log.h - leveled logging to stderr, one line per event.
+ *
+ * Log once, where the context is known, with a hint for the operator.
+ * Messages are prefixed "profcap: " (errors add "error: ").
+ */
+#ifndef PROFCAP_LOG_H
+#define PROFCAP_LOG_H
+
+enum log_level {
+	LOG_QUIET = 0,	/* errors only */
+	LOG_NORMAL,	/* + warnings and summaries */
+	LOG_VERBOSE,	/* + debug detail */
+};
+
+void log__set_level(enum log_level level);
+enum log_level log__level(void);
+
+void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

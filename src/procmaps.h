@@ -1,0 +1,64 @@
+/* procmaps.h - parse the text of /proc/PID/maps into mapping entries.
+ *
+ * Pure parser over a buffer (so it is testable on fixture text) plus a file
+ * reader. Input is bounded: at most PROCMAPS_MAX_ENTRIES entries and
+ * PROCMAPS_MAX_LINE bytes per line (longer lines are skipped); a line that
+ * does not parse is skipped too, so one odd line never loses a process.
+ */
+#ifndef PROFCAP_PROCMAPS_H
+#define PROFCAP_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#define PROCMAPS_MAX_ENTRIES (1u << 16)
+#define PROCMAPS_MAX_LINE 8192
+/* Cap on the bytes read from a maps file (65536 lines of ~100 bytes). */
+#define PROCMAPS_MAX_FILE (16u << 20)
+
+enum procmaps_perm {
+	PROCMAPS_READ = 1 << 0,
+	PROCMAPS_WRITE = 1 << 1,
+	PROCMAPS_EXEC = 1 << 2,
+	PROCMAPS_SHARED = 1 << 3, /* 's' instead of 'p' */
+};
+
+struct procmaps_entry {
+	__u64 start;		/* first address */
+	__u64 end;		/* one past the last address */
+	__u64 offset;		/* file offset of @start */
+	__u64 inode;		/* 0 for anonymous mappings */
+	__u32 dev_major;
+	__u32 dev_minor;
+	unsigned int perms;	/* enum procmaps_perm bits */
+	bool deleted;		/* the path carried a " (deleted)" suffix */
+	bool anonymous;		/* no path at all */
+	const char *path;	/* "" when anonymous, "[vdso]", "/usr/lib/x.so" (suffix stripped) */
+};
+
+struct procmaps;
+
+/* Parse @len bytes of maps text at @text (need not be NUL-terminated).
+ * On success *@out gets a new table owned by the caller (procmaps__free()).
+ * Returns 0, -E2BIG when there are more than PROCMAPS_MAX_ENTRIES entries,
+ * or -ENOMEM. */
+int procmaps__parse(const char *text, size_t len, struct procmaps **out);
+
+/* Read and parse the maps file @path (e.g. "/proc/42/maps").
+ * Returns 0 or -errno (-ENOENT/-ESRCH when the process is gone). */
+int procmaps__read(const char *path, struct procmaps **out);
+
+/* Free @m and its entries. Accepts NULL. */
+void procmaps__free(struct procmaps *m);
+
+size_t procmaps__count(const struct procmaps *m);
+
+/* Entry @i (< procmaps__count()), in file order (ascending addresses).
+ * Borrowed; valid until procmaps__free(). */
+const struct procmaps_entry *procmaps__entry(const struct procmaps *m, size_t i);
+
+/* The entry containing @addr, or NULL. Borrowed. */
+const struct procmaps_entry *procmaps__find(const struct procmaps *m, __u64 addr);
+
+#endif

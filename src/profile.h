@@ -1,0 +1,178 @@
+/* profile.h - the one in-memory profile model that every encoder reads.
+ *
+ * A profile is a set of processes, each with aggregated samples (stack +
+ * thread attributes -> count), over dictionary tables shared by the whole
+ * capture: strings, functions, mappings, locations, stacks and attributes.
+ * Every table is deduplicated by value and holds its zero value at index 0,
+ * as OTLP's ProfilesDictionary requires. Entries are only created on the path
+ * of profile__add_sample(), and profile__prune() drops anything a failed add
+ * left unreferenced, so an encoder that walks the tables emits no orphans.
+ *
+ * Pure code: no I/O, no globals. Growth is capped (PROFILE_MAX_ENTRIES per
+ * table); past the cap adds fail with -E2BIG and the caller counts the drop.
+ */
+#ifndef PROFCAP_PROFILE_H
+#define PROFCAP_PROFILE_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#define PROFILE_MAX_ENTRIES (16u << 20)
+
+enum profile_frame_type {
+	PROFILE_FRAME_NATIVE = 0,
+	PROFILE_FRAME_KERNEL,
+	PROFILE_FRAME__COUNT,
+};
+
+/* Semantic-convention value of profile.frame.type for @t ("native", "kernel"). */
+const char *profile__frame_type_name(enum profile_frame_type t);
+
+/* ---- input descriptions (borrowed by the add functions, copied inside) ---- */
+
+struct profile_mapping_desc {
+	__u64 start;		/* first mapped address */
+	__u64 limit;		/* one past the last mapped address; start < limit */
+	__u64 file_offset;	/* file offset of @start */
+	const char *path;	/* "/usr/lib/x/libc.so.6", "[vdso]", "[kernel.kallsyms]" */
+	const char *build_id;	/* lower-case hex GNU build-id, or NULL */
+};
+
+struct profile_frame {
+	__u64 address;				   /* absolute address as sampled */
+	const struct profile_mapping_desc *mapping; /* NULL when unknown */
+	const char *function;			   /* symbol name, NULL when unknown */
+	enum profile_frame_type type;
+};
+
+struct profile_process_desc {
+	__s64 pid;
+	const char *exe_name;	/* "nginx"; NULL or "" when unknown */
+	const char *exe_path;	/* "/usr/sbin/nginx"; NULL or "" when unknown */
+	const char *cmdline;	/* space-joined argv; NULL or "" when unknown */
+};
+
+/* Capture-wide facts, copied by profile__set_meta(). */
+struct profile_meta {
+	__u64 time_unix_nano;	/* capture start, UTC */
+	__u64 duration_nano;	/* real capture length */
+	__u64 period_ns;	/* CPU time one sample stands for (1e9 / HZ) */
+	__u8 profile_id[16];	/* random, not all zero */
+	const char *host_name;
+	const char *host_arch;	/* semconv host.arch: "amd64", "arm64", ... */
+	const char *os_type;	/* semconv os.type: "linux" */
+	const char *scope_name;	/* "profcap" */
+	const char *scope_version;
+};
+
+/* ---- read-only views for encoders (indices are dictionary indices) ---- */
+
+struct profile_function_entry {
+	__u32 name;		/* string index */
+	__u32 system_name;	/* string index */
+	__u32 filename;		/* string index */
+};
+
+struct profile_mapping_entry {
+	__u64 start, limit, file_offset;
+	__u32 filename;		/* string index */
+	__u32 attr;		/* attribute index of the build-id attribute, 0 = none */
+};
+
+struct profile_location_entry {
+	__u64 address;
+	__u32 mapping;		/* mapping index, 0 = unknown */
+	__u32 function;		/* function index, 0 = no line emitted */
+	__u32 attr;		/* attribute index of profile.frame.type, 0 = none */
+	__u32 pad;
+};
+
+enum profile_attr_kind {
+	PROFILE_ATTR_NONE = 0,	/* only the zero entry */
+	PROFILE_ATTR_STR,
+	PROFILE_ATTR_INT,
+};
+
+struct profile_attr_entry {
+	__u32 key;		/* string index */
+	__u32 unit;		/* string index, 0 = none */
+	__u32 kind;		/* enum profile_attr_kind */
+	__u32 pad;
+	__s64 int_value;	/* PROFILE_ATTR_INT */
+	const char *str_value;	/* PROFILE_ATTR_STR, NUL-terminated, owned by the profile */
+};
+
+#define PROFILE_SAMPLE_MAX_ATTRS 2
+
+struct profile_sample_entry {
+	__u32 stack;		/* stack index */
+	__u32 nattrs;
+	__u32 attrs[PROFILE_SAMPLE_MAX_ATTRS]; /* attribute indices, unique keys */
+	__u64 value;		/* aggregated sample count */
+};
+
+struct profile;
+
+/* Allocate an empty profile with every table holding only its zero value.
+ * Returns NULL on allocation failure. Free with profile__free(). */
+struct profile *profile__new(void);
+
+/* Same, with every table (and each process's sample list) capped at
+ * @max_entries entries instead of PROFILE_MAX_ENTRIES. */
+struct profile *profile__new_limited(__u32 max_entries);
+
+/* Free @p and everything it owns. Accepts NULL. */
+void profile__free(struct profile *p);
+
+/* Copy @meta into @p (strings are duplicated). 0 or -ENOMEM. */
+int profile__set_meta(struct profile *p, const struct profile_meta *meta);
+const struct profile_meta *profile__meta(const struct profile *p);
+
+/* Add @count samples of one stack for thread @tid (@thread_name may be NULL)
+ * of process @proc. @frames is leaf first; @nframes may be 0 (a sample with an
+ * empty stack is still counted). The process is created on first use and its
+ * description is taken from that first call; later calls for the same pid may
+ * pass a NULL-field desc. Samples with the same identity (process, stack,
+ * thread attributes) are merged by adding their counts.
+ * Returns 0, -EINVAL (bad args), -ENOMEM or -E2BIG (a table is full; the
+ * sample is not recorded and any partly added entries are pruned later). */
+int profile__add_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
+			const char *thread_name, const struct profile_frame *frames, size_t nframes,
+			__u64 count);
+
+/* Drop dictionary entries that no sample references (left by failed adds) and
+ * renumber the tables, keeping index 0 as the zero value. 0 or -ENOMEM. */
+int profile__prune(struct profile *p);
+
+/* Dictionary table sizes, zero entry included (so always >= 1). */
+size_t profile__string_count(const struct profile *p);
+size_t profile__function_count(const struct profile *p);
+size_t profile__mapping_count(const struct profile *p);
+size_t profile__location_count(const struct profile *p);
+size_t profile__stack_count(const struct profile *p);
+size_t profile__attr_count(const struct profile *p);
+
+/* Borrowed lookups; @idx must be below the matching count. */
+const char *profile__string(const struct profile *p, __u32 idx, size_t *len);
+const struct profile_function_entry *profile__function(const struct profile *p, __u32 idx);
+const struct profile_mapping_entry *profile__mapping(const struct profile *p, __u32 idx);
+const struct profile_location_entry *profile__location(const struct profile *p, __u32 idx);
+const struct profile_attr_entry *profile__attr(const struct profile *p, __u32 idx);
+/* Location indices of stack @idx, leaf first; *@n gets the length. */
+const __u32 *profile__stack(const struct profile *p, __u32 idx, size_t *n);
+
+/* String indices of the sample/period value types, interned by profile__new()
+ * ("samples"/"count" and "cpu"/"nanoseconds"). */
+void profile__value_types(const struct profile *p, __u32 *sample_type, __u32 *sample_unit,
+			  __u32 *period_type, __u32 *period_unit);
+
+/* Processes, in order of first sample. */
+size_t profile__process_count(const struct profile *p);
+const struct profile_process_desc *profile__process(const struct profile *p, size_t i);
+size_t profile__sample_count(const struct profile *p, size_t proc);
+const struct profile_sample_entry *profile__sample(const struct profile *p, size_t proc, size_t i);
+
+/* Sum of all sample values. */
+__u64 profile__total(const struct profile *p);
+
+#endif

@@ -1,0 +1,514 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cpu_sampler.h"
+#include "cpu_sampler.skel.h"
+#include "log.h"
+#include "sampler.h"
+
+/* Distinct keys (and stacks) one generation can hold. Sized from the sample
+ * rate so that a drain interval's worth of samples always fits. */
+#define SAMPLER_MIN_ENTRIES 4096u
+#define SAMPLER_MAX_ENTRIES 65536u
+
+/* Time for programs that read the old generation number to finish. A
+ * perf_event program runs for microseconds with preemption disabled. */
+#define SAMPLER_GEN_SETTLE_NS 2000000L
+
+struct sampler {
+	struct cpu_sampler *skel;
+	int *pfds;
+	struct bpf_link **links;
+	__u32 ncpus;		/* size of pfds/links: highest online CPU + 1 */
+	__u32 nonline;
+	struct ring_buffer *rb;
+	sampler_proc_fn proc_fn;
+	void *proc_ctx;
+	__u64 stacks_missing;
+	__u64 drains;
+	/* drain scratch */
+	struct sample_key *keys;
+	__u64 *vals;
+	__u32 cap;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || log__level() < LOG_VERBOSE)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int read_caps(__u64 *eff)
+{
+	char line[256];
+	FILE *f;
+	int err = -ENOENT;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "CapEff:", 7)) {
+			*eff = strtoull(line + 7, NULL, 16);
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+int sampler__check_privileges(void)
+{
+	const int cap_sys_admin = 21, cap_perfmon = 38, cap_bpf = 39;
+	__u64 eff = 0;
+
+	if (read_caps(&eff))
+		return 0;	/* cannot tell: let the load itself fail clearly */
+	if (eff & (1ull << cap_sys_admin))
+		return 0;
+	if ((eff & (1ull << cap_bpf)) && (eff & (1ull << cap_perfmon)))
+		return 0;
+	pr_err("sampling needs CAP_BPF and CAP_PERFMON (or root): run profcap as root, or grant "
+	       "them with 'setcap cap_bpf,cap_perfmon+ep profcap' (kernel >= 5.8)");
+	return -EPERM;
+}
+
+/* Parse a kernel CPU list ("0-3,5,7-8") into @online[0..*n). */
+static int parse_cpu_list(const char *str, bool **online, __u32 *n)
+{
+	unsigned long a, b, max = 0;
+	const char *p = str;
+	char *end;
+	bool *set;
+
+	/* First pass: the highest CPU number. */
+	while (*p && *p != '\n') {
+		a = strtoul(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		b = a;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		if (b < a || b >= 65536)
+			return -EINVAL;
+		if (b + 1 > max)
+			max = b + 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (!max)
+		return -EINVAL;
+	set = calloc(max, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	for (p = str; *p && *p != '\n';) {
+		a = strtoul(p, &end, 10);
+		b = a;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		while (a <= b)
+			set[a++] = true;
+		p = *end == ',' ? end + 1 : end;
+	}
+	*online = set;
+	*n = (__u32)max;
+	return 0;
+}
+
+static int online_cpus(bool **online, __u32 *n)
+{
+	char buf[4096];
+	ssize_t len;
+	int fd, err;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	err = len < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[len] = '\0';
+	return parse_cpu_list(buf, online, n);
+}
+
+static __u32 clamp_entries(__u64 want)
+{
+	if (want < SAMPLER_MIN_ENTRIES)
+		return SAMPLER_MIN_ENTRIES;
+	if (want > SAMPLER_MAX_ENTRIES)
+		return SAMPLER_MAX_ENTRIES;
+	return (__u32)want;
+}
+
+static int perf_open_cpu(int cpu, __u32 hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000000000ull / hz,
+		.disabled = 1,
+	};
+
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct sampler *s = ctx;
+	const struct proc_event *e = data;
+
+	if (len >= sizeof(*e) && s->proc_fn)
+		s->proc_fn(s->proc_ctx, e->tgid);
+	return 0;
+}
+
+static void explain_load_error(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		pr_err("the kernel refused to load the BPF program (%s): run as root or grant "
+		       "CAP_BPF + CAP_PERFMON; check kernel.unprivileged_bpf_disabled and any LSM "
+		       "policy",
+		       strerror(-err));
+	else if (err == -EINVAL || err == -E2BIG || err == -ENOTSUP || err == -EOPNOTSUPP)
+		pr_err("the kernel rejected the BPF program (%s): profcap needs Linux >= 5.8 with "
+		       "CONFIG_BPF_SYSCALL and BPF ring buffers; rerun with -v for the verifier log",
+		       strerror(-err));
+	else
+		pr_err("loading the BPF program failed: %s; rerun with -v for details",
+		       strerror(-err));
+}
+
+struct sampler *sampler__new(const struct sampler_opts *o)
+{
+	struct sampler *s = NULL;
+	bool *online = NULL;
+	__u32 ncpus = 0, entries, i;
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	if (!o->freq_hz || o->freq_hz > 100000) {
+		pr_err("sampling frequency %u Hz is out of range (1..100000)", o->freq_hz);
+		return NULL;
+	}
+	err = online_cpus(&online, &ncpus);
+	if (err) {
+		pr_err("cannot read the online CPU list: %s", strerror(-err));
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto err_nomem;
+	s->ncpus = ncpus;
+	s->pfds = malloc(ncpus * sizeof(*s->pfds));
+	s->links = calloc(ncpus, sizeof(*s->links));
+	if (!s->pfds || !s->links)
+		goto err_nomem;
+	for (i = 0; i < ncpus; i++) {
+		s->pfds[i] = -1;
+		s->nonline += online[i];
+	}
+
+	s->skel = cpu_sampler__open();
+	if (!s->skel) {
+		err = -errno;
+		explain_load_error(err);
+		goto err_out;
+	}
+	s->skel->rodata->want_user = o->user;
+	s->skel->rodata->want_kernel = o->kernel;
+	s->skel->rodata->skip_idle = !o->idle;
+	s->skel->rodata->filter_pids = o->npids > 0;
+	/* One drain interval (about a second) of samples from every CPU must
+	 * fit in one generation, with room for two stacks per sample. */
+	entries = clamp_entries(2ull * o->freq_hz * s->nonline + 1024);
+	bpf_map__set_max_entries(s->skel->maps.counts0, entries);
+	bpf_map__set_max_entries(s->skel->maps.counts1, entries);
+	bpf_map__set_max_entries(s->skel->maps.stacks0, entries);
+	bpf_map__set_max_entries(s->skel->maps.stacks1, entries);
+	if (o->npids)
+		bpf_map__set_max_entries(s->skel->maps.pids, (__u32)o->npids);
+
+	err = cpu_sampler__load(s->skel);
+	if (err) {
+		explain_load_error(err);
+		goto err_out;
+	}
+	for (i = 0; i < o->npids; i++) {
+		__u32 pid = (__u32)o->pids[i];
+		__u8 one = 1;
+
+		err = bpf_map__update_elem(s->skel->maps.pids, &pid, sizeof(pid), &one, sizeof(one),
+					   BPF_ANY);
+		if (err) {
+			pr_err("cannot set the PID filter: %s", strerror(-err));
+			goto err_out;
+		}
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_err("cannot open the BPF ring buffer: %s (needs Linux >= 5.8)", strerror(-err));
+		goto err_out;
+	}
+
+	for (i = 0; i < ncpus; i++) {
+		if (!online[i])
+			continue;
+		s->pfds[i] = perf_open_cpu((int)i, o->freq_hz);
+		if (s->pfds[i] < 0) {
+			err = -errno;
+			if (err == -EACCES || err == -EPERM)
+				pr_err("perf events are not permitted (%s): run as root or grant "
+				       "CAP_PERFMON, or lower kernel.perf_event_paranoid "
+				       "(sysctl -w kernel.perf_event_paranoid=-1)",
+				       strerror(-err));
+			else if (err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP)
+				pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): the "
+				       "kernel needs CONFIG_PERF_EVENTS",
+				       i, strerror(-err));
+			else if (err == -EMFILE)
+				pr_err("out of file descriptors opening perf events for %u CPUs: "
+				       "raise the limit with 'ulimit -n'",
+				       ncpus);
+			else
+				pr_err("perf_event_open on CPU %u failed: %s", i, strerror(-err));
+			goto err_out;
+		}
+	}
+	free(online);
+	return s;
+
+err_nomem:
+	pr_err("out of memory setting up the sampler");
+err_out:
+	free(online);
+	sampler__free(s);
+	return NULL;
+}
+
+int sampler__start(struct sampler *s)
+{
+	__u32 i;
+
+	/* Attaching also enables each event, so sampling starts here. */
+	for (i = 0; i < s->ncpus; i++) {
+		if (s->pfds[i] < 0)
+			continue;
+		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.profcap_sample,
+							     s->pfds[i]);
+		if (!s->links[i]) {
+			int err = -errno;
+
+			pr_err("cannot attach the BPF program to CPU %u: %s", i, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	__u32 i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->ncpus; i++)
+		if (s->pfds[i] >= 0)
+			ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *ctx)
+{
+	int n;
+
+	s->proc_fn = fn;
+	s->proc_ctx = ctx;
+	n = ring_buffer__poll(s->rb, timeout_ms);
+	s->proc_fn = NULL;
+	return n;
+}
+
+static int grow_scratch(struct sampler *s)
+{
+	__u32 ncap = s->cap ? s->cap * 2 : 1024;
+	struct sample_key *k;
+	__u64 *v;
+
+	k = realloc(s->keys, ncap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	s->keys = k;
+	v = realloc(s->vals, ncap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->vals = v;
+	s->cap = ncap;
+	return 0;
+}
+
+static void clear_stacks(int fd)
+{
+	__u64 key, next;
+	int have = 0;
+
+	/* Deleting the current key restarts iteration from the first one. */
+	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
+		bpf_map_delete_elem(fd, &next);
+		have = 0;
+	}
+}
+
+int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
+{
+	const struct timespec settle = { 0, SAMPLER_GEN_SETTLE_NS };
+	static struct stack_trace ust, kst;
+	struct sample_key key, next;
+	int cfd, sfd, err = 0;
+	__u32 n = 0, i, idle;
+	bool have = false;
+
+	idle = s->skel->bss->gen & 1;
+	__atomic_store_n(&s->skel->bss->gen, idle ^ 1, __ATOMIC_SEQ_CST);
+	nanosleep(&settle, NULL);
+	s->drains++;
+
+	cfd = bpf_map__fd(idle ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	sfd = bpf_map__fd(idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+
+	/* Snapshot every key and count first: the generation is idle, so
+	 * nothing changes under us. */
+	while (!bpf_map_get_next_key(cfd, have ? &key : NULL, &next)) {
+		if (n == s->cap) {
+			err = grow_scratch(s);
+			if (err)
+				goto out;
+		}
+		if (!bpf_map_lookup_elem(cfd, &next, &s->vals[n]))
+			s->keys[n++] = next;
+		key = next;
+		have = true;
+	}
+	for (i = 0; i < n; i++) {
+		const struct sample_key *k = &s->keys[i];
+		struct sampler_record r = {
+			.tgid = k->tgid,
+			.tid = k->tid,
+			.flags = k->flags,
+			.count = s->vals[i],
+		};
+
+		memcpy(r.comm, k->comm, 16);
+		r.comm[16] = '\0';
+		if (k->ustack) {
+			if (!bpf_map_lookup_elem(sfd, &k->ustack, &ust)) {
+				r.ustack = ust.ips;
+				r.nustack = (__u32)(ust.nr < PROFCAP_MAX_STACK ? ust.nr
+									    : PROFCAP_MAX_STACK);
+			} else {
+				s->stacks_missing += r.count;
+				r.flags |= PROFCAP_F_USTACK_LOST;
+			}
+		}
+		if (k->kstack) {
+			if (!bpf_map_lookup_elem(sfd, &k->kstack, &kst)) {
+				r.kstack = kst.ips;
+				r.nkstack = (__u32)(kst.nr < PROFCAP_MAX_STACK ? kst.nr
+									    : PROFCAP_MAX_STACK);
+			} else {
+				s->stacks_missing += r.count;
+				r.flags |= PROFCAP_F_KSTACK_LOST;
+			}
+		}
+		err = fn(ctx, &r);
+		if (err)
+			break;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(cfd, &s->keys[i]);
+	clear_stacks(sfd);
+out:
+	return err;
+}
+
+void sampler__stats(const struct sampler *s, struct sampler_stats *st)
+{
+	__u64 *vals = NULL;
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	__u32 k;
+
+	memset(st, 0, sizeof(*st));
+	st->ncpus = s->nonline;
+	st->drains = s->drains;
+	st->stacks_missing = s->stacks_missing;
+	if (ncpu <= 0)
+		return;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	fd = bpf_map__fd(s->skel->maps.stats);
+	for (k = 0; k < STAT__COUNT; k++) {
+		__u64 sum = 0;
+		int c;
+
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			sum += vals[c];
+		switch (k) {
+		case STAT_SAMPLES:
+			st->samples = sum;
+			break;
+		case STAT_COUNTS_FULL:
+			st->counts_full = sum;
+			break;
+		case STAT_USTACK_ERR:
+			st->ustack_err = sum;
+			break;
+		case STAT_KSTACK_ERR:
+			st->kstack_err = sum;
+			break;
+		case STAT_STACKS_FULL:
+			st->stacks_full = sum;
+			break;
+		case STAT_EVENTS_LOST:
+			st->events_lost = sum;
+			break;
+		}
+	}
+	free(vals);
+}
+
+void sampler__free(struct sampler *s)
+{
+	__u32 i;
+
+	if (!s)
+		return;
+	ring_buffer__free(s->rb);
+	for (i = 0; s->links && i < s->ncpus; i++)
+		bpf_link__destroy(s->links[i]);
+	for (i = 0; s->pfds && i < s->ncpus; i++)
+		if (s->pfds[i] >= 0)
+			close(s->pfds[i]);
+	cpu_sampler__destroy(s->skel);
+	free(s->links);
+	free(s->pfds);
+	free(s->keys);
+	free(s->vals);
+	free(s);
+}

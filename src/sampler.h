@@ -1,0 +1,85 @@
+/* sampler.h - the kernel half of a capture: the CPU-sampling BPF program and
+ * one software cpu-clock perf event per online CPU.
+ *
+ * Samples are counted in BPF maps (two generations); sampler__drain() swaps
+ * generations and hands every aggregated record of the idle one to a
+ * callback, so a capture of any length runs in bounded kernel memory. Needs
+ * CAP_BPF + CAP_PERFMON (or root); every failure is logged with a hint.
+ */
+#ifndef PROFCAP_SAMPLER_H
+#define PROFCAP_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct sampler_opts {
+	__u32 freq_hz;		/* samples per second per CPU */
+	const int *pids;	/* processes to keep (filtered in BPF); NULL = all */
+	size_t npids;
+	bool user;		/* collect user stacks */
+	bool kernel;		/* collect kernel stacks */
+	bool idle;		/* keep samples of the idle task (pid 0) */
+};
+
+/* One aggregated record: @count samples with identical key. The stack arrays
+ * are leaf first and borrowed for the duration of the callback. */
+struct sampler_record {
+	__u32 tgid, tid;
+	char comm[17];
+	__u32 flags;		/* PROFCAP_F_* from bpf/cpu_sampler.h */
+	const __u64 *ustack;
+	__u32 nustack;
+	const __u64 *kstack;
+	__u32 nkstack;
+	__u64 count;
+};
+
+struct sampler_stats {
+	__u64 samples;		/* samples taken (after filters) */
+	__u64 counts_full;	/* samples lost: aggregation table full */
+	__u64 ustack_err;	/* samples whose user stack could not be read */
+	__u64 kstack_err;	/* samples whose kernel stack could not be read */
+	__u64 stacks_full;	/* stacks not stored: stack table full */
+	__u64 stacks_missing;	/* records whose stack vanished before the drain */
+	__u64 events_lost;	/* new-process notices lost */
+	__u64 drains;
+	__u32 ncpus;
+};
+
+typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);
+typedef void (*sampler_proc_fn)(void *ctx, __u32 tgid);
+
+struct sampler;
+
+/* Load the BPF program configured by @opts and open (but do not enable) one
+ * perf event per online CPU. NULL on failure, after logging one line that
+ * says what is missing (capability, sysctl, kernel feature) and what to do. */
+struct sampler *sampler__new(const struct sampler_opts *opts);
+
+/* Enable sampling on every CPU. 0 or -errno (logged). */
+int sampler__start(struct sampler *s);
+
+/* Wait up to @timeout_ms for new-process notices and call @fn for each
+ * (tgid first seen by the BPF program). Returns the number of notices,
+ * 0 on timeout, -EINTR when a signal arrived, other -errno on failure. */
+int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *ctx);
+
+/* Swap map generations and pass every record of the now idle generation to
+ * @fn, then empty it. A non-zero return from @fn stops the drain and is
+ * returned. 0 or -errno. */
+int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx);
+
+/* Disable sampling on every CPU (records already counted stay drainable). */
+void sampler__stop(struct sampler *s);
+
+void sampler__stats(const struct sampler *s, struct sampler_stats *st);
+
+/* Detach and free everything. Accepts NULL. */
+void sampler__free(struct sampler *s);
+
+/* Check, before any work, that this process may load BPF programs and open
+ * system-wide perf events. 0, or -EPERM after logging what is missing. */
+int sampler__check_privileges(void);
+
+#endif

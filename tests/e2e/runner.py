@@ -1,0 +1,57 @@
+#!/usr/bin/python3
+"""runner.py - run every tests/e2e/test_*.py with unittest and print one line
+per test plus a closing "e2e: N passed, N failed, N skipped" line.
+
+Skips carry their reason; failures print their traceback."""
+import os
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class LineResult(unittest.TestResult):
+    def __init__(self):
+        super().__init__()
+        self.passed = 0
+        self._t0 = 0.0
+
+    def startTest(self, test):
+        super().startTest(test)
+        self._t0 = time.monotonic()
+
+    def _name(self, test):
+        return test.id().split(".", 1)[-1]
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self.passed += 1
+        print(f"ok {self._name(test)} ({time.monotonic() - self._t0:.1f}s)", flush=True)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        print(f"FAIL {self._name(test)}\n{self._exc_info_to_string(err, test)}", flush=True)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        print(f"ERROR {self._name(test)}\n{self._exc_info_to_string(err, test)}", flush=True)
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        print(f"skip {self._name(test)}: {reason}", flush=True)
+
+
+def main():
+    sys.path.insert(0, HERE)
+    pattern = sys.argv[1] if len(sys.argv) > 1 else "test_*.py"
+    suite = unittest.defaultTestLoader.discover(HERE, pattern=pattern, top_level_dir=HERE)
+    result = LineResult()
+    suite.run(result)
+    failed = len(result.failures) + len(result.errors)
+    print(f"e2e: {result.passed} passed, {failed} failed, {len(result.skipped)} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

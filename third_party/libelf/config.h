@@ -1,0 +1,42 @@
+/* config.h - hand-written elfutils configuration for building libelf alone.
+ *
+ * elfutils' ./configure does not run under musl (it wants argp, fts and
+ * obstack for the tools), so third_party/libelf.mk compiles only the
+ * libelf_a_SOURCES of libelf/Makefile.am with this file in place of the
+ * generated one. Values describe musl 1.2.x on Linux, built with
+ * -D_GNU_SOURCE. USE_LOCKS stays off: this libelf is not thread-safe, so
+ * callers serialise their use of one Elf handle.
+ */
+#ifndef PROFCAP_LIBELF_CONFIG_H
+#define PROFCAP_LIBELF_CONFIG_H
+
+#define PACKAGE "elfutils"
+#define PACKAGE_NAME "elfutils"
+#define PACKAGE_TARNAME "elfutils"
+#define PACKAGE_VERSION "0.188"
+#define PACKAGE_STRING "elfutils 0.188"
+#define PACKAGE_BUGREPORT ""
+#define PACKAGE_URL ""
+#define VERSION "0.188"
+
+/* musl has err.h but not glibc's error.h. */
+#define HAVE_ERR_H 1
+
+/* Declared by musl's <string.h>, <stdlib.h>, <sys/param.h> (_GNU_SOURCE). */
+#define HAVE_DECL_MEMPCPY 1
+#define HAVE_DECL_MEMRCHR 1
+#define HAVE_DECL_RAWMEMCHR 0
+#define HAVE_DECL_REALLOCARRAY 1
+#define HAVE_DECL_POWEROF2 1
+#define HAVE_MREMAP 1
+
+/* gcc features. */
+#define HAVE_VISIBILITY 1
+#define HAVE_FALLTHROUGH 1
+
+/* Compressed sections (SHF_COMPRESSED, .zdebug) via the static zlib. */
+#define USE_ZLIB 1
+
+#include <eu-config.h>
+
+#endif

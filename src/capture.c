@@ -426,7 +426,7 @@ static int run(struct capture *c)
 		.idle = o->idle,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
-	__s64 start, t_unix, deadline, next_drain, next_progress, now, end;
+	__s64 start, t_unix, deadline, next_drain, next_progress, now, end, t0;
 	bool tty = isatty(STDERR_FILENO) && !o->quiet;
 	struct profile_meta meta;
 	struct sampler_stats st;
@@ -452,21 +452,15 @@ static int run(struct capture *c)
 		pr_err("out of memory");
 		return 1;
 	}
-	if (o->kernel) {
-		err = symbolizer__load_kernel(c->sym);
-		if (err == -EPERM)
-			pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames keep "
-				"addresses only; run as root or set kernel.kptr_restrict=0");
-		else if (err)
-			pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses only",
-				strerror(-err));
-	}
 	for (i = 0; i < o->npids; i++)
 		symbolizer__add_process(c->sym, o->pids[i]);
 
+	t0 = now_ns(CLOCK_MONOTONIC);
 	c->smp = sampler__new(&so);
 	if (!c->smp)
 		return 1;
+	pr_debug("BPF program loaded and perf events opened in %.1f ms",
+		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -477,6 +471,19 @@ static int run(struct capture *c)
 		return 1;
 	start = now_ns(CLOCK_MONOTONIC);
 	t_unix = now_ns(CLOCK_REALTIME);
+	/* Kernel symbols are first needed at the first drain: read them while
+	 * the CPUs are already being sampled. */
+	if (o->kernel) {
+		err = symbolizer__load_kernel(c->sym);
+		if (err == -EPERM)
+			pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames keep "
+				"addresses only; run as root or set kernel.kptr_restrict=0");
+		else if (err)
+			pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses only",
+				strerror(-err));
+	}
+	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - start) / 1e6);
+
 	deadline = start + (__s64)llround(o->seconds * 1e9);
 	next_drain = start + DRAIN_INTERVAL_NS;
 	next_progress = start;
@@ -522,6 +529,8 @@ static int run(struct capture *c)
 			pr_err("reading samples failed: %s", strerror(-err));
 	}
 	sampler__stats(c->smp, &st);
+	pr_debug("final drain and symbolization took %.1f ms", (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
+	t0 = now_ns(CLOCK_MONOTONIC);
 
 	fill_meta(&meta, &u, t_unix, end - start, o->freq_hz);
 	err = profile__set_meta(c->prof, &meta);
@@ -534,6 +543,7 @@ static int run(struct capture *c)
 		buf__release(&out);
 		return 1;
 	}
+	pr_debug("profile encoded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	err = sink__deliver(c->sink, out.data, out.len);
 	if (err) {
 		rescue(&out);

@@ -56,7 +56,7 @@ struct samples_arg {
 
 /* The scope of a process's profile and the encoded Profile message. */
 struct scope_arg {
-	const struct profile_meta *meta;	/* NULL when the model has none */
+	const struct profile_meta *meta; /* NULL when the model has none */
 	const unsigned char *profile;
 	size_t len;
 };
@@ -164,7 +164,8 @@ static bool enc_mappings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 			if (e->attr)
 				set_packed(&m.attribute_indices, &pk, &e->attr, 1);
 		}
-		if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, PF(Mapping_fields), &m))
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PF(Mapping_fields), &m))
 			return false;
 	}
 	return true;
@@ -302,7 +303,8 @@ static bool enc_stacks(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 			locs = profile__stack(p, i, &nlocs);
 			set_packed(&st.location_indices, &pk, locs, nlocs);
 		}
-		if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, PF(Stack_fields), &st))
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PF(Stack_fields), &st))
 			return false;
 	}
 	return true;
@@ -346,7 +348,8 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 		set_packed(&sm.attribute_indices, &pk, e->attrs, e->nattrs);
 		sm.values.funcs.encode = enc_value;
 		sm.values.arg = (void *)&e->value;
-		if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, PF(Sample_fields), &sm))
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PF(Sample_fields), &sm))
 			return false;
 	}
 	return true;
@@ -424,7 +427,8 @@ static bool enc_res_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 			kv.value.which_value = PC(AnyValue_int_value_tag);
 			kv.value.value.int_value = ra->a[i].num;
 		}
-		if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, PC(KeyValue_fields), &kv))
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PC(KeyValue_fields), &kv))
 			return false;
 	}
 	return true;

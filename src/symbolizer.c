@@ -716,7 +716,7 @@ static int new_proc(struct symbolizer *s, int pid, struct sym_proc **out)
 int symbolizer__add_process(struct symbolizer *s, int pid)
 {
 	struct sym_proc *p;
-	int err;
+	int err, ret = 0;
 
 	if (pid < 0)
 		return -EINVAL;
@@ -747,10 +747,16 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 			return -ENOMEM;
 	} else {
 		err = load_maps(s, p);
-		if (!err)
-			err = load_desc(s, p);
-		if (err) {
+		if (err == -ESRCH) {
 			/* Remember a gone process so resolves do not retry it. */
+			p->gone = true;
+			return err;
+		}
+		/* Maps may be unreadable (-EACCES) while comm and cmdline are not:
+		 * keep the process, without mappings, and report the error. */
+		ret = err;
+		err = load_desc(s, p);
+		if (err) {
 			free_maps(p);
 			p->gone = true;
 			return err;
@@ -761,7 +767,7 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 	p->desc.exe_path = p->exe_path;
 	p->desc.cmdline = p->cmdline;
 	s->st.processes++;
-	return 0;
+	return ret;
 }
 
 void symbolizer__forget_process(struct symbolizer *s, int pid)

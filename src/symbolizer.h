@@ -63,7 +63,9 @@ int symbolizer__load_kernel(struct symbolizer *s);
  * A second call only refreshes the maps (e.g. after dlopen). pid 0 (idle)
  * gets a "swapper" desc and no mappings. Returns 0, -ESRCH if the process is
  * gone (remembered, so resolves do not retry it), -E2BIG at a cap, -ENOMEM
- * or -errno. Files that fail to open/parse only count in elf_errors. */
+ * or -errno. When only the maps are unreadable (e.g. -EACCES without root)
+ * the process is still added, with its metadata and no mappings, and that
+ * error is returned. Files that fail to open/parse only count in elf_errors. */
 int symbolizer__add_process(struct symbolizer *s, int pid);
 
 /* Drop process @pid and its mapping descs (their pointers become invalid;

@@ -77,11 +77,11 @@ struct vec {
 };
 
 struct d_res {
-	struct vec kvs;		/* struct d_kv */
+	struct vec kvs; /* struct d_kv */
 	char *scope_name, *scope_version;
 	int nscopes, nprofiles;
 	PF(Profile) prof;
-	struct vec samples;	/* struct d_sample */
+	struct vec samples; /* struct d_sample */
 };
 
 struct decoded {
@@ -224,7 +224,8 @@ static bool dec_link(pb_istream_t *s, const pb_field_t *f, void **arg)
 		return false;
 	if (!d->nlinks++)
 		d->link0_ok = l.trace_id.size == 16 && l.span_id.size == 8 &&
-			      !memcmp(l.trace_id.bytes, zero, 16) && !memcmp(l.span_id.bytes, zero, 8);
+			      !memcmp(l.trace_id.bytes, zero, 16) &&
+			      !memcmp(l.span_id.bytes, zero, 8);
 	return true;
 }
 
@@ -443,7 +444,8 @@ static int compare(const struct profile *p, const struct decoded *d)
 		const struct profile_mapping_entry *m = profile__mapping(p, i);
 
 		if (e->m.memory_start != m->start || e->m.memory_limit != m->limit ||
-		    e->m.file_offset != m->file_offset || (__u32)e->m.filename_strindex != m->filename ||
+		    e->m.file_offset != m->file_offset ||
+		    (__u32)e->m.filename_strindex != m->filename ||
 		    e->attrs.n != (m->attr ? 1 : 0) || (m->attr && e->attrs.v[0] != m->attr) ||
 		    (!i && !e->empty))
 			return __LINE__;
@@ -475,8 +477,8 @@ static int compare(const struct profile *p, const struct decoded *d)
 		    (!i && !e->empty))
 			return __LINE__;
 		/* nanopb leaves which_value alone for a callback member. */
-		if (a->kind == PROFILE_ATTR_STR && (!e->kv.has_value || !e->str ||
-						    strcmp(e->str, a->str_value)))
+		if (a->kind == PROFILE_ATTR_STR &&
+		    (!e->kv.has_value || !e->str || strcmp(e->str, a->str_value)))
 			return __LINE__;
 		if (a->kind == PROFILE_ATTR_INT &&
 		    (e->kv.value.which_value != PC(AnyValue_int_value_tag) ||
@@ -538,7 +540,8 @@ static int compare(const struct profile *p, const struct decoded *d)
 			    kv->v.value.int_value != pd->pid)
 				return __LINE__;
 		}
-		if (!res_attr(r, "host.name") || strcmp(res_attr(r, "host.name")->str, meta->host_name))
+		if (!res_attr(r, "host.name") ||
+		    strcmp(res_attr(r, "host.name")->str, meta->host_name))
 			return __LINE__;
 		if (!r->scope_name || strcmp(r->scope_name, meta->scope_name))
 			return __LINE__;
@@ -568,23 +571,32 @@ static void set_meta(struct profile *p)
 static struct profile *tiny_profile(void)
 {
 	static const struct profile_mapping_desc libc = {
-		.start = 0x7f0000000000ull, .limit = 0x7f0000200000ull, .file_offset = 0x1000,
-		.path = "/usr/lib/libc.so.6", .build_id = "abcdef0123",
+		.start = 0x7f0000000000ull,
+		.limit = 0x7f0000200000ull,
+		.file_offset = 0x1000,
+		.path = "/usr/lib/libc.so.6",
+		.build_id = "abcdef0123",
 	};
 	static const struct profile_mapping_desc exe = {
-		.start = 0x400000, .limit = 0x500000, .path = "/usr/bin/app",
+		.start = 0x400000,
+		.limit = 0x500000,
+		.path = "/usr/bin/app",
 	};
 	const struct profile_frame f1[] = {
 		{ .address = 0x7f0000001234ull, .mapping = &libc, .function = "memcpy" },
 		{ .address = 0x401000, .mapping = &exe, .function = "main" },
 	};
 	const struct profile_frame f2[] = {
-		{ .address = 0xffffffff81000000ull, .function = "do_syscall_64",
+		{ .address = 0xffffffff81000000ull,
+		  .function = "do_syscall_64",
 		  .type = PROFILE_FRAME_KERNEL },
 		{ .address = 0x401234, .mapping = &exe },
 	};
 	const struct profile_process_desc proc = {
-		.pid = 4242, .exe_name = "app", .exe_path = "/usr/bin/app", .cmdline = "app --x",
+		.pid = 4242,
+		.exe_name = "app",
+		.exe_path = "/usr/bin/app",
+		.cmdline = "app --x",
 	};
 	const struct profile_process_desc proc2 = { .pid = 7 };
 	struct profile *p = profile__new();
@@ -683,8 +695,8 @@ TEST(exact_bytes)
 	static const unsigned char time[] = { 0x19, 8, 7, 6, 5, 4, 3, 2, 1 };
 	/* Profile: duration_nano field 4 = 2e9 as varint, period_type (5) =
 	 * {3, 4} (strings "cpu", "nanoseconds"), period field 6 = 1e7. */
-	static const unsigned char dur[] = { 0x20, 0x80, 0xa8, 0xd6, 0xb9, 0x07, 0x2a, 0x04,
-					     0x08, 0x03, 0x10, 0x04, 0x30, 0x80, 0xad, 0xe2, 0x04 };
+	static const unsigned char dur[] = { 0x20, 0x80, 0xa8, 0xd6, 0xb9, 0x07, 0x2a, 0x04, 0x08,
+					     0x03, 0x10, 0x04, 0x30, 0x80, 0xad, 0xe2, 0x04 };
 	/* Profile: sample_type (1) = {1, 2} ("samples", "count"). */
 	static const unsigned char st[] = { 0x0a, 0x04, 0x08, 0x01, 0x10, 0x02 };
 	/* The dictionary opens with mapping_table[0] = {} (field 1, length 0). */
@@ -826,7 +838,8 @@ TEST(big_model_speed)
 	for (i = 0; i < BIG_STACKS && !err; i++) {
 		for (j = 0; j < BIG_DEPTH; j++) {
 			/* Two fresh locations per stack cover them all; the rest random. */
-			size_t loc = j < 2 ? i * 2 + j : (rnd = rnd * 1103515245 + 12345) % BIG_LOCS;
+			size_t loc =
+				j < 2 ? i * 2 + j : (rnd = rnd * 1103515245 + 12345) % BIG_LOCS;
 
 			frames[j].address = maps[loc % BIG_MAPS].start + loc * 16;
 			frames[j].mapping = &maps[loc % BIG_MAPS];

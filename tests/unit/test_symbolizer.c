@@ -1,0 +1,723 @@
+/* test_symbolizer.c - the symbolizer on live processes (this test, fixture
+ * programs it starts) and on a fake proc_root laid out like /proc. No root
+ * needed: without CAP_SYS_ADMIN map_files is closed and the PROC/PID/root
+ * fallback is used. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elfsym.h"
+#include "symbolizer.h"
+#include "test.h"
+
+static char fixture_dir[4096];
+static char self_exe[4096];
+
+static void find_fixture_dir(void)
+{
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	char *slash;
+
+	if (n <= 0) {
+		strcpy(fixture_dir, "build/tests/fixtures");
+		return;
+	}
+	self_exe[n] = '\0';
+	strcpy(fixture_dir, self_exe);
+	slash = strrchr(fixture_dir, '/');
+	strcpy(slash ? slash + 1 : fixture_dir, "fixtures");
+}
+
+static int read_line_file(const char *bin, const char *ext, char *dst, size_t size)
+{
+	char path[4200];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s.%s", fixture_dir, bin, ext);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fgets(dst, (int)size, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	dst[strcspn(dst, "\n")] = '\0';
+	return 0;
+}
+
+/* Address of a text symbol in `nm` output of fixture @bin, 0 if absent. */
+static unsigned long long nm_addr(const char *bin, const char *name)
+{
+	char path[4200], line[512], sym[256], type;
+	unsigned long long addr, size, res = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.nm", fixture_dir, bin);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (!res && fgets(line, sizeof(line), f)) {
+		if ((sscanf(line, "%llx %llx %c %255s", &addr, &size, &type, sym) == 4 ||
+		     sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3) &&
+		    !strcmp(sym, name))
+			res = addr;
+	}
+	fclose(f);
+	return res;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(suffix);
+
+	return s && a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* ---- a live fixture process ---------------------------------------------------- */
+
+#define MAX_FX_SYMS 16
+
+struct fx_proc {
+	pid_t pid;
+	int in_fd;	/* the child's stdin; closing it ends the child */
+	size_t n;
+	char names[MAX_FX_SYMS][32];
+	unsigned long long addrs[MAX_FX_SYMS];
+};
+
+/* Start fixture @path with "serve" and read its "name addr" lines. */
+static int fx_start(const char *path, struct fx_proc *fx)
+{
+	int in[2], out[2];
+	char line[256];
+	FILE *f;
+
+	memset(fx, 0, sizeof(*fx));
+	/* Close-on-exec, so later children do not hold this one's stdin open. */
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		return -errno;
+	fx->pid = fork();
+	if (fx->pid < 0)
+		return -errno;
+	if (!fx->pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(path, path, "serve", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	fx->in_fd = in[1];
+	f = fdopen(out[0], "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "ready", 5)) {
+			fclose(f);
+			return 0;
+		}
+		if (fx->n < MAX_FX_SYMS &&
+		    sscanf(line, "%31s %llx", fx->names[fx->n], &fx->addrs[fx->n]) == 2)
+			fx->n++;
+	}
+	fclose(f);
+	return -EIO;
+}
+
+static void fx_stop(struct fx_proc *fx)
+{
+	if (fx->pid <= 0)
+		return;
+	close(fx->in_fd);
+	waitpid(fx->pid, NULL, 0);
+	fx->pid = 0;
+}
+
+static unsigned long long fx_addr(const struct fx_proc *fx, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < fx->n; i++)
+		if (!strcmp(fx->names[i], name))
+			return fx->addrs[i];
+	return 0;
+}
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+__attribute__((noinline)) int symbolizer_test_target(int x)
+{
+	__asm__ volatile("" : : : "memory");
+	return x * 7;
+}
+
+TEST(self_process)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	const struct profile_process_desc *pd;
+	struct profile_frame fr;
+	__u64 addr = (__u64)(unsigned long)&symbolizer_test_target;
+
+	CHECK(s);
+	CHECK(!symbolizer__add_process(s, getpid()));
+	symbolizer__resolve_user(s, getpid(), addr, true, &fr);
+	CHECK_STR(fr.function, "symbolizer_test_target");
+	CHECK(fr.mapping);
+	CHECK_STR(fr.mapping->path, self_exe);
+	CHECK(fr.mapping->start <= addr && addr < fr.mapping->limit);
+	CHECK(fr.type == PROFILE_FRAME_NATIVE);
+	CHECK_EQ_U64(fr.address, addr);
+	/* A return address just past the function start looks up addr - 1. */
+	symbolizer__resolve_user(s, getpid(), addr + 1, false, &fr);
+	CHECK_STR(fr.function, "symbolizer_test_target");
+	CHECK_EQ_U64(fr.address, addr + 1);
+	pd = symbolizer__process(s, getpid());
+	CHECK(pd);
+	CHECK_EQ_U64(pd->pid, getpid());
+	CHECK_STR(pd->exe_name, "test_symbolizer");
+	CHECK_STR(pd->exe_path, self_exe);
+	CHECK(pd->cmdline && strstr(pd->cmdline, "test_symbolizer"));
+	/* Unknown address: no mapping, no function, no crash. */
+	symbolizer__resolve_user(s, getpid(), 0x10, true, &fr);
+	CHECK(!fr.mapping && !fr.function);
+	symbolizer__free(s);
+}
+
+TEST(self_vdso)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	unsigned long long start = 0, end = 0;
+	struct elfsym *vdso = NULL;
+	struct profile_frame fr;
+	char line[512];
+	FILE *f;
+
+	CHECK(s);
+	f = fopen("/proc/self/maps", "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%llx-%llx", &start, &end);
+	fclose(f);
+	if (!start) {
+		printf("  (no vdso)\n");
+		symbolizer__free(s);
+		return;
+	}
+	CHECK(!symbolizer__add_process(s, getpid()));
+	symbolizer__resolve_user(s, getpid(), start + 16, true, &fr);
+	CHECK(fr.mapping);
+	CHECK_STR(fr.mapping->path, "[vdso]");
+	CHECK(!elfsym__open_self_vdso(&vdso));
+	if (elfsym__build_id(vdso))
+		CHECK_STR(fr.mapping->build_id, elfsym__build_id(vdso));
+	elfsym__free(vdso);
+	symbolizer__free(s);
+}
+
+TEST(same_binary_parsed_once)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	struct symbolizer_stats a, b;
+	struct profile_frame fr;
+	pid_t child;
+
+	CHECK(s);
+	child = fork();
+	CHECK(child >= 0);
+	if (!child) {
+		alarm(30);
+		pause();
+		_exit(0);
+	}
+	CHECK(!symbolizer__add_process(s, getpid()));
+	symbolizer__stats(s, &a);
+	CHECK(a.elf_files_parsed >= 1);
+	CHECK(!symbolizer__add_process(s, child));
+	symbolizer__stats(s, &b);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	CHECK_EQ_U64(b.elf_files_parsed, a.elf_files_parsed);
+	CHECK(b.elf_cache_hits > a.elf_cache_hits);
+	CHECK_EQ_U64(b.processes, 2);
+	/* The child, now gone, still resolves from its snapshot. */
+	symbolizer__resolve_user(s, child, (__u64)(unsigned long)&symbolizer_test_target, true, &fr);
+	CHECK_STR(fr.function, "symbolizer_test_target");
+	/* A second add only refreshes the maps. */
+	CHECK(!symbolizer__add_process(s, getpid()));
+	symbolizer__stats(s, &b);
+	CHECK_EQ_U64(b.maps_refreshes, 1);
+	CHECK_EQ_U64(b.elf_files_parsed, a.elf_files_parsed);
+	symbolizer__free(s);
+}
+
+/* Resolve every function @fx printed and compare names. */
+static int check_fx(struct symbolizer *s, const struct fx_proc *fx, int *checked)
+{
+	struct profile_frame fr;
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < fx->n; i++) {
+		symbolizer__resolve_user(s, fx->pid, fx->addrs[i], true, &fr);
+		if (!fr.function || strcmp(fr.function, fx->names[i])) {
+			printf("  pid %d: %s at %llx -> %s\n", (int)fx->pid, fx->names[i],
+			       fx->addrs[i], fr.function ? fr.function : "(null)");
+			bad = 1;
+		}
+		symbolizer__resolve_user(s, fx->pid, fx->addrs[i] + 1, false, &fr);
+		if (!fr.function || strcmp(fr.function, fx->names[i]))
+			bad = 1;
+		(*checked)++;
+	}
+	return bad;
+}
+
+TEST(live_pie_nopie_and_library)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	struct fx_proc pie, nopie, pie2;
+	const struct profile_process_desc *pd;
+	struct symbolizer_stats a, b;
+	struct profile_frame fr;
+	char path[4200], want[128];
+	int checked = 0, bad = 0;
+
+	CHECK(s);
+	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
+	CHECK(!fx_start(path, &pie));
+	snprintf(path, sizeof(path), "%s/fx_nopie", fixture_dir);
+	CHECK(!fx_start(path, &nopie));
+	CHECK(fx_addr(&pie, "fx_lib_func") && fx_addr(&pie, "fx_alpha"));
+	CHECK(!symbolizer__add_process(s, pie.pid));
+	CHECK(!symbolizer__add_process(s, nopie.pid));
+	bad |= check_fx(s, &pie, &checked);
+	bad |= check_fx(s, &nopie, &checked);
+	CHECK(checked >= 10);
+	symbolizer__resolve_user(s, pie.pid, fx_addr(&pie, "fx_lib_func"), true, &fr);
+	CHECK(ends_with(fr.mapping ? fr.mapping->path : NULL, "/libfx.so"));
+	CHECK(!read_line_file("libfx.so", "buildid", want, sizeof(want)));
+	CHECK_STR(fr.mapping->build_id, want);
+	symbolizer__resolve_user(s, pie.pid, fx_addr(&pie, "fx_alpha"), true, &fr);
+	CHECK(!read_line_file("fx_pie", "buildid", want, sizeof(want)));
+	CHECK_STR(fr.mapping->build_id, want);
+	CHECK(ends_with(fr.mapping->path, "/fx_pie"));
+	pd = symbolizer__process(s, pie.pid);
+	CHECK(pd);
+	CHECK_STR(pd->exe_name, "fx_pie");
+	CHECK(ends_with(pd->cmdline, "/fx_pie serve"));
+	/* Another process of the same binaries parses nothing new. */
+	symbolizer__stats(s, &a);
+	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
+	CHECK(!fx_start(path, &pie2));
+	CHECK(!symbolizer__add_process(s, pie2.pid));
+	symbolizer__stats(s, &b);
+	bad |= check_fx(s, &pie2, &checked);
+	fx_stop(&pie);
+	fx_stop(&nopie);
+	fx_stop(&pie2);
+	CHECK(!bad);
+	CHECK_EQ_U64(b.elf_files_parsed, a.elf_files_parsed);
+	CHECK(b.elf_cache_hits >= a.elf_cache_hits + 3); /* exe, libfx, libc, ld.so */
+	symbolizer__free(s);
+}
+
+TEST(live_stripped_dynsym)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	struct profile_frame fr;
+	struct fx_proc fx;
+	char path[4200];
+
+	CHECK(s);
+	snprintf(path, sizeof(path), "%s/fx_stripped", fixture_dir);
+	CHECK(!fx_start(path, &fx));
+	CHECK(!symbolizer__add_process(s, fx.pid));
+	symbolizer__resolve_user(s, fx.pid, fx_addr(&fx, "fx_alpha"), true, &fr);
+	fx_stop(&fx);
+	CHECK_STR(fr.function, "fx_alpha");
+	symbolizer__free(s);
+}
+
+TEST(live_deleted_binary)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	char dir[] = "/tmp/profcap-sym-XXXXXX", src[4200], dst[256], lib[256], cmd[9000];
+	struct profile_frame fr;
+	struct fx_proc fx;
+
+	CHECK(s);
+	CHECK(mkdtemp(dir));
+	snprintf(src, sizeof(src), "%s/fx_pie", fixture_dir);
+	snprintf(dst, sizeof(dst), "%s/fx_copy", dir);
+	snprintf(lib, sizeof(lib), "%s/libfx.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s/libfx.so' '%s'", src, dst, fixture_dir,
+		 lib);
+	CHECK(!system(cmd));
+	CHECK(!fx_start(dst, &fx));
+	unlink(dst);
+	unlink(lib);
+	rmdir(dir);
+	CHECK(!symbolizer__add_process(s, fx.pid));
+	symbolizer__resolve_user(s, fx.pid, fx_addr(&fx, "fx_alpha"), true, &fr);
+	fx_stop(&fx);
+	CHECK(fr.mapping);
+	CHECK_STR(fr.mapping->path, dst);	/* " (deleted)" stripped */
+	if (geteuid() == 0)	/* map_files reaches the deleted file */
+		CHECK_STR(fr.function, "fx_alpha");
+	else
+		CHECK(!fr.function);
+	symbolizer__free(s);
+}
+
+/* ---- a fake proc_root --------------------------------------------------------------- */
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, data, len);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static char fake_root[64];
+static char fake_proc[128];
+
+static int make_dir(const char *fmt, const char *arg)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), fmt, fake_root, arg);
+	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+static int fake_file(const char *rel, const void *data, size_t len)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", fake_root, rel);
+	return write_file(path, data, len);
+}
+
+/* /tmp/X/proc/4242: maps of fx_pie at a chosen bias plus libfx.so copied to a
+ * path with spaces; 4243: a kernel thread; sys/ notes for the kernel. */
+static int build_fake_root(unsigned long long pie_bias, unsigned long long lib_bias)
+{
+	unsigned long long off = 0, vaddr = 0, loff = 0, lvaddr = 0;
+	static const unsigned char knotes[] = { 4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 'G', 'N',
+						'U', 0, 0xca, 0xfe, 0xba, 0xbe };
+	static const unsigned char mnotes[] = { 4, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 'G', 'N',
+						'U', 0, 0xe4, 0x04, 0, 0 };
+	char maps[16384], path[4200], line[4300], libpath[4200], cmd[9000];
+	static const char kallsyms[] = "ffffffff81000000 T _stext\n"
+				       "ffffffff81000100 T vfs_read\n"
+				       "ffffffff81100000 T _etext\n"
+				       "ffffffffc0200000 t ext4_file_read_iter\t[ext4]\n";
+	FILE *f;
+	int n;
+
+	strcpy(fake_root, "/tmp/profcap-fake-XXXXXX");
+	if (!mkdtemp(fake_root))
+		return -errno;
+	snprintf(fake_proc, sizeof(fake_proc), "%s/proc", fake_root);
+	if (make_dir("%s/proc", "") || make_dir("%s/proc/4242", "") ||
+	    make_dir("%s/proc/4243", "") || make_dir("%s/with space", "") ||
+	    make_dir("%s/sys", "") || make_dir("%s/sys/kernel", "") ||
+	    make_dir("%s/sys/module", "") || make_dir("%s/sys/module/ext4", "") ||
+	    make_dir("%s/sys/module/ext4/notes", ""))
+		return -EIO;
+	/* Executable segments from readelf. */
+	snprintf(path, sizeof(path), "%s/fx_pie.load", fixture_dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " E "))
+			sscanf(line, " LOAD %llx %llx", &off, &vaddr);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/libfx.so.load", fixture_dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " E "))
+			sscanf(line, " LOAD %llx %llx", &loff, &lvaddr);
+	fclose(f);
+	snprintf(libpath, sizeof(libpath), "%s/with space/lib fx.so", fake_root);
+	snprintf(cmd, sizeof(cmd), "cp '%s/libfx.so' '%s'", fixture_dir, libpath);
+	if (system(cmd))
+		return -EIO;
+	n = snprintf(maps, sizeof(maps),
+		     "%llx-%llx r-xp %08llx fd:01 777001                     %s/fx_pie\n"
+		     "%llx-%llx r-xp %08llx fd:01 777002                     %s\n"
+		     "7f0000100000-7f0000101000 r-xp 00001000 fd:01 777003     /nonexistent/gone.so (deleted)\n"
+		     "7f0000200000-7f0000201000 rwxp 00000000 00:00 0 \n"
+		     "7f0000300000-7f0000301000 r--p 00000000 fd:01 777004     /etc/hostname\n",
+		     pie_bias + (vaddr & ~0xfffull), pie_bias + (vaddr & ~0xfffull) + 0x1000,
+		     off & ~0xfffull, fixture_dir, lib_bias + (lvaddr & ~0xfffull),
+		     lib_bias + (lvaddr & ~0xfffull) + 0x1000, loff & ~0xfffull, libpath);
+	if (fake_file("proc/4242/maps", maps, (size_t)n) ||
+	    fake_file("proc/4242/comm", "fakecomm\n", 9) ||
+	    fake_file("proc/4242/cmdline", "a\0b c\0d\0", 8) ||
+	    fake_file("proc/4243/maps", "", 0) ||
+	    fake_file("proc/4243/comm", "kworker/0:1\n", 12) ||
+	    fake_file("proc/4243/cmdline", "", 0) ||
+	    fake_file("proc/kallsyms", kallsyms, sizeof(kallsyms) - 1) ||
+	    fake_file("sys/kernel/notes", knotes, sizeof(knotes)) ||
+	    fake_file("sys/module/ext4/notes/.note.gnu.build-id", mnotes, sizeof(mnotes)))
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/proc/4242/root", fake_root);
+	if (symlink("/", path))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/proc/4242/exe", fake_root);
+	snprintf(line, sizeof(line), "%s/fx_pie (deleted)", fixture_dir);
+	if (symlink(line, path))
+		return -errno;
+	return 0;
+}
+
+static void remove_fake_root(void)
+{
+	char cmd[256];
+
+	if (!fake_root[0] || strncmp(fake_root, "/tmp/profcap-fake-", 18))
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake_root);
+	if (system(cmd))
+		printf("  (could not remove %s)\n", fake_root);
+}
+
+static void append_maps(const char *extra)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/4242/maps", fake_root);
+	f = fopen(path, "a");
+	if (!f)
+		return;
+	fputs(extra, f);
+	fclose(f);
+}
+
+TEST(fake_proc_root)
+{
+	const unsigned long long pie_bias = 0x560000000000ull, lib_bias = 0x7f1000000000ull;
+	const struct profile_mapping_desc *pie_map;
+	const struct profile_process_desc *pd;
+	struct symbolizer *s = NULL;
+	struct symbolizer_stats st;
+	struct profile_frame fr;
+	char want[128];
+
+	CHECK(!build_fake_root(pie_bias, lib_bias));
+	s = symbolizer__new(fake_proc);
+	CHECK(s);
+	CHECK(!symbolizer__add_process(s, 4242));
+	pd = symbolizer__process(s, 4242);
+	CHECK(pd);
+	CHECK_STR(pd->exe_name, "fx_pie");
+	CHECK(ends_with(pd->exe_path, "/fixtures/fx_pie"));	/* " (deleted)" stripped */
+	CHECK_STR(pd->cmdline, "a b c d");
+	/* PIE at a bias, opened through root/ (there is no map_files here). */
+	symbolizer__resolve_user(s, 4242, pie_bias + nm_addr("fx_pie", "fx_beta"), true, &fr);
+	CHECK_STR(fr.function, "fx_beta");
+	CHECK(ends_with(fr.mapping->path, "/fixtures/fx_pie"));
+	CHECK(!read_line_file("fx_pie", "buildid", want, sizeof(want)));
+	CHECK_STR(fr.mapping->build_id, want);
+	pie_map = fr.mapping;
+	/* A library at a path with spaces. */
+	symbolizer__resolve_user(s, 4242, lib_bias + nm_addr("libfx.so", "fx_lib_other") + 2, true,
+				 &fr);
+	CHECK_STR(fr.function, "fx_lib_other");
+	CHECK(ends_with(fr.mapping->path, "/with space/lib fx.so"));
+	/* A deleted file without map_files: mapping known, no symbols. */
+	symbolizer__resolve_user(s, 4242, 0x7f0000100010ull, true, &fr);
+	CHECK(fr.mapping);
+	CHECK_STR(fr.mapping->path, "/nonexistent/gone.so");
+	CHECK(!fr.mapping->build_id && !fr.function);
+	/* Anonymous executable memory (JIT). */
+	symbolizer__resolve_user(s, 4242, 0x7f0000200010ull, true, &fr);
+	CHECK_STR(fr.mapping->path, "[anon]");
+	CHECK(!fr.function);
+	/* Non-executable mappings are not frames' mappings. */
+	symbolizer__resolve_user(s, 4242, 0x7f0000300010ull, true, &fr);
+	CHECK(!fr.mapping);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.elf_files_parsed, 2);
+	CHECK_EQ_U64(st.elf_errors, 1);
+
+	/* An explicit re-add refreshes: unchanged mappings keep their desc. */
+	append_maps("7f0000400000-7f0000401000 r-xp 00000000 00:00 0 [anon:jit]\n");
+	CHECK(!symbolizer__add_process(s, 4242));
+	symbolizer__resolve_user(s, 4242, pie_bias + nm_addr("fx_pie", "fx_beta"), true, &fr);
+	CHECK(fr.mapping == pie_map);
+	symbolizer__resolve_user(s, 4242, 0x7f0000400000ull, true, &fr);
+	CHECK_STR(fr.mapping->path, "[anon:jit]");
+	/* A miss re-reads the maps, rate-limited. */
+	append_maps("7f0000500000-7f0000501000 r-xp 00000000 00:00 0 [anon:late]\n");
+	symbolizer__resolve_user(s, 4242, 0x7f0000500000ull, true, &fr);
+	CHECK(!fr.mapping);	/* refreshed less than a second ago */
+	usleep(1100 * 1000);
+	symbolizer__resolve_user(s, 4242, 0x7f0000500000ull, true, &fr);
+	CHECK(fr.mapping);
+	CHECK_STR(fr.mapping->path, "[anon:late]");
+	CHECK(ends_with(pie_map->path, "/fixtures/fx_pie")); /* still valid */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.maps_refreshes, 2);
+	CHECK_EQ_U64(st.elf_files_parsed, 2);
+
+	/* A kernel thread: no exe, so comm names it; no cmdline. */
+	CHECK(!symbolizer__add_process(s, 4243));
+	pd = symbolizer__process(s, 4243);
+	CHECK(pd);
+	CHECK_STR(pd->exe_name, "kworker/0:1");
+	CHECK(!pd->exe_path);
+	CHECK(!pd->cmdline);
+	/* Gone: -ESRCH, remembered. */
+	CHECK(symbolizer__add_process(s, 4244) == -ESRCH);
+	CHECK(!symbolizer__process(s, 4244));
+	symbolizer__resolve_user(s, 4244, pie_bias + 0x1000, true, &fr);
+	CHECK(!fr.mapping && !fr.function);
+	symbolizer__forget_process(s, 4243);
+	CHECK(!symbolizer__process(s, 4243));
+	symbolizer__forget_process(s, 9999);
+	symbolizer__free(s);
+	remove_fake_root();
+}
+
+TEST(fake_kernel)
+{
+	const struct profile_mapping_desc *kd;
+	struct symbolizer *s = NULL;
+	struct profile_frame fr;
+
+	CHECK(!build_fake_root(0x560000000000ull, 0x7f1000000000ull));
+	s = symbolizer__new(fake_proc);
+	CHECK(s);
+	symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr);
+	CHECK(!fr.function && !fr.mapping);	/* not loaded yet */
+	CHECK(fr.type == PROFILE_FRAME_KERNEL);
+	CHECK(!symbolizer__load_kernel(s));
+	CHECK(!symbolizer__load_kernel(s));
+	kd = symbolizer__kernel_mapping(s);
+	CHECK(kd);
+	CHECK_STR(kd->path, "[kernel.kallsyms]");
+	CHECK_EQ_U64(kd->start, 0xffffffff81000000ull);
+	CHECK_EQ_U64(kd->limit, 0xffffffff81100000ull);
+	CHECK_STR(kd->build_id, "cafebabe");
+	symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr);
+	CHECK_STR(fr.function, "vfs_read");
+	CHECK(fr.mapping == kd);
+	CHECK(fr.type == PROFILE_FRAME_KERNEL);
+	CHECK_EQ_U64(fr.address, 0xffffffff81000110ull);
+	symbolizer__resolve_kernel(s, 0xffffffffc0200010ull, &fr);
+	CHECK_STR(fr.function, "ext4_file_read_iter");
+	CHECK(fr.mapping);
+	CHECK_STR(fr.mapping->path, "[ext4]");
+	CHECK_STR(fr.mapping->build_id, "e404");
+	symbolizer__resolve_kernel(s, 0x1000, &fr);
+	CHECK(!fr.function && !fr.mapping);
+	symbolizer__free(s);
+	remove_fake_root();
+}
+
+TEST(kptr_restricted_kernel)
+{
+	static const char zeroed[] = "0000000000000000 T _stext\n0000000000000000 t x\n";
+	struct symbolizer *s = NULL;
+	char path[256];
+
+	strcpy(fake_root, "/tmp/profcap-fake-XXXXXX");
+	CHECK(mkdtemp(fake_root));
+	snprintf(path, sizeof(path), "%s/kallsyms", fake_root);
+	CHECK(!write_file(path, zeroed, sizeof(zeroed) - 1));
+	s = symbolizer__new(fake_root);
+	CHECK(s);
+	CHECK(symbolizer__load_kernel(s) == -EPERM);
+	CHECK(!symbolizer__kernel_mapping(s));
+	symbolizer__free(s);
+	remove_fake_root();
+}
+
+TEST(idle_and_bad_pids)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	struct profile_frame fr;
+
+	CHECK(s);
+	symbolizer__resolve_user(s, 0, 0x401000, true, &fr);
+	CHECK(!fr.mapping && !fr.function);
+	CHECK(!symbolizer__add_process(s, 0));
+	CHECK_STR(symbolizer__process(s, 0)->exe_name, "swapper");
+	CHECK(symbolizer__add_process(s, -5) == -EINVAL);
+	CHECK(!symbolizer__process(s, 12345678));
+	symbolizer__free(s);
+	symbolizer__free(NULL);
+}
+
+/* Every process this user can see, timed: the capture's end-of-run cost. */
+TEST(system_wide)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	struct symbolizer_stats st;
+	struct timespec t0, t1;
+	struct dirent *de;
+	int nok = 0, n = 0;
+	double ms;
+	DIR *d;
+
+	CHECK(s);
+	d = opendir("/proc");
+	CHECK(d);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((de = readdir(d))) {
+		int pid = atoi(de->d_name);
+
+		if (pid <= 0)
+			continue;
+		n++;
+		nok += !symbolizer__add_process(s, pid);
+	}
+	closedir(d);
+	symbolizer__load_kernel(s);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	symbolizer__stats(s, &st);
+	printf("  %d/%d processes in %.1f ms: %llu files parsed, %llu cache hits, %llu errors\n",
+	       nok, n, ms, (unsigned long long)st.elf_files_parsed,
+	       (unsigned long long)st.elf_cache_hits, (unsigned long long)st.elf_errors);
+	CHECK(nok > 0);
+	CHECK(ms < 10000);
+	symbolizer__free(s);
+}
+
+int main(void)
+{
+	find_fixture_dir();
+	RUN(self_process);
+	RUN(self_vdso);
+	RUN(same_binary_parsed_once);
+	RUN(live_pie_nopie_and_library);
+	RUN(live_stripped_dynsym);
+	RUN(live_deleted_binary);
+	RUN(fake_proc_root);
+	RUN(fake_kernel);
+	RUN(kptr_restricted_kernel);
+	RUN(idle_and_bad_pids);
+	RUN(system_wide);
+	return TEST_DONE();
+}

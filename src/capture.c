@@ -253,8 +253,12 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	int err;
 
 	known = symbolizer__process(c->sym, (int)r->tgid);
-	if (!known && r->tgid && !symbolizer__add_process(c->sym, (int)r->tgid))
+	if (!known && r->tgid) {
+		/* Not announced yet (or the notice was lost): try now. A process
+		 * whose maps are unreadable is still added with its name. */
+		symbolizer__add_process(c->sym, (int)r->tgid);
 		known = symbolizer__process(c->sym, (int)r->tgid);
+	}
 	if (known) {
 		desc = *known;
 	} else {

@@ -24,11 +24,11 @@
 
 struct sym {
 	__u64 start;
-	__u64 end;	/* one past the last byte; computed after sorting */
-	__u64 size;	/* st_size, 0 if unknown */
-	__u64 sec_end;	/* end of the symbol's section, 0 if unknown */
-	__u32 name;	/* offset in names */
-	__u32 rank;	/* lower is the preferred name among aliases */
+	__u64 end;     /* one past the last byte; computed after sorting */
+	__u64 size;    /* st_size, 0 if unknown */
+	__u64 sec_end; /* end of the symbol's section, 0 if unknown */
+	__u32 name;    /* offset in names */
+	__u32 rank;    /* lower is the preferred name among aliases */
 };
 
 struct seg {
@@ -186,8 +186,7 @@ static __u32 name_rank(int bind, const char *name, size_t len)
 	return b << 24 | us << 16 | (__u32)len;
 }
 
-static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *name,
-		   __u64 sec_end)
+static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *name, __u64 sec_end)
 {
 	size_t len = strnlen(name, ELFSYM_MAX_NAME - 1);
 	struct sym *s;
@@ -254,7 +253,8 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elfsy
 
 			last_shndx = gs.st_shndx;
 			last_sec_end = 0;
-			if (sec && gelf_getshdr(sec, &ssh) && ssh.sh_addr + ssh.sh_size > ssh.sh_addr)
+			if (sec && gelf_getshdr(sec, &ssh) &&
+			    ssh.sh_addr + ssh.sh_size > ssh.sh_addr)
 				last_sec_end = ssh.sh_addr + ssh.sh_size;
 		}
 		err = add_sym(e, &gs, GELF_ST_BIND(gs.st_info), name, last_sec_end);

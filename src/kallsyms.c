@@ -8,10 +8,10 @@
 
 struct ksym {
 	__u64 addr;
-	__u64 end;	/* computed after sorting */
-	__u32 name;	/* offset in names */
-	__u32 rank;	/* lower is the preferred name among aliases */
-	int module;	/* index in modules, -1 = core */
+	__u64 end;  /* computed after sorting */
+	__u32 name; /* offset in names */
+	__u32 rank; /* lower is the preferred name among aliases */
+	int module; /* index in modules, -1 = core */
 };
 
 struct kallsyms {
@@ -19,7 +19,7 @@ struct kallsyms {
 	size_t nsyms, cap;
 	struct buf names;
 	struct kallsyms_module *modules;
-	__u32 *module_names;	/* offsets in names, resolved into modules[].name at the end */
+	__u32 *module_names; /* offsets in names, resolved into modules[].name at the end */
 	size_t nmodules;
 	__u64 text_start, text_end;
 };
@@ -230,7 +230,8 @@ static void finish(struct kallsyms *k)
 	}
 	for (i = 0; i < k->nsyms; i++) {
 		struct ksym *s = &k->syms[i];
-		__u64 cap = s->addr + KALLSYMS_MAX_SPAN < s->addr ? ~0ull : s->addr + KALLSYMS_MAX_SPAN;
+		__u64 cap =
+			s->addr + KALLSYMS_MAX_SPAN < s->addr ? ~0ull : s->addr + KALLSYMS_MAX_SPAN;
 
 		if (i + 1 < k->nsyms && k->syms[i + 1].module == s->module)
 			s->end = k->syms[i + 1].addr;
@@ -252,13 +253,11 @@ static void finish(struct kallsyms *k)
 				cmax = s->end;
 		}
 	}
-	if (stext && etext > stext) {
-		k->text_start = stext;
-		k->text_end = etext;
-	} else {
-		k->text_start = cmin;
-		k->text_end = cmax;
-	}
+	/* The core kernel's text is more than _stext.._etext: init text and
+	 * entry trampolines lie beyond _etext and still show up in stacks
+	 * (the idle task's start_kernel frames), so cover every core symbol. */
+	k->text_start = stext && stext < cmin ? stext : cmin;
+	k->text_end = etext > cmax ? etext : cmax;
 }
 
 int kallsyms__parse(const char *text, size_t len, struct kallsyms **out)
@@ -286,7 +285,7 @@ int kallsyms__parse(const char *text, size_t len, struct kallsyms **out)
 
 		err = parse_line(k, p, le, &is_text, &zero);
 		if (err == -E2BIG)
-			break;	/* keep what fits */
+			break; /* keep what fits */
 		if (err)
 			goto err_free;
 		ntext += is_text;

@@ -23,9 +23,9 @@
 struct kallsyms;
 
 struct kallsyms_module {
-	const char *name;	/* "ext4", "bpf", "__builtin__ftrace" */
-	__u64 start;		/* lowest symbol address */
-	__u64 end;		/* end of the highest symbol */
+	const char *name; /* "ext4", "bpf", "__builtin__ftrace" */
+	__u64 start;	  /* lowest symbol address */
+	__u64 end;	  /* end of the highest symbol */
 };
 
 /* Parse @len bytes of kallsyms text at @text. *@out gets a new table owned by

@@ -8,7 +8,7 @@
 struct procmaps {
 	struct procmaps_entry *entries;
 	size_t n;
-	char *text;		/* owned copy of the input; paths point into it */
+	char *text; /* owned copy of the input; paths point into it */
 };
 
 static const char deleted_suffix[] = " (deleted)";

@@ -25,16 +25,16 @@ enum procmaps_perm {
 };
 
 struct procmaps_entry {
-	__u64 start;		/* first address */
-	__u64 end;		/* one past the last address */
-	__u64 offset;		/* file offset of @start */
-	__u64 inode;		/* 0 for anonymous mappings */
+	__u64 start;  /* first address */
+	__u64 end;    /* one past the last address */
+	__u64 offset; /* file offset of @start */
+	__u64 inode;  /* 0 for anonymous mappings */
 	__u32 dev_major;
 	__u32 dev_minor;
-	unsigned int perms;	/* enum procmaps_perm bits */
-	bool deleted;		/* the path carried a " (deleted)" suffix */
-	bool anonymous;		/* no path at all */
-	const char *path;	/* "" when anonymous, "[vdso]", "/usr/lib/x.so" (suffix stripped) */
+	unsigned int perms; /* enum procmaps_perm bits */
+	bool deleted;	    /* the path carried a " (deleted)" suffix */
+	bool anonymous;	    /* no path at all */
+	const char *path;   /* "" when anonymous, "[vdso]", "/usr/lib/x.so" (suffix stripped) */
 };
 
 struct procmaps;

@@ -21,14 +21,14 @@
 struct hnode {
 	struct hnode *next;
 	__u64 hash;
-	__u64 k1, k2;		/* integer keys */
-	const char *skey;	/* string key or NULL, borrowed from @val */
+	__u64 k1, k2;	  /* integer keys */
+	const char *skey; /* string key or NULL, borrowed from @val */
 	void *val;
 };
 
 struct htab {
 	struct hnode **b;
-	size_t nb;	/* power of two */
+	size_t nb; /* power of two */
 	size_t n;
 };
 
@@ -156,17 +156,17 @@ static void htab_release(struct htab *t)
 /* One parsed ELF file, shared by every mapping of it. @elf NULL: the file
  * opened but did not parse (remembered so it is not retried). */
 struct sym_file {
-	struct sym_file *next;	/* all files, for freeing */
+	struct sym_file *next; /* all files, for freeing */
 	struct elfsym *elf;
 };
 
 struct sym_map {
-	struct sym_map *next_all;	/* every map this process ever had */
+	struct sym_map *next_all; /* every map this process ever had */
 	struct profile_mapping_desc desc;
-	struct sym_file *file;		/* NULL: no symbols */
+	struct sym_file *file; /* NULL: no symbols */
 	__u64 inode;
 	__u32 dev_major, dev_minor;
-	char *path;			/* owned; desc.path points here */
+	char *path; /* owned; desc.path points here */
 };
 
 struct sym_proc {
@@ -174,7 +174,7 @@ struct sym_proc {
 	bool gone;
 	struct profile_process_desc desc;
 	char *exe_name, *exe_path, *cmdline;
-	struct sym_map **cur;		/* current executable mappings, by start */
+	struct sym_map **cur; /* current executable mappings, by start */
 	size_t ncur;
 	struct sym_map *all;
 	size_t nall;
@@ -183,9 +183,9 @@ struct sym_proc {
 
 struct symbolizer {
 	char *proc_root;
-	struct htab procs;	/* pid -> sym_proc */
-	struct htab by_inode;	/* (dev, inode) -> sym_file */
-	struct htab by_build_id;	/* build-id hex -> sym_file */
+	struct htab procs;	 /* pid -> sym_proc */
+	struct htab by_inode;	 /* (dev, inode) -> sym_file */
+	struct htab by_build_id; /* build-id hex -> sym_file */
 	struct sym_file *files;
 	size_t nfiles;
 	struct sym_file *vdso;
@@ -193,8 +193,8 @@ struct symbolizer {
 	struct kallsyms *ksyms;
 	struct profile_mapping_desc kdesc;
 	char *kbuild_id;
-	struct profile_mapping_desc *mdescs;	/* one per kallsyms module */
-	char **mstrings;			/* owned paths and build-ids of mdescs */
+	struct profile_mapping_desc *mdescs; /* one per kallsyms module */
+	char **mstrings;		     /* owned paths and build-ids of mdescs */
 	size_t nmdescs;
 	struct symbolizer_stats st;
 };
@@ -403,7 +403,7 @@ void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile
 	out->function = name;
 	if (name && mod >= 0)
 		out->mapping = (size_t)mod < s->nmdescs ? &s->mdescs[mod] : NULL;
-	else if (name || (addr >= s->kdesc.start && addr < s->kdesc.limit))
+	else if (addr >= s->kdesc.start && addr < s->kdesc.limit)
 		out->mapping = &s->kdesc;
 }
 
@@ -499,8 +499,8 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 		if (n) {
 			/* Same file reached through another inode (a copy, another layer). */
 			f = n->val;
-			if (htab_add(&s->by_inode, ih, dev, e->inode, NULL, f))
-				f = NULL;
+			/* Failing to index only costs a build-id read next time. */
+			htab_add(&s->by_inode, ih, dev, e->inode, NULL, f);
 			s->st.elf_cache_hits++;
 			goto out_close;
 		}
@@ -716,7 +716,7 @@ static int new_proc(struct symbolizer *s, int pid, struct sym_proc **out)
 int symbolizer__add_process(struct symbolizer *s, int pid)
 {
 	struct sym_proc *p;
-	int err, ret = 0;
+	int err = 0;
 
 	if (pid < 0)
 		return -EINVAL;
@@ -739,35 +739,31 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 	free(p->exe_path);
 	free(p->cmdline);
 	p->exe_name = p->exe_path = p->cmdline = NULL;
-	p->gone = false;
+	p->gone = true;
 	if (pid == 0) {
 		/* The idle task: no user space, no /proc entry. */
 		p->exe_name = strdup("swapper");
 		if (!p->exe_name)
 			return -ENOMEM;
 	} else {
+		/* Gone: stay marked so resolves do not retry it. Maps may also be
+		 * unreadable (-EACCES) while comm and cmdline are not: keep the
+		 * process without mappings and report that error. */
 		err = load_maps(s, p);
-		if (err == -ESRCH) {
-			/* Remember a gone process so resolves do not retry it. */
-			p->gone = true;
+		if (err == -ESRCH)
 			return err;
-		}
-		/* Maps may be unreadable (-EACCES) while comm and cmdline are not:
-		 * keep the process, without mappings, and report the error. */
-		ret = err;
-		err = load_desc(s, p);
-		if (err) {
+		if (load_desc(s, p)) {
 			free_maps(p);
-			p->gone = true;
-			return err;
+			return -ENOMEM;
 		}
 	}
+	p->gone = false;
 	p->desc.pid = pid;
 	p->desc.exe_name = p->exe_name;
 	p->desc.exe_path = p->exe_path;
 	p->desc.cmdline = p->cmdline;
 	s->st.processes++;
-	return ret;
+	return err;
 }
 
 void symbolizer__forget_process(struct symbolizer *s, int pid)

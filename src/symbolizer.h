@@ -35,7 +35,7 @@ struct symbolizer;
 
 struct symbolizer_stats {
 	__u64 processes;	/* processes added and found alive */
-	__u64 elf_files_parsed;	/* full ELF parses (the vdso included) */
+	__u64 elf_files_parsed; /* full ELF parses (the vdso included) */
 	__u64 elf_cache_hits;	/* mappings served by an already parsed file */
 	__u64 elf_errors;	/* files that could not be opened or parsed */
 	__u64 maps_refreshes;	/* maps re-reads of known processes */

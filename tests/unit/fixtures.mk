@@ -22,7 +22,7 @@ TEST_DEPS += $(FIXTURE_BINS) $(FIXTURE_FACTS)
 # Building one test binary on its own also builds the fixtures it reads.
 $(BUILD)/tests/test_elfsym $(BUILD)/tests/test_symbolizer: | $(FIXTURE_BINS) $(FIXTURE_FACTS)
 
-$(FIXTURE_DIR)/libfx.so: $(FIXTURE_SRC)/fx_lib.c $(FIXTURE_SRC)/../fixtures.mk
+$(FIXTURE_DIR)/libfx.so: $(FIXTURE_SRC)/fx_lib.c tests/unit/fixtures.mk
 	@mkdir -p $(@D)
 	$(FIXTURE_CC) $(FIXTURE_CFLAGS) -fPIC -shared -Wl,-soname,libfx.so -o $@ $<
 

@@ -55,7 +55,8 @@ static int load_nm(const char *bin)
 	while (fgets(line, sizeof(line), f) && nnm < MAX_NM) {
 		struct nm_sym *s = &nm[nnm];
 
-		if (sscanf(line, "%llx %llx %c %127s", &s->addr, &s->size, &s->type, s->name) == 4) {
+		if (sscanf(line, "%llx %llx %c %127s", &s->addr, &s->size, &s->type, s->name) ==
+		    4) {
 			nnm++;
 		} else if (sscanf(line, "%llx %c %127s", &s->addr, &s->type, s->name) == 3) {
 			s->size = 0;
@@ -164,9 +165,8 @@ static void check_named(const struct elfsym *e, const char *name, int *failed)
 		printf("  lookup(%llx) != %s\n", s->addr, name);
 		*failed = 1;
 	}
-	if (s->size &&
-	    (!elfsym__lookup(e, s->addr + s->size - 1, NULL) ||
-	     strcmp(elfsym__lookup(e, s->addr + s->size - 1, NULL), name))) {
+	if (s->size && (!elfsym__lookup(e, s->addr + s->size - 1, NULL) ||
+			strcmp(elfsym__lookup(e, s->addr + s->size - 1, NULL), name))) {
 		printf("  lookup(%llx + size - 1) != %s\n", s->addr, name);
 		*failed = 1;
 	}
@@ -214,7 +214,7 @@ TEST(pie_symbols_match_nm)
 
 TEST(build_ids_match_readelf)
 {
-	static const char *const bins[] = { "fx_pie", "fx_nopie", "libfx.so", "fx_stripped" };
+	static const char *const bins[] = {"fx_pie", "fx_nopie", "libfx.so", "fx_stripped"};
 	char want[256];
 	size_t i;
 
@@ -294,7 +294,7 @@ TEST(nopie_fixed_addresses)
 	CHECK_STR(resolve_with_bias(e, "fx_nopie", "fx_beta", 0, &rt), "fx_beta");
 	s = nm_find("fx_beta");
 	CHECK(s);
-	CHECK(s->addr >= 0x400000);	/* really a fixed-address executable */
+	CHECK(s->addr >= 0x400000); /* really a fixed-address executable */
 	CHECK_EQ_U64(rt, s->addr);
 	/* A file offset outside every PT_LOAD does not convert. */
 	CHECK(elfsym__offset_to_vaddr(e, 1ull << 40, &va) == -ENOENT);
@@ -368,7 +368,7 @@ TEST(garbage_and_truncated_files)
 	fd = mkstemp(tmpl);
 	CHECK(fd >= 0);
 	unlink(tmpl);
-	CHECK(elfsym__open_fd(fd, &e) < 0);	/* empty file */
+	CHECK(elfsym__open_fd(fd, &e) < 0); /* empty file */
 	CHECK(write(fd, junk, sizeof(junk)) == sizeof(junk));
 	CHECK(elfsym__open_fd(fd, &e) < 0);
 	close(fd);
@@ -426,9 +426,9 @@ TEST(mutated_elf_never_crashes)
 
 TEST(raw_notes)
 {
-	unsigned char notes[64] = { 0 };
-	__u32 hdr[3] = { 4, 4, 3 };
-	__u32 other[3] = { 6, 2, 1 };
+	unsigned char notes[64] = {0};
+	__u32 hdr[3] = {4, 4, 3};
+	__u32 other[3] = {6, 2, 1};
 	char hex[ELFSYM_BUILD_ID_HEX];
 
 	/* An unrelated note first, then the build-id. */
@@ -443,7 +443,7 @@ TEST(raw_notes)
 	CHECK(elfsym__note_build_id(notes, 43, hex, sizeof(hex)) == -ENOENT);
 	CHECK(elfsym__note_build_id(notes, 24, hex, sizeof(hex)) == -ENOENT);
 	CHECK(elfsym__note_build_id(notes, 5, hex, sizeof(hex)) == -ENOENT);
-	hdr[0] = 0xfffffff0u;	/* absurd name size */
+	hdr[0] = 0xfffffff0u; /* absurd name size */
 	memcpy(notes + 24, hdr, 12);
 	CHECK(elfsym__note_build_id(notes, 44, hex, sizeof(hex)) == -ENOENT);
 }

@@ -86,7 +86,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 struct fx_proc {
 	pid_t pid;
-	int in_fd;	/* the child's stdin; closing it ends the child */
+	int in_fd; /* the child's stdin; closing it ends the child */
 	size_t n;
 	char names[MAX_FX_SYMS][32];
 	unsigned long long addrs[MAX_FX_SYMS];
@@ -250,7 +250,8 @@ TEST(same_binary_parsed_once)
 	CHECK(b.elf_cache_hits > a.elf_cache_hits);
 	CHECK_EQ_U64(b.processes, 2);
 	/* The child, now gone, still resolves from its snapshot. */
-	symbolizer__resolve_user(s, child, (__u64)(unsigned long)&symbolizer_test_target, true, &fr);
+	symbolizer__resolve_user(s, child, (__u64)(unsigned long)&symbolizer_test_target, true,
+				 &fr);
 	CHECK_STR(fr.function, "symbolizer_test_target");
 	/* A second add only refreshes the maps. */
 	CHECK(!symbolizer__add_process(s, getpid()));
@@ -371,8 +372,8 @@ TEST(live_deleted_binary)
 	symbolizer__resolve_user(s, fx.pid, fx_addr(&fx, "fx_alpha"), true, &fr);
 	fx_stop(&fx);
 	CHECK(fr.mapping);
-	CHECK_STR(fr.mapping->path, dst);	/* " (deleted)" stripped */
-	if (geteuid() == 0)	/* map_files reaches the deleted file */
+	CHECK_STR(fr.mapping->path, dst); /* " (deleted)" stripped */
+	if (geteuid() == 0)		  /* map_files reaches the deleted file */
 		CHECK_STR(fr.function, "fx_alpha");
 	else
 		CHECK(!fr.function);
@@ -417,10 +418,10 @@ static int fake_file(const char *rel, const void *data, size_t len)
 static int build_fake_root(unsigned long long pie_bias, unsigned long long lib_bias)
 {
 	unsigned long long off = 0, vaddr = 0, loff = 0, lvaddr = 0;
-	static const unsigned char knotes[] = { 4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 'G', 'N',
-						'U', 0, 0xca, 0xfe, 0xba, 0xbe };
-	static const unsigned char mnotes[] = { 4, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 'G', 'N',
-						'U', 0, 0xe4, 0x04, 0, 0 };
+	static const unsigned char knotes[] = {4, 0, 0,	  0,   4,   0, 0,    0,	   3,	 0,
+					       0, 0, 'G', 'N', 'U', 0, 0xca, 0xfe, 0xba, 0xbe};
+	static const unsigned char mnotes[] = {4, 0, 0,	  0,   2,   0, 0,    0,	   3, 0,
+					       0, 0, 'G', 'N', 'U', 0, 0xe4, 0x04, 0, 0};
 	char maps[16384], path[4200], line[4300], libpath[4200], cmd[9000];
 	static const char kallsyms[] = "ffffffff81000000 T _stext\n"
 				       "ffffffff81000100 T vfs_read\n"
@@ -463,7 +464,8 @@ static int build_fake_root(unsigned long long pie_bias, unsigned long long lib_b
 	n = snprintf(maps, sizeof(maps),
 		     "%llx-%llx r-xp %08llx fd:01 777001                     %s/fx_pie\n"
 		     "%llx-%llx r-xp %08llx fd:01 777002                     %s\n"
-		     "7f0000100000-7f0000101000 r-xp 00001000 fd:01 777003     /nonexistent/gone.so (deleted)\n"
+		     "7f0000100000-7f0000101000 r-xp 00001000 fd:01 777003     "
+		     "/nonexistent/gone.so (deleted)\n"
 		     "7f0000200000-7f0000201000 rwxp 00000000 00:00 0 \n"
 		     "7f0000300000-7f0000301000 r--p 00000000 fd:01 777004     /etc/hostname\n",
 		     pie_bias + (vaddr & ~0xfffull), pie_bias + (vaddr & ~0xfffull) + 0x1000,
@@ -530,7 +532,7 @@ TEST(fake_proc_root)
 	pd = symbolizer__process(s, 4242);
 	CHECK(pd);
 	CHECK_STR(pd->exe_name, "fx_pie");
-	CHECK(ends_with(pd->exe_path, "/fixtures/fx_pie"));	/* " (deleted)" stripped */
+	CHECK(ends_with(pd->exe_path, "/fixtures/fx_pie")); /* " (deleted)" stripped */
 	CHECK_STR(pd->cmdline, "a b c d");
 	/* PIE at a bias, opened through root/ (there is no map_files here). */
 	symbolizer__resolve_user(s, 4242, pie_bias + nm_addr("fx_pie", "fx_beta"), true, &fr);
@@ -570,7 +572,7 @@ TEST(fake_proc_root)
 	/* A miss re-reads the maps, rate-limited. */
 	append_maps("7f0000500000-7f0000501000 r-xp 00000000 00:00 0 [anon:late]\n");
 	symbolizer__resolve_user(s, 4242, 0x7f0000500000ull, true, &fr);
-	CHECK(!fr.mapping);	/* refreshed less than a second ago */
+	CHECK(!fr.mapping); /* refreshed less than a second ago */
 	usleep(1100 * 1000);
 	symbolizer__resolve_user(s, 4242, 0x7f0000500000ull, true, &fr);
 	CHECK(fr.mapping);
@@ -609,7 +611,7 @@ TEST(fake_kernel)
 	s = symbolizer__new(fake_proc);
 	CHECK(s);
 	symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr);
-	CHECK(!fr.function && !fr.mapping);	/* not loaded yet */
+	CHECK(!fr.function && !fr.mapping); /* not loaded yet */
 	CHECK(fr.type == PROFILE_FRAME_KERNEL);
 	CHECK(!symbolizer__load_kernel(s));
 	CHECK(!symbolizer__load_kernel(s));
@@ -617,7 +619,8 @@ TEST(fake_kernel)
 	CHECK(kd);
 	CHECK_STR(kd->path, "[kernel.kallsyms]");
 	CHECK_EQ_U64(kd->start, 0xffffffff81000000ull);
-	CHECK_EQ_U64(kd->limit, 0xffffffff81100000ull);
+	/* Past _etext: the last core symbol's span (init text) is covered. */
+	CHECK_EQ_U64(kd->limit, 0xffffffff81140000ull);
 	CHECK_STR(kd->build_id, "cafebabe");
 	symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr);
 	CHECK_STR(fr.function, "vfs_read");
@@ -665,6 +668,13 @@ TEST(idle_and_bad_pids)
 	CHECK_STR(symbolizer__process(s, 0)->exe_name, "swapper");
 	CHECK(symbolizer__add_process(s, -5) == -EINVAL);
 	CHECK(!symbolizer__process(s, 12345678));
+	/* Without root, pid 1's maps are closed but its metadata is kept. */
+	if (geteuid() != 0 && symbolizer__add_process(s, 1) == -EACCES) {
+		CHECK(symbolizer__process(s, 1));
+		CHECK(symbolizer__process(s, 1)->exe_name);
+		symbolizer__resolve_user(s, 1, 0x401000, true, &fr);
+		CHECK(!fr.mapping);
+	}
 	symbolizer__free(s);
 	symbolizer__free(NULL);
 }

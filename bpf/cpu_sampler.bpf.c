@@ -43,7 +43,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
 	__type(value, __u8);
-	__uint(max_entries, 1);	/* resized by user space when filtering */
+	__uint(max_entries, 1); /* resized by user space when filtering */
 } pids SEC(".maps");
 
 struct {
@@ -132,7 +132,7 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
 
 static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 tgid, __u32 tid)
 {
-	struct sample_key key = { .tgid = tgid, .tid = tid };
+	struct sample_key key = {.tgid = tgid, .tid = tid};
 	__u32 zero = 0;
 	struct scratch *s;
 	__u64 one = 1, *cnt;
@@ -142,8 +142,9 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 t
 		return 0;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	if (want_user && tgid)
-		key.ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks, PROFCAP_F_USTACK_ERR,
-					PROFCAP_F_USTACK_LOST, PROFCAP_F_USTACK_TRUNC, &key.flags);
+		key.ustack =
+			read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks, PROFCAP_F_USTACK_ERR,
+				   PROFCAP_F_USTACK_LOST, PROFCAP_F_USTACK_TRUNC, &key.flags);
 	if (want_kernel)
 		key.kstack = read_stack(ctx, &s->kern, 0, stacks, PROFCAP_F_KSTACK_ERR,
 					PROFCAP_F_KSTACK_LOST, PROFCAP_F_KSTACK_TRUNC, &key.flags);

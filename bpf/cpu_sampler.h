@@ -9,22 +9,22 @@
 #ifndef PROFCAP_BPF_CPU_SAMPLER_H
 #define PROFCAP_BPF_CPU_SAMPLER_H
 
-#define PROFCAP_MAX_STACK 127	/* the kernel's default perf_event_max_stack */
-#define PROFCAP_COMM_WORDS 2	/* 16-byte comm as two __u64 */
+#define PROFCAP_MAX_STACK 127 /* the kernel's default perf_event_max_stack */
+#define PROFCAP_COMM_WORDS 2  /* 16-byte comm as two __u64 */
 
 /* sample_key.flags */
-#define PROFCAP_F_USTACK_ERR 0x1	/* user stack could not be read */
-#define PROFCAP_F_KSTACK_ERR 0x2	/* kernel stack could not be read */
-#define PROFCAP_F_USTACK_LOST 0x4	/* user stack read but its table was full */
-#define PROFCAP_F_KSTACK_LOST 0x8	/* kernel stack read but its table was full */
-#define PROFCAP_F_USTACK_TRUNC 0x10	/* user stack hit PROFCAP_MAX_STACK frames */
-#define PROFCAP_F_KSTACK_TRUNC 0x20	/* kernel stack hit PROFCAP_MAX_STACK frames */
+#define PROFCAP_F_USTACK_ERR 0x1    /* user stack could not be read */
+#define PROFCAP_F_KSTACK_ERR 0x2    /* kernel stack could not be read */
+#define PROFCAP_F_USTACK_LOST 0x4   /* user stack read but its table was full */
+#define PROFCAP_F_KSTACK_LOST 0x8   /* kernel stack read but its table was full */
+#define PROFCAP_F_USTACK_TRUNC 0x10 /* user stack hit PROFCAP_MAX_STACK frames */
+#define PROFCAP_F_KSTACK_TRUNC 0x20 /* kernel stack hit PROFCAP_MAX_STACK frames */
 
 struct sample_key {
 	__u32 tgid;
 	__u32 tid;
-	__u64 ustack;	/* hash of the user stack, 0 = none */
-	__u64 kstack;	/* hash of the kernel stack, 0 = none */
+	__u64 ustack; /* hash of the user stack, 0 = none */
+	__u64 kstack; /* hash of the kernel stack, 0 = none */
 	__u32 flags;
 	__u32 pad;
 	__u64 comm[PROFCAP_COMM_WORDS];
@@ -36,12 +36,12 @@ struct stack_trace {
 };
 
 enum profcap_stat {
-	STAT_SAMPLES = 0,	/* program runs that passed the filters */
-	STAT_COUNTS_FULL,	/* samples lost: count table full */
+	STAT_SAMPLES = 0, /* program runs that passed the filters */
+	STAT_COUNTS_FULL, /* samples lost: count table full */
 	STAT_USTACK_ERR,
 	STAT_KSTACK_ERR,
-	STAT_STACKS_FULL,	/* stacks not stored: stack table full */
-	STAT_EVENTS_LOST,	/* new-process notices lost: ring buffer full */
+	STAT_STACKS_FULL, /* stacks not stored: stack table full */
+	STAT_EVENTS_LOST, /* new-process notices lost: ring buffer full */
 	STAT__COUNT,
 };
 

@@ -12,8 +12,8 @@
 struct buf {
 	unsigned char *data;
 	size_t len;
-	size_t cap;	/* allocated bytes */
-	size_t max;	/* hard cap on len */
+	size_t cap; /* allocated bytes */
+	size_t max; /* hard cap on len */
 };
 
 /* Initialise @b empty with hard cap @max bytes (no allocation yet). */

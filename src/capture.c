@@ -37,9 +37,9 @@ struct capture {
 	/* per-record frame buffer: kernel then user frames, leaf first */
 	struct profile_frame frames[2 * PROFCAP_MAX_STACK];
 	/* counters for the summary */
-	__u64 model_dropped;	/* samples the model could not hold */
-	__u64 ustack_missing;	/* samples of user processes without a user stack */
-	__u64 truncated;	/* samples whose stack hit the depth limit */
+	__u64 model_dropped;  /* samples the model could not hold */
+	__u64 ustack_missing; /* samples of user processes without a user stack */
+	__u64 truncated;      /* samples whose stack hit the depth limit */
 	bool warned_full;
 };
 
@@ -118,18 +118,18 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 {
 	enum { OPT_SECONDS = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_NO_IDLE };
 	static const struct option longopts[] = {
-		{ "seconds", required_argument, NULL, OPT_SECONDS },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-		{ "no-user", no_argument, NULL, OPT_NO_USER },
-		{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"seconds", required_argument, NULL, OPT_SECONDS},
+		{"freq", required_argument, NULL, 'F'},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"pid", required_argument, NULL, 'p'},
+		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+		{"no-user", no_argument, NULL, OPT_NO_USER},
+		{"no-idle", no_argument, NULL, OPT_NO_IDLE},
+		{"output", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	bool all = false;
 	char *end;
@@ -202,7 +202,8 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (all && o->npids)
-		return usage_error("-a and -p exclude each other: pick all processes or a PID list");
+		return usage_error(
+			"-a and -p exclude each other: pick all processes or a PID list");
 	if (!o->user && !o->kernel)
 		return usage_error("--no-user and --no-kernel together leave nothing to sample");
 	if (o->output && !*o->output)
@@ -247,7 +248,7 @@ static int on_record(void *ctx, const struct sampler_record *r)
 {
 	struct capture *c = ctx;
 	const struct profile_process_desc *known;
-	struct profile_process_desc desc = { .pid = r->tgid };
+	struct profile_process_desc desc = {.pid = r->tgid};
 	size_t n = 0;
 	__u32 i;
 	int err;
@@ -301,7 +302,8 @@ static int check_pids(const struct capture_opts *o)
 		snprintf(path, sizeof(path), "/proc/%d", o->pids[i]);
 		if (access(path, F_OK)) {
 			fprintf(stderr,
-				"profcap: error: no process with PID %d; check it with 'ps -p %d'\n",
+				"profcap: error: no process with PID %d; check it with 'ps -p "
+				"%d'\n",
 				o->pids[i], o->pids[i]);
 			return -ESRCH;
 		}
@@ -374,9 +376,11 @@ static void summary(const struct capture *c, const struct sampler_stats *st, __s
 			(unsigned long long)lost, (unsigned long long)st->counts_full,
 			(unsigned long long)c->model_dropped);
 	if (st->stacks_full || st->stacks_missing)
-		pr_warn("%llu stacks not stored (stack table full) and %llu samples whose stack was "
+		pr_warn("%llu stacks not stored (stack table full) and %llu samples whose stack "
+			"was "
 			"missing at drain time: those samples are kept without that stack",
-			(unsigned long long)st->stacks_full, (unsigned long long)st->stacks_missing);
+			(unsigned long long)st->stacks_full,
+			(unsigned long long)st->stacks_missing);
 	if (c->ustack_missing)
 		pr_warn("%llu samples of user processes have no user stack (unreadable user "
 			"memory); they are kept with their kernel frames only",
@@ -429,7 +433,7 @@ static int run(struct capture *c)
 		.kernel = o->kernel,
 		.idle = o->idle,
 	};
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 	__s64 start, t_unix, deadline, next_drain, next_progress, now, end, t0;
 	bool tty = isatty(STDERR_FILENO) && !o->quiet;
 	struct profile_meta meta;
@@ -480,10 +484,12 @@ static int run(struct capture *c)
 	if (o->kernel) {
 		err = symbolizer__load_kernel(c->sym);
 		if (err == -EPERM)
-			pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames keep "
+			pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames "
+				"keep "
 				"addresses only; run as root or set kernel.kptr_restrict=0");
 		else if (err)
-			pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses only",
+			pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
+				"only",
 				strerror(-err));
 	}
 	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - start) / 1e6);
@@ -533,7 +539,8 @@ static int run(struct capture *c)
 			pr_err("reading samples failed: %s", strerror(-err));
 	}
 	sampler__stats(c->smp, &st);
-	pr_debug("final drain and symbolization took %.1f ms", (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
+	pr_debug("final drain and symbolization took %.1f ms",
+		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
 	t0 = now_ns(CLOCK_MONOTONIC);
 
 	fill_meta(&meta, &u, t_unix, end - start, o->freq_hz);

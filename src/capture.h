@@ -11,12 +11,12 @@
 #define CAPTURE_MAX_PIDS 1024
 
 struct capture_opts {
-	double seconds;		/* capture length, > 0 */
-	__u32 freq_hz;		/* samples per second per CPU */
+	double seconds; /* capture length, > 0 */
+	__u32 freq_hz;	/* samples per second per CPU */
 	int pids[CAPTURE_MAX_PIDS];
-	size_t npids;		/* 0 = every process */
+	size_t npids; /* 0 = every process */
 	bool user, kernel, idle;
-	const char *output;	/* NULL = default name in the current directory */
+	const char *output; /* NULL = default name in the current directory */
 	bool quiet, verbose;
 };
 

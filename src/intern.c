@@ -15,14 +15,14 @@ struct chunk {
 struct entry {
 	const unsigned char *key;
 	__u32 len;
-	__u32 hash;	/* low bits of the key's hash, to skip most compares */
+	__u32 hash; /* low bits of the key's hash, to skip most compares */
 };
 
 struct intern {
 	struct entry *entries;
 	__u32 n, cap, max;
-	__u32 *slots;	/* open addressing, entry index + 1, 0 = empty */
-	__u32 nslots;	/* power of two */
+	__u32 *slots; /* open addressing, entry index + 1, 0 = empty */
+	__u32 nslots; /* power of two */
 	struct chunk *chunks;
 };
 
@@ -191,7 +191,7 @@ int intern__put(struct intern *t, const void *key, size_t len, __u32 *idx, bool 
 	if (!copy)
 		return -ENOMEM;
 	lookup(t, key, len, h, &slot);
-	t->entries[t->n] = (struct entry){ .key = copy, .len = (__u32)len, .hash = h };
+	t->entries[t->n] = (struct entry){.key = copy, .len = (__u32)len, .hash = h};
 	t->slots[slot] = ++t->n;
 	*idx = t->n - 1;
 	if (added)

@@ -7,9 +7,9 @@
 #define PROFCAP_LOG_H
 
 enum log_level {
-	LOG_QUIET = 0,	/* errors only */
-	LOG_NORMAL,	/* + warnings and summaries */
-	LOG_VERBOSE,	/* + debug detail */
+	LOG_QUIET = 0, /* errors only */
+	LOG_NORMAL,    /* + warnings and summaries */
+	LOG_VERBOSE,   /* + debug detail */
 };
 
 void log__set_level(enum log_level level);

@@ -13,8 +13,8 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "capture", capture__main, capture__usage,
-	  "sample CPU stacks and write an OTLP Profiles file" },
+	{"capture", capture__main, capture__usage,
+	 "sample CPU stacks and write an OTLP Profiles file"},
 };
 
 static void usage(FILE *f)
@@ -62,7 +62,8 @@ int main(int argc, char **argv)
 		}
 		cmd = find(argv[2]);
 		if (!cmd) {
-			fprintf(stderr, "profcap: error: unknown command '%s'; run 'profcap --help'\n",
+			fprintf(stderr,
+				"profcap: error: unknown command '%s'; run 'profcap --help'\n",
 				argv[2]);
 			return 2;
 		}

@@ -23,7 +23,7 @@
 #define PC(x) opentelemetry_proto_common_v1_##x
 
 /* A pb_ostream_t target appending to a struct buf; remembers why it failed. */
-struct sink {
+struct buf_target {
 	struct buf *b;
 	int err;
 };
@@ -61,9 +61,9 @@ struct scope_arg {
 	size_t len;
 };
 
-static bool sink_write(pb_ostream_t *s, const pb_byte_t *data, size_t n)
+static bool buf_target_write(pb_ostream_t *s, const pb_byte_t *data, size_t n)
 {
-	struct sink *k = s->state;
+	struct buf_target *k = s->state;
 	int err;
 
 	err = buf__append(k->b, data, n);
@@ -74,9 +74,9 @@ static bool sink_write(pb_ostream_t *s, const pb_byte_t *data, size_t n)
 	return true;
 }
 
-static pb_ostream_t sink_stream(struct sink *k)
+static pb_ostream_t buf_target_stream(struct buf_target *k)
 {
-	pb_ostream_t s = { .callback = sink_write, .state = k, .max_size = SIZE_MAX };
+	pb_ostream_t s = {.callback = buf_target_write, .state = k, .max_size = SIZE_MAX};
 
 	return s;
 }
@@ -357,13 +357,13 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 
 /* Encode the Profile of process @proc (or an empty one when @proc is
  * SIZE_MAX) into @k's buffer, replacing its contents. */
-static bool encode_profile(struct sink *k, const struct profile *p, size_t proc)
+static bool encode_profile(struct buf_target *k, const struct profile *p, size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	PF(Profile) pr = PF(Profile_init_zero);
-	pb_ostream_t s = sink_stream(k);
+	pb_ostream_t s = buf_target_stream(k);
 	__u32 st, su, pt, pu;
-	struct samples_arg sa = { p, proc };
+	struct samples_arg sa = {p, proc};
 
 	buf__reset(k->b);
 	profile__value_types(p, &st, &su, &pt, &pu);
@@ -455,12 +455,12 @@ static void res_add_int(struct res_attrs *ra, const char *key, __s64 val)
 
 /* Append one ResourceProfiles (process @proc, or host only when SIZE_MAX) to
  * @s, using @scratch for the Profile bytes. */
-static bool encode_resource(pb_ostream_t *s, struct sink *scratch, const struct profile *p,
+static bool encode_resource(pb_ostream_t *s, struct buf_target *scratch, const struct profile *p,
 			    size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	PF(ResourceProfiles) rp = PF(ResourceProfiles_init_zero);
-	struct res_attrs ra = { .n = 0 };
+	struct res_attrs ra = {.n = 0};
 	struct scope_arg sc;
 
 	if (!encode_profile(scratch, p, proc))
@@ -493,8 +493,8 @@ static bool encode_resource(pb_ostream_t *s, struct sink *scratch, const struct 
 int otlp__encode(const struct profile *p, struct buf *out)
 {
 	struct buf tmp;
-	struct sink k = { out, 0 }, sk = { &tmp, 0 };
-	pb_ostream_t s = sink_stream(&k);
+	struct buf_target k = {out, 0}, sk = {&tmp, 0};
+	pb_ostream_t s = buf_target_stream(&k);
 	size_t i, n = profile__process_count(p), start = out->len;
 	bool ok = true;
 	int err = 0;

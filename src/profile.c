@@ -12,7 +12,7 @@ struct attr_key {
 	__u32 key;
 	__u32 unit;
 	__u32 kind;
-	__u32 str_value;	/* index in p->values */
+	__u32 str_value; /* index in p->values */
 	__s64 int_value;
 };
 
@@ -23,32 +23,32 @@ struct sample_key {
 };
 
 struct proc {
-	struct profile_process_desc desc;	/* owned strings */
-	struct intern *keys;			/* struct sample_key -> sample index */
+	struct profile_process_desc desc; /* owned strings */
+	struct intern *keys;		  /* struct sample_key -> sample index */
 	struct profile_sample_entry *samples;
 	size_t cap;
 };
 
 struct profile {
-	struct profile_meta meta;	/* owned strings */
-	struct intern *strings;		/* NUL-terminated bytes */
-	struct intern *functions;	/* struct profile_function_entry */
-	struct intern *mappings;	/* struct profile_mapping_entry */
-	struct intern *locations;	/* struct profile_location_entry */
-	struct intern *stacks;		/* __u32[] */
-	struct intern *attrs;		/* struct attr_key */
-	struct intern *values;		/* NUL-terminated attribute string values */
+	struct profile_meta meta; /* owned strings */
+	struct intern *strings;	  /* NUL-terminated bytes */
+	struct intern *functions; /* struct profile_function_entry */
+	struct intern *mappings;  /* struct profile_mapping_entry */
+	struct intern *locations; /* struct profile_location_entry */
+	struct intern *stacks;	  /* __u32[] */
+	struct intern *attrs;	  /* struct attr_key */
+	struct intern *values;	  /* NUL-terminated attribute string values */
 	struct profile_attr_entry *attr_views;
 	size_t attr_views_cap;
 
 	struct proc *procs;
 	size_t nprocs, procs_cap;
-	struct intern *pids;		/* __s64 pid -> proc index */
+	struct intern *pids; /* __s64 pid -> proc index */
 
 	__u32 s_sample_type, s_sample_unit, s_period_type, s_period_unit;
 	__u64 total;
 	__u32 max_entries;
-	bool dirty;			/* an add failed part way: prune has work */
+	bool dirty; /* an add failed part way: prune has work */
 };
 
 static const char *const frame_type_names[PROFILE_FRAME__COUNT] = {
@@ -99,13 +99,14 @@ static int add_attr(struct profile *p, const struct attr_key *k, __u32 *idx)
 	v->unit = k->unit;
 	v->kind = k->kind;
 	v->int_value = k->int_value;
-	v->str_value = k->kind == PROFILE_ATTR_STR ? intern__get(p->values, k->str_value, NULL) : NULL;
+	v->str_value =
+		k->kind == PROFILE_ATTR_STR ? intern__get(p->values, k->str_value, NULL) : NULL;
 	return 0;
 }
 
 static int attr_str(struct profile *p, const char *key, const char *value, __u32 *idx)
 {
-	struct attr_key k = { .kind = PROFILE_ATTR_STR };
+	struct attr_key k = {.kind = PROFILE_ATTR_STR};
 	int err;
 
 	err = intern_string(p->strings, key, &k.key);
@@ -118,7 +119,7 @@ static int attr_str(struct profile *p, const char *key, const char *value, __u32
 
 static int attr_int(struct profile *p, const char *key, __s64 value, __u32 *idx)
 {
-	struct attr_key k = { .kind = PROFILE_ATTR_INT, .int_value = value };
+	struct attr_key k = {.kind = PROFILE_ATTR_INT, .int_value = value};
 	int err;
 
 	err = intern_string(p->strings, key, &k.key);
@@ -157,9 +158,15 @@ struct profile *profile__new_limited(__u32 max_entries)
 
 	/* Zero values at index 0 of every dictionary table. */
 	err = err ?: intern_string(p->strings, "", &idx);
-	err = err ?: intern__put(p->functions, zero, sizeof(struct profile_function_entry), &idx, NULL);
-	err = err ?: intern__put(p->mappings, zero, sizeof(struct profile_mapping_entry), &idx, NULL);
-	err = err ?: intern__put(p->locations, zero, sizeof(struct profile_location_entry), &idx, NULL);
+	err = err
+		      ?: intern__put(p->functions, zero, sizeof(struct profile_function_entry),
+				     &idx, NULL);
+	err = err
+		      ?: intern__put(p->mappings, zero, sizeof(struct profile_mapping_entry), &idx,
+				     NULL);
+	err = err
+		      ?: intern__put(p->locations, zero, sizeof(struct profile_location_entry),
+				     &idx, NULL);
 	err = err ?: intern__put(p->stacks, zero, 0, &idx, NULL);
 	err = err ?: intern_string(p->values, "", &idx);
 	err = err ?: add_attr(p, (const struct attr_key *)zero, &idx);
@@ -305,8 +312,8 @@ static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, 
 
 static int add_location(struct profile *p, const struct profile_frame *f, __u32 *idx)
 {
-	struct profile_location_entry e = { .address = f->address };
-	struct profile_function_entry fn = { 0 };
+	struct profile_location_entry e = {.address = f->address};
+	struct profile_function_entry fn = {0};
 	int err = 0;
 
 	if (f->mapping && f->mapping->start < f->mapping->limit)
@@ -331,7 +338,7 @@ int profile__add_sample(struct profile *p, const struct profile_process_desc *pr
 			__u64 count)
 {
 	__u32 locs[STACK_MAX_FRAMES];
-	struct sample_key key = { 0 };
+	struct sample_key key = {0};
 	struct profile_sample_entry *s;
 	struct proc *pr = NULL;
 	__u32 idx;
@@ -418,8 +425,8 @@ static int replay_sample(struct profile *dst, const struct profile *src, const s
 
 		f->address = l->address;
 		if (l->function)
-			f->function = profile__string(src, profile__function(src, l->function)->name,
-						      NULL);
+			f->function = profile__string(
+				src, profile__function(src, l->function)->name, NULL);
 		if (l->attr && !strcmp(profile__attr(src, l->attr)->str_value, "kernel"))
 			f->type = PROFILE_FRAME_KERNEL;
 		if (l->mapping) {

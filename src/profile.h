@@ -31,84 +31,84 @@ const char *profile__frame_type_name(enum profile_frame_type t);
 /* ---- input descriptions (borrowed by the add functions, copied inside) ---- */
 
 struct profile_mapping_desc {
-	__u64 start;		/* first mapped address */
-	__u64 limit;		/* one past the last mapped address; start < limit */
-	__u64 file_offset;	/* file offset of @start */
-	const char *path;	/* "/usr/lib/x/libc.so.6", "[vdso]", "[kernel.kallsyms]" */
-	const char *build_id;	/* lower-case hex GNU build-id, or NULL */
+	__u64 start;	      /* first mapped address */
+	__u64 limit;	      /* one past the last mapped address; start < limit */
+	__u64 file_offset;    /* file offset of @start */
+	const char *path;     /* "/usr/lib/x/libc.so.6", "[vdso]", "[kernel.kallsyms]" */
+	const char *build_id; /* lower-case hex GNU build-id, or NULL */
 };
 
 struct profile_frame {
-	__u64 address;				   /* absolute address as sampled */
+	__u64 address;				    /* absolute address as sampled */
 	const struct profile_mapping_desc *mapping; /* NULL when unknown */
-	const char *function;			   /* symbol name, NULL when unknown */
+	const char *function;			    /* symbol name, NULL when unknown */
 	enum profile_frame_type type;
 };
 
 struct profile_process_desc {
 	__s64 pid;
-	const char *exe_name;	/* "nginx"; NULL or "" when unknown */
-	const char *exe_path;	/* "/usr/sbin/nginx"; NULL or "" when unknown */
-	const char *cmdline;	/* space-joined argv; NULL or "" when unknown */
+	const char *exe_name; /* "nginx"; NULL or "" when unknown */
+	const char *exe_path; /* "/usr/sbin/nginx"; NULL or "" when unknown */
+	const char *cmdline;  /* space-joined argv; NULL or "" when unknown */
 };
 
 /* Capture-wide facts, copied by profile__set_meta(). */
 struct profile_meta {
-	__u64 time_unix_nano;	/* capture start, UTC */
-	__u64 duration_nano;	/* real capture length */
-	__u64 period_ns;	/* CPU time one sample stands for (1e9 / HZ) */
-	__u8 profile_id[16];	/* random, not all zero */
+	__u64 time_unix_nano; /* capture start, UTC */
+	__u64 duration_nano;  /* real capture length */
+	__u64 period_ns;      /* CPU time one sample stands for (1e9 / HZ) */
+	__u8 profile_id[16];  /* random, not all zero */
 	const char *host_name;
 	const char *host_arch;	/* semconv host.arch: "amd64", "arm64", ... */
 	const char *os_type;	/* semconv os.type: "linux" */
-	const char *scope_name;	/* "profcap" */
+	const char *scope_name; /* "profcap" */
 	const char *scope_version;
 };
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */
 
 struct profile_function_entry {
-	__u32 name;		/* string index */
-	__u32 system_name;	/* string index */
-	__u32 filename;		/* string index */
+	__u32 name;	   /* string index */
+	__u32 system_name; /* string index */
+	__u32 filename;	   /* string index */
 };
 
 struct profile_mapping_entry {
 	__u64 start, limit, file_offset;
-	__u32 filename;		/* string index */
-	__u32 attr;		/* attribute index of the build-id attribute, 0 = none */
+	__u32 filename; /* string index */
+	__u32 attr;	/* attribute index of the build-id attribute, 0 = none */
 };
 
 struct profile_location_entry {
 	__u64 address;
-	__u32 mapping;		/* mapping index, 0 = unknown */
-	__u32 function;		/* function index, 0 = no line emitted */
-	__u32 attr;		/* attribute index of profile.frame.type, 0 = none */
+	__u32 mapping;	/* mapping index, 0 = unknown */
+	__u32 function; /* function index, 0 = no line emitted */
+	__u32 attr;	/* attribute index of profile.frame.type, 0 = none */
 	__u32 pad;
 };
 
 enum profile_attr_kind {
-	PROFILE_ATTR_NONE = 0,	/* only the zero entry */
+	PROFILE_ATTR_NONE = 0, /* only the zero entry */
 	PROFILE_ATTR_STR,
 	PROFILE_ATTR_INT,
 };
 
 struct profile_attr_entry {
-	__u32 key;		/* string index */
-	__u32 unit;		/* string index, 0 = none */
-	__u32 kind;		/* enum profile_attr_kind */
+	__u32 key;  /* string index */
+	__u32 unit; /* string index, 0 = none */
+	__u32 kind; /* enum profile_attr_kind */
 	__u32 pad;
-	__s64 int_value;	/* PROFILE_ATTR_INT */
-	const char *str_value;	/* PROFILE_ATTR_STR, NUL-terminated, owned by the profile */
+	__s64 int_value;       /* PROFILE_ATTR_INT */
+	const char *str_value; /* PROFILE_ATTR_STR, NUL-terminated, owned by the profile */
 };
 
 #define PROFILE_SAMPLE_MAX_ATTRS 2
 
 struct profile_sample_entry {
-	__u32 stack;		/* stack index */
+	__u32 stack; /* stack index */
 	__u32 nattrs;
 	__u32 attrs[PROFILE_SAMPLE_MAX_ATTRS]; /* attribute indices, unique keys */
-	__u64 value;		/* aggregated sample count */
+	__u64 value;			       /* aggregated sample count */
 };
 
 struct profile;

@@ -30,7 +30,7 @@ struct sampler {
 	struct cpu_sampler *skel;
 	int *pfds;
 	struct bpf_link **links;
-	__u32 ncpus;		/* size of pfds/links: highest online CPU + 1 */
+	__u32 ncpus; /* size of pfds/links: highest online CPU + 1 */
 	__u32 nonline;
 	struct ring_buffer *rb;
 	sampler_proc_fn proc_fn;
@@ -76,7 +76,7 @@ int sampler__check_privileges(void)
 	__u64 eff = 0;
 
 	if (read_caps(&eff))
-		return 0;	/* cannot tell: let the load itself fail clearly */
+		return 0; /* cannot tell: let the load itself fail clearly */
 	if (eff & (1ull << cap_sys_admin))
 		return 0;
 	if ((eff & (1ull << cap_bpf)) && (eff & (1ull << cap_perfmon)))
@@ -186,7 +186,8 @@ static void explain_load_error(int err)
 		       strerror(-err));
 	else if (err == -EINVAL || err == -E2BIG || err == -ENOTSUP || err == -EOPNOTSUPP)
 		pr_err("the kernel rejected the BPF program (%s): profcap needs Linux >= 5.8 with "
-		       "CONFIG_BPF_SYSCALL and BPF ring buffers; rerun with -v for the verifier log",
+		       "CONFIG_BPF_SYSCALL and BPF ring buffers; rerun with -v for the verifier "
+		       "log",
 		       strerror(-err));
 	else
 		pr_err("loading the BPF program failed: %s; rerun with -v for details",
@@ -278,7 +279,8 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 				       "(sysctl -w kernel.perf_event_paranoid=-1)",
 				       strerror(-err));
 			else if (err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP)
-				pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): the "
+				pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): "
+				       "the "
 				       "kernel needs CONFIG_PERF_EVENTS",
 				       i, strerror(-err));
 			else if (err == -EMFILE)
@@ -309,8 +311,8 @@ int sampler__start(struct sampler *s)
 	for (i = 0; i < s->ncpus; i++) {
 		if (s->pfds[i] < 0)
 			continue;
-		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.profcap_sample,
-							     s->pfds[i]);
+		s->links[i] =
+			bpf_program__attach_perf_event(s->skel->progs.profcap_sample, s->pfds[i]);
 		if (!s->links[i]) {
 			int err = -errno;
 
@@ -375,7 +377,7 @@ static void clear_stacks(int fd)
 
 int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 {
-	const struct timespec settle = { 0, SAMPLER_GEN_SETTLE_NS };
+	const struct timespec settle = {0, SAMPLER_GEN_SETTLE_NS};
 	static struct stack_trace ust, kst;
 	struct sample_key key, next;
 	int cfd, sfd, err = 0;
@@ -418,7 +420,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 			if (!bpf_map_lookup_elem(sfd, &k->ustack, &ust)) {
 				r.ustack = ust.ips;
 				r.nustack = (__u32)(ust.nr < PROFCAP_MAX_STACK ? ust.nr
-									    : PROFCAP_MAX_STACK);
+									       : PROFCAP_MAX_STACK);
 			} else {
 				s->stacks_missing += r.count;
 				r.flags |= PROFCAP_F_USTACK_LOST;
@@ -428,7 +430,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 			if (!bpf_map_lookup_elem(sfd, &k->kstack, &kst)) {
 				r.kstack = kst.ips;
 				r.nkstack = (__u32)(kst.nr < PROFCAP_MAX_STACK ? kst.nr
-									    : PROFCAP_MAX_STACK);
+									       : PROFCAP_MAX_STACK);
 			} else {
 				s->stacks_missing += r.count;
 				r.flags |= PROFCAP_F_KSTACK_LOST;

@@ -14,12 +14,12 @@
 #include <linux/types.h>
 
 struct sampler_opts {
-	__u32 freq_hz;		/* samples per second per CPU */
-	const int *pids;	/* processes to keep (filtered in BPF); NULL = all */
+	__u32 freq_hz;	 /* samples per second per CPU */
+	const int *pids; /* processes to keep (filtered in BPF); NULL = all */
 	size_t npids;
-	bool user;		/* collect user stacks */
-	bool kernel;		/* collect kernel stacks */
-	bool idle;		/* keep samples of the idle task (pid 0) */
+	bool user;   /* collect user stacks */
+	bool kernel; /* collect kernel stacks */
+	bool idle;   /* keep samples of the idle task (pid 0) */
 };
 
 /* One aggregated record: @count samples with identical key. The stack arrays
@@ -27,7 +27,7 @@ struct sampler_opts {
 struct sampler_record {
 	__u32 tgid, tid;
 	char comm[17];
-	__u32 flags;		/* PROFCAP_F_* from bpf/cpu_sampler.h */
+	__u32 flags; /* PROFCAP_F_* from bpf/cpu_sampler.h */
 	const __u64 *ustack;
 	__u32 nustack;
 	const __u64 *kstack;
@@ -36,13 +36,13 @@ struct sampler_record {
 };
 
 struct sampler_stats {
-	__u64 samples;		/* samples taken (after filters) */
-	__u64 counts_full;	/* samples lost: aggregation table full */
-	__u64 ustack_err;	/* samples whose user stack could not be read */
-	__u64 kstack_err;	/* samples whose kernel stack could not be read */
-	__u64 stacks_full;	/* stacks not stored: stack table full */
-	__u64 stacks_missing;	/* records whose stack vanished before the drain */
-	__u64 events_lost;	/* new-process notices lost */
+	__u64 samples;	      /* samples taken (after filters) */
+	__u64 counts_full;    /* samples lost: aggregation table full */
+	__u64 ustack_err;     /* samples whose user stack could not be read */
+	__u64 kstack_err;     /* samples whose kernel stack could not be read */
+	__u64 stacks_full;    /* stacks not stored: stack table full */
+	__u64 stacks_missing; /* records whose stack vanished before the drain */
+	__u64 events_lost;    /* new-process notices lost */
 	__u64 drains;
 	__u32 ncpus;
 };

@@ -76,7 +76,7 @@ static int file_deliver(struct sink *base, const void *data, size_t len)
 		pr_err("cannot move %s to %s: %s; the capture is kept at %s", s->tmp, s->path,
 		       strerror(-err), s->tmp);
 		free(s->tmp);
-		s->tmp = NULL;	/* keep it: it holds the data */
+		s->tmp = NULL; /* keep it: it holds the data */
 		return err;
 	}
 	free(s->tmp);

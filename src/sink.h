@@ -22,7 +22,7 @@ struct sink_ops {
 
 struct sink {
 	const struct sink_ops *ops;
-	char *describe;		/* human-readable destination, owned */
+	char *describe; /* human-readable destination, owned */
 };
 
 /* Deliver @len bytes of @data to @s. 0 or -errno (already logged). */

@@ -15,54 +15,52 @@ static int test__passed, test__failed, test__cur_failed;
 
 #define TEST(name) static void test_##name(void)
 
-#define RUN(name)                                                        \
-	do {                                                             \
-		test__cur_failed = 0;                                    \
-		test_##name();                                           \
-		if (test__cur_failed) {                                  \
-			test__failed++;                                  \
-		} else {                                                 \
-			test__passed++;                                  \
-			printf("ok %s\n", #name);                        \
-		}                                                        \
+#define RUN(name)                                 \
+	do {                                      \
+		test__cur_failed = 0;             \
+		test_##name();                    \
+		if (test__cur_failed) {           \
+			test__failed++;           \
+		} else {                          \
+			test__passed++;           \
+			printf("ok %s\n", #name); \
+		}                                 \
 	} while (0)
 
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
-			printf("FAIL %s: %s:%d: %s\n", __func__, __FILE__, __LINE__, \
-			       #cond);                                           \
-			test__cur_failed = 1;                                    \
-			return;                                                  \
-		}                                                                \
+#define CHECK(cond)                                                                          \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			printf("FAIL %s: %s:%d: %s\n", __func__, __FILE__, __LINE__, #cond); \
+			test__cur_failed = 1;                                                \
+			return;                                                              \
+		}                                                                            \
 	} while (0)
 
-#define CHECK_EQ_U64(a, b)                                                           \
-	do {                                                                         \
-		unsigned long long a__ = (unsigned long long)(a);                    \
-		unsigned long long b__ = (unsigned long long)(b);                    \
-		if (a__ != b__) {                                                    \
-			printf("FAIL %s: %s:%d: %s == %s (%llu != %llu)\n", __func__, \
-			       __FILE__, __LINE__, #a, #b, a__, b__);                \
-			test__cur_failed = 1;                                        \
-			return;                                                      \
-		}                                                                    \
+#define CHECK_EQ_U64(a, b)                                                                      \
+	do {                                                                                    \
+		unsigned long long a__ = (unsigned long long)(a);                               \
+		unsigned long long b__ = (unsigned long long)(b);                               \
+		if (a__ != b__) {                                                               \
+			printf("FAIL %s: %s:%d: %s == %s (%llu != %llu)\n", __func__, __FILE__, \
+			       __LINE__, #a, #b, a__, b__);                                     \
+			test__cur_failed = 1;                                                   \
+			return;                                                                 \
+		}                                                                               \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                             \
-	do {                                                                        \
-		const char *a__ = (a), *b__ = (b);                                  \
-		if (!a__ || !b__ || strcmp(a__, b__)) {                             \
+#define CHECK_STR(a, b)                                                                   \
+	do {                                                                              \
+		const char *a__ = (a), *b__ = (b);                                        \
+		if (!a__ || !b__ || strcmp(a__, b__)) {                                   \
 			printf("FAIL %s: %s:%d: %s == %s (\"%s\" != \"%s\")\n", __func__, \
-			       __FILE__, __LINE__, #a, #b, a__ ? a__ : "(null)",    \
-			       b__ ? b__ : "(null)");                               \
-			test__cur_failed = 1;                                       \
-			return;                                                     \
-		}                                                                   \
+			       __FILE__, __LINE__, #a, #b, a__ ? a__ : "(null)",          \
+			       b__ ? b__ : "(null)");                                     \
+			test__cur_failed = 1;                                             \
+			return;                                                           \
+		}                                                                         \
 	} while (0)
 
-#define TEST_DONE()                                                               \
-	(printf("unit: %d passed, %d failed\n", test__passed, test__failed), \
-	 test__failed ? 1 : 0)
+#define TEST_DONE() \
+	(printf("unit: %d passed, %d failed\n", test__passed, test__failed), test__failed ? 1 : 0)
 
 #endif

@@ -557,7 +557,7 @@ static void set_meta(struct profile *p)
 		.time_unix_nano = 0x0102030405060708ull,
 		.duration_nano = 2000000000ull,
 		.period_ns = 10000000ull,
-		.profile_id = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
+		.profile_id = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
 		.host_name = "testhost",
 		.host_arch = "amd64",
 		.os_type = "linux",
@@ -583,14 +583,14 @@ static struct profile *tiny_profile(void)
 		.path = "/usr/bin/app",
 	};
 	const struct profile_frame f1[] = {
-		{ .address = 0x7f0000001234ull, .mapping = &libc, .function = "memcpy" },
-		{ .address = 0x401000, .mapping = &exe, .function = "main" },
+		{.address = 0x7f0000001234ull, .mapping = &libc, .function = "memcpy"},
+		{.address = 0x401000, .mapping = &exe, .function = "main"},
 	};
 	const struct profile_frame f2[] = {
-		{ .address = 0xffffffff81000000ull,
-		  .function = "do_syscall_64",
-		  .type = PROFILE_FRAME_KERNEL },
-		{ .address = 0x401234, .mapping = &exe },
+		{.address = 0xffffffff81000000ull,
+		 .function = "do_syscall_64",
+		 .type = PROFILE_FRAME_KERNEL},
+		{.address = 0x401234, .mapping = &exe},
 	};
 	const struct profile_process_desc proc = {
 		.pid = 4242,
@@ -598,7 +598,7 @@ static struct profile *tiny_profile(void)
 		.exe_path = "/usr/bin/app",
 		.cmdline = "app --x",
 	};
-	const struct profile_process_desc proc2 = { .pid = 7 };
+	const struct profile_process_desc proc2 = {.pid = 7};
 	struct profile *p = profile__new();
 
 	if (!p)
@@ -688,19 +688,19 @@ TEST(exact_bytes)
 	/* Link 0: field 4, 28 bytes: trace_id 16 zero bytes, span_id 8 zero bytes,
 	 * followed by string_table[0] "" (field 5, length 0). */
 	static const unsigned char link0[] = {
-		0x22, 0x1c, 0x0a, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-		0x12, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0x2a, 0x00,
+		0x22, 0x1c, 0x0a, 0x10, 0,    0,    0, 0, 0, 0, 0, 0, 0, 0, 0,	  0,
+		0,    0,    0,	  0,	0x12, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0x2a, 0x00,
 	};
 	/* Profile: time_unix_nano is fixed64 field 3, little endian. */
-	static const unsigned char time[] = { 0x19, 8, 7, 6, 5, 4, 3, 2, 1 };
+	static const unsigned char time[] = {0x19, 8, 7, 6, 5, 4, 3, 2, 1};
 	/* Profile: duration_nano field 4 = 2e9 as varint, period_type (5) =
 	 * {3, 4} (strings "cpu", "nanoseconds"), period field 6 = 1e7. */
-	static const unsigned char dur[] = { 0x20, 0x80, 0xa8, 0xd6, 0xb9, 0x07, 0x2a, 0x04, 0x08,
-					     0x03, 0x10, 0x04, 0x30, 0x80, 0xad, 0xe2, 0x04 };
+	static const unsigned char dur[] = {0x20, 0x80, 0xa8, 0xd6, 0xb9, 0x07, 0x2a, 0x04, 0x08,
+					    0x03, 0x10, 0x04, 0x30, 0x80, 0xad, 0xe2, 0x04};
 	/* Profile: sample_type (1) = {1, 2} ("samples", "count"). */
-	static const unsigned char st[] = { 0x0a, 0x04, 0x08, 0x01, 0x10, 0x02 };
+	static const unsigned char st[] = {0x0a, 0x04, 0x08, 0x01, 0x10, 0x02};
 	/* The dictionary opens with mapping_table[0] = {} (field 1, length 0). */
-	static const unsigned char map0[] = { 0x0a, 0x00 };
+	static const unsigned char map0[] = {0x0a, 0x00};
 	struct profile *p = profile__new();
 	pb_istream_t s;
 	uint64_t len;
@@ -815,7 +815,7 @@ TEST(big_model_speed)
 	static struct profile_mapping_desc maps[BIG_MAPS];
 	static char names[BIG_MAPS][32];
 	struct profile_frame frames[BIG_DEPTH];
-	struct profile_process_desc proc = { .pid = 1000, .exe_name = "big" };
+	struct profile_process_desc proc = {.pid = 1000, .exe_name = "big"};
 	struct profile *p = profile__new();
 	static char fname[BIG_LOCS / 5][16];
 	struct decoded d;

@@ -5,21 +5,31 @@
 #include "test.h"
 
 static const struct profile_mapping_desc map_a = {
-	.start = 0x400000, .limit = 0x401000, .file_offset = 0, .path = "/bin/a", .build_id = "abcd",
+	.start = 0x400000,
+	.limit = 0x401000,
+	.file_offset = 0,
+	.path = "/bin/a",
+	.build_id = "abcd",
 };
 static const struct profile_mapping_desc map_b = {
-	.start = 0x7f0000, .limit = 0x7f8000, .file_offset = 0x1000, .path = "/lib/b.so",
+	.start = 0x7f0000,
+	.limit = 0x7f8000,
+	.file_offset = 0x1000,
+	.path = "/lib/b.so",
 };
 static const struct profile_process_desc proc1 = {
-	.pid = 101, .exe_name = "a", .exe_path = "/bin/a", .cmdline = "a --x",
+	.pid = 101,
+	.exe_name = "a",
+	.exe_path = "/bin/a",
+	.cmdline = "a --x",
 };
-static const struct profile_process_desc proc2 = { .pid = 202, .exe_name = "b" };
+static const struct profile_process_desc proc2 = {.pid = 202, .exe_name = "b"};
 
 static void frames3(struct profile_frame *f, __u64 leaf)
 {
-	f[0] = (struct profile_frame){ leaf, &map_b, "leaf", PROFILE_FRAME_NATIVE };
-	f[1] = (struct profile_frame){ 0x400100, &map_a, "mid", PROFILE_FRAME_NATIVE };
-	f[2] = (struct profile_frame){ 0x400200, &map_a, "main", PROFILE_FRAME_NATIVE };
+	f[0] = (struct profile_frame){leaf, &map_b, "leaf", PROFILE_FRAME_NATIVE};
+	f[1] = (struct profile_frame){0x400100, &map_a, "mid", PROFILE_FRAME_NATIVE};
+	f[2] = (struct profile_frame){0x400200, &map_a, "main", PROFILE_FRAME_NATIVE};
 }
 
 /* Every non-zero table entry must be referenced (the OTLP orphan rule). */
@@ -117,18 +127,18 @@ TEST(dedup_and_merge)
 	CHECK(!profile__add_sample(p, &proc1, 7, "worker", f, 3, 1));
 
 	CHECK_EQ_U64(profile__process_count(p), 2);
-	CHECK_EQ_U64(profile__sample_count(p, 0), 3);	/* (tid 7, s1), (8, s1), (7, s2) */
+	CHECK_EQ_U64(profile__sample_count(p, 0), 3); /* (tid 7, s1), (8, s1), (7, s2) */
 	CHECK_EQ_U64(profile__sample(p, 0, 0)->value, 7);
 	CHECK_EQ_U64(profile__sample_count(p, 1), 1);
-	CHECK_EQ_U64(profile__sample(p, 1, 0)->nattrs, 1);	/* no thread.name */
+	CHECK_EQ_U64(profile__sample(p, 1, 0)->nattrs, 1); /* no thread.name */
 	CHECK_EQ_U64(profile__total(p), 13);
-	CHECK_EQ_U64(profile__mapping_count(p), 3);	/* zero + a + b */
-	CHECK_EQ_U64(profile__function_count(p), 4);	/* zero + leaf, mid, main */
-	CHECK_EQ_U64(profile__location_count(p), 5);	/* zero + 4 addresses */
+	CHECK_EQ_U64(profile__mapping_count(p), 3);  /* zero + a + b */
+	CHECK_EQ_U64(profile__function_count(p), 4); /* zero + leaf, mid, main */
+	CHECK_EQ_U64(profile__location_count(p), 5); /* zero + 4 addresses */
 	CHECK_EQ_U64(profile__stack_count(p), 3);
 	CHECK_STR(profile__process(p, 0)->cmdline, "a --x");
 	CHECK_EQ_U64(profile__mapping(p, 1)->start, 0x7f0000);
-	CHECK(profile__mapping(p, 2)->attr != 0);	/* map_a has a build-id */
+	CHECK(profile__mapping(p, 2)->attr != 0); /* map_a has a build-id */
 	CHECK_STR(profile__attr(p, profile__mapping(p, 2)->attr)->str_value, "abcd");
 	CHECK_EQ_U64(count_orphans(p), 0);
 	profile__free(p);
@@ -137,9 +147,9 @@ TEST(dedup_and_merge)
 TEST(kernel_frames_and_empty_stack)
 {
 	struct profile *p = profile__new();
-	struct profile_mapping_desc k = { 0xffffffff81000000ull, 0xffffffff82000000ull, 0,
-					  "[kernel.kallsyms]", NULL };
-	struct profile_frame f = { 0xffffffff81000100ull, &k, "do_sys_open", PROFILE_FRAME_KERNEL };
+	struct profile_mapping_desc k = {0xffffffff81000000ull, 0xffffffff82000000ull, 0,
+					 "[kernel.kallsyms]", NULL};
+	struct profile_frame f = {0xffffffff81000100ull, &k, "do_sys_open", PROFILE_FRAME_KERNEL};
 	const struct profile_location_entry *l;
 
 	CHECK(p);
@@ -147,7 +157,7 @@ TEST(kernel_frames_and_empty_stack)
 	CHECK(!profile__add_sample(p, &proc1, 1, "t", NULL, 0, 1));
 	l = profile__location(p, 1);
 	CHECK_STR(profile__attr(p, l->attr)->str_value, "kernel");
-	CHECK_EQ_U64(profile__sample(p, 0, 1)->stack, 0);	/* empty stack is the zero stack */
+	CHECK_EQ_U64(profile__sample(p, 0, 1)->stack, 0); /* empty stack is the zero stack */
 	CHECK(profile__add_sample(p, &proc1, 1, "t", &f, 1, 0) == -EINVAL);
 	profile__free(p);
 }
@@ -167,7 +177,7 @@ TEST(prune_after_full_table)
 		added += !err;
 	}
 	CHECK(err == -E2BIG);
-	CHECK(count_orphans(p) > 0);	/* the failed add left entries behind */
+	CHECK(count_orphans(p) > 0); /* the failed add left entries behind */
 	CHECK(!profile__prune(p));
 	CHECK_EQ_U64(count_orphans(p), 0);
 	CHECK_EQ_U64(profile__total(p), (__u64)added);

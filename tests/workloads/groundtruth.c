@@ -31,26 +31,50 @@ NOINLINE void unit_done(void)
 
 /* Identical work per unit in every chain, inlined into each burn_* function
  * so the leaf frame is the burn_* function itself. */
-#define BURN(units)                                                  \
-	do {                                                         \
-		unsigned long x = sink;                              \
-		for (long u = 0; u < (units); u++) {                 \
-			for (int i = 0; i < 20000; i++)              \
+#define BURN(units)                                                                    \
+	do {                                                                           \
+		unsigned long x = sink;                                                \
+		for (long u = 0; u < (units); u++) {                                   \
+			for (int i = 0; i < 20000; i++)                                \
 				x = x * 6364136223846793005ul + 1442695040888963407ul; \
-			unit_done();                                 \
-		}                                                    \
-		sink = x;                                            \
+			unit_done();                                                   \
+		}                                                                      \
+		sink = x;                                                              \
 	} while (0)
 
-NOINLINE void burn_a(long n) { BURN(n); }
-NOINLINE void burn_b(long n) { BURN(n); }
-NOINLINE void burn_c(long n) { BURN(n); }
-NOINLINE void burn_w(long n) { BURN(n); }
+NOINLINE void burn_a(long n)
+{
+	BURN(n);
+}
+NOINLINE void burn_b(long n)
+{
+	BURN(n);
+}
+NOINLINE void burn_c(long n)
+{
+	BURN(n);
+}
+NOINLINE void burn_w(long n)
+{
+	BURN(n);
+}
 
-NOINLINE void chain_a(void) { burn_a(50); }
-NOINLINE void middle_b(void) { burn_b(30); }
-NOINLINE void chain_b(void) { middle_b(); }
-NOINLINE void chain_c(void) { burn_c(20); }
+NOINLINE void chain_a(void)
+{
+	burn_a(50);
+}
+NOINLINE void middle_b(void)
+{
+	burn_b(30);
+}
+NOINLINE void chain_b(void)
+{
+	middle_b();
+}
+NOINLINE void chain_c(void)
+{
+	burn_c(20);
+}
 
 static double deadline;
 

@@ -168,6 +168,18 @@ class CaptureTest(unittest.TestCase):
             self.assertEqual(len(lines), 1, r.stderr)
             self.assertIn("-o", lines[0])
 
+    def test_unprivileged_gets_one_line_hint(self):
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            "--inh-caps=-all", PROFCAP, "capture", "--seconds", "1",
+                            "-o", "/tmp/never-written.pb"],
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("CAP_BPF", lines[0])
+        self.assertIn("CAP_PERFMON", lines[0])
+        self.assertFalse(os.path.exists("/tmp/never-written.pb"))
+
     def test_default_name_never_clobbers(self):
         for _ in range(2):
             r = run_profcap(["capture", "--seconds", "0.3", "-q", "-p", str(os.getpid())], cwd=self.dir)

@@ -371,6 +371,12 @@ static void summary(const struct capture *c, const struct sampler_stats *st, __s
 		sink__describe(c->sink), bytes, (unsigned long long)total,
 		profile__process_count(c->prof), profile__stack_count(c->prof) - 1, dur_ns / 1e9,
 		c->o->freq_hz, st->ncpus);
+	/* Every sample the kernel took is in the profile or counted as lost. */
+	if (st->samples != total + lost)
+		pr_warn("the kernel took %llu samples but %llu are accounted for (%llu in the profile, "
+			"%llu lost); please report this",
+			(unsigned long long)st->samples, (unsigned long long)(total + lost),
+			(unsigned long long)total, (unsigned long long)lost);
 	if (lost)
 		pr_warn("%llu samples lost (aggregation table full: %llu, profile full: %llu)",
 			(unsigned long long)lost, (unsigned long long)st->counts_full,

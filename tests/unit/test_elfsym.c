@@ -8,6 +8,7 @@
 
 #include "elfsym.h"
 #include "procmaps.h"
+#include "fixtures.h"
 #include "test.h"
 
 #define MAX_NM 4096
@@ -18,23 +19,8 @@ struct nm_sym {
 	char name[128];
 };
 
-static char fixture_dir[4096];
 static struct nm_sym nm[MAX_NM];
 static size_t nnm;
-
-static void find_fixture_dir(void)
-{
-	ssize_t n = readlink("/proc/self/exe", fixture_dir, sizeof(fixture_dir) - 32);
-	char *slash;
-
-	if (n <= 0) {
-		strcpy(fixture_dir, "build/tests/fixtures");
-		return;
-	}
-	fixture_dir[n] = '\0';
-	slash = strrchr(fixture_dir, '/');
-	strcpy(slash ? slash + 1 : fixture_dir, "fixtures");
-}
 
 static void fixture_path(char *dst, size_t size, const char *name)
 {
@@ -85,24 +71,6 @@ static int nm_has(const char *name, unsigned long long addr)
 	for (i = 0; name && i < nnm; i++)
 		if (nm[i].addr == addr && !strcmp(nm[i].name, name))
 			return 1;
-	return 0;
-}
-
-static int read_line_file(const char *bin, const char *ext, char *dst, size_t size)
-{
-	char path[4200];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "%s/%s.%s", fixture_dir, bin, ext);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ok = fgets(dst, (int)size, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -EINVAL;
-	dst[strcspn(dst, "\n")] = '\0';
 	return 0;
 }
 
@@ -225,7 +193,7 @@ TEST(build_ids_match_readelf)
 		int fd;
 
 		CHECK(e);
-		CHECK(!read_line_file(bins[i], "buildid", want, sizeof(want)));
+		CHECK(!fixtures__read_line(bins[i], "buildid", want, sizeof(want)));
 		CHECK(strlen(want) == 40);
 		CHECK_STR(elfsym__build_id(e), want);
 		elfsym__free(e);
@@ -467,7 +435,7 @@ TEST(self_vdso)
 
 int main(void)
 {
-	find_fixture_dir();
+	fixtures__init();
 	RUN(pie_symbols_match_nm);
 	RUN(build_ids_match_readelf);
 	RUN(pie_with_load_bias);

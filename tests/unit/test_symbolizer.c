@@ -14,43 +14,8 @@
 
 #include "elfsym.h"
 #include "symbolizer.h"
+#include "fixtures.h"
 #include "test.h"
-
-static char fixture_dir[4096];
-static char self_exe[4096];
-
-static void find_fixture_dir(void)
-{
-	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
-	char *slash;
-
-	if (n <= 0) {
-		strcpy(fixture_dir, "build/tests/fixtures");
-		return;
-	}
-	self_exe[n] = '\0';
-	strcpy(fixture_dir, self_exe);
-	slash = strrchr(fixture_dir, '/');
-	strcpy(slash ? slash + 1 : fixture_dir, "fixtures");
-}
-
-static int read_line_file(const char *bin, const char *ext, char *dst, size_t size)
-{
-	char path[4200];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "%s/%s.%s", fixture_dir, bin, ext);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ok = fgets(dst, (int)size, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -EINVAL;
-	dst[strcspn(dst, "\n")] = '\0';
-	return 0;
-}
 
 /* Address of a text symbol in `nm` output of fixture @bin, 0 if absent. */
 static unsigned long long nm_addr(const char *bin, const char *name)
@@ -306,10 +271,10 @@ TEST(live_pie_nopie_and_library)
 	CHECK(checked >= 10);
 	symbolizer__resolve_user(s, pie.pid, fx_addr(&pie, "fx_lib_func"), true, &fr);
 	CHECK(ends_with(fr.mapping ? fr.mapping->path : NULL, "/libfx.so"));
-	CHECK(!read_line_file("libfx.so", "buildid", want, sizeof(want)));
+	CHECK(!fixtures__read_line("libfx.so", "buildid", want, sizeof(want)));
 	CHECK_STR(fr.mapping->build_id, want);
 	symbolizer__resolve_user(s, pie.pid, fx_addr(&pie, "fx_alpha"), true, &fr);
-	CHECK(!read_line_file("fx_pie", "buildid", want, sizeof(want)));
+	CHECK(!fixtures__read_line("fx_pie", "buildid", want, sizeof(want)));
 	CHECK_STR(fr.mapping->build_id, want);
 	CHECK(ends_with(fr.mapping->path, "/fx_pie"));
 	pd = symbolizer__process(s, pie.pid);
@@ -538,7 +503,7 @@ TEST(fake_proc_root)
 	symbolizer__resolve_user(s, 4242, pie_bias + nm_addr("fx_pie", "fx_beta"), true, &fr);
 	CHECK_STR(fr.function, "fx_beta");
 	CHECK(ends_with(fr.mapping->path, "/fixtures/fx_pie"));
-	CHECK(!read_line_file("fx_pie", "buildid", want, sizeof(want)));
+	CHECK(!fixtures__read_line("fx_pie", "buildid", want, sizeof(want)));
 	CHECK_STR(fr.mapping->build_id, want);
 	pie_map = fr.mapping;
 	/* A library at a path with spaces. */
@@ -717,7 +682,7 @@ TEST(system_wide)
 
 int main(void)
 {
-	find_fixture_dir();
+	fixtures__init();
 	RUN(self_process);
 	RUN(self_vdso);
 	RUN(same_binary_parsed_once);

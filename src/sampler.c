@@ -38,6 +38,9 @@ struct sampler {
 	__u64 stacks_missing;
 	__u64 drains;
 	/* drain scratch */
+	struct stack_trace ust, kst;
+	__u64 *stack_keys;
+	__u32 nstack_keys_cap;
 	struct sample_key *keys;
 	__u64 *vals;
 	__u32 cap;
@@ -363,22 +366,39 @@ static int grow_scratch(struct sampler *s)
 	return 0;
 }
 
-static void clear_stacks(int fd)
+/* Empty the idle generation's stack table. Keys are collected first: a
+ * deleted key cannot serve as the iteration cursor, and restarting from the
+ * first bucket after every delete would cost O(buckets) per entry. */
+static int clear_stacks(struct sampler *s, int fd)
 {
-	__u64 key, next;
-	int have = 0;
+	__u64 next, *cur = NULL;
+	__u32 n = 0, i;
+	int err;
 
-	/* Deleting the current key restarts iteration from the first one. */
-	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
-		bpf_map_delete_elem(fd, &next);
-		have = 0;
+	while (!bpf_map_get_next_key(fd, cur, &next)) {
+		if (n == s->nstack_keys_cap) {
+			__u32 ncap = s->nstack_keys_cap ? s->nstack_keys_cap * 2 : 1024;
+			__u64 *k = realloc(s->stack_keys, ncap * sizeof(*k));
+
+			if (!k)
+				return -ENOMEM;
+			s->stack_keys = k;
+			s->nstack_keys_cap = ncap;
+		}
+		s->stack_keys[n] = next;
+		cur = &s->stack_keys[n++];
 	}
+	for (i = 0; i < n; i++) {
+		err = bpf_map_delete_elem(fd, &s->stack_keys[i]);
+		if (err && err != -ENOENT)
+			return err;
+	}
+	return 0;
 }
 
 int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 {
 	const struct timespec settle = {0, SAMPLER_GEN_SETTLE_NS};
-	static struct stack_trace ust, kst;
 	struct sample_key key, next;
 	int cfd, sfd, err = 0;
 	__u32 n = 0, i, idle;
@@ -417,9 +437,9 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		memcpy(r.comm, k->comm, 16);
 		r.comm[16] = '\0';
 		if (k->ustack) {
-			if (!bpf_map_lookup_elem(sfd, &k->ustack, &ust)) {
-				r.ustack = ust.ips;
-				r.nustack = (__u32)(ust.nr < PROFCAP_MAX_STACK ? ust.nr
+			if (!bpf_map_lookup_elem(sfd, &k->ustack, &s->ust)) {
+				r.ustack = s->ust.ips;
+				r.nustack = (__u32)(s->ust.nr < PROFCAP_MAX_STACK ? s->ust.nr
 									       : PROFCAP_MAX_STACK);
 			} else {
 				s->stacks_missing += r.count;
@@ -427,9 +447,9 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 			}
 		}
 		if (k->kstack) {
-			if (!bpf_map_lookup_elem(sfd, &k->kstack, &kst)) {
-				r.kstack = kst.ips;
-				r.nkstack = (__u32)(kst.nr < PROFCAP_MAX_STACK ? kst.nr
+			if (!bpf_map_lookup_elem(sfd, &k->kstack, &s->kst)) {
+				r.kstack = s->kst.ips;
+				r.nkstack = (__u32)(s->kst.nr < PROFCAP_MAX_STACK ? s->kst.nr
 									       : PROFCAP_MAX_STACK);
 			} else {
 				s->stacks_missing += r.count;
@@ -442,7 +462,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
-	clear_stacks(sfd);
+	if (!err)
+		err = clear_stacks(s, sfd);
 out:
 	return err;
 }
@@ -512,5 +533,6 @@ void sampler__free(struct sampler *s)
 	free(s->pfds);
 	free(s->keys);
 	free(s->vals);
+	free(s->stack_keys);
 	free(s);
 }

@@ -37,6 +37,8 @@ int buf__reserve(struct buf *b, size_t extra)
 	ncap = b->cap ? b->cap : 256;
 	while (ncap < need)
 		ncap = ncap > b->max / 2 ? b->max : ncap * 2;
+	if (ncap > b->max)
+		ncap = b->max; /* the first allocation may exceed a small cap */
 	n = realloc(b->data, ncap);
 	if (!n)
 		return -ENOMEM;

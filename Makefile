@@ -31,13 +31,17 @@ NANOPB_GEN := /usr/bin/nanopb_generator.py
 
 CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer \
 	-ffunction-sections -fdata-sections -D_GNU_SOURCE -DPB_FIELD_32BIT \
-	-Isrc -Ibpf -I$(BUILD)/gen -I$(BUILD)/bpf -I$(PREFIX)/include \
-	-I$(NANOPB_DIR) -idirafter $(UAPI)
+	-DCURL_STATICLIB -Isrc -Ibpf -I$(BUILD)/gen -I$(BUILD)/bpf \
+	-I$(PREFIX)/include -I$(NANOPB_DIR) -idirafter $(UAPI)
 # Third-party sources (nanopb runtime) are not held to our warning policy.
 THIRD_PARTY_CFLAGS := $(filter-out -Werror,$(CFLAGS))
 DEPFLAGS = -MMD -MP
 LDFLAGS := -static -Wl,--gc-sections
-LIBS := $(PREFIX)/lib/libbpf.a $(PREFIX)/lib/libelf.a $(PREFIX)/lib/libz.a
+# Static libraries in link order: each uses only those after it (libbpf ->
+# libelf -> zlib; libcurl -> nghttp2, OpenSSL, zlib; libssl -> libcrypto).
+LIBS := $(PREFIX)/lib/libbpf.a $(PREFIX)/lib/libelf.a $(PREFIX)/lib/libcurl.a \
+	$(PREFIX)/lib/libnghttp2.a $(PREFIX)/lib/libssl.a $(PREFIX)/lib/libcrypto.a \
+	$(PREFIX)/lib/libz.a
 
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 	-I$(PREFIX)/include -idirafter $(UAPI) -Ibpf

@@ -3,8 +3,9 @@
 #
 # 1. installs the Debian packages the build needs (only those missing),
 # 2. fetches the third-party sources with `apt-get source` into deps/src,
-# 3. builds zlib, libelf and libbpf as static musl libraries into deps/prefix,
-#    copies the nanopb runtime and the Linux UAPI headers,
+# 3. builds zlib, libelf, libbpf and the transport (OpenSSL, nghttp2, libcurl)
+#    as static musl libraries into deps/prefix, copies the nanopb runtime and
+#    the Linux UAPI headers,
 # 4. runs make (arguments of build.sh go to make, e.g. ./build.sh test).
 # Finished steps leave a stamp in deps/stamps and are skipped on the next run.
 # Each step logs to deps/logs/<step>.log; a failure names the step and its log.
@@ -28,9 +29,14 @@ APT_ETC=${APT_ETC:-/etc/apt}
 # profiled, sections so the final link can drop what is unused.
 DEPS_CFLAGS="-O2 -g -fno-omit-frame-pointer -ffunction-sections -fdata-sections"
 
+# Build tools for the transport libraries (autotools for nghttp2, perl for
+# OpenSSL), then tools only the tests use: python3-grpcio (gRPC receiver),
+# openssl (test certificates), curl (manual checks).
 APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobuf
-	linux-libc-dev dpkg-dev xz-utils file make gcc binutils"
-SRC_PKGS="zlib elfutils libbpf nanopb"
+	linux-libc-dev dpkg-dev xz-utils file make gcc binutils
+	autoconf automake libtool pkg-config perl patch
+	python3-grpcio openssl curl"
+SRC_PKGS="zlib elfutils libbpf nanopb openssl nghttp2 curl"
 
 mkdir -p "$SRC" "$PREFIX/include" "$PREFIX/lib" "$OBJ" "$STAMPS" "$LOGS"
 
@@ -151,10 +157,21 @@ if ((${#need_src[@]})); then
 	fi
 	apt_update
 	mkdir -p "$SRC/dl"
+	# A mirror may index a version whose .dsc is not published yet (seen
+	# on bookworm-security): then take the newest version that downloads.
 	fetch_src() {
+		local v
 		cd "$SRC/dl"
 		rm -f "$1"_*.dsc
-		apt-get source --download-only "$1"
+		if ! apt-get source --download-only "$1"; then
+			for v in $(apt-cache showsrc "$1" |
+				sed -n 's/^Version: //p' | sort -ruV); do
+				rm -f "$1"_*.dsc
+				apt-get source --download-only "$1=$v" && break
+			done
+		fi
+		local dsc=("$1"_*.dsc)
+		[[ ${#dsc[@]} == 1 && -f ${dsc[0]} ]]
 		rm -rf "${SRC:?}/$1"
 		dpkg-source -x "$1"_*.dsc "$SRC/$1"
 		rm -f "$SRC/$1"_*.orig.tar.*
@@ -236,6 +253,112 @@ if ! stamp_ok nanopb "$nanopb_key" "$PREFIX/nanopb/pb_encode.c"; then
 	}
 	run_step nanopb copy_nanopb
 	stamp_set nanopb "$nanopb_key"
+fi
+
+# ---- transport: OpenSSL 3.0, nghttp2, libcurl (HTTP/1.1, HTTP/2, TLS) -----
+# No unwind tables: nothing here needs them (no C++; profcap unwinds with
+# frame pointers), and .eh_frame survives strip.
+TRANSPORT_CFLAGS="$DEPS_CFLAGS -fno-asynchronous-unwind-tables"
+# configure scripts must see our .pc files only, never the glibc ones.
+TRANSPORT_ENV=(env CC=musl-gcc PKG_CONFIG_LIBDIR="$PREFIX/lib/pkgconfig"
+	PKG_CONFIG_PATH= CFLAGS="$TRANSPORT_CFLAGS -idirafter $UAPI")
+
+# OpenSSL: what a TLS 1.2/1.3 client with X.509 verification (RSA, ECDSA,
+# Ed25519 certificates; mTLS keys in PEM/PKCS#8) needs, nothing else: no
+# legacy ciphers or digests, engines, DSO/provider loading, SSL 3, DTLS, SRP,
+# CMS/TS/CT/CMP/OCSP, binary curves, DSA, and no finite-field DH (TLS 1.2
+# DHE suites; servers offer ECDHE, Go's TLS has no DHE at all). The
+# assembly stays: AES-NI and constant-time code (no-asm would save 0.5 MB).
+# OPENSSLDIR only matters to programs that ask for defaults; libcurl here
+# never does (no CA fallback, no config auto-load), so no file of the host
+# is read behind profcap's back.
+OPENSSL_OPTS=(no-shared no-tests no-legacy no-deprecated no-dso no-engine
+	no-module no-autoload-config no-comp no-ssl3 no-dtls no-srp no-srtp no-sctp
+	no-idea no-mdc2 no-rc2 no-rc4 no-rc5 no-md4 no-des no-bf no-cast no-seed
+	no-camellia no-aria no-sm2 no-sm3 no-sm4 no-whirlpool no-gost no-siphash
+	no-rmd160 no-blake2 no-scrypt no-ocb no-siv no-ec2m no-rfc3779 no-dh
+	no-cms no-ts no-ct no-cmp no-ocsp no-ui-console no-async no-nextprotoneg
+	no-dsa no-fips no-weak-ssl-ciphers no-ssl-trace no-uplink no-filenames)
+openssl_key="$(cat "$STAMPS/source-openssl") $TRANSPORT_CFLAGS ${OPENSSL_OPTS[*]} $(cat "$STAMPS/uapi")"
+if ! stamp_ok openssl "$openssl_key" "$PREFIX/lib/libcrypto.a"; then
+	build_openssl() {
+		rm -rf "$OBJ/openssl" "$PREFIX/include/openssl" \
+			"$PREFIX"/lib/lib{ssl,crypto}.a
+		mkdir -p "$OBJ/openssl"
+		cd "$OBJ/openssl"
+		"${TRANSPORT_ENV[@]}" "$SRC/openssl/Configure" linux-x86_64 \
+			--prefix="$PREFIX" --libdir=lib --openssldir=/etc/ssl \
+			"${OPENSSL_OPTS[@]}"
+		make -j"$JOBS" build_libs
+		make install_dev
+	}
+	run_step openssl build_openssl
+	stamp_set openssl "$openssl_key"
+fi
+
+nghttp2_key="$(cat "$STAMPS/source-nghttp2") $TRANSPORT_CFLAGS"
+if ! stamp_ok nghttp2 "$nghttp2_key" "$PREFIX/lib/libnghttp2.a"; then
+	build_nghttp2() {
+		rm -rf "$OBJ/nghttp2" "$PREFIX/include/nghttp2" \
+			"$PREFIX/lib/libnghttp2.a"
+		cp -a "$SRC/nghttp2" "$OBJ/nghttp2"
+		cd "$OBJ/nghttp2"
+		autoreconf -fi
+		"${TRANSPORT_ENV[@]}" ./configure --prefix="$PREFIX" \
+			--libdir="$PREFIX/lib" --enable-lib-only --enable-static \
+			--disable-shared --disable-dependency-tracking
+		make -j"$JOBS" -C lib
+		make -C lib install
+	}
+	run_step nghttp2 build_nghttp2
+	stamp_set nghttp2 "$nghttp2_key"
+fi
+
+# libcurl: HTTP and HTTPS only. Kept: proxies (https_proxy/no_proxy), IPv6,
+# unix sockets, the headers API (trailers), date parsing (Retry-After) and
+# verbose mode (-v debugging of TLS). The threaded resolver (musl's
+# getaddrinfo in a thread) lets timeouts cover DNS without SIGALRM. No CA
+# bundle or path is compiled in: profcap passes the CA file at run time.
+CURL_OPTS=(--disable-shared --enable-static --disable-dependency-tracking
+	--with-openssl="$PREFIX" --with-nghttp2="$PREFIX" --with-zlib="$PREFIX"
+	--without-ca-bundle --without-ca-path --without-ca-fallback
+	--disable-openssl-auto-load-config --enable-threaded-resolver
+	--disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp
+	--disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap
+	--disable-smb --disable-smtp --disable-gopher --disable-mqtt --disable-manual
+	--disable-ntlm --disable-ntlm-wb --disable-crypto-auth --disable-tls-srp
+	--disable-cookies --disable-doh --disable-mime --disable-netrc
+	--disable-alt-svc --disable-hsts --disable-websockets --disable-sspi
+	--disable-libcurl-option --disable-progress-meter --disable-versioned-symbols
+	--without-libpsl --without-brotli --without-zstd --without-libidn2
+	--without-librtmp --without-libssh --without-libssh2 --without-libgsasl
+	--without-nghttp3 --without-ngtcp2 --without-quiche --without-msh3
+	--without-hyper --without-gssapi)
+curl_key="$(cat "$STAMPS/source-curl") $TRANSPORT_CFLAGS ${CURL_OPTS[*]} $(cat "$STAMPS/openssl" "$STAMPS/nghttp2" "$STAMPS/zlib" "$TP"/curl/*.patch | md5sum)"
+if ! stamp_ok curl "$curl_key" "$PREFIX/lib/libcurl.a"; then
+	build_curl() {
+		rm -rf "$OBJ/curl" "$PREFIX/include/curl" "$PREFIX/lib/libcurl.a"
+		cp -a "$SRC/curl" "$OBJ/curl"
+		cd "$OBJ/curl"
+		# Debian's last two patches turn the tree into libcurl-nss and
+		# libcurl-gnutls; its own OpenSSL build reverses them, so do we
+		# (the CVE fixes before them stay applied).
+		patch -R -p1 <debian/patches/99_nss.patch
+		patch -R -p1 <debian/patches/90_gnutls.patch
+		# Our fixes on top (third_party/curl/*.patch, each says why).
+		local p
+		for p in "$TP"/curl/*.patch; do
+			patch -p1 <"$p"
+		done
+		"${TRANSPORT_ENV[@]}" CPPFLAGS="-I$PREFIX/include" \
+			LDFLAGS="-L$PREFIX/lib" ./configure --prefix="$PREFIX" \
+			--libdir="$PREFIX/lib" "${CURL_OPTS[@]}"
+		make -j"$JOBS" -C lib
+		make -C lib install
+		make -C include install
+	}
+	run_step curl build_curl
+	stamp_set curl "$curl_key"
 fi
 
 t1=$(date +%s)

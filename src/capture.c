@@ -15,11 +15,13 @@
 #include "buf.h"
 #include "capture.h"
 #include "cpu_sampler.h"
+#include "exporter.h"
 #include "log.h"
 #include "otlp.h"
 #include "profile.h"
 #include "sampler.h"
 #include "sink.h"
+#include "spool.h"
 #include "symbolizer.h"
 #include "version.h"
 
@@ -33,7 +35,14 @@ struct capture {
 	struct profile *prof;
 	struct symbolizer *sym;
 	struct sampler *smp;
-	struct sink *sink;
+	struct sink *sink;	     /* the -o file (or default name); NULL when only exporting */
+	struct otlp_config *cfg;     /* the endpoint; NULL when not exporting */
+	struct exporter *exp;
+	char spool_dir[4096];
+	struct otlp_kv env_kv[OTLP_MAX_RESOURCE_ATTRS]; /* owned */
+	size_t nenv_kv;
+	struct profile_kv resource[OTLP_MAX_RESOURCE_ATTRS]; /* views of env_kv */
+	size_t nresource;
 	/* per-record frame buffer: kernel then user frames, leaf first */
 	struct profile_frame frames[2 * PROFCAP_MAX_STACK];
 	/* counters for the summary */
@@ -66,13 +75,20 @@ void capture__usage(void)
 	       "      --no-kernel    do not collect kernel stacks\n"
 	       "      --no-user      do not collect user stacks\n"
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
-	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb)\n"
+	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb; with\n"
+	       "                     --endpoint and no -o, no file is written)\n"
 	       "  -q, --quiet        no progress line and no summary\n"
 	       "  -v, --verbose      debug detail (libbpf messages, per-step timings)\n"
 	       "  -h, --help         this help\n"
 	       "\n"
-	       "Ctrl-C (SIGINT) or SIGTERM ends the capture early; the file is still written.\n"
-	       "Needs root, or CAP_BPF + CAP_PERFMON.\n");
+	       "Export to an OTLP endpoint (flags win over OTEL_EXPORTER_OTLP_* variables):\n"
+	       "%s"
+	       "\n"
+	       "Ctrl-C (SIGINT) or SIGTERM ends the capture early; the output is still written.\n"
+	       "Exit status: 0 ok, 1 capture failed, 2 bad usage, 3 captured but not delivered\n"
+	       "(kept in the -o file or the spool directory; send it later with 'profcap upload').\n"
+	       "Needs root, or CAP_BPF + CAP_PERFMON.\n",
+	       otlp_config__usage);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -129,13 +145,14 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		OTLP_CONFIG_LONGOPTS,
 		{0},
 	};
 	bool all = false;
 	char *end;
 	double d;
 	long v;
-	int c;
+	int c, err;
 
 	memset(o, 0, sizeof(*o));
 	o->seconds = 10;
@@ -196,7 +213,12 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			err = otlp_config__flag(&o->export, c, optarg);
+			if (err == -ENOENT)
+				return usage_error("unknown option '%s'", argv[optind - 1]);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind < argc)
@@ -360,17 +382,135 @@ static void rescue(const struct buf *out)
 	sink__free(s);
 }
 
-static void summary(const struct capture *c, const struct sampler_stats *st, __s64 dur_ns,
-		    size_t bytes)
+/* OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES label every resource, for
+ * files as for exports. A malformed list is ignored with a warning, as the
+ * OpenTelemetry SDKs do. */
+static void load_resource_env(struct capture *c)
+{
+	const char *svc = getenv("OTEL_SERVICE_NAME"), *list = getenv("OTEL_RESOURCE_ATTRIBUTES");
+	int n;
+
+	c->nresource = 0;
+	if (svc && *svc) {
+		c->env_kv[0].key = strdup("service.name");
+		c->env_kv[0].value = strdup(svc);
+		if (c->env_kv[0].key && c->env_kv[0].value)
+			c->nenv_kv = 1;
+	}
+	if (list && *list) {
+		n = otlp_config__parse_kv_list(list, c->env_kv + c->nenv_kv,
+					       OTLP_MAX_RESOURCE_ATTRS - c->nenv_kv);
+		if (n < 0)
+			pr_warn("ignoring OTEL_RESOURCE_ATTRIBUTES: expected key=value,key=value "
+				"with percent-encoded values");
+		else
+			c->nenv_kv += (size_t)n;
+	}
+	for (size_t i = 0; i < c->nenv_kv; i++) {
+		c->resource[i].key = c->env_kv[i].key;
+		c->resource[i].value = c->env_kv[i].value;
+	}
+	c->nresource = c->nenv_kv;
+}
+
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+/* The file output (-o, or the default name when not exporting) and the
+ * endpoint, both checked now. Returns 0 or an exit code. */
+static int open_outputs(struct capture *c, const char *host)
+{
+	const struct capture_opts *o = c->o;
+	const char *dir = getenv("PROFCAP_SPOOL_DIR");
+	int err;
+
+	err = otlp_config__resolve(&o->export, env_get, &c->cfg);
+	if (err)
+		return 2;
+	if (c->cfg) {
+		if (c->cfg->spool_dir)
+			snprintf(c->spool_dir, sizeof(c->spool_dir), "%s", c->cfg->spool_dir);
+		else if (dir && *dir)
+			snprintf(c->spool_dir, sizeof(c->spool_dir), "%s", dir);
+		else
+			spool__default_dir(c->spool_dir, sizeof(c->spool_dir));
+		/* Without -o the spool directory is where an undelivered capture
+		 * goes: it must take files before we sample. */
+		if (!o->output && spool__prepare(c->spool_dir))
+			return 1;
+		c->exp = exporter__new(c->cfg);
+		if (!c->exp)
+			return 1;
+	}
+	if (o->output || !c->cfg) {
+		c->sink = open_output(o, host, time(NULL));
+		if (!c->sink)
+			return 1;
+	}
+	load_resource_env(c);
+	return 0;
+}
+
+/* Write the file, then export. Never loses the capture: an export that
+ * fails leaves it in the -o file or the spool directory. Returns the exit
+ * code. */
+static int deliver(struct capture *c, const struct buf *out, const char *host)
+{
+	const struct capture_opts *o = c->o;
+	struct export_result r;
+	char spooled[4096];
+	const char *kept = NULL;
+	int err;
+
+	if (c->sink) {
+		err = sink__deliver(c->sink, out->data, out->len);
+		if (err) {
+			rescue(out);
+			return 1;
+		}
+		kept = sink__describe(c->sink);
+		if (!o->quiet)
+			pr_info("wrote %s (%zu bytes)", kept, out->len);
+	}
+	if (!c->exp)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	err = exporter__export(c->exp, out->data, out->len, &r);
+	if (!err) {
+		if (!o->quiet)
+			pr_info("delivered %zu bytes to %s in %.2f s (%u attempt%s)", r.bytes_sent,
+				c->cfg->url, r.seconds, r.attempts, r.attempts == 1 ? "" : "s");
+		if (r.rejected)
+			pr_warn("the endpoint rejected %lld profiles: %s", (long long)r.rejected,
+				r.partial_message[0] ? r.partial_message : "(no message)");
+		else if (r.partial_message[0])
+			pr_warn("the endpoint said: %s", r.partial_message);
+		return 0;
+	}
+	if (!kept) {
+		if (spool__save(c->spool_dir, host, out->data, out->len, spooled,
+				sizeof(spooled))) {
+			rescue(out);
+			return 1;
+		}
+		kept = spooled;
+	}
+	pr_err("export to %s failed: %s; the capture is kept in %s: send it later with "
+	       "'profcap upload %s' (same endpoint flags)",
+	       c->cfg->url, r.error[0] ? r.error : strerror(-err), kept, kept);
+	return 3;
+}
+
+static void summary(const struct capture *c, const struct sampler_stats *st, __s64 dur_ns)
 {
 	__u64 total = profile__total(c->prof);
 	__u64 lost = st->counts_full + c->model_dropped;
 
-	pr_info("wrote %s (%zu bytes): %llu samples, %zu processes, %zu stacks; %.2f s at %u Hz "
-		"on %u CPUs",
-		sink__describe(c->sink), bytes, (unsigned long long)total,
-		profile__process_count(c->prof), profile__stack_count(c->prof) - 1, dur_ns / 1e9,
-		c->o->freq_hz, st->ncpus);
+	pr_info("captured %llu samples, %zu processes, %zu stacks; %.2f s at %u Hz on %u CPUs",
+		(unsigned long long)total, profile__process_count(c->prof),
+		profile__stack_count(c->prof) - 1, dur_ns / 1e9, c->o->freq_hz, st->ncpus);
 	/* Every sample the kernel took is in the profile or counted as lost. */
 	if (st->samples != total + lost)
 		pr_warn("the kernel took %llu samples but %llu are accounted for (%llu in the profile, "
@@ -447,7 +587,7 @@ static int run(struct capture *c)
 	struct utsname u;
 	struct buf out;
 	size_t i;
-	int err, n;
+	int err, n, ret;
 
 	buf__init(&out, OUTPUT_MAX_BYTES);
 	uname(&u);
@@ -456,10 +596,10 @@ static int run(struct capture *c)
 	if (sampler__check_privileges())
 		return 1;
 
-	/* Fail on a bad output before sampling, not after. */
-	c->sink = open_output(o, u.nodename, time(NULL));
-	if (!c->sink)
-		return 1;
+	/* Fail on a bad output or endpoint before sampling, not after. */
+	err = open_outputs(c, u.nodename);
+	if (err)
+		return err;
 	c->prof = profile__new();
 	c->sym = symbolizer__new("/proc");
 	if (!c->prof || !c->sym) {
@@ -550,6 +690,8 @@ static int run(struct capture *c)
 	t0 = now_ns(CLOCK_MONOTONIC);
 
 	fill_meta(&meta, &u, t_unix, end - start, o->freq_hz);
+	meta.resource = c->resource;
+	meta.nresource = c->nresource;
 	err = profile__set_meta(c->prof, &meta);
 	if (!err)
 		err = profile__prune(c->prof);
@@ -561,16 +703,11 @@ static int run(struct capture *c)
 		return 1;
 	}
 	pr_debug("profile encoded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
-	err = sink__deliver(c->sink, out.data, out.len);
-	if (err) {
-		rescue(&out);
-		buf__release(&out);
-		return 1;
-	}
 	if (!o->quiet)
-		summary(c, &st, end - start, out.len);
+		summary(c, &st, end - start);
+	ret = deliver(c, &out, u.nodename);
 	buf__release(&out);
-	return 0;
+	return ret;
 }
 
 int capture__main(int argc, char **argv)
@@ -593,6 +730,12 @@ int capture__main(int argc, char **argv)
 	ret = run(c);
 	sampler__free(c->smp);
 	sink__free(c->sink);
+	exporter__free(c->exp);
+	otlp_config__free(c->cfg);
+	for (size_t i = 0; i < c->nenv_kv; i++) {
+		free(c->env_kv[i].key);
+		free(c->env_kv[i].value);
+	}
 	symbolizer__free(c->sym);
 	profile__free(c->prof);
 	free(c);

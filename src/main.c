@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "upload.h"
 #include "version.h"
 
 struct command {
@@ -15,6 +16,8 @@ struct command {
 static const struct command commands[] = {
 	{"capture", capture__main, capture__usage,
 	 "sample CPU stacks and write an OTLP Profiles file"},
+	{"upload", upload__main, upload__usage,
+	 "send capture files (e.g. spooled ones) to an OTLP endpoint"},
 };
 
 static void usage(FILE *f)

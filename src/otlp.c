@@ -41,7 +41,7 @@ struct res_attr {
 	__s64 num;
 };
 
-#define RES_ATTRS_MAX 8
+#define RES_ATTRS_MAX (8 + PROFILE_MAX_RESOURCE_ATTRS)
 
 struct res_attrs {
 	struct res_attr a[RES_ATTRS_MAX];
@@ -434,9 +434,20 @@ static bool enc_res_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 	return true;
 }
 
+static bool res_has(const struct res_attrs *ra, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ra->n; i++)
+		if (!strcmp(ra->a[i].key, key))
+			return true;
+	return false;
+}
+
+/* Keys stay unique within a resource: the first one added wins. */
 static void res_add_str(struct res_attrs *ra, const char *key, const char *val)
 {
-	if (!val || !*val || ra->n >= RES_ATTRS_MAX)
+	if (!val || !*val || ra->n >= RES_ATTRS_MAX || res_has(ra, key))
 		return;
 	ra->a[ra->n].key = key;
 	ra->a[ra->n].str = val;
@@ -445,7 +456,7 @@ static void res_add_str(struct res_attrs *ra, const char *key, const char *val)
 
 static void res_add_int(struct res_attrs *ra, const char *key, __s64 val)
 {
-	if (ra->n >= RES_ATTRS_MAX)
+	if (ra->n >= RES_ATTRS_MAX || res_has(ra, key))
 		return;
 	ra->a[ra->n].key = key;
 	ra->a[ra->n].str = NULL;
@@ -473,6 +484,11 @@ static bool encode_resource(pb_ostream_t *s, struct buf_target *scratch, const s
 		res_add_str(&ra, "process.executable.path", d->exe_path);
 		res_add_str(&ra, "process.command_line", d->cmdline);
 	}
+	/* Operator attributes (service.name, OTEL_RESOURCE_ATTRIBUTES) win
+	 * over the host ones but can never relabel a process. */
+	for (size_t i = 0; meta && i < meta->nresource; i++)
+		if (strncmp(meta->resource[i].key, "process.", 8))
+			res_add_str(&ra, meta->resource[i].key, meta->resource[i].value);
 	if (meta) {
 		res_add_str(&ra, "host.name", meta->host_name);
 		res_add_str(&ra, "host.arch", meta->host_arch);

@@ -185,6 +185,13 @@ err_out:
 
 static void meta_free(struct profile_meta *m)
 {
+	size_t i;
+
+	for (i = 0; i < m->nresource; i++) {
+		free((char *)m->resource[i].key);
+		free((char *)m->resource[i].value);
+	}
+	free((struct profile_kv *)m->resource);
 	free((char *)m->host_name);
 	free((char *)m->host_arch);
 	free((char *)m->os_type);
@@ -227,15 +234,40 @@ void profile__free(struct profile *p)
 int profile__set_meta(struct profile *p, const struct profile_meta *meta)
 {
 	struct profile_meta m = *meta;
+	struct profile_kv *kv = NULL;
+	bool nomem = false;
+	size_t i, n = 0;
 
 	m.host_name = dup_or_null(meta->host_name);
 	m.host_arch = dup_or_null(meta->host_arch);
 	m.os_type = dup_or_null(meta->os_type);
 	m.scope_name = dup_or_null(meta->scope_name);
 	m.scope_version = dup_or_null(meta->scope_version);
-	if ((meta->host_name && !m.host_name) || (meta->host_arch && !m.host_arch) ||
-	    (meta->os_type && !m.os_type) || (meta->scope_name && !m.scope_name) ||
-	    (meta->scope_version && !m.scope_version)) {
+	m.resource = NULL;
+	m.nresource = 0;
+	nomem = (meta->host_name && !m.host_name) || (meta->host_arch && !m.host_arch) ||
+		(meta->os_type && !m.os_type) || (meta->scope_name && !m.scope_name) ||
+		(meta->scope_version && !m.scope_version);
+	if (!nomem && meta->nresource) {
+		kv = calloc(meta->nresource, sizeof(*kv));
+		nomem = !kv;
+		for (i = 0; kv && i < meta->nresource && n < PROFILE_MAX_RESOURCE_ATTRS; i++) {
+			const struct profile_kv *in = &meta->resource[i];
+
+			if (!in->key || !*in->key || !in->value)
+				continue;
+			kv[n].key = strdup(in->key);
+			kv[n].value = strdup(in->value);
+			n++;
+			if (!kv[n - 1].key || !kv[n - 1].value) {
+				nomem = true;
+				break;
+			}
+		}
+		m.resource = kv;
+		m.nresource = n;
+	}
+	if (nomem) {
 		meta_free(&m);
 		return -ENOMEM;
 	}

@@ -52,6 +52,15 @@ struct profile_process_desc {
 	const char *cmdline;  /* space-joined argv; NULL or "" when unknown */
 };
 
+#define PROFILE_MAX_RESOURCE_ATTRS 64
+
+/* A string resource attribute given by the operator (service.name,
+ * OTEL_RESOURCE_ATTRIBUTES). */
+struct profile_kv {
+	const char *key;
+	const char *value;
+};
+
 /* Capture-wide facts, copied by profile__set_meta(). */
 struct profile_meta {
 	__u64 time_unix_nano; /* capture start, UTC */
@@ -63,6 +72,11 @@ struct profile_meta {
 	const char *os_type;	/* semconv os.type: "linux" */
 	const char *scope_name; /* "profcap" */
 	const char *scope_version;
+	/* Operator-given attributes merged into every resource: they win over
+	 * host.* and os.type, never over the detected process.* ones. At most
+	 * PROFILE_MAX_RESOURCE_ATTRS; duplicate keys keep the first. */
+	const struct profile_kv *resource;
+	size_t nresource;
 };
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */

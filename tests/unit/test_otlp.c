@@ -737,6 +737,48 @@ TEST(exact_bytes)
 	CHECK_EQ_U64(err, 0);
 }
 
+/* Operator attributes reach every resource: they override host.* but never
+ * the detected process.* ones, and keys stay unique. */
+TEST(operator_resource_attributes)
+{
+	static const struct profile_kv extra[] = {
+		{"service.name", "checkout"},
+		{"host.name", "node-7"},
+		{"process.pid", "1"},
+		{"deployment.environment", "prod"},
+		{"service.name", "ignored-duplicate"},
+	};
+	struct profile *p = tiny_profile();
+	struct profile_meta m = *profile__meta(p);
+	const struct d_res *r;
+	struct decoded d;
+	struct buf b;
+	size_t i, j, dup = 0;
+	int err;
+
+	CHECK(p);
+	m.resource = extra;
+	m.nresource = sizeof(extra) / sizeof(extra[0]);
+	CHECK(!profile__set_meta(p, &m));
+	buf__init(&b, 1 << 20);
+	CHECK(!otlp__encode(p, &b));
+	err = decode(&b, &d);
+	CHECK_EQ_U64(err, 0);
+	r = AT(d.res, struct d_res, 0);
+	CHECK(res_attr(r, "service.name") && !strcmp(res_attr(r, "service.name")->str, "checkout"));
+	CHECK(res_attr(r, "host.name") && !strcmp(res_attr(r, "host.name")->str, "node-7"));
+	CHECK(res_attr(r, "deployment.environment"));
+	CHECK(res_attr(r, "process.pid") && !res_attr(r, "process.pid")->str);
+	for (i = 0; i < r->kvs.n; i++)
+		for (j = i + 1; j < r->kvs.n; j++)
+			dup += !strcmp(AT(r->kvs, struct d_kv, i)->key,
+				       AT(r->kvs, struct d_kv, j)->key);
+	CHECK_EQ_U64(dup, 0);
+	decoded_free(&d);
+	buf__release(&b);
+	profile__free(p);
+}
+
 TEST(empty_profile)
 {
 	struct profile *p = profile__new();
@@ -878,6 +920,7 @@ int main(void)
 	RUN(round_trip);
 	RUN(exact_bytes);
 	RUN(empty_profile);
+	RUN(operator_resource_attributes);
 	RUN(cap_and_append);
 	RUN(big_model_speed);
 	return TEST_DONE();

@@ -480,8 +480,9 @@ static int deliver(struct capture *c, const struct buf *out, const char *host)
 	err = exporter__export(c->exp, out->data, out->len, &r);
 	if (!err) {
 		if (!o->quiet)
-			pr_info("delivered %zu bytes to %s in %.2f s (%u attempt%s)", r.bytes_sent,
-				c->cfg->url, r.seconds, r.attempts, r.attempts == 1 ? "" : "s");
+			pr_info("delivered %zu bytes (%zu on the wire) to %s in %.0f ms (%u attempt%s)",
+				out->len, r.bytes_sent, c->cfg->url, r.seconds * 1e3, r.attempts,
+				r.attempts == 1 ? "" : "s");
 		if (r.rejected)
 			pr_warn("the endpoint rejected %lld profiles: %s", (long long)r.rejected,
 				r.partial_message[0] ? r.partial_message : "(no message)");

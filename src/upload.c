@@ -306,19 +306,19 @@ static int send_file(struct exporter *exp, const struct otlp_config *cfg,
 			snprintf(where, sizeof(where), ", removed");
 	}
 	if (r.rejected > 0)
-		pr_warn("sent %s (%zu bytes, %zu on the wire) to %s in %.2f s (%u attempt%s%s); "
+		pr_warn("sent %s (%zu bytes, %zu on the wire) to %s in %.0f ms (%u attempt%s%s); "
 			"the endpoint rejected %lld profiles: %s",
-			path, data->len, r.bytes_sent, cfg->url, r.seconds, r.attempts,
+			path, data->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
 			r.attempts == 1 ? "" : "s", where, (long long)r.rejected,
 			r.partial_message[0] ? r.partial_message : "(no message)");
 	else if (r.partial_message[0])
-		pr_info("sent %s (%zu bytes, %zu on the wire) to %s in %.2f s (%u attempt%s%s); "
+		pr_info("sent %s (%zu bytes, %zu on the wire) to %s in %.0f ms (%u attempt%s%s); "
 			"the endpoint said: %s",
-			path, data->len, r.bytes_sent, cfg->url, r.seconds, r.attempts,
+			path, data->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
 			r.attempts == 1 ? "" : "s", where, r.partial_message);
 	else
-		pr_info("sent %s (%zu bytes, %zu on the wire) to %s in %.2f s (%u attempt%s%s)",
-			path, data->len, r.bytes_sent, cfg->url, r.seconds, r.attempts,
+		pr_info("sent %s (%zu bytes, %zu on the wire) to %s in %.0f ms (%u attempt%s%s)",
+			path, data->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
 			r.attempts == 1 ? "" : "s", where);
 	return 0;
 }

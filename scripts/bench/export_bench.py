@@ -40,8 +40,8 @@ PROFCAP = os.path.join(REPO, "build", "profcap")
 WORKLOAD = os.path.join(REPO, "build", "tests", "workloads", "groundtruth")
 VARIANTS = [("grpc", "none"), ("grpc", "gzip"), ("http/protobuf", "none"),
             ("http/protobuf", "gzip")]
-# The line that times an export: "profcap: delivered N bytes to URL in 0.01 s
-# (1 attempt)" (capture) or "profcap: sent FILE (...) to URL in 0.01 s (1 attempt)"
+# The line that times an export: "profcap: delivered N bytes to URL in 12 ms
+# (1 attempt)" (capture) or "profcap: sent FILE (...) to URL in 12 ms (1 attempt)"
 # (upload); and the -v steps between the end of sampling and the export.
 TIMING = re.compile(r"\b(?:delivered|sent) .* in (\d+(?:\.\d+)?) (ms|s) \(\d+ attempts?\)")
 STEPS = re.compile(r"debug: (?:final drain and symbolization took|profile encoded in) "

@@ -22,19 +22,6 @@ OK, WHY = can_sample()
 GRPC_WHY = grpc_missing()
 
 
-def _export_support():
-    if not os.path.exists(PROFCAP):
-        return False, "build/profcap is missing: run ./build.sh"
-    r = subprocess.run([PROFCAP, "capture", "--help"], capture_output=True, text=True, timeout=10)
-    if "--endpoint" not in r.stdout:
-        return False, "build/profcap has no export support (no --endpoint in capture --help)"
-    return True, ""
-
-
-EXPORT, EXPORT_WHY = _export_support()
-if OK and not EXPORT:
-    OK, WHY = EXPORT, EXPORT_WHY
-
 SECRET_FLAG = "flag-secret-7f3a9c"
 SECRET_ENV = "env-secret-51d0e2"
 SECRET_PROFILES = "profiles-secret-c4b8"

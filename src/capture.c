@@ -35,8 +35,8 @@ struct capture {
 	struct profile *prof;
 	struct symbolizer *sym;
 	struct sampler *smp;
-	struct sink *sink;	     /* the -o file (or default name); NULL when only exporting */
-	struct otlp_config *cfg;     /* the endpoint; NULL when not exporting */
+	struct sink *sink;	 /* the -o file (or default name); NULL when only exporting */
+	struct otlp_config *cfg; /* the endpoint; NULL when not exporting */
 	struct exporter *exp;
 	char spool_dir[4096];
 	struct otlp_kv env_kv[OTLP_MAX_RESOURCE_ATTRS]; /* owned */
@@ -86,7 +86,8 @@ void capture__usage(void)
 	       "\n"
 	       "Ctrl-C (SIGINT) or SIGTERM ends the capture early; the output is still written.\n"
 	       "Exit status: 0 ok, 1 capture failed, 2 bad usage, 3 captured but not delivered\n"
-	       "(kept in the -o file or the spool directory; send it later with 'profcap upload').\n"
+	       "(kept in the -o file or the spool directory; send it later with 'profcap "
+	       "upload').\n"
 	       "Needs root, or CAP_BPF + CAP_PERFMON.\n",
 	       otlp_config__usage);
 }
@@ -480,7 +481,8 @@ static int deliver(struct capture *c, const struct buf *out, const char *host)
 	err = exporter__export(c->exp, out->data, out->len, &r);
 	if (!err) {
 		if (!o->quiet)
-			pr_info("delivered %zu bytes (%zu on the wire) to %s in %.0f ms (%u attempt%s)",
+			pr_info("delivered %zu bytes (%zu on the wire) to %s in %.0f ms (%u "
+				"attempt%s)",
 				out->len, r.bytes_sent, c->cfg->url, r.seconds * 1e3, r.attempts,
 				r.attempts == 1 ? "" : "s");
 		if (r.rejected)
@@ -514,7 +516,8 @@ static void summary(const struct capture *c, const struct sampler_stats *st, __s
 		profile__stack_count(c->prof) - 1, dur_ns / 1e9, c->o->freq_hz, st->ncpus);
 	/* Every sample the kernel took is in the profile or counted as lost. */
 	if (st->samples != total + lost)
-		pr_warn("the kernel took %llu samples but %llu are accounted for (%llu in the profile, "
+		pr_warn("the kernel took %llu samples but %llu are accounted for (%llu in the "
+			"profile, "
 			"%llu lost); please report this",
 			(unsigned long long)st->samples, (unsigned long long)(total + lost),
 			(unsigned long long)total, (unsigned long long)lost);

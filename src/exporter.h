@@ -20,13 +20,13 @@
 
 struct export_result {
 	unsigned attempts;
-	long http_status;	/* last HTTP status, 0 if none */
-	int grpc_status;	/* last grpc-status, -1 if none */
-	__s64 rejected;		/* partial_success.rejected_profiles */
+	long http_status;	   /* last HTTP status, 0 if none */
+	int grpc_status;	   /* last grpc-status, -1 if none */
+	__s64 rejected;		   /* partial_success.rejected_profiles */
 	char partial_message[256]; /* partial_success.error_message */
-	char error[512];	/* why it failed (never contains header values) */
-	size_t bytes_sent;	/* request body bytes of the last attempt (after gzip) */
-	double seconds;		/* wall time of the whole export */
+	char error[512];	   /* why it failed (never contains header values) */
+	size_t bytes_sent;	   /* request body bytes of the last attempt (after gzip) */
+	double seconds;		   /* wall time of the whole export */
 };
 
 struct exporter;

@@ -36,6 +36,7 @@ enum {
  *   --endpoint URL  --protocol grpc|http/protobuf  --header KEY=VALUE (repeatable)
  *   --compression gzip|none  --timeout SECONDS  --certificate FILE
  *   --client-key FILE  --client-certificate FILE  --insecure  --spool-dir DIR */
+/* clang-format off */
 #define OTLP_CONFIG_LONGOPTS                                                          \
 	{ "endpoint", required_argument, NULL, OTLP_OPT_ENDPOINT },                   \
 	{ "protocol", required_argument, NULL, OTLP_OPT_PROTOCOL },                   \
@@ -47,6 +48,7 @@ enum {
 	{ "client-certificate", required_argument, NULL, OTLP_OPT_CLIENT_CERTIFICATE }, \
 	{ "insecure", no_argument, NULL, OTLP_OPT_INSECURE },                         \
 	{ "spool-dir", required_argument, NULL, OTLP_OPT_SPOOL_DIR }
+/* clang-format on */
 
 /* Usage lines for the export flags (for --help texts). */
 extern const char otlp_config__usage[];
@@ -76,19 +78,19 @@ struct otlp_kv {
 
 /* The resolved configuration; every string is owned. */
 struct otlp_config {
-	char *url;		/* the full URL requests go to (gRPC: base URL; HTTP: the
-				 * per-signal URL with /v1development/profiles appended
-				 * when it came from a generic endpoint) */
+	char *url; /* the full URL requests go to (gRPC: base URL; HTTP: the
+		    * per-signal URL with /v1development/profiles appended
+		    * when it came from a generic endpoint) */
 	enum otlp_protocol protocol;
-	bool tls;		/* https */
+	bool tls; /* https */
 	struct otlp_kv headers[OTLP_MAX_HEADERS];
 	size_t nheaders;
 	bool gzip;
-	__u64 timeout_ms;	/* total export deadline, retries included (default 10000) */
-	char *ca_file;		/* NULL: system bundle */
-	char *client_cert, *client_key;	/* mTLS, both or neither */
-	char *spool_dir;	/* where undeliverable captures go */
-	char *service_name;	/* OTEL_SERVICE_NAME, NULL if unset */
+	__u64 timeout_ms; /* total export deadline, retries included (default 10000) */
+	char *ca_file;	  /* NULL: system bundle */
+	char *client_cert, *client_key;			  /* mTLS, both or neither */
+	char *spool_dir;				  /* where undeliverable captures go */
+	char *service_name;				  /* OTEL_SERVICE_NAME, NULL if unset */
 	struct otlp_kv resource[OTLP_MAX_RESOURCE_ATTRS]; /* OTEL_RESOURCE_ATTRIBUTES */
 	size_t nresource;
 };

@@ -439,8 +439,9 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		if (k->ustack) {
 			if (!bpf_map_lookup_elem(sfd, &k->ustack, &s->ust)) {
 				r.ustack = s->ust.ips;
-				r.nustack = (__u32)(s->ust.nr < PROFCAP_MAX_STACK ? s->ust.nr
-									       : PROFCAP_MAX_STACK);
+				r.nustack =
+					(__u32)(s->ust.nr < PROFCAP_MAX_STACK ? s->ust.nr
+									      : PROFCAP_MAX_STACK);
 			} else {
 				s->stacks_missing += r.count;
 				r.flags |= PROFCAP_F_USTACK_LOST;
@@ -449,8 +450,9 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		if (k->kstack) {
 			if (!bpf_map_lookup_elem(sfd, &k->kstack, &s->kst)) {
 				r.kstack = s->kst.ips;
-				r.nkstack = (__u32)(s->kst.nr < PROFCAP_MAX_STACK ? s->kst.nr
-									       : PROFCAP_MAX_STACK);
+				r.nkstack =
+					(__u32)(s->kst.nr < PROFCAP_MAX_STACK ? s->kst.nr
+									      : PROFCAP_MAX_STACK);
 			} else {
 				s->stacks_missing += r.count;
 				r.flags |= PROFCAP_F_KSTACK_LOST;

@@ -12,14 +12,14 @@ static int parse(struct capture_opts *o, int argc, char **argv)
 	return capture__parse_args(argc, argv, o);
 }
 
-#define ARGS(...) ((char *[]){ "capture", __VA_ARGS__, NULL })
-#define NARGS(...) ((int)(sizeof((char *[]){ "capture", __VA_ARGS__ }) / sizeof(char *)))
+#define ARGS(...) ((char *[]){"capture", __VA_ARGS__, NULL})
+#define NARGS(...) ((int)(sizeof((char *[]){"capture", __VA_ARGS__}) / sizeof(char *)))
 #define PARSE(o, ...) parse(o, NARGS(__VA_ARGS__), ARGS(__VA_ARGS__))
 
 TEST(defaults)
 {
 	struct capture_opts o;
-	char *argv[] = { "capture", NULL };
+	char *argv[] = {"capture", NULL};
 
 	CHECK(!parse(&o, 1, argv));
 	CHECK(o.seconds == 10);
@@ -33,8 +33,8 @@ TEST(all_flags)
 {
 	struct capture_opts o;
 
-	CHECK(!PARSE(&o, "--seconds", "2.5", "-F", "999", "-p", "12,34", "--no-kernel",
-		     "--no-idle", "-o", "x.pb", "-q", "-v"));
+	CHECK(!PARSE(&o, "--seconds", "2.5", "-F", "999", "-p", "12,34", "--no-kernel", "--no-idle",
+		     "-o", "x.pb", "-q", "-v"));
 	CHECK(o.seconds == 2.5);
 	CHECK_EQ_U64(o.freq_hz, 999);
 	CHECK_EQ_U64(o.npids, 2);

@@ -60,7 +60,7 @@ TEST(cap)
 TEST(buf_cap)
 {
 	struct buf b;
-	char big[100] = { 0 };
+	char big[100] = {0};
 
 	buf__init(&b, 150);
 	CHECK(!buf__append(&b, big, 100));

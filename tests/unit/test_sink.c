@@ -78,7 +78,7 @@ TEST(bad_paths_fail_early)
 
 	/* stderr gets the operator's hint; the return value is what we check. */
 	CHECK(!file_sink__new("/nonexistent-profcap-dir/x.pb"));
-	CHECK(!file_sink__new(dir));	/* a directory */
+	CHECK(!file_sink__new(dir)); /* a directory */
 	CHECK(!file_sink__new(""));
 	snprintf(path, sizeof(path), "%s/missing/x.pb", dir);
 	CHECK(!file_sink__new(path));

@@ -128,12 +128,21 @@ static int attr_int(struct profile *p, const char *key, __s64 value, __u32 *idx)
 	return err;
 }
 
+static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
+				      const char *pt, const char *pu);
+
 struct profile *profile__new(void)
 {
 	return profile__new_limited(PROFILE_MAX_ENTRIES);
 }
 
 struct profile *profile__new_limited(__u32 max_entries)
+{
+	return profile_create(max_entries, "samples", "count", "cpu", "nanoseconds");
+}
+
+static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
+				      const char *pt, const char *pu)
 {
 	static const __u8 zero[64]; /* >= every zero entry */
 	struct profile *p;
@@ -170,10 +179,10 @@ struct profile *profile__new_limited(__u32 max_entries)
 	err = err ?: intern__put(p->stacks, zero, 0, &idx, NULL);
 	err = err ?: intern_string(p->values, "", &idx);
 	err = err ?: add_attr(p, (const struct attr_key *)zero, &idx);
-	err = err ?: intern_string(p->strings, "samples", &p->s_sample_type);
-	err = err ?: intern_string(p->strings, "count", &p->s_sample_unit);
-	err = err ?: intern_string(p->strings, "cpu", &p->s_period_type);
-	err = err ?: intern_string(p->strings, "nanoseconds", &p->s_period_unit);
+	err = err ?: intern_string(p->strings, st, &p->s_sample_type);
+	err = err ?: intern_string(p->strings, su, &p->s_sample_unit);
+	err = err ?: intern_string(p->strings, pt, &p->s_period_type);
+	err = err ?: intern_string(p->strings, pu, &p->s_period_unit);
 	if (err)
 		goto err_out;
 	return p;
@@ -357,7 +366,9 @@ static int add_location(struct profile *p, const struct profile_frame *f, __u32 
 			err = intern__put(p->functions, &fn, sizeof(fn), &e.function, NULL);
 	}
 	if (!err)
-		err = attr_str(p, "profile.frame.type", profile__frame_type_name(f->type), &e.attr);
+		err = attr_str(p, "profile.frame.type",
+			       f->type_name ? f->type_name : profile__frame_type_name(f->type),
+			       &e.attr);
 	if (!err)
 		err = intern__put(p->locations, &e, sizeof(e), idx, NULL);
 	return err;
@@ -459,8 +470,8 @@ static int replay_sample(struct profile *dst, const struct profile *src, const s
 		if (l->function)
 			f->function = profile__string(
 				src, profile__function(src, l->function)->name, NULL);
-		if (l->attr && !strcmp(profile__attr(src, l->attr)->str_value, "kernel"))
-			f->type = PROFILE_FRAME_KERNEL;
+		if (l->attr)
+			f->type_name = profile__attr(src, l->attr)->str_value;
 		if (l->mapping) {
 			const struct profile_mapping_entry *m = profile__mapping(src, l->mapping);
 
@@ -487,7 +498,10 @@ int profile__prune(struct profile *p)
 
 	if (!p->dirty)
 		return 0;
-	n = profile__new_limited(p->max_entries);
+	n = profile_create(p->max_entries, profile__string(p, p->s_sample_type, NULL),
+			   profile__string(p, p->s_sample_unit, NULL),
+			   profile__string(p, p->s_period_type, NULL),
+			   profile__string(p, p->s_period_unit, NULL));
 	if (!n)
 		return -ENOMEM;
 	err = profile__set_meta(n, &p->meta);
@@ -581,6 +595,36 @@ const __u32 *profile__stack(const struct profile *p, __u32 idx, size_t *n)
 
 	*n = len / sizeof(__u32);
 	return locs;
+}
+
+int profile__set_value_types(struct profile *p, const char *sample_type, const char *sample_unit,
+			     const char *period_type, const char *period_unit)
+{
+	__u32 st = p->s_sample_type, su = p->s_sample_unit, pt = p->s_period_type;
+	__u32 pu = p->s_period_unit;
+	int err = 0;
+
+	if (sample_type)
+		err = err ?: intern_string(p->strings, sample_type, &st);
+	if (sample_unit)
+		err = err ?: intern_string(p->strings, sample_unit, &su);
+	if (period_type)
+		err = err ?: intern_string(p->strings, period_type, &pt);
+	if (period_unit)
+		err = err ?: intern_string(p->strings, period_unit, &pu);
+	if (err) {
+		p->dirty = true;
+		return err;
+	}
+	/* The strings replaced may now be orphans: let prune rebuild. */
+	if (st != p->s_sample_type || su != p->s_sample_unit || pt != p->s_period_type ||
+	    pu != p->s_period_unit)
+		p->dirty = true;
+	p->s_sample_type = st;
+	p->s_sample_unit = su;
+	p->s_period_type = pt;
+	p->s_period_unit = pu;
+	return 0;
 }
 
 void profile__value_types(const struct profile *p, __u32 *sample_type, __u32 *sample_unit,

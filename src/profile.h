@@ -43,6 +43,7 @@ struct profile_frame {
 	const struct profile_mapping_desc *mapping; /* NULL when unknown */
 	const char *function;			    /* symbol name, NULL when unknown */
 	enum profile_frame_type type;
+	const char *type_name; /* profile.frame.type value overriding @type ("v8js"), or NULL */
 };
 
 struct profile_process_desc {
@@ -175,8 +176,14 @@ const struct profile_attr_entry *profile__attr(const struct profile *p, __u32 id
 /* Location indices of stack @idx, leaf first; *@n gets the length. */
 const __u32 *profile__stack(const struct profile *p, __u32 idx, size_t *n);
 
-/* String indices of the sample/period value types, interned by profile__new()
- * ("samples"/"count" and "cpu"/"nanoseconds"). */
+/* Replace the value types interned by profile__new() ("samples"/"count" and
+ * "cpu"/"nanoseconds"), e.g. for a profile read from another tool's file.
+ * NULL keeps that one. 0, -ENOMEM or -E2BIG. Replaced strings that nothing
+ * else uses are dropped by profile__prune(). */
+int profile__set_value_types(struct profile *p, const char *sample_type, const char *sample_unit,
+			     const char *period_type, const char *period_unit);
+
+/* String indices of the sample/period value types. */
 void profile__value_types(const struct profile *p, __u32 *sample_type, __u32 *sample_unit,
 			  __u32 *period_type, __u32 *period_unit);
 

@@ -27,9 +27,9 @@ static const struct profile_process_desc proc2 = {.pid = 202, .exe_name = "b"};
 
 static void frames3(struct profile_frame *f, __u64 leaf)
 {
-	f[0] = (struct profile_frame){leaf, &map_b, "leaf", PROFILE_FRAME_NATIVE};
-	f[1] = (struct profile_frame){0x400100, &map_a, "mid", PROFILE_FRAME_NATIVE};
-	f[2] = (struct profile_frame){0x400200, &map_a, "main", PROFILE_FRAME_NATIVE};
+	f[0] = (struct profile_frame){leaf, &map_b, "leaf", PROFILE_FRAME_NATIVE, NULL};
+	f[1] = (struct profile_frame){0x400100, &map_a, "mid", PROFILE_FRAME_NATIVE, NULL};
+	f[2] = (struct profile_frame){0x400200, &map_a, "main", PROFILE_FRAME_NATIVE, NULL};
 }
 
 /* Every non-zero table entry must be referenced (the OTLP orphan rule). */
@@ -149,7 +149,7 @@ TEST(kernel_frames_and_empty_stack)
 	struct profile *p = profile__new();
 	struct profile_mapping_desc k = {0xffffffff81000000ull, 0xffffffff82000000ull, 0,
 					 "[kernel.kallsyms]", NULL};
-	struct profile_frame f = {0xffffffff81000100ull, &k, "do_sys_open", PROFILE_FRAME_KERNEL};
+	struct profile_frame f = {0xffffffff81000100ull, &k, "do_sys_open", PROFILE_FRAME_KERNEL, NULL};
 	const struct profile_location_entry *l;
 
 	CHECK(p);
@@ -186,11 +186,37 @@ TEST(prune_after_full_table)
 	profile__free(p);
 }
 
+TEST(value_types_and_frame_type_names)
+{
+	struct profile *p = profile__new();
+	struct profile_frame f[3];
+	__u32 st, su, pt, pu;
+
+	CHECK(p);
+	frames3(f, 0x7f0010);
+	f[0].type_name = "v8js";
+	CHECK(!profile__add_sample(p, &proc1, 1, "t", f, 3, 2));
+	CHECK(!profile__set_value_types(p, "cpu", "nanoseconds", NULL, NULL));
+	CHECK(count_orphans(p) > 0); /* "samples" and "count" are unused now */
+	CHECK(!profile__prune(p));
+	CHECK_EQ_U64(count_orphans(p), 0);
+	profile__value_types(p, &st, &su, &pt, &pu);
+	CHECK_STR(profile__string(p, st, NULL), "cpu");
+	CHECK_STR(profile__string(p, su, NULL), "nanoseconds");
+	CHECK_STR(profile__string(p, pt, NULL), "cpu");
+	CHECK_STR(profile__string(p, pu, NULL), "nanoseconds");
+	CHECK_STR(profile__attr(p, profile__location(p, 1)->attr)->str_value, "v8js");
+	CHECK_STR(profile__attr(p, profile__location(p, 2)->attr)->str_value, "native");
+	CHECK_EQ_U64(profile__total(p), 2);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(zero_entries);
 	RUN(dedup_and_merge);
 	RUN(kernel_frames_and_empty_stack);
 	RUN(prune_after_full_table);
+	RUN(value_types_and_frame_type_names);
 	return TEST_DONE();
 }

@@ -341,14 +341,12 @@ static struct sink *open_output(const struct capture_opts *o, const char *host, 
 
 	if (o->output)
 		return file_sink__new(o->output);
-	if (file_sink__default_name(name, sizeof(name), host, t_unix))
-		return file_sink__new("profcap.pb");
 	/* Never clobber an earlier capture from the same second. */
-	for (i = 1; !access(name, F_OK) && i < 1000; i++) {
-		char base[512];
-
-		file_sink__default_name(base, sizeof(base), host, t_unix);
-		snprintf(name, sizeof(name), "%.*s-%d.pb", (int)strlen(base) - 3, base, i);
+	for (i = 0; i < 1000; i++) {
+		if (file_sink__default_name(name, sizeof(name), NULL, host, t_unix, ".pb", i))
+			return file_sink__new("profcap.pb");
+		if (access(name, F_OK))
+			break;
 	}
 	return file_sink__new(name);
 }

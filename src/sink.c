@@ -169,15 +169,19 @@ err_out:
 	return NULL;
 }
 
-int file_sink__default_name(char *buf, size_t len, const char *host, long long t_unix)
+int file_sink__default_name(char *buf, size_t len, const char *dir, const char *host,
+			    long long t_unix, const char *ext, int n)
 {
 	time_t t = (time_t)t_unix;
+	char ts[32], suffix[16] = "";
 	struct tm tm;
-	char ts[32];
-	int n;
+	int w;
 
 	gmtime_r(&t, &tm);
 	strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm);
-	n = snprintf(buf, len, "profcap-%s-%s.pb", host && *host ? host : "host", ts);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (n > 0)
+		snprintf(suffix, sizeof(suffix), "-%d", n);
+	w = snprintf(buf, len, "%s%sprofcap-%s-%s%s%s", dir ? dir : "", dir ? "/" : "",
+		     host && *host ? host : "host", ts, suffix, ext ? ext : "");
+	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
 }

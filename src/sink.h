@@ -39,9 +39,12 @@ void sink__free(struct sink *s);
  * to do. An existing file at @path is replaced only on successful delivery. */
 struct sink *file_sink__new(const char *path);
 
-/* Default output name for a capture started at @t_unix seconds on @host:
- * "profcap-<host>-<YYYYmmddTHHMMSSZ>.pb". Writes into @buf (@len bytes);
+/* Name for a capture started at @t_unix on @host: "<dir>/profcap-<host>-
+ * <YYYYmmddTHHMMSSZ><ext>", or with "-<n>" before @ext when @n > 0 (callers
+ * count @n up until the name is free, so captures never clobber each
+ * other). @dir NULL: no directory part. Writes into @buf (@len bytes);
  * 0 or -ENAMETOOLONG. */
-int file_sink__default_name(char *buf, size_t len, const char *host, long long t_unix);
+int file_sink__default_name(char *buf, size_t len, const char *dir, const char *host,
+			    long long t_unix, const char *ext, int n);
 
 #endif

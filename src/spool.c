@@ -92,19 +92,10 @@ static void safe_host(char *out, size_t len, const char *host)
  * with O_EXCL, adding -1, -2, ... before ".pb" when taken. */
 static int reserve(const char *dir, const char *host, time_t t, char *path, size_t pathlen)
 {
-	char name[256];
-	size_t stem;
-	int fd, n;
+	int fd;
 
-	if (file_sink__default_name(name, sizeof(name), host, t))
-		return -ENAMETOOLONG;
-	stem = strlen(name) - 3; /* without ".pb" */
 	for (int i = 0; i < SPOOL_MAX_SUFFIX; i++) {
-		if (i)
-			n = snprintf(path, pathlen, "%s/%.*s-%d.pb", dir, (int)stem, name, i);
-		else
-			n = snprintf(path, pathlen, "%s/%s", dir, name);
-		if (n < 0 || (size_t)n >= pathlen)
+		if (file_sink__default_name(path, pathlen, dir, host, t, ".pb", i))
 			return -ENAMETOOLONG;
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0) {

@@ -89,11 +89,13 @@ TEST(default_name)
 	char name[128];
 
 	/* 2026-11-22 01:02:03 UTC */
-	CHECK(!file_sink__default_name(name, sizeof(name), "web-1", 1795309323));
+	CHECK(!file_sink__default_name(name, sizeof(name), NULL, "web-1", 1795309323, ".pb", 0));
 	CHECK_STR(name, "profcap-web-1-20261122T010203Z.pb");
-	CHECK(!file_sink__default_name(name, sizeof(name), "", 0));
+	CHECK(!file_sink__default_name(name, sizeof(name), NULL, "", 0, ".pb", 0));
 	CHECK_STR(name, "profcap-host-19700101T000000Z.pb");
-	CHECK(file_sink__default_name(name, 10, "web-1", 0) == -ENAMETOOLONG);
+	CHECK(!file_sink__default_name(name, sizeof(name), "/var/spool", "h", 0, ".svg", 2));
+	CHECK_STR(name, "/var/spool/profcap-h-19700101T000000Z-2.svg");
+	CHECK(file_sink__default_name(name, 10, NULL, "web-1", 0, ".pb", 0) == -ENAMETOOLONG);
 }
 
 int main(void)

@@ -397,6 +397,7 @@ void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile
 	out->mapping = NULL;
 	out->function = NULL;
 	out->type = PROFILE_FRAME_KERNEL;
+	out->type_name = NULL;
 	if (!s->ksyms)
 		return;
 	name = kallsyms__lookup(s->ksyms, addr, NULL, &mod);
@@ -804,6 +805,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	out->mapping = NULL;
 	out->function = NULL;
 	out->type = PROFILE_FRAME_NATIVE;
+	out->type_name = NULL;
 	if (pid <= 0 || (!leaf && !addr))
 		return;
 	a = leaf ? addr : addr - 1;

@@ -856,7 +856,7 @@ TEST(big_model_speed)
 {
 	static struct profile_mapping_desc maps[BIG_MAPS];
 	static char names[BIG_MAPS][32];
-	struct profile_frame frames[BIG_DEPTH];
+	struct profile_frame frames[BIG_DEPTH] = {0};
 	struct profile_process_desc proc = {.pid = 1000, .exe_name = "big"};
 	struct profile *p = profile__new();
 	static char fname[BIG_LOCS / 5][16];

@@ -77,6 +77,7 @@ void capture__usage(void)
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
 	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb; with\n"
 	       "                     --endpoint and no -o, no file is written)\n"
+	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
 	       "  -q, --quiet        no progress line and no summary\n"
 	       "  -v, --verbose      debug detail (libbpf messages, per-step timings)\n"
 	       "  -h, --help         this help\n"
@@ -133,7 +134,7 @@ static int parse_pids(const char *arg, struct capture_opts *o)
 
 int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 {
-	enum { OPT_SECONDS = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_NO_IDLE };
+	enum { OPT_SECONDS = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_NO_IDLE, OPT_FORMAT };
 	static const struct option longopts[] = {
 		{"seconds", required_argument, NULL, OPT_SECONDS},
 		{"freq", required_argument, NULL, 'F'},
@@ -143,6 +144,7 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		{"no-user", no_argument, NULL, OPT_NO_USER},
 		{"no-idle", no_argument, NULL, OPT_NO_IDLE},
 		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -202,6 +204,12 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		case 'o':
 			o->output = optarg;
 			break;
+		case OPT_FORMAT:
+			if (format__parse(optarg, &o->format))
+				return usage_error("invalid --format '%s': expected otlp, otlp-json, "
+						   "pprof, folded or svg",
+						   optarg);
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -231,6 +239,10 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		return usage_error("--no-user and --no-kernel together leave nothing to sample");
 	if (o->output && !*o->output)
 		return usage_error("-o needs a file name");
+	if (o->format != FORMAT_OTLP && o->export.endpoint && !o->output)
+		return usage_error("--format %s applies to the file output: add -o FILE (the "
+				   "endpoint always gets OTLP)",
+				   format__name(o->format));
 	return 0;
 }
 
@@ -343,7 +355,8 @@ static struct sink *open_output(const struct capture_opts *o, const char *host, 
 		return file_sink__new(o->output);
 	/* Never clobber an earlier capture from the same second. */
 	for (i = 0; i < 1000; i++) {
-		if (file_sink__default_name(name, sizeof(name), NULL, host, t_unix, ".pb", i))
+		if (file_sink__default_name(name, sizeof(name), NULL, host, t_unix,
+					    format__extension(o->format), i))
 			return file_sink__new("profcap.pb");
 		if (access(name, F_OK))
 			break;
@@ -464,14 +477,31 @@ static int deliver(struct capture *c, const struct buf *out, const char *host)
 	int err;
 
 	if (c->sink) {
-		err = sink__deliver(c->sink, out->data, out->len);
+		const struct buf *file = out;
+		struct buf other;
+
+		buf__init(&other, OUTPUT_MAX_BYTES);
+		if (o->format != FORMAT_OTLP) {
+			err = format__encode(c->prof, o->format, NULL, &other);
+			if (err) {
+				pr_err("encoding the capture as %s failed: %s; writing OTLP instead",
+				       format__name(o->format), strerror(-err));
+				buf__release(&other);
+			} else {
+				file = &other;
+			}
+		}
+		err = sink__deliver(c->sink, file->data, file->len);
 		if (err) {
 			rescue(out);
+			buf__release(&other);
 			return 1;
 		}
 		kept = sink__describe(c->sink);
 		if (!o->quiet)
-			pr_info("wrote %s (%zu bytes)", kept, out->len);
+			pr_info("wrote %s (%zu bytes, %s)", kept, file->len,
+				format__name(file == out ? FORMAT_OTLP : o->format));
+		buf__release(&other);
 	}
 	if (!c->exp)
 		return 0;

@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "capture.h"
+#include "convert.h"
+#include "flamegraph.h"
+#include "report.h"
 #include "upload.h"
 #include "version.h"
 
@@ -18,6 +21,12 @@ static const struct command commands[] = {
 	 "sample CPU stacks and write an OTLP Profiles file"},
 	{"upload", upload__main, upload__usage,
 	 "send capture files (e.g. spooled ones) to an OTLP endpoint"},
+	{"report", report__main, report__usage,
+	 "show the hottest functions, processes and threads of a capture"},
+	{"flamegraph", flamegraph__main, flamegraph__usage,
+	 "write a capture as an interactive SVG flame graph"},
+	{"convert", convert__main, convert__usage,
+	 "convert a capture or perf script text to another format"},
 };
 
 static void usage(FILE *f)

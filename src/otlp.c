@@ -129,6 +129,15 @@ static bool enc_cstr(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	       pb_encode_string(s, (const pb_byte_t *)str, strlen(str));
 }
 
+/* Raw bytes from the profile meta (the original payload). */
+static bool enc_payload(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct profile_meta *meta = *arg;
+
+	return pb_encode_tag_for_field(s, f) &&
+	       pb_encode_string(s, meta->original_payload, meta->original_payload_len);
+}
+
 static void set_packed(pb_callback_t *cb, struct packed *pk, const __u32 *v, size_t n)
 {
 	pk->v = v;
@@ -383,6 +392,13 @@ static bool encode_profile(struct buf_target *k, const struct profile *p, size_t
 		pr.period = (int64_t)meta->period_ns;
 		pr.profile_id.size = sizeof(meta->profile_id);
 		memcpy(pr.profile_id.bytes, meta->profile_id, sizeof(meta->profile_id));
+	}
+	/* The original payload is the source of the whole capture, not of one
+	 * process: it is carried once, by the first Profile of the message. */
+	if (meta && meta->original_payload_len && (proc == 0 || proc == SIZE_MAX)) {
+		set_cstr(&pr.original_payload_format, meta->original_payload_format);
+		pr.original_payload.funcs.encode = enc_payload;
+		pr.original_payload.arg = (void *)meta;
 	}
 	return pb_encode(&s, PF(Profile_fields), &pr);
 }

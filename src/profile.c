@@ -206,6 +206,8 @@ static void meta_free(struct profile_meta *m)
 	free((char *)m->os_type);
 	free((char *)m->scope_name);
 	free((char *)m->scope_version);
+	free((void *)m->original_payload);
+	free((char *)m->original_payload_format);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -254,7 +256,20 @@ int profile__set_meta(struct profile *p, const struct profile_meta *meta)
 	m.scope_version = dup_or_null(meta->scope_version);
 	m.resource = NULL;
 	m.nresource = 0;
-	nomem = (meta->host_name && !m.host_name) || (meta->host_arch && !m.host_arch) ||
+	m.original_payload = NULL;
+	m.original_payload_len = 0;
+	m.original_payload_format = NULL;
+	if (meta->original_payload_len && meta->original_payload && meta->original_payload_format) {
+		void *copy = malloc(meta->original_payload_len);
+
+		if (copy)
+			memcpy(copy, meta->original_payload, meta->original_payload_len);
+		m.original_payload = copy;
+		m.original_payload_len = meta->original_payload_len;
+		m.original_payload_format = strdup(meta->original_payload_format);
+		nomem = !m.original_payload || !m.original_payload_format;
+	}
+	nomem = nomem || (meta->host_name && !m.host_name) || (meta->host_arch && !m.host_arch) ||
 		(meta->os_type && !m.os_type) || (meta->scope_name && !m.scope_name) ||
 		(meta->scope_version && !m.scope_version);
 	if (!nomem && meta->nresource) {
@@ -376,33 +391,42 @@ static int add_location(struct profile *p, const struct profile_frame *f, __u32 
 
 #define STACK_MAX_FRAMES 4096
 
-int profile__add_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
-			const char *thread_name, const struct profile_frame *frames, size_t nframes,
-			__u64 count)
+int profile__add_stack(struct profile *p, const struct profile_frame *frames, size_t nframes,
+		       __u32 *stack)
 {
 	__u32 locs[STACK_MAX_FRAMES];
-	struct sample_key key = {0};
+	size_t i;
+	int err = 0;
+
+	if (!p || (nframes && !frames) || !stack)
+		return -EINVAL;
+	if (nframes > STACK_MAX_FRAMES)
+		nframes = STACK_MAX_FRAMES;
+	for (i = 0; i < nframes && !err; i++)
+		err = add_location(p, &frames[i], &locs[i]);
+	if (!err)
+		err = intern__put(p->stacks, locs, nframes * sizeof(locs[0]), stack, NULL);
+	if (err)
+		p->dirty = true;
+	return err;
+}
+
+int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc,
+			      __u32 tid, const char *thread_name, __u32 stack, __u64 count)
+{
+	struct sample_key key = {.stack = stack};
 	struct profile_sample_entry *s;
 	struct proc *pr = NULL;
 	__u32 idx;
 	bool added;
-	size_t i;
 	int err;
 
-	if (!p || !proc || (nframes && !frames) || !count)
+	if (!p || !proc || !count || stack >= intern__count(p->stacks))
 		return -EINVAL;
-	if (nframes > STACK_MAX_FRAMES)
-		nframes = STACK_MAX_FRAMES;
-
 	err = get_proc(p, proc, &pr);
 	if (err)
 		return err;
-	for (i = 0; i < nframes && !err; i++)
-		err = add_location(p, &frames[i], &locs[i]);
-	if (!err)
-		err = intern__put(p->stacks, locs, nframes * sizeof(locs[0]), &key.stack, NULL);
-	if (!err)
-		err = attr_int(p, "thread.id", tid, &key.attrs[key.nattrs++]);
+	err = attr_int(p, "thread.id", tid, &key.attrs[key.nattrs++]);
 	if (!err && thread_name && *thread_name)
 		err = attr_str(p, "thread.name", thread_name, &key.attrs[key.nattrs++]);
 	if (!err && intern__count(pr->keys) >= pr->cap) {
@@ -432,6 +456,21 @@ int profile__add_sample(struct profile *p, const struct profile_process_desc *pr
 	return 0;
 fail:
 	p->dirty = true;
+	return err;
+}
+
+int profile__add_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
+			const char *thread_name, const struct profile_frame *frames, size_t nframes,
+			__u64 count)
+{
+	__u32 stack;
+	int err;
+
+	if (!p || !proc || (nframes && !frames) || !count)
+		return -EINVAL;
+	err = profile__add_stack(p, frames, nframes, &stack);
+	if (!err)
+		err = profile__add_stack_sample(p, proc, tid, thread_name, stack, count);
 	return err;
 }
 
@@ -490,13 +529,35 @@ out:
 	return err;
 }
 
+/* Stacks added with profile__add_stack() that no sample took are the only
+ * orphans a run without failed adds can leave. */
+static bool all_stacks_used(const struct profile *p)
+{
+	size_t n = intern__count(p->stacks), i, j, unused;
+	bool *used, ok;
+
+	if (n <= 1)
+		return true;
+	used = calloc(n, sizeof(*used));
+	if (!used)
+		return false;
+	for (i = 0; i < p->nprocs; i++)
+		for (j = 0; j < intern__count(p->procs[i].keys); j++)
+			used[p->procs[i].samples[j].stack] = true;
+	for (i = 1, unused = 0; i < n; i++)
+		unused += !used[i];
+	ok = !unused;
+	free(used);
+	return ok;
+}
+
 int profile__prune(struct profile *p)
 {
 	struct profile *n;
 	size_t i, j;
 	int err = 0;
 
-	if (!p->dirty)
+	if (!p->dirty && all_stacks_used(p))
 		return 0;
 	n = profile_create(p->max_entries, profile__string(p, p->s_sample_type, NULL),
 			   profile__string(p, p->s_sample_unit, NULL),

@@ -78,6 +78,13 @@ struct profile_meta {
 	 * PROFILE_MAX_RESOURCE_ATTRS; duplicate keys keep the first. */
 	const struct profile_kv *resource;
 	size_t nresource;
+	/* The untranslated input a foreign profile was converted from, kept
+	 * for lossless re-export (OTLP Profile.original_payload), and its
+	 * format name ("linux_perf"). Both set or neither; NULL/0 = none.
+	 * Encoders carry it once, in the first Profile they write. */
+	const void *original_payload;
+	size_t original_payload_len;
+	const char *original_payload_format;
 };
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */
@@ -154,6 +161,16 @@ const struct profile_meta *profile__meta(const struct profile *p);
 int profile__add_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
 			const char *thread_name, const struct profile_frame *frames, size_t nframes,
 			__u64 count);
+
+/* The two halves of profile__add_sample(), for readers whose input already
+ * names each distinct stack once (an OTLP stack_table): intern @frames (leaf
+ * first) as a stack and get its index in *@stack, then add samples that
+ * reference it. A stack no sample ends up using is dropped by prune.
+ * Errors as for profile__add_sample(); -EINVAL for an unknown @stack. */
+int profile__add_stack(struct profile *p, const struct profile_frame *frames, size_t nframes,
+		       __u32 *stack);
+int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc,
+			      __u32 tid, const char *thread_name, __u32 stack, __u64 count);
 
 /* Drop dictionary entries that no sample references (left by failed adds) and
  * renumber the tables, keeping index 0 as the zero value. 0 or -ENOMEM. */

@@ -211,6 +211,30 @@ TEST(value_types_and_frame_type_names)
 	profile__free(p);
 }
 
+TEST(stack_then_samples)
+{
+	struct profile *p = profile__new();
+	struct profile_frame f[3];
+	__u32 s1, s2;
+
+	CHECK(p);
+	frames3(f, 0x7f0010);
+	CHECK(!profile__add_stack(p, f, 3, &s1));
+	frames3(f, 0x7f0020);
+	CHECK(!profile__add_stack(p, f, 3, &s2)); /* never used: an orphan */
+	CHECK(s1 != s2);
+	CHECK(!profile__add_stack_sample(p, &proc1, 1, "t", s1, 3));
+	CHECK(!profile__add_stack_sample(p, &proc1, 1, "t", s1, 2));
+	CHECK(profile__add_stack_sample(p, &proc1, 1, "t", 99, 1) == -EINVAL);
+	CHECK_EQ_U64(profile__sample(p, 0, 0)->value, 5);
+	CHECK(count_orphans(p) > 0);
+	CHECK(!profile__prune(p));
+	CHECK_EQ_U64(count_orphans(p), 0);
+	CHECK_EQ_U64(profile__stack_count(p), 2);
+	CHECK_EQ_U64(profile__total(p), 5);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(zero_entries);
@@ -218,5 +242,6 @@ int main(void)
 	RUN(kernel_frames_and_empty_stack);
 	RUN(prune_after_full_table);
 	RUN(value_types_and_frame_type_names);
+	RUN(stack_then_samples);
 	return TEST_DONE();
 }

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# run.sh [SECONDS] - build and run profcap's libFuzzer harnesses, one after
+# the other, SECONDS each (default 120):
+#   otlp_read    otlp_read__parse() (then otlp__encode() and a re-read)
+#   perf_script  perf_script__parse() (then the OTLP round trip), built only
+#                when src/perf_script.c exists
+# Built with clang -fsanitize=fuzzer,address,undefined against the system
+# glibc and zlib (zlib1g-dev), from the pure modules of src/, the nanopb
+# runtime in deps/prefix/nanopb and the generated code in build/gen (run
+# ./build.sh or make once first). Outputs under build/fuzz/:
+#   <name>          the fuzzer binary
+#   seeds/<name>/   seeds: scripts/fuzz/seeds/<name>/, the unit tests' files
+#                   and, as root with build/profcap or perf, fresh captures
+#   corpus/<name>/  the growing corpus (kept between runs)
+#   artifacts/      crashing inputs (<name>-crash-*), to replay with
+#                   build/fuzz/<name> FILE
+#   <name>.log      libFuzzer's output
+# Exit status: 0 when no fuzzer found anything, 1 otherwise, 2 on a build
+# problem. Needs no network.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+SECS=${1:-120}
+OUT=build/fuzz
+CC=${CC:-clang}
+SRCS_COMMON="src/otlp_read.c src/otlp.c src/profile.c src/intern.c src/buf.c src/gz.c src/log.c"
+NANOPB=deps/prefix/nanopb
+CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -DPB_FIELD_32BIT -fsanitize=fuzzer,address,undefined
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Ibuild/gen -I$NANOPB"
+
+die() {
+	echo "fuzz: $*" >&2
+	exit 2
+}
+
+[[ $SECS =~ ^[0-9]+$ ]] || die "usage: scripts/fuzz/run.sh [SECONDS]"
+command -v "$CC" >/dev/null || die "$CC not found (apt-get install clang)"
+[ -f "$NANOPB/pb_decode.c" ] || die "missing $NANOPB: run ./build.sh first"
+[ -f /usr/include/zlib.h ] || die "missing zlib.h: apt-get install zlib1g-dev"
+PB_C=$(find build/gen -name '*.pb.c' 2>/dev/null | sort)
+[ -n "$PB_C" ] || die "no generated code in build/gen: run make first"
+mkdir -p "$OUT/artifacts" "$OUT/seeds" "$OUT/corpus"
+
+build() { # NAME EXTRA_SOURCES...
+	local name=$1
+	shift
+	echo "== build $OUT/$name"
+	# shellcheck disable=SC2086
+	$CC $CFLAGS -o "$OUT/$name" "scripts/fuzz/fuzz_$name.c" $SRCS_COMMON "$@" $PB_C \
+		"$NANOPB/pb_common.c" "$NANOPB/pb_decode.c" "$NANOPB/pb_encode.c" -lz \
+		2>"$OUT/$name.build.log" || {
+		cat "$OUT/$name.build.log" >&2
+		return 1
+	}
+}
+
+# ---- seeds ------------------------------------------------------------------------
+seeds_otlp() {
+	local d=$OUT/seeds/otlp_read
+	mkdir -p "$d"
+	cp scripts/fuzz/seeds/otlp_read/* "$d"/ 2>/dev/null
+	if [ -x build/tests/test_otlp_read ]; then
+		OTLP_READ_SEED_DIR=$d build/tests/test_otlp_read >/dev/null 2>&1
+	fi
+	if [ "$(id -u)" = 0 ] && [ -x build/profcap ]; then
+		# A short real capture, small enough to mutate quickly: one busy
+		# process, and the same gzip'd.
+		sh -c 'end=$(($(date +%s) + 3)); while [ $(date +%s) -lt $end ]; do :; done' &
+		local busy=$!
+		build/profcap capture -q --seconds 1 -F 199 -p "$busy" -o "$d/capture_pid.pb" \
+			>/dev/null 2>&1
+		kill "$busy" 2>/dev/null
+		wait "$busy" 2>/dev/null
+		[ -f "$d/capture_pid.pb" ] && gzip -c "$d/capture_pid.pb" >"$d/capture_pid.pb.gz"
+	fi
+}
+
+seeds_perf() {
+	local d=$OUT/seeds/perf_script tmp
+	mkdir -p "$d"
+	cp scripts/fuzz/seeds/perf_script/* "$d"/ 2>/dev/null
+	if [ "$(id -u)" = 0 ] && command -v perf >/dev/null; then
+		tmp=$(mktemp -d)
+		if perf record -q -g -F 499 -e cpu-clock -o "$tmp/perf.data" -- \
+			sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done' >/dev/null 2>&1; then
+			perf script -i "$tmp/perf.data" 2>/dev/null | head -c 32768 >"$d/perf_g.txt"
+			perf script -F comm,tid,time,ip,sym -i "$tmp/perf.data" 2>/dev/null |
+				head -c 32768 >"$d/perf_tid.txt"
+			perf script -F comm,pid,tid,time,period,event,ip,sym,dso \
+				-i "$tmp/perf.data" 2>/dev/null | head -c 32768 >"$d/perf_fields.txt"
+		fi
+		rm -rf "$tmp"
+	fi
+}
+
+# ---- run ----------------------------------------------------------------------------
+found=0
+run() { # NAME
+	local name=$1 log=$OUT/$1.log corpus=$OUT/corpus/$1
+	mkdir -p "$corpus"
+	echo "== fuzz $name for ${SECS}s (corpus $corpus, seeds $OUT/seeds/$name)"
+	"$OUT/$name" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+		-print_final_stats=1 -artifact_prefix="$OUT/artifacts/$name-" \
+		"$corpus" "$OUT/seeds/$name" >"$log" 2>&1
+	local rc=$?
+	local execs cov ft units
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+	ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1)
+	units=$(find "$corpus" -type f | wc -l)
+	echo "   execs ${execs:-?}, ${cov:-cov: ?}, ${ft:-ft: ?}, corpus $units files, exit $rc"
+	if [ $rc -ne 0 ] || ls "$OUT/artifacts/$name-"* >/dev/null 2>&1; then
+		found=1
+		grep -m 5 -E 'ERROR|SUMMARY|bad failure|differs|abort' "$log" | sed 's/^/   /'
+		ls "$OUT/artifacts/$name-"* 2>/dev/null | sed 's/^/   artifact: /'
+	fi
+}
+
+build otlp_read || die "build of the otlp_read fuzzer failed"
+seeds_otlp
+names=(otlp_read)
+if [ -f src/perf_script.c ]; then
+	if build perf_script src/perf_script.c; then
+		seeds_perf
+		names+=(perf_script)
+	else
+		echo "fuzz: perf_script harness does not build (see above); skipped" >&2
+	fi
+fi
+for n in "${names[@]}"; do
+	run "$n"
+done
+exit $found

@@ -1,0 +1,315 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "report.h"
+#include "test.h"
+
+static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL};
+static const struct profile_mapping_desc map_z = {0x7f0000, 0x7f8000, 0, "/lib/libz.so.1", NULL};
+static const struct profile_mapping_desc map_k = {0xffffffff81000000ull, 0xffffffff82000000ull, 0,
+						  "[kernel.kallsyms]", NULL};
+static const struct profile_process_desc app = {100, "app", "/usr/bin/app", "app -x"};
+static const struct profile_process_desc other = {200, "other", "/usr/bin/other", NULL};
+
+static struct profile_frame fr(const char *fn, __u64 addr)
+{
+	struct profile_frame f = {addr, &map_app, fn, PROFILE_FRAME_NATIVE, NULL};
+
+	return f;
+}
+
+/* app (pid 100): [f f g main] x3 tid 101, [h main] x1 tid 102, [k_func f main]
+ * x2 tid 101; other (pid 200): [x] x4, [?libz main] x2 tid 200. Total 12. */
+static struct profile *model(void)
+{
+	struct profile *p = profile__new();
+	struct profile_frame s1[] = {fr("f", 0x400010), fr("f", 0x400014), fr("g", 0x400020),
+				     fr("main", 0x400030)};
+	struct profile_frame s2[] = {fr("h", 0x400040), fr("main", 0x400034)};
+	struct profile_frame s3[] = {
+		{0xffffffff81000100ull, &map_k, "k_func", PROFILE_FRAME_KERNEL, NULL},
+		fr("f", 0x400018),
+		fr("main", 0x400038)};
+	struct profile_frame s4[] = {fr("x", 0x400050)};
+	struct profile_frame s5[] = {{0x7f0010, &map_z, NULL, PROFILE_FRAME_NATIVE, NULL},
+				     fr("main", 0x400030)};
+
+	if (!p)
+		return NULL;
+	if (profile__add_sample(p, &app, 101, "main-t", s1, 4, 3) ||
+	    profile__add_sample(p, &app, 102, "work-t", s2, 2, 1) ||
+	    profile__add_sample(p, &app, 101, "main-t", s3, 3, 2) ||
+	    profile__add_sample(p, &other, 200, "other", s4, 1, 4) ||
+	    profile__add_sample(p, &other, 200, "other", s5, 2, 2)) {
+		profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* The report of @p with @o, as a malloc'd string (NULL on failure). */
+static char *run(const struct profile *p, const struct report_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int err;
+
+	if (!f)
+		return NULL;
+	err = report__print(f, p, o);
+	fclose(f);
+	if (err) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static struct report_opts json_opts(void)
+{
+	struct report_opts o;
+
+	report__default_opts(&o);
+	o.json = true;
+	o.file = "t.pb";
+	return o;
+}
+
+TEST(self_and_inclusive_count_recursion_once)
+{
+	struct profile *p = model();
+	struct report_opts o = json_opts();
+	char *out;
+
+	CHECK(p);
+	out = run(p, &o);
+	CHECK(out);
+	/* f is on two stacks (3 + 2 samples) and twice on one of them. */
+	CHECK(strstr(out, "{\"name\":\"f\",\"type\":\"native\",\"self\":3,\"self_share\":0.250000,"
+			  "\"inclusive\":5,\"inclusive_share\":0.416667}"));
+	CHECK(strstr(out,
+		     "{\"name\":\"main\",\"type\":\"native\",\"self\":0,\"self_share\":0.000000,"
+		     "\"inclusive\":8,"));
+	CHECK(strstr(out, "{\"name\":\"k_func\",\"type\":\"kernel\",\"self\":2,"));
+	/* An unnamed frame is named after its mapping. */
+	CHECK(strstr(out, "{\"name\":\"[libz.so.1]\",\"type\":\"native\",\"self\":2,"));
+	CHECK(strstr(out, "\"total\":12,\"by\":\"function\",\"sort\":\"self\""));
+	/* Sorted by self, ties by inclusive then name. */
+	CHECK(strstr(out, "\"x\"") < strstr(out, "\"f\""));
+	CHECK(strstr(out, "\"f\"") < strstr(out, "\"[libz.so.1]\""));
+	CHECK(strstr(out, "\"[libz.so.1]\"") < strstr(out, "\"k_func\""));
+	CHECK(strstr(out, "\"main\"") < strstr(out, "\"g\""));
+	free(out);
+	profile__free(p);
+}
+
+TEST(inclusive_sort_and_top)
+{
+	struct profile *p = model();
+	struct report_opts o = json_opts();
+	char *out;
+
+	CHECK(p);
+	o.inclusive = true;
+	o.top = 2;
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"sort\":\"inclusive\""));
+	CHECK(strstr(out, "\"top\":[\n {\"name\":\"main\""));
+	CHECK(strstr(out, "\n {\"name\":\"f\""));
+	CHECK(!strstr(out, "\"name\":\"x\"")); /* third by inclusive: cut by --top 2 */
+	free(out);
+	profile__free(p);
+}
+
+TEST(processes_and_threads)
+{
+	struct profile *p = model();
+	struct report_opts o = json_opts();
+	char *out;
+
+	CHECK(p);
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"processes\":[\n {\"pid\":100,\"exe\":\"app\",\"value\":6,"
+			  "\"share\":0.500000},\n {\"pid\":200,\"exe\":\"other\",\"value\":6,"));
+	CHECK(strstr(out, "{\"pid\":100,\"tid\":101,\"name\":\"main-t\",\"value\":5,"));
+	CHECK(strstr(out, "{\"pid\":100,\"tid\":102,\"name\":\"work-t\",\"value\":1,"));
+	CHECK(strstr(out, "{\"pid\":200,\"tid\":200,\"name\":\"other\",\"value\":6,"));
+	free(out);
+	o.by = BY_THREAD;
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"top\":[\n {\"name\":\"other\",\"pid\":200,\"tid\":200,\"self\":6,"));
+	free(out);
+	o.by = BY_PROCESS;
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"top\":[\n {\"name\":\"app\",\"pid\":100,\"self\":6,"));
+	free(out);
+	profile__free(p);
+}
+
+TEST(by_mapping)
+{
+	struct profile *p = model();
+	struct report_opts o = json_opts();
+	char *out;
+
+	CHECK(p);
+	o.by = BY_MAPPING;
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "{\"name\":\"/usr/bin/app\",\"self\":8,\"self_share\":0.666667,"
+			  "\"inclusive\":12,"));
+	CHECK(strstr(out, "{\"name\":\"[kernel.kallsyms]\",\"self\":2,"));
+	CHECK(strstr(out, "{\"name\":\"/lib/libz.so.1\",\"self\":2,"));
+	free(out);
+	profile__free(p);
+}
+
+TEST(filters)
+{
+	struct profile *p = model();
+	struct report_opts o = json_opts();
+	char *out;
+
+	CHECK(p);
+	o.filter_pid = true;
+	o.pid = 200;
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"filter\":{\"pid\":200,\"comm\":null}"));
+	CHECK(strstr(out, "\"total\":6,"));
+	CHECK(!strstr(out, "\"name\":\"f\""));
+	CHECK(strstr(out, "\"self_share\":0.666667")); /* x: 4 of 6 */
+	free(out);
+
+	o.filter_pid = false;
+	o.comm = "main-t"; /* a thread name */
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"total\":5,"));
+	CHECK(strstr(out, "{\"name\":\"f\",\"type\":\"native\",\"self\":3,\"self_share\":0.600000,"
+			  "\"inclusive\":5,\"inclusive_share\":1.000000}"));
+	free(out);
+
+	o.comm = "app"; /* an executable name: all its threads */
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"total\":6,"));
+	CHECK(strstr(out, "\"name\":\"work-t\""));
+	free(out);
+
+	o.comm = "nothing";
+	o.json = false;
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "No samples match the filter"));
+	free(out);
+	profile__free(p);
+}
+
+TEST(text_output)
+{
+	struct profile *p = model();
+	struct report_opts o;
+	char *out;
+
+	CHECK(p);
+	report__default_opts(&o);
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "Capture: (standard input)\n"));
+	CHECK(strstr(out, "  total       12 samples\n"));
+	CHECK(strstr(out, "  processes   2\n"));
+	CHECK(strstr(out, "   25.00%           3      41.67%           5  native   f\n"));
+	CHECK(strstr(out, "   16.67%           2      16.67%           2  kernel   k_func\n"));
+	CHECK(strstr(out, "Processes (2):\n"));
+	CHECK(strstr(out, "   50.00%           6         100  app\n"));
+	CHECK(strstr(out, "Threads (3):\n"));
+	CHECK(strstr(out, "   41.67%           5         100         101  main-t\n"));
+	free(out);
+	o.top = 1;
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "Top 1 functions by self value:"));
+	CHECK(strstr(out, "  ... 6 more (--top 0 shows all)\n"));
+	free(out);
+	profile__free(p);
+}
+
+TEST(escaping)
+{
+	struct profile *p = profile__new();
+	struct report_opts o = json_opts();
+	struct profile_frame f[] = {fr("we\"ird\\name<\x01>\xff", 0x400100)};
+	char *out;
+
+	CHECK(p);
+	CHECK(!profile__add_sample(p, &app, 7, "t\nname", f, 1, 1));
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"name\":\"we\\\"ird\\\\name<\\u0001>\\ufffd\""));
+	CHECK(strstr(out, "\"name\":\"t\\u000aname\""));
+	free(out);
+	o.json = false;
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "we\"ird\\name<?>?\n"));
+	CHECK(strstr(out, "t?name\n"));
+	free(out);
+	profile__free(p);
+}
+
+TEST(empty_stack_and_foreign_value_type)
+{
+	struct profile *p = profile__new();
+	struct report_opts o;
+	char *out;
+
+	CHECK(p);
+	CHECK(!profile__set_value_types(p, "cpu", "nanoseconds", "cpu", "nanoseconds"));
+	CHECK(!profile__add_sample(p, &app, 1, NULL, NULL, 0, 5000));
+	report__default_opts(&o);
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "  value       cpu/nanoseconds\n"));
+	CHECK(strstr(out, "  total       5000 nanoseconds\n"));
+	CHECK(strstr(out, "[no stack]\n"));
+	CHECK(strstr(out, "(unknown)\n")); /* the thread has no name */
+	free(out);
+	profile__free(p);
+}
+
+TEST(utf8)
+{
+	CHECK_EQ_U64(report__utf8_seq("a"), 1);
+	CHECK_EQ_U64(report__utf8_seq("\xc3\xa9"), 2);
+	CHECK_EQ_U64(report__utf8_seq("\xe2\x82\xac"), 3);
+	CHECK_EQ_U64(report__utf8_seq("\xf0\x9f\x94\xa5"), 4);
+	CHECK_EQ_U64(report__utf8_seq("\xc0\xaf"), 0);	       /* overlong */
+	CHECK_EQ_U64(report__utf8_seq("\xe0\x80\xaf"), 0);     /* overlong */
+	CHECK_EQ_U64(report__utf8_seq("\xed\xa0\x80"), 0);     /* surrogate */
+	CHECK_EQ_U64(report__utf8_seq("\xf4\x90\x80\x80"), 0); /* past U+10FFFF */
+	CHECK_EQ_U64(report__utf8_seq("\xe2\x82"), 0);	       /* truncated */
+	CHECK_EQ_U64(report__utf8_seq("\x80"), 0);
+}
+
+int main(void)
+{
+	RUN(self_and_inclusive_count_recursion_once);
+	RUN(inclusive_sort_and_top);
+	RUN(processes_and_threads);
+	RUN(by_mapping);
+	RUN(filters);
+	RUN(text_output);
+	RUN(escaping);
+	RUN(empty_stack_and_foreign_value_type);
+	RUN(utf8);
+	return TEST_DONE();
+}

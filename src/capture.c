@@ -724,6 +724,9 @@ static int run(struct capture *c)
 	fill_meta(&meta, &u, t_unix, end - start, o->freq_hz);
 	meta.resource = c->resource;
 	meta.nresource = c->nresource;
+	meta.samples_dropped = st.counts_full + c->model_dropped;
+	meta.samples_truncated = c->truncated;
+	meta.samples_stack_missing = st.stacks_missing + c->ustack_missing;
 	err = profile__set_meta(c->prof, &meta);
 	if (!err)
 		err = profile__prune(c->prof);

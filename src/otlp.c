@@ -373,6 +373,9 @@ static bool encode_profile(struct buf_target *k, const struct profile *p, size_t
 	pb_ostream_t s = buf_target_stream(k);
 	__u32 st, su, pt, pu;
 	struct samples_arg sa = {p, proc};
+	struct packed pk;
+	const __u32 *mattrs;
+	size_t nmattrs;
 
 	buf__reset(k->b);
 	profile__value_types(p, &st, &su, &pt, &pu);
@@ -393,13 +396,17 @@ static bool encode_profile(struct buf_target *k, const struct profile *p, size_t
 		pr.profile_id.size = sizeof(meta->profile_id);
 		memcpy(pr.profile_id.bytes, meta->profile_id, sizeof(meta->profile_id));
 	}
-	/* The original payload is the source of the whole capture, not of one
-	 * process: it is carried once, by the first Profile of the message. */
+	/* The original payload and the loss counts are facts of the whole
+	 * capture, not of one process: the first Profile of the message
+	 * carries them, once. */
 	if (meta && meta->original_payload_len && (proc == 0 || proc == SIZE_MAX)) {
 		set_cstr(&pr.original_payload_format, meta->original_payload_format);
 		pr.original_payload.funcs.encode = enc_payload;
 		pr.original_payload.arg = (void *)meta;
 	}
+	mattrs = profile__meta_attrs(p, &nmattrs);
+	if (nmattrs && (proc == 0 || proc == SIZE_MAX))
+		set_packed(&pr.attribute_indices, &pk, mattrs, nmattrs);
 	return pb_encode(&s, PF(Profile_fields), &pr);
 }
 

@@ -514,11 +514,18 @@ static void profile_msg(struct jw *j, const struct profile *p, size_t proc)
 	s64s(j, &first, "period", (__s64)meta->period_ns);
 	hex(j, &first, "profileId", meta->profile_id, sizeof(meta->profile_id));
 	/* Carried once, by the first Profile (as otlp.c does). */
-	if (meta->original_payload_len && (proc == 0 || proc == SIZE_MAX)) {
-		key(j, &first, "originalPayloadFormat");
-		str(j, meta->original_payload_format);
-		base64(j, &first, "originalPayload", meta->original_payload,
-		       meta->original_payload_len);
+	if (proc == 0 || proc == SIZE_MAX) {
+		const __u32 *mattrs;
+		size_t nmattrs;
+
+		if (meta->original_payload_len) {
+			key(j, &first, "originalPayloadFormat");
+			str(j, meta->original_payload_format);
+			base64(j, &first, "originalPayload", meta->original_payload,
+			       meta->original_payload_len);
+		}
+		mattrs = profile__meta_attrs(p, &nmattrs);
+		indices(j, &first, "attributeIndices", mattrs, nmattrs);
 	}
 	lit(j, "}");
 }

@@ -123,6 +123,9 @@ enum role {
 	ROLE_THREAD_NAME,
 	ROLE_FRAME_TYPE,
 	ROLE_BUILD_ID,
+	ROLE_DROPPED, /* Profile attributes: sample loss counts */
+	ROLE_TRUNCATED,
+	ROLE_STACK_MISSING,
 };
 
 enum value_kind {
@@ -954,6 +957,12 @@ static enum role attr_role(const char *key)
 		return ROLE_FRAME_TYPE;
 	if (!strcmp(key, "process.executable.build_id.gnu"))
 		return ROLE_BUILD_ID;
+	if (!strcmp(key, PROFILE_ATTR_SAMPLES_DROPPED))
+		return ROLE_DROPPED;
+	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED))
+		return ROLE_TRUNCATED;
+	if (!strcmp(key, PROFILE_ATTR_SAMPLES_STACK_MISSING))
+		return ROLE_STACK_MISSING;
 	return ROLE_NONE;
 }
 
@@ -1386,6 +1395,30 @@ static int read_value_type(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, con
 	return err ?: close_sub(r, s, &sub);
 }
 
+/* Add the sample loss counts among Profile attributes @ids (range-checked)
+ * to the meta: a writer may give each Profile its own share. */
+static void add_losses(struct rd *r, const struct ids *ids)
+{
+	size_t i;
+
+	for (i = 0; i < ids->n; i++) {
+		const struct r_attr *a = VEC_AT(r->attrs, struct r_attr, ids->v[i]);
+		__u64 *sum;
+
+		if (a->v.kind != VAL_INT || a->v.num <= 0)
+			continue;
+		if (a->role == ROLE_DROPPED)
+			sum = &r->meta.samples_dropped;
+		else if (a->role == ROLE_TRUNCATED)
+			sum = &r->meta.samples_truncated;
+		else if (a->role == ROLE_STACK_MISSING)
+			sum = &r->meta.samples_stack_missing;
+		else
+			continue;
+		*sum = *sum + (__u64)a->v.num < *sum ? UINT64_MAX : *sum + (__u64)a->v.num;
+	}
+}
+
 static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *res)
 {
 	const char *payload_format = NULL, *payload = NULL;
@@ -1467,6 +1500,8 @@ static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *re
 			attrs.n = 0;
 			err = get_ids(r, s, wt, "attribute_indices", &attrs);
 			err = err ?: check_attrs(r, &attrs, 0, attrs.n);
+			if (!err)
+				add_losses(r, &attrs);
 			break;
 		default:
 			err = skip(r, s, wt);

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,8 @@ struct profile {
 	struct intern *pids; /* __s64 pid -> proc index */
 
 	__u32 s_sample_type, s_sample_unit, s_period_type, s_period_unit;
+	__u32 meta_attrs[PROFILE_META_ATTRS]; /* loss counts, as attributes */
+	size_t nmeta_attrs;
 	__u64 total;
 	__u32 max_entries;
 	bool dirty; /* an add failed part way: prune has work */
@@ -242,6 +245,34 @@ void profile__free(struct profile *p)
 	free(p);
 }
 
+/* Intern the non-zero loss counts of @m as integer attributes and make them
+ * @p's meta attributes. Ones replaced may be orphans: prune drops them. */
+static int meta_attrs(struct profile *p, const struct profile_meta *m)
+{
+	static const char *const keys[PROFILE_META_ATTRS] = {
+		PROFILE_ATTR_SAMPLES_DROPPED,
+		PROFILE_ATTR_SAMPLES_TRUNCATED,
+		PROFILE_ATTR_SAMPLES_STACK_MISSING,
+	};
+	const __u64 v[PROFILE_META_ATTRS] = {m->samples_dropped, m->samples_truncated,
+					     m->samples_stack_missing};
+	__u32 idx[PROFILE_META_ATTRS];
+	size_t i, n = 0;
+	int err = 0;
+
+	for (i = 0; i < PROFILE_META_ATTRS && !err; i++)
+		if (v[i])
+			err = attr_int(p, keys[i], v[i] > INT64_MAX ? INT64_MAX : (__s64)v[i],
+				       &idx[n++]);
+	if (err)
+		return err;
+	if (p->nmeta_attrs && (n != p->nmeta_attrs || memcmp(idx, p->meta_attrs, n * sizeof(idx[0]))))
+		p->dirty = true;
+	memcpy(p->meta_attrs, idx, n * sizeof(idx[0]));
+	p->nmeta_attrs = n;
+	return 0;
+}
+
 int profile__set_meta(struct profile *p, const struct profile_meta *meta)
 {
 	struct profile_meta m = *meta;
@@ -291,6 +322,10 @@ int profile__set_meta(struct profile *p, const struct profile_meta *meta)
 		m.resource = kv;
 		m.nresource = n;
 	}
+	if (!nomem && meta_attrs(p, &m)) {
+		p->dirty = true; /* attributes interned before the failure */
+		nomem = true;
+	}
 	if (nomem) {
 		meta_free(&m);
 		return -ENOMEM;
@@ -298,6 +333,12 @@ int profile__set_meta(struct profile *p, const struct profile_meta *meta)
 	meta_free(&p->meta);
 	p->meta = m;
 	return 0;
+}
+
+const __u32 *profile__meta_attrs(const struct profile *p, size_t *n)
+{
+	*n = p->nmeta_attrs;
+	return p->meta_attrs;
 }
 
 const struct profile_meta *profile__meta(const struct profile *p)

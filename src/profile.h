@@ -85,7 +85,19 @@ struct profile_meta {
 	const void *original_payload;
 	size_t original_payload_len;
 	const char *original_payload_format;
+	/* Samples the capture took but could not keep whole, for readers of
+	 * the file (report). Non-zero counts are carried as integer
+	 * attributes of the first Profile (PROFILE_ATTR_SAMPLES_*); readers
+	 * add them up over all Profiles. */
+	__u64 samples_dropped;	     /* not in the profile: a table was full */
+	__u64 samples_truncated;     /* stack cut at the depth limit */
+	__u64 samples_stack_missing; /* kept without (part of) their stack */
 };
+
+#define PROFILE_ATTR_SAMPLES_DROPPED "profcap.samples.dropped"
+#define PROFILE_ATTR_SAMPLES_TRUNCATED "profcap.samples.truncated"
+#define PROFILE_ATTR_SAMPLES_STACK_MISSING "profcap.samples.stack_missing"
+#define PROFILE_META_ATTRS 3
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */
 
@@ -146,9 +158,16 @@ struct profile *profile__new_limited(__u32 max_entries);
 /* Free @p and everything it owns. Accepts NULL. */
 void profile__free(struct profile *p);
 
-/* Copy @meta into @p (strings are duplicated). 0 or -ENOMEM. */
+/* Copy @meta into @p (strings are duplicated) and intern its non-zero
+ * sample loss counts as integer attributes. 0 or -ENOMEM (@p keeps its
+ * previous meta). */
 int profile__set_meta(struct profile *p, const struct profile_meta *meta);
 const struct profile_meta *profile__meta(const struct profile *p);
+
+/* Attribute-table indices of the capture-wide Profile attributes (the
+ * meta's non-zero sample loss counts), borrowed from @p; *@n gets their
+ * number, 0 to PROFILE_META_ATTRS. */
+const __u32 *profile__meta_attrs(const struct profile *p, size_t *n);
 
 /* Add @count samples of one stack for thread @tid (@thread_name may be NULL)
  * of process @proc. @frames is leaf first; @nframes may be 0 (a sample with an

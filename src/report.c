@@ -150,7 +150,9 @@ void report__usage(void)
 	       "JSON keys: \"file\"; \"capture\": {\"host\", \"time\" (RFC 3339 UTC or\n"
 	       "null), \"time_unix_nano\", \"duration_seconds\", \"period\", \"period_type\",\n"
 	       "\"period_unit\", \"frequency_hz\" (null unless the period is cpu nanoseconds),\n"
-	       "\"sample_type\", \"sample_unit\", \"total\", \"processes\", \"stacks\"};\n"
+	       "\"sample_type\", \"sample_unit\", \"total\", \"processes\", \"stacks\",\n"
+	       "\"dropped_samples\", \"truncated_samples\", \"stack_missing_samples\"} (the\n"
+	       "loss counts the capturing tool recorded, 0 when none);\n"
 	       "\"filter\": {\"pid\", \"comm\"} (null when unset); \"total\" (value after\n"
 	       "filtering); \"by\"; \"sort\" (\"self\" or \"inclusive\"); \"top\": [{\"name\",\n"
 	       "\"type\" (frame type, function rows), \"pid\" (process and thread rows),\n"
@@ -700,6 +702,17 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 		value_word(m));
 	fprintf(f, "  processes   %zu\n  stacks      %zu\n", profile__process_count(r->p),
 		m->stacks);
+	/* What the capture could not keep whole: the report above is short of
+	 * the dropped samples, and the others' stacks are incomplete. */
+	if (meta->samples_dropped)
+		fprintf(f, "  dropped     %llu samples (a table was full; not in this report)\n",
+			(unsigned long long)meta->samples_dropped);
+	if (meta->samples_truncated)
+		fprintf(f, "  truncated   %llu samples (stack cut at the depth limit)\n",
+			(unsigned long long)meta->samples_truncated);
+	if (meta->samples_stack_missing)
+		fprintf(f, "  no stack    %llu samples (stack unreadable or lost)\n",
+			(unsigned long long)meta->samples_stack_missing);
 	if (o->filter_pid || o->comm) {
 		fprintf(f, "  filter     ");
 		if (o->filter_pid)
@@ -842,8 +855,13 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	put_json_str(f, m->sample_type);
 	fprintf(f, ",\"sample_unit\":");
 	put_json_str(f, m->sample_unit);
-	fprintf(f, ",\"total\":%llu,\"processes\":%zu,\"stacks\":%zu},\n",
+	fprintf(f, ",\"total\":%llu,\"processes\":%zu,\"stacks\":%zu,",
 		(unsigned long long)profile__total(r->p), profile__process_count(r->p), m->stacks);
+	fprintf(f, "\"dropped_samples\":%llu,\"truncated_samples\":%llu,"
+		   "\"stack_missing_samples\":%llu},\n",
+		(unsigned long long)meta->samples_dropped,
+		(unsigned long long)meta->samples_truncated,
+		(unsigned long long)meta->samples_stack_missing);
 	fprintf(f, "\"filter\":{\"pid\":");
 	if (o->filter_pid)
 		fprintf(f, "%lld", (long long)o->pid);

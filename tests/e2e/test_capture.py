@@ -1,4 +1,5 @@
 """End-to-end tests of `profcap capture` (root: real BPF sampling)."""
+import json
 import os
 import signal
 import socket
@@ -127,6 +128,28 @@ class CaptureTest(unittest.TestCase):
         self.assertEqual(types, {"native"})
         types2 = {f[1] for res in decode(out2)["resources"] for s in res["samples"] for f in s["frames"]}
         self.assertNotIn("native", types2)
+
+    def test_truncated_stacks_are_counted_in_the_file(self):
+        # 300 frames of deep() exceed the 127-frame limit: every main-thread
+        # sample is truncated, says so on stderr and in the file, and the
+        # report shows the count.
+        with Workload("groundtruth", "-r", "300") as w:
+            out, r = self.capture("-p", str(w.pid), "--seconds", "1", "-F", "499")
+        self.assertIn("depth limit", r.stderr)
+        rep = run_profcap(["report", out, "--json"])
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        cap = json.loads(rep.stdout)["capture"]
+        self.assertGreater(cap["total"], 100)
+        self.assertGreater(cap["truncated_samples"], 0.9 * cap["total"], cap)
+        self.assertLessEqual(cap["truncated_samples"], cap["total"], cap)
+        self.assertEqual(cap["dropped_samples"], 0, cap)
+        text = run_profcap(["report", out]).stdout
+        self.assertIn("  truncated   %d samples" % cap["truncated_samples"], text)
+        # The deepest frames kept are the leaf end: burn_r under deep().
+        names = [f[0] for res in decode(out)["resources"] for s in res["samples"]
+                 for f in s["frames"][:3]]
+        self.assertIn("burn_r", names)
+        self.assertIn("deep", names)
 
     def test_sigint_writes_valid_profile(self):
         out = os.path.join(self.dir, "int.pb")

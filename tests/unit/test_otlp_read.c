@@ -263,6 +263,9 @@ static int same_profile(const struct profile *a, const struct profile *b)
 	       !strcmp(str_or(ma->original_payload_format), str_or(mb->original_payload_format)) &&
 	       (!ma->original_payload_len ||
 		!memcmp(ma->original_payload, mb->original_payload, ma->original_payload_len));
+	same = same && ma->samples_dropped == mb->samples_dropped &&
+	       ma->samples_truncated == mb->samples_truncated &&
+	       ma->samples_stack_missing == mb->samples_stack_missing;
 	same = same && ma->nresource == mb->nresource;
 	for (size_t k = 0; same && k < ma->nresource; k++)
 		same = !strcmp(ma->resource[k].key, mb->resource[k].key) &&
@@ -324,6 +327,49 @@ TEST(original_payload)
 	profile__free(q);
 	profile__free(p);
 	buf__release(&b);
+}
+
+/* Loss counts travel as Profile attributes; replaced ones leave no orphan. */
+TEST(loss_counts)
+{
+	struct profile *p = capture_like(), *q = NULL;
+	struct profile_meta meta;
+	struct buf b, b2;
+	size_t nattrs, n;
+	char err[256];
+
+	CHECK(p);
+	nattrs = profile__attr_count(p);
+	meta = *profile__meta(p);
+	meta.samples_dropped = 5;
+	meta.samples_stack_missing = 7;
+	CHECK_EQ_U64(profile__set_meta(p, &meta), 0);
+	profile__meta_attrs(p, &n);
+	CHECK_EQ_U64(n, 2);
+	CHECK_EQ_U64(profile__attr_count(p), nattrs + 2);
+	meta.samples_dropped = 0;
+	meta.samples_truncated = 3;
+	meta.samples_stack_missing = 8;
+	CHECK_EQ_U64(profile__set_meta(p, &meta), 0);
+	CHECK_EQ_U64(profile__prune(p), 0);
+	CHECK_EQ_U64(profile__attr_count(p), nattrs + 2);
+	CHECK_EQ_U64(encode(p, &b), 0);
+	seed("loss_counts.pb", &b);
+	CHECK_EQ_U64(parse(&b, &q, err, sizeof(err)), 0);
+	CHECK(same_profile(p, q));
+	CHECK_EQ_U64(profile__meta(q)->samples_dropped, 0);
+	CHECK_EQ_U64(profile__meta(q)->samples_truncated, 3);
+	CHECK_EQ_U64(profile__meta(q)->samples_stack_missing, 8);
+	/* Written again, they read back the same (table order may differ). */
+	CHECK_EQ_U64(encode(q, &b2), 0);
+	profile__free(q);
+	q = NULL;
+	CHECK_EQ_U64(parse(&b2, &q, err, sizeof(err)), 0);
+	CHECK(same_profile(p, q));
+	profile__free(q);
+	profile__free(p);
+	buf__release(&b);
+	buf__release(&b2);
 }
 
 TEST(empty_profile)
@@ -1129,6 +1175,7 @@ int main(void)
 {
 	RUN(round_trip);
 	RUN(original_payload);
+	RUN(loss_counts);
 	RUN(empty_profile);
 	RUN(gzip);
 	RUN(foreign_file);

@@ -239,6 +239,35 @@ TEST(text_output)
 	CHECK(out);
 	CHECK(strstr(out, "Top 1 functions by self value:"));
 	CHECK(strstr(out, "  ... 6 more (--top 0 shows all)\n"));
+	CHECK(!strstr(out, "dropped"));
+	free(out);
+	profile__free(p);
+}
+
+TEST(loss_counts)
+{
+	struct profile *p = model();
+	struct profile_meta meta;
+	struct report_opts o;
+	char *out;
+
+	CHECK(p);
+	meta = *profile__meta(p);
+	meta.samples_dropped = 4;
+	meta.samples_truncated = 9;
+	CHECK(!profile__set_meta(p, &meta));
+	report__default_opts(&o);
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "  dropped     4 samples (a table was full; not in this report)\n"));
+	CHECK(strstr(out, "  truncated   9 samples (stack cut at the depth limit)\n"));
+	CHECK(!strstr(out, "no stack"));
+	free(out);
+	o = json_opts();
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "\"dropped_samples\":4,\"truncated_samples\":9,"
+			  "\"stack_missing_samples\":0}"));
 	free(out);
 	profile__free(p);
 }
@@ -311,5 +340,6 @@ int main(void)
 	RUN(escaping);
 	RUN(empty_stack_and_foreign_value_type);
 	RUN(utf8);
+	RUN(loss_counts);
 	return TEST_DONE();
 }

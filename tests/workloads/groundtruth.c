@@ -6,6 +6,8 @@
  *   main -> chain_c -> burn_c                 20 units
  * so a correct profiler attributes 50/30/20 % of the main thread's samples.
  * With -t, a second thread named "gt-worker" runs worker_loop -> burn_w only.
+ * With -r DEPTH, the main thread instead burns in burn_r below DEPTH frames
+ * of deep() (stacks deeper than a profiler's depth limit).
  * Runs until killed, or for -d SECONDS. Built with frame pointers and without
  * sibling-call optimisation, so every chain_* frame really exists.
  */
@@ -59,6 +61,20 @@ NOINLINE void burn_w(long n)
 	BURN(n);
 }
 
+NOINLINE void burn_r(long n)
+{
+	BURN(n);
+}
+
+NOINLINE void deep(int depth)
+{
+	if (depth > 0)
+		deep(depth - 1);
+	else
+		burn_r(10);
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
 NOINLINE void chain_a(void)
 {
 	burn_a(50);
@@ -98,9 +114,9 @@ NOINLINE void *worker_loop(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t th;
-	int c, threads = 0;
+	int c, threads = 0, depth = 0;
 
-	while ((c = getopt(argc, argv, "d:t")) != -1) {
+	while ((c = getopt(argc, argv, "d:r:t")) != -1) {
 		switch (c) {
 		case 'd':
 			deadline = now() + atof(optarg);
@@ -108,8 +124,11 @@ int main(int argc, char **argv)
 		case 't':
 			threads = 1;
 			break;
+		case 'r':
+			depth = atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: groundtruth [-d SECONDS] [-t]\n");
+			fprintf(stderr, "usage: groundtruth [-d SECONDS] [-r DEPTH] [-t]\n");
 			return 2;
 		}
 	}
@@ -120,7 +139,9 @@ int main(int argc, char **argv)
 	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	while (!deadline || now() < deadline) {
+	while (depth > 0 && (!deadline || now() < deadline))
+		deep(depth);
+	while (!depth && (!deadline || now() < deadline)) {
 		chain_a();
 		chain_b();
 		chain_c();

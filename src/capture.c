@@ -2,7 +2,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,19 +92,7 @@ void capture__usage(void)
 	       otlp_config__usage);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("profcap: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("; see 'profcap capture --help'\n", stderr);
-	return -EINVAL;
-}
+#define usage_error(...) log__usage_error("capture", __VA_ARGS__)
 
 static int parse_pids(const char *arg, struct capture_opts *o)
 {
@@ -206,9 +193,10 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 			break;
 		case OPT_FORMAT:
 			if (format__parse(optarg, &o->format))
-				return usage_error("invalid --format '%s': expected otlp, otlp-json, "
-						   "pprof, folded or svg",
-						   optarg);
+				return usage_error(
+					"invalid --format '%s': expected otlp, otlp-json, "
+					"pprof, folded or svg",
+					optarg);
 			break;
 		case 'q':
 			o->quiet = true;
@@ -484,7 +472,8 @@ static int deliver(struct capture *c, const struct buf *out, const char *host)
 		if (o->format != FORMAT_OTLP) {
 			err = format__encode(c->prof, o->format, NULL, &other);
 			if (err) {
-				pr_err("encoding the capture as %s failed: %s; writing OTLP instead",
+				pr_err("encoding the capture as %s failed: %s; writing OTLP "
+				       "instead",
 				       format__name(o->format), strerror(-err));
 				buf__release(&other);
 			} else {

@@ -21,7 +21,7 @@ struct capture_opts {
 	bool user, kernel, idle;
 	const char *output; /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
-	enum format format; /* of the file output; exports are always OTLP */
+	enum format format;	  /* of the file output; exports are always OTLP */
 	struct otlp_flags export; /* --endpoint & co, merged with OTEL_* later */
 };
 

@@ -774,19 +774,7 @@ void flamegraph__usage(void)
 	       FG_DEFAULT_WIDTH);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("profcap: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("; see 'profcap flamegraph --help'\n", stderr);
-	return -EINVAL;
-}
+#define usage_error(...) log__usage_error("flamegraph", __VA_ARGS__)
 
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct fg_args *a)

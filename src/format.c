@@ -31,8 +31,8 @@ int format__parse(const char *name, enum format *out)
 const char *format__extension(enum format f)
 {
 	static const char *const ext[] = {
-		[FORMAT_OTLP] = ".pb",	       [FORMAT_OTLP_JSON] = ".json",
-		[FORMAT_PPROF] = ".pb.gz",     [FORMAT_FOLDED] = ".folded",
+		[FORMAT_OTLP] = ".pb",	   [FORMAT_OTLP_JSON] = ".json",
+		[FORMAT_PPROF] = ".pb.gz", [FORMAT_FOLDED] = ".folded",
 		[FORMAT_SVG] = ".svg",
 	};
 

@@ -11,11 +11,11 @@
 struct profile;
 
 enum format {
-	FORMAT_OTLP = 0,	/* ProfilesData protobuf (default) */
-	FORMAT_OTLP_JSON,	/* OTLP/JSON mapping */
-	FORMAT_PPROF,		/* gzip'd perftools.profiles.Profile */
-	FORMAT_FOLDED,		/* "comm;frame;frame count" lines */
-	FORMAT_SVG,		/* interactive flame graph */
+	FORMAT_OTLP = 0,  /* ProfilesData protobuf (default) */
+	FORMAT_OTLP_JSON, /* OTLP/JSON mapping */
+	FORMAT_PPROF,	  /* gzip'd perftools.profiles.Profile */
+	FORMAT_FOLDED,	  /* "comm;frame;frame count" lines */
+	FORMAT_SVG,	  /* interactive flame graph */
 };
 
 /* Format named @name ("otlp", "otlp-json", "pprof", "folded", "svg").

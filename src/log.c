@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -62,4 +63,16 @@ void pr_debug(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_v("profcap: debug: ", fmt, ap);
 	va_end(ap);
+}
+
+int log__usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("profcap: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see 'profcap %s --help'\n", cmd);
+	return -EINVAL;
 }

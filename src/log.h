@@ -20,4 +20,9 @@ void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* One usage error line for command @cmd: "profcap: error: <message>; see
+ * 'profcap <cmd> --help'". Always printed. Returns -EINVAL, for
+ * "return log__usage_error(...)" in argument parsers. */
+int log__usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

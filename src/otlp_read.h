@@ -24,8 +24,7 @@ struct profile;
  * timestamps when it has no values. Value types, period, time and duration
  * come from the first profile. Returns 0, -EBADMSG with @err (if not NULL,
  * @errlen bytes) describing the problem, -E2BIG or -ENOMEM. */
-int otlp_read__parse(const void *data, size_t len, struct profile **out, char *err,
-		     size_t errlen);
+int otlp_read__parse(const void *data, size_t len, struct profile **out, char *err, size_t errlen);
 
 /* Same as otlp_read__parse() with a cap of @max_bytes on the input (after
  * decompression) instead of OTLP_READ_MAX_BYTES: a gzip bomb stops there with

@@ -266,7 +266,8 @@ static int meta_attrs(struct profile *p, const struct profile_meta *m)
 				       &idx[n++]);
 	if (err)
 		return err;
-	if (p->nmeta_attrs && (n != p->nmeta_attrs || memcmp(idx, p->meta_attrs, n * sizeof(idx[0]))))
+	if (p->nmeta_attrs &&
+	    (n != p->nmeta_attrs || memcmp(idx, p->meta_attrs, n * sizeof(idx[0]))))
 		p->dirty = true;
 	memcpy(p->meta_attrs, idx, n * sizeof(idx[0]));
 	p->nmeta_attrs = n;
@@ -452,8 +453,8 @@ int profile__add_stack(struct profile *p, const struct profile_frame *frames, si
 	return err;
 }
 
-int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc,
-			      __u32 tid, const char *thread_name, __u32 stack, __u64 count)
+int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
+			      const char *thread_name, __u32 stack, __u64 count)
 {
 	struct sample_key key = {.stack = stack};
 	struct profile_sample_entry *s;

@@ -188,8 +188,8 @@ int profile__add_sample(struct profile *p, const struct profile_process_desc *pr
  * Errors as for profile__add_sample(); -EINVAL for an unknown @stack. */
 int profile__add_stack(struct profile *p, const struct profile_frame *frames, size_t nframes,
 		       __u32 *stack);
-int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc,
-			      __u32 tid, const char *thread_name, __u32 stack, __u64 count);
+int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
+			      const char *thread_name, __u32 stack, __u64 count);
 
 /* Drop dictionary entries that no sample references (left by failed adds) and
  * renumber the tables, keeping index 0 as the zero value. 0 or -ENOMEM. */

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,19 +164,7 @@ void report__usage(void)
 	       REPORT_DEFAULT_TOP);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("profcap: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("; see 'profcap report --help'\n", stderr);
-	return -EINVAL;
-}
+#define usage_error(...) log__usage_error("report", __VA_ARGS__)
 
 static bool parse_num(const char *s, long long min, long long *out)
 {
@@ -857,8 +844,9 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	put_json_str(f, m->sample_unit);
 	fprintf(f, ",\"total\":%llu,\"processes\":%zu,\"stacks\":%zu,",
 		(unsigned long long)profile__total(r->p), profile__process_count(r->p), m->stacks);
-	fprintf(f, "\"dropped_samples\":%llu,\"truncated_samples\":%llu,"
-		   "\"stack_missing_samples\":%llu},\n",
+	fprintf(f,
+		"\"dropped_samples\":%llu,\"truncated_samples\":%llu,"
+		"\"stack_missing_samples\":%llu},\n",
 		(unsigned long long)meta->samples_dropped,
 		(unsigned long long)meta->samples_truncated,
 		(unsigned long long)meta->samples_stack_missing);

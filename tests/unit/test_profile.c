@@ -149,7 +149,8 @@ TEST(kernel_frames_and_empty_stack)
 	struct profile *p = profile__new();
 	struct profile_mapping_desc k = {0xffffffff81000000ull, 0xffffffff82000000ull, 0,
 					 "[kernel.kallsyms]", NULL};
-	struct profile_frame f = {0xffffffff81000100ull, &k, "do_sys_open", PROFILE_FRAME_KERNEL, NULL};
+	struct profile_frame f = {0xffffffff81000100ull, &k, "do_sys_open", PROFILE_FRAME_KERNEL,
+				  NULL};
 	const struct profile_location_entry *l;
 
 	CHECK(p);

@@ -216,11 +216,12 @@ struct rd {
 	/* dictionary, resolved */
 	struct profile_mapping_desc *mdescs;
 	struct profile_frame *lframes;
+	__u32 *lmodel; /* model index of each location, UINT32_MAX until a stack uses it */
 	__u32 *smodel; /* model index of each stack, UINT32_MAX until a sample uses it */
 
 	/* per sample scratch */
-	struct profile_frame *frames;
-	size_t frames_cap;
+	__u32 *locs; /* model location indices of a stack */
+	size_t locs_cap;
 	struct ids sattrs;
 
 	struct profile *p;
@@ -1035,8 +1036,10 @@ static int resolve_dictionary(struct rd *r)
 	r->table = "location_table";
 	if (!err) {
 		r->lframes = calloc(r->locations.n, sizeof(*r->lframes));
-		if (!r->lframes)
+		r->lmodel = malloc(r->locations.n * sizeof(*r->lmodel));
+		if (!r->lframes || !r->lmodel)
 			return nomem(r);
+		memset(r->lmodel, 0xff, r->locations.n * sizeof(*r->lmodel));
 	}
 	for (i = 0; i < r->locations.n && !err; i++) {
 		const struct r_location *l = VEC_AT(r->locations, struct r_location, i);
@@ -1346,17 +1349,25 @@ static int add_sample(struct rd *r, const struct resource *res, pb_istream_t *s)
 	if (r->smodel[stack] == UINT32_MAX) {
 		st = VEC_AT(r->stacks, struct r_stack, stack);
 		n = st->n > MAX_FRAMES ? MAX_FRAMES : st->n;
-		if (n > r->frames_cap) {
-			struct profile_frame *f = realloc(r->frames, n * sizeof(*f));
+		if (n > r->locs_cap) {
+			__u32 *l = realloc(r->locs, n * sizeof(*l));
 
-			if (!f)
+			if (!l)
 				return nomem(r);
-			r->frames = f;
-			r->frames_cap = n;
+			r->locs = l;
+			r->locs_cap = n;
 		}
-		for (i = 0; i < n; i++)
-			r->frames[i] = r->lframes[r->stack_locs.v[st->off + i]];
-		err = profile__add_stack(r->p, r->frames, n, &r->smodel[stack]);
+		/* Each location enters the model once, however many stacks
+		 * share it. */
+		for (i = 0; i < n && !err; i++) {
+			__u32 *m = &r->lmodel[r->stack_locs.v[st->off + i]];
+
+			if (*m == UINT32_MAX)
+				err = profile__add_location(
+					r->p, &r->lframes[r->stack_locs.v[st->off + i]], m);
+			r->locs[i] = *m;
+		}
+		err = err ?: profile__add_stack_locs(r->p, r->locs, n, &r->smodel[stack]);
 	}
 	if (!err)
 		err = profile__add_stack_sample(r->p, &res->desc, tid, tname, r->smodel[stack],
@@ -1706,8 +1717,9 @@ static void rd_release(struct rd *r)
 	free(r->stack_locs.v);
 	free(r->mdescs);
 	free(r->lframes);
+	free(r->lmodel);
 	free(r->smodel);
-	free(r->frames);
+	free(r->locs);
 	free(r->sattrs.v);
 }
 

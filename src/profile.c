@@ -433,6 +433,37 @@ static int add_location(struct profile *p, const struct profile_frame *f, __u32 
 
 #define STACK_MAX_FRAMES 4096
 
+int profile__add_location(struct profile *p, const struct profile_frame *frame, __u32 *loc)
+{
+	int err;
+
+	if (!p || !frame || !loc)
+		return -EINVAL;
+	err = add_location(p, frame, loc);
+	if (err)
+		p->dirty = true;
+	return err;
+}
+
+int profile__add_stack_locs(struct profile *p, const __u32 *locs, size_t nlocs, __u32 *stack)
+{
+	size_t i, nloc;
+	int err;
+
+	if (!p || (nlocs && !locs) || !stack)
+		return -EINVAL;
+	if (nlocs > STACK_MAX_FRAMES)
+		nlocs = STACK_MAX_FRAMES;
+	nloc = intern__count(p->locations);
+	for (i = 0; i < nlocs; i++)
+		if (!locs[i] || locs[i] >= nloc)
+			return -EINVAL;
+	err = intern__put(p->stacks, locs, nlocs * sizeof(locs[0]), stack, NULL);
+	if (err)
+		p->dirty = true;
+	return err;
+}
+
 int profile__add_stack(struct profile *p, const struct profile_frame *frames, size_t nframes,
 		       __u32 *stack)
 {
@@ -446,11 +477,11 @@ int profile__add_stack(struct profile *p, const struct profile_frame *frames, si
 		nframes = STACK_MAX_FRAMES;
 	for (i = 0; i < nframes && !err; i++)
 		err = add_location(p, &frames[i], &locs[i]);
-	if (!err)
-		err = intern__put(p->stacks, locs, nframes * sizeof(locs[0]), stack, NULL);
-	if (err)
+	if (err) {
 		p->dirty = true;
-	return err;
+		return err;
+	}
+	return profile__add_stack_locs(p, locs, nframes, stack);
 }
 
 int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,

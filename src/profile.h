@@ -191,6 +191,15 @@ int profile__add_stack(struct profile *p, const struct profile_frame *frames, si
 int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
 			      const char *thread_name, __u32 stack, __u64 count);
 
+/* profile__add_stack() in two steps, for readers whose input also names
+ * each distinct location once: intern one frame as a location (*@loc gets
+ * its index, never 0), then a stack of such indices, leaf first (at most
+ * 4096 are kept). Entries no sample ends up using are dropped by prune.
+ * 0, -EINVAL (NULL argument, or an index that is 0 or unknown), -ENOMEM,
+ * -E2BIG. */
+int profile__add_location(struct profile *p, const struct profile_frame *frame, __u32 *loc);
+int profile__add_stack_locs(struct profile *p, const __u32 *locs, size_t nlocs, __u32 *stack);
+
 /* Drop dictionary entries that no sample references (left by failed adds) and
  * renumber the tables, keeping index 0 as the zero value. 0 or -ENOMEM. */
 int profile__prune(struct profile *p);

@@ -40,7 +40,8 @@ __u64 intern__hash(const void *data, size_t len)
 		len -= 8;
 	}
 	w = 0;
-	memcpy(&w, p, len);
+	if (len) /* @data may be NULL for an empty key */
+		memcpy(&w, p, len);
 	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 32;
 	h *= 0xff51afd7ed558ccdull;
@@ -97,7 +98,7 @@ static int lookup(const struct intern *t, const void *key, size_t len, __u32 h, 
 			return -ENOENT;
 		}
 		const struct entry *e = &t->entries[s - 1];
-		if (e->hash == h && e->len == len && !memcmp(e->key, key, len)) {
+		if (e->hash == h && e->len == len && (!len || !memcmp(e->key, key, len))) {
 			*slot = i;
 			return 0;
 		}

@@ -16,17 +16,12 @@
 #include "opentelemetry/proto/profiles/v1development/profiles.pb.h"
 
 #include "otlp.h"
+#include "pbbuf.h"
 #include "profile.h"
 
 /* The generated names carry the whole package; shorten them. */
 #define PF(x) opentelemetry_proto_profiles_v1development_##x
 #define PC(x) opentelemetry_proto_common_v1_##x
-
-/* A pb_ostream_t target appending to a struct buf; remembers why it failed. */
-struct buf_target {
-	struct buf *b;
-	int err;
-};
 
 /* A list of unsigned indices or counts written as one packed field. */
 struct packed {
@@ -61,37 +56,6 @@ struct scope_arg {
 	size_t len;
 };
 
-static bool buf_target_write(pb_ostream_t *s, const pb_byte_t *data, size_t n)
-{
-	struct buf_target *k = s->state;
-	int err;
-
-	err = buf__append(k->b, data, n);
-	if (err) {
-		k->err = err;
-		return false;
-	}
-	return true;
-}
-
-static pb_ostream_t buf_target_stream(struct buf_target *k)
-{
-	pb_ostream_t s = {.callback = buf_target_write, .state = k, .max_size = SIZE_MAX};
-
-	return s;
-}
-
-static size_t varint_len(__u64 v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 static bool enc_packed(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
 	const struct packed *pk = *arg;
@@ -100,7 +64,7 @@ static bool enc_packed(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	if (!pk->n)
 		return true;
 	for (i = 0; i < pk->n; i++)
-		size += varint_len(pk->v[i]);
+		size += pbbuf__varint_len(pk->v[i]);
 	if (!pb_encode_tag(s, PB_WT_STRING, f->tag) || !pb_encode_varint(s, size))
 		return false;
 	for (i = 0; i < pk->n; i++)
@@ -114,8 +78,8 @@ static bool enc_value(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
 	const __u64 *v = *arg;
 
-	return pb_encode_tag(s, PB_WT_STRING, f->tag) && pb_encode_varint(s, varint_len(*v)) &&
-	       pb_encode_varint(s, *v);
+	return pb_encode_tag(s, PB_WT_STRING, f->tag) &&
+	       pb_encode_varint(s, pbbuf__varint_len(*v)) && pb_encode_varint(s, *v);
 }
 
 /* A NUL-terminated string; NULL counts as "" and emits nothing. */
@@ -366,11 +330,11 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 
 /* Encode the Profile of process @proc (or an empty one when @proc is
  * SIZE_MAX) into @k's buffer, replacing its contents. */
-static bool encode_profile(struct buf_target *k, const struct profile *p, size_t proc)
+static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	PF(Profile) pr = PF(Profile_init_zero);
-	pb_ostream_t s = buf_target_stream(k);
+	pb_ostream_t s = pbbuf__stream(k);
 	__u32 st, su, pt, pu;
 	struct samples_arg sa = {p, proc};
 	struct packed pk;
@@ -489,7 +453,7 @@ static void res_add_int(struct res_attrs *ra, const char *key, __s64 val)
 
 /* Append one ResourceProfiles (process @proc, or host only when SIZE_MAX) to
  * @s, using @scratch for the Profile bytes. */
-static bool encode_resource(pb_ostream_t *s, struct buf_target *scratch, const struct profile *p,
+static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, const struct profile *p,
 			    size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
@@ -532,8 +496,8 @@ static bool encode_resource(pb_ostream_t *s, struct buf_target *scratch, const s
 int otlp__encode(const struct profile *p, struct buf *out)
 {
 	struct buf tmp;
-	struct buf_target k = {out, 0}, sk = {&tmp, 0};
-	pb_ostream_t s = buf_target_stream(&k);
+	struct pbbuf k = {out, 0}, sk = {&tmp, 0};
+	pb_ostream_t s = pbbuf__stream(&k);
 	size_t i, n = profile__process_count(p), start = out->len;
 	bool ok = true;
 	int err = 0;

@@ -17,6 +17,7 @@
 
 #include "gz.h"
 #include "intern.h"
+#include "pbbuf.h"
 #include "pprof.h"
 #include "profile.h"
 
@@ -49,23 +50,6 @@ struct sample_arg {
 	size_t proc;
 	const struct profile_sample_entry *s;
 };
-
-struct buf_target {
-	struct buf *b;
-	int err;
-};
-
-static bool buf_target_write(pb_ostream_t *s, const pb_byte_t *data, size_t n)
-{
-	struct buf_target *k = s->state;
-	int err = buf__append(k->b, data, n);
-
-	if (err) {
-		k->err = err;
-		return false;
-	}
-	return true;
-}
 
 static int intern_str(struct intern *t, const char *s, __u32 *idx)
 {
@@ -169,17 +153,6 @@ static int pp_init(struct pp *pp, const struct profile *p)
 
 /* ---- callbacks ----------------------------------------------------------- */
 
-static size_t varint_len(__u64 v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 static bool enc_value_type(pb_ostream_t *s, const pb_field_t *f, __u32 type, __u32 unit)
 {
 	PP(ValueType) vt = {.type = type, .unit = unit};
@@ -207,7 +180,7 @@ static bool enc_location_ids(pb_ostream_t *s, const pb_field_t *f, void *const *
 	if (!n)
 		return true;
 	for (i = 0; i < n; i++)
-		size += varint_len(locs[i]);
+		size += pbbuf__varint_len(locs[i]);
 	if (!pb_encode_tag(s, PB_WT_STRING, f->tag) || !pb_encode_varint(s, size))
 		return false;
 	for (i = 0; i < n; i++)
@@ -223,7 +196,7 @@ static bool enc_values(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	size_t i, n = sa->pp->cpu_value ? 2 : 1, size = 0;
 
 	for (i = 0; i < n; i++)
-		size += varint_len(v[i]);
+		size += pbbuf__varint_len(v[i]);
 	if (!pb_encode_tag(s, PB_WT_STRING, f->tag) || !pb_encode_varint(s, size))
 		return false;
 	for (i = 0; i < n; i++)
@@ -391,8 +364,8 @@ int pprof__encode(const struct profile *p, struct buf *out)
 	const struct profile_meta *meta = profile__meta(p);
 	PP(Profile) pr = PP(Profile_init_zero);
 	struct buf raw;
-	struct buf_target k = {&raw, 0};
-	pb_ostream_t s = {.callback = buf_target_write, .state = &k, .max_size = SIZE_MAX};
+	struct pbbuf k = {&raw, 0};
+	pb_ostream_t s = pbbuf__stream(&k);
 	__u32 st, su, pt, pu;
 	struct pp pp;
 	int err;

@@ -28,7 +28,7 @@ entries=("$@")
 musl-gcc -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DPB_FIELD_32BIT -Isrc \
 	-Ibuild/gen -Ideps/prefix/include -Ideps/prefix/nanopb -idirafter deps/uapi -static \
 	-o "$OUT/read_bench" scripts/bench/read_bench.c \
-	$O/otlp_read.o $O/otlp.o $O/profile.o $O/intern.o $O/buf.o $O/gz.o $O/log.o \
+	$O/otlp_read.o $O/otlp.o $O/pbbuf.o $O/profile.o $O/intern.o $O/buf.o $O/gz.o $O/log.o \
 	$(find $O/gen -name '*.pb.o') $O/nanopb/*.o deps/prefix/lib/libz.a
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (timings are noisy when busy)"

@@ -13,7 +13,16 @@
 
 #include "cpu_sampler.h"
 
-const volatile __u32 filter_pids = 0;
+const volatile __u32 filter_pids = 0;	 /* keep only tgids in `pids` (and followed ones) */
+const volatile __u32 filter_tids = 0;	 /* keep only tids in `tids` */
+const volatile __u32 filter_comms = 0;	 /* keep only task names in `comms` */
+const volatile __u32 filter_cgroups = 0; /* keep only tasks under the first N of `cgroups` */
+const volatile __u32 follow_forks = 0;	 /* children of kept processes are kept too */
+const volatile __u32 fork_child_off = 0; /* offset of child_pid in the fork tracepoint record */
+/* PID namespace of profcap when it is not the initial one: tgids and tids
+ * are reported as seen there, and tasks outside it are skipped. */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
 const volatile __u32 want_user = 1;
 const volatile __u32 want_kernel = 1;
 const volatile __u32 skip_idle = 0;
@@ -45,6 +54,36 @@ struct {
 	__type(value, __u8);
 	__uint(max_entries, 1); /* resized by user space when filtering */
 } pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1); /* resized by user space when filtering */
+} tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct comm_key);
+	__type(value, __u8);
+	__uint(max_entries, 1); /* resized by user space when filtering */
+} comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1); /* resized by user space when filtering */
+} cgroups SEC(".maps");
+
+/* Processes created by a kept process, keyed by their global PID (the fork
+ * tracepoint knows no other); an LRU so a fork storm cannot fill it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} followed SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -130,7 +169,8 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
 	return h;
 }
 
-static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 tgid, __u32 tid)
+static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 tgid, __u32 tid,
+				  const struct comm_key *comm)
 {
 	struct sample_key key = {.tgid = tgid, .tid = tid};
 	__u32 zero = 0;
@@ -140,7 +180,8 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 t
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	key.comm[0] = comm->w[0];
+	key.comm[1] = comm->w[1];
 	if (want_user && tgid)
 		key.ustack =
 			read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks, PROFCAP_F_USTACK_ERR,
@@ -169,16 +210,65 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 t
 	return 0;
 }
 
+/* The current task's process and thread IDs as profcap sees them: global
+ * ones, or those of profcap's PID namespace. -1 for a task outside it. */
+static __always_inline int current_ids(__u32 *tgid, __u32 *tid)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct bpf_pidns_info ns;
+
+	*tgid = id >> 32;
+	*tid = (__u32)id;
+	if (!pidns_ino || !*tgid)
+		return 0; /* the idle task is everybody's */
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return -1;
+	*tgid = ns.tgid;
+	*tid = ns.pid;
+	return 0;
+}
+
+static __always_inline int is_followed(void)
+{
+	__u32 gtgid = bpf_get_current_pid_tgid() >> 32;
+
+	return follow_forks && bpf_map_lookup_elem(&followed, &gtgid);
+}
+
+static __always_inline int under_cgroups(void)
+{
+	__u32 i;
+
+	for (i = 0; i < PROFCAP_MAX_CGROUPS; i++) {
+		if (i >= filter_cgroups)
+			break;
+		if (bpf_current_task_under_cgroup(&cgroups, i) == 1)
+			return 1;
+	}
+	return 0;
+}
+
 SEC("perf_event")
 int profcap_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct comm_key comm = {};
+	__u32 tgid, tid;
 	__u8 one = 1;
 
+	if (current_ids(&tgid, &tid)) {
+		stat_inc(STAT_FOREIGN);
+		return 0;
+	}
 	if (skip_idle && !tgid)
 		return 0;
-	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid))
+	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid) && !is_followed())
+		return 0;
+	if (filter_tids && !bpf_map_lookup_elem(&tids, &tid))
+		return 0;
+	bpf_get_current_comm(comm.w, sizeof(comm.w));
+	if (filter_comms && !bpf_map_lookup_elem(&comms, &comm))
+		return 0;
+	if (filter_cgroups && !under_cgroups())
 		return 0;
 	stat_inc(STAT_SAMPLES);
 
@@ -197,8 +287,28 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (gen & 1)
-		return record(ctx, &counts1, &stacks1, tgid, tid);
-	return record(ctx, &counts0, &stacks0, tgid, tid);
+		return record(ctx, &counts1, &stacks1, tgid, tid, &comm);
+	return record(ctx, &counts0, &stacks0, tgid, tid, &comm);
+}
+
+/* sched_process_fork records put child_pid at offset 20 (comms as
+ * __data_loc words, Linux >= 6.10) or 44 (comms inline); user space reads
+ * it from the tracepoint's format file into fork_child_off. */
+/* Runs in the parent: when it is a kept process, its child will be too. */
+SEC("tracepoint/sched/sched_process_fork")
+int profcap_fork(void *ctx)
+{
+	__u32 tgid, tid, child;
+	__u8 one = 1;
+
+	if (current_ids(&tgid, &tid))
+		return 0;
+	if (!bpf_map_lookup_elem(&pids, &tgid) && !is_followed())
+		return 0;
+	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + fork_child_off))
+		return 0;
+	bpf_map_update_elem(&followed, &child, &one, BPF_ANY);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -42,7 +42,16 @@ enum profcap_stat {
 	STAT_KSTACK_ERR,
 	STAT_STACKS_FULL, /* stacks not stored: stack table full */
 	STAT_EVENTS_LOST, /* new-process notices lost: ring buffer full */
+	STAT_FOREIGN,	  /* samples of tasks outside profcap's PID namespace (skipped) */
 	STAT__COUNT,
+};
+
+#define PROFCAP_MAX_CGROUPS 64 /* --cgroup/--container targets */
+#define PROFCAP_COMM_LEN 16
+
+/* Key of the comm filter map: the 16-byte task name, zero padded. */
+struct comm_key {
+	__u64 w[PROFCAP_COMM_WORDS];
 };
 
 /* Ring-buffer notice: a process was sampled for the first time. */

@@ -1,4 +1,7 @@
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -8,6 +11,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,28 +53,46 @@ struct capture {
 	__u64 ustack_missing; /* samples of user processes without a user stack */
 	__u64 truncated;      /* samples whose stack hit the depth limit */
 	bool warned_full;
+	struct target tgt;
+	/* -- CMD */
+	pid_t child;	  /* 0 = none */
+	int child_status; /* wait status, once reaped */
+	bool child_done;
+	/* agent: whole-run counters for the status line */
+	__u64 windows, exported, export_failed, spooled, files_written, samples_total;
+	__u64 dropped_total;
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, hup_requested;
+static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
 {
-	(void)sig;
+	if (sig == SIGHUP) {
+		hup_requested = 1;
+		return;
+	}
+	if (sig == SIGCHLD)
+		return; /* only to wake the poll */
+	stop_signal = sig;
 	stop_requested = 1;
 }
 
 void capture__usage(void)
 {
-	printf("Usage: profcap capture [options]\n"
+	printf("Usage: profcap capture [options] [-- CMD [ARGS...]]\n"
 	       "\n"
 	       "Sample CPU stacks (user and kernel) with eBPF and write an OpenTelemetry\n"
 	       "OTLP Profiles file (one serialized ProfilesData message).\n"
+	       "With -- CMD, start CMD (it keeps the terminal) and profile it and every\n"
+	       "process it starts until it exits (or --seconds ends).\n"
 	       "\n"
 	       "Options:\n"
-	       "  --seconds N        capture length in seconds (default 10; decimals allowed)\n"
+	       "  --seconds N        capture length in seconds (default 10, or until CMD exits;\n"
+	       "                     decimals allowed)\n"
 	       "  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"
 	       "  -a, --all-cpus     sample every process on every CPU (the default)\n"
-	       "  -p, --pid PID[,PID...]  only these processes (all their threads)\n"
+	       "%s"
 	       "      --no-kernel    do not collect kernel stacks\n"
 	       "      --no-user      do not collect user stacks\n"
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
@@ -88,35 +110,43 @@ void capture__usage(void)
 	       "Exit status: 0 ok, 1 capture failed, 2 bad usage, 3 captured but not delivered\n"
 	       "(kept in the -o file or the spool directory; send it later with 'profcap "
 	       "upload').\n"
+	       "CMD's own exit status is printed, not returned.\n"
 	       "Needs root, or CAP_BPF + CAP_PERFMON.\n",
-	       otlp_config__usage);
+	       target__usage, otlp_config__usage);
 }
 
 #define usage_error(...) log__usage_error("capture", __VA_ARGS__)
 
-static int parse_pids(const char *arg, struct capture_opts *o)
+int capture__parse_seconds(const char *arg, double *out)
 {
-	const char *p = arg;
 	char *end;
-	long v;
+	double d;
 
-	while (*p) {
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (end == p || errno || v <= 0 || v > 0x3fffffff || (*end && *end != ','))
-			return usage_error("invalid PID list '%s': expected PID[,PID...] with "
-					   "positive numbers",
-					   arg);
-		if (o->npids == CAPTURE_MAX_PIDS)
-			return usage_error("too many PIDs in '%s' (at most 1024)", arg);
-		o->pids[o->npids++] = (int)v;
-		p = *end ? end + 1 : end;
-		if (*end && !*p)
-			return usage_error("invalid PID list '%s': trailing comma", arg);
-	}
-	if (!o->npids)
-		return usage_error("empty PID list '%s'", arg);
+	errno = 0;
+	d = strtod(arg, &end);
+	if (end == arg || *end || errno || !isfinite(d) || d <= 0 || d > MAX_SECONDS)
+		return -EINVAL;
+	*out = d;
 	return 0;
+}
+
+/* Is @name runnable: a path to an executable, or found in $PATH? */
+static bool runnable(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char full[4096];
+
+	if (strchr(name, '/'))
+		return !access(name, X_OK);
+	if (!path || !*path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		snprintf(full, sizeof(full), "%.*s/%s", (int)(end - p), end > p ? p : ".", name);
+		if (!access(full, X_OK))
+			return true;
+	}
+	return false;
 }
 
 int capture__parse_args(int argc, char **argv, struct capture_opts *o)
@@ -126,7 +156,6 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		{"seconds", required_argument, NULL, OPT_SECONDS},
 		{"freq", required_argument, NULL, 'F'},
 		{"all-cpus", no_argument, NULL, 'a'},
-		{"pid", required_argument, NULL, 'p'},
 		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
 		{"no-user", no_argument, NULL, OPT_NO_USER},
 		{"no-idle", no_argument, NULL, OPT_NO_IDLE},
@@ -135,12 +164,12 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		TARGET_LONGOPTS,
 		OTLP_CONFIG_LONGOPTS,
 		{0},
 	};
-	bool all = false;
+	bool all = false, seconds_set = false;
 	char *end;
-	double d;
 	long v;
 	int c, err;
 
@@ -151,17 +180,15 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:ap:o:qvh", longopts, NULL)) != -1) {
+	/* '+': stop at the first non-option, so CMD's own flags stay its own. */
+	while ((c = getopt_long(argc, argv, "+:F:ap:o:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SECONDS:
-			errno = 0;
-			d = strtod(optarg, &end);
-			if (end == optarg || *end || errno || !isfinite(d) || d <= 0 ||
-			    d > MAX_SECONDS)
+			if (capture__parse_seconds(optarg, &o->seconds))
 				return usage_error("invalid --seconds '%s': expected a number of "
 						   "seconds above 0 (at most 604800)",
 						   optarg);
-			o->seconds = d;
+			seconds_set = true;
 			break;
 		case 'F':
 			errno = 0;
@@ -174,10 +201,6 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 			break;
 		case 'a':
 			all = true;
-			break;
-		case 'p':
-			if (parse_pids(optarg, o))
-				return -EINVAL;
 			break;
 		case OPT_NO_KERNEL:
 			o->kernel = false;
@@ -210,7 +233,9 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			err = otlp_config__flag(&o->export, c, optarg);
+			err = target__flag(&o->target, c, optarg, "capture");
+			if (err == -ENOENT)
+				err = otlp_config__flag(&o->export, c, optarg);
 			if (err == -ENOENT)
 				return usage_error("unknown option '%s'", argv[optind - 1]);
 			if (err)
@@ -218,11 +243,24 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 			break;
 		}
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (all && o->npids)
-		return usage_error(
-			"-a and -p exclude each other: pick all processes or a PID list");
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--"))
+			return usage_error("unexpected argument '%s'; to profile a command, put it "
+					   "after --: profcap capture [options] -- %s ...",
+					   argv[optind], argv[optind]);
+		o->cmd = argv + optind;
+		if (!runnable(o->cmd[0]))
+			return usage_error("cannot run '%s': no such executable file (check the "
+					   "path or $PATH)",
+					   o->cmd[0]);
+		if (!seconds_set)
+			o->seconds = 0;
+	} else if (optind > 0 && optind == argc && !strcmp(argv[optind - 1], "--")) {
+		return usage_error("nothing after --: give the command to profile");
+	}
+	if (all && (target__any(&o->target) || o->cmd))
+		return usage_error("-a excludes -p/--tid/--comm/--cgroup/--container and -- CMD: "
+				   "pick all processes or a filter");
 	if (!o->user && !o->kernel)
 		return usage_error("--no-user and --no-kernel together leave nothing to sample");
 	if (o->output && !*o->output)
@@ -314,24 +352,6 @@ static int on_record(void *ctx, const struct sampler_record *r)
 		return 0;
 	}
 	return err;
-}
-
-static int check_pids(const struct capture_opts *o)
-{
-	char path[64];
-	size_t i;
-
-	for (i = 0; i < o->npids; i++) {
-		snprintf(path, sizeof(path), "/proc/%d", o->pids[i]);
-		if (access(path, F_OK)) {
-			fprintf(stderr,
-				"profcap: error: no process with PID %d; check it with 'ps -p "
-				"%d'\n",
-				o->pids[i], o->pids[i]);
-			return -ESRCH;
-		}
-	}
-	return 0;
 }
 
 static struct sink *open_output(const struct capture_opts *o, const char *host, __s64 t_unix)
@@ -444,13 +464,80 @@ static int open_outputs(struct capture *c, const char *host)
 		if (!c->exp)
 			return 1;
 	}
-	if (o->output || !c->cfg) {
+	if (o->agent) {
+		/* One file per window, created when the window ends. */
+		if (o->output_dir && spool__prepare(o->output_dir))
+			return 1;
+	} else if (o->output || !c->cfg) {
 		c->sink = open_output(o, host, time(NULL));
 		if (!c->sink)
 			return 1;
 	}
 	load_resource_env(c);
 	return 0;
+}
+
+/* Agent: keep the window files in --output-dir under --max-dir-size by
+ * removing the oldest ones (only files this naming scheme made). */
+static void trim_output_dir(const struct capture *c, const char *keep)
+{
+	struct wfile {
+		char name[256];
+		__s64 mtime;
+		__u64 size;
+	} *v = NULL, *nv;
+	size_t n = 0, cap = 0, i, oldest;
+	__u64 total = 0;
+	struct dirent *de;
+	struct stat st;
+	char path[4096];
+	DIR *d;
+
+	d = opendir(c->o->output_dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "profcap-", 8) || strlen(de->d_name) >= sizeof(v->name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", c->o->output_dir, de->d_name);
+		if (stat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		v[n].mtime = (__s64)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
+		v[n].size = (__u64)st.st_size;
+		total += v[n].size;
+		n++;
+	}
+	closedir(d);
+	while (total > c->o->max_dir_bytes && n > 1) {
+		oldest = n;
+		for (i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/%s", c->o->output_dir, v[i].name);
+			if (keep && !strcmp(path, keep))
+				continue;
+			if (oldest == n || v[i].mtime < v[oldest].mtime)
+				oldest = i;
+		}
+		if (oldest == n)
+			break;
+		snprintf(path, sizeof(path), "%s/%s", c->o->output_dir, v[oldest].name);
+		if (unlink(path) && errno != ENOENT) {
+			pr_warn("cannot remove %s to stay under --max-dir-size: %s", path,
+				strerror(errno));
+			break;
+		}
+		pr_debug("removed %s (--max-dir-size)", path);
+		total -= v[oldest].size;
+		v[oldest] = v[--n];
+	}
+	free(v);
 }
 
 /* Write the file, then export. Never loses the capture: an export that
@@ -487,7 +574,10 @@ static int deliver(struct capture *c, const struct buf *out, const char *host)
 			return 1;
 		}
 		kept = sink__describe(c->sink);
-		if (!o->quiet)
+		c->files_written++;
+		if (o->agent)
+			pr_debug("wrote %s (%zu bytes)", kept, file->len);
+		else if (!o->quiet)
 			pr_info("wrote %s (%zu bytes, %s)", kept, file->len,
 				format__name(file == out ? FORMAT_OTLP : o->format));
 		buf__release(&other);
@@ -497,7 +587,8 @@ static int deliver(struct capture *c, const struct buf *out, const char *host)
 	memset(&r, 0, sizeof(r));
 	err = exporter__export(c->exp, out->data, out->len, &r);
 	if (!err) {
-		if (!o->quiet)
+		c->exported++;
+		if (!o->quiet && !o->agent)
 			pr_info("delivered %zu bytes (%zu on the wire) to %s in %.0f ms (%u "
 				"attempt%s)",
 				out->len, r.bytes_sent, c->cfg->url, r.seconds * 1e3, r.attempts,
@@ -509,12 +600,14 @@ static int deliver(struct capture *c, const struct buf *out, const char *host)
 			pr_warn("the endpoint said: %s", r.partial_message);
 		return 0;
 	}
+	c->export_failed++;
 	if (!kept) {
 		if (spool__save(c->spool_dir, host, out->data, out->len, spooled,
 				sizeof(spooled))) {
 			rescue(out);
 			return 1;
 		}
+		c->spooled++;
 		kept = spooled;
 	}
 	pr_err("export to %s failed: %s; the capture is kept in %s: send it later with "
@@ -589,30 +682,235 @@ static void fill_meta(struct profile_meta *m, const struct utsname *u, __s64 t_u
 		m->profile_id[0] = 1;
 }
 
+/* -- CMD: fork now, exec once the sampler is ready (the child waits on a
+ * pipe), so the command's first instructions are profiled. */
+static int start_child(struct capture *c, int *go_fd)
+{
+	int fds[2];
+	pid_t pid;
+	char b;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		pr_err("cannot start '%s': pipe: %s", c->o->cmd[0], strerror(errno));
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		pr_err("cannot start '%s': fork: %s", c->o->cmd[0], strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -EAGAIN;
+	}
+	if (pid == 0) {
+		close(fds[1]);
+		/* EOF without a byte: profcap failed before sampling began. */
+		if (read(fds[0], &b, 1) != 1)
+			_exit(127);
+		close(fds[0]);
+		execvp(c->o->cmd[0], c->o->cmd);
+		fprintf(stderr, "profcap: error: cannot run '%s': %s\n", c->o->cmd[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	c->child = pid;
+	*go_fd = fds[1];
+	return 0;
+}
+
+static void reap_child(struct capture *c, bool block)
+{
+	int st;
+	pid_t r;
+
+	if (!c->child || c->child_done)
+		return;
+	do
+		r = waitpid(c->child, &st, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == c->child) {
+		c->child_status = st;
+		c->child_done = true;
+	}
+}
+
+static void report_child(const struct capture *c)
+{
+	const char *name = c->o->cmd[0];
+
+	if (!c->child_done)
+		return;
+	if (WIFEXITED(c->child_status))
+		pr_info("'%s' (pid %d) exited with status %d", name, (int)c->child,
+			WEXITSTATUS(c->child_status));
+	else if (WIFSIGNALED(c->child_status))
+		pr_info("'%s' (pid %d) was killed by signal %d (%s)", name, (int)c->child,
+			WTERMSIG(c->child_status), strsignal(WTERMSIG(c->child_status)));
+}
+
+static __u64 rss_kb(void)
+{
+	char line[256];
+	__u64 kb = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6)) {
+			kb = strtoull(line + 6, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb;
+}
+
+/* Agent: one status line per window, for people or (--json) machines. */
+static void status_line(const struct capture *c, __u64 samples, __u64 dropped, size_t nproc,
+			int ret)
+{
+	__u64 rss = rss_kb();
+
+	if (c->o->json) {
+		fprintf(stderr,
+			"{\"event\":\"window\",\"window\":%llu,\"samples\":%llu,\"processes\":%zu,"
+			"\"dropped\":%llu,\"exported\":%llu,\"export_failed\":%llu,\"spooled\":%"
+			"llu,"
+			"\"files\":%llu,\"samples_total\":%llu,\"dropped_total\":%llu,"
+			"\"rss_kb\":%llu,\"status\":%d}\n",
+			(unsigned long long)c->windows, (unsigned long long)samples, nproc,
+			(unsigned long long)dropped, (unsigned long long)c->exported,
+			(unsigned long long)c->export_failed, (unsigned long long)c->spooled,
+			(unsigned long long)c->files_written, (unsigned long long)c->samples_total,
+			(unsigned long long)c->dropped_total, (unsigned long long)rss, ret);
+		return;
+	}
+	if (c->o->quiet)
+		return;
+	fprintf(stderr,
+		"profcap: agent window %llu: %llu samples, %zu processes, %llu dropped; "
+		"total: %llu samples, %llu files, %llu exported, %llu export failures (%llu "
+		"spooled), rss %.1f MB\n",
+		(unsigned long long)c->windows, (unsigned long long)samples, nproc,
+		(unsigned long long)dropped, (unsigned long long)c->samples_total,
+		(unsigned long long)c->files_written, (unsigned long long)c->exported,
+		(unsigned long long)c->export_failed, (unsigned long long)c->spooled, rss / 1024.0);
+}
+
+/* Close the current window: its profile (already drained) becomes a file
+ * and/or an export. @base holds the sampler stats at the window's start.
+ * Returns the exit code of the delivery. */
+static int end_window(struct capture *c, const struct utsname *u, __s64 t_unix, __s64 dur,
+		      const struct sampler_stats *st, const struct sampler_stats *base)
+{
+	const struct capture_opts *o = c->o;
+	char name[4096];
+	struct profile_meta meta;
+	__u64 total, dropped;
+	struct buf out;
+	size_t nproc;
+	int err, ret;
+	__s64 t0 = now_ns(CLOCK_MONOTONIC);
+
+	buf__init(&out, OUTPUT_MAX_BYTES);
+	fill_meta(&meta, u, t_unix, dur, o->freq_hz);
+	meta.resource = c->resource;
+	meta.nresource = c->nresource;
+	dropped = st->counts_full - base->counts_full + c->model_dropped;
+	meta.samples_dropped = dropped;
+	meta.samples_truncated = c->truncated;
+	meta.samples_stack_missing = st->stacks_missing - base->stacks_missing + c->ustack_missing;
+	total = profile__total(c->prof);
+	nproc = profile__process_count(c->prof);
+	err = profile__set_meta(c->prof, &meta);
+	if (!err)
+		err = profile__prune(c->prof);
+	if (!err)
+		err = otlp__encode(c->prof, &out);
+	if (err) {
+		pr_err("encoding the profile failed: %s", strerror(-err));
+		buf__release(&out);
+		return 1;
+	}
+	pr_debug("profile encoded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	if (!o->agent) {
+		if (!o->quiet)
+			summary(c, st, dur);
+		ret = deliver(c, &out, u->nodename);
+		buf__release(&out);
+		return ret;
+	}
+	c->windows++;
+	c->samples_total += total;
+	c->dropped_total += dropped;
+	if (o->output_dir) {
+		/* Never clobber: window files of one second get -1, -2, ... */
+		for (int i = 0; i < 1000; i++) {
+			if (file_sink__default_name(name, sizeof(name), o->output_dir, u->nodename,
+						    t_unix / 1000000000ll,
+						    format__extension(o->format), i) ||
+			    access(name, F_OK))
+				break;
+		}
+		c->sink = file_sink__new(name);
+	}
+	ret = (o->output_dir && !c->sink) ? 1 : deliver(c, &out, u->nodename);
+	if (c->sink) {
+		trim_output_dir(c, sink__describe(c->sink));
+		sink__free(c->sink);
+		c->sink = NULL;
+	}
+	status_line(c, total, dropped, nproc, ret);
+	buf__release(&out);
+	return ret;
+}
+
+static int new_window(struct capture *c)
+{
+	profile__free(c->prof);
+	c->prof = profile__new();
+	c->model_dropped = c->ustack_missing = c->truncated = 0;
+	c->warned_full = false;
+	if (!c->prof) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void check_target_matches(struct capture *c, const struct sampler_stats *st)
+{
+	char msg[512];
+
+	if (st->samples || c->o->cmd || !target__any(&c->o->target))
+		return;
+	if (target__explain_empty(&c->tgt, "/proc", msg, sizeof(msg)))
+		pr_warn("%s", msg);
+	else
+		pr_info("%s", msg);
+}
+
 static int run(struct capture *c)
 {
 	const struct capture_opts *o = c->o;
 	struct sampler_opts so = {
 		.freq_hz = o->freq_hz,
-		.pids = o->pids,
-		.npids = o->npids,
 		.user = o->user,
 		.kernel = o->kernel,
 		.idle = o->idle,
 	};
 	struct sigaction sa = {.sa_handler = on_signal};
-	__s64 start, t_unix, deadline, next_drain, next_progress, now, end, t0;
-	bool tty = isatty(STDERR_FILENO) && !o->quiet;
-	struct profile_meta meta;
-	struct sampler_stats st;
+	__s64 start, t_unix, deadline, next_drain, next_progress, now, end, t0, wstart, wdeadline;
+	__s64 wunix, window_ns;
+	bool tty = isatty(STDERR_FILENO) && !o->quiet && !o->agent, matched_checked = false;
+	struct sampler_stats st, base;
 	struct utsname u;
-	struct buf out;
+	int err, n, ret = 0, go_fd = -1;
 	size_t i;
-	int err, n, ret;
 
-	buf__init(&out, OUTPUT_MAX_BYTES);
 	uname(&u);
-	if (check_pids(o))
+	if (target__resolve(&c->tgt, &o->target, "/proc"))
 		return 2;
 	if (sampler__check_privileges())
 		return 1;
@@ -621,31 +919,57 @@ static int run(struct capture *c)
 	err = open_outputs(c, u.nodename);
 	if (err)
 		return err;
-	c->prof = profile__new();
 	c->sym = symbolizer__new("/proc");
-	if (!c->prof || !c->sym) {
+	if (new_window(c) || !c->sym) {
 		pr_err("out of memory");
 		return 1;
 	}
-	for (i = 0; i < o->npids; i++)
-		symbolizer__add_process(c->sym, o->pids[i]);
+	for (i = 0; i < c->tgt.npids; i++)
+		symbolizer__add_process(c->sym, c->tgt.pids[i]);
+	if (o->cmd) {
+		if (start_child(c, &go_fd))
+			return 1;
+		if (target__add_followed_pid(&c->tgt, (int)c->child)) {
+			pr_err("out of memory");
+			close(go_fd);
+			return 1;
+		}
+	}
+	target__sampler_opts(&c->tgt, &so);
 
 	t0 = now_ns(CLOCK_MONOTONIC);
 	c->smp = sampler__new(&so);
-	if (!c->smp)
+	if (!c->smp) {
+		if (go_fd >= 0)
+			close(go_fd); /* the child exits 127 without running CMD */
+		reap_child(c, true);
 		return 1;
+	}
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (o->cmd)
+		sigaction(SIGCHLD, &sa, NULL);
 
 	err = sampler__start(c->smp);
-	if (err)
+	if (err) {
+		if (go_fd >= 0)
+			close(go_fd);
+		reap_child(c, true);
 		return 1;
+	}
 	start = now_ns(CLOCK_MONOTONIC);
 	t_unix = now_ns(CLOCK_REALTIME);
+	if (go_fd >= 0) {
+		if (write(go_fd, "g", 1) != 1)
+			pr_warn("cannot start '%s': %s", o->cmd[0], strerror(errno));
+		close(go_fd);
+		go_fd = -1;
+	}
 	/* Kernel symbols are first needed at the first drain: read them while
 	 * the CPUs are already being sampled. */
 	if (o->kernel) {
@@ -661,17 +985,52 @@ static int run(struct capture *c)
 	}
 	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - start) / 1e6);
 
-	deadline = start + (__s64)llround(o->seconds * 1e9);
+	/* capture: one window of --seconds (or until CMD exits); agent: windows
+	 * of --interval until a signal. */
+	deadline = o->agent || !o->seconds ? INT64_MAX : start + (__s64)llround(o->seconds * 1e9);
+	window_ns = o->agent ? (__s64)llround(o->interval * 1e9) : INT64_MAX;
+	wstart = start;
+	wunix = t_unix;
+	wdeadline = o->agent ? wstart + window_ns : deadline;
 	next_drain = start + DRAIN_INTERVAL_NS;
 	next_progress = start;
+	memset(&base, 0, sizeof(base));
 
 	while (!stop_requested) {
+		reap_child(c, false);
+		if (c->child_done)
+			break;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (now >= deadline)
 			break;
+		if (hup_requested) {
+			hup_requested = 0;
+			if (o->output_dir && !spool__prepare(o->output_dir))
+				pr_info("SIGHUP: output directory %s reopened", o->output_dir);
+		}
 		if (tty && now >= next_progress) {
 			progress(c, now - start, false);
 			next_progress = now + PROGRESS_INTERVAL_NS;
+		}
+		if (o->agent && now >= wdeadline) {
+			/* The swap puts later samples in the next window: none is
+			 * lost or counted twice at the edge. */
+			err = sampler__drain(c->smp, on_record, c);
+			if (err)
+				pr_err("reading samples failed: %s", strerror(-err));
+			sampler__stats(c->smp, &st);
+			end_window(c, &u, wunix, now - wstart, &st, &base);
+			base = st;
+			symbolizer__forget_gone(c->sym);
+			if (new_window(c))
+				break;
+			wunix += now - wstart;
+			wstart = now;
+			wdeadline += window_ns;
+			if (wdeadline <= now) /* a slow export: do not try to catch up */
+				wdeadline = now + window_ns;
+			next_drain = now + DRAIN_INTERVAL_NS;
+			continue;
 		}
 		if (now >= next_drain) {
 			err = sampler__drain(c->smp, on_record, c);
@@ -680,10 +1039,17 @@ static int run(struct capture *c)
 				break;
 			}
 			next_drain = now + DRAIN_INTERVAL_NS;
+			if (!matched_checked) {
+				matched_checked = true;
+				sampler__stats(c->smp, &st);
+				check_target_matches(c, &st);
+			}
 		}
 		{
 			__s64 wake = deadline < next_drain ? deadline : next_drain;
 
+			if (wdeadline < wake)
+				wake = wdeadline;
 			if (tty && next_progress < wake)
 				wake = next_progress;
 			n = sampler__poll(c->smp, (int)((wake - now) / 1000000 + 1), on_new_process,
@@ -698,6 +1064,10 @@ static int run(struct capture *c)
 	end = now_ns(CLOCK_MONOTONIC);
 	if (tty)
 		progress(c, end - start, true);
+	if (o->agent && stop_requested)
+		pr_info("signal %d: flushing the current window", (int)stop_signal);
+	if (c->child && !c->child_done && stop_signal == SIGTERM)
+		kill(c->child, SIGTERM);
 	/* Both generations: the active one and anything left in the other. */
 	sampler__poll(c->smp, 0, on_new_process, c);
 	for (i = 0; i < 2; i++) {
@@ -708,51 +1078,33 @@ static int run(struct capture *c)
 	sampler__stats(c->smp, &st);
 	pr_debug("final drain and symbolization took %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
-	t0 = now_ns(CLOCK_MONOTONIC);
-
-	fill_meta(&meta, &u, t_unix, end - start, o->freq_hz);
-	meta.resource = c->resource;
-	meta.nresource = c->nresource;
-	meta.samples_dropped = st.counts_full + c->model_dropped;
-	meta.samples_truncated = c->truncated;
-	meta.samples_stack_missing = st.stacks_missing + c->ustack_missing;
-	err = profile__set_meta(c->prof, &meta);
-	if (!err)
-		err = profile__prune(c->prof);
-	if (!err)
-		err = otlp__encode(c->prof, &out);
-	if (err) {
-		pr_err("encoding the profile failed: %s", strerror(-err));
-		buf__release(&out);
-		return 1;
+	ret = end_window(c, &u, o->agent ? wunix : t_unix, end - (o->agent ? wstart : start), &st,
+			 &base);
+	if (c->child && !c->child_done) {
+		if (!o->quiet)
+			pr_info("waiting for '%s' (pid %d) to exit", o->cmd[0], (int)c->child);
+		reap_child(c, true);
 	}
-	pr_debug("profile encoded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
-	if (!o->quiet)
-		summary(c, &st, end - start);
-	ret = deliver(c, &out, u.nodename);
-	buf__release(&out);
+	if (c->child)
+		report_child(c);
 	return ret;
 }
 
-int capture__main(int argc, char **argv)
+int capture__run(const struct capture_opts *o)
 {
-	struct capture_opts o;
 	struct capture *c;
 	int ret;
 
-	ret = capture__parse_args(argc, argv, &o);
-	if (ret)
-		return ret > 0 ? 0 : 2;
-	log__set_level(o.verbose ? LOG_VERBOSE : o.quiet ? LOG_QUIET : LOG_NORMAL);
-
+	log__set_level(o->verbose ? LOG_VERBOSE : o->quiet ? LOG_QUIET : LOG_NORMAL);
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		pr_err("out of memory");
 		return 1;
 	}
-	c->o = &o;
+	c->o = o;
 	ret = run(c);
 	sampler__free(c->smp);
+	target__release(&c->tgt);
 	sink__free(c->sink);
 	exporter__free(c->exp);
 	otlp_config__free(c->cfg);
@@ -764,4 +1116,15 @@ int capture__main(int argc, char **argv)
 	profile__free(c->prof);
 	free(c);
 	return ret;
+}
+
+int capture__main(int argc, char **argv)
+{
+	struct capture_opts o;
+	int ret;
+
+	ret = capture__parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	return capture__run(&o);
 }

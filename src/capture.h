@@ -1,5 +1,7 @@
 /* capture.h - the `profcap capture` command: options, the sampling loop, and
- * turning drained BPF records into the profile model and an output.
+ * turning drained BPF records into the profile model and an output. The
+ * loop runs in windows: `capture` is one window, `profcap agent` (agent.c)
+ * runs back-to-back windows with the BPF program loaded once.
  */
 #ifndef PROFCAP_CAPTURE_H
 #define PROFCAP_CAPTURE_H
@@ -10,20 +12,33 @@
 
 #include "format.h"
 #include "otlp_config.h"
-
-#define CAPTURE_MAX_PIDS 1024
+#include "target.h"
 
 struct capture_opts {
-	double seconds; /* capture length, > 0 */
-	__u32 freq_hz;	/* samples per second per CPU */
-	int pids[CAPTURE_MAX_PIDS];
-	size_t npids; /* 0 = every process */
+	double seconds;		   /* capture length, > 0; 0 = until CMD exits (with @cmd) */
+	__u32 freq_hz;		   /* samples per second per CPU */
+	struct target_opts target; /* what to profile; nothing set = every process */
+	char **cmd;		   /* `-- CMD ARGS...` (NULL-terminated, from argv) or NULL */
 	bool user, kernel, idle;
 	const char *output; /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
 	enum format format;	  /* of the file output; exports are always OTLP */
 	struct otlp_flags export; /* --endpoint & co, merged with OTEL_* later */
+	/* agent mode (agent.c) */
+	bool agent;
+	double interval;	/* window length in seconds */
+	const char *output_dir; /* one file per window; NULL = none */
+	__u64 max_dir_bytes;	/* oldest window files go beyond this */
+	bool json;		/* status lines as JSON objects */
 };
+
+/* Parse a positive number of seconds (at most a week) into *@out. 0 or
+ * -EINVAL (nothing printed). */
+int capture__parse_seconds(const char *arg, double *out);
+
+/* Run the capture (or agent) loop for @o; returns the process exit code as
+ * capture__main() does. */
+int capture__run(const struct capture_opts *o);
 
 /* Parse `capture` arguments (argv[0] is "capture") into @o. Returns 0, 1 when
  * --help was printed, or -EINVAL after printing one error line. */

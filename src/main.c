@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent.h"
 #include "capture.h"
 #include "convert.h"
 #include "flamegraph.h"
@@ -19,6 +20,8 @@ struct command {
 static const struct command commands[] = {
 	{"capture", capture__main, capture__usage,
 	 "sample CPU stacks and write an OTLP Profiles file"},
+	{"agent", agent__main, agent__usage,
+	 "profile continuously: one capture per window, to files and/or an endpoint"},
 	{"upload", upload__main, upload__usage,
 	 "send capture files (e.g. spooled ones) to an OTLP endpoint"},
 	{"report", report__main, report__usage,

@@ -470,6 +470,7 @@ static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, const struct
 		res_add_str(&ra, "process.executable.name", d->exe_name);
 		res_add_str(&ra, "process.executable.path", d->exe_path);
 		res_add_str(&ra, "process.command_line", d->cmdline);
+		res_add_str(&ra, "container.id", d->container_id);
 	}
 	/* Operator attributes (service.name, OTEL_RESOURCE_ATTRIBUTES) win
 	 * over the host ones but can never relabel a process. */

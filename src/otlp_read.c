@@ -1191,6 +1191,8 @@ static int read_keyvalue(struct rd *r, pb_istream_t *s, struct resource *res)
 		res->desc.exe_path = v.str;
 	} else if (!strcmp(key, "process.command_line")) {
 		res->desc.cmdline = v.str;
+	} else if (!strcmp(key, "container.id")) {
+		res->desc.container_id = v.str;
 	} else if (!strcmp(key, "host.name")) {
 		if (!r->meta.host_name)
 			r->meta.host_name = v.str;

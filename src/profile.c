@@ -219,6 +219,7 @@ static void proc_free(struct proc *pr)
 	free((char *)pr->desc.exe_name);
 	free((char *)pr->desc.exe_path);
 	free((char *)pr->desc.cmdline);
+	free((char *)pr->desc.container_id);
 	intern__free(pr->keys);
 	free(pr->samples);
 }
@@ -372,10 +373,12 @@ static int get_proc(struct profile *p, const struct profile_process_desc *desc, 
 	pr->desc.exe_name = dup_or_null(desc->exe_name);
 	pr->desc.exe_path = dup_or_null(desc->exe_path);
 	pr->desc.cmdline = dup_or_null(desc->cmdline);
+	pr->desc.container_id = dup_or_null(desc->container_id);
 	pr->keys = intern__new(p->max_entries);
 	err = -ENOMEM;
 	if (!pr->keys || (desc->exe_name && !pr->desc.exe_name) ||
-	    (desc->exe_path && !pr->desc.exe_path) || (desc->cmdline && !pr->desc.cmdline))
+	    (desc->exe_path && !pr->desc.exe_path) || (desc->cmdline && !pr->desc.cmdline) ||
+	    (desc->container_id && !pr->desc.container_id))
 		goto err_out;
 	/* Index in p->pids == index in p->procs: intern only once the proc exists. */
 	err = intern__put(p->pids, &desc->pid, sizeof(desc->pid), &idx, NULL);

@@ -48,9 +48,10 @@ struct profile_frame {
 
 struct profile_process_desc {
 	__s64 pid;
-	const char *exe_name; /* "nginx"; NULL or "" when unknown */
-	const char *exe_path; /* "/usr/sbin/nginx"; NULL or "" when unknown */
-	const char *cmdline;  /* space-joined argv; NULL or "" when unknown */
+	const char *exe_name;	  /* "nginx"; NULL or "" when unknown */
+	const char *exe_path;	  /* "/usr/sbin/nginx"; NULL or "" when unknown */
+	const char *cmdline;	  /* space-joined argv; NULL or "" when unknown */
+	const char *container_id; /* semconv container.id; NULL when not in a container */
 };
 
 #define PROFILE_MAX_RESOURCE_ATTRS 64

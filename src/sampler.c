@@ -5,6 +5,8 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +32,8 @@ struct sampler {
 	struct cpu_sampler *skel;
 	int *pfds;
 	struct bpf_link **links;
-	__u32 ncpus; /* size of pfds/links: highest online CPU + 1 */
+	struct bpf_link *fork_link; /* fork following, when asked */
+	__u32 ncpus;		    /* size of pfds/links: highest online CPU + 1 */
 	__u32 nonline;
 	struct ring_buffer *rb;
 	sampler_proc_fn proc_fn;
@@ -180,6 +183,102 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* The initial PID namespace's inode number (PROC_PID_INIT_INO). */
+#define PID_NS_INIT_INO 0xEFFFFFFCull
+
+static int own_pid_ns(__u64 *dev, __u64 *ino)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st))
+		return -errno;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+bool sampler__in_pid_namespace(void)
+{
+	__u64 dev = 0, ino = PID_NS_INIT_INO;
+
+	return !own_pid_ns(&dev, &ino) && ino != PID_NS_INIT_INO;
+}
+
+/* Offset of child_pid in the sched_process_fork record, from the
+ * tracepoint's format file: 20 (Linux >= 6.10) or 44 (older). */
+static int fork_child_offset(__u32 *off)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/events/sched/sched_process_fork/format",
+		"/sys/kernel/debug/tracing/events/sched/sched_process_fork/format",
+	};
+	char line[256];
+	unsigned int o;
+	FILE *f = NULL;
+	size_t i;
+	int err = -ENOENT;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]) && !f; i++)
+		f = fopen(paths[i], "re");
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, " child_pid;");
+
+		if (!p || !(p = strstr(p, "offset:")) || sscanf(p, "offset:%u;", &o) != 1)
+			continue;
+		err = o == 20 || o == 44 ? 0 : -EOPNOTSUPP;
+		*off = o;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+static int fill_filter(struct bpf_map *map, const void *key, __u32 key_size, const char *what)
+{
+	__u8 one = 1;
+	int err;
+
+	err = bpf_map__update_elem(map, key, key_size, &one, sizeof(one), BPF_ANY);
+	if (err)
+		pr_err("cannot set the %s filter: %s", what, strerror(-err));
+	return err;
+}
+
+static int set_filters(struct sampler *s, const struct sampler_opts *o)
+{
+	struct comm_key ck;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < o->npids && !err; i++) {
+		__u32 pid = (__u32)o->pids[i];
+
+		err = fill_filter(s->skel->maps.pids, &pid, sizeof(pid), "PID");
+	}
+	for (i = 0; i < o->ntids && !err; i++) {
+		__u32 tid = (__u32)o->tids[i];
+
+		err = fill_filter(s->skel->maps.tids, &tid, sizeof(tid), "thread");
+	}
+	for (i = 0; i < o->ncomms && !err; i++) {
+		memset(&ck, 0, sizeof(ck));
+		strncpy((char *)ck.w, o->comms[i], PROFCAP_COMM_LEN - 1);
+		err = fill_filter(s->skel->maps.comms, &ck, sizeof(ck), "command name");
+	}
+	for (i = 0; i < o->ncgroups && !err; i++) {
+		__u32 k = (__u32)i, fd = (__u32)o->cgroup_fds[i];
+
+		err = bpf_map__update_elem(s->skel->maps.cgroups, &k, sizeof(k), &fd, sizeof(fd),
+					   BPF_ANY);
+		if (err)
+			pr_err("cannot set the cgroup filter: %s (needs a cgroup v2 directory)",
+			       strerror(-err));
+	}
+	return err;
+}
+
 static void explain_load_error(int err)
 {
 	if (err == -EPERM || err == -EACCES)
@@ -236,7 +335,38 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->skip_idle = !o->idle;
+	if (o->ncgroups > PROFCAP_MAX_CGROUPS) {
+		pr_err("too many cgroups to filter on (%zu, at most %d)", o->ncgroups,
+		       PROFCAP_MAX_CGROUPS);
+		goto err_out;
+	}
 	s->skel->rodata->filter_pids = o->npids > 0;
+	s->skel->rodata->filter_tids = o->ntids > 0;
+	s->skel->rodata->filter_comms = o->ncomms > 0;
+	s->skel->rodata->filter_cgroups = (__u32)o->ncgroups;
+	if (sampler__in_pid_namespace()) {
+		__u64 dev = 0, ino = 0;
+
+		own_pid_ns(&dev, &ino);
+		s->skel->rodata->pidns_dev = dev;
+		s->skel->rodata->pidns_ino = ino;
+	}
+	if (o->follow_forks && o->npids) {
+		__u32 off = 0;
+
+		err = fork_child_offset(&off);
+		if (err) {
+			pr_err("cannot follow new processes: the sched_process_fork tracepoint "
+			       "format is %s; mount tracefs (mount -t tracefs nodev "
+			       "/sys/kernel/tracing)",
+			       err == -ENOENT ? "not readable" : "unknown");
+			goto err_out;
+		}
+		s->skel->rodata->follow_forks = 1;
+		s->skel->rodata->fork_child_off = off;
+	} else {
+		bpf_program__set_autoload(s->skel->progs.profcap_fork, false);
+	}
 	/* One drain interval (about a second) of samples from every CPU must
 	 * fit in one generation, with room for two stacks per sample. */
 	entries = clamp_entries(2ull * o->freq_hz * s->nonline + 1024);
@@ -246,20 +376,28 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	bpf_map__set_max_entries(s->skel->maps.stacks1, entries);
 	if (o->npids)
 		bpf_map__set_max_entries(s->skel->maps.pids, (__u32)o->npids);
+	if (o->ntids)
+		bpf_map__set_max_entries(s->skel->maps.tids, (__u32)o->ntids);
+	if (o->ncomms)
+		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
+	if (o->ncgroups)
+		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
 
 	err = cpu_sampler__load(s->skel);
 	if (err) {
 		explain_load_error(err);
 		goto err_out;
 	}
-	for (i = 0; i < o->npids; i++) {
-		__u32 pid = (__u32)o->pids[i];
-		__u8 one = 1;
-
-		err = bpf_map__update_elem(s->skel->maps.pids, &pid, sizeof(pid), &one, sizeof(one),
-					   BPF_ANY);
-		if (err) {
-			pr_err("cannot set the PID filter: %s", strerror(-err));
+	err = set_filters(s, o);
+	if (err)
+		goto err_out;
+	if (s->skel->rodata->follow_forks) {
+		s->fork_link = bpf_program__attach(s->skel->progs.profcap_fork);
+		if (!s->fork_link) {
+			err = -errno;
+			pr_err("cannot attach to the sched_process_fork tracepoint: %s; mount "
+			       "tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
+			       strerror(-err));
 			goto err_out;
 		}
 	}
@@ -513,6 +651,9 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 		case STAT_EVENTS_LOST:
 			st->events_lost = sum;
 			break;
+		case STAT_FOREIGN:
+			st->foreign = sum;
+			break;
 		}
 	}
 	free(vals);
@@ -525,6 +666,7 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
+	bpf_link__destroy(s->fork_link);
 	for (i = 0; s->links && i < s->ncpus; i++)
 		bpf_link__destroy(s->links[i]);
 	for (i = 0; s->pfds && i < s->ncpus; i++)

@@ -13,13 +13,23 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+/* Filters are applied in BPF before any other work. A sample is kept when
+ * it passes every filter that is set; within one filter, any entry matches. */
 struct sampler_opts {
 	__u32 freq_hz;	 /* samples per second per CPU */
 	const int *pids; /* processes to keep (filtered in BPF); NULL = all */
 	size_t npids;
-	bool user;   /* collect user stacks */
-	bool kernel; /* collect kernel stacks */
-	bool idle;   /* keep samples of the idle task (pid 0) */
+	const int *tids; /* threads to keep; NULL = all */
+	size_t ntids;
+	const char *const *comms; /* task names (first 15 bytes) to keep; NULL = all */
+	size_t ncomms;
+	const int *cgroup_fds; /* open cgroup v2 directories: keep their tasks and
+				* their descendants' (at most PROFCAP_MAX_CGROUPS) */
+	size_t ncgroups;
+	bool follow_forks; /* with pids: also keep every process they create */
+	bool user;	   /* collect user stacks */
+	bool kernel;	   /* collect kernel stacks */
+	bool idle;	   /* keep samples of the idle task (pid 0) */
 };
 
 /* One aggregated record: @count samples with identical key. The stack arrays
@@ -43,6 +53,7 @@ struct sampler_stats {
 	__u64 stacks_full;    /* stacks not stored: stack table full */
 	__u64 stacks_missing; /* records whose stack vanished before the drain */
 	__u64 events_lost;    /* new-process notices lost */
+	__u64 foreign;	      /* samples of tasks outside profcap's PID namespace */
 	__u64 drains;
 	__u32 ncpus;
 };
@@ -52,9 +63,9 @@ typedef void (*sampler_proc_fn)(void *ctx, __u32 tgid);
 
 struct sampler;
 
-/* Load the BPF program configured by @opts and open (but do not enable) one
- * perf event per online CPU. NULL on failure, after logging one line that
- * says what is missing (capability, sysctl, kernel feature) and what to do. */
+/* Load the BPF program configured by @opts (borrowed for the call only) and open (but do not
+ * enable) one perf event per online CPU. NULL on failure, after logging one line that says what is
+ * missing (capability, sysctl, kernel feature) and what to do. */
 struct sampler *sampler__new(const struct sampler_opts *opts);
 
 /* Enable sampling on every CPU. 0 or -errno (logged). */
@@ -77,6 +88,10 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st);
 
 /* Detach and free everything. Accepts NULL. */
 void sampler__free(struct sampler *s);
+
+/* True when profcap runs in a PID namespace other than the initial one: the
+ * sampler then reports PIDs as seen in it and skips tasks outside it. */
+bool sampler__in_pid_namespace(void);
 
 /* Check, before any work, that this process may load BPF programs and open
  * system-wide perf events. 0, or -EPERM after logging what is missing. */

@@ -12,6 +12,7 @@
 #include "elfsym.h"
 #include "kallsyms.h"
 #include "procmaps.h"
+#include "container.h"
 #include "symbolizer.h"
 
 #define NOTES_MAX (64u << 10)
@@ -174,7 +175,8 @@ struct sym_proc {
 	bool gone;
 	struct profile_process_desc desc;
 	char *exe_name, *exe_path, *cmdline;
-	struct sym_map **cur; /* current executable mappings, by start */
+	char container_id[CONTAINER_ID_LEN + 1]; /* "" when not in a container */
+	struct sym_map **cur;			 /* current executable mappings, by start */
 	size_t ncur;
 	struct sym_map *all;
 	size_t nall;
@@ -690,6 +692,8 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 		p->cmdline = cmd;
 	else
 		free(cmd);
+	if (container__id_of(s->proc_root, p->pid, p->container_id, sizeof(p->container_id)))
+		p->container_id[0] = '\0';
 	return 0;
 }
 
@@ -763,6 +767,7 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 	p->desc.exe_name = p->exe_name;
 	p->desc.exe_path = p->exe_path;
 	p->desc.cmdline = p->cmdline;
+	p->desc.container_id = p->container_id[0] ? p->container_id : NULL;
 	s->st.processes++;
 	return err;
 }
@@ -775,6 +780,30 @@ void symbolizer__forget_process(struct symbolizer *s, int pid)
 		return;
 	htab_del(&s->procs, hash_u64((__u64)pid, 0), p);
 	free_proc(p);
+}
+
+size_t symbolizer__forget_gone(struct symbolizer *s)
+{
+	char path[PATH_MAX];
+	struct sym_proc *p;
+	size_t i, n = 0;
+	struct hnode *h, *next;
+
+	for (i = 0; i < s->procs.nb; i++) {
+		for (h = s->procs.b[i]; h; h = next) {
+			next = h->next;
+			p = h->val;
+			if (p->pid == 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%d", s->proc_root, p->pid);
+			if (!access(path, F_OK))
+				continue;
+			htab_del(&s->procs, h->hash, p);
+			free_proc(p);
+			n++;
+		}
+	}
+	return n;
 }
 
 static struct sym_map *find_map(const struct sym_proc *p, __u64 addr)

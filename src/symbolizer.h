@@ -72,6 +72,11 @@ int symbolizer__add_process(struct symbolizer *s, int pid);
  * cached files stay). For long-running captures. No-op if unknown. */
 void symbolizer__forget_process(struct symbolizer *s, int pid);
 
+/* Forget every process whose PROC/PID directory is gone (as
+ * symbolizer__forget_process()): what a long-running capture calls between
+ * windows so memory stays flat under process churn. Returns how many. */
+size_t symbolizer__forget_gone(struct symbolizer *s);
+
 /* Fill *@out for user address @addr of @pid (type PROFILE_FRAME_NATIVE).
  * @leaf=false means a return address: the lookup uses @addr - 1, while
  * out->address stays @addr. Never fails: unknown parts are left NULL. A pid

@@ -24,7 +24,7 @@ TEST(defaults)
 	CHECK(!parse(&o, 1, argv));
 	CHECK(o.seconds == 10);
 	CHECK_EQ_U64(o.freq_hz, 99);
-	CHECK_EQ_U64(o.npids, 0);
+	CHECK_EQ_U64(o.target.npids, 0);
 	CHECK(o.user && o.kernel && o.idle);
 	CHECK(!o.output && !o.quiet && !o.verbose);
 }
@@ -37,14 +37,14 @@ TEST(all_flags)
 		     "-o", "x.pb", "-q", "-v"));
 	CHECK(o.seconds == 2.5);
 	CHECK_EQ_U64(o.freq_hz, 999);
-	CHECK_EQ_U64(o.npids, 2);
-	CHECK_EQ_U64(o.pids[0], 12);
-	CHECK_EQ_U64(o.pids[1], 34);
+	CHECK_EQ_U64(o.target.npids, 2);
+	CHECK_EQ_U64(o.target.pids[0], 12);
+	CHECK_EQ_U64(o.target.pids[1], 34);
 	CHECK(!o.kernel && o.user && !o.idle);
 	CHECK_STR(o.output, "x.pb");
 	CHECK(o.quiet && o.verbose);
 	CHECK(!PARSE(&o, "-p", "7", "-p", "8"));
-	CHECK_EQ_U64(o.npids, 2);
+	CHECK_EQ_U64(o.target.npids, 2);
 	CHECK(!PARSE(&o, "-a", "--freq=49", "--output=y.pb"));
 	CHECK_EQ_U64(o.freq_hz, 49);
 	CHECK_STR(o.output, "y.pb");

@@ -10,8 +10,8 @@
 static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL};
 static const struct profile_mapping_desc map_k = {0xffffffff81000000ull, 0xffffffff82000000ull, 0,
 						  "[kernel.kallsyms]", NULL};
-static const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL};
-static const struct profile_process_desc other = {200, "other", "/usr/bin/other", NULL};
+static const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
+static const struct profile_process_desc other = {200, "other", "/usr/bin/other", NULL, NULL};
 
 static struct profile_frame fr(const char *fn, __u64 addr)
 {

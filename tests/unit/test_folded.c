@@ -16,8 +16,8 @@ static const struct profile_mapping_desc libc_map = {0x7f0000, 0x800000, 0x1000,
 
 static struct profile *small_model(void)
 {
-	const struct profile_process_desc app = {100, "app", "/usr/bin/app", "app -x"};
-	const struct profile_process_desc anon = {200, NULL, NULL, NULL};
+	const struct profile_process_desc app = {100, "app", "/usr/bin/app", "app -x", NULL};
+	const struct profile_process_desc anon = {200, NULL, NULL, NULL, NULL};
 	const struct profile_frame work_main[] = {
 		{0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL},
 		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL},

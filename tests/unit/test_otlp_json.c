@@ -57,7 +57,7 @@ static bool has(const struct buf *b, const char *needle)
 static struct profile *model(void)
 {
 	static const struct profile_mapping_desc map = {0x1000, 0x2000, 0, "/usr/bin/app", "beef"};
-	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL};
+	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
 	const struct profile_frame frames[] = {
 		{0x1234, &map, "quote\"back\\slash\x01tab\t", PROFILE_FRAME_NATIVE, NULL},
 		{0x1100, &map, "bad\xff utf8 \xc3\xa9", PROFILE_FRAME_KERNEL, NULL},
@@ -126,7 +126,7 @@ TEST(keys_and_values)
 
 TEST(payload_only_in_first_profile)
 {
-	const struct profile_process_desc other = {200, "other", NULL, NULL};
+	const struct profile_process_desc other = {200, "other", NULL, NULL, NULL};
 	struct profile *p = model();
 	struct buf out;
 	const char *first;

@@ -171,10 +171,10 @@ static struct profile *capture_like(void)
 		.nresource = 2,
 	};
 	struct profile_process_desc nginx = {100, "nginx", "/usr/sbin/nginx",
-					     "nginx: worker process"};
-	struct profile_process_desc idle = {0, "swapper", NULL, NULL};
+					     "nginx: worker process", NULL};
+	struct profile_process_desc idle = {0, "swapper", NULL, NULL, NULL};
 	struct profile_process_desc other = {4242, "python3", "/usr/bin/python3.11",
-					     "python3 app.py"};
+					     "python3 app.py", NULL};
 	struct profile_frame f[6] = {
 		{0xffffffff81234567, &kern, "do_syscall_64", PROFILE_FRAME_KERNEL, NULL},
 		{0x7f0000031234, &libc, "__libc_write", PROFILE_FRAME_NATIVE, NULL},

@@ -254,7 +254,7 @@ static const struct profile_mapping_desc app_map = {0x1000, 0x2000, 0, "/usr/bin
 
 static struct profile *model(void)
 {
-	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL};
+	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
 	const struct profile_frame frames[] = {
 		{0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL},
 		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL},

@@ -649,6 +649,10 @@ static void summary(const struct capture *c, const struct sampler_stats *st, __s
 		pr_warn("%llu samples hit the %d-frame depth limit: their stacks are truncated at "
 			"the root end",
 			(unsigned long long)c->truncated, PROFCAP_MAX_STACK);
+	if (st->foreign)
+		pr_info("%llu samples of tasks outside profcap's PID namespace were skipped; to "
+			"profile them, run profcap in the host PID namespace (hostPID: true)",
+			(unsigned long long)st->foreign);
 	if (st->events_lost)
 		pr_warn("%llu new-process notices were lost: some short-lived processes may lack "
 			"symbols",

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "capture.h"
 #include "test.h"
 
@@ -72,6 +73,83 @@ TEST(rejects_bad_input)
 	CHECK(PARSE(&o, "-o") == -EINVAL);
 }
 
+TEST(targeting_flags)
+{
+	struct capture_opts o;
+
+	CHECK(!PARSE(&o, "--tid", "5,6", "--comm", "nginx,averyveryverylongname", "--comm", "x",
+		     "--cgroup", "/system.slice", "--container", "abcd1234", "-p", "1"));
+	CHECK_EQ_U64(o.target.ntids, 2);
+	CHECK_EQ_U64(o.target.tids[1], 6);
+	CHECK_EQ_U64(o.target.ncomms, 3);
+	CHECK_STR(o.target.comms[0], "nginx");
+	CHECK_STR(o.target.comms[1], "averyveryverylo"); /* the kernel's 15 characters */
+	CHECK_STR(o.target.comms[2], "x");
+	CHECK_EQ_U64(o.target.ncgroups, 1);
+	CHECK_STR(o.target.cgroups[0], "/system.slice");
+	CHECK_EQ_U64(o.target.ncontainers, 1);
+	CHECK(!o.cmd);
+	CHECK(PARSE(&o, "--comm", "a,,b") == -EINVAL);
+	CHECK(PARSE(&o, "--comm", "") == -EINVAL);
+	CHECK(PARSE(&o, "--tid", "x") == -EINVAL);
+	CHECK(PARSE(&o, "--cgroup", "") == -EINVAL);
+	CHECK(PARSE(&o, "-a", "--container", "abcd") == -EINVAL);
+}
+
+TEST(command)
+{
+	struct capture_opts o;
+
+	CHECK(!PARSE(&o, "-F", "49", "--", "sh", "-c", "exit 3"));
+	CHECK(o.cmd != NULL);
+	CHECK_STR(o.cmd[0], "sh");
+	CHECK_STR(o.cmd[1], "-c");
+	CHECK_STR(o.cmd[2], "exit 3");
+	CHECK(o.cmd[3] == NULL);
+	CHECK(o.seconds == 0); /* until the command exits */
+	CHECK_EQ_U64(o.freq_hz, 49);
+	/* The command's own options are not profcap's. */
+	CHECK(!PARSE(&o, "--seconds", "2", "--", "ls", "-F", "--what"));
+	CHECK(o.seconds == 2);
+	CHECK_STR(o.cmd[1], "-F");
+	CHECK(PARSE(&o, "--") == -EINVAL);
+	CHECK(PARSE(&o, "--", "/no/such/program") == -EINVAL);
+	CHECK(PARSE(&o, "-a", "--", "true") == -EINVAL);
+	CHECK(PARSE(&o, "sh") == -EINVAL); /* a command needs -- */
+}
+
+#define AARGS(...) ((char *[]){"agent", __VA_ARGS__, NULL})
+#define ANARGS(...) ((int)(sizeof((char *[]){"agent", __VA_ARGS__}) / sizeof(char *)))
+#define APARSE(o, ...) agent__parse_args(ANARGS(__VA_ARGS__), AARGS(__VA_ARGS__), o)
+
+TEST(agent_flags)
+{
+	struct capture_opts o;
+
+	CHECK(!APARSE(&o, "--output-dir", "/tmp/x"));
+	CHECK(o.agent && o.interval == 60);
+	CHECK_EQ_U64(o.max_dir_bytes, 256ull << 20);
+	CHECK(!APARSE(&o, "--output-dir", "d", "--interval", "500ms", "--max-dir-size", "64M",
+		      "--json", "--comm", "java", "-F", "19"));
+	CHECK(o.interval == 0.5);
+	CHECK_EQ_U64(o.max_dir_bytes, 64ull << 20);
+	CHECK(o.json);
+	CHECK_EQ_U64(o.target.ncomms, 1);
+	CHECK(!APARSE(&o, "--output-dir", "d", "--interval", "5m"));
+	CHECK(o.interval == 300);
+	CHECK(!APARSE(&o, "--output-dir", "d", "--interval", "2"));
+	CHECK(o.interval == 2);
+	CHECK(!APARSE(&o, "--endpoint", "http://127.0.0.1:4318"));
+	CHECK(!o.output_dir);
+	CHECK(APARSE(&o, "--interval", "10s") == -EINVAL); /* nowhere to deliver */
+	CHECK(APARSE(&o, "--output-dir", "d", "--interval", "0") == -EINVAL);
+	CHECK(APARSE(&o, "--output-dir", "d", "--interval", "1d") == -EINVAL);
+	CHECK(APARSE(&o, "--output-dir", "d", "--max-dir-size", "1") == -EINVAL);
+	CHECK(APARSE(&o, "--output-dir", "d", "--max-dir-size", "5MB") == -EINVAL);
+	CHECK(APARSE(&o, "--output-dir", "d", "stray") == -EINVAL);
+	CHECK(APARSE(&o, "--endpoint", "http://h", "--format", "svg") == -EINVAL);
+}
+
 TEST(help)
 {
 	struct capture_opts o;
@@ -99,6 +177,9 @@ int main(void)
 	RUN(defaults);
 	RUN(all_flags);
 	RUN(rejects_bad_input);
+	RUN(targeting_flags);
+	RUN(command);
+	RUN(agent_flags);
 	RUN(help);
 	return TEST_DONE();
 }

@@ -402,6 +402,48 @@ static void rescue(const struct buf *out)
 	sink__free(s);
 }
 
+/* Kubernetes downward-API variables, as a sidecar's pod spec sets them
+ * (fieldRef: metadata.name, ...): the semconv key and the variable names
+ * used for it, the OpenTelemetry Operator's first. OTEL_RESOURCE_ATTRIBUTES
+ * wins when it names the same key. */
+static const struct {
+	const char *key;
+	const char *vars[3];
+} k8s_env[] = {
+	{"k8s.pod.name", {"OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "K8S_POD_NAME", "POD_NAME"}},
+	{"k8s.pod.uid", {"OTEL_RESOURCE_ATTRIBUTES_POD_UID", "K8S_POD_UID", "POD_UID"}},
+	{"k8s.namespace.name", {"K8S_NAMESPACE_NAME", "POD_NAMESPACE", NULL}},
+	{"k8s.node.name", {"OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "K8S_NODE_NAME", NULL}},
+	{"k8s.container.name", {"K8S_CONTAINER_NAME", NULL, NULL}},
+};
+
+static void add_k8s_env(struct capture *c)
+{
+	const char *val;
+	size_t i, j, k;
+	bool have;
+
+	for (i = 0; i < sizeof(k8s_env) / sizeof(k8s_env[0]); i++) {
+		for (k = 0, have = false; k < c->nenv_kv && !have; k++)
+			have = !strcmp(c->env_kv[k].key, k8s_env[i].key);
+		for (j = 0, val = NULL; !have && j < 3 && k8s_env[i].vars[j] && !val; j++) {
+			val = getenv(k8s_env[i].vars[j]);
+			if (val && !*val)
+				val = NULL;
+		}
+		if (have || !val || c->nenv_kv == OTLP_MAX_RESOURCE_ATTRS)
+			continue;
+		c->env_kv[c->nenv_kv].key = strdup(k8s_env[i].key);
+		c->env_kv[c->nenv_kv].value = strdup(val);
+		if (!c->env_kv[c->nenv_kv].key || !c->env_kv[c->nenv_kv].value) {
+			free(c->env_kv[c->nenv_kv].key);
+			free(c->env_kv[c->nenv_kv].value);
+			continue;
+		}
+		c->nenv_kv++;
+	}
+}
+
 /* OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES label every resource, for
  * files as for exports. A malformed list is ignored with a warning, as the
  * OpenTelemetry SDKs do. */
@@ -426,6 +468,7 @@ static void load_resource_env(struct capture *c)
 		else
 			c->nenv_kv += (size_t)n;
 	}
+	add_k8s_env(c);
 	for (size_t i = 0; i < c->nenv_kv; i++) {
 		c->resource[i].key = c->env_kv[i].key;
 		c->resource[i].value = c->env_kv[i].value;

@@ -219,6 +219,24 @@ class TargetingTest(unittest.TestCase):
         self.assertIn("chain_a", functions(res))
         self.assertIn("outside profcap's PID namespace were skipped", r.stderr)
 
+    def test_kubernetes_sidecar_labels(self):
+        env = dict(os.environ, OTEL_SERVICE_NAME="checkout", K8S_POD_NAME="web-7f9c",
+                   POD_NAMESPACE="shop", K8S_POD_UID="1b2c-3d4e", K8S_CONTAINER_NAME="web",
+                   OTEL_RESOURCE_ATTRIBUTES="k8s.pod.name=from-list,deployment.environment=prod")
+        out = os.path.join(self.dir, "k8s.pb")
+        with Workload("groundtruth") as w:
+            r = subprocess.run([PROFCAP, "capture", "-p", str(w.pid), "--seconds", "1", "-q",
+                                "-o", out], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        attrs = decode(out)["resources"][0]["attrs"]
+        self.assertEqual(attrs["service.name"], "checkout")
+        self.assertEqual(attrs["k8s.pod.name"], "from-list", "the explicit list wins")
+        self.assertEqual(attrs["k8s.namespace.name"], "shop")
+        self.assertEqual(attrs["k8s.pod.uid"], "1b2c-3d4e")
+        self.assertEqual(attrs["k8s.container.name"], "web")
+        self.assertEqual(attrs["deployment.environment"], "prod")
+        self.assertEqual(attrs["process.pid"], w.pid)
+
     def test_capture_command_and_its_children(self):
         gt = os.path.join(WORKLOADS, "groundtruth")
         out = os.path.join(self.dir, "cmd.pb")

@@ -237,7 +237,7 @@ static int add_container_pids(struct target *t, const char *proc_root, const cha
 static int resolve_container(struct target *t, const char *proc_root, const char *arg,
 			     const char *mnt, bool have_mnt)
 {
-	char id[CONTAINER_ID_LEN + 1], cg[PATH_MAX];
+	char id[CONTAINER_ID_LEN + 1], cg[PATH_MAX], *p;
 	int err, pid = 0;
 
 	err = container__find(proc_root, arg, id, sizeof(id), cg, sizeof(cg), &pid);
@@ -257,7 +257,12 @@ static int resolve_container(struct target *t, const char *proc_root, const char
 		       arg);
 		return -ENOENT;
 	}
-	if (have_mnt && cg[0] && strcmp(cg, "/"))
+	/* The container's group is the one named by its ID; a process may sit
+	 * in a group below it (Podman's ".../libpod-<id>.scope/container"). */
+	p = strstr(cg, id);
+	if (p && (p = strchr(p, '/')))
+		*p = '\0';
+	if (have_mnt && cg[0] && strcmp(cg, "/") && strstr(cg, id))
 		return open_cgroup(t, cg, mnt, "--container");
 	return add_container_pids(t, proc_root, id);
 }

@@ -39,11 +39,15 @@ class FakeContainer:
     and PID namespaces, and the workload binary on a tmpfs mounted only inside
     (the host cannot see the file by path)."""
 
-    def __init__(self, parent_cg, workload="groundtruth"):
+    def __init__(self, parent_cg, workload="groundtruth", sub=None):
         self.id = secrets.token_hex(32)
         self.cg_rel = f"docker-{self.id}.scope"
-        self.cg = os.path.join(parent_cg, self.cg_rel)
-        os.mkdir(self.cg)
+        self.top = os.path.join(parent_cg, self.cg_rel)
+        os.mkdir(self.top)
+        # Podman puts the processes one level below the group named by the ID.
+        self.cg = os.path.join(self.top, sub) if sub else self.top
+        if sub:
+            os.mkdir(self.cg)
         self.hidden = tempfile.mkdtemp(prefix="profcap-ctr-")
         src = os.path.join(WORKLOADS, workload)
         inner = (f"mount -t tmpfs none {self.hidden} && cp {src} {self.hidden}/app && "
@@ -76,12 +80,13 @@ class FakeContainer:
             except OSError:
                 pass
         self.proc.wait()
-        for _ in range(50):
-            try:
-                os.rmdir(self.cg)
-                break
-            except OSError:
-                time.sleep(0.1)
+        for d in dict.fromkeys([self.cg, self.top]):
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except OSError:
+                    time.sleep(0.1)
         shutil.rmtree(self.hidden, ignore_errors=True)
 
 
@@ -168,7 +173,7 @@ class TargetingTest(unittest.TestCase):
         mnt, parent = self._containers()
         c1 = FakeContainer(parent)
         self.addCleanup(c1.close)
-        c2 = FakeContainer(parent)
+        c2 = FakeContainer(parent, sub="container")
         self.addCleanup(c2.close)
         app1, app2 = c1.app_pid(), c2.app_pid()
         self.assertIsNotNone(app1)

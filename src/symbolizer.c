@@ -159,6 +159,7 @@ static void htab_release(struct htab *t)
 struct sym_file {
 	struct sym_file *next; /* all files, for freeing */
 	struct elfsym *elf;
+	size_t refs; /* sym_maps using it; 0 = evictable (never for the vdso) */
 };
 
 struct sym_map {
@@ -271,6 +272,8 @@ static void free_maps(struct sym_proc *p)
 
 	for (m = p->all; m; m = next) {
 		next = m->next_all;
+		if (m->file && m->file->refs)
+			m->file->refs--;
 		free(m->path);
 		free(m);
 	}
@@ -564,6 +567,8 @@ static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
 		m->file = vdso_file(s);
 	else if (!e->anonymous && e->inode && e->path[0] != '[')
 		m->file = get_file(s, p->pid, e);
+	if (m->file && m->file != s->vdso)
+		m->file->refs++;
 	m->desc.start = e->start;
 	m->desc.limit = e->end;
 	m->desc.file_offset = e->offset;
@@ -782,6 +787,45 @@ void symbolizer__forget_process(struct symbolizer *s, int pid)
 	free_proc(p);
 }
 
+/* Unlink from @t every node whose file no mapping uses any more. */
+static void htab_drop_unused(struct htab *t)
+{
+	struct hnode **pp, *n;
+	size_t i;
+
+	for (i = 0; i < t->nb; i++) {
+		for (pp = &t->b[i]; (n = *pp);) {
+			if (((struct sym_file *)n->val)->refs) {
+				pp = &n->next;
+				continue;
+			}
+			*pp = n->next;
+			free(n);
+			t->n--;
+		}
+	}
+}
+
+/* Free the parsed files that no known process maps any more. */
+static void evict_files(struct symbolizer *s)
+{
+	struct sym_file **pp, *f;
+
+	htab_drop_unused(&s->by_inode);
+	htab_drop_unused(&s->by_build_id);
+	for (pp = &s->files; (f = *pp);) {
+		if (f->refs) {
+			pp = &f->next;
+			continue;
+		}
+		*pp = f->next;
+		elfsym__free(f->elf);
+		free(f);
+		s->nfiles--;
+		s->st.elf_files_evicted++;
+	}
+}
+
 size_t symbolizer__forget_gone(struct symbolizer *s)
 {
 	char path[PATH_MAX];
@@ -803,6 +847,7 @@ size_t symbolizer__forget_gone(struct symbolizer *s)
 			n++;
 		}
 	}
+	evict_files(s);
 	return n;
 }
 

@@ -34,11 +34,12 @@
 struct symbolizer;
 
 struct symbolizer_stats {
-	__u64 processes;	/* processes added and found alive */
-	__u64 elf_files_parsed; /* full ELF parses (the vdso included) */
-	__u64 elf_cache_hits;	/* mappings served by an already parsed file */
-	__u64 elf_errors;	/* files that could not be opened or parsed */
-	__u64 maps_refreshes;	/* maps re-reads of known processes */
+	__u64 processes;	 /* processes added and found alive */
+	__u64 elf_files_parsed;	 /* full ELF parses (the vdso included) */
+	__u64 elf_cache_hits;	 /* mappings served by an already parsed file */
+	__u64 elf_errors;	 /* files that could not be opened or parsed */
+	__u64 maps_refreshes;	 /* maps re-reads of known processes */
+	__u64 elf_files_evicted; /* parsed files freed: no known process maps them */
 };
 
 /* New symbolizer reading processes under @proc_root ("/proc"; tests pass a
@@ -73,8 +74,9 @@ int symbolizer__add_process(struct symbolizer *s, int pid);
 void symbolizer__forget_process(struct symbolizer *s, int pid);
 
 /* Forget every process whose PROC/PID directory is gone (as
- * symbolizer__forget_process()): what a long-running capture calls between
- * windows so memory stays flat under process churn. Returns how many. */
+ * symbolizer__forget_process()), then free the parsed files no remaining
+ * process maps: what a long-running capture calls between windows so memory
+ * stays flat under process churn. Returns how many processes. */
 size_t symbolizer__forget_gone(struct symbolizer *s);
 
 /* Fill *@out for user address @addr of @pid (type PROFILE_FRAME_NATIVE).

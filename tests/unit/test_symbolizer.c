@@ -562,6 +562,29 @@ TEST(fake_proc_root)
 	symbolizer__forget_process(s, 4243);
 	CHECK(!symbolizer__process(s, 4243));
 	symbolizer__forget_process(s, 9999);
+
+	/* 4242 exits: forgetting the gone processes frees the files nobody maps. */
+	{
+		char live[512], dead[512];
+
+		snprintf(live, sizeof(live), "%s/4242", fake_proc);
+		snprintf(dead, sizeof(dead), "%s/4242.gone", fake_proc);
+		CHECK(!rename(live, dead));
+		CHECK_EQ_U64(symbolizer__forget_gone(s), 2); /* 4242, and 4244 found gone */
+		CHECK(!symbolizer__process(s, 4242));
+		symbolizer__stats(s, &st);
+		CHECK_EQ_U64(st.elf_files_evicted, 2);
+		/* Alive again (a new process with that PID): parsed afresh. */
+		CHECK(!rename(dead, live));
+		CHECK_EQ_U64(symbolizer__forget_gone(s), 0);
+		CHECK(!symbolizer__add_process(s, 4242));
+		symbolizer__resolve_user(s, 4242, pie_bias + nm_addr("fx_pie", "fx_beta"), true,
+					 &fr);
+		CHECK_STR(fr.function, "fx_beta");
+		symbolizer__stats(s, &st);
+		CHECK_EQ_U64(st.elf_files_parsed, 4);
+		CHECK_EQ_U64(st.elf_files_evicted, 2);
+	}
 	symbolizer__free(s);
 	remove_fake_root();
 }

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +160,8 @@ static void htab_release(struct htab *t)
 struct sym_file {
 	struct sym_file *next; /* all files, for freeing */
 	struct elfsym *elf;
-	size_t refs; /* sym_maps using it; 0 = evictable (never for the vdso) */
+	size_t refs;	     /* sym_maps using it; 0 = evictable (never for the vdso) */
+	__u64 idle_since_ns; /* when refs was first seen 0 by an eviction pass */
 };
 
 struct sym_map {
@@ -200,6 +202,7 @@ struct symbolizer {
 	char **mstrings;		     /* owned paths and build-ids of mdescs */
 	size_t nmdescs;
 	struct symbolizer_stats st;
+	__u64 file_grace_ns; /* see evict_files() */
 };
 
 static __u64 now_ns(void)
@@ -258,6 +261,7 @@ struct symbolizer *symbolizer__new(const char *proc_root)
 
 	if (!s)
 		return NULL;
+	s->file_grace_ns = SYMBOLIZER_FILE_GRACE_NS;
 	s->proc_root = strdup(proc_root ? proc_root : "/proc");
 	if (!s->proc_root) {
 		free(s);
@@ -567,8 +571,10 @@ static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
 		m->file = vdso_file(s);
 	else if (!e->anonymous && e->inode && e->path[0] != '[')
 		m->file = get_file(s, p->pid, e);
-	if (m->file && m->file != s->vdso)
+	if (m->file && m->file != s->vdso) {
 		m->file->refs++;
+		m->file->idle_since_ns = 0;
+	}
 	m->desc.start = e->start;
 	m->desc.limit = e->end;
 	m->desc.file_offset = e->offset;
@@ -806,11 +812,29 @@ static void htab_drop_unused(struct htab *t)
 	}
 }
 
-/* Free the parsed files that no known process maps any more. */
+/* Free the parsed files that no known process has mapped for
+ * SYMBOLIZER_FILE_GRACE_NS: binaries that are started again and again
+ * (compilers, shell tools) stay parsed between their runs. */
 static void evict_files(struct symbolizer *s)
 {
 	struct sym_file **pp, *f;
+	__u64 now = now_ns();
+	bool any = false;
 
+	for (f = s->files; f; f = f->next) {
+		if (f->refs)
+			continue;
+		if (!f->idle_since_ns)
+			f->idle_since_ns = now;
+		if (now - f->idle_since_ns >= s->file_grace_ns)
+			any = true;
+	}
+	if (!any)
+		return;
+	/* Mark the victims by an impossible refs value for the table sweep. */
+	for (f = s->files; f; f = f->next)
+		if (!f->refs && f->idle_since_ns && now - f->idle_since_ns < s->file_grace_ns)
+			f->refs = SIZE_MAX;
 	htab_drop_unused(&s->by_inode);
 	htab_drop_unused(&s->by_build_id);
 	for (pp = &s->files; (f = *pp);) {
@@ -824,6 +848,14 @@ static void evict_files(struct symbolizer *s)
 		s->nfiles--;
 		s->st.elf_files_evicted++;
 	}
+	for (f = s->files; f; f = f->next)
+		if (f->refs == SIZE_MAX)
+			f->refs = 0;
+}
+
+void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns)
+{
+	s->file_grace_ns = ns;
 }
 
 size_t symbolizer__forget_gone(struct symbolizer *s)

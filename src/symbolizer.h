@@ -30,6 +30,8 @@
 #define SYMBOLIZER_MAX_CMDLINE 4096
 /* A resolve that misses every mapping re-reads maps at most this often. */
 #define SYMBOLIZER_REFRESH_NS 1000000000ull
+/* A parsed file no process maps is freed after this long unused. */
+#define SYMBOLIZER_FILE_GRACE_NS 30000000000ull
 
 struct symbolizer;
 
@@ -75,9 +77,12 @@ void symbolizer__forget_process(struct symbolizer *s, int pid);
 
 /* Forget every process whose PROC/PID directory is gone (as
  * symbolizer__forget_process()), then free the parsed files no remaining
- * process maps: what a long-running capture calls between windows so memory
- * stays flat under process churn. Returns how many processes. */
+ * process has mapped for SYMBOLIZER_FILE_GRACE_NS: what a long-running capture calls between
+ * windows so memory stays flat under process churn. Returns how many processes. */
 size_t symbolizer__forget_gone(struct symbolizer *s);
+
+/* Change SYMBOLIZER_FILE_GRACE_NS (tests use 0: free at once). */
+void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns);
 
 /* Fill *@out for user address @addr of @pid (type PROFILE_FRAME_NATIVE).
  * @leaf=false means a return address: the lookup uses @addr - 1, while

@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--freq", type=int, default=99)
     ap.add_argument("--sample", type=float, default=5)
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--series", action="store_true", help="print every RSS sample (MB)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("agent_bench.py: run as root")
@@ -176,6 +177,10 @@ def main():
                   f"{max(rss) / 1024:12.1f} {growth / 1024:19.2f} {written:11.2f}"
                   + (f"   (CPU x{cpu_pct / base:.2f} of profcap)" if base and name !=
                      "profcap agent" else ""))
+        if a.series:
+            for name, s in series.items():
+                print(f"{name} RSS MB every {a.sample:g} s: " +
+                      " ".join(f"{x[2] / 1024:.1f}" for x in s))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

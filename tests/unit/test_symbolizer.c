@@ -570,6 +570,7 @@ TEST(fake_proc_root)
 		snprintf(live, sizeof(live), "%s/4242", fake_proc);
 		snprintf(dead, sizeof(dead), "%s/4242.gone", fake_proc);
 		CHECK(!rename(live, dead));
+		symbolizer__set_file_grace(s, 0);
 		CHECK_EQ_U64(symbolizer__forget_gone(s), 2); /* 4242, and 4244 found gone */
 		CHECK(!symbolizer__process(s, 4242));
 		symbolizer__stats(s, &st);

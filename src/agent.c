@@ -96,36 +96,17 @@ static int parse_size(const char *arg, __u64 *out)
 
 int agent__parse_args(int argc, char **argv, struct capture_opts *o)
 {
-	enum {
-		OPT_INTERVAL = 256,
-		OPT_OUTPUT_DIR,
-		OPT_MAX_DIR,
-		OPT_JSON,
-		OPT_NO_KERNEL,
-		OPT_NO_USER,
-		OPT_NO_IDLE,
-		OPT_FORMAT,
-	};
+	enum { OPT_INTERVAL = 256, OPT_OUTPUT_DIR, OPT_MAX_DIR, OPT_JSON };
 	static const struct option longopts[] = {
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 		{"max-dir-size", required_argument, NULL, OPT_MAX_DIR},
 		{"json", no_argument, NULL, OPT_JSON},
-		{"freq", required_argument, NULL, 'F'},
-		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
-		{"no-user", no_argument, NULL, OPT_NO_USER},
-		{"no-idle", no_argument, NULL, OPT_NO_IDLE},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
-		TARGET_LONGOPTS,
-		OTLP_CONFIG_LONGOPTS,
+		CAPTURE_COMMON_LONGOPTS,
 		{0},
 	};
 	const char *env_ep;
-	char *end;
-	long v;
 	int c, err;
 
 	memset(o, 0, sizeof(*o));
@@ -160,50 +141,17 @@ int agent__parse_args(int argc, char **argv, struct capture_opts *o)
 		case OPT_JSON:
 			o->json = true;
 			break;
-		case 'F':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || v < 1 || v > 100000)
-				return usage_error("invalid -F '%s': expected a frequency in Hz "
-						   "from 1 to 100000",
-						   optarg);
-			o->freq_hz = (__u32)v;
-			break;
-		case OPT_NO_KERNEL:
-			o->kernel = false;
-			break;
-		case OPT_NO_USER:
-			o->user = false;
-			break;
-		case OPT_NO_IDLE:
-			o->idle = false;
-			break;
-		case OPT_FORMAT:
-			if (format__parse(optarg, &o->format))
-				return usage_error(
-					"invalid --format '%s': expected otlp, otlp-json, "
-					"pprof, folded or svg",
-					optarg);
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
 		case 'h':
 			agent__usage();
 			return 1;
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			err = target__flag(&o->target, c, optarg, "agent");
-			if (err == -ENOENT)
-				err = otlp_config__flag(&o->export, c, optarg);
+			err = capture__common_flag(o, c, optarg, "agent");
 			if (err == -ENOENT)
 				return usage_error("unknown option '%s'", argv[optind - 1]);
 			if (err)
-				return err;
+				return -EINVAL;
 			break;
 		}
 	}

@@ -149,28 +149,66 @@ static bool runnable(const char *name)
 	return false;
 }
 
+int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *cmd)
+{
+	char *end;
+	long v;
+	int err;
+
+	switch (c) {
+	case 'F':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (end == arg || *end || errno || v < 1 || v > 100000)
+			return log__usage_error(
+				cmd,
+				"invalid -F '%s': expected a frequency in Hz from 1 "
+				"to 100000",
+				arg);
+		o->freq_hz = (__u32)v;
+		return 0;
+	case CAPTURE_OPT_NO_KERNEL:
+		o->kernel = false;
+		return 0;
+	case CAPTURE_OPT_NO_USER:
+		o->user = false;
+		return 0;
+	case CAPTURE_OPT_NO_IDLE:
+		o->idle = false;
+		return 0;
+	case CAPTURE_OPT_FORMAT:
+		if (format__parse(arg, &o->format))
+			return log__usage_error(cmd,
+						"invalid --format '%s': expected otlp, otlp-json, "
+						"pprof, folded or svg",
+						arg);
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
+	default:
+		err = target__flag(&o->target, c, arg, cmd);
+		if (err == -ENOENT)
+			err = otlp_config__flag(&o->export, c, arg);
+		return err;
+	}
+}
+
 int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 {
-	enum { OPT_SECONDS = 256, OPT_NO_KERNEL, OPT_NO_USER, OPT_NO_IDLE, OPT_FORMAT };
+	enum { OPT_SECONDS = 256 };
 	static const struct option longopts[] = {
 		{"seconds", required_argument, NULL, OPT_SECONDS},
-		{"freq", required_argument, NULL, 'F'},
 		{"all-cpus", no_argument, NULL, 'a'},
-		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
-		{"no-user", no_argument, NULL, OPT_NO_USER},
-		{"no-idle", no_argument, NULL, OPT_NO_IDLE},
 		{"output", required_argument, NULL, 'o'},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
-		TARGET_LONGOPTS,
-		OTLP_CONFIG_LONGOPTS,
+		CAPTURE_COMMON_LONGOPTS,
 		{0},
 	};
 	bool all = false, seconds_set = false;
-	char *end;
-	long v;
 	int c, err;
 
 	memset(o, 0, sizeof(*o));
@@ -190,42 +228,11 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 						   optarg);
 			seconds_set = true;
 			break;
-		case 'F':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || v < 1 || v > 100000)
-				return usage_error("invalid -F '%s': expected a frequency in Hz "
-						   "from 1 to 100000",
-						   optarg);
-			o->freq_hz = (__u32)v;
-			break;
 		case 'a':
 			all = true;
 			break;
-		case OPT_NO_KERNEL:
-			o->kernel = false;
-			break;
-		case OPT_NO_USER:
-			o->user = false;
-			break;
-		case OPT_NO_IDLE:
-			o->idle = false;
-			break;
 		case 'o':
 			o->output = optarg;
-			break;
-		case OPT_FORMAT:
-			if (format__parse(optarg, &o->format))
-				return usage_error(
-					"invalid --format '%s': expected otlp, otlp-json, "
-					"pprof, folded or svg",
-					optarg);
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->verbose = true;
 			break;
 		case 'h':
 			capture__usage();
@@ -233,13 +240,11 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			err = target__flag(&o->target, c, optarg, "capture");
-			if (err == -ENOENT)
-				err = otlp_config__flag(&o->export, c, optarg);
+			err = capture__common_flag(o, c, optarg, "capture");
 			if (err == -ENOENT)
 				return usage_error("unknown option '%s'", argv[optind - 1]);
 			if (err)
-				return err;
+				return -EINVAL;
 			break;
 		}
 	}
@@ -819,30 +824,27 @@ static void status_line(const struct capture *c, __u64 samples, __u64 dropped, s
 {
 	__u64 rss = rss_kb();
 
+	unsigned long long v[] = {c->windows,	    samples,	      dropped,
+				  c->samples_total, c->files_written, c->exported,
+				  c->export_failed, c->spooled,	      c->dropped_total};
+
 	if (c->o->json) {
 		fprintf(stderr,
-			"{\"event\":\"window\",\"window\":%llu,\"samples\":%llu,\"processes\":%zu,"
-			"\"dropped\":%llu,\"exported\":%llu,\"export_failed\":%llu,\"spooled\":%"
-			"llu,"
-			"\"files\":%llu,\"samples_total\":%llu,\"dropped_total\":%llu,"
-			"\"rss_kb\":%llu,\"status\":%d}\n",
-			(unsigned long long)c->windows, (unsigned long long)samples, nproc,
-			(unsigned long long)dropped, (unsigned long long)c->exported,
-			(unsigned long long)c->export_failed, (unsigned long long)c->spooled,
-			(unsigned long long)c->files_written, (unsigned long long)c->samples_total,
-			(unsigned long long)c->dropped_total, (unsigned long long)rss, ret);
+			"{\"event\":\"window\",\"window\":%llu,\"samples\":%llu,\"dropped\":%llu,"
+			"\"samples_total\":%llu,\"files\":%llu,\"exported\":%llu,"
+			"\"export_failed\":%llu,\"spooled\":%llu,\"dropped_total\":%llu,"
+			"\"processes\":%zu,\"rss_kb\":%llu,\"status\":%d}\n",
+			v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], nproc,
+			(unsigned long long)rss, ret);
 		return;
 	}
 	if (c->o->quiet)
 		return;
 	fprintf(stderr,
-		"profcap: agent window %llu: %llu samples, %zu processes, %llu dropped; "
-		"total: %llu samples, %llu files, %llu exported, %llu export failures (%llu "
-		"spooled), rss %.1f MB\n",
-		(unsigned long long)c->windows, (unsigned long long)samples, nproc,
-		(unsigned long long)dropped, (unsigned long long)c->samples_total,
-		(unsigned long long)c->files_written, (unsigned long long)c->exported,
-		(unsigned long long)c->export_failed, (unsigned long long)c->spooled, rss / 1024.0);
+		"profcap: agent window %llu: %llu samples, %llu dropped, %zu processes; total: "
+		"%llu samples, %llu files, %llu exported, %llu export failures (%llu spooled), "
+		"%llu dropped; rss %.1f MB\n",
+		v[0], v[1], v[2], nproc, v[3], v[4], v[5], v[6], v[7], v[8], rss / 1024.0);
 }
 
 /* Close the current window: its profile (already drained) becomes a file

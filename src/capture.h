@@ -40,6 +40,33 @@ int capture__parse_seconds(const char *arg, double *out);
  * capture__main() does. */
 int capture__run(const struct capture_opts *o);
 
+/* Option ids of the flags `capture` and `agent` share, above any short
+ * option character and the export and targeting ids. */
+enum {
+	CAPTURE_OPT_NO_KERNEL = 0x2000,
+	CAPTURE_OPT_NO_USER,
+	CAPTURE_OPT_NO_IDLE,
+	CAPTURE_OPT_FORMAT,
+};
+
+/* clang-format off */
+#define CAPTURE_COMMON_LONGOPTS                                          \
+	{ "freq", required_argument, NULL, 'F' },                        \
+	{ "no-kernel", no_argument, NULL, CAPTURE_OPT_NO_KERNEL },       \
+	{ "no-user", no_argument, NULL, CAPTURE_OPT_NO_USER },           \
+	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
+	{ "format", required_argument, NULL, CAPTURE_OPT_FORMAT },       \
+	{ "quiet", no_argument, NULL, 'q' },                             \
+	{ "verbose", no_argument, NULL, 'v' },                           \
+	TARGET_LONGOPTS,                                                 \
+	OTLP_CONFIG_LONGOPTS
+/* clang-format on */
+
+/* Take one shared flag (-F, --no-*, --format, -q, -v, targeting, export;
+ * getopt code @c, value @arg) into @o; @cmd names the command in errors.
+ * 0, -ENOENT when @c is none of them, -EINVAL after one usage error line. */
+int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *cmd);
+
 /* Parse `capture` arguments (argv[0] is "capture") into @o. Returns 0, 1 when
  * --help was printed, or -EINVAL after printing one error line. */
 int capture__parse_args(int argc, char **argv, struct capture_opts *o);

@@ -101,24 +101,21 @@ int target__flag(struct target_opts *t, int c, const char *arg, const char *cmd)
 	case TARGET_OPT_COMM:
 		return parse_comms(t, arg, cmd) ? -EINVAL : 0;
 	case TARGET_OPT_CGROUP:
-		if (!*arg)
-			return log__usage_error(cmd, "--cgroup needs a path") ? -EINVAL : 0;
-		if (t->ncgroups + t->ncontainers == PROFCAP_MAX_CGROUPS)
-			return log__usage_error(cmd, "too many --cgroup/--container (at most %d)",
-						PROFCAP_MAX_CGROUPS)
-				       ? -EINVAL
-				       : 0;
-		t->cgroups[t->ncgroups++] = arg;
-		return 0;
 	case TARGET_OPT_CONTAINER:
 		if (!*arg)
-			return log__usage_error(cmd, "--container needs an ID") ? -EINVAL : 0;
+			return log__usage_error(cmd, "%s needs a value",
+						c == TARGET_OPT_CGROUP ? "--cgroup" : "--container")
+				       ? -EINVAL
+				       : 0;
 		if (t->ncgroups + t->ncontainers == PROFCAP_MAX_CGROUPS)
 			return log__usage_error(cmd, "too many --cgroup/--container (at most %d)",
 						PROFCAP_MAX_CGROUPS)
 				       ? -EINVAL
 				       : 0;
-		t->containers[t->ncontainers++] = arg;
+		if (c == TARGET_OPT_CGROUP)
+			t->cgroups[t->ncgroups++] = arg;
+		else
+			t->containers[t->ncontainers++] = arg;
 		return 0;
 	default:
 		return -ENOENT;

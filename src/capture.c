@@ -820,7 +820,7 @@ static __u64 rss_kb(void)
 
 /* Agent: one status line per window, for people or (--json) machines. */
 static void status_line(const struct capture *c, __u64 samples, __u64 dropped, size_t nproc,
-			int ret)
+			__u64 kernel_samples, int ret)
 {
 	__u64 rss = rss_kb();
 
@@ -833,9 +833,10 @@ static void status_line(const struct capture *c, __u64 samples, __u64 dropped, s
 			"{\"event\":\"window\",\"window\":%llu,\"samples\":%llu,\"dropped\":%llu,"
 			"\"samples_total\":%llu,\"files\":%llu,\"exported\":%llu,"
 			"\"export_failed\":%llu,\"spooled\":%llu,\"dropped_total\":%llu,"
-			"\"processes\":%zu,\"rss_kb\":%llu,\"status\":%d}\n",
+			"\"processes\":%zu,\"kernel_samples\":%llu,\"rss_kb\":%llu,\"status\":%d}"
+			"\n",
 			v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], nproc,
-			(unsigned long long)rss, ret);
+			(unsigned long long)kernel_samples, (unsigned long long)rss, ret);
 		return;
 	}
 	if (c->o->quiet)
@@ -910,7 +911,7 @@ static int end_window(struct capture *c, const struct utsname *u, __s64 t_unix, 
 		sink__free(c->sink);
 		c->sink = NULL;
 	}
-	status_line(c, total, dropped, nproc, ret);
+	status_line(c, total, dropped, nproc, st->samples, ret);
 	buf__release(&out);
 	return ret;
 }

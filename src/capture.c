@@ -1069,6 +1069,10 @@ static int run(struct capture *c)
 			if (err)
 				pr_err("reading samples failed: %s", strerror(-err));
 			sampler__stats(c->smp, &st);
+			if (!matched_checked) {
+				matched_checked = true;
+				check_target_matches(c, &st);
+			}
 			end_window(c, &u, wunix, now - wstart, &st, &base);
 			base = st;
 			symbolizer__forget_gone(c->sym);

@@ -30,6 +30,9 @@
 #define SYMBOLIZER_MAX_CMDLINE 4096
 /* A resolve that misses every mapping re-reads maps at most this often. */
 #define SYMBOLIZER_REFRESH_NS 1000000000ull
+/* A JIT address its perf map does not name re-reads the map (only what was
+ * appended) at most this often. */
+#define SYMBOLIZER_PERFMAP_REFRESH_NS 250000000ull
 
 struct symbolizer;
 
@@ -39,6 +42,9 @@ struct symbolizer_stats {
 	__u64 elf_cache_hits;	/* mappings served by an already parsed file */
 	__u64 elf_errors;	/* files that could not be opened or parsed */
 	__u64 maps_refreshes;	/* maps re-reads of known processes */
+	__u64 perfmaps;		/* processes with a perf map found */
+	__u64 perfmap_reads;	/* perf map reads (each reads only new lines) */
+	__u64 perfmap_errors;	/* perf maps refused (symlink, owner, type) or unreadable */
 };
 
 /* New symbolizer reading processes under @proc_root ("/proc"; tests pass a

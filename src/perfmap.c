@@ -22,6 +22,11 @@ struct arena_chunk {
 	char data[];
 };
 
+struct name_slot {
+	const char *name; /* NULL: empty slot */
+	__u64 hash;
+};
+
 /* A parsed line of the batch being added; @seq orders lines (newer wins). */
 struct raw_entry {
 	__u64 start, end;
@@ -33,7 +38,7 @@ struct perfmap {
 	struct perfmap_sym *segs; /* sorted, non-overlapping */
 	size_t nsegs, segs_cap;
 	struct arena_chunk *chunks;
-	const char **names; /* open-addressing set of interned names */
+	struct name_slot *names; /* open-addressing set of interned names */
 	size_t names_cap, nnames;
 	bool skip_line;	  /* inside a too-long line: drop bytes up to its newline */
 	__u64 dev, ino;	  /* the file read so far */
@@ -170,19 +175,18 @@ static char *arena_alloc(struct perfmap *m, size_t len)
 static int names_grow(struct perfmap *m)
 {
 	size_t cap = m->names_cap ? m->names_cap * 2 : 1024, i;
-	const char **t = calloc(cap, sizeof(*t));
+	struct name_slot *t = calloc(cap, sizeof(*t));
 
 	if (!t)
 		return -ENOMEM;
 	for (i = 0; i < m->names_cap; i++) {
-		const char *n = m->names[i];
 		size_t j;
 
-		if (!n)
+		if (!m->names[i].name)
 			continue;
-		for (j = hash_bytes(n, strlen(n)) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+		for (j = m->names[i].hash & (cap - 1); t[j].name; j = (j + 1) & (cap - 1))
 			;
-		t[j] = n;
+		t[j] = m->names[i];
 	}
 	free(m->names);
 	m->names = t;
@@ -195,6 +199,7 @@ static const char *intern_name(struct perfmap *m, const char *raw, size_t len)
 {
 	char clean[PERFMAP_MAX_LINE];
 	size_t j;
+	__u64 h;
 	char *p;
 
 	if (len >= sizeof(clean))
@@ -203,15 +208,16 @@ static const char *intern_name(struct perfmap *m, const char *raw, size_t len)
 	clean[len] = '\0';
 	if (2 * (m->nnames + 1) > m->names_cap && names_grow(m))
 		return NULL;
-	for (j = hash_bytes(clean, len) & (m->names_cap - 1); m->names[j];
-	     j = (j + 1) & (m->names_cap - 1))
-		if (!strcmp(m->names[j], clean))
-			return m->names[j];
+	h = hash_bytes(clean, len);
+	for (j = h & (m->names_cap - 1); m->names[j].name; j = (j + 1) & (m->names_cap - 1))
+		if (m->names[j].hash == h && !strcmp(m->names[j].name, clean))
+			return m->names[j].name;
 	p = arena_alloc(m, len + 1);
 	if (!p)
 		return NULL;
 	memcpy(p, clean, len + 1);
-	m->names[j] = p;
+	m->names[j].name = p;
+	m->names[j].hash = h;
 	m->nnames++;
 	return p;
 }

@@ -31,9 +31,9 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define PERFMAP_MAX_BYTES (256u << 20)
+#define PERFMAP_MAX_BYTES (128u << 20)
 #define PERFMAP_MAX_LINE 4096
-#define PERFMAP_MAX_SEGMENTS (4u << 20)
+#define PERFMAP_MAX_SEGMENTS (2u << 20)
 
 /* One named address range [start, end). */
 struct perfmap_sym {

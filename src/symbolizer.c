@@ -598,8 +598,9 @@ static const char *jit_type(const struct sym_proc *p, const char *name)
 /* Mappings whose code a perf map may name: memory with no file behind it. */
 static bool jit_mapping(const struct sym_map *m)
 {
-	return !m->file && (!strncmp(m->path, "[anon", 5) || !strncmp(m->path, "//anon", 6) ||
-			    !strncmp(m->path, "/memfd:", 7));
+	return (!m->file || !m->file->elf) &&
+	       (!strncmp(m->path, "[anon", 5) || !strncmp(m->path, "//anon", 6) ||
+		!strncmp(m->path, "/memfd:", 7));
 }
 
 /* Number @idx (0 = first; -1 = last) on the line of PROC/PID/status text
@@ -681,7 +682,7 @@ static void warn_perfmap(struct sym_proc *p, int err)
 		why = "it is not a regular file";
 		break;
 	case -E2BIG:
-		why = "it is larger than profcap reads (256 MiB or 4M entries); "
+		why = "it is larger than profcap reads (128 MiB or 2M entries); "
 		      "code compiled later stays unnamed";
 		break;
 	default:

@@ -623,6 +623,11 @@ TEST(kptr_restricted_kernel)
 
 /* A fake /proc/PID with a status, an exe link, anonymous executable memory
  * and root/tmp/perf-@nspid.map holding @perfmap (NULL: no map). */
+static const char jit_maps[] =
+	"7f0000200000-7f0000210000 rwxp 00000000 00:00 0 \n"
+	"7f0000300000-7f0000301000 r-xp 00000000 00:00 0          [anon:jit]\n"
+	"7f0000400000-7f0000401000 r-xp 00000000 00:01 1234       /memfd:v8 (deleted)\n";
+
 static int fake_jit_proc(int pid, const char *exe, const char *nspid_line, const char *perfmap,
 			 int nspid)
 {
@@ -641,12 +646,7 @@ static int fake_jit_proc(int pid, const char *exe, const char *nspid_line, const
 	if (fake_file(rel, status, (size_t)n))
 		return -EIO;
 	snprintf(rel, sizeof(rel), "proc/%d/maps", pid);
-	if (fake_file(rel,
-		      "7f0000200000-7f0000210000 rwxp 00000000 00:00 0 \n"
-		      "7f0000300000-7f0000301000 r-xp 00000000 00:00 0          [anon:jit]\n",
-		      strlen("7f0000200000-7f0000210000 rwxp 00000000 00:00 0 \n"
-			     "7f0000300000-7f0000301000 r-xp 00000000 00:00 0          "
-			     "[anon:jit]\n")))
+	if (fake_file(rel, jit_maps, strlen(jit_maps)))
 		return -EIO;
 	snprintf(rel, sizeof(rel), "proc/%d/comm", pid);
 	if (fake_file(rel, "jit\n", 4))
@@ -677,7 +677,8 @@ TEST(perf_maps)
 {
 	static const char node_map[] = "7f0000200100 80 LazyCompile:*hot /srv/app.js:3\n"
 				       "7f0000300000 40 Builtin:ArrayMap\n"
-				       "7f0000900000 40 JS:*gone /srv/app.js:9\n";
+				       "7f0000900000 40 JS:*gone /srv/app.js:9\n"
+				       "7f0000400000 10 memfd_code\n";
 	char path[4200], target[4200];
 	struct symbolizer *s = NULL;
 	struct symbolizer_stats st;
@@ -733,6 +734,10 @@ TEST(perf_maps)
 	symbolizer__resolve_user(s, 5000, 0x7f0000300010ull, true, &fr);
 	CHECK_STR(fr.function, "Builtin:ArrayMap");
 	CHECK_STR(fr.mapping->path, "[anon:jit]");
+	/* Code in a memfd (a double-mapped JIT heap), no ELF behind it. */
+	symbolizer__resolve_user(s, 5000, 0x7f0000400004ull, true, &fr);
+	CHECK_STR(fr.function, "memfd_code");
+	CHECK_STR(fr.mapping->path, "/memfd:v8");
 	/* Code already unmapped: still named, with no mapping. */
 	symbolizer__resolve_user(s, 5000, 0x7f0000900000ull, true, &fr);
 	CHECK_STR(fr.function, "JS:*gone /srv/app.js:9");

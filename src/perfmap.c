@@ -13,18 +13,14 @@
 
 /* Names live in chunks that never move, so handed-out pointers stay valid. */
 #define ARENA_CHUNK (64u << 10)
-/* Bytes read from the file per pread. */
-#define READ_CHUNK (1u << 20)
+/* Bytes read from the file per pread (and parsed as one batch), at most;
+ * always more than a line. */
+#define READ_CHUNK (8u << 20)
 
 struct arena_chunk {
 	struct arena_chunk *next;
 	size_t used, size;
 	char data[];
-};
-
-struct name_slot {
-	const char *name; /* NULL: empty slot */
-	__u64 hash;
 };
 
 /* A parsed line of the batch being added; @seq orders lines (newer wins). */
@@ -38,8 +34,6 @@ struct perfmap {
 	struct perfmap_sym *segs; /* sorted, non-overlapping */
 	size_t nsegs, segs_cap;
 	struct arena_chunk *chunks;
-	struct name_slot *names; /* open-addressing set of interned names */
-	size_t names_cap, nnames;
 	bool skip_line;	  /* inside a too-long line: drop bytes up to its newline */
 	__u64 dev, ino;	  /* the file read so far */
 	__u64 offset;	  /* bytes of it consumed */
@@ -75,9 +69,6 @@ static void release_all(struct perfmap *m)
 		free(c);
 	}
 	m->chunks = NULL;
-	free(m->names);
-	m->names = NULL;
-	m->names_cap = m->nnames = 0;
 	free(m->segs);
 	m->segs = NULL;
 	m->nsegs = m->segs_cap = 0;
@@ -92,16 +83,6 @@ void perfmap__free(struct perfmap *m)
 }
 
 /* ---- names --------------------------------------------------------------------------- */
-
-static __u64 hash_bytes(const char *s, size_t len)
-{
-	__u64 h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
 
 /* Length of the valid UTF-8 sequence at @s (at most @len bytes), 0 if invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t len)
@@ -141,6 +122,11 @@ static void sanitize(char *dst, const char *src, size_t len)
 	size_t i = 0, n;
 
 	while (i < len) {
+		if (s[i] >= 0x20 && s[i] < 0x7f) {
+			dst[i] = (char)s[i];
+			i++;
+			continue;
+		}
 		n = utf8_seq(s + i, len - i);
 		if (!n || (n == 1 && (s[i] < 0x20 || s[i] == 0x7f))) {
 			dst[i++] = '?';
@@ -172,53 +158,16 @@ static char *arena_alloc(struct perfmap *m, size_t len)
 	return p;
 }
 
-static int names_grow(struct perfmap *m)
+/* A sanitized, NUL-terminated copy of @raw[0, @len) that lives as long as
+ * @m. NULL on allocation failure. */
+static const char *store_name(struct perfmap *m, const char *raw, size_t len)
 {
-	size_t cap = m->names_cap ? m->names_cap * 2 : 1024, i;
-	struct name_slot *t = calloc(cap, sizeof(*t));
+	char *p = arena_alloc(m, len + 1);
 
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < m->names_cap; i++) {
-		size_t j;
-
-		if (!m->names[i].name)
-			continue;
-		for (j = m->names[i].hash & (cap - 1); t[j].name; j = (j + 1) & (cap - 1))
-			;
-		t[j] = m->names[i];
-	}
-	free(m->names);
-	m->names = t;
-	m->names_cap = cap;
-	return 0;
-}
-
-/* The interned, sanitized copy of @raw[0, @len). NULL on allocation failure. */
-static const char *intern_name(struct perfmap *m, const char *raw, size_t len)
-{
-	char clean[PERFMAP_MAX_LINE];
-	size_t j;
-	__u64 h;
-	char *p;
-
-	if (len >= sizeof(clean))
-		len = sizeof(clean) - 1;
-	sanitize(clean, raw, len);
-	clean[len] = '\0';
-	if (2 * (m->nnames + 1) > m->names_cap && names_grow(m))
-		return NULL;
-	h = hash_bytes(clean, len);
-	for (j = h & (m->names_cap - 1); m->names[j].name; j = (j + 1) & (m->names_cap - 1))
-		if (m->names[j].hash == h && !strcmp(m->names[j].name, clean))
-			return m->names[j].name;
-	p = arena_alloc(m, len + 1);
 	if (!p)
 		return NULL;
-	memcpy(p, clean, len + 1);
-	m->names[j].name = p;
-	m->names[j].hash = h;
-	m->nnames++;
+	sanitize(p, raw, len);
+	p[len] = '\0';
 	return p;
 }
 
@@ -288,20 +237,58 @@ static bool parse_line(const char *s, const char *end, __u64 *start, __u64 *size
 
 /* ---- flattening ------------------------------------------------------------------- */
 
-static int cmp_raw_start(const void *a, const void *b)
+/* Stable LSD radix sorts by a 64-bit key, one byte per pass; passes where
+ * every key has the same byte are skipped (addresses share their high
+ * bytes). @tmp has room for @n elements. Stability keeps raw entries of the
+ * same start in line order. */
+static void radix_raw(struct raw_entry *a, struct raw_entry *tmp, size_t n)
 {
-	const struct raw_entry *x = a, *y = b;
+	size_t count[256], i;
+	int shift;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	for (shift = 0; shift < 64; shift += 8) {
+		size_t sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(a[i].start >> shift) & 0xff]++;
+		if (count[(a[0].start >> shift) & 0xff] == n)
+			continue;
+		for (i = 0; i < 256; i++) {
+			size_t c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[(a[i].start >> shift) & 0xff]++] = a[i];
+		memcpy(a, tmp, n * sizeof(*a));
+	}
 }
 
-static int cmp_u64(const void *a, const void *b)
+static void radix_u64(__u64 *a, __u64 *tmp, size_t n)
 {
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+	size_t count[256], i;
+	int shift;
 
-	return x < y ? -1 : x > y;
+	for (shift = 0; shift < 64; shift += 8) {
+		size_t sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(a[i] >> shift) & 0xff]++;
+		if (count[(a[0] >> shift) & 0xff] == n)
+			continue;
+		for (i = 0; i < 256; i++) {
+			size_t c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[(a[i] >> shift) & 0xff]++] = a[i];
+		memcpy(a, tmp, n * sizeof(*a));
+	}
 }
 
 /* Append [start, end) -> name to @out (room is guaranteed by the caller),
@@ -361,7 +348,7 @@ static void heap_pop(struct raw_entry **h, size_t *n)
  * 2 * @n), the highest seq winning. Sorts @raw. 0 or -ENOMEM. */
 static int flatten(struct raw_entry *raw, size_t n, struct perfmap_sym *out, size_t *nout)
 {
-	struct raw_entry **heap = NULL;
+	struct raw_entry **heap = NULL, *tmp = NULL;
 	__u64 *bounds = NULL;
 	size_t nb = 0, nh = 0, i, next = 0;
 	int err = 0;
@@ -369,16 +356,18 @@ static int flatten(struct raw_entry *raw, size_t n, struct perfmap_sym *out, siz
 	*nout = 0;
 	bounds = malloc(2 * n * sizeof(*bounds));
 	heap = malloc(n * sizeof(*heap));
-	if (!bounds || !heap) {
+	/* Scratch for the sorts: n entries hold 2n bounds too. */
+	tmp = malloc(n * sizeof(*tmp));
+	if (!bounds || !heap || !tmp) {
 		err = -ENOMEM;
 		goto out;
 	}
-	qsort(raw, n, sizeof(*raw), cmp_raw_start);
+	radix_raw(raw, tmp, n);
 	for (i = 0; i < n; i++) {
 		bounds[nb++] = raw[i].start;
 		bounds[nb++] = raw[i].end;
 	}
-	qsort(bounds, nb, sizeof(*bounds), cmp_u64);
+	radix_u64(bounds, (__u64 *)(void *)tmp, nb);
 	for (i = 0; i < nb; i++) {
 		__u64 b = bounds[i];
 
@@ -401,6 +390,7 @@ static int flatten(struct raw_entry *raw, size_t n, struct perfmap_sym *out, siz
 		}
 	}
 out:
+	free(tmp);
 	free(heap);
 	free(bounds);
 	return err;
@@ -528,7 +518,7 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 		} else {
 			raw[nraw].start = start;
 			raw[nraw].end = start + size;
-			raw[nraw].name = intern_name(m, name, nlen);
+			raw[nraw].name = store_name(m, name, nlen);
 			raw[nraw].seq = nraw;
 			if (!raw[nraw].name) {
 				err = -ENOMEM;
@@ -564,7 +554,7 @@ int perfmap__update_fd(struct perfmap *m, int fd)
 {
 	char *chunk = NULL;
 	struct stat st;
-	size_t have = 0, used;
+	size_t have = 0, used, csize;
 	ssize_t n;
 	int err = 0;
 
@@ -587,12 +577,17 @@ int perfmap__update_fd(struct perfmap *m, int fd)
 	m->ino = (__u64)st.st_ino;
 	if (m->st.capped || (__u64)st.st_size <= m->offset)
 		return m->st.capped ? -E2BIG : 0;
-	chunk = malloc(READ_CHUNK);
+	/* No more than the new bytes need, but always room for a whole line. */
+	csize = (__u64)st.st_size - m->offset < READ_CHUNK ? (size_t)(st.st_size - m->offset)
+							   : READ_CHUNK;
+	if (csize < 2 * PERFMAP_MAX_LINE)
+		csize = 2 * PERFMAP_MAX_LINE;
+	chunk = malloc(csize);
 	if (!chunk)
 		return -ENOMEM;
 	for (;;) {
 		__u64 room = m->max_bytes - m->total_read - have;
-		size_t want = READ_CHUNK - have;
+		size_t want = csize - have;
 
 		if (!room) {
 			m->st.capped = true;

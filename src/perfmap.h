@@ -69,8 +69,8 @@ void perfmap__free(struct perfmap *m);
  * caller to pass again with more text (a partial line longer than
  * PERFMAP_MAX_LINE is consumed and skipped up to its newline). Returns 0,
  * -E2BIG when the segment cap was reached (@m keeps what it held before this
- * text and ignores all later text; *@consumed covers everything), or
- * -ENOMEM. */
+ * text, or this text's first lines when those alone reached the cap, and
+ * ignores all later text; *@consumed covers everything), or -ENOMEM. */
 int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *consumed);
 
 /* Read what was appended to the map file open at @fd (a regular file; the

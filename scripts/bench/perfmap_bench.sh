@@ -83,8 +83,10 @@ for kind in small big; do
 	echo "$kind map: profcap capture ${cpu[profcap_$kind]} s CPU (${p[*]}), perf script ${cpu[perf_$kind]} s CPU (${s[*]})"
 done
 # The names are really there, in both tools.
-perf script -i "$OUT/perfmap.perf.data" 2>/dev/null | grep -q jit_hot && echo "perf script names jit_hot"
-build/profcap report "$OUT/perfmap.pb" --top 3 | grep -q jit_hot && echo "profcap names jit_hot"
+perf script -i "$OUT/perfmap.perf.data" >"$OUT/perfmap.script" 2>/dev/null
+build/profcap report "$OUT/perfmap.pb" --top 3 >"$OUT/perfmap.report"
+echo "jit_hot frames: perf script $(grep -c jit_hot "$OUT/perfmap.script" || true)," \
+	"profcap report $(grep -c jit_hot "$OUT/perfmap.report" || true) row(s)"
 awk -v a="${cpu[profcap_big]}" -v b="${cpu[profcap_small]}" -v c="${cpu[perf_big]}" \
 	-v d="${cpu[perf_small]}" 'BEGIN {
 	pc = a - b; ps = c - d

@@ -185,6 +185,53 @@ TEST(segment_cap)
 	perfmap__free(m);
 }
 
+/* Random overlapping entries in several batches against the definition:
+ * the name of an address is that of the last line covering it. */
+TEST(random_against_model)
+{
+	enum { N = 3000, SPACE = 0x4000 };
+	static unsigned int start[N], size[N];
+	static char text[N * 32];
+	struct perfmap *m = perfmap__new();
+	unsigned long long x = 88172645463325252ull;
+	char want[32];
+	size_t len = 0, used;
+	int i, a, batch = 0;
+
+	CHECK(m);
+	for (i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		start[i] = (unsigned int)(x % SPACE);
+		size[i] = 1 + (unsigned int)((x >> 20) % (i % 7 == 0 ? 0x800 : 0x40));
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%x %x n%d\n", start[i],
+					size[i], i);
+		/* Batches of varying size, as incremental reads give. */
+		if (i == N - 1 || (x >> 40) % 97 == 0) {
+			CHECK(!perfmap__add_text(m, text, len, &used));
+			CHECK_EQ_U64(used, len);
+			len = 0;
+			batch++;
+		}
+	}
+	CHECK(batch > 5);
+	for (a = 0; a < SPACE + 0x900; a++) {
+		const char *got = name_at(m, (__u64)a);
+
+		for (i = N - 1; i >= 0; i--)
+			if ((unsigned int)a >= start[i] && (unsigned int)a < start[i] + size[i])
+				break;
+		if (i < 0) {
+			CHECK(!got);
+			continue;
+		}
+		snprintf(want, sizeof(want), "n%d", i);
+		CHECK_STR(got, want);
+	}
+	for (size_t k = 1; k < perfmap__count(m); k++)
+		CHECK(perfmap__sym(m, k - 1)->end <= perfmap__sym(m, k)->start);
+	perfmap__free(m);
+}
+
 static char tmpdir[64];
 
 static int write_at(const char *rel, const char *text, bool append)
@@ -353,6 +400,7 @@ int main(void)
 	RUN(garbage_lines);
 	RUN(partial_lines);
 	RUN(segment_cap);
+	RUN(random_against_model);
 	RUN(incremental_file);
 	RUN(open_through_root);
 	return TEST_DONE();

@@ -62,9 +62,11 @@ cleanup() {
 trap cleanup EXIT
 echo "== against perf: jitloop pid $jpid (code page $page), 200000 + 3 map entries"
 
-# CPU seconds (user+sys) of a command, from /usr/bin/time.
+# CPU seconds (user+sys) of a command, from /usr/bin/time; its peak RSS
+# (KB) is left in $OUT/perfmap.rss.
 cpu_of() {
-	/usr/bin/time -o "$OUT/perfmap.time" -f "%U %S" "$@" >/dev/null 2>&1
+	/usr/bin/time -o "$OUT/perfmap.time" -f "%U %S %M" "$@" >/dev/null 2>&1
+	awk '{ print $3 }' "$OUT/perfmap.time" >"$OUT/perfmap.rss"
 	awk '{ printf "%.3f", $1 + $2 }' "$OUT/perfmap.time"
 }
 median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -76,17 +78,24 @@ for kind in small big; do
 	p=() s=()
 	for ((i = 0; i < ROUNDS; i++)); do
 		p+=("$(cpu_of build/profcap capture -q -p "$jpid" --seconds 2 -o "$OUT/perfmap.pb")")
+		prss=$(cat "$OUT/perfmap.rss")
 		s+=("$(cpu_of perf script -i "$OUT/perfmap.perf.data")")
+		srss=$(cat "$OUT/perfmap.rss")
 	done
 	cpu[profcap_$kind]=$(echo "${p[*]}" | median)
 	cpu[perf_$kind]=$(echo "${s[*]}" | median)
-	echo "$kind map: profcap capture ${cpu[profcap_$kind]} s CPU (${p[*]}), perf script ${cpu[perf_$kind]} s CPU (${s[*]})"
+	echo "$kind map: profcap capture ${cpu[profcap_$kind]} s CPU (${p[*]}), peak RSS $((prss / 1024)) MB;" \
+		"perf script ${cpu[perf_$kind]} s CPU (${s[*]}), peak RSS $((srss / 1024)) MB"
 done
 # The names are really there, in both tools.
 perf script -i "$OUT/perfmap.perf.data" >"$OUT/perfmap.script" 2>/dev/null
 build/profcap report "$OUT/perfmap.pb" --top 3 >"$OUT/perfmap.report"
-echo "jit_hot frames: perf script $(grep -c jit_hot "$OUT/perfmap.script" || true)," \
-	"profcap report $(grep -c jit_hot "$OUT/perfmap.report" || true) row(s)"
+# jitloop's map names its page "stale_blob" first, then jit_hot/jit_cold
+# inside it: the later lines are the right names.
+echo "leaf names: perf script jit_hot $(grep -c jit_hot "$OUT/perfmap.script" || true)," \
+	"stale_blob $(grep -c stale_blob "$OUT/perfmap.script" || true) frames;" \
+	"profcap report: jit_hot $(grep -c jit_hot "$OUT/perfmap.report" || true)," \
+	"stale_blob $(grep -c stale_blob "$OUT/perfmap.report" || true) rows"
 awk -v a="${cpu[profcap_big]}" -v b="${cpu[profcap_small]}" -v c="${cpu[perf_big]}" \
 	-v d="${cpu[perf_small]}" 'BEGIN {
 	pc = a - b; ps = c - d

@@ -23,6 +23,11 @@ struct arena_chunk {
 	char data[];
 };
 
+struct name_slot {
+	const char *name; /* NULL: empty slot */
+	__u64 hash;
+};
+
 /* A parsed line of the batch being added; @seq orders lines (newer wins). */
 struct raw_entry {
 	__u64 start, end;
@@ -34,6 +39,10 @@ struct perfmap {
 	struct perfmap_sym *segs; /* sorted, non-overlapping */
 	size_t nsegs, segs_cap;
 	struct arena_chunk *chunks;
+	/* Open-addressing set of the names, so a name written many times (code
+	 * recompiled at each tier, anonymous functions) is stored once. */
+	struct name_slot *names;
+	size_t names_cap, nnames;
 	bool skip_line;	  /* inside a too-long line: drop bytes up to its newline */
 	__u64 dev, ino;	  /* the file read so far */
 	__u64 offset;	  /* bytes of it consumed */
@@ -69,6 +78,9 @@ static void release_all(struct perfmap *m)
 		free(c);
 	}
 	m->chunks = NULL;
+	free(m->names);
+	m->names = NULL;
+	m->names_cap = m->nnames = 0;
 	free(m->segs);
 	m->segs = NULL;
 	m->nsegs = m->segs_cap = 0;
@@ -158,16 +170,69 @@ static char *arena_alloc(struct perfmap *m, size_t len)
 	return p;
 }
 
-/* A sanitized, NUL-terminated copy of @raw[0, @len) that lives as long as
- * @m. NULL on allocation failure. */
-static const char *store_name(struct perfmap *m, const char *raw, size_t len)
+/* 64-bit hash of @len bytes at @s, eight at a time. */
+static __u64 hash_bytes(const char *s, size_t len)
 {
-	char *p = arena_alloc(m, len + 1);
+	__u64 h = 0x9e3779b97f4a7c15ull ^ len, w;
 
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s, len);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 29);
+}
+
+static int names_grow(struct perfmap *m)
+{
+	size_t cap = m->names_cap ? m->names_cap * 2 : 1024, i, j;
+	struct name_slot *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < m->names_cap; i++) {
+		if (!m->names[i].name)
+			continue;
+		for (j = m->names[i].hash & (cap - 1); t[j].name; j = (j + 1) & (cap - 1))
+			;
+		t[j] = m->names[i];
+	}
+	free(m->names);
+	m->names = t;
+	m->names_cap = cap;
+	return 0;
+}
+
+/* The stored, sanitized, NUL-terminated copy of @raw[0, @len) (@len <
+ * PERFMAP_MAX_LINE), the same pointer for the same name; it lives as long
+ * as @m. NULL on allocation failure. */
+static const char *intern_name(struct perfmap *m, const char *raw, size_t len)
+{
+	char clean[PERFMAP_MAX_LINE];
+	size_t j;
+	__u64 h;
+	char *p;
+
+	if (len >= sizeof(clean))
+		len = sizeof(clean) - 1;
+	sanitize(clean, raw, len);
+	clean[len] = '\0';
+	if (2 * (m->nnames + 1) > m->names_cap && names_grow(m))
+		return NULL;
+	h = hash_bytes(clean, len);
+	for (j = h & (m->names_cap - 1); m->names[j].name; j = (j + 1) & (m->names_cap - 1))
+		if (m->names[j].hash == h && !memcmp(m->names[j].name, clean, len + 1))
+			return m->names[j].name;
+	p = arena_alloc(m, len + 1);
 	if (!p)
 		return NULL;
-	sanitize(p, raw, len);
-	p[len] = '\0';
+	memcpy(p, clean, len + 1);
+	m->names[j].name = p;
+	m->names[j].hash = h;
+	m->nnames++;
 	return p;
 }
 
@@ -518,7 +583,7 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 		} else {
 			raw[nraw].start = start;
 			raw[nraw].end = start + size;
-			raw[nraw].name = store_name(m, name, nlen);
+			raw[nraw].name = intern_name(m, name, nlen);
 			raw[nraw].seq = nraw;
 			if (!raw[nraw].name) {
 				err = -ENOMEM;

@@ -11,6 +11,10 @@
 
 #include "perfmap.h"
 
+/* Lookups first search the start of every SPARSE-th segment, a compact
+ * array that stays in cache, then SPARSE segments. */
+#define SPARSE 32
+
 /* Names live in chunks that never move, so handed-out pointers stay valid. */
 #define ARENA_CHUNK (64u << 10)
 /* Bytes read from the file per pread (and parsed as one batch), at most;
@@ -38,6 +42,8 @@ struct raw_entry {
 struct perfmap {
 	struct perfmap_sym *segs; /* sorted, non-overlapping */
 	size_t nsegs, segs_cap;
+	__u64 *sparse; /* segs[i * SPARSE].start, for i < nsparse */
+	size_t nsparse;
 	struct arena_chunk *chunks;
 	/* Open-addressing set of the names, so a name written many times (code
 	 * recompiled at each tier, anonymous functions) is stored once. */
@@ -84,6 +90,9 @@ static void release_all(struct perfmap *m)
 	free(m->segs);
 	m->segs = NULL;
 	m->nsegs = m->segs_cap = 0;
+	free(m->sparse);
+	m->sparse = NULL;
+	m->nsparse = 0;
 }
 
 void perfmap__free(struct perfmap *m)
@@ -496,7 +505,8 @@ static void overlay(const struct perfmap_sym *old, size_t nold, const struct per
 static int apply_batch(struct perfmap *m, struct raw_entry *raw, size_t n)
 {
 	struct perfmap_sym *flat = NULL, *merged = NULL;
-	size_t nflat = 0, nmerged = 0;
+	size_t nflat = 0, nmerged = 0, i;
+	__u64 *sparse = NULL;
 	int err;
 
 	if (!n)
@@ -523,9 +533,19 @@ static int apply_batch(struct perfmap *m, struct raw_entry *raw, size_t n)
 		err = -E2BIG;
 		goto out;
 	}
+	sparse = malloc((nmerged / SPARSE + 1) * sizeof(*sparse));
+	if (!sparse) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i * SPARSE < nmerged; i++)
+		sparse[i] = merged[i * SPARSE].start;
 	free(m->segs);
+	free(m->sparse);
 	m->segs = merged;
 	m->nsegs = m->segs_cap = nmerged;
+	m->sparse = sparse;
+	m->nsparse = i;
 	merged = NULL;
 	m->st.segments = nmerged;
 out:
@@ -632,6 +652,9 @@ int perfmap__update_fd(struct perfmap *m, int fd)
 		free(m->segs);
 		m->segs = NULL;
 		m->nsegs = m->segs_cap = 0;
+		free(m->sparse);
+		m->sparse = NULL;
+		m->nsparse = 0;
 		m->skip_line = false;
 		m->offset = 0;
 		m->st.segments = 0;
@@ -748,8 +771,21 @@ out:
 
 const struct perfmap_sym *perfmap__lookup(const struct perfmap *m, __u64 addr)
 {
-	size_t lo = 0, hi = m->nsegs;
+	size_t lo = 0, hi = m->nsparse;
 
+	/* The last block whose first start is <= @addr, then within it. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->sparse[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	hi = lo * SPARSE < m->nsegs ? lo * SPARSE : m->nsegs;
+	lo = (lo - 1) * SPARSE;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 

@@ -944,6 +944,8 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 	free(p->exe_path);
 	free(p->cmdline);
 	p->exe_name = p->exe_path = p->cmdline = NULL;
+	p->runtime = NULL;
+	p->perfmap_warned = false;
 	p->gone = true;
 	if (pid == 0) {
 		/* The idle task: no user space, no /proc entry. */

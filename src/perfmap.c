@@ -215,30 +215,29 @@ static int names_grow(struct perfmap *m)
 	return 0;
 }
 
-/* The stored, sanitized, NUL-terminated copy of @raw[0, @len) (@len <
- * PERFMAP_MAX_LINE), the same pointer for the same name; it lives as long
- * as @m. NULL on allocation failure. */
-static const char *intern_name(struct perfmap *m, const char *raw, size_t len)
+/* The stored copy of name @raw[0, @len) whose hash_bytes() is @h: the same
+ * pointer for the same bytes. Stored sanitized and NUL-terminated, for as
+ * long as @m lives. (A name with bytes that needed sanitizing never equals
+ * its stored copy, so it is stored again each time: rare, and bounded by
+ * the byte cap.) NULL on allocation failure. */
+static const char *intern_name(struct perfmap *m, const char *raw, size_t len, __u64 h)
 {
-	char clean[PERFMAP_MAX_LINE];
 	size_t j;
-	__u64 h;
 	char *p;
 
-	if (len >= sizeof(clean))
-		len = sizeof(clean) - 1;
-	sanitize(clean, raw, len);
-	clean[len] = '\0';
 	if (2 * (m->nnames + 1) > m->names_cap && names_grow(m))
 		return NULL;
-	h = hash_bytes(clean, len);
-	for (j = h & (m->names_cap - 1); m->names[j].name; j = (j + 1) & (m->names_cap - 1))
-		if (m->names[j].hash == h && !memcmp(m->names[j].name, clean, len + 1))
-			return m->names[j].name;
+	for (j = h & (m->names_cap - 1); m->names[j].name; j = (j + 1) & (m->names_cap - 1)) {
+		const char *n = m->names[j].name;
+
+		if (m->names[j].hash == h && !memcmp(n, raw, len) && !n[len])
+			return n;
+	}
 	p = arena_alloc(m, len + 1);
 	if (!p)
 		return NULL;
-	memcpy(p, clean, len + 1);
+	sanitize(p, raw, len);
+	p[len] = '\0';
 	m->names[j].name = p;
 	m->names[j].hash = h;
 	m->nnames++;
@@ -558,7 +557,8 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 {
 	struct raw_entry *raw = NULL;
 	const char *s = text, *end = text + len;
-	size_t nraw = 0, cap = 0, nlines = 0, i, lines = 0, bad = 0;
+	size_t nraw = 0, cap = 0, nlines = 0, i, lines = 0, bad = 0, *nlens = NULL;
+	__u64 *hashes = NULL;
 	bool skip = m->skip_line, capped = false;
 	int err = 0;
 
@@ -572,8 +572,12 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 	if (nlines) {
 		cap = nlines;
 		raw = malloc(cap * sizeof(*raw));
-		if (!raw)
-			return -ENOMEM;
+		nlens = malloc(cap * sizeof(*nlens));
+		hashes = malloc(cap * sizeof(*hashes));
+		if (!raw || !nlens || !hashes) {
+			err = -ENOMEM;
+			goto out;
+		}
 	}
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
@@ -601,18 +605,30 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 		} else if (nraw >= m->max_segs) {
 			capped = true;
 		} else {
+			/* The name is interned below: for now, where it is. */
+			if (nlen >= PERFMAP_MAX_LINE)
+				nlen = PERFMAP_MAX_LINE - 1;
 			raw[nraw].start = start;
 			raw[nraw].end = start + size;
-			raw[nraw].name = intern_name(m, name, nlen);
+			raw[nraw].name = name;
 			raw[nraw].seq = nraw;
-			if (!raw[nraw].name) {
-				err = -ENOMEM;
-				goto out;
-			}
+			nlens[nraw] = nlen;
+			hashes[nraw] = hash_bytes(name, nlen);
 			nraw++;
 			lines++;
 		}
 		s = nl + 1;
+	}
+	/* Intern the names, fetching the hash slot of a later one meanwhile:
+	 * the slot loads are the cost of a big map. */
+	for (i = 0; i < nraw; i++) {
+		if (i + 8 < nraw && m->names_cap)
+			__builtin_prefetch(&m->names[hashes[i + 8] & (m->names_cap - 1)]);
+		raw[i].name = intern_name(m, raw[i].name, nlens[i], hashes[i]);
+		if (!raw[i].name) {
+			err = -ENOMEM;
+			goto out;
+		}
 	}
 	err = apply_batch(m, raw, nraw);
 	if (err == -E2BIG)
@@ -629,6 +645,8 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 		err = -E2BIG;
 	}
 out:
+	free(hashes);
+	free(nlens);
 	free(raw);
 	return err;
 }

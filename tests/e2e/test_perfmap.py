@@ -151,8 +151,9 @@ class PerfMapTest(unittest.TestCase):
         path = os.path.join(self.dir, "hot.js")
         with open(path, "w") as f:
             f.write(script)
+        # cwd: node also writes an isolate-*-v8.log there.
         proc = subprocess.Popen([NODE, "--perf-basic-prof", path], stdout=subprocess.PIPE,
-                                text=True)
+                                text=True, cwd=self.dir)
         try:
             line = proc.stdout.readline()
             self.assertTrue(line.startswith("ready"), f"node did not start: {line!r}")

@@ -12,11 +12,14 @@
 #include "buf.h"
 #include "elfsym.h"
 #include "kallsyms.h"
+#include "log.h"
+#include "perfmap.h"
 #include "procmaps.h"
 #include "container.h"
 #include "symbolizer.h"
 
 #define NOTES_MAX (64u << 10)
+#define STATUS_MAX (16u << 10)
 
 /* ---- a small chained hash table -------------------------------------------------- */
 
@@ -184,6 +187,13 @@ struct sym_proc {
 	struct sym_map *all;
 	size_t nall;
 	__u64 last_refresh_ns;
+	/* JIT code named by the process's perf map (NULL until one is found). */
+	struct perfmap *perfmap;
+	int nspid;	     /* pid in its own namespace, 0 = unknown (no perf map) */
+	unsigned int euid;   /* owner a perf map may have, besides root */
+	const char *runtime; /* profile.frame.type of its perf map entries, NULL = native */
+	__u64 perfmap_ns;    /* last perf map read */
+	bool perfmap_warned;
 };
 
 struct symbolizer {
@@ -286,6 +296,8 @@ static void free_maps(struct sym_proc *p)
 	free(p->cur);
 	p->cur = NULL;
 	p->ncur = 0;
+	perfmap__free(p->perfmap);
+	p->perfmap = NULL;
 }
 
 static void free_proc(struct sym_proc *p)
@@ -537,6 +549,210 @@ out_close:
 
 /* ---- processes ----------------------------------------------------------------------- */
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static void strip_deleted(char *path)
+{
+	static const char suffix[] = " (deleted)";
+	size_t len = strlen(path), slen = sizeof(suffix) - 1;
+
+	if (len > slen && !strcmp(path + len - slen, suffix))
+		path[len - slen] = '\0';
+}
+
+/* ---- JIT code (perf maps) -------------------------------------------------------- */
+
+/* profile.frame.type of the perf map entries of a process whose executable
+ * or a mapped library has base name @name, or NULL when not a known runtime. */
+static const char *runtime_of(const char *name)
+{
+	static const struct {
+		const char *prefix; /* "x" matches "x" and "x.so..." / "x-..." versions */
+		const char *type;
+	} known[] = {
+		{"node", "v8js"},
+		{"nodejs", "v8js"},
+		{"libnode.so", "v8js"},
+		{"java", "jvm"},
+		{"libjvm.so", "jvm"},
+		{"dotnet", "dotnet"},
+		{"libcoreclr.so", "dotnet"},
+		{"beam.smp", "beam"},
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		n = strlen(known[i].prefix);
+		if (!strncmp(name, known[i].prefix, n) &&
+		    (name[n] == '\0' || name[n] == '.' || name[n] == '-'))
+			return known[i].type;
+	}
+	return NULL;
+}
+
+/* Frame type of perf map entry @name in @p: CPython's perf trampolines
+ * (python -X perf) are "py::function:file"; otherwise the process's runtime. */
+static const char *jit_type(const struct sym_proc *p, const char *name)
+{
+	if (!strncmp(name, "py::", 4))
+		return "cpython";
+	return p->runtime;
+}
+
+/* Mappings whose code a perf map may name: memory with no file behind it. */
+static bool jit_mapping(const struct sym_map *m)
+{
+	return (!m->file || !m->file->elf) &&
+	       (!strncmp(m->path, "[anon", 5) || !strncmp(m->path, "//anon", 6) ||
+		!strncmp(m->path, "/memfd:", 7));
+}
+
+/* Number @idx (0 = first; -1 = last) on the line of PROC/PID/status text
+ * @status that starts with @key, into *@val. False when absent. */
+static bool status_field(const char *status, const char *key, int idx, unsigned long *val)
+{
+	const char *line, *p;
+	size_t klen = strlen(key);
+	bool found = false;
+	int i = 0;
+
+	for (line = status; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (!strncmp(line, key, klen))
+			break;
+	if (!line || !*line)
+		return false;
+	for (p = line + klen; *p && *p != '\n'; i++) {
+		char *end;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		*val = strtoul(p, &end, 10);
+		p = end;
+		found = true;
+		if (i == idx)
+			break;
+	}
+	return found && (idx < 0 || i == idx);
+}
+
+/* Read the pid @p has in its own PID namespace (the last NSpid field; the
+ * pid itself on kernels without NSpid) and its effective uid. nspid stays 0
+ * (no perf map) when the status is unreadable. */
+static void load_ids(struct symbolizer *s, struct sym_proc *p)
+{
+	char path[PATH_MAX], *status = NULL;
+	unsigned long uid, nspid;
+	ssize_t n;
+
+	p->nspid = 0;
+	status = malloc(STATUS_MAX + 1);
+	if (!status)
+		return;
+	snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, p->pid);
+	n = read_small(path, status, STATUS_MAX);
+	if (n <= 0)
+		goto out;
+	status[n] = '\0';
+	/* "Uid: real effective saved fs". */
+	if (!status_field(status, "Uid:", 1, &uid))
+		goto out;
+	if (!status_field(status, "NSpid:", -1, &nspid))
+		nspid = (unsigned long)p->pid;
+	p->euid = (unsigned int)uid;
+	if (nspid > 0 && nspid <= INT_MAX)
+		p->nspid = (int)nspid;
+out:
+	free(status);
+}
+
+static void warn_perfmap(struct sym_proc *p, int err)
+{
+	const char *why;
+
+	if (p->perfmap_warned)
+		return;
+	p->perfmap_warned = true;
+	switch (err) {
+	case -ELOOP:
+		why = "it is a symbolic link or under one, which profcap does not follow there; "
+		      "have the runtime write the file itself";
+		break;
+	case -EPERM:
+		why = "it is owned by neither root nor the process's user";
+		break;
+	case -EINVAL:
+		why = "it is not a regular file";
+		break;
+	case -E2BIG:
+		why = "it is larger than profcap reads (128 MiB or 2M entries); "
+		      "code compiled later stays unnamed";
+		break;
+	default:
+		why = strerror(-err);
+		break;
+	}
+	pr_warn("perf map /tmp/perf-%d.map of process %d (in its own root): %s; "
+		"its JIT frames are %s",
+		p->nspid, p->pid, why, err == -E2BIG ? "named up to that point" : "left unnamed");
+}
+
+/* Read what was appended to @p's perf map since the last read (all of it the
+ * first time), through the process's own root. A missing map is normal. */
+static void update_perfmap(struct symbolizer *s, struct sym_proc *p)
+{
+	char root[PATH_MAX];
+	int fd = -1, err;
+
+	p->perfmap_ns = now_ns();
+	if (p->nspid <= 0)
+		return;
+	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, p->pid);
+	err = perfmap__open(root, p->nspid, p->euid, &fd);
+	if (err) {
+		/* No map, the process gone, or its root closed to us (no
+		 * ptrace access, as without CAP_SYS_PTRACE): nothing to say. */
+		if (err != -ENOENT && err != -ESRCH && err != -ENOTDIR && err != -EACCES) {
+			s->st.perfmap_errors++;
+			warn_perfmap(p, err);
+		}
+		return;
+	}
+	if (!p->perfmap) {
+		p->perfmap = perfmap__new();
+		if (!p->perfmap)
+			goto out;
+		s->st.perfmaps++;
+	}
+	s->st.perfmap_reads++;
+	err = perfmap__update_fd(p->perfmap, fd);
+	if (err == -E2BIG)
+		warn_perfmap(p, err);
+	else if (err)
+		s->st.perfmap_errors++;
+out:
+	close(fd);
+}
+
+/* The perf map name of (lookup) address @a in @p, re-reading the map on a
+ * miss at most once per SYMBOLIZER_PERFMAP_REFRESH_NS. NULL if unnamed. */
+static const char *jit_name(struct symbolizer *s, struct sym_proc *p, __u64 a)
+{
+	const struct perfmap_sym *sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
+
+	if (!sym && now_ns() - p->perfmap_ns >= SYMBOLIZER_PERFMAP_REFRESH_NS) {
+		update_perfmap(s, p);
+		sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
+	}
+	return sym ? sym->name : NULL;
+}
+
 static struct sym_proc *find_proc(const struct symbolizer *s, int pid)
 {
 	struct hnode *n = htab_find(&s->procs, hash_u64((__u64)pid, 0), (__u64)pid, 0, NULL);
@@ -580,6 +796,8 @@ static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
 	m->desc.file_offset = e->offset;
 	m->desc.path = m->path;
 	m->desc.build_id = m->file && m->file->elf ? elfsym__build_id(m->file->elf) : NULL;
+	if (!p->runtime && e->path[0] == '/')
+		p->runtime = runtime_of(base_name(e->path));
 	m->next_all = p->all;
 	p->all = m;
 	p->nall++;
@@ -640,22 +858,6 @@ out:
 	procmaps__free(pm);
 	p->last_refresh_ns = now_ns();
 	return err;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-static void strip_deleted(char *path)
-{
-	static const char suffix[] = " (deleted)";
-	size_t len = strlen(path), slen = sizeof(suffix) - 1;
-
-	if (len > slen && !strcmp(path + len - slen, suffix))
-		path[len - slen] = '\0';
 }
 
 /* Fill exe_path/exe_name/cmdline of @p from PROC/PID/{exe,comm,cmdline}. */
@@ -741,7 +943,9 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 		if (pid == 0)
 			return 0;
 		s->st.maps_refreshes++;
-		return load_maps(s, p);
+		err = load_maps(s, p);
+		update_perfmap(s, p);
+		return err;
 	}
 	if (!p) {
 		err = new_proc(s, pid, &p);
@@ -755,6 +959,8 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 	free(p->exe_path);
 	free(p->cmdline);
 	p->exe_name = p->exe_path = p->cmdline = NULL;
+	p->runtime = NULL;
+	p->perfmap_warned = false;
 	p->gone = true;
 	if (pid == 0) {
 		/* The idle task: no user space, no /proc entry. */
@@ -772,6 +978,10 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 			free_maps(p);
 			return -ENOMEM;
 		}
+		if (!p->runtime && p->exe_name)
+			p->runtime = runtime_of(p->exe_name);
+		load_ids(s, p);
+		update_perfmap(s, p);
 	}
 	p->gone = false;
 	p->desc.pid = pid;
@@ -927,6 +1137,15 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 		s->st.maps_refreshes++;
 		load_maps(s, p);
 		m = find_map(p, a);
+	}
+	if (!m || jit_mapping(m)) {
+		/* JIT code: named by the perf map, even once unmapped. */
+		const char *jit = jit_name(s, p, a);
+
+		if (jit) {
+			out->function = jit;
+			out->type_name = jit_type(p, jit);
+		}
 	}
 	if (!m)
 		return;

@@ -4,7 +4,10 @@
  * snapshot of each process it was told about (executable mappings, exe path,
  * comm, cmdline) and a per-FILE cache of parsed ELF files keyed by
  * (device, inode) and by GNU build-id, so N processes of one binary parse it
- * once. Kernel addresses resolve through /proc/kallsyms.
+ * once. Kernel addresses resolve through /proc/kallsyms. JIT code in
+ * anonymous memory is named by the process's perf map (perfmap.h), read
+ * through its own root under its namespace pid, with the runtime's frame
+ * type (v8js, jvm, cpython, dotnet, beam).
  *
  * Everything handed out (mapping descs, function names, process descs) is
  * owned by the symbolizer and stays valid until symbolizer__free(), except
@@ -32,6 +35,9 @@
 #define SYMBOLIZER_REFRESH_NS 1000000000ull
 /* A parsed file no process maps is freed after this long unused. */
 #define SYMBOLIZER_FILE_GRACE_NS 30000000000ull
+/* A JIT address its perf map does not name re-reads the map (only what was
+ * appended) at most this often. */
+#define SYMBOLIZER_PERFMAP_REFRESH_NS 250000000ull
 
 struct symbolizer;
 
@@ -42,6 +48,9 @@ struct symbolizer_stats {
 	__u64 elf_errors;	 /* files that could not be opened or parsed */
 	__u64 maps_refreshes;	 /* maps re-reads of known processes */
 	__u64 elf_files_evicted; /* parsed files freed: no known process maps them */
+	__u64 perfmaps;		 /* processes with a perf map found */
+	__u64 perfmap_reads;	 /* perf map reads (each reads only new lines) */
+	__u64 perfmap_errors;	 /* perf maps refused (symlink, owner, type) or unreadable */
 };
 
 /* New symbolizer reading processes under @proc_root ("/proc"; tests pass a
@@ -58,17 +67,21 @@ void symbolizer__free(struct symbolizer *s);
  * or another -errno. Without it kernel frames get no names. */
 int symbolizer__load_kernel(struct symbolizer *s);
 
-/* Snapshot process @pid now: executable mappings, exe path, comm, cmdline.
+/* Snapshot process @pid now: executable mappings, exe path, comm, cmdline,
+ * and its perf map PROC/PID/root/tmp/perf-<NSpid>.map when there is one
+ * (see perfmap__open() for what is refused; a refused map is warned about
+ * once per process and otherwise ignored).
  * Each mapped file is opened through PROC/PID/map_files/<start>-<end> (works
  * for deleted files and other mount namespaces), falling back to
  * PROC/PID/root/<path> for files not marked deleted, and parsed into the
  * file cache unless a file with the same (dev, inode) or build-id is there.
- * A second call only refreshes the maps (e.g. after dlopen). pid 0 (idle)
- * gets a "swapper" desc and no mappings. Returns 0, -ESRCH if the process is
- * gone (remembered, so resolves do not retry it), -E2BIG at a cap, -ENOMEM
- * or -errno. When only the maps are unreadable (e.g. -EACCES without root)
- * the process is still added, with its metadata and no mappings, and that
- * error is returned. Files that fail to open/parse only count in elf_errors. */
+ * A second call only refreshes the maps (e.g. after dlopen) and reads new
+ * perf map lines. pid 0 (idle) gets a "swapper" desc and no mappings.
+ * Returns 0, -ESRCH if the process is gone (remembered, so resolves do not
+ * retry it), -E2BIG at a cap, -ENOMEM or -errno. When only the maps are
+ * unreadable (e.g. -EACCES without root) the process is still added, with
+ * its metadata and no mappings, and that error is returned. Files that fail
+ * to open/parse only count in elf_errors. */
 int symbolizer__add_process(struct symbolizer *s, int pid);
 
 /* Drop process @pid and its mapping descs (their pointers become invalid;
@@ -85,6 +98,11 @@ size_t symbolizer__forget_gone(struct symbolizer *s);
 void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns);
 
 /* Fill *@out for user address @addr of @pid (type PROFILE_FRAME_NATIVE).
+ * An address in anonymous executable memory ([anon], [anon:x], /memfd:) or
+ * in no mapping is looked up in the process's perf map; a hit sets the
+ * function and type_name (the runtime's frame type, NULL = native). A miss
+ * re-reads the lines appended to the map, at most once per
+ * SYMBOLIZER_PERFMAP_REFRESH_NS per process.
  * @leaf=false means a return address: the lookup uses @addr - 1, while
  * out->address stays @addr. Never fails: unknown parts are left NULL. A pid
  * never added is added first. If @addr is in no known mapping, the maps are

@@ -645,6 +645,172 @@ TEST(kptr_restricted_kernel)
 	remove_fake_root();
 }
 
+/* A fake /proc/PID with a status, an exe link, anonymous executable memory
+ * and root/tmp/perf-@nspid.map holding @perfmap (NULL: no map). */
+static const char jit_maps[] =
+	"7f0000200000-7f0000210000 rwxp 00000000 00:00 0 \n"
+	"7f0000300000-7f0000301000 r-xp 00000000 00:00 0          [anon:jit]\n"
+	"7f0000400000-7f0000401000 r-xp 00000000 00:01 1234       /memfd:v8 (deleted)\n";
+
+static int fake_jit_proc(int pid, const char *exe, const char *nspid_line, const char *perfmap,
+			 int nspid)
+{
+	char rel[256], path[4200], status[512];
+	int n;
+
+	snprintf(rel, sizeof(rel), "%d", pid);
+	if (make_dir("%s/proc/%s", rel) || make_dir("%s/proc/%s/root", rel) ||
+	    make_dir("%s/proc/%s/root/tmp", rel))
+		return -EIO;
+	n = snprintf(status, sizeof(status),
+		     "Name:\tjit\nUmask:\t0022\nState:\tR (running)\nTgid:\t%d\n"
+		     "Uid:\t%u\t%u\t%u\t%u\nGid:\t0\t0\t0\t0\n%s",
+		     pid, 4321, getuid(), getuid(), getuid(), nspid_line);
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	if (fake_file(rel, status, (size_t)n))
+		return -EIO;
+	snprintf(rel, sizeof(rel), "proc/%d/maps", pid);
+	if (fake_file(rel, jit_maps, strlen(jit_maps)))
+		return -EIO;
+	snprintf(rel, sizeof(rel), "proc/%d/comm", pid);
+	if (fake_file(rel, "jit\n", 4))
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/proc/%d/exe", fake_root, pid);
+	if (symlink(exe, path))
+		return -errno;
+	if (!perfmap)
+		return 0;
+	snprintf(rel, sizeof(rel), "proc/%d/root/tmp/perf-%d.map", pid, nspid);
+	return fake_file(rel, perfmap, strlen(perfmap));
+}
+
+static int append_perfmap(int pid, int nspid, const char *text)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/root/tmp/perf-%d.map", fake_root, pid, nspid);
+	f = fopen(path, "a");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) ? -EIO : 0;
+}
+
+TEST(perf_maps)
+{
+	static const char node_map[] = "7f0000200100 80 LazyCompile:*hot /srv/app.js:3\n"
+				       "7f0000300000 40 Builtin:ArrayMap\n"
+				       "7f0000900000 40 JS:*gone /srv/app.js:9\n"
+				       "7f0000400000 10 memfd_code\n";
+	char path[4200], target[4200];
+	struct symbolizer *s = NULL;
+	struct symbolizer_stats st;
+	struct profile_frame fr;
+
+	strcpy(fake_root, "/tmp/profcap-fake-XXXXXX");
+	CHECK(mkdtemp(fake_root));
+	snprintf(fake_proc, sizeof(fake_proc), "%s/proc", fake_root);
+	CHECK(!make_dir("%s/proc", ""));
+	/* node in a container: NSpid ends with 7, the map is perf-7.map in its root. */
+	CHECK(!fake_jit_proc(5000, "/usr/bin/node", "NSpid:\t5000\t7\n", node_map, 7));
+	/* python -X perf, no NSpid line (old kernel): perf-<pid>.map. */
+	CHECK(!fake_jit_proc(5001, "/usr/bin/python3.12", "",
+			     "7f0000200000 100 py::compute:/srv/x.py\n", 5001));
+	/* An unknown runtime. */
+	CHECK(!fake_jit_proc(5002, "/opt/myjit", "NSpid:\t5002\n", "7f0000200000 100 blob\n",
+			     5002));
+	/* The map is a symlink to a file outside the process root. */
+	CHECK(!fake_jit_proc(5003, "/usr/bin/node", "NSpid:\t5003\t1\n", NULL, 1));
+	CHECK(!fake_file("secret.map", "7f0000200000 100 host-secret\n", 29));
+	snprintf(path, sizeof(path), "%s/proc/5003/root/tmp/perf-1.map", fake_root);
+	snprintf(target, sizeof(target), "%s/secret.map", fake_root);
+	CHECK(!symlink(target, path));
+	/* No map at all; java, named by its libjvm.so mapping. */
+	CHECK(!fake_jit_proc(5004, "/usr/bin/java", "NSpid:\t5004\n", NULL, 5004));
+	CHECK(!fake_jit_proc(5005, "/opt/jdk/bin/launcher", "NSpid:\t5005\n",
+			     "7f0000300000 10 Interpreter\n", 5005));
+	CHECK(!fake_file(
+		"proc/5005/maps",
+		"7f0000300000-7f0000301000 r-xp 00000000 00:00 0 \n"
+		"7f1000000000-7f1000001000 r-xp 00000000 fd:01 99 /nonexistent/libjvm.so\n",
+		strlen("7f0000300000-7f0000301000 r-xp 00000000 00:00 0 \n"
+		       "7f1000000000-7f1000001000 r-xp 00000000 fd:01 99 "
+		       "/nonexistent/libjvm.so\n")));
+
+	s = symbolizer__new(fake_proc);
+	CHECK(s);
+	CHECK(!symbolizer__add_process(s, 5000));
+	/* A leaf in an anonymous mapping, named by the map, typed by runtime. */
+	symbolizer__resolve_user(s, 5000, 0x7f0000200110ull, true, &fr);
+	CHECK_STR(fr.function, "LazyCompile:*hot /srv/app.js:3");
+	CHECK_STR(fr.type_name, "v8js");
+	CHECK_STR(fr.mapping->path, "[anon]");
+	CHECK_EQ_U64(fr.mapping->start, 0x7f0000200000ull);
+	/* A return address just past the end belongs to the entry. */
+	symbolizer__resolve_user(s, 5000, 0x7f0000200180ull, false, &fr);
+	CHECK_STR(fr.function, "LazyCompile:*hot /srv/app.js:3");
+	CHECK_EQ_U64(fr.address, 0x7f0000200180ull);
+	symbolizer__resolve_user(s, 5000, 0x7f0000200180ull, true, &fr);
+	CHECK(!fr.function && !fr.type_name);
+	CHECK(fr.type == PROFILE_FRAME_NATIVE);
+	/* A named anonymous mapping ([anon:jit]). */
+	symbolizer__resolve_user(s, 5000, 0x7f0000300010ull, true, &fr);
+	CHECK_STR(fr.function, "Builtin:ArrayMap");
+	CHECK_STR(fr.mapping->path, "[anon:jit]");
+	/* Code in a memfd (a double-mapped JIT heap), no ELF behind it. */
+	symbolizer__resolve_user(s, 5000, 0x7f0000400004ull, true, &fr);
+	CHECK_STR(fr.function, "memfd_code");
+	CHECK_STR(fr.mapping->path, "/memfd:v8");
+	/* Code already unmapped: still named, with no mapping. */
+	symbolizer__resolve_user(s, 5000, 0x7f0000900000ull, true, &fr);
+	CHECK_STR(fr.function, "JS:*gone /srv/app.js:9");
+	CHECK(!fr.mapping);
+	/* Lines appended later are read on a miss, rate-limited. */
+	CHECK(!append_perfmap(5000, 7, "7f0000201000 20 LazyCompile:*late /srv/app.js:20\n"));
+	usleep(300 * 1000);
+	symbolizer__resolve_user(s, 5000, 0x7f0000201004ull, true, &fr);
+	CHECK_STR(fr.function, "LazyCompile:*late /srv/app.js:20");
+	CHECK(!append_perfmap(5000, 7, "7f0000202000 20 LazyCompile:*later /srv/app.js:30\n"));
+	symbolizer__resolve_user(s, 5000, 0x7f0000202004ull, true, &fr);
+	CHECK(!fr.function); /* read less than 250 ms ago */
+	usleep(300 * 1000);
+	symbolizer__resolve_user(s, 5000, 0x7f0000202004ull, true, &fr);
+	CHECK_STR(fr.function, "LazyCompile:*later /srv/app.js:30");
+	/* Rewritten code: the newer name wins. */
+	CHECK(!append_perfmap(5000, 7, "7f0000200100 40 LazyCompile:*hot2 /srv/app.js:3\n"));
+	CHECK(!symbolizer__add_process(s, 5000)); /* an explicit re-add reads it too */
+	symbolizer__resolve_user(s, 5000, 0x7f0000200110ull, true, &fr);
+	CHECK_STR(fr.function, "LazyCompile:*hot2 /srv/app.js:3");
+	symbolizer__resolve_user(s, 5000, 0x7f0000200150ull, true, &fr);
+	CHECK_STR(fr.function, "LazyCompile:*hot /srv/app.js:3");
+
+	/* python -X perf entries are cpython frames. */
+	symbolizer__resolve_user(s, 5001, 0x7f0000200010ull, true, &fr);
+	CHECK_STR(fr.function, "py::compute:/srv/x.py");
+	CHECK_STR(fr.type_name, "cpython");
+	/* Unknown runtime: named, native. */
+	symbolizer__resolve_user(s, 5002, 0x7f0000200010ull, true, &fr);
+	CHECK_STR(fr.function, "blob");
+	CHECK(!fr.type_name && fr.type == PROFILE_FRAME_NATIVE);
+	/* A symlinked map is refused (warned once); nothing is read. */
+	symbolizer__resolve_user(s, 5003, 0x7f0000200010ull, true, &fr);
+	CHECK(!fr.function);
+	CHECK_STR(fr.mapping->path, "[anon]");
+	/* No map: anonymous frames stay unnamed native frames. */
+	symbolizer__resolve_user(s, 5004, 0x7f0000200010ull, true, &fr);
+	CHECK(!fr.function && !fr.type_name);
+	/* Runtime from a mapped library. */
+	symbolizer__resolve_user(s, 5005, 0x7f0000300004ull, true, &fr);
+	CHECK_STR(fr.function, "Interpreter");
+	CHECK_STR(fr.type_name, "jvm");
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.perfmaps, 4);
+	CHECK(st.perfmap_errors >= 1);
+	symbolizer__free(s);
+	remove_fake_root();
+}
+
 TEST(idle_and_bad_pids)
 {
 	struct symbolizer *s = symbolizer__new("/proc");
@@ -716,6 +882,7 @@ int main(void)
 	RUN(fake_proc_root);
 	RUN(fake_kernel);
 	RUN(kptr_restricted_kernel);
+	RUN(perf_maps);
 	RUN(idle_and_bad_pids);
 	RUN(system_wide);
 	return TEST_DONE();

@@ -169,8 +169,11 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
 	return h;
 }
 
-static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 tgid, __u32 tid,
-				  const struct comm_key *comm)
+/* ---- table unwinding (issue 4): bpf/unwind_bpf.h ---- */
+#include "unwind_bpf.h"
+
+static __always_inline int record(void *ctx, void *counts, void *stacks, void *ext, __u32 tgid,
+				  __u32 tid, const struct comm_key *comm)
 {
 	struct sample_key key = {.tgid = tgid, .tid = tid};
 	__u32 zero = 0;
@@ -182,10 +185,17 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, __u32 t
 		return 0;
 	key.comm[0] = comm->w[0];
 	key.comm[1] = comm->w[1];
-	if (want_user && tgid)
-		key.ustack =
-			read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks, PROFCAP_F_USTACK_ERR,
-				   PROFCAP_F_USTACK_LOST, PROFCAP_F_USTACK_TRUNC, &key.flags);
+	if (want_user && tgid) {
+		key.ustack = want_unwind ? unwind_user(ctx, stacks, ext, tgid, &key.flags) : ~0ull;
+		if (key.ustack == ~0ull) {
+			key.ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks,
+						PROFCAP_F_USTACK_ERR, PROFCAP_F_USTACK_LOST,
+						PROFCAP_F_USTACK_TRUNC, &key.flags);
+			/* Frame pointers only, where tables were wanted: unverified. */
+			if (want_unwind)
+				key.flags |= PROFCAP_F_USTACK_PARTIAL;
+		}
+	}
 	if (want_kernel)
 		key.kstack = read_stack(ctx, &s->kern, 0, stacks, PROFCAP_F_KSTACK_ERR,
 					PROFCAP_F_KSTACK_LOST, PROFCAP_F_KSTACK_TRUNC, &key.flags);
@@ -287,8 +297,8 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (gen & 1)
-		return record(ctx, &counts1, &stacks1, tgid, tid, &comm);
-	return record(ctx, &counts0, &stacks0, tgid, tid, &comm);
+		return record(ctx, &counts1, &stacks1, &ustack_ext1, tgid, tid, &comm);
+	return record(ctx, &counts0, &stacks0, &ustack_ext0, tgid, tid, &comm);
 }
 
 /* sched_process_fork records put child_pid at offset 20 (comms as

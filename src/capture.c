@@ -26,6 +26,7 @@
 #include "sink.h"
 #include "spool.h"
 #include "symbolizer.h"
+#include "unwind_table.h"
 #include "version.h"
 
 #define DRAIN_INTERVAL_NS 1000000000ll
@@ -47,11 +48,12 @@ struct capture {
 	struct profile_kv resource[OTLP_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
 	/* per-record frame buffer: kernel then user frames, leaf first */
-	struct profile_frame frames[2 * PROFCAP_MAX_STACK];
+	struct profile_frame frames[PROFCAP_MAX_STACK + PROFCAP_MAX_USTACK];
 	/* counters for the summary */
 	__u64 model_dropped;  /* samples the model could not hold */
 	__u64 ustack_missing; /* samples of user processes without a user stack */
 	__u64 truncated;      /* samples whose stack hit the depth limit */
+	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
 	bool warned_full;
 	struct target tgt;
 	/* -- CMD */
@@ -96,6 +98,8 @@ void capture__usage(void)
 	       "      --no-kernel    do not collect kernel stacks\n"
 	       "      --no-user      do not collect user stacks\n"
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
+	       "                     tables)\n"
 	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb; with\n"
 	       "                     --endpoint and no -o, no file is written)\n"
 	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
@@ -199,10 +203,11 @@ int capture__common_flag(struct capture_opts *o, int c, const char *arg, const c
 
 int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 {
-	enum { OPT_SECONDS = 256 };
+	enum { OPT_SECONDS = 256, OPT_NO_UNWIND };
 	static const struct option longopts[] = {
 		{"seconds", required_argument, NULL, OPT_SECONDS},
 		{"all-cpus", no_argument, NULL, 'a'},
+		{"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		CAPTURE_COMMON_LONGOPTS,
@@ -215,6 +220,7 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 	o->seconds = 10;
 	o->freq_hz = 99;
 	o->user = o->kernel = o->idle = true;
+	o->unwind = true;
 
 	optind = 0;
 	opterr = 0;
@@ -230,6 +236,9 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 			break;
 		case 'a':
 			all = true;
+			break;
+		case OPT_NO_UNWIND:
+			o->unwind = false;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -306,6 +315,9 @@ static void on_new_process(void *ctx, __u32 tgid)
 {
 	struct capture *c = ctx;
 
+	/* Unwind tables first: its samples already wait for them. */
+	if (sampler__unwind(c->smp))
+		unwind_table__add_process(sampler__unwind(c->smp), (int)tgid);
 	/* Snapshot maps and binaries while the process is alive. */
 	symbolizer__add_process(c->sym, (int)tgid);
 }
@@ -342,8 +354,16 @@ static int on_record(void *ctx, const struct sampler_record *r)
 
 	if ((r->flags & PROFCAP_F_USTACK_ERR) && known && known->exe_path && *known->exe_path)
 		c->ustack_missing += r->count;
-	if (r->flags & (PROFCAP_F_USTACK_TRUNC | PROFCAP_F_KSTACK_TRUNC))
+	/* A user stack the unwinder could not finish is cut at the root end,
+	 * like one at the depth limit: counted as truncated, never complete. */
+	if (r->flags & (PROFCAP_F_USTACK_TRUNC | PROFCAP_F_KSTACK_TRUNC | PROFCAP_F_USTACK_PARTIAL))
 		c->truncated += r->count;
+	if (r->flags & PROFCAP_F_USTACK_PARTIAL) {
+		c->partial += r->count;
+		/* Code mapped after the tables were loaded (dlopen)? */
+		if (r->tgid && sampler__unwind(c->smp))
+			unwind_table__refresh(sampler__unwind(c->smp), (int)r->tgid);
+	}
 
 	err = profile__add_sample(c->prof, &desc, r->tid, r->comm, c->frames, n, r->count);
 	if (err == -E2BIG || err == -ENOMEM) {
@@ -693,10 +713,47 @@ static void summary(const struct capture *c, const struct sampler_stats *st, __s
 		pr_warn("%llu samples of user processes have no user stack (unreadable user "
 			"memory); they are kept with their kernel frames only",
 			(unsigned long long)c->ustack_missing);
-	if (c->truncated)
-		pr_warn("%llu samples hit the %d-frame depth limit: their stacks are truncated at "
-			"the root end",
-			(unsigned long long)c->truncated, PROFCAP_MAX_STACK);
+	if (c->truncated > c->partial)
+		pr_warn("%llu samples hit the depth limit (%d kernel, %d user frames): their "
+			"stacks "
+			"are truncated at the root end",
+			(unsigned long long)(c->truncated - c->partial), PROFCAP_MAX_STACK,
+			c->o->unwind ? PROFCAP_MAX_USTACK : PROFCAP_MAX_STACK);
+	if (c->partial)
+		pr_warn("%llu samples (%.1f%%) have user stacks not unwound to the outermost frame "
+			"(no unwind row, unreadable stack, tables not loaded yet, or the %d-frame "
+			"depth limit): counted as truncated",
+			(unsigned long long)c->partial, total ? 100.0 * c->partial / total : 0.0,
+			PROFCAP_MAX_USTACK);
+	if (sampler__unwind(c->smp)) {
+		struct unwind_table_stats ut;
+		__u64 us[USTAT__COUNT];
+
+		unwind_table__stats(sampler__unwind(c->smp), &ut);
+		sampler__unwind_stats(c->smp, us);
+		pr_info("unwind tables: %llu files (%llu without CFI, %llu unreadable, %llu no "
+			"room), "
+			"%llu rows = %.1f of %.1f MiB, %llu processes, built in %.0f ms; stacks: "
+			"%llu complete, %llu partial",
+			(unsigned long long)ut.files_parsed, (unsigned long long)ut.files_no_cfi,
+			(unsigned long long)ut.files_failed, (unsigned long long)ut.files_no_room,
+			(unsigned long long)ut.rows, ut.rows * 8 / 1048576.0,
+			ut.max_rows * 8 / 1048576.0, (unsigned long long)ut.processes,
+			ut.parse_ns / 1e6, (unsigned long long)us[USTAT_COMPLETE],
+			(unsigned long long)us[USTAT_PARTIAL]);
+		pr_debug("unwinder: %llu table frames, %llu frame-pointer frames; partial: %llu no "
+			 "mapping, %llu no row, %llu read errors, %llu depth, %llu ext full, %llu "
+			 "no tables yet; %llu kernel-mode samples",
+			 (unsigned long long)us[USTAT_FRAMES],
+			 (unsigned long long)us[USTAT_FP_FRAMES],
+			 (unsigned long long)us[USTAT_NO_MAPPING],
+			 (unsigned long long)us[USTAT_NO_ROW],
+			 (unsigned long long)us[USTAT_READ_ERR],
+			 (unsigned long long)us[USTAT_DEPTH],
+			 (unsigned long long)us[USTAT_EXT_FULL],
+			 (unsigned long long)us[USTAT_NO_PROC],
+			 (unsigned long long)us[USTAT_KERNEL_REGS]);
+	}
 	if (st->foreign)
 		pr_info("%llu samples of tasks outside profcap's PID namespace were skipped; to "
 			"profile them, run profcap in the host PID namespace (hostPID: true)",
@@ -920,7 +977,7 @@ static int new_window(struct capture *c)
 {
 	profile__free(c->prof);
 	c->prof = profile__new();
-	c->model_dropped = c->ustack_missing = c->truncated = 0;
+	c->model_dropped = c->ustack_missing = c->truncated = c->partial = 0;
 	c->warned_full = false;
 	if (!c->prof) {
 		pr_err("out of memory");
@@ -949,6 +1006,7 @@ static int run(struct capture *c)
 		.user = o->user,
 		.kernel = o->kernel,
 		.idle = o->idle,
+		.unwind = o->unwind,
 	};
 	struct sigaction sa = {.sa_handler = on_signal};
 	__s64 start, t_unix, deadline, next_drain, next_progress, now, end, t0, wstart, wdeadline;
@@ -997,6 +1055,18 @@ static int run(struct capture *c)
 	}
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	/* Targeted processes get their unwind tables before the first sample;
+	 * system-wide, each process gets them at its first sample's notice. */
+	if (sampler__unwind(c->smp)) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		/* Not CMD: it has not run exec yet; its first sample's notice
+		 * builds its tables. */
+		for (i = 0; i < c->tgt.npids; i++)
+			if (c->tgt.pids[i] != (int)c->child)
+				unwind_table__add_process(sampler__unwind(c->smp), c->tgt.pids[i]);
+		pr_debug("unwind tables of %zu processes built in %.1f ms", c->tgt.npids,
+			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	}
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

@@ -20,6 +20,7 @@ struct capture_opts {
 	struct target_opts target; /* what to profile; nothing set = every process */
 	char **cmd;		   /* `-- CMD ARGS...` (NULL-terminated, from argv) or NULL */
 	bool user, kernel, idle;
+	bool unwind;	    /* table unwinding of user stacks (default; --no-unwind) */
 	const char *output; /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
 	enum format format;	  /* of the file output; exports are always OTLP */

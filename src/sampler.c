@@ -7,6 +7,8 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "cpu_sampler.skel.h"
 #include "log.h"
 #include "sampler.h"
+#include "unwind_table.h"
 
 /* Distinct keys (and stacks) one generation can hold. Sized from the sample
  * rate so that a drain interval's worth of samples always fits. */
@@ -40,6 +43,11 @@ struct sampler {
 	void *proc_ctx;
 	__u64 stacks_missing;
 	__u64 drains;
+	/* table unwinding (issue 4) */
+	struct unwind_table *unwind;
+	void *rows_mem;
+	size_t rows_len;
+	__u64 uips[PROFCAP_MAX_USTACK];
 	/* drain scratch */
 	struct stack_trace ust, kst;
 	__u64 *stack_keys;
@@ -296,6 +304,146 @@ static void explain_load_error(int err)
 		       strerror(-err));
 }
 
+/* ---- table unwinding (issue 4) ---------------------------------------------------- */
+
+static int unwind_set_map(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m)
+{
+	struct sampler *s = ctx;
+
+	return bpf_map__update_elem(s->skel->maps.unwind_maps, k, sizeof(*k), m, sizeof(*m),
+				    BPF_ANY);
+}
+
+static int unwind_set_proc(void *ctx, __u32 tgid, __u32 nmaps)
+{
+	struct sampler *s = ctx;
+
+	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &nmaps,
+				    sizeof(nmaps), BPF_ANY);
+}
+
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+static int unwind_del_map(void *ctx, const struct unwind_map_key *k)
+{
+	struct sampler *s = ctx;
+
+	return bpf_map__delete_elem(s->skel->maps.unwind_maps, k, sizeof(*k), 0);
+}
+
+static int unwind_del_proc(void *ctx, __u32 tgid)
+{
+	struct sampler *s = ctx;
+
+	return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0);
+}
+
+/* Before load: size the unwinder's maps and switch it on. */
+static void unwind_configure(struct sampler *s, const struct sampler_opts *o)
+{
+	__u32 rows = o->unwind_rows ? o->unwind_rows : SAMPLER_UNWIND_ROWS;
+
+	if (!o->unwind || !o->user)
+		return;
+	s->skel->rodata->want_unwind = 1;
+	/* Kernel-mode samples need the task's user registers: kernel BTF and
+	 * bpf_task_pt_regs() (Linux >= 5.15); without, they use frame pointers
+	 * and are flagged partial. */
+	s->skel->rodata->unwind_task_regs =
+		!access("/sys/kernel/btf/vmlinux", R_OK) && kernel_at_least(5, 15);
+	bpf_map__set_max_entries(s->skel->maps.unwind_rows, rows);
+	bpf_map__set_map_flags(s->skel->maps.unwind_rows,
+			       bpf_map__map_flags(s->skel->maps.unwind_rows) | BPF_F_MMAPABLE);
+	bpf_map__set_max_entries(s->skel->maps.unwind_maps, SAMPLER_UNWIND_MAPS);
+	bpf_map__set_max_entries(s->skel->maps.unwind_procs, UNWIND_TABLE_MAX_PROCS);
+}
+
+/* After load: map the row store and create the table builder. */
+static int unwind_open(struct sampler *s, const struct sampler_opts *o)
+{
+	struct unwind_table_sink sink = {
+		.set_map = unwind_set_map,
+		.set_proc = unwind_set_proc,
+		.del_map = unwind_del_map,
+		.del_proc = unwind_del_proc,
+		.ctx = s,
+	};
+	int err;
+
+	if (!s->skel->rodata->want_unwind)
+		return 0;
+	sink.max_rows = bpf_map__max_entries(s->skel->maps.unwind_rows);
+	sink.max_maps = SAMPLER_UNWIND_MAPS;
+	s->rows_len = (size_t)sink.max_rows * sizeof(__u64);
+	s->rows_mem = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   bpf_map__fd(s->skel->maps.unwind_rows), 0);
+	if (s->rows_mem == MAP_FAILED) {
+		err = -errno;
+		s->rows_mem = NULL;
+		pr_err("cannot map the unwind row store (%s): needs Linux >= 5.5; use "
+		       "--no-unwind for frame pointers only",
+		       strerror(-err));
+		return err;
+	}
+	sink.rows = s->rows_mem;
+	s->unwind = unwind_table__new(&sink, "/proc");
+	if (!s->unwind)
+		return -ENOMEM;
+	(void)o;
+	return 0;
+}
+
+struct unwind_table *sampler__unwind(struct sampler *s)
+{
+	return s->unwind;
+}
+
+void sampler__unwind_stats(const struct sampler *s, __u64 *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	__u64 *vals;
+	__u32 k;
+
+	memset(out, 0, USTAT__COUNT * sizeof(*out));
+	if (!s->unwind || ncpu <= 0)
+		return;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	fd = bpf_map__fd(s->skel->maps.unwind_stats);
+	for (k = 0; k < USTAT__COUNT; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+/* The frames of a deep user stack past PROFCAP_MAX_STACK, from @ext. */
+static __u32 unwind_join(struct sampler *s, int ext_fd, __u64 hash, __u64 nr, __u32 *flags)
+{
+	__u32 n = PROFCAP_MAX_STACK;
+
+	memcpy(s->uips, s->ust.ips, sizeof(s->ust.ips));
+	if (nr > PROFCAP_MAX_USTACK)
+		nr = PROFCAP_MAX_USTACK;
+	if (nr > PROFCAP_MAX_STACK && ext_fd >= 0 &&
+	    !bpf_map_lookup_elem(ext_fd, &hash, &s->uips[PROFCAP_MAX_STACK]))
+		n = (__u32)nr;
+	else if (nr > PROFCAP_MAX_STACK)
+		*flags |= PROFCAP_F_USTACK_PARTIAL; /* tail not stored */
+	return n;
+}
+
 struct sampler *sampler__new(const struct sampler_opts *o)
 {
 	struct sampler *s = NULL;
@@ -382,12 +530,16 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
 	if (o->ncgroups)
 		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
+	unwind_configure(s, o);
 
 	err = cpu_sampler__load(s->skel);
 	if (err) {
 		explain_load_error(err);
 		goto err_out;
 	}
+	err = unwind_open(s, o);
+	if (err)
+		goto err_out;
 	err = set_filters(s, o);
 	if (err)
 		goto err_out;
@@ -538,7 +690,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 {
 	const struct timespec settle = {0, SAMPLER_GEN_SETTLE_NS};
 	struct sample_key key, next;
-	int cfd, sfd, err = 0;
+	int cfd, sfd, efd, err = 0;
 	__u32 n = 0, i, idle;
 	bool have = false;
 
@@ -549,6 +701,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 
 	cfd = bpf_map__fd(idle ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	sfd = bpf_map__fd(idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	efd = bpf_map__fd(idle ? s->skel->maps.ustack_ext1 : s->skel->maps.ustack_ext0);
 
 	/* Snapshot every key and count first: the generation is idle, so
 	 * nothing changes under us. */
@@ -580,6 +733,11 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 				r.nustack =
 					(__u32)(s->ust.nr < PROFCAP_MAX_STACK ? s->ust.nr
 									      : PROFCAP_MAX_STACK);
+				if (s->ust.nr > PROFCAP_MAX_STACK && s->unwind) {
+					r.ustack = s->uips;
+					r.nustack =
+						unwind_join(s, efd, k->ustack, s->ust.nr, &r.flags);
+				}
 			} else {
 				s->stacks_missing += r.count;
 				r.flags |= PROFCAP_F_USTACK_LOST;
@@ -604,6 +762,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
 	if (!err)
 		err = clear_stacks(s, sfd);
+	if (!err && s->unwind)
+		err = clear_stacks(s, efd);
 out:
 	return err;
 }
@@ -672,6 +832,9 @@ void sampler__free(struct sampler *s)
 	for (i = 0; s->pfds && i < s->ncpus; i++)
 		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
+	unwind_table__free(s->unwind);
+	if (s->rows_mem)
+		munmap(s->rows_mem, s->rows_len);
 	cpu_sampler__destroy(s->skel);
 	free(s->links);
 	free(s->pfds);

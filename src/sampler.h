@@ -30,7 +30,14 @@ struct sampler_opts {
 	bool user;	   /* collect user stacks */
 	bool kernel;	   /* collect kernel stacks */
 	bool idle;	   /* keep samples of the idle task (pid 0) */
+	/* table unwinding (issue 4): walk user stacks with .eh_frame tables */
+	bool unwind;
+	__u32 unwind_rows; /* row store size; 0 = SAMPLER_UNWIND_ROWS */
 };
+
+/* Default row store: 8 bytes a row, 32 MiB. */
+#define SAMPLER_UNWIND_ROWS (4u << 20)
+#define SAMPLER_UNWIND_MAPS (1u << 16) /* mapping entries, all processes */
 
 /* One aggregated record: @count samples with identical key. The stack arrays
  * are leaf first and borrowed for the duration of the callback. */
@@ -62,6 +69,7 @@ typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);
 typedef void (*sampler_proc_fn)(void *ctx, __u32 tgid);
 
 struct sampler;
+struct unwind_table;
 
 /* Load the BPF program configured by @opts (borrowed for the call only) and open (but do not
  * enable) one perf event per online CPU. NULL on failure, after logging one line that says what is
@@ -85,6 +93,16 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx);
 void sampler__stop(struct sampler *s);
 
 void sampler__stats(const struct sampler *s, struct sampler_stats *st);
+
+/* ---- table unwinding (issue 4) ---- */
+
+/* The unwind tables to fill (unwind_table__add_process()) before samples of
+ * a process need them; NULL when table unwinding is off. Owned by @s. */
+struct unwind_table *sampler__unwind(struct sampler *s);
+
+/* Per-walk counters of the BPF unwinder, enum unwind_stat (bpf/unwind.h),
+ * summed over CPUs into @out[USTAT__COUNT]. Zeros when unwinding is off. */
+void sampler__unwind_stats(const struct sampler *s, __u64 *out);
 
 /* Detach and free everything. Accepts NULL. */
 void sampler__free(struct sampler *s);

@@ -4,6 +4,8 @@
 #   otlp_read    otlp_read__parse() (then otlp__encode() and a re-read)
 #   perf_script  perf_script__parse() (then the OTLP round trip), built only
 #                when src/perf_script.c exists
+#   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
+#                and bare CFI sections), built only when src/cfi.c exists
 # Built with clang -fsanitize=fuzzer,address,undefined against the system
 # glibc and zlib (zlib1g-dev), from the pure modules of src/, the nanopb
 # runtime in deps/prefix/nanopb and the generated code in build/gen (run
@@ -15,6 +17,7 @@
 #   artifacts/      crashing inputs (<name>-crash-*), to replay with
 #                   build/fuzz/<name> FILE
 #   <name>.log      libFuzzer's output
+# FUZZ_ONLY=NAME runs only that harness (e.g. FUZZ_ONLY=cfi).
 # Exit status: 0 when no fuzzer found anything, 1 otherwise, 2 on a build
 # problem. Needs no network.
 set -uo pipefail
@@ -26,7 +29,7 @@ CC=${CC:-clang}
 SRCS_COMMON="src/otlp_read.c src/otlp.c src/pbbuf.c src/profile.c src/intern.c src/buf.c src/gz.c src/log.c"
 NANOPB=deps/prefix/nanopb
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -DPB_FIELD_32BIT -fsanitize=fuzzer,address,undefined
-	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Ibuild/gen -I$NANOPB"
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Ibpf -Ibuild/gen -I$NANOPB"
 
 die() {
 	echo "fuzz: $*" >&2
@@ -93,6 +96,19 @@ seeds_perf() {
 	fi
 }
 
+seeds_cfi() {
+	local d=$OUT/seeds/cfi f
+	mkdir -p "$d"
+	# Small real ELF files (mode byte 0) and their bare .eh_frame (mode 1).
+	for f in build/tests/workloads/libnofp.so build/tests/workloads/nofp_main \
+		build/tests/fixtures/libfx.so; do
+		[ -f "$f" ] || continue
+		{ printf '\0'; cat "$f"; } >"$d/$(basename "$f").elf"
+		{ printf '\1\0'; objcopy -O binary --only-section=.eh_frame "$f" /dev/stdout \
+			2>/dev/null; } >"$d/$(basename "$f").eh"
+	done
+}
+
 # ---- run ----------------------------------------------------------------------------
 found=0
 run() { # NAME
@@ -127,7 +143,16 @@ if [ -f src/perf_script.c ]; then
 		echo "fuzz: perf_script harness does not build (see above); skipped" >&2
 	fi
 fi
+if [ -f src/cfi.c ]; then
+	if build cfi src/cfi.c; then
+		seeds_cfi
+		names+=(cfi)
+	else
+		echo "fuzz: cfi harness does not build (see above); skipped" >&2
+	fi
+fi
 for n in "${names[@]}"; do
+	[ -n "${FUZZ_ONLY:-}" ] && [ "$n" != "$FUZZ_ONLY" ] && continue
 	run "$n"
 done
 exit $found

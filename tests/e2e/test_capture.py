@@ -130,10 +130,10 @@ class CaptureTest(unittest.TestCase):
         self.assertNotIn("native", types2)
 
     def test_truncated_stacks_are_counted_in_the_file(self):
-        # 300 frames of deep() exceed the 127-frame limit: every main-thread
-        # sample is truncated, says so on stderr and in the file, and the
-        # report shows the count.
-        with Workload("groundtruth", "-r", "300") as w:
+        # 600 frames of deep() exceed the 512-frame user limit of the table
+        # unwinder: every main-thread sample is truncated, says so on stderr
+        # and in the file, and the report shows the count.
+        with Workload("groundtruth", "-r", "600") as w:
             out, r = self.capture("-p", str(w.pid), "--seconds", "1", "-F", "499")
         self.assertIn("depth limit", r.stderr)
         rep = run_profcap(["report", out, "--json"])

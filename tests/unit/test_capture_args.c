@@ -27,6 +27,7 @@ TEST(defaults)
 	CHECK_EQ_U64(o.freq_hz, 99);
 	CHECK_EQ_U64(o.target.npids, 0);
 	CHECK(o.user && o.kernel && o.idle);
+	CHECK(o.unwind);
 	CHECK(!o.output && !o.quiet && !o.verbose);
 }
 
@@ -42,8 +43,11 @@ TEST(all_flags)
 	CHECK_EQ_U64(o.target.pids[0], 12);
 	CHECK_EQ_U64(o.target.pids[1], 34);
 	CHECK(!o.kernel && o.user && !o.idle);
+	CHECK(o.unwind);
 	CHECK_STR(o.output, "x.pb");
 	CHECK(o.quiet && o.verbose);
+	CHECK(!PARSE(&o, "--no-unwind"));
+	CHECK(!o.unwind && o.user);
 	CHECK(!PARSE(&o, "-p", "7", "-p", "8"));
 	CHECK_EQ_U64(o.target.npids, 2);
 	CHECK(!PARSE(&o, "-a", "--freq=49", "--output=y.pb"));

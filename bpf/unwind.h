@@ -1,0 +1,84 @@
+/* unwind.h - types shared by the BPF table unwinder (bpf/unwind_bpf.h) and
+ * user space (src/cfi.c builds rows, src/unwind_table.c loads them).
+ *
+ * Unwind rows of every file live in one BPF array (`unwind_rows`), each file
+ * a sorted run [first, first + n). A row is one __u64:
+ *   bits  0..31  ELF virtual address where the row starts (files whose code
+ *                lies above 4 GiB get no table and use frame pointers)
+ *   bits 32..34  CFA rule (UNWIND_CFA_*)
+ *   bits 35..36  rbp rule (UNWIND_RBP_*)
+ *   bits 37..44  rbp offset from the CFA / 8, signed
+ *   bits 45..63  CFA offset, signed (+-256 KiB)
+ * The return address is always at CFA - 8 (x86_64); rows where it is not
+ * are UNWIND_CFA_UNSUPPORTED.
+ *
+ * The executable mappings of a process are in `unwind_maps`, keyed by
+ * (tgid, index) and sorted by address; `unwind_procs` holds their count.
+ * Only __u32/__u64 here, so both sides agree on layout.
+ */
+#ifndef PROFCAP_BPF_UNWIND_H
+#define PROFCAP_BPF_UNWIND_H
+
+#define PROFCAP_MAX_USTACK 512 /* user frames walked by the table unwinder */
+/* Frames past PROFCAP_MAX_STACK are kept in a separate, smaller map. */
+#define PROFCAP_USTACK_EXT (PROFCAP_MAX_USTACK - PROFCAP_MAX_STACK)
+
+#define UNWIND_CFA_NONE 0	 /* no row covers the PC: cannot unwind */
+#define UNWIND_CFA_RSP 1	 /* CFA = rsp + off */
+#define UNWIND_CFA_RBP 2	 /* CFA = rbp + off */
+#define UNWIND_CFA_PLT 3	 /* PLT entry: CFA = rsp + 8 + ((pc & 15) >= off ? 8 : 0) */
+#define UNWIND_CFA_DEREF_RBP 4	 /* CFA = *(rbp + off) (realigned stack, e.g. main) */
+#define UNWIND_CFA_SIGNAL 5	 /* signal trampoline: registers in the ucontext at rsp */
+#define UNWIND_CFA_END 6	 /* return address undefined: outermost frame */
+#define UNWIND_CFA_UNSUPPORTED 7 /* a rule we cannot represent: stop, marked */
+
+#define UNWIND_RBP_SAME 0    /* rbp unchanged in the caller */
+#define UNWIND_RBP_AT_CFA 1  /* caller's rbp = *(CFA + off) */
+#define UNWIND_RBP_UNKNOWN 2 /* caller's rbp cannot be recovered */
+
+#define UNWIND_ROW_PC(r) ((__u32)(r))
+#define UNWIND_ROW_CFA(r) ((__u32)((r) >> 32) & 7)
+#define UNWIND_ROW_RBP(r) ((__u32)((r) >> 35) & 3)
+#define UNWIND_ROW_RBP_OFF(r) ((long long)((__s64)((r) << 19) >> 56) * 8)
+#define UNWIND_ROW_CFA_OFF(r) ((long long)((__s64)(r) >> 45))
+#define UNWIND_CFA_OFF_MAX ((1 << 18) - 1)
+#define UNWIND_CFA_OFF_MIN (-(1 << 18))
+
+/* Offsets into the x86_64 ucontext that __restore_rt finds at rsp. */
+#define UNWIND_SIGNAL_RBP 0x78
+#define UNWIND_SIGNAL_RSP 0xa0
+#define UNWIND_SIGNAL_RIP 0xa8
+
+struct unwind_map_key {
+	__u32 tgid;
+	__u32 index;
+};
+
+/* One executable mapping: [start, end), ELF vaddr = address - bias. */
+struct unwind_map {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 first; /* first row in unwind_rows */
+	__u32 nrows; /* 0: no table, unwind with frame pointers */
+};
+
+/* sample_key.flags: the unwinder stopped before the outermost frame. */
+#define PROFCAP_F_USTACK_PARTIAL 0x40
+
+enum unwind_stat {
+	USTAT_FRAMES = 0,  /* frames unwound from tables */
+	USTAT_FP_FRAMES,   /* frames unwound with frame pointers */
+	USTAT_COMPLETE,	   /* stacks walked to the outermost frame */
+	USTAT_PARTIAL,	   /* stacks stopped early (see below) */
+	USTAT_NO_MAPPING,  /* ... a PC in no known mapping */
+	USTAT_NO_ROW,	   /* ... no row or an unsupported rule */
+	USTAT_READ_ERR,	   /* ... stack memory could not be read */
+	USTAT_DEPTH,	   /* ... PROFCAP_MAX_USTACK frames */
+	USTAT_EXT_FULL,	   /* deep stacks whose tail could not be stored */
+	USTAT_KERNEL_REGS, /* samples in kernel mode (user regs from the task) */
+	USTAT_NO_PROC,	   /* samples of processes without tables yet: FP */
+	USTAT__COUNT,
+};
+
+#endif

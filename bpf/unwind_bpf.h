@@ -1,0 +1,379 @@
+/* unwind_bpf.h - the BPF half of table unwinding, included by
+ * cpu_sampler.bpf.c: walk the user stack of the sampled thread with the
+ * rows user space compiled from .eh_frame (see unwind.h), falling back to
+ * frame pointers inside mappings that have no table.
+ *
+ * One call of the global function unwind_step() per frame (bounded loop +
+ * BTF-checked global function: Linux >= 5.8 like the rest), so the verifier
+ * checks the step once, not PROFCAP_MAX_USTACK times. Each step finds the mapping of the
+ * PC (cached from the previous frame, else a binary search of the process's
+ * sorted mappings), binary-searches the mapping's rows, computes the CFA and
+ * reads the return address and the saved rbp with bpf_probe_read_user().
+ * A walk that ends anywhere but an outermost frame (undefined return
+ * address, return address 0) is flagged PROFCAP_F_USTACK_PARTIAL. Samples
+ * taken in kernel mode get the user registers from bpf_task_pt_regs()
+ * (kernel BTF, Linux >= 5.15), enabled through unwind_task_regs.
+ */
+#ifndef PROFCAP_BPF_UNWIND_BPF_H
+#define PROFCAP_BPF_UNWIND_BPF_H
+
+#include <stddef.h>
+#include <asm/ptrace.h>
+
+#include "unwind.h"
+
+const volatile __u32 want_unwind = 0;	   /* walk user stacks with the tables */
+const volatile __u32 unwind_task_regs = 0; /* kernel BTF: user regs of kernel-mode samples */
+
+#define UNWIND_MAP_STEPS 17 /* 2^16 mappings per process */
+#define UNWIND_ROW_STEPS 24 /* 2^23 rows per file (CFI_MAX_ROWS is 2^22) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1); /* sized by user space */
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct unwind_map_key);
+	__type(value, struct unwind_map);
+	__uint(max_entries, 1); /* sized by user space */
+} unwind_maps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);	/* number of mappings */
+	__uint(max_entries, 1); /* sized by user space */
+} unwind_procs SEC(".maps");
+
+struct ustack_ext {
+	__u64 ips[PROFCAP_USTACK_EXT];
+};
+
+struct ustack_ext_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct ustack_ext);
+	__uint(max_entries, 1024);
+};
+
+struct ustack_ext_map ustack_ext0 SEC(".maps");
+struct ustack_ext_map ustack_ext1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, USTAT__COUNT);
+} unwind_stats SEC(".maps");
+
+/* Per-CPU walk state. Starts like struct stack_trace, so the first
+ * PROFCAP_MAX_STACK frames are stored straight from it. */
+struct unwind_state {
+	__u64 nr;
+	__u64 ips[PROFCAP_MAX_USTACK];
+	__u64 pc, sp, bp;
+	__u64 hash;
+	struct unwind_map m; /* mapping of the previous frame */
+	__u32 tgid;
+	__u32 nmaps;
+	__u32 have_map;
+	__u32 exact; /* pc is an exact PC (leaf, after a signal frame) */
+	__u32 bp_ok; /* bp holds the real rbp */
+	__u32 done;  /* 1 complete, 2 partial */
+	__u32 why;   /* USTAT_* of a partial walk */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_state);
+	__uint(max_entries, 1);
+} unwind_scratch SEC(".maps");
+
+static __always_inline void ustat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &which);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline int unwind_partial(struct unwind_state *st, __u32 why)
+{
+	st->done = 2;
+	st->why = why;
+	return 1;
+}
+
+/* Find the mapping of @addr in st->m. 0 or -1. */
+static __always_inline int unwind_find_map(struct unwind_state *st, __u64 addr)
+{
+	struct unwind_map_key k = {.tgid = st->tgid};
+	struct unwind_map *e;
+	__u32 lo = 0, hi = st->nmaps, i;
+
+	if (st->have_map && addr >= st->m.start && addr < st->m.end)
+		return 0;
+	for (i = 0; i < UNWIND_MAP_STEPS; i++) {
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = lo + (hi - lo) / 2;
+		k.index = mid;
+		e = bpf_map_lookup_elem(&unwind_maps, &k);
+		if (!e)
+			return -1;
+		if (e->start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	k.index = lo - 1;
+	e = bpf_map_lookup_elem(&unwind_maps, &k);
+	if (!e || addr >= e->end)
+		return -1;
+	st->m = *e;
+	st->have_map = 1;
+	return 0;
+}
+
+/* The row of ELF address @vaddr in the current mapping's table, 0 if none. */
+static __always_inline __u64 unwind_find_row(struct unwind_state *st, __u64 vaddr)
+{
+	__u32 lo = st->m.first, hi = st->m.first + st->m.nrows, i;
+	__u64 *r;
+
+	if (vaddr > 0xffffffffull)
+		return 0;
+	for (i = 0; i < UNWIND_ROW_STEPS; i++) {
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return 0;
+		if (UNWIND_ROW_PC(*r) <= (__u32)vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == st->m.first)
+		return 0;
+	lo--;
+	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	return r ? *r : 0;
+}
+
+/* One frame. A global function: the verifier checks it once, whatever the
+ * number of calls. 0 to go on, 1 when the walk is over. */
+__attribute__((noinline)) int unwind_step(void)
+{
+	__u32 zero = 0, n;
+	struct unwind_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	__u64 pc, addr, row, cfa, ra = 0, bp = 0;
+	long off;
+
+	if (!st)
+		return 1;
+	n = (__u32)st->nr;
+	if (n >= PROFCAP_MAX_USTACK)
+		return unwind_partial(st, USTAT_DEPTH);
+	pc = st->pc;
+	st->ips[n & (PROFCAP_MAX_USTACK - 1)] = pc;
+	st->nr = n + 1;
+	st->hash = (st->hash ^ pc) * 0xc4ceb9fe1a85ec53ull;
+	st->hash ^= st->hash >> 29;
+
+	addr = st->exact ? pc : pc - 1;
+	if (unwind_find_map(st, addr))
+		return unwind_partial(st, USTAT_NO_MAPPING);
+
+	if (!st->m.nrows) {
+		/* No table: frame pointers. */
+		if (!st->bp_ok || !st->bp)
+			return unwind_partial(st, USTAT_NO_ROW);
+		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(st->bp + 8)) ||
+		    bpf_probe_read_user(&bp, sizeof(bp), (void *)st->bp))
+			return unwind_partial(st, USTAT_READ_ERR);
+		st->sp = st->bp + 16;
+		st->bp = bp;
+		ustat_inc(USTAT_FP_FRAMES);
+		goto next;
+	}
+
+	row = unwind_find_row(st, addr - st->m.bias);
+	switch (UNWIND_ROW_CFA(row)) {
+	case UNWIND_CFA_RSP:
+		cfa = st->sp + UNWIND_ROW_CFA_OFF(row);
+		break;
+	case UNWIND_CFA_RBP:
+		if (!st->bp_ok)
+			return unwind_partial(st, USTAT_NO_ROW);
+		cfa = st->bp + UNWIND_ROW_CFA_OFF(row);
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = st->sp + 8 + ((pc & 15) >= (__u64)UNWIND_ROW_CFA_OFF(row) ? 8 : 0);
+		break;
+	case UNWIND_CFA_DEREF_RBP:
+		if (!st->bp_ok)
+			return unwind_partial(st, USTAT_NO_ROW);
+		if (bpf_probe_read_user(&cfa, sizeof(cfa),
+					(void *)(st->bp + UNWIND_ROW_CFA_OFF(row))))
+			return unwind_partial(st, USTAT_READ_ERR);
+		break;
+	case UNWIND_CFA_SIGNAL:
+		/* __restore_rt: the interrupted registers are in the ucontext. */
+		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(st->sp + UNWIND_SIGNAL_RIP)) ||
+		    bpf_probe_read_user(&bp, sizeof(bp), (void *)(st->sp + UNWIND_SIGNAL_RBP)) ||
+		    bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(st->sp + UNWIND_SIGNAL_RSP)))
+			return unwind_partial(st, USTAT_READ_ERR);
+		st->sp = cfa;
+		st->bp = bp;
+		st->bp_ok = 1;
+		st->pc = ra;
+		st->exact = 1;
+		ustat_inc(USTAT_FRAMES);
+		return ra ? 0 : unwind_partial(st, USTAT_NO_ROW);
+	case UNWIND_CFA_END:
+		st->done = 1;
+		return 1;
+	default: /* NONE, UNSUPPORTED */
+		return unwind_partial(st, USTAT_NO_ROW);
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		return unwind_partial(st, USTAT_READ_ERR);
+	if (UNWIND_ROW_RBP(row) == UNWIND_RBP_AT_CFA) {
+		off = UNWIND_ROW_RBP_OFF(row);
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + off)))
+			return unwind_partial(st, USTAT_READ_ERR);
+		st->bp = bp;
+		st->bp_ok = 1;
+	} else if (UNWIND_ROW_RBP(row) == UNWIND_RBP_UNKNOWN) {
+		st->bp_ok = 0;
+	}
+	st->sp = cfa;
+	ustat_inc(USTAT_FRAMES);
+next:
+	st->exact = 0;
+	st->pc = ra;
+	if (!ra) {
+		st->done = 1; /* outermost frame (return address 0) */
+		return 1;
+	}
+	return 0;
+}
+
+/* Register at byte @off of the sample's pt_regs. In asm: clang would
+ * otherwise add the offset to the ctx pointer first, and the verifier only
+ * accepts ctx loads with a constant offset in the instruction. */
+#define unwind_ctx_reg(ctx, off)                                                         \
+	({                                                                               \
+		__u64 v__;                                                               \
+		asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(v__) : "r"(ctx), "i"(off)); \
+		v__;                                                                     \
+	})
+
+/* The user registers of the sampled thread, 0 or -1. */
+static __always_inline int unwind_user_regs(struct bpf_perf_event_data *ctx,
+					    struct unwind_state *st)
+{
+	struct pt_regs regs;
+
+	if ((unwind_ctx_reg(ctx, offsetof(struct pt_regs, cs)) & 3) == 3) {
+		st->pc = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rip));
+		st->sp = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rsp));
+		st->bp = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rbp));
+		return 0;
+	}
+	if (!unwind_task_regs)
+		return -1;
+	ustat_inc(USTAT_KERNEL_REGS);
+	if (bpf_probe_read_kernel(&regs, sizeof(regs),
+				  (void *)bpf_task_pt_regs(bpf_get_current_task_btf())))
+		return -1;
+	if ((regs.cs & 3) != 3)
+		return -1; /* a kernel thread */
+	st->pc = regs.rip;
+	st->sp = regs.rsp;
+	st->bp = regs.rbp;
+	return 0;
+}
+
+/* Walk the user stack of @tgid into @stacks (first PROFCAP_MAX_STACK frames)
+ * and @ext (the rest). Returns the stack's hash, 0 when there is none, or
+ * -1 (as __u64 ~0) when the tables cannot be used for this sample: the
+ * caller then reads a frame-pointer stack and flags it partial. */
+static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *stacks, void *ext,
+					 __u32 tgid, __u32 *kflags)
+{
+	__u32 zero = 0, *nmaps, i;
+	struct unwind_state *st;
+	long err;
+
+	nmaps = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!nmaps) {
+		ustat_inc(USTAT_NO_PROC);
+		return ~0ull;
+	}
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return ~0ull;
+	if (unwind_user_regs(ctx, st))
+		return ~0ull;
+	st->nr = 0;
+	st->hash = 0x9e3779b97f4a7c15ull;
+	st->tgid = tgid;
+	st->nmaps = *nmaps;
+	st->have_map = 0;
+	st->exact = 1;
+	st->bp_ok = 1;
+	st->done = 0;
+	st->why = 0;
+	for (i = 0; i < PROFCAP_MAX_USTACK + 1; i++)
+		if (unwind_step())
+			break;
+	if (st->done == 1) {
+		ustat_inc(USTAT_COMPLETE);
+	} else {
+		*kflags |= PROFCAP_F_USTACK_PARTIAL;
+		if (st->why == USTAT_DEPTH)
+			*kflags |= PROFCAP_F_USTACK_TRUNC;
+		ustat_inc(USTAT_PARTIAL);
+		ustat_inc(st->why ? st->why : USTAT_NO_ROW);
+	}
+	if (!st->nr)
+		return 0;
+	st->hash ^= st->nr;
+	if (!st->hash)
+		st->hash = 1;
+	if (!bpf_map_lookup_elem(stacks, &st->hash)) {
+		err = bpf_map_update_elem(stacks, &st->hash, st, BPF_NOEXIST);
+		if (err && err != -17 /* EEXIST */) {
+			*kflags |= PROFCAP_F_USTACK_LOST;
+			stat_inc(STAT_STACKS_FULL);
+			return 0;
+		}
+		if (st->nr > PROFCAP_MAX_STACK) {
+			err = bpf_map_update_elem(ext, &st->hash, &st->ips[PROFCAP_MAX_STACK],
+						  BPF_NOEXIST);
+			if (err && err != -17) {
+				/* The head is stored; the tail is lost. */
+				*kflags |= PROFCAP_F_USTACK_PARTIAL;
+				ustat_inc(USTAT_EXT_FULL);
+			}
+		}
+	}
+	return st->hash;
+}
+
+#endif

@@ -1,0 +1,187 @@
+"""End-to-end tests of table unwinding (.eh_frame in BPF) on workloads built
+without frame pointers (root: real BPF sampling)."""
+import json
+import os
+import tempfile
+import unittest
+
+from capture_util import Workload, can_sample, check_conformance, decode, run_profcap
+
+OK, WHY = can_sample()
+
+# Each chain leaf first, as the stack lists it; truth 40/30/30 %.
+CHAINS = {
+    "a": (["cb_a", "nofp_lib_step", "nofp_lib_apply", "run_a", "main"], 0.40),
+    "b": (["burn_b", "mid_b", "run_b", "main"], 0.30),
+    "c": (["cmp_c"], 0.30),  # then Debian's libc qsort internals, qsort_r, run_c, main
+}
+
+
+def user_names(sample):
+    return [f[0] for f in sample["frames"] if f[1] == "native"]
+
+
+def in_order(names, chain):
+    """@chain appears in @names as a contiguous, leaf-first run."""
+    for i in range(len(names) - len(chain) + 1):
+        if names[i:i + len(chain)] == chain:
+            return True
+    return False
+
+
+def chain_of(names):
+    if in_order(names, CHAINS["a"][0]):
+        return "a"
+    if in_order(names, CHAINS["b"][0]):
+        return "b"
+    if "cmp_c" in names and "qsort_r" in names and "run_c" in names and \
+            names.index("cmp_c") < names.index("qsort_r") < names.index("run_c") < names.index("main"):
+        return "c"
+    return None
+
+
+@unittest.skipUnless(OK, WHY)
+class UnwindTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def capture(self, *args, name="cpu.pb"):
+        out = os.path.join(self.dir, name)
+        r = run_profcap(["capture", "-o", out] + list(args))
+        self.assertEqual(r.returncode, 0, f"capture failed: {r.stderr}")
+        ok, report = check_conformance(out)
+        self.assertTrue(ok, f"conformance check failed:\n{report}")
+        return out, r
+
+    def report(self, out):
+        rep = run_profcap(["report", out, "--json"])
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        return json.loads(rep.stdout)["capture"]
+
+    def check_ground_truth(self, binary):
+        with Workload(binary) as w:
+            out, r = self.capture("-p", str(w.pid), "--seconds", "3", "-F", "999")
+        res = [x for x in decode(out)["resources"] if x["attrs"]["process.pid"] == w.pid]
+        self.assertEqual(len(res), 1)
+        total = complete = 0
+        per = {k: 0 for k in CHAINS}
+        for s in res[0]["samples"]:
+            names = user_names(s)
+            total += s["value"]
+            # Complete: the chain reaches main and ends at the outermost frame.
+            if "main" in names and names[-1] == "_start":
+                complete += s["value"]
+            c = chain_of(names)
+            if c:
+                per[c] += s["value"]
+            for f in s["frames"]:
+                self.assertIn(f[1], ("native", "kernel"))
+        self.assertGreater(total, 500, f"too few samples: {total}")
+        self.assertGreaterEqual(complete / total, 0.99,
+                                f"{binary}: {complete}/{total} samples complete down to main\n{r.stderr}")
+        for k, (chain, truth) in CHAINS.items():
+            self.assertAlmostEqual(per[k] / total, truth, delta=0.05,
+                                   msg=f"{binary} chain {k}: {per[k]}/{total} vs {truth}")
+        cap = self.report(out)
+        self.assertLessEqual(cap["truncated_samples"], 0.01 * cap["total"], cap)
+        self.assertIn("unwind tables:", r.stderr)
+        return r
+
+    def test_no_fp_binary_and_library_complete_chains(self):
+        # main binary and libnofp.so without frame pointers; chain c runs
+        # through Debian's libc (qsort), itself built without them.
+        self.check_ground_truth("nofp_main")
+
+    def test_fp_binary_called_back_from_no_fp_library(self):
+        self.check_ground_truth("fp_main")
+
+    def test_frame_pointers_only_lose_the_callers(self):
+        # The same workload with --no-unwind: the no-FP code breaks the chain,
+        # which is why tables exist (and shows the test above can fail).
+        with Workload("nofp_main") as w:
+            out, _ = self.capture("-p", str(w.pid), "--seconds", "1", "-F", "499", "--no-unwind")
+        res = decode(out)["resources"]
+        total = sum(s["value"] for x in res for s in x["samples"])
+        ok = sum(s["value"] for x in res for s in x["samples"] if chain_of(user_names(s)))
+        self.assertGreater(total, 100)
+        self.assertLess(ok / total, 0.5, f"{ok}/{total} complete with frame pointers only")
+
+    def test_deep_recursion_beyond_127_frames_is_complete(self):
+        with Workload("nofp_main", "-r", "300") as w:
+            out, r = self.capture("-p", str(w.pid), "--seconds", "2", "-F", "499")
+        res = decode(out)["resources"]
+        total = deep_ok = 0
+        for x in res:
+            for s in x["samples"]:
+                names = user_names(s)
+                total += s["value"]
+                if names.count("deep") == 301 and names[-1] == "_start" and "main" in names:
+                    deep_ok += s["value"]
+        self.assertGreater(total, 300)
+        self.assertGreaterEqual(deep_ok / total, 0.99, f"{deep_ok}/{total}\n{r.stderr}")
+
+    def test_deeper_than_512_frames_is_truncated_not_complete(self):
+        with Workload("nofp_main", "-r", "700") as w:
+            out, r = self.capture("-p", str(w.pid), "--seconds", "1", "-F", "499")
+        cap = self.report(out)
+        self.assertGreater(cap["total"], 100)
+        self.assertGreater(cap["truncated_samples"], 0.9 * cap["total"], cap)
+        for x in decode(out)["resources"]:
+            for s in x["samples"]:
+                names = user_names(s)
+                self.assertLessEqual(len(names), 512)
+                # At the limit the walk stops: never passed off as reaching main.
+                if len(names) == 512:
+                    self.assertNotIn("main", names)
+        self.assertIn("not unwound to the outermost frame", r.stderr)
+
+    def test_debian_binary_in_system_calls_is_complete(self):
+        # dd (Debian's, stripped, no frame pointers) spends its time in
+        # read/write: samples taken in the kernel walk the user stack from the
+        # task's saved registers, through libc, down to __libc_start_main.
+        import platform
+        import subprocess
+        major, minor = (int(x) for x in platform.release().split(".")[:2])
+        if not os.path.exists("/sys/kernel/btf/vmlinux") or (major, minor) < (5, 15):
+            self.skipTest("kernel-mode samples need kernel BTF and Linux >= 5.15")
+        dd = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=1"],
+                              stderr=subprocess.DEVNULL)
+        try:
+            out, r = self.capture("-p", str(dd.pid), "--seconds", "2", "-F", "499")
+        finally:
+            dd.kill()
+            dd.wait()
+        total = kern = ok = 0
+        for x in decode(out)["resources"]:
+            for s in x["samples"]:
+                names = user_names(s)
+                total += s["value"]
+                if s["frames"] and s["frames"][0][1] == "kernel":
+                    kern += s["value"]
+                if "__libc_start_main" in names and names[-1] != "__libc_start_main":
+                    ok += s["value"]
+        self.assertGreater(total, 300)
+        self.assertGreater(kern, 0.3 * total, "expected most dd samples in system calls")
+        self.assertGreaterEqual(ok / total, 0.99, f"{ok}/{total}\n{r.stderr}")
+        cap = self.report(out)
+        self.assertLessEqual(cap["truncated_samples"], 0.01 * cap["total"], cap)
+
+    def test_system_wide_loads_tables_for_new_processes(self):
+        # Tables are built when a process is first sampled: after that, its
+        # stacks are complete; the first moments may be partial, and say so.
+        with Workload("nofp_main") as w:
+            out, r = self.capture("-a", "--seconds", "3", "-F", "499", "--no-kernel")
+        res = [x for x in decode(out)["resources"] if x["attrs"]["process.pid"] == w.pid]
+        self.assertEqual(len(res), 1)
+        total = sum(s["value"] for s in res[0]["samples"])
+        ok = sum(s["value"] for s in res[0]["samples"] if chain_of(user_names(s)))
+        self.assertGreater(total, 300)
+        self.assertGreaterEqual(ok / total, 0.95, f"{ok}/{total}\n{r.stderr}")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,291 @@
+/* test_unwind_table.c - the table builder on this very process (no root):
+ * its mappings and rows land in an in-memory sink, and a user-space copy of
+ * the BPF walk (bpf/unwind_bpf.h) unwinds this test's own stack with them;
+ * the return addresses it finds must be the ones the functions saw. Also:
+ * files shared between processes are parsed once, caps are honoured. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unwind_table.h"
+#include "test.h"
+
+#define MAX_MAPS 512
+
+static __u64 rows[1u << 20];
+static struct unwind_map maps[MAX_MAPS];
+static __u32 nmaps_of_self;
+static int set_map_calls;
+
+static int mem_set_map(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m)
+{
+	(void)ctx;
+	if (k->index >= MAX_MAPS)
+		return -E2BIG;
+	maps[k->index] = *m;
+	set_map_calls++;
+	return 0;
+}
+
+static int mem_set_proc(void *ctx, __u32 tgid, __u32 n)
+{
+	(void)ctx;
+	(void)tgid;
+	nmaps_of_self = n;
+	return 0;
+}
+
+static int del_maps, del_procs;
+
+static int mem_del_map(void *ctx, const struct unwind_map_key *k)
+{
+	(void)ctx;
+	(void)k;
+	del_maps++;
+	return 0;
+}
+
+static int mem_del_proc(void *ctx, __u32 tgid)
+{
+	(void)ctx;
+	(void)tgid;
+	del_procs++;
+	return 0;
+}
+
+static struct unwind_table *new_table(__u32 max_rows, __u32 max_maps)
+{
+	struct unwind_table_sink sink = {
+		.rows = rows,
+		.max_rows = max_rows,
+		.max_maps = max_maps,
+		.set_map = mem_set_map,
+		.set_proc = mem_set_proc,
+		.del_map = mem_del_map,
+		.del_proc = mem_del_proc,
+	};
+
+	return unwind_table__new(&sink, "/proc");
+}
+
+static const struct unwind_map *find_map(__u64 addr)
+{
+	for (__u32 i = 0; i < nmaps_of_self; i++)
+		if (addr >= maps[i].start && addr < maps[i].end)
+			return &maps[i];
+	return NULL;
+}
+
+static __u64 find_row(const struct unwind_map *m, __u64 vaddr)
+{
+	__u32 lo = m->first, hi = m->first + m->nrows;
+
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (UNWIND_ROW_PC(rows[mid]) <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > m->first ? rows[lo - 1] : 0;
+}
+
+/* The BPF walk, in user space, over our own memory. Returns frames found. */
+static int walk(__u64 pc, __u64 sp, __u64 bp, __u64 *out, int max, int *complete)
+{
+	int n = 0, exact = 1;
+
+	*complete = 0;
+	while (n < max) {
+		__u64 addr = exact ? pc : pc - 1, row, cfa, ra;
+		const struct unwind_map *m;
+
+		out[n++] = pc;
+		m = find_map(addr);
+		if (!m)
+			return n;
+		if (!m->nrows) {
+			if (!bp)
+				return n;
+			ra = ((__u64 *)bp)[1];
+			sp = bp + 16;
+			bp = ((__u64 *)bp)[0];
+		} else {
+			row = find_row(m, addr - m->bias);
+			switch (UNWIND_ROW_CFA(row)) {
+			case UNWIND_CFA_RSP:
+				cfa = sp + UNWIND_ROW_CFA_OFF(row);
+				break;
+			case UNWIND_CFA_RBP:
+				cfa = bp + UNWIND_ROW_CFA_OFF(row);
+				break;
+			case UNWIND_CFA_END:
+				*complete = 1;
+				return n;
+			default:
+				return n;
+			}
+			ra = *(__u64 *)(cfa - 8);
+			if (UNWIND_ROW_RBP(row) == UNWIND_RBP_AT_CFA)
+				bp = *(__u64 *)(cfa + UNWIND_ROW_RBP_OFF(row));
+			sp = cfa;
+		}
+		exact = 0;
+		pc = ra;
+		if (!pc) {
+			*complete = 1;
+			return n;
+		}
+	}
+	return n;
+}
+
+static __u64 seen_ra[3];
+static __u64 frames[64];
+static int nframes, walk_complete;
+
+__attribute__((noinline)) static void leaf(void)
+{
+	__u64 pc, sp, bp;
+
+	seen_ra[0] = (__u64)__builtin_return_address(0);
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(pc), "=r"(sp), "=r"(bp));
+	nframes = walk(pc, sp, bp, frames, 64, &walk_complete);
+}
+
+__attribute__((noinline)) static void middle(void)
+{
+	seen_ra[1] = (__u64)__builtin_return_address(0);
+	leaf();
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void outer(void)
+{
+	seen_ra[2] = (__u64)__builtin_return_address(0);
+	middle();
+	__asm__ volatile("" ::: "memory");
+}
+
+TEST(own_stack_unwinds_through_tables)
+{
+	struct unwind_table *u = new_table(1u << 20, 4096);
+	struct unwind_table_stats st;
+
+	CHECK(u != NULL);
+	CHECK_EQ_U64(unwind_table__add_process(u, getpid()), 0);
+	unwind_table__stats(u, &st);
+	CHECK(nmaps_of_self >= 1);
+	CHECK(st.files_parsed >= 1);
+	CHECK(st.rows > 10);
+	CHECK(find_map((__u64)(unsigned long)&outer) != NULL);
+	CHECK(find_map((__u64)(unsigned long)&outer)->nrows > 0);
+	outer();
+	unwind_table__free(u);
+	printf("  walked %d frames, complete %d\n", nframes, walk_complete);
+	CHECK(nframes >= 4);
+	CHECK_EQ_U64(frames[1], seen_ra[0]);
+	CHECK_EQ_U64(frames[2], seen_ra[1]);
+	CHECK_EQ_U64(frames[3], seen_ra[2]);
+}
+
+TEST(shared_file_parsed_once_and_refresh_rate_limited)
+{
+	struct unwind_table *u = new_table(1u << 20, 4096);
+	struct unwind_table_stats a, b;
+	pid_t child;
+	int status;
+
+	CHECK(u != NULL);
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	CHECK_EQ_U64(unwind_table__add_process(u, getpid()), 0);
+	unwind_table__stats(u, &a);
+	CHECK_EQ_U64(unwind_table__add_process(u, child), 0);
+	unwind_table__stats(u, &b);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	/* Same binary: no new file, no new row. */
+	CHECK_EQ_U64(b.files_parsed, a.files_parsed);
+	CHECK_EQ_U64(b.rows, a.rows);
+	CHECK_EQ_U64(b.processes, 2);
+	CHECK_EQ_U64(unwind_table__refresh(u, getpid()), 0); /* just loaded */
+	unwind_table__free(u);
+}
+
+TEST(gone_process_and_caps)
+{
+	struct unwind_table *u = new_table(4, 4096);
+	struct unwind_table_stats st;
+
+	CHECK(u != NULL);
+	CHECK_EQ_U64(unwind_table__add_process(u, 0x3ffffff0), -ESRCH);
+	/* A 4-row store: the file gets no table, the process still loads
+	 * (frame pointers there). */
+	CHECK_EQ_U64(unwind_table__add_process(u, getpid()), 0);
+	unwind_table__stats(u, &st);
+	CHECK(st.files_no_room >= 1);
+	CHECK(st.rows <= 4);
+	unwind_table__free(u);
+	u = new_table(1u << 20, 0); /* no room for any mapping entry */
+	CHECK(u != NULL);
+	CHECK_EQ_U64(unwind_table__add_process(u, getpid()), -E2BIG);
+	unwind_table__stats(u, &st);
+	CHECK_EQ_U64(st.procs_skipped, 1);
+	unwind_table__free(u);
+}
+
+/* Room for one process's mappings only: a second process fits once the
+ * first has exited and its entries are reclaimed. */
+TEST(exited_processes_are_reclaimed)
+{
+	struct unwind_table *u = NULL;
+	struct unwind_table_stats st;
+	pid_t a, b;
+	int status;
+
+	a = fork();
+	if (!a) {
+		pause();
+		_exit(0);
+	}
+	b = fork();
+	if (!b) {
+		pause();
+		_exit(0);
+	}
+	u = new_table(1u << 20, 4096);
+	CHECK(u != NULL);
+	CHECK_EQ_U64(unwind_table__add_process(u, a), 0);
+	unwind_table__free(u);
+	/* max_maps = exactly the child's mapping count */
+	u = new_table(1u << 20, nmaps_of_self);
+	CHECK_EQ_U64(unwind_table__add_process(u, a), 0);
+	CHECK_EQ_U64(unwind_table__add_process(u, b), -E2BIG); /* a still alive */
+	kill(a, SIGKILL);
+	waitpid(a, &status, 0);
+	del_maps = del_procs = 0;
+	CHECK_EQ_U64(unwind_table__add_process(u, b), 0);
+	unwind_table__stats(u, &st);
+	kill(b, SIGKILL);
+	waitpid(b, &status, 0);
+	unwind_table__free(u);
+	CHECK_EQ_U64(st.procs_reclaimed, 1);
+	CHECK(del_maps >= 1);
+	CHECK_EQ_U64(del_procs, 1);
+}
+
+int main(void)
+{
+	RUN(own_stack_unwinds_through_tables);
+	RUN(shared_file_parsed_once_and_refresh_rate_limited);
+	RUN(gone_process_and_caps);
+	RUN(exited_processes_are_reclaimed);
+	return TEST_DONE();
+}

@@ -55,6 +55,7 @@ struct capture {
 	__u64 truncated;      /* samples whose stack hit the depth limit */
 	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
 	bool warned_full;
+	bool warned_rows; /* agent: the unwind row store filled up */
 	struct target tgt;
 	/* -- CMD */
 	pid_t child;	  /* 0 = none */
@@ -973,6 +974,25 @@ static int end_window(struct capture *c, const struct utsname *u, __s64 t_unix, 
 	return ret;
 }
 
+/* Agent: unwind rows are never reused, so a long run on a host that keeps
+ * starting new binaries can fill the store; later files then fall back to
+ * frame pointers. Say so once. */
+static void warn_row_store_full(struct capture *c)
+{
+	struct unwind_table_stats ut;
+
+	if (c->warned_rows || !sampler__unwind(c->smp))
+		return;
+	unwind_table__stats(sampler__unwind(c->smp), &ut);
+	if (!ut.files_no_room)
+		return;
+	c->warned_rows = true;
+	pr_warn("the unwind row store is full (%llu rows): binaries seen from now on are "
+		"walked with frame pointers and their stacks may be partial; restart the agent "
+		"to start over",
+		(unsigned long long)ut.rows);
+}
+
 static int new_window(struct capture *c)
 {
 	profile__free(c->prof);
@@ -1146,6 +1166,7 @@ static int run(struct capture *c)
 			end_window(c, &u, wunix, now - wstart, &st, &base);
 			base = st;
 			symbolizer__forget_gone(c->sym);
+			warn_row_store_full(c);
 			if (new_window(c))
 				break;
 			wunix += now - wstart;

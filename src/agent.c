@@ -30,6 +30,8 @@ void agent__usage(void)
 	       "      --no-kernel    do not collect kernel stacks\n"
 	       "      --no-user      do not collect user stacks\n"
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
+	       "                     tables)\n"
 	       "  -q, --quiet        no status lines (errors only)\n"
 	       "  -v, --verbose      debug detail\n"
 	       "  -h, --help         this help\n"
@@ -114,7 +116,7 @@ int agent__parse_args(int argc, char **argv, struct capture_opts *o)
 	o->interval = 60;
 	o->freq_hz = 99;
 	o->max_dir_bytes = AGENT_DEFAULT_MAX_DIR_BYTES;
-	o->user = o->kernel = o->idle = true;
+	o->user = o->kernel = o->idle = o->unwind = true;
 
 	optind = 0;
 	opterr = 0;

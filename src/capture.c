@@ -181,6 +181,9 @@ int capture__common_flag(struct capture_opts *o, int c, const char *arg, const c
 	case CAPTURE_OPT_NO_IDLE:
 		o->idle = false;
 		return 0;
+	case CAPTURE_OPT_NO_UNWIND:
+		o->unwind = false;
+		return 0;
 	case CAPTURE_OPT_FORMAT:
 		if (format__parse(arg, &o->format))
 			return log__usage_error(cmd,
@@ -204,11 +207,10 @@ int capture__common_flag(struct capture_opts *o, int c, const char *arg, const c
 
 int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 {
-	enum { OPT_SECONDS = 256, OPT_NO_UNWIND };
+	enum { OPT_SECONDS = 256 };
 	static const struct option longopts[] = {
 		{"seconds", required_argument, NULL, OPT_SECONDS},
 		{"all-cpus", no_argument, NULL, 'a'},
-		{"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		CAPTURE_COMMON_LONGOPTS,
@@ -237,9 +239,6 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 			break;
 		case 'a':
 			all = true;
-			break;
-		case OPT_NO_UNWIND:
-			o->unwind = false;
 			break;
 		case 'o':
 			o->output = optarg;

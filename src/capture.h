@@ -48,6 +48,7 @@ enum {
 	CAPTURE_OPT_NO_USER,
 	CAPTURE_OPT_NO_IDLE,
 	CAPTURE_OPT_FORMAT,
+	CAPTURE_OPT_NO_UNWIND,
 };
 
 /* clang-format off */
@@ -57,6 +58,7 @@ enum {
 	{ "no-user", no_argument, NULL, CAPTURE_OPT_NO_USER },           \
 	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
 	{ "format", required_argument, NULL, CAPTURE_OPT_FORMAT },       \
+	{ "no-unwind", no_argument, NULL, CAPTURE_OPT_NO_UNWIND },       \
 	{ "quiet", no_argument, NULL, 'q' },                             \
 	{ "verbose", no_argument, NULL, 'v' },                           \
 	TARGET_LONGOPTS,                                                 \

@@ -132,6 +132,9 @@ TEST(agent_flags)
 
 	CHECK(!APARSE(&o, "--output-dir", "/tmp/x"));
 	CHECK(o.agent && o.interval == 60);
+	CHECK(o.unwind);
+	CHECK(!APARSE(&o, "--output-dir", "d", "--no-unwind"));
+	CHECK(!o.unwind);
 	CHECK_EQ_U64(o.max_dir_bytes, 256ull << 20);
 	CHECK(!APARSE(&o, "--output-dir", "d", "--interval", "500ms", "--max-dir-size", "64M",
 		      "--json", "--comm", "java", "-F", "19"));

@@ -146,14 +146,10 @@ int agent__parse_args(int argc, char **argv, struct capture_opts *o)
 		case 'h':
 			agent__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			err = capture__common_flag(o, c, optarg, "agent");
-			if (err == -ENOENT)
-				return usage_error("unknown option '%s'", argv[optind - 1]);
+			err = capture__common_flag(o, c, optarg, argv[optind - 1], "agent");
 			if (err)
-				return -EINVAL;
+				return err;
 			break;
 		}
 	}

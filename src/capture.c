@@ -154,7 +154,8 @@ static bool runnable(const char *name)
 	return false;
 }
 
-int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *cmd)
+int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
+			 const char *cmd)
 {
 	char *end;
 	long v;
@@ -197,11 +198,15 @@ int capture__common_flag(struct capture_opts *o, int c, const char *arg, const c
 	case 'v':
 		o->verbose = true;
 		return 0;
+	case ':':
+		return log__usage_error(cmd, "option '%s' needs a value", opt);
 	default:
 		err = target__flag(&o->target, c, arg, cmd);
 		if (err == -ENOENT)
 			err = otlp_config__flag(&o->export, c, arg);
-		return err;
+		if (err == -ENOENT)
+			return log__usage_error(cmd, "unknown option '%s'", opt);
+		return err ? -EINVAL : 0;
 	}
 }
 
@@ -246,14 +251,10 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 		case 'h':
 			capture__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			err = capture__common_flag(o, c, optarg, "capture");
-			if (err == -ENOENT)
-				return usage_error("unknown option '%s'", argv[optind - 1]);
+			err = capture__common_flag(o, c, optarg, argv[optind - 1], "capture");
 			if (err)
-				return -EINVAL;
+				return err;
 			break;
 		}
 	}

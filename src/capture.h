@@ -66,9 +66,12 @@ enum {
 /* clang-format on */
 
 /* Take one shared flag (-F, --no-*, --format, -q, -v, targeting, export;
- * getopt code @c, value @arg) into @o; @cmd names the command in errors.
- * 0, -ENOENT when @c is none of them, -EINVAL after one usage error line. */
-int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *cmd);
+ * getopt code @c, value @arg) into @o. Any other code, getopt's ':' (missing
+ * value) included, is a usage error naming @opt (the argument getopt just
+ * read); @cmd names the command in errors. 0, or -EINVAL after one usage
+ * error line. */
+int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
+			 const char *cmd);
 
 /* Parse `capture` arguments (argv[0] is "capture") into @o. Returns 0, 1 when
  * --help was printed, or -EINVAL after printing one error line. */

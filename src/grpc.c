@@ -14,6 +14,7 @@
 #include <pb_decode.h>
 
 #include "grpc.h"
+#include "scan.h"
 
 #define RETRY_INFO_TYPE "type.googleapis.com/google.rpc.RetryInfo"
 
@@ -103,17 +104,6 @@ void grpc__reply_init(struct grpc_reply *r)
 	r->retry_delay_ms = -1;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 void grpc__decode_message(const char *in, size_t len, char *out, size_t outlen)
 {
 	const char *e = in + len;
@@ -127,8 +117,8 @@ void grpc__decode_message(const char *in, size_t len, char *out, size_t outlen)
 	while (e > in && isspace((unsigned char)e[-1]))
 		e--;
 	while (in < e && o + 1 < outlen) {
-		if (*in == '%' && e - in >= 3 && (hi = hexval(in[1])) >= 0 &&
-		    (lo = hexval(in[2])) >= 0) {
+		if (*in == '%' && e - in >= 3 && (hi = scan__hex_digit(in[1])) >= 0 &&
+		    (lo = scan__hex_digit(in[2])) >= 0) {
 			out[o++] = (char)(hi << 4 | lo);
 			in += 3;
 			continue;

@@ -2,15 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "intern.h"
-
-#define CHUNK_SIZE (64u << 10)
-
-struct chunk {
-	struct chunk *next;
-	size_t used, size;
-	unsigned char data[];
-};
 
 struct entry {
 	const unsigned char *key;
@@ -21,9 +14,9 @@ struct entry {
 struct intern {
 	struct entry *entries;
 	__u32 n, cap, max;
-	__u32 *slots; /* open addressing, entry index + 1, 0 = empty */
-	__u32 nslots; /* power of two */
-	struct chunk *chunks;
+	__u32 *slots;	   /* open addressing, entry index + 1, 0 = empty */
+	__u32 nslots;	   /* power of two */
+	struct arena keys; /* the stored keys, 8-byte aligned */
 };
 
 __u64 intern__hash(const void *data, size_t len)
@@ -62,14 +55,9 @@ struct intern *intern__new(__u32 max_entries)
 
 void intern__free(struct intern *t)
 {
-	struct chunk *c, *next;
-
 	if (!t)
 		return;
-	for (c = t->chunks; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	arena__release(&t->keys);
 	free(t->entries);
 	free(t->slots);
 	free(t);
@@ -136,24 +124,9 @@ static int grow_slots(struct intern *t)
 
 static unsigned char *store(struct intern *t, const void *key, size_t len)
 {
-	size_t need = (len + 7) & ~(size_t)7;
-	struct chunk *c = t->chunks;
-	unsigned char *p;
+	unsigned char *p = arena__alloc(&t->keys, len ? len : 1, 8);
 
-	if (!c || c->size - c->used < need) {
-		size_t size = need > CHUNK_SIZE ? need : CHUNK_SIZE;
-
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->size = size;
-		c->used = 0;
-		c->next = t->chunks;
-		t->chunks = c;
-	}
-	p = c->data + c->used;
-	c->used += need;
-	if (len)
+	if (p && len)
 		memcpy(p, key, len);
 	return p;
 }

@@ -5,6 +5,7 @@
 
 #include "buf.h"
 #include "kallsyms.h"
+#include "scan.h"
 
 struct ksym {
 	__u64 addr;
@@ -27,34 +28,6 @@ struct kallsyms {
 static bool is_text_type(char t)
 {
 	return t == 't' || t == 'T' || t == 'w' || t == 'W';
-}
-
-static bool parse_hex_field(const char **p, const char *end, __u64 *val)
-{
-	const char *s = *p;
-	__u64 v = 0;
-	int digits = 0;
-
-	for (; s < end; s++) {
-		int c = *s, d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (++digits > 16)
-			return false;
-		v = v << 4 | (__u64)d;
-	}
-	if (!digits)
-		return false;
-	*p = s;
-	*val = v;
-	return true;
 }
 
 static int add_name(struct kallsyms *k, const char *name, size_t len, __u32 *off)
@@ -155,7 +128,7 @@ static int parse_line(struct kallsyms *k, const char *p, const char *end, bool *
 
 	*text = false;
 	*zero = false;
-	if (!parse_hex_field(&p, end, &addr) || end - p < 3 || p[0] != ' ' || p[2] != ' ')
+	if (!scan__hex(&p, end, &addr) || end - p < 3 || p[0] != ' ' || p[2] != ' ')
 		return 0;
 	type = p[1];
 	if (!is_text_type(type))

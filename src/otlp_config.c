@@ -17,6 +17,7 @@
 
 #include "log.h"
 #include "otlp_config.h"
+#include "scan.h"
 
 #define ENV_GENERIC "OTEL_EXPORTER_OTLP_"
 #define ENV_PROFILES "OTEL_EXPORTER_OTLP_PROFILES_"
@@ -97,17 +98,6 @@ static bool is_ows(char c)
 	return c == ' ' || c == '\t';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Copy [@s, @e) into a new string *@out, trimmed of optional whitespace and,
  * when @decode, percent-decoded. 0, -EINVAL (bad escape) or -ENOMEM. */
 static int dup_span(const char *s, const char *e, bool decode, char **out)
@@ -127,7 +117,8 @@ static int dup_span(const char *s, const char *e, bool decode, char **out)
 			*o++ = *s;
 			continue;
 		}
-		if (e - s < 3 || (hi = hexval(s[1])) < 0 || (lo = hexval(s[2])) < 0) {
+		if (e - s < 3 || (hi = scan__hex_digit(s[1])) < 0 ||
+		    (lo = scan__hex_digit(s[2])) < 0) {
 			free(*out);
 			*out = NULL;
 			return -EINVAL;

@@ -9,23 +9,18 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
+#include "arena.h"
+#include "intern.h"
 #include "perfmap.h"
+#include "scan.h"
 
 /* Lookups first search the start of every SPARSE-th segment, a compact
  * array that stays in cache, then SPARSE segments. */
 #define SPARSE 32
 
-/* Names live in chunks that never move, so handed-out pointers stay valid. */
-#define ARENA_CHUNK (64u << 10)
 /* Bytes read from the file per pread (and parsed as one batch), at most;
  * always more than a line. */
 #define READ_CHUNK (8u << 20)
-
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, size;
-	char data[];
-};
 
 struct name_slot {
 	const char *name; /* NULL: empty slot */
@@ -44,7 +39,7 @@ struct perfmap {
 	size_t nsegs, segs_cap;
 	__u64 *sparse; /* segs[i * SPARSE].start, for i < nsparse */
 	size_t nsparse;
-	struct arena_chunk *chunks;
+	struct arena names_mem; /* the names, in chunks that never move */
 	/* Open-addressing set of the names, so a name written many times (code
 	 * recompiled at each tier, anonymous functions) is stored once. */
 	struct name_slot *names;
@@ -77,13 +72,7 @@ struct perfmap *perfmap__new(void)
 
 static void release_all(struct perfmap *m)
 {
-	struct arena_chunk *c, *next;
-
-	for (c = m->chunks; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	m->chunks = NULL;
+	arena__release(&m->names_mem);
 	free(m->names);
 	m->names = NULL;
 	m->names_cap = m->nnames = 0;
@@ -158,43 +147,6 @@ static void sanitize(char *dst, const char *src, size_t len)
 	}
 }
 
-static char *arena_alloc(struct perfmap *m, size_t len)
-{
-	struct arena_chunk *c = m->chunks;
-	char *p;
-
-	if (!c || c->size - c->used < len) {
-		size_t size = len > ARENA_CHUNK ? len : ARENA_CHUNK;
-
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->size = size;
-		c->used = 0;
-		c->next = m->chunks;
-		m->chunks = c;
-	}
-	p = c->data + c->used;
-	c->used += len;
-	return p;
-}
-
-/* 64-bit hash of @len bytes at @s, eight at a time. */
-static __u64 hash_bytes(const char *s, size_t len)
-{
-	__u64 h = 0x9e3779b97f4a7c15ull ^ len, w;
-
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	w = 0;
-	memcpy(&w, s, len);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 29);
-}
-
 static int names_grow(struct perfmap *m)
 {
 	size_t cap = m->names_cap ? m->names_cap * 2 : 1024, i, j;
@@ -215,7 +167,7 @@ static int names_grow(struct perfmap *m)
 	return 0;
 }
 
-/* The stored copy of name @raw[0, @len) whose hash_bytes() is @h: the same
+/* The stored copy of name @raw[0, @len) whose intern__hash() is @h: the same
  * pointer for the same bytes. Stored sanitized and NUL-terminated, for as
  * long as @m lives. (A name with bytes that needed sanitizing never equals
  * its stored copy, so it is stored again each time: rare, and bounded by
@@ -233,7 +185,7 @@ static const char *intern_name(struct perfmap *m, const char *raw, size_t len, _
 		if (m->names[j].hash == h && !memcmp(n, raw, len) && !n[len])
 			return n;
 	}
-	p = arena_alloc(m, len + 1);
+	p = arena__alloc(&m->names_mem, len + 1, 1);
 	if (!p)
 		return NULL;
 	sanitize(p, raw, len);
@@ -246,34 +198,16 @@ static const char *intern_name(struct perfmap *m, const char *raw, size_t len, _
 
 /* ---- parsing ----------------------------------------------------------------------- */
 
+/* Perf maps write addresses with or without "0x". */
 static bool parse_hex(const char **p, const char *end, __u64 *val)
 {
 	const char *s = *p;
-	__u64 v = 0;
-	int digits = 0;
 
 	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	while (s < end) {
-		int c = *s, d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (++digits > 16)
-			return false;
-		v = v << 4 | (__u64)d;
-		s++;
-	}
-	if (!digits)
+	if (!scan__hex(&s, end, val))
 		return false;
 	*p = s;
-	*val = v;
 	return true;
 }
 
@@ -613,7 +547,7 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 			raw[nraw].name = name;
 			raw[nraw].seq = nraw;
 			nlens[nraw] = nlen;
-			hashes[nraw] = hash_bytes(name, nlen);
+			hashes[nraw] = intern__hash(name, nlen);
 			nraw++;
 			lines++;
 		}

@@ -4,6 +4,7 @@
 
 #include "buf.h"
 #include "procmaps.h"
+#include "scan.h"
 
 struct procmaps {
 	struct procmaps_entry *entries;
@@ -12,55 +13,6 @@ struct procmaps {
 };
 
 static const char deleted_suffix[] = " (deleted)";
-
-/* Parse hex digits at *@p up to a non-hex char; advance *@p. False if none. */
-static bool parse_hex(const char **p, const char *end, __u64 *val)
-{
-	const char *s = *p;
-	__u64 v = 0;
-	int digits = 0;
-
-	while (s < end) {
-		int c = *s, d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (++digits > 16)
-			return false;
-		v = v << 4 | (__u64)d;
-		s++;
-	}
-	if (!digits)
-		return false;
-	*p = s;
-	*val = v;
-	return true;
-}
-
-static bool parse_dec(const char **p, const char *end, __u64 *val)
-{
-	const char *s = *p;
-	__u64 v = 0;
-	int digits = 0;
-
-	while (s < end && *s >= '0' && *s <= '9') {
-		if (++digits > 20)
-			return false;
-		v = v * 10 + (__u64)(*s - '0');
-		s++;
-	}
-	if (!digits)
-		return false;
-	*p = s;
-	*val = v;
-	return true;
-}
 
 static bool expect_char(const char **p, const char *end, char c)
 {
@@ -86,8 +38,8 @@ static bool parse_line(char *s, char *end, struct procmaps_entry *e)
 	char *path;
 
 	memset(e, 0, sizeof(*e));
-	if (!parse_hex(&p, end, &e->start) || !expect_char(&p, end, '-') ||
-	    !parse_hex(&p, end, &e->end) || !expect_char(&p, end, ' '))
+	if (!scan__hex(&p, end, &e->start) || !expect_char(&p, end, '-') ||
+	    !scan__hex(&p, end, &e->end) || !expect_char(&p, end, ' '))
 		return false;
 	if (e->end <= e->start || end - p < 4)
 		return false;
@@ -96,10 +48,10 @@ static bool parse_line(char *s, char *end, struct procmaps_entry *e)
 	e->perms |= p[2] == 'x' ? PROCMAPS_EXEC : 0;
 	e->perms |= p[3] == 's' ? PROCMAPS_SHARED : 0;
 	p += 4;
-	if (!expect_char(&p, end, ' ') || !parse_hex(&p, end, &e->offset) ||
-	    !expect_char(&p, end, ' ') || !parse_hex(&p, end, &maj) || !expect_char(&p, end, ':') ||
-	    !parse_hex(&p, end, &min) || !expect_char(&p, end, ' ') ||
-	    !parse_dec(&p, end, &e->inode))
+	if (!expect_char(&p, end, ' ') || !scan__hex(&p, end, &e->offset) ||
+	    !expect_char(&p, end, ' ') || !scan__hex(&p, end, &maj) || !expect_char(&p, end, ':') ||
+	    !scan__hex(&p, end, &min) || !expect_char(&p, end, ' ') ||
+	    !scan__dec(&p, end, &e->inode))
 		return false;
 	if (maj > 0xffffffffu || min > 0xffffffffu)
 		return false;

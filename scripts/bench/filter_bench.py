@@ -21,15 +21,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROFCAP = os.path.join(REPO, "build", "profcap")
 WORKLOAD = os.path.join(REPO, "build", "tests", "workloads", "groundtruth")
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, _, post = line.partition(" - ")
-            if post.startswith("cgroup2 "):
-                return pre.split()[4]
-    return None
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
+from capture_util import cgroup2_mount  # noqa: E402
 
 
 def sample_progs():

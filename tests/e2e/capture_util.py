@@ -112,6 +112,16 @@ def decode(path):
     return {"resources": resources, "data": data}
 
 
+def cgroup2_mount():
+    """Where the cgroup v2 hierarchy is mounted, or None (a v1-only host)."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            if post.startswith("cgroup2 "):
+                return pre.split()[4]
+    return None
+
+
 def wait_file(path, timeout=5.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:

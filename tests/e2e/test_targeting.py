@@ -10,19 +10,10 @@ import tempfile
 import time
 import unittest
 
-from capture_util import (PROFCAP, WORKLOADS, Workload, can_sample, check_conformance, decode,
-                          run_profcap)
+from capture_util import (PROFCAP, WORKLOADS, Workload, can_sample, cgroup2_mount,
+                          check_conformance, decode, run_profcap)
 
 OK, WHY = can_sample()
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, _, post = line.partition(" - ")
-            if post.startswith("cgroup2 "):
-                return pre.split()[4]
-    return None
 
 
 def pids_of(d):

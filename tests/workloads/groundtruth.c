@@ -16,33 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline))
-
-static volatile unsigned long sink;
-
-/* An out-of-line call per unit makes every burn_* a non-leaf function, so
- * GCC gives it a frame (it drops the frame pointer of leaf functions even
- * with -mno-omit-leaf-frame-pointer). */
-NOINLINE void unit_done(void)
-{
-	__asm__ volatile("" ::: "memory");
-}
-
-/* Identical work per unit in every chain, inlined into each burn_* function
- * so the leaf frame is the burn_* function itself. */
-#define BURN(units)                                                                    \
-	do {                                                                           \
-		unsigned long x = sink;                                                \
-		for (long u = 0; u < (units); u++) {                                   \
-			for (int i = 0; i < 20000; i++)                                \
-				x = x * 6364136223846793005ul + 1442695040888963407ul; \
-			unit_done();                                                   \
-		}                                                                      \
-		sink = x;                                                              \
-	} while (0)
+#include "lib/burn.h"
 
 NOINLINE void burn_a(long n)
 {
@@ -59,20 +35,6 @@ NOINLINE void burn_c(long n)
 NOINLINE void burn_w(long n)
 {
 	BURN(n);
-}
-
-NOINLINE void burn_r(long n)
-{
-	BURN(n);
-}
-
-NOINLINE void deep(int depth)
-{
-	if (depth > 0)
-		deep(depth - 1);
-	else
-		burn_r(10);
-	__asm__ volatile("" ::: "memory"); /* not a tail call */
 }
 
 NOINLINE void chain_a(void)
@@ -93,14 +55,6 @@ NOINLINE void chain_c(void)
 }
 
 static double deadline;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 NOINLINE void *worker_loop(void *arg)
 {

@@ -16,31 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline))
+#include "lib/burn.h"
 
 typedef void (*nofp_cb)(long);
 void nofp_lib_apply(nofp_cb cb, long units);
-
-static volatile unsigned long sink;
-
-NOINLINE void unit_done(void)
-{
-	__asm__ volatile("" ::: "memory");
-}
-
-#define BURN(units)                                                                    \
-	do {                                                                           \
-		unsigned long x = sink;                                                \
-		for (long u = 0; u < (units); u++) {                                   \
-			for (int i = 0; i < 20000; i++)                                \
-				x = x * 6364136223846793005ul + 1442695040888963407ul; \
-			unit_done();                                                   \
-		}                                                                      \
-		sink = x;                                                              \
-	} while (0)
 
 NOINLINE void cb_a(long unit)
 {
@@ -57,20 +38,6 @@ NOINLINE int cmp_c(const void *a, const void *b)
 {
 	BURN(1);
 	return *(const int *)a - *(const int *)b;
-}
-
-NOINLINE void burn_r(long n)
-{
-	BURN(n);
-}
-
-NOINLINE void deep(int depth)
-{
-	if (depth > 0)
-		deep(depth - 1);
-	else
-		burn_r(10);
-	__asm__ volatile("" ::: "memory"); /* not a tail call */
 }
 
 NOINLINE void run_a(void)
@@ -104,14 +71,6 @@ NOINLINE void run_c(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	double deadline = 0;
@@ -135,7 +94,8 @@ int main(int argc, char **argv)
 			wait_go = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: nofp_main [-d SECONDS] [-n ROUNDS] [-r DEPTH] [-w]\n");
+			fprintf(stderr,
+				"usage: nofp_main [-d SECONDS] [-n ROUNDS] [-r DEPTH] [-w]\n");
 			return 2;
 		}
 	}

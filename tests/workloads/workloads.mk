@@ -10,7 +10,7 @@ WORKLOAD_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -
 NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror
 NOFP_BINS := $(addprefix $(BUILD)/tests/workloads/,libnofp.so nofp_main fp_main)
 
-$(BUILD)/tests/workloads/%: tests/workloads/%.c
+$(BUILD)/tests/workloads/%: tests/workloads/%.c tests/workloads/lib/burn.h
 	@mkdir -p $(@D)
 	gcc $(WORKLOAD_CFLAGS) -o $@ $<
 
@@ -18,10 +18,10 @@ $(BUILD)/tests/workloads/libnofp.so: tests/workloads/lib/nofp_lib.c tests/worklo
 	@mkdir -p $(@D)
 	gcc $(NOFP_CFLAGS) -fPIC -shared -Wl,-soname,libnofp.so -o $@ $<
 
-$(BUILD)/tests/workloads/nofp_main: tests/workloads/nofp_main.c $(BUILD)/tests/workloads/libnofp.so
+$(BUILD)/tests/workloads/nofp_main: tests/workloads/nofp_main.c tests/workloads/lib/burn.h $(BUILD)/tests/workloads/libnofp.so
 	gcc $(NOFP_CFLAGS) -o $@ $< -L$(@D) -lnofp -Wl,-rpath,'$$ORIGIN'
 
-$(BUILD)/tests/workloads/fp_main: tests/workloads/nofp_main.c $(BUILD)/tests/workloads/libnofp.so
+$(BUILD)/tests/workloads/fp_main: tests/workloads/nofp_main.c tests/workloads/lib/burn.h $(BUILD)/tests/workloads/libnofp.so
 	gcc $(WORKLOAD_CFLAGS) -o $@ $< -L$(@D) -lnofp -Wl,-rpath,'$$ORIGIN'
 
 TEST_DEPS += $(WORKLOAD_BINS) $(NOFP_BINS)

@@ -1,0 +1,24 @@
+/* scan.h - bounded number scanning for the text files profcap parses
+ * (/proc/PID/maps, /proc/kallsyms, perf maps).
+ *
+ * Every function reads [*p, end) only, needs no NUL terminator, and on success
+ * advances *p past what it consumed. On failure *p and *val are left alone.
+ */
+#ifndef PROFCAP_SCAN_H
+#define PROFCAP_SCAN_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+/* The value of hex digit @c (either case), or -1 when @c is not one. */
+int scan__hex_digit(char c);
+
+/* Hex digits (either case, no "0x") up to the first non-hex byte.
+ * False when there is no digit or the value needs more than 16 digits. */
+bool scan__hex(const char **p, const char *end, __u64 *val);
+
+/* Decimal digits up to the first non-digit.
+ * False when there is no digit or the value does not fit in 64 bits. */
+bool scan__dec(const char **p, const char *end, __u64 *val);
+
+#endif

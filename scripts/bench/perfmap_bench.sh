@@ -20,15 +20,17 @@ OUT=build/bench
 O=build/obj
 ROUNDS=${ROUNDS:-3}
 mkdir -p "$OUT"
-[ -f "$O/perfmap.o" ] || {
-	echo "perfmap_bench: build/obj/perfmap.o missing: run make first" >&2
+# perfmap.o and the modules it uses.
+OBJS="$O/perfmap.o $O/arena.o $O/intern.o $O/scan.o"
+for o in $OBJS; do [ -f "$o" ] || {
+	echo "perfmap_bench: $o missing: run make first" >&2
 	exit 2
-}
+}; done
 entries=("$@")
 [ ${#entries[@]} -gt 0 ] || entries=(200000 1000000)
 
 musl-gcc -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -idirafter deps/uapi \
-	-static -o "$OUT/perfmap_bench" scripts/bench/perfmap_bench.c $O/perfmap.o
+	-static -o "$OUT/perfmap_bench" scripts/bench/perfmap_bench.c $OBJS
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (timings are noisy when busy)"
 for n in "${entries[@]}"; do

@@ -26,7 +26,7 @@ cd "$(dirname "$0")/../.."
 SECS=${1:-120}
 OUT=build/fuzz
 CC=${CC:-clang}
-SRCS_COMMON="src/otlp_read.c src/otlp.c src/pbbuf.c src/profile.c src/intern.c src/buf.c src/gz.c src/log.c"
+SRCS_COMMON="src/otlp_read.c src/otlp.c src/pbbuf.c src/profile.c src/intern.c src/arena.c src/buf.c src/gz.c src/log.c"
 NANOPB=deps/prefix/nanopb
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -DPB_FIELD_32BIT -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Ibpf -Ibuild/gen -I$NANOPB"

@@ -111,12 +111,11 @@ int agent__parse_args(int argc, char **argv, struct capture_opts *o)
 	const char *env_ep;
 	int c, err;
 
-	memset(o, 0, sizeof(*o));
+	capture__default_opts(o);
 	o->agent = true;
+	o->seconds = 0; /* no end: windows until a signal */
 	o->interval = 60;
-	o->freq_hz = 99;
 	o->max_dir_bytes = AGENT_DEFAULT_MAX_DIR_BYTES;
-	o->user = o->kernel = o->idle = o->unwind = true;
 
 	optind = 0;
 	opterr = 0;

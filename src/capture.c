@@ -154,6 +154,14 @@ static bool runnable(const char *name)
 	return false;
 }
 
+void capture__default_opts(struct capture_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->seconds = 10;
+	o->freq_hz = 99;
+	o->user = o->kernel = o->idle = o->unwind = true;
+}
+
 int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
 			 const char *cmd)
 {
@@ -224,12 +232,7 @@ int capture__parse_args(int argc, char **argv, struct capture_opts *o)
 	bool all = false, seconds_set = false;
 	int c, err;
 
-	memset(o, 0, sizeof(*o));
-	o->seconds = 10;
-	o->freq_hz = 99;
-	o->user = o->kernel = o->idle = true;
-	o->unwind = true;
-
+	capture__default_opts(o);
 	optind = 0;
 	opterr = 0;
 	/* '+': stop at the first non-option, so CMD's own flags stay its own. */

@@ -65,6 +65,10 @@ enum {
 	OTLP_CONFIG_LONGOPTS
 /* clang-format on */
 
+/* Reset @o to the defaults both `capture` and `agent` start from: 99 Hz,
+ * user and kernel stacks, idle samples, table unwinding, 10 s. Cannot fail. */
+void capture__default_opts(struct capture_opts *o);
+
 /* Take one shared flag (-F, --no-*, --format, -q, -v, targeting, export;
  * getopt code @c, value @arg) into @o. Any other code, getopt's ':' (missing
  * value) included, is a usage error naming @opt (the argument getopt just

@@ -82,7 +82,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u8);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 1); /* sized by user space when following forks */
 } followed SEC(".maps");
 
 struct {

@@ -57,7 +57,7 @@ struct ustack_ext_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u64);
 	__type(value, struct ustack_ext);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 1); /* sized by user space when unwinding */
 };
 
 struct ustack_ext_map ustack_ext0 SEC(".maps");

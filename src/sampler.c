@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <sys/syscall.h>
@@ -205,13 +204,6 @@ static int own_pid_ns(__u64 *dev, __u64 *ino)
 	return 0;
 }
 
-bool sampler__in_pid_namespace(void)
-{
-	__u64 dev = 0, ino = PID_NS_INIT_INO;
-
-	return !own_pid_ns(&dev, &ino) && ino != PID_NS_INIT_INO;
-}
-
 /* Offset of child_pid in the sched_process_fork record, from the
  * tracepoint's format file: 20 (Linux >= 6.10) or 44 (older). */
 static int fork_child_offset(__u32 *off)
@@ -364,10 +356,12 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o)
 			       bpf_map__map_flags(s->skel->maps.unwind_rows) | BPF_F_MMAPABLE);
 	bpf_map__set_max_entries(s->skel->maps.unwind_maps, SAMPLER_UNWIND_MAPS);
 	bpf_map__set_max_entries(s->skel->maps.unwind_procs, UNWIND_TABLE_MAX_PROCS);
+	bpf_map__set_max_entries(s->skel->maps.ustack_ext0, SAMPLER_USTACK_EXT_MAX);
+	bpf_map__set_max_entries(s->skel->maps.ustack_ext1, SAMPLER_USTACK_EXT_MAX);
 }
 
 /* After load: map the row store and create the table builder. */
-static int unwind_open(struct sampler *s, const struct sampler_opts *o)
+static int unwind_open(struct sampler *s)
 {
 	struct unwind_table_sink sink = {
 		.set_map = unwind_set_map,
@@ -397,7 +391,6 @@ static int unwind_open(struct sampler *s, const struct sampler_opts *o)
 	s->unwind = unwind_table__new(&sink, "/proc");
 	if (!s->unwind)
 		return -ENOMEM;
-	(void)o;
 	return 0;
 }
 
@@ -449,6 +442,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	struct sampler *s = NULL;
 	bool *online = NULL;
 	__u32 ncpus = 0, entries, i;
+	__u64 pidns_dev = 0, pidns_ino = 0;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -492,12 +486,10 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	s->skel->rodata->filter_tids = o->ntids > 0;
 	s->skel->rodata->filter_comms = o->ncomms > 0;
 	s->skel->rodata->filter_cgroups = (__u32)o->ncgroups;
-	if (sampler__in_pid_namespace()) {
-		__u64 dev = 0, ino = 0;
-
-		own_pid_ns(&dev, &ino);
-		s->skel->rodata->pidns_dev = dev;
-		s->skel->rodata->pidns_ino = ino;
+	if (!own_pid_ns(&pidns_dev, &pidns_ino) && pidns_ino != PID_NS_INIT_INO) {
+		/* Not the initial PID namespace: report PIDs as seen in ours. */
+		s->skel->rodata->pidns_dev = pidns_dev;
+		s->skel->rodata->pidns_ino = pidns_ino;
 	}
 	if (o->follow_forks && o->npids) {
 		__u32 off = 0;
@@ -512,6 +504,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		}
 		s->skel->rodata->follow_forks = 1;
 		s->skel->rodata->fork_child_off = off;
+		bpf_map__set_max_entries(s->skel->maps.followed, SAMPLER_FOLLOWED_MAX);
 	} else {
 		bpf_program__set_autoload(s->skel->progs.profcap_fork, false);
 	}
@@ -537,7 +530,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		explain_load_error(err);
 		goto err_out;
 	}
-	err = unwind_open(s, o);
+	err = unwind_open(s);
 	if (err)
 		goto err_out;
 	err = set_filters(s, o);

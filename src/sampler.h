@@ -38,6 +38,10 @@ struct sampler_opts {
 /* Default row store: 8 bytes a row, 32 MiB. */
 #define SAMPLER_UNWIND_ROWS (4u << 20)
 #define SAMPLER_UNWIND_MAPS (1u << 16) /* mapping entries, all processes */
+/* Stacks deeper than PROFCAP_MAX_STACK per generation (their extra frames). */
+#define SAMPLER_USTACK_EXT_MAX 1024u
+/* Processes followed through forks (an LRU: a fork storm cannot fill it). */
+#define SAMPLER_FOLLOWED_MAX 65536u
 
 /* One aggregated record: @count samples with identical key. The stack arrays
  * are leaf first and borrowed for the duration of the callback. */
@@ -106,10 +110,6 @@ void sampler__unwind_stats(const struct sampler *s, __u64 *out);
 
 /* Detach and free everything. Accepts NULL. */
 void sampler__free(struct sampler *s);
-
-/* True when profcap runs in a PID namespace other than the initial one: the
- * sampler then reports PIDs as seen in it and skips tasks outside it. */
-bool sampler__in_pid_namespace(void);
 
 /* Check, before any work, that this process may load BPF programs and open
  * system-wide perf events. 0, or -EPERM after logging what is missing. */

@@ -5,6 +5,9 @@
 #   build/gen/     nanopb code generated from nanopb_protos/**/*.proto
 #   build/bpf/     BPF objects and bpftool skeletons (<name>.skel.h)
 #   build/obj/     objects of src/, nanopb runtime, generated code, tests
+#   build/lib/     one static archive per layer of src/ (libutil.a, ...),
+#                  libpb.a (nanopb runtime + generated code); the binary,
+#                  unit tests, fuzzers and benchmarks all link these
 #   build/profcap  stripped binary (build/profcap.debug keeps the symbols)
 #   build/tests/   unit test binaries, one per tests/unit/test_*.c
 #
@@ -21,6 +24,7 @@ UAPI := $(DEPS)/uapi
 NANOPB_DIR := $(PREFIX)/nanopb
 
 CC := musl-gcc
+AR := ar
 CLANG := clang
 LLVM_STRIP := llvm-strip
 STRIP := strip
@@ -66,10 +70,20 @@ BPF_NAMES := $(BPF_SRCS:bpf/%.bpf.c=%)
 BPF_OBJS := $(BPF_NAMES:%=$(BUILD)/bpf/%.bpf.o)
 SKELS := $(BPF_NAMES:%=$(BUILD)/bpf/%.skel.h)
 
+# Layers of src/, lowest first: a layer may include only from itself and the
+# layers before it (tests/check_layers.sh enforces it). Each builds into
+# build/lib/lib<layer>.a; links name them highest first.
+LAYERS := util proc model collect symbolize formats export capture cli
+LAYER_LIBS := $(LAYERS:%=$(BUILD)/lib/lib%.a)
+LINK_LAYERS := $(foreach l,$(shell echo $(LAYERS) | tr ' ' '\n' | tac),$(BUILD)/lib/lib$(l).a)
+PB_LIB := $(BUILD)/lib/libpb.a
+
 SRCS := $(sort $(shell find src -name '*.c' 2>/dev/null))
 OBJS := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
-MAIN_OBJ := $(BUILD)/obj/main.o
-LIB_OBJS := $(filter-out $(MAIN_OBJ),$(OBJS))
+MAIN_OBJ := $(BUILD)/obj/cli/main.o
+layer_objs = $(filter-out $(MAIN_OBJ),$(filter $(BUILD)/obj/$(1)/%,$(OBJS)))
+# Everything a program built on profcap's code links, in link order.
+PROFCAP_LIBS := $(LINK_LAYERS) $(PB_LIB) $(LIBS)
 
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_OBJS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/obj/tests/%.o)
@@ -85,9 +99,13 @@ TEST_DEPS :=
 .SECONDARY: $(PB_C) $(PB_H) $(BPF_OBJS) $(SKELS)
 
 # ---- top-level targets --------------------------------------------------------
-.PHONY: all profcap tests test clean distclean
+.PHONY: all profcap libs print-libs tests test clean distclean
 all: profcap tests
 profcap: $(BUILD)/profcap
+libs: $(LAYER_LIBS) $(PB_LIB)
+# For scripts that link their own programs (benchmarks): the archives, in order.
+print-libs:
+	@echo $(PROFCAP_LIBS)
 tests: $(TEST_BINS) $(TEST_DEPS)
 test: all
 	./tests/run.sh
@@ -135,16 +153,28 @@ $(BUILD)/obj/tests/%.o: tests/unit/%.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $(DEPFLAGS) -c $< -o $@
 
+# ---- archives ------------------------------------------------------------------------
+$(BUILD)/lib/lib%.a: Makefile
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $(filter %.o,$^)
+$(foreach l,$(LAYERS),$(eval $(BUILD)/lib/lib$(l).a: $(call layer_objs,$(l))))
+
+$(PB_LIB): $(PB_OBJS) $(NANOPB_OBJS) Makefile
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $(PB_OBJS) $(NANOPB_OBJS)
+
 # ---- link ---------------------------------------------------------------------------
-$(BUILD)/profcap.debug: $(OBJS) $(PB_OBJS) $(NANOPB_OBJS) $(LIBS)
-	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(PB_OBJS) $(NANOPB_OBJS) $(LIBS)
+$(BUILD)/profcap.debug: $(MAIN_OBJ) $(LAYER_LIBS) $(PB_LIB) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(PROFCAP_LIBS)
 
 $(BUILD)/profcap: $(BUILD)/profcap.debug
 	$(STRIP) -o $@ $<
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB_OBJS) $(PB_OBJS) $(NANOPB_OBJS) $(LIBS)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LAYER_LIBS) $(PB_LIB) $(LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(PB_OBJS) $(NANOPB_OBJS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(PROFCAP_LIBS)
 
 -include $(OBJS:.o=.d) $(PB_OBJS:.o=.d) $(NANOPB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
 	$(BPF_OBJS:.o=.d)

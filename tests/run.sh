@@ -37,6 +37,11 @@ tally() {
 	[ "$f" -gt 0 ] && failed_names+=("$name")
 }
 
+echo "== source layers (includes point down the order in the Makefile)"
+out=$("$PY" tests/check_layers.py 2>&1)
+echo "$out" | sed 's/^/  /'
+tally "$(tail -n 1 <<<"$out")" "layers"
+
 echo "== unit tests"
 for t in build/tests/test_*; do
 	[ -x "$t" ] || continue

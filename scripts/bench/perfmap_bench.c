@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 #define MAX_ROUNDS 64
 #define LOOKUPS 10000000u

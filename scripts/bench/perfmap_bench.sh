@@ -3,7 +3,7 @@
 #
 # 1. For each ENTRIES (default: 200000 1000000) writes a node-like synthetic
 #    perf map (scripts/bench/perfmap_bench.c, linked with musl against
-#    build/obj like the unit tests) and measures src/perfmap.c on it: full
+#    the archives in build/lib like the unit tests) and measures src/perfmap.c on it: full
 #    read (median of 5, each in a fresh child), memory kept and peak RSS,
 #    lookup cost, and reading 1000 lines appended to the big map.
 # 2. Against perf (root): a jitloop workload gets a 200k-entry perf map plus
@@ -17,20 +17,17 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 OUT=build/bench
-O=build/obj
 ROUNDS=${ROUNDS:-3}
 mkdir -p "$OUT"
-# perfmap.o and the modules it uses.
-OBJS="$O/perfmap.o $O/arena.o $O/intern.o $O/scan.o"
-for o in $OBJS; do [ -f "$o" ] || {
-	echo "perfmap_bench: $o missing: run make first" >&2
+make -s libs || {
+	echo "perfmap_bench: cannot build the archives: run ./build.sh first" >&2
 	exit 2
-}; done
+}
 entries=("$@")
 [ ${#entries[@]} -gt 0 ] || entries=(200000 1000000)
 
 musl-gcc -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -idirafter deps/uapi \
-	-static -o "$OUT/perfmap_bench" scripts/bench/perfmap_bench.c $OBJS
+	-static -o "$OUT/perfmap_bench" scripts/bench/perfmap_bench.c $(make -s print-libs)
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (timings are noisy when busy)"
 for n in "${entries[@]}"; do

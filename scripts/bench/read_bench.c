@@ -18,10 +18,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "buf.h"
-#include "otlp.h"
-#include "otlp_read.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "formats/otlp.h"
+#include "formats/otlp_read.h"
+#include "model/profile.h"
 
 #define NFUNCS 20000
 #define NMAPS 40

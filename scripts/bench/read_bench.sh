@@ -4,7 +4,7 @@
 # For each ENTRIES (default: 200000 1000000) writes a capture of 1,000,000
 # samples over 50,000 distinct stacks, spread over ENTRIES distinct
 # (process, thread, stack) sample entries, with otlp__encode()
-# (scripts/bench/read_bench.c, linked with musl against build/obj like the
+# (scripts/bench/read_bench.c, linked with musl against the archives in build/lib like the
 # unit tests), then measures:
 #   - otlp_read__file() alone: best wall and CPU time of 5 rounds, peak RSS
 #   - `profcap report FILE` (when the binary has that command): wall time and
@@ -15,10 +15,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 OUT=build/bench
-O=build/obj
 mkdir -p "$OUT"
-[ -f "$O/otlp_read.o" ] || {
-	echo "read_bench: build/obj/otlp_read.o missing: run make first" >&2
+make -s libs || {
+	echo "read_bench: cannot build the archives: run ./build.sh first" >&2
 	exit 2
 }
 entries=("$@")
@@ -28,8 +27,7 @@ entries=("$@")
 musl-gcc -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DPB_FIELD_32BIT -Isrc \
 	-Ibuild/gen -Ideps/prefix/include -Ideps/prefix/nanopb -idirafter deps/uapi -static \
 	-o "$OUT/read_bench" scripts/bench/read_bench.c \
-	$O/otlp_read.o $O/otlp.o $O/pbbuf.o $O/profile.o $O/intern.o $O/buf.o $O/gz.o $O/log.o \
-	$(find $O/gen -name '*.pb.o') $O/nanopb/*.o deps/prefix/lib/libz.a
+	$(make -s print-libs)
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (timings are noisy when busy)"
 for n in "${entries[@]}"; do

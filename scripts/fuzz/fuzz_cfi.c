@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfi.h"
+#include "collect/cfi.h"
 #include "unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "otlp.h"
-#include "otlp_read.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "formats/otlp.h"
+#include "formats/otlp_read.h"
+#include "model/profile.h"
 
 #define FUZZ_MAX_BYTES (16u << 20)
 

@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "otlp.h"
-#include "otlp_read.h"
-#include "perf_script.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "formats/otlp.h"
+#include "formats/otlp_read.h"
+#include "formats/perf_script.h"
+#include "model/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

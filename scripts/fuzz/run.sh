@@ -3,9 +3,9 @@
 # the other, SECONDS each (default 120):
 #   otlp_read    otlp_read__parse() (then otlp__encode() and a re-read)
 #   perf_script  perf_script__parse() (then the OTLP round trip), built only
-#                when src/perf_script.c exists
+#                when src/formats/perf_script.c exists
 #   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
-#                and bare CFI sections), built only when src/cfi.c exists
+#                and bare CFI sections), built only when src/collect/cfi.c exists
 # Built with clang -fsanitize=fuzzer,address,undefined against the system
 # glibc and zlib (zlib1g-dev), from the pure modules of src/, the nanopb
 # runtime in deps/prefix/nanopb and the generated code in build/gen (run
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/../.."
 SECS=${1:-120}
 OUT=build/fuzz
 CC=${CC:-clang}
-SRCS_COMMON="src/otlp_read.c src/otlp.c src/pbbuf.c src/profile.c src/intern.c src/arena.c src/buf.c src/gz.c src/log.c"
+SRCS_COMMON="src/formats/otlp_read.c src/formats/otlp.c src/formats/pbbuf.c src/model/profile.c src/util/intern.c src/util/arena.c src/util/buf.c src/util/gz.c src/util/log.c"
 NANOPB=deps/prefix/nanopb
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -DPB_FIELD_32BIT -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Ibpf -Ibuild/gen -I$NANOPB"
@@ -135,16 +135,16 @@ run() { # NAME
 build otlp_read || die "build of the otlp_read fuzzer failed"
 seeds_otlp
 names=(otlp_read)
-if [ -f src/perf_script.c ]; then
-	if build perf_script src/perf_script.c; then
+if [ -f src/formats/perf_script.c ]; then
+	if build perf_script src/formats/perf_script.c; then
 		seeds_perf
 		names+=(perf_script)
 	else
 		echo "fuzz: perf_script harness does not build (see above); skipped" >&2
 	fi
 fi
-if [ -f src/cfi.c ]; then
-	if build cfi src/cfi.c; then
+if [ -f src/collect/cfi.c ]; then
+	if build cfi src/collect/cfi.c; then
 		seeds_cfi
 		names+=(cfi)
 	else

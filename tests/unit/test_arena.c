@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arena.h"
+#include "util/arena.h"
 #include "test.h"
 
 TEST(alignment_and_stability)

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "capture.h"
+#include "capture/agent.h"
+#include "capture/capture.h"
 #include "test.h"
 
 static int parse(struct capture_opts *o, int argc, char **argv)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cfi.h"
+#include "collect/cfi.h"
 #include "unwind.h"
 #include "fixtures.h"
 #include "test.h"

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "proc/container.h"
 #include "test.h"
 
 #define ID1 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfsym.h"
-#include "procmaps.h"
+#include "symbolize/elfsym.h"
+#include "proc/procmaps.h"
 #include "fixtures.h"
 #include "test.h"
 

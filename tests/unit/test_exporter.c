@@ -12,11 +12,11 @@
 
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb.h"
 
-#include "buf.h"
-#include "exporter.h"
-#include "gz.h"
+#include "util/buf.h"
+#include "export/exporter.h"
+#include "util/gz.h"
 #include "httpd.h"
-#include "otlp_config.h"
+#include "export/otlp_config.h"
 #include "test.h"
 
 #define PC(x) opentelemetry_proto_collector_profiles_v1development_##x

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "flamegraph.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "formats/flamegraph.h"
+#include "model/profile.h"
 #include "test.h"
 
 static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL};

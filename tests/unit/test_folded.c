@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "folded.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "formats/folded.h"
+#include "model/profile.h"
 #include "test.h"
 
 static const struct profile_mapping_desc app_map = {0x1000, 0x2000, 0, "/usr/bin/app", NULL};

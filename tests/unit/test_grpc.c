@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "grpc.h"
+#include "export/grpc.h"
 #include "test.h"
 
 /* ---- a tiny protobuf writer, independent of the code under test ---- */

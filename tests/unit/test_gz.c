@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "gz.h"
+#include "util/buf.h"
+#include "util/gz.h"
 #include "test.h"
 
 static unsigned char *sample(size_t n)

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "intern.h"
+#include "util/buf.h"
+#include "util/intern.h"
 #include "test.h"
 
 TEST(dedup_and_stable_pointers)

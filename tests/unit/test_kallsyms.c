@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "kallsyms.h"
+#include "symbolize/kallsyms.h"
 #include "test.h"
 
 static const char ktext[] = "0000000000000000 A fixed_percpu_data\n"

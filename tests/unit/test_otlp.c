@@ -10,9 +10,9 @@
 
 #include "opentelemetry/proto/profiles/v1development/profiles.pb.h"
 
-#include "buf.h"
-#include "otlp.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "formats/otlp.h"
+#include "model/profile.h"
 #include "test.h"
 
 #define PF(x) opentelemetry_proto_profiles_v1development_##x

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "otlp_config.h"
+#include "export/otlp_config.h"
 #include "test.h"
 
 /* ---- a fake environment ---- */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "otlp_json.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "formats/otlp_json.h"
+#include "model/profile.h"
 #include "test.h"
 
 /* 0 when @s (@n bytes) nests {} and [] correctly outside strings, has no raw

@@ -12,11 +12,11 @@
 
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb.h"
 
-#include "buf.h"
-#include "gz.h"
-#include "otlp.h"
-#include "otlp_read.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "util/gz.h"
+#include "formats/otlp.h"
+#include "formats/otlp_read.h"
+#include "model/profile.h"
 #include "test.h"
 
 #define MAX_FILE (64u << 20)

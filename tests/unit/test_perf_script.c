@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf_script.h"
-#include "profile.h"
+#include "formats/perf_script.h"
+#include "model/profile.h"
 #include "test.h"
 
 static const char default_fixture[] =

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 #include "test.h"
 
 static const char *name_at(const struct perfmap *m, __u64 addr)

@@ -10,10 +10,10 @@
 
 #include "perftools/profiles/profile.pb.h"
 
-#include "buf.h"
-#include "gz.h"
-#include "pprof.h"
-#include "profile.h"
+#include "util/buf.h"
+#include "util/gz.h"
+#include "formats/pprof.h"
+#include "model/profile.h"
 #include "test.h"
 
 #define PP(x) perftools_profiles_##x

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "procmaps.h"
+#include "proc/procmaps.h"
 #include "test.h"
 
 static const char maps_text[] =

@@ -1,7 +1,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "profile.h"
+#include "model/profile.h"
 #include "test.h"
 
 static const struct profile_mapping_desc map_a = {

@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
-#include "report.h"
+#include "model/profile.h"
+#include "cli/report.h"
+#include "util/utf8.h"
 #include "test.h"
 
 static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL};
@@ -317,16 +318,16 @@ TEST(empty_stack_and_foreign_value_type)
 
 TEST(utf8)
 {
-	CHECK_EQ_U64(report__utf8_seq("a"), 1);
-	CHECK_EQ_U64(report__utf8_seq("\xc3\xa9"), 2);
-	CHECK_EQ_U64(report__utf8_seq("\xe2\x82\xac"), 3);
-	CHECK_EQ_U64(report__utf8_seq("\xf0\x9f\x94\xa5"), 4);
-	CHECK_EQ_U64(report__utf8_seq("\xc0\xaf"), 0);	       /* overlong */
-	CHECK_EQ_U64(report__utf8_seq("\xe0\x80\xaf"), 0);     /* overlong */
-	CHECK_EQ_U64(report__utf8_seq("\xed\xa0\x80"), 0);     /* surrogate */
-	CHECK_EQ_U64(report__utf8_seq("\xf4\x90\x80\x80"), 0); /* past U+10FFFF */
-	CHECK_EQ_U64(report__utf8_seq("\xe2\x82"), 0);	       /* truncated */
-	CHECK_EQ_U64(report__utf8_seq("\x80"), 0);
+	CHECK_EQ_U64(utf8__seq("a"), 1);
+	CHECK_EQ_U64(utf8__seq("\xc3\xa9"), 2);
+	CHECK_EQ_U64(utf8__seq("\xe2\x82\xac"), 3);
+	CHECK_EQ_U64(utf8__seq("\xf0\x9f\x94\xa5"), 4);
+	CHECK_EQ_U64(utf8__seq("\xc0\xaf"), 0);	       /* overlong */
+	CHECK_EQ_U64(utf8__seq("\xe0\x80\xaf"), 0);     /* overlong */
+	CHECK_EQ_U64(utf8__seq("\xed\xa0\x80"), 0);     /* surrogate */
+	CHECK_EQ_U64(utf8__seq("\xf4\x90\x80\x80"), 0); /* past U+10FFFF */
+	CHECK_EQ_U64(utf8__seq("\xe2\x82"), 0);	       /* truncated */
+	CHECK_EQ_U64(utf8__seq("\x80"), 0);
 }
 
 int main(void)

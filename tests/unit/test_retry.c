@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "grpc.h"
-#include "retry.h"
+#include "export/grpc.h"
+#include "export/retry.h"
 #include "test.h"
 
 TEST(http_classification)

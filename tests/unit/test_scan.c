@@ -1,7 +1,7 @@
 /* test_scan.c - bounded hex/decimal scanning. */
 #include <string.h>
 
-#include "scan.h"
+#include "util/scan.h"
 #include "test.h"
 
 static bool hex(const char *s, size_t len, __u64 *v, size_t *used)

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sink.h"
+#include "export/sink.h"
 #include "test.h"
 
 static char dir[] = "/tmp/profcap-test-sink-XXXXXX";

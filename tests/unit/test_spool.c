@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "spool.h"
+#include "util/buf.h"
+#include "export/spool.h"
 #include "test.h"
 
 static char root[] = "/tmp/profcap-test-spool-XXXXXX";

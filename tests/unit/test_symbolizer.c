@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elfsym.h"
-#include "symbolizer.h"
+#include "symbolize/elfsym.h"
+#include "symbolize/symbolizer.h"
 #include "fixtures.h"
 #include "test.h"
 

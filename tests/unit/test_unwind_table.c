@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "unwind_table.h"
+#include "collect/unwind_table.h"
 #include "test.h"
 
 #define MAX_MAPS 512

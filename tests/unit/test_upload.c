@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "util/buf.h"
 #include "httpd.h"
-#include "otlp.h"
-#include "profile.h"
+#include "formats/otlp.h"
+#include "model/profile.h"
 #include "test.h"
-#include "upload.h"
+#include "cli/upload.h"
 
 static char dir[] = "/tmp/profcap-test-upload-XXXXXX";
 static struct buf capture;

@@ -1,0 +1,327 @@
+/* convert.c - `profcap convert` (see convert.h).
+ *
+ * The output sink is opened first, so an unwritable destination fails
+ * before any work. The whole input is read into memory, its kind decided
+ * (--from, else perf script text when it looks like it, else OTLP), parsed
+ * into the profile model and encoded with format__encode().
+ *
+ * perf script text carries no wall-clock time and no host: a converted
+ * capture ends "now" (time = now - duration) and names no host.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "cli/convert.h"
+#include "formats/format.h"
+#include "util/log.h"
+#include "formats/otlp_read.h"
+#include "formats/perf_script.h"
+#include "model/profile.h"
+#include "export/sink.h"
+#include "util/version.h"
+
+/* Format name for Profile.original_payload_format, from the list in the
+ * OTLP profiles.proto comments ("jfr", "pprof", "linux_perf"). */
+#define PERF_PAYLOAD_FORMAT "linux_perf"
+
+/* Largest output written. */
+#define CONVERT_MAX_OUTPUT (1ull << 30)
+
+enum input_kind {
+	INPUT_AUTO = 0,
+	INPUT_OTLP,
+	INPUT_PERF_SCRIPT,
+};
+
+struct convert_opts {
+	const char *in, *out, *title;
+	enum format to;
+	enum input_kind from;
+	bool embed_original;
+};
+
+void convert__usage(void)
+{
+	printf("Usage: profcap convert IN -o OUT --to FORMAT [options]\n"
+	       "\n"
+	       "Convert a capture to another format. IN is an OTLP Profiles file (ProfilesData\n"
+	       "or ExportProfilesServiceRequest, gzip'd or not, from any tool) or the text\n"
+	       "output of 'perf script'; '-' reads standard input.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -o, --output OUT     where to write; '-' = standard output (files are\n"
+	       "                       replaced atomically)\n"
+	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg\n"
+	       "      --from KIND      otlp | perf-script (default: perf-script when IN looks\n"
+	       "                       like 'perf script' text, else otlp)\n"
+	       "      --embed-original keep the perf script text in the OTLP profile\n"
+	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
+	       "                       only with perf-script input and --to otlp/otlp-json\n"
+	       "      --title TEXT     title of the SVG flame graph\n"
+	       "  -h, --help           this help\n"
+	       "\n"
+	       "perf script input: record with 'perf record -g', then run 'perf script' (default\n"
+	       "fields, or -F comm,pid,tid,time,ip,sym,dso). Its times are not wall-clock, so\n"
+	       "the converted capture is dated as ending now.\n"
+	       "\n"
+	       "Exit status: 0 ok, 1 unreadable or malformed input or failed write, 2 bad "
+	       "usage.\n");
+}
+
+#define usage_error(...) log__usage_error("convert", __VA_ARGS__)
+
+/* 0, 1 when --help was printed, or -EINVAL after one error line. */
+static int parse_args(int argc, char **argv, struct convert_opts *o)
+{
+	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE };
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"to", required_argument, NULL, OPT_TO},
+		{"from", required_argument, NULL, OPT_FROM},
+		{"embed-original", no_argument, NULL, OPT_EMBED},
+		{"title", required_argument, NULL, OPT_TITLE},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	bool have_to = false;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->out = optarg;
+			break;
+		case OPT_TO:
+			if (format__parse(optarg, &o->to))
+				return usage_error("unknown --to format '%s': expected otlp, "
+						   "otlp-json, pprof, folded or svg",
+						   optarg);
+			have_to = true;
+			break;
+		case OPT_FROM:
+			if (!strcmp(optarg, "otlp"))
+				o->from = INPUT_OTLP;
+			else if (!strcmp(optarg, "perf-script"))
+				o->from = INPUT_PERF_SCRIPT;
+			else
+				return usage_error("unknown --from '%s': expected otlp or "
+						   "perf-script",
+						   optarg);
+			break;
+		case OPT_EMBED:
+			o->embed_original = true;
+			break;
+		case OPT_TITLE:
+			o->title = optarg;
+			break;
+		case 'h':
+			convert__usage();
+			return 1;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no input: give a capture file, or '-' for standard input");
+	if (argc - optind > 1)
+		return usage_error("one input at a time ('%s' is extra)", argv[optind + 1]);
+	o->in = argv[optind];
+	if (!o->out)
+		return usage_error("no output: give -o FILE, or -o - for standard output");
+	if (!have_to)
+		return usage_error("no output format: give --to otlp, otlp-json, pprof, folded "
+				   "or svg");
+	if (o->embed_original && o->from != INPUT_PERF_SCRIPT)
+		return usage_error("--embed-original needs --from perf-script");
+	if (o->embed_original && o->to != FORMAT_OTLP && o->to != FORMAT_OTLP_JSON)
+		return usage_error("--embed-original only applies to --to otlp or otlp-json");
+	return 0;
+}
+
+static int write_stdout(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	while (len) {
+		ssize_t n = write(STDOUT_FILENO, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void random_id(__u8 id[16])
+{
+	bool nonzero = false;
+	size_t i;
+
+	if (getrandom(id, 16, 0) != 16) {
+		__u64 x = (__u64)time(NULL) ^ ((__u64)getpid() << 32);
+
+		for (i = 0; i < 16; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+			id[i] = (__u8)(x >> 56);
+	}
+	for (i = 0; i < 16; i++)
+		nonzero |= id[i] != 0;
+	if (!nonzero)
+		id[0] = 1;
+}
+
+/* Parse perf script text into *@out and give it capture metadata. 0 or 1
+ * (logged). */
+static int read_perf_script(const struct convert_opts *o, const char *name, const struct buf *in,
+			    struct profile **out)
+{
+	struct perf_script_stats st;
+	struct profile_meta m = {0};
+	struct timespec now;
+	char why[256] = "";
+	int err;
+
+	err = perf_script__parse(in->data, in->len, out, &st, why, sizeof(why));
+	if (err) {
+		if (err == -EBADMSG)
+			pr_err("%s: %s (expected the text output of 'perf script')", name, why);
+		else
+			pr_err("%s: cannot convert the perf script text: %s", name, strerror(-err));
+		return 1;
+	}
+	if (st.skipped)
+		pr_warn("%s: skipped %zu line%s that are not perf script samples (first: line "
+			"%zu)",
+			name, st.skipped, st.skipped == 1 ? "" : "s", st.first_skipped_line);
+	if (st.truncated)
+		pr_warn("%s: %zu callchain%s longer than the model's limit were cut", name,
+			st.truncated, st.truncated == 1 ? "" : "s");
+	clock_gettime(CLOCK_REALTIME, &now);
+	m.duration_nano = st.duration_ns;
+	m.time_unix_nano = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+	m.time_unix_nano =
+		m.time_unix_nano > m.duration_nano ? m.time_unix_nano - m.duration_nano : 0;
+	m.period_ns = st.period;
+	m.os_type = "linux";
+	m.scope_name = "profcap";
+	m.scope_version = PROFCAP_VERSION;
+	random_id(m.profile_id);
+	if (o->embed_original) {
+		m.original_payload = in->data;
+		m.original_payload_len = in->len;
+		m.original_payload_format = PERF_PAYLOAD_FORMAT;
+	}
+	if (profile__set_meta(*out, &m)) {
+		pr_err("out of memory converting %s", name);
+		profile__free(*out);
+		*out = NULL;
+		return 1;
+	}
+	pr_debug("%s: %zu perf script samples", name, st.samples);
+	return 0;
+}
+
+/* Read and parse the input. 0, or 1 after logging. */
+static int load(const struct convert_opts *o, struct profile **out)
+{
+	const char *name = strcmp(o->in, "-") ? o->in : "standard input";
+	enum input_kind kind = o->from;
+	char why[256] = "";
+	struct buf in;
+	int err, ret = 1;
+
+	buf__init(&in, CONVERT_MAX_INPUT);
+	err = buf__read_file(&in, strcmp(o->in, "-") ? o->in : "/dev/stdin");
+	if (err == -E2BIG) {
+		pr_err("%s is larger than %llu MiB; convert a smaller capture", name,
+		       CONVERT_MAX_INPUT >> 20);
+		goto out;
+	}
+	if (err) {
+		pr_err("cannot read %s: %s; check the path and its permissions", name,
+		       strerror(-err));
+		goto out;
+	}
+	if (!in.len) {
+		pr_err("%s is empty: nothing to convert", name);
+		goto out;
+	}
+	if (kind == INPUT_AUTO)
+		kind = perf_script__looks_like(in.data, in.len) ? INPUT_PERF_SCRIPT : INPUT_OTLP;
+	if (kind == INPUT_PERF_SCRIPT) {
+		ret = read_perf_script(o, name, &in, out);
+		goto out;
+	}
+	err = otlp_read__parse(in.data, in.len, out, why, sizeof(why));
+	if (err) {
+		pr_err("%s: %s (is it an OTLP Profiles file, or 'perf script' text with --from "
+		       "perf-script?)",
+		       name, why);
+		goto out;
+	}
+	ret = 0;
+out:
+	buf__release(&in);
+	return ret;
+}
+
+int convert__main(int argc, char **argv)
+{
+	struct profile *p = NULL;
+	struct sink *sink = NULL;
+	struct convert_opts o;
+	struct buf data;
+	int ret, err;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	buf__init(&data, CONVERT_MAX_OUTPUT);
+	if (strcmp(o.out, "-")) {
+		sink = file_sink__new(o.out);
+		if (!sink)
+			return 1;
+	}
+	ret = load(&o, &p);
+	if (ret)
+		goto out;
+	ret = 1;
+	err = format__encode(p, o.to, o.title, &data);
+	if (err) {
+		pr_err("cannot encode %s as %s: %s", o.in, format__name(o.to),
+		       err == -E2BIG ? "the output would be larger than 1 GiB" : strerror(-err));
+		goto out;
+	}
+	if (sink) {
+		if (sink__deliver(sink, data.data, data.len))
+			goto out;
+	} else {
+		err = write_stdout(data.data, data.len);
+		if (err) {
+			pr_err("cannot write to standard output: %s", strerror(-err));
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	buf__release(&data);
+	profile__free(p);
+	sink__free(sink);
+	return ret;
+}

@@ -1,0 +1,170 @@
+/* flamegraph_cmd.c - `profcap flamegraph FILE -o OUT.svg` (see flamegraph_cmd.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/log.h"
+#include "model/profile.h"
+#include "formats/flamegraph.h"
+#include "formats/otlp_read.h"
+#include "export/sink.h"
+#include "cli/flamegraph_cmd.h"
+
+struct fg_args {
+	const char *in, *out;
+	struct flamegraph_opts o;
+};
+
+void flamegraph__usage(void)
+{
+	printf("Usage: profcap flamegraph FILE -o OUT.svg [options]\n"
+	       "\n"
+	       "Write a capture as one self-contained interactive SVG flame graph (no\n"
+	       "network, no external scripts): root 'all', one level per process, then the\n"
+	       "stacks from the root to the leaf. Open it in a browser: hover a frame for\n"
+	       "its samples and share, click to zoom (Reset zoom to go back), Ctrl-F or\n"
+	       "Search to highlight frames matching a regular expression and see their share.\n"
+	       "Colours: orange kernel, red native, green JIT / interpreted, blue processes.\n"
+	       "FILE is any OTLP Profiles file, gzip or not; '-' reads standard input.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -o, --output OUT      the SVG file to write ('-' = standard output); required\n"
+	       "      --title TEXT      title (default: host and capture time)\n"
+	       "      --pid PID         only process PID\n"
+	       "      --inverted        icicle graph: leaf functions at the top, their callers\n"
+	       "                        below\n"
+	       "      --width PX        image width (default %u)\n"
+	       "  -h, --help            this help\n"
+	       "\n"
+	       "Exit status: 0 written, 1 unreadable or malformed FILE or write failure,\n"
+	       "2 bad usage.\n",
+	       FG_DEFAULT_WIDTH);
+}
+
+#define usage_error(...) log__usage_error("flamegraph", __VA_ARGS__)
+
+/* 0, 1 when --help was printed, or -EINVAL after one error line. */
+static int parse_args(int argc, char **argv, struct fg_args *a)
+{
+	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH };
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"title", required_argument, NULL, OPT_TITLE},
+		{"pid", required_argument, NULL, OPT_PID},
+		{"inverted", no_argument, NULL, OPT_INVERTED},
+		{"width", required_argument, NULL, OPT_WIDTH},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	long long v;
+	char *end;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			a->out = optarg;
+			break;
+		case OPT_TITLE:
+			a->o.title = optarg;
+			break;
+		case OPT_PID:
+			errno = 0;
+			v = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < INT32_MIN || v > INT32_MAX)
+				return usage_error("--pid needs a process id, not '%s'", optarg);
+			a->o.filter_pid = true;
+			a->o.pid = v;
+			break;
+		case OPT_INVERTED:
+			a->o.inverted = true;
+			break;
+		case OPT_WIDTH:
+			errno = 0;
+			v = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 200 || v > 100000)
+				return usage_error("--width needs a number of pixels from 200 to "
+						   "100000, not '%s'",
+						   optarg);
+			a->o.width = (unsigned)v;
+			break;
+		case 'h':
+			flamegraph__usage();
+			return 1;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no file given: name a capture file, or '-' for standard input");
+	if (argc - optind > 1)
+		return usage_error("one file at a time: unexpected '%s'", argv[optind + 1]);
+	a->in = argv[optind];
+	if (!a->out)
+		return usage_error("no output: give -o OUT.svg (or -o - for standard output)");
+	return 0;
+}
+
+static int write_out(const char *path, const struct buf *b)
+{
+	struct sink *s;
+	int err;
+
+	if (!strcmp(path, "-")) {
+		if (fwrite(b->data, 1, b->len, stdout) != b->len || fflush(stdout)) {
+			pr_err("cannot write the SVG to standard output: %s", strerror(errno));
+			return -EIO;
+		}
+		return 0;
+	}
+	s = file_sink__new(path);
+	if (!s)
+		return -EIO; /* logged */
+	err = sink__deliver(s, b->data, b->len);
+	sink__free(s);
+	return err;
+}
+
+int flamegraph__main(int argc, char **argv)
+{
+	struct profile *p = NULL;
+	struct fg_args a;
+	struct buf svg;
+	int ret, err;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (otlp_read__file(a.in, &p))
+		return 1; /* logged */
+	if (a.o.filter_pid) {
+		size_t i;
+
+		for (i = 0; i < profile__process_count(p); i++)
+			if (profile__process(p, i)->pid == a.o.pid)
+				break;
+		if (i == profile__process_count(p))
+			pr_warn("%s has no samples of pid %lld: the flame graph is empty; run "
+				"'profcap report %s --by process' to see the processes",
+				a.in, (long long)a.o.pid, a.in);
+	}
+	buf__init(&svg, FG_MAX_BYTES);
+	err = flamegraph__render(p, &a.o, &svg);
+	if (err)
+		pr_err("%s: cannot render the flame graph: %s", a.in,
+		       err == -E2BIG ? "it would exceed 1 GiB" : strerror(-err));
+	else
+		err = write_out(a.out, &svg);
+	buf__release(&svg);
+	profile__free(p);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,859 @@
+/* report.c - `profcap report` (see report.h).
+ *
+ * One pass over the samples adds each sample's value to its stack, its
+ * process and its thread; a second pass over the stacks that got a value
+ * gives every group (function or mapping) its self value (the leaf's group)
+ * and its inclusive value, counted once per stack however often the group
+ * appears in it (recursion). Groups and threads are found through hash
+ * tables (intern.h), so the work is linear in samples plus stack frames.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/intern.h"
+#include "util/log.h"
+#include "formats/otlp_read.h"
+#include "model/profile.h"
+#include "model/view.h"
+#include "util/utf8.h"
+#include "cli/report.h"
+
+/* ---- options ----------------------------------------------------------------------- */
+
+void report__default_opts(struct report_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->file = "-";
+	o->top = REPORT_DEFAULT_TOP;
+}
+
+static const char *const by_names[] = {
+	[BY_FUNCTION] = "function",
+	[BY_PROCESS] = "process",
+	[BY_THREAD] = "thread",
+	[BY_MAPPING] = "mapping",
+};
+
+void report__usage(void)
+{
+	printf("Usage: profcap report FILE [options]\n"
+	       "\n"
+	       "Show what is hot in a capture: capture metadata, the top functions with self\n"
+	       "and inclusive share, and totals per process and per thread. FILE is any OTLP\n"
+	       "Profiles file (ProfilesData or ExportProfilesServiceRequest, gzip or not);\n"
+	       "'-' reads standard input.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --top N           rows per table (default %d; 0 = all)\n"
+	       "      --by KEY          group the main table by function (default), process,\n"
+	       "                        thread or mapping\n"
+	       "      --self            sort by self value (default)\n"
+	       "      --inclusive       sort by inclusive value (a function counts once per\n"
+	       "                        stack, whatever its recursion depth)\n"
+	       "      --pid PID         only samples of process PID\n"
+	       "      --comm NAME       only samples whose executable name or thread name is NAME\n"
+	       "      --json            one JSON document instead of text\n"
+	       "  -h, --help            this help\n"
+	       "\n"
+	       "JSON keys: \"file\"; \"capture\": {\"host\", \"time\" (RFC 3339 UTC or\n"
+	       "null), \"time_unix_nano\", \"duration_seconds\", \"period\", \"period_type\",\n"
+	       "\"period_unit\", \"frequency_hz\" (null unless the period is cpu nanoseconds),\n"
+	       "\"sample_type\", \"sample_unit\", \"total\", \"processes\", \"stacks\",\n"
+	       "\"dropped_samples\", \"truncated_samples\", \"stack_missing_samples\"} (the\n"
+	       "loss counts the capturing tool recorded, 0 when none);\n"
+	       "\"filter\": {\"pid\", \"comm\"} (null when unset); \"total\" (value after\n"
+	       "filtering); \"by\"; \"sort\" (\"self\" or \"inclusive\"); \"top\": [{\"name\",\n"
+	       "\"type\" (frame type, function rows), \"pid\" (process and thread rows),\n"
+	       "\"tid\" (thread rows), \"self\", \"self_share\", \"inclusive\",\n"
+	       "\"inclusive_share\"}]; \"processes\": [{\"pid\", \"exe\", \"value\", \"share\"}];\n"
+	       "\"threads\": [{\"pid\", \"tid\", \"name\", \"value\", \"share\"}].\n"
+	       "Shares are fractions of \"total\" (0..1); lists are sorted, largest first.\n"
+	       "\n"
+	       "Exit status: 0 printed, 1 unreadable or malformed FILE, 2 bad usage.\n",
+	       REPORT_DEFAULT_TOP);
+}
+
+#define usage_error(...) log__usage_error("report", __VA_ARGS__)
+
+static bool parse_num(const char *s, long long min, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return !errno && end != s && !*end && *out >= min;
+}
+
+/* 0, 1 when --help was printed, or -EINVAL after one error line. */
+static int parse_args(int argc, char **argv, struct report_opts *o)
+{
+	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON };
+	static const struct option longopts[] = {
+		{"top", required_argument, NULL, OPT_TOP},
+		{"by", required_argument, NULL, OPT_BY},
+		{"self", no_argument, NULL, OPT_SELF},
+		{"inclusive", no_argument, NULL, OPT_INCL},
+		{"pid", required_argument, NULL, OPT_PID},
+		{"comm", required_argument, NULL, OPT_COMM},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	long long v;
+	size_t i;
+	int c;
+
+	report__default_opts(o);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TOP:
+			if (!parse_num(optarg, 0, &v) || v > 1000000)
+				return usage_error(
+					"--top needs a number from 0 to 1000000, not '%s'", optarg);
+			o->top = (unsigned long)v;
+			break;
+		case OPT_BY:
+			for (i = 0; i < sizeof(by_names) / sizeof(by_names[0]); i++)
+				if (!strcmp(optarg, by_names[i]))
+					break;
+			if (i == sizeof(by_names) / sizeof(by_names[0]))
+				return usage_error("--by takes function, process, thread or "
+						   "mapping, not '%s'",
+						   optarg);
+			o->by = (enum report_by)i;
+			break;
+		case OPT_SELF:
+			o->inclusive = false;
+			break;
+		case OPT_INCL:
+			o->inclusive = true;
+			break;
+		case OPT_PID:
+			if (!parse_num(optarg, INT32_MIN, &v))
+				return usage_error("--pid needs a process id, not '%s'", optarg);
+			o->filter_pid = true;
+			o->pid = v;
+			break;
+		case OPT_COMM:
+			if (!*optarg)
+				return usage_error("--comm needs a non-empty name");
+			o->comm = optarg;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case 'h':
+			report__usage();
+			return 1;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no file given: name a capture file, or '-' for standard input");
+	if (argc - optind > 1)
+		return usage_error("one file at a time: unexpected '%s'", argv[optind + 1]);
+	o->file = argv[optind];
+	return 0;
+}
+
+/* ---- aggregation ------------------------------------------------------------------ */
+
+struct row {
+	const char *name; /* borrowed: from the profile or a group table */
+	const char *type; /* frame type (function rows), NULL otherwise */
+	__s64 pid, tid;
+	__u64 self, incl;
+};
+
+/* A set of rows found by key. */
+struct group {
+	struct intern *keys;
+	struct row *rows;
+	__u32 *stamp; /* per row: 1 + the last stack that counted it inclusively */
+	size_t cap;
+};
+
+static void group_release(struct group *g)
+{
+	intern__free(g->keys);
+	free(g->rows);
+	free(g->stamp);
+	memset(g, 0, sizeof(*g));
+}
+
+static int group_init(struct group *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->keys = intern__new(PROFILE_MAX_ENTRIES);
+	return g->keys ? 0 : -ENOMEM;
+}
+
+static size_t group_count(const struct group *g)
+{
+	return intern__count(g->keys);
+}
+
+/* Find or add the row for @key; *@row gets it, *@added whether it is new
+ * (then zeroed but for @name, which points at the stored key when @key is a
+ * NUL-terminated string). 0, -E2BIG or -ENOMEM. */
+static int group_get(struct group *g, const void *key, size_t len, struct row **row, bool *added)
+{
+	size_t n = intern__count(g->keys);
+	struct row *r;
+	__u32 *st;
+	__u32 idx;
+	int err;
+
+	if (n >= g->cap) {
+		size_t ncap = g->cap ? g->cap * 2 : 256;
+
+		r = realloc(g->rows, ncap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		g->rows = r;
+		st = realloc(g->stamp, ncap * sizeof(*st));
+		if (!st)
+			return -ENOMEM;
+		g->stamp = st;
+		g->cap = ncap;
+	}
+	err = intern__put(g->keys, key, len, &idx, added);
+	if (err)
+		return err;
+	r = &g->rows[idx];
+	if (*added) {
+		memset(r, 0, sizeof(*r));
+		r->name = intern__get(g->keys, idx, NULL);
+		g->stamp[idx] = 0;
+	}
+	*row = r;
+	return 0;
+}
+
+struct thread_key {
+	__u64 proc; /* process index */
+	__s64 tid;
+};
+
+struct report {
+	const struct report_opts *o;
+	const struct profile *p;
+	__u64 total; /* after filtering */
+	__u64 *stack_val;
+	struct row *procs; /* one per process index */
+	struct group threads;
+	struct group frames; /* functions or mappings */
+	__u32 *loc_row;	     /* location -> row in frames, UINT32_MAX = not yet */
+};
+
+static void report_release(struct report *r)
+{
+	free(r->stack_val);
+	free(r->procs);
+	free(r->loc_row);
+	group_release(&r->threads);
+	group_release(&r->frames);
+}
+
+static int add_samples(struct report *r)
+{
+	const struct report_opts *o = r->o;
+	const struct profile *p = r->p;
+	size_t np = profile__process_count(p), i, j, ns;
+	const struct profile_process_desc *pd;
+	const struct profile_sample_entry *s;
+	struct thread_key tk;
+	const char *tname;
+	struct row *tr;
+	bool pcomm, added;
+	int err;
+
+	for (i = 0; i < np; i++) {
+		pd = profile__process(p, i);
+		r->procs[i].name = pd->exe_name ? pd->exe_name : "";
+		r->procs[i].pid = pd->pid;
+		r->procs[i].tid = -1;
+		if (o->filter_pid && pd->pid != o->pid)
+			continue;
+		pcomm = o->comm && pd->exe_name && !strcmp(pd->exe_name, o->comm);
+		ns = profile__sample_count(p, i);
+		for (j = 0; j < ns; j++) {
+			s = profile__sample(p, i, j);
+			memset(&tk, 0, sizeof(tk));
+			tk.proc = i;
+			view__sample_thread(p, s, &tk.tid, &tname);
+			if (o->comm && !pcomm && strcmp(tname, o->comm))
+				continue;
+			err = group_get(&r->threads, &tk, sizeof(tk), &tr, &added);
+			if (err)
+				return err;
+			if (added) {
+				tr->name = tname;
+				tr->pid = pd->pid;
+				tr->tid = tk.tid;
+			} else if (!*tr->name) {
+				tr->name = tname;
+			}
+			tr->self += s->value;
+			tr->incl += s->value;
+			r->procs[i].self += s->value;
+			r->procs[i].incl += s->value;
+			r->stack_val[s->stack] += s->value;
+			r->total += s->value;
+		}
+	}
+	return 0;
+}
+
+/* Row in r->frames of location @loc. */
+static int frame_row(struct report *r, __u32 loc, __u32 *out)
+{
+	const struct profile_location_entry *l;
+	const char *name, *type = NULL;
+	char scratch[256];
+	struct row *row;
+	bool added;
+	int err;
+
+	if (r->loc_row[loc] != UINT32_MAX) {
+		*out = r->loc_row[loc];
+		return 0;
+	}
+	if (r->o->by == BY_MAPPING) {
+		l = profile__location(r->p, loc);
+		name = l->mapping
+			       ? profile__string(r->p, profile__mapping(r->p, l->mapping)->filename,
+						 NULL)
+			       : "";
+		if (!*name)
+			name = "[unknown]";
+	} else {
+		name = view__location_name(r->p, loc, scratch, sizeof(scratch));
+		type = view__location_type(r->p, loc);
+	}
+	err = group_get(&r->frames, name, strlen(name) + 1, &row, &added);
+	if (err)
+		return err;
+	if (added)
+		row->type = type;
+	*out = (__u32)(row - r->frames.rows);
+	r->loc_row[loc] = *out;
+	return 0;
+}
+
+static int add_stacks(struct report *r)
+{
+	size_t nstacks = profile__stack_count(r->p), n, k;
+	const __u32 *locs;
+	struct row *row;
+	__u32 i, g;
+	bool added;
+	__u64 v;
+	int err;
+
+	for (i = 0; i < nstacks; i++) {
+		v = r->stack_val[i];
+		if (!v)
+			continue;
+		locs = profile__stack(r->p, i, &n);
+		if (!n) {
+			err = group_get(&r->frames, "[no stack]", sizeof("[no stack]"), &row,
+					&added);
+			if (err)
+				return err;
+			row->self += v;
+			row->incl += v;
+			continue;
+		}
+		for (k = 0; k < n; k++) {
+			err = frame_row(r, locs[k], &g);
+			if (err)
+				return err;
+			if (!k)
+				r->frames.rows[g].self += v;
+			if (r->frames.stamp[g] != i + 1) {
+				r->frames.stamp[g] = i + 1;
+				r->frames.rows[g].incl += v;
+			}
+		}
+	}
+	return 0;
+}
+
+static int report_build(struct report *r, const struct report_opts *o, const struct profile *p)
+{
+	size_t nloc = profile__location_count(p);
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->p = p;
+	err = group_init(&r->threads);
+	if (!err)
+		err = group_init(&r->frames);
+	if (err)
+		return err;
+	r->stack_val = calloc(profile__stack_count(p), sizeof(*r->stack_val));
+	r->procs = calloc(profile__process_count(p) + 1, sizeof(*r->procs));
+	r->loc_row = malloc(nloc * sizeof(*r->loc_row));
+	if (!r->stack_val || !r->procs || !r->loc_row)
+		return -ENOMEM;
+	memset(r->loc_row, 0xff, nloc * sizeof(*r->loc_row));
+	err = add_samples(r);
+	if (!err && (o->by == BY_FUNCTION || o->by == BY_MAPPING))
+		err = add_stacks(r);
+	return err;
+}
+
+/* ---- sorting ----------------------------------------------------------------------- */
+
+static int cmp_tail(const struct row *a, const struct row *b)
+{
+	int c = strcmp(a->name, b->name);
+
+	if (c)
+		return c;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return 0;
+}
+
+static int cmp_self(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	if (a->incl != b->incl)
+		return a->incl > b->incl ? -1 : 1;
+	return cmp_tail(a, b);
+}
+
+static int cmp_incl(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+
+	if (a->incl != b->incl)
+		return a->incl > b->incl ? -1 : 1;
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	return cmp_tail(a, b);
+}
+
+/* Copy the rows with a value into a new sorted array (*@out, *@n). */
+static int sorted(const struct row *rows, size_t count, bool inclusive, struct row **out, size_t *n)
+{
+	struct row *v;
+	size_t i, k = 0;
+
+	v = malloc((count + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < count; i++)
+		if (rows[i].self || rows[i].incl)
+			v[k++] = rows[i];
+	qsort(v, k, sizeof(*v), inclusive ? cmp_incl : cmp_self);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+/* @s for a terminal: control bytes and invalid UTF-8 become '?'. */
+static void put_text(FILE *f, const char *s)
+{
+	size_t n;
+
+	while (*s) {
+		n = utf8__seq(s);
+		if (!n || (unsigned char)*s < 0x20 || *s == 0x7f) {
+			fputc('?', f);
+			s++;
+			continue;
+		}
+		fwrite(s, 1, n, f);
+		s += n;
+	}
+}
+
+/* @s as a JSON string: escapes, invalid UTF-8 bytes become U+FFFD. */
+static void put_json_str(FILE *f, const char *s)
+{
+	unsigned char c;
+	size_t n;
+
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	while (*s) {
+		c = (unsigned char)*s;
+		n = utf8__seq(s);
+		if (!n) {
+			fputs("\\ufffd", f);
+			s++;
+		} else if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			s++;
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			s++;
+		} else {
+			fwrite(s, 1, n, f);
+			s += n;
+		}
+	}
+	fputc('"', f);
+}
+
+static double share(__u64 v, __u64 total)
+{
+	return total ? (double)v / (double)total : 0.0;
+}
+
+struct meta_view {
+	const char *host;
+	char time_text[64], time_json[64]; /* "" when unknown */
+	double duration;
+	double freq; /* 0 when not a cpu-nanoseconds period */
+	const char *sample_type, *sample_unit, *period_type, *period_unit;
+	size_t stacks;
+};
+
+static void meta_view(const struct profile *p, struct meta_view *m)
+{
+	const struct profile_meta *meta = profile__meta(p);
+	__u32 st, su, pt, pu;
+	time_t t;
+	struct tm tm;
+
+	memset(m, 0, sizeof(*m));
+	m->host = meta->host_name && *meta->host_name ? meta->host_name : NULL;
+	if (meta->time_unix_nano) {
+		t = (time_t)(meta->time_unix_nano / 1000000000ull);
+		if (gmtime_r(&t, &tm)) {
+			strftime(m->time_text, sizeof(m->time_text), "%Y-%m-%d %H:%M:%S UTC", &tm);
+			strftime(m->time_json, sizeof(m->time_json), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		}
+	}
+	m->duration = meta->duration_nano / 1e9;
+	profile__value_types(p, &st, &su, &pt, &pu);
+	m->sample_type = profile__string(p, st, NULL);
+	m->sample_unit = profile__string(p, su, NULL);
+	m->period_type = profile__string(p, pt, NULL);
+	m->period_unit = profile__string(p, pu, NULL);
+	if (meta->period_ns && !strcmp(m->period_type, "cpu") &&
+	    !strcmp(m->period_unit, "nanoseconds"))
+		m->freq = 1e9 / (double)meta->period_ns;
+	m->stacks = profile__stack_count(p) - 1;
+}
+
+/* Unit word for values: "samples" for sample counts, else the sample unit. */
+static const char *value_word(const struct meta_view *m)
+{
+	if (!strcmp(m->sample_type, "samples") || !*m->sample_unit)
+		return "samples";
+	return m->sample_unit;
+}
+
+static void text_header(FILE *f, const struct report *r, const struct meta_view *m)
+{
+	const struct profile_meta *meta = profile__meta(r->p);
+	const struct report_opts *o = r->o;
+
+	fprintf(f, "Capture: ");
+	put_text(f, strcmp(o->file, "-") ? o->file : "(standard input)");
+	fprintf(f, "\n  host        ");
+	put_text(f, m->host ? m->host : "(unknown)");
+	fprintf(f, "\n  time        %s\n", m->time_text[0] ? m->time_text : "(unknown)");
+	if (meta->duration_nano)
+		fprintf(f, "  duration    %.2f s\n", m->duration);
+	else
+		fprintf(f, "  duration    (unknown)\n");
+	if (m->freq > 0)
+		fprintf(f, "  frequency   %.0f Hz (period %llu ns of cpu)\n", m->freq,
+			(unsigned long long)meta->period_ns);
+	else if (meta->period_ns) {
+		fprintf(f, "  period      %llu ", (unsigned long long)meta->period_ns);
+		put_text(f, m->period_unit);
+		fprintf(f, " of ");
+		put_text(f, m->period_type);
+		fputc('\n', f);
+	}
+	fprintf(f, "  value       ");
+	put_text(f, m->sample_type);
+	fputc('/', f);
+	put_text(f, m->sample_unit);
+	fprintf(f, "\n  total       %llu %s\n", (unsigned long long)profile__total(r->p),
+		value_word(m));
+	fprintf(f, "  processes   %zu\n  stacks      %zu\n", profile__process_count(r->p),
+		m->stacks);
+	/* What the capture could not keep whole: the report above is short of
+	 * the dropped samples, and the others' stacks are incomplete. */
+	if (meta->samples_dropped)
+		fprintf(f, "  dropped     %llu samples (a table was full; not in this report)\n",
+			(unsigned long long)meta->samples_dropped);
+	if (meta->samples_truncated)
+		fprintf(f, "  truncated   %llu samples (stack cut at the depth limit)\n",
+			(unsigned long long)meta->samples_truncated);
+	if (meta->samples_stack_missing)
+		fprintf(f, "  no stack    %llu samples (stack unreadable or lost)\n",
+			(unsigned long long)meta->samples_stack_missing);
+	if (o->filter_pid || o->comm) {
+		fprintf(f, "  filter     ");
+		if (o->filter_pid)
+			fprintf(f, " pid %lld", (long long)o->pid);
+		if (o->comm) {
+			fprintf(f, " comm ");
+			put_text(f, o->comm);
+		}
+		fprintf(f, ": %llu %s (%.2f%%)\n", (unsigned long long)r->total, value_word(m),
+			100.0 * share(r->total, profile__total(r->p)));
+	}
+}
+
+static size_t shown(const struct report_opts *o, size_t n)
+{
+	return o->top && o->top < n ? o->top : n;
+}
+
+static void text_more(FILE *f, size_t n, size_t k)
+{
+	if (k < n)
+		fprintf(f, "  ... %zu more (--top 0 shows all)\n", n - k);
+}
+
+static void text_frames(FILE *f, const struct report *r, const struct row *v, size_t n)
+{
+	const struct report_opts *o = r->o;
+	size_t i, k = shown(o, n);
+	const char *type;
+
+	fprintf(f, "\nTop %zu %s by %s value:\n", k, o->by == BY_MAPPING ? "mappings" : "functions",
+		o->inclusive ? "inclusive" : "self");
+	fprintf(f, "   SELF%%        SELF  INCLUSIVE%%   INCLUSIVE  %s%s\n",
+		o->by == BY_MAPPING ? "" : "TYPE     ",
+		o->by == BY_MAPPING ? "MAPPING" : "FUNCTION");
+	for (i = 0; i < k; i++) {
+		fprintf(f, "  %6.2f%% %11llu     %6.2f%% %11llu  ",
+			100.0 * share(v[i].self, r->total), (unsigned long long)v[i].self,
+			100.0 * share(v[i].incl, r->total), (unsigned long long)v[i].incl);
+		if (o->by != BY_MAPPING) {
+			type = v[i].type && *v[i].type ? v[i].type : "-";
+			put_text(f, type);
+			fprintf(f, "%*s", strlen(type) < 8 ? (int)(9 - strlen(type)) : 1, "");
+		}
+		put_text(f, v[i].name);
+		fputc('\n', f);
+	}
+	text_more(f, n, k);
+}
+
+static void text_procs(FILE *f, const struct report *r, const struct row *v, size_t n)
+{
+	size_t i, k = shown(r->o, n);
+
+	fprintf(f, "\nProcesses (%zu):\n    SHARE       VALUE         PID  EXE\n", n);
+	for (i = 0; i < k; i++) {
+		fprintf(f, "  %6.2f%% %11llu %11lld  ", 100.0 * share(v[i].self, r->total),
+			(unsigned long long)v[i].self, (long long)v[i].pid);
+		put_text(f, *v[i].name ? v[i].name : "(unknown)");
+		fputc('\n', f);
+	}
+	text_more(f, n, k);
+}
+
+static void text_threads(FILE *f, const struct report *r, const struct row *v, size_t n)
+{
+	size_t i, k = shown(r->o, n);
+
+	fprintf(f, "\nThreads (%zu):\n    SHARE       VALUE         PID         TID  NAME\n", n);
+	for (i = 0; i < k; i++) {
+		fprintf(f, "  %6.2f%% %11llu %11lld %11lld  ", 100.0 * share(v[i].self, r->total),
+			(unsigned long long)v[i].self, (long long)v[i].pid, (long long)v[i].tid);
+		put_text(f, *v[i].name ? v[i].name : "(unknown)");
+		fputc('\n', f);
+	}
+	text_more(f, n, k);
+}
+
+static void json_rows(FILE *f, const struct report *r, const char *key, const struct row *v,
+		      size_t n, enum report_by kind)
+{
+	size_t i, k = shown(r->o, n);
+
+	fprintf(f, ",\n\"%s\":[", key);
+	for (i = 0; i < k; i++) {
+		fprintf(f, "%s\n {", i ? "," : "");
+		if (kind == BY_FUNCTION || kind == BY_MAPPING || !strcmp(key, "top")) {
+			fprintf(f, "\"name\":");
+			put_json_str(f, v[i].name);
+			if (kind == BY_FUNCTION) {
+				fprintf(f, ",\"type\":");
+				put_json_str(f, v[i].type && *v[i].type ? v[i].type : NULL);
+			}
+			if (kind == BY_PROCESS || kind == BY_THREAD)
+				fprintf(f, ",\"pid\":%lld", (long long)v[i].pid);
+			if (kind == BY_THREAD)
+				fprintf(f, ",\"tid\":%lld", (long long)v[i].tid);
+			fprintf(f,
+				",\"self\":%llu,\"self_share\":%.6f,\"inclusive\":%llu,"
+				"\"inclusive_share\":%.6f}",
+				(unsigned long long)v[i].self, share(v[i].self, r->total),
+				(unsigned long long)v[i].incl, share(v[i].incl, r->total));
+			continue;
+		}
+		fprintf(f, "\"pid\":%lld,", (long long)v[i].pid);
+		if (kind == BY_THREAD)
+			fprintf(f, "\"tid\":%lld,\"name\":", (long long)v[i].tid);
+		else
+			fprintf(f, "\"exe\":");
+		put_json_str(f, v[i].name);
+		fprintf(f, ",\"value\":%llu,\"share\":%.6f}", (unsigned long long)v[i].self,
+			share(v[i].self, r->total));
+	}
+	fprintf(f, "]");
+}
+
+static void json_header(FILE *f, const struct report *r, const struct meta_view *m)
+{
+	const struct profile_meta *meta = profile__meta(r->p);
+	const struct report_opts *o = r->o;
+
+	fprintf(f, "{\"file\":");
+	put_json_str(f, o->file);
+	fprintf(f, ",\n\"capture\":{\"host\":");
+	put_json_str(f, m->host);
+	fprintf(f, ",\"time\":");
+	put_json_str(f, m->time_json[0] ? m->time_json : NULL);
+	fprintf(f, ",\"time_unix_nano\":%llu,\"duration_seconds\":%.6f,\"period\":%llu,",
+		(unsigned long long)meta->time_unix_nano, m->duration,
+		(unsigned long long)meta->period_ns);
+	fprintf(f, "\"period_type\":");
+	put_json_str(f, m->period_type);
+	fprintf(f, ",\"period_unit\":");
+	put_json_str(f, m->period_unit);
+	if (m->freq > 0)
+		fprintf(f, ",\"frequency_hz\":%.3f", m->freq);
+	else
+		fprintf(f, ",\"frequency_hz\":null");
+	fprintf(f, ",\"sample_type\":");
+	put_json_str(f, m->sample_type);
+	fprintf(f, ",\"sample_unit\":");
+	put_json_str(f, m->sample_unit);
+	fprintf(f, ",\"total\":%llu,\"processes\":%zu,\"stacks\":%zu,",
+		(unsigned long long)profile__total(r->p), profile__process_count(r->p), m->stacks);
+	fprintf(f,
+		"\"dropped_samples\":%llu,\"truncated_samples\":%llu,"
+		"\"stack_missing_samples\":%llu},\n",
+		(unsigned long long)meta->samples_dropped,
+		(unsigned long long)meta->samples_truncated,
+		(unsigned long long)meta->samples_stack_missing);
+	fprintf(f, "\"filter\":{\"pid\":");
+	if (o->filter_pid)
+		fprintf(f, "%lld", (long long)o->pid);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"comm\":");
+	put_json_str(f, o->comm);
+	fprintf(f, "},\n\"total\":%llu,\"by\":\"%s\",\"sort\":\"%s\"", (unsigned long long)r->total,
+		by_names[o->by], o->inclusive ? "inclusive" : "self");
+}
+
+static int print_report(FILE *f, const struct report *r)
+{
+	const struct report_opts *o = r->o;
+	struct row *frames = NULL, *procs = NULL, *threads = NULL;
+	size_t nf = 0, np = 0, nt = 0;
+	struct meta_view m;
+	int err;
+
+	err = sorted(r->procs, profile__process_count(r->p), false, &procs, &np);
+	if (!err)
+		err = sorted(r->threads.rows, group_count(&r->threads), false, &threads, &nt);
+	if (!err)
+		err = sorted(r->frames.rows, group_count(&r->frames), o->inclusive, &frames, &nf);
+	if (err)
+		goto out;
+	meta_view(r->p, &m);
+	if (o->json) {
+		json_header(f, r, &m);
+		if (o->by == BY_PROCESS)
+			json_rows(f, r, "top", procs, np, BY_PROCESS);
+		else if (o->by == BY_THREAD)
+			json_rows(f, r, "top", threads, nt, BY_THREAD);
+		else
+			json_rows(f, r, "top", frames, nf, o->by);
+		json_rows(f, r, "processes", procs, np, BY_PROCESS);
+		json_rows(f, r, "threads", threads, nt, BY_THREAD);
+		fprintf(f, "}\n");
+		goto out;
+	}
+	text_header(f, r, &m);
+	if (!r->total) {
+		fprintf(f, "\nNo samples%s.\n",
+			o->filter_pid || o->comm ? " match the filter" : " in this capture");
+		goto out;
+	}
+	if (o->by == BY_FUNCTION || o->by == BY_MAPPING)
+		text_frames(f, r, frames, nf);
+	text_procs(f, r, procs, np);
+	text_threads(f, r, threads, nt);
+out:
+	free(frames);
+	free(procs);
+	free(threads);
+	return err;
+}
+
+int report__print(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	struct report r;
+	int err;
+
+	err = report_build(&r, o, p);
+	if (!err)
+		err = print_report(f, &r);
+	report_release(&r);
+	return err;
+}
+
+int report__main(int argc, char **argv)
+{
+	struct profile *p = NULL;
+	struct report_opts o;
+	int ret, err;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (otlp_read__file(o.file, &p))
+		return 1; /* logged */
+	err = report__print(stdout, p, &o);
+	profile__free(p);
+	if (err) {
+		pr_err("%s: cannot build the report: %s", o.file, strerror(-err));
+		return 1;
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		pr_err("cannot write the report: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* report.h - the `profcap report` command: what is hot in a capture, read
+ * from an OTLP Profiles file, as text for people or JSON for machines.
+ */
+#ifndef PROFCAP_REPORT_H
+#define PROFCAP_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+struct profile;
+
+enum report_by {
+	BY_FUNCTION = 0, /* function name (unknown frames: their mapping) */
+	BY_PROCESS,
+	BY_THREAD,
+	BY_MAPPING, /* mapping file name */
+};
+
+#define REPORT_DEFAULT_TOP 20
+
+struct report_opts {
+	const char *file;  /* shown in the header ("-" = standard input) */
+	unsigned long top; /* rows per table, 0 = all */
+	enum report_by by;
+	bool inclusive; /* sort by inclusive value instead of self */
+	bool filter_pid;
+	__s64 pid;
+	const char *comm; /* only samples whose exe name or thread name is this */
+	bool json;
+};
+
+/* Defaults: file "-", top 20, by function, sorted by self, no filter, text. */
+void report__default_opts(struct report_opts *o);
+
+/* Write the report of @p (read only) as @o says to @f. Returns 0, or -ENOMEM
+ * / -E2BIG (a table is full) with nothing logged; output may be partial. */
+int report__print(FILE *f, const struct profile *p, const struct report_opts *o);
+
+/* Run `profcap report FILE [options]`; @argv[0] is "report". Returns the exit
+ * code: 0 printed, 1 unreadable or malformed input, 2 bad usage. */
+int report__main(int argc, char **argv);
+
+void report__usage(void);
+
+#endif

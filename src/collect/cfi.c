@@ -1,0 +1,908 @@
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/cfi.h"
+#include "unwind.h"
+
+/* ELF64 constants (no libelf: this parser must stand alone for fuzzing). */
+#define EHDR_SIZE 64
+#define SHDR_SIZE 64
+#define SHT_NOBITS 8
+#define SHF_COMPRESSED 0x800
+#define EM_X86_64 62
+
+/* DWARF registers of x86_64. */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+/* Pointer encodings (DW_EH_PE_*). */
+#define PE_OMIT 0xff
+#define PE_ABSPTR 0x00
+#define PE_ULEB128 0x01
+#define PE_UDATA2 0x02
+#define PE_UDATA4 0x03
+#define PE_UDATA8 0x04
+#define PE_SLEB128 0x09
+#define PE_SDATA2 0x0a
+#define PE_SDATA4 0x0b
+#define PE_SDATA8 0x0c
+#define PE_PCREL 0x10
+#define PE_INDIRECT 0x80
+
+struct cfi_segment {
+	__u64 offset, vaddr, filesz;
+};
+
+struct cfi_table {
+	struct cfi_row *rows;
+	size_t n, cap;
+	struct cfi_stats st;
+	struct cfi_segment seg[CFI_MAX_SEGMENTS];
+	unsigned int nseg;
+};
+
+struct reader {
+	const __u8 *p, *end;
+	bool bad;
+};
+
+static __u64 rd_bytes(struct reader *r, unsigned int n)
+{
+	__u64 v = 0;
+	unsigned int i;
+
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		v |= (__u64)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static __u64 rd_uleb(struct reader *r)
+{
+	__u64 v = 0;
+	unsigned int shift = 0;
+
+	while (!r->bad) {
+		__u8 b;
+
+		if (r->p >= r->end) {
+			r->bad = true;
+			break;
+		}
+		b = *r->p++;
+		if (shift < 64)
+			v |= (__u64)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static __s64 rd_sleb(struct reader *r)
+{
+	__u64 v = 0;
+	unsigned int shift = 0;
+	__u8 b = 0;
+
+	while (!r->bad) {
+		if (r->p >= r->end) {
+			r->bad = true;
+			return 0;
+		}
+		b = *r->p++;
+		if (shift < 64)
+			v |= (__u64)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= ~0ull << shift;
+	return (__s64)v;
+}
+
+/* Read a pointer in encoding @enc; @vaddr is the address of the field. */
+static __u64 rd_encoded(struct reader *r, __u8 enc, __u64 vaddr)
+{
+	__u64 v;
+
+	switch (enc & 0x0f) {
+	case PE_ABSPTR:
+	case PE_UDATA8:
+	case PE_SDATA8:
+		v = rd_bytes(r, 8);
+		break;
+	case PE_ULEB128:
+		v = rd_uleb(r);
+		break;
+	case PE_SLEB128:
+		v = (__u64)rd_sleb(r);
+		break;
+	case PE_UDATA2:
+		v = rd_bytes(r, 2);
+		break;
+	case PE_SDATA2:
+		v = (__u64)(__s64)(__s16)rd_bytes(r, 2);
+		break;
+	case PE_UDATA4:
+		v = rd_bytes(r, 4);
+		break;
+	case PE_SDATA4:
+		v = (__u64)(__s64)(__s32)rd_bytes(r, 4);
+		break;
+	default:
+		r->bad = true;
+		return 0;
+	}
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case PE_PCREL:
+		v += vaddr;
+		break;
+	default: /* textrel, datarel, funcrel, aligned: not in x86_64 FDEs */
+		r->bad = true;
+	}
+	return v;
+}
+
+enum cfa_kind { CFA_UNDEF, CFA_REG, CFA_PLT, CFA_DEREF_RBP, CFA_BAD };
+enum reg_rule { RULE_SAME, RULE_OFFSET, RULE_UNDEF, RULE_BAD };
+
+struct cfa_state {
+	int cfa_kind;
+	__u64 cfa_reg;
+	__s64 cfa_off;
+	int rbp_rule, ra_rule;
+	__s64 rbp_off, ra_off;
+};
+
+struct cie {
+	size_t off; /* section offset, for the one-entry cache */
+	__u64 code_align;
+	__s64 data_align;
+	__u64 ra_reg;
+	__u8 fde_enc;
+	bool has_z, signal;
+	const __u8 *insns, *insns_end;
+};
+
+struct parse {
+	struct cfi_table *t;
+	const __u8 *sec;
+	size_t size;
+	__u64 vaddr; /* sh_addr of the section */
+	bool debug_frame;
+	struct cie cie;
+	bool have_cie;
+	int err; /* fatal: -ENOMEM or -E2BIG */
+};
+
+static int push_row(struct parse *ps, const struct cfi_row *row)
+{
+	struct cfi_table *t = ps->t;
+
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 1024;
+		struct cfi_row *nr;
+
+		if (t->n >= CFI_MAX_ROWS)
+			return -E2BIG;
+		if (ncap > CFI_MAX_ROWS)
+			ncap = CFI_MAX_ROWS;
+		nr = realloc(t->rows, ncap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		t->rows = nr;
+		t->cap = ncap;
+	}
+	t->rows[t->n++] = *row;
+	return 0;
+}
+
+/* Recognise the two expressions real x86_64 code uses for the CFA. */
+static void cfa_expression(struct cfa_state *s, const __u8 *e, __u64 len)
+{
+	/* PLT: DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and;
+	 * DW_OP_lit10|11; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus */
+	static const __u8 plt[] = {0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a,
+				   0x00, 0x2a, 0x33, 0x24, 0x22};
+	struct reader r = {e, e + len, false};
+	__s64 off;
+
+	if (len == sizeof(plt) && !memcmp(e, plt, 6) && !memcmp(e + 7, plt + 7, 4) &&
+	    (e[6] == 0x3a || e[6] == 0x3b)) {
+		s->cfa_kind = CFA_PLT;
+		s->cfa_off = e[6] - 0x30; /* lit10 / lit11 */
+		return;
+	}
+	/* Realigned frame (main, start_thread): DW_OP_breg6 OFF; DW_OP_deref */
+	if (len >= 3 && e[0] == 0x76) {
+		r.p++;
+		off = rd_sleb(&r);
+		if (!r.bad && r.p + 1 == r.end && *r.p == 0x06) {
+			s->cfa_kind = CFA_DEREF_RBP;
+			s->cfa_off = off;
+			return;
+		}
+	}
+	s->cfa_kind = CFA_BAD;
+}
+
+/* Factored offsets wrap instead of overflowing (hostile input). */
+static __s64 mul(__u64 a, __s64 b)
+{
+	return (__s64)(a * (__u64)b);
+}
+
+static void set_rule(struct cfa_state *s, __u64 reg, __u64 ra_reg, int rule, __s64 off)
+{
+	if (reg == REG_RBP) {
+		s->rbp_rule = rule;
+		s->rbp_off = off;
+	} else if (reg == ra_reg) {
+		s->ra_rule = rule;
+		s->ra_off = off;
+	}
+}
+
+static void restore_rule(struct cfa_state *s, const struct cfa_state *init, __u64 reg, __u64 ra_reg)
+{
+	if (reg == REG_RBP) {
+		s->rbp_rule = init->rbp_rule;
+		s->rbp_off = init->rbp_off;
+	} else if (reg == ra_reg) {
+		s->ra_rule = init->ra_rule;
+		s->ra_off = init->ra_off;
+	}
+}
+
+static void state_to_row(const struct cfa_state *s, const struct cie *c, __u64 pc,
+			 struct cfi_row *row)
+{
+	memset(row, 0, sizeof(*row));
+	row->pc = pc;
+	row->rbp_type = UNWIND_RBP_UNKNOWN;
+	if (c->signal) {
+		row->cfa_type = UNWIND_CFA_SIGNAL;
+		return;
+	}
+	if (s->ra_rule == RULE_UNDEF) {
+		row->cfa_type = UNWIND_CFA_END;
+		return;
+	}
+	row->cfa_type = UNWIND_CFA_UNSUPPORTED;
+	if (c->ra_reg != REG_RA || s->ra_rule != RULE_OFFSET || s->ra_off != -8)
+		return;
+	switch (s->cfa_kind) {
+	case CFA_REG:
+		if (s->cfa_reg != REG_RSP && s->cfa_reg != REG_RBP)
+			return;
+		if (s->cfa_off < UNWIND_CFA_OFF_MIN || s->cfa_off > UNWIND_CFA_OFF_MAX)
+			return;
+		row->cfa_type = s->cfa_reg == REG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;
+		break;
+	case CFA_PLT:
+		row->cfa_type = UNWIND_CFA_PLT;
+		break;
+	case CFA_DEREF_RBP:
+		if (s->cfa_off < UNWIND_CFA_OFF_MIN || s->cfa_off > UNWIND_CFA_OFF_MAX)
+			return;
+		row->cfa_type = UNWIND_CFA_DEREF_RBP;
+		break;
+	default:
+		return;
+	}
+	row->cfa_off = (int)s->cfa_off;
+	if (s->rbp_rule == RULE_SAME) {
+		row->rbp_type = UNWIND_RBP_SAME;
+	} else if (s->rbp_rule == RULE_OFFSET && !(s->rbp_off & 7) && s->rbp_off >= -1024 &&
+		   s->rbp_off <= 1016) {
+		row->rbp_type = UNWIND_RBP_AT_CFA;
+		row->rbp_off = (int)s->rbp_off;
+	}
+}
+
+/* Run the CFA program [p, end). With @emit, rows go to the table for
+ * addresses [*loc, pc_end); without, it only builds the CIE's initial state.
+ * Returns false when the program is malformed. */
+static bool run_program(struct parse *ps, const __u8 *p, const __u8 *end, struct cfa_state *s,
+			const struct cfa_state *init, __u64 *loc, __u64 pc_end, bool emit)
+{
+	const struct cie *c = &ps->cie;
+	struct cfa_state stack[CFI_MAX_STATES];
+	struct reader r = {p, end, false};
+	unsigned int depth = 0;
+	struct cfi_row row;
+	__u64 reg, len, nloc;
+	__s64 off;
+
+	while (r.p < r.end && !r.bad) {
+		__u8 op = *r.p++, low = op & 0x3f;
+
+		nloc = *loc;
+		switch (op >> 6) {
+		case 1: /* DW_CFA_advance_loc */
+			nloc = *loc + low * c->code_align;
+			goto advance;
+		case 2: /* DW_CFA_offset */
+			off = mul(rd_uleb(&r), c->data_align);
+			set_rule(s, low, c->ra_reg, RULE_OFFSET, off);
+			continue;
+		case 3: /* DW_CFA_restore */
+			if (!init)
+				return false;
+			restore_rule(s, init, low, c->ra_reg);
+			continue;
+		}
+		switch (op) {
+		case 0x00: /* nop */
+			break;
+		case 0x01: /* set_loc */
+			nloc = rd_encoded(&r, ps->debug_frame ? PE_ABSPTR : c->fde_enc,
+					  ps->vaddr + (__u64)(r.p - ps->sec));
+			goto advance;
+		case 0x02:
+			nloc = *loc + rd_bytes(&r, 1) * c->code_align;
+			goto advance;
+		case 0x03:
+			nloc = *loc + rd_bytes(&r, 2) * c->code_align;
+			goto advance;
+		case 0x04:
+			nloc = *loc + rd_bytes(&r, 4) * c->code_align;
+			goto advance;
+		case 0x05: /* offset_extended */
+			reg = rd_uleb(&r);
+			off = mul(rd_uleb(&r), c->data_align);
+			set_rule(s, reg, c->ra_reg, RULE_OFFSET, off);
+			break;
+		case 0x06: /* restore_extended */
+			reg = rd_uleb(&r);
+			if (!init)
+				return false;
+			restore_rule(s, init, reg, c->ra_reg);
+			break;
+		case 0x07: /* undefined */
+			set_rule(s, rd_uleb(&r), c->ra_reg, RULE_UNDEF, 0);
+			break;
+		case 0x08: /* same_value */
+			set_rule(s, rd_uleb(&r), c->ra_reg, RULE_SAME, 0);
+			break;
+		case 0x09: /* register */
+			reg = rd_uleb(&r);
+			rd_uleb(&r);
+			set_rule(s, reg, c->ra_reg, RULE_BAD, 0);
+			break;
+		case 0x0a: /* remember_state */
+			if (depth == CFI_MAX_STATES)
+				return false;
+			stack[depth++] = *s;
+			break;
+		case 0x0b: /* restore_state: every rule, CFA included */
+			if (!depth)
+				return false;
+			*s = stack[--depth];
+			break;
+		case 0x0c: /* def_cfa */
+			s->cfa_kind = CFA_REG;
+			s->cfa_reg = rd_uleb(&r);
+			s->cfa_off = (__s64)rd_uleb(&r);
+			break;
+		case 0x0d: /* def_cfa_register */
+			if (s->cfa_kind != CFA_REG)
+				s->cfa_kind = CFA_BAD;
+			s->cfa_reg = rd_uleb(&r);
+			break;
+		case 0x0e: /* def_cfa_offset */
+			if (s->cfa_kind != CFA_REG)
+				s->cfa_kind = CFA_BAD;
+			s->cfa_off = (__s64)rd_uleb(&r);
+			break;
+		case 0x0f: /* def_cfa_expression */
+			len = rd_uleb(&r);
+			if (r.bad || len > (__u64)(r.end - r.p))
+				return false;
+			cfa_expression(s, r.p, len);
+			r.p += len;
+			break;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = rd_uleb(&r);
+			len = rd_uleb(&r);
+			if (r.bad || len > (__u64)(r.end - r.p))
+				return false;
+			r.p += len;
+			set_rule(s, reg, c->ra_reg, RULE_BAD, 0);
+			break;
+		case 0x11: /* offset_extended_sf */
+			reg = rd_uleb(&r);
+			off = mul((__u64)rd_sleb(&r), c->data_align);
+			set_rule(s, reg, c->ra_reg, RULE_OFFSET, off);
+			break;
+		case 0x12: /* def_cfa_sf */
+			s->cfa_kind = CFA_REG;
+			s->cfa_reg = rd_uleb(&r);
+			s->cfa_off = mul((__u64)rd_sleb(&r), c->data_align);
+			break;
+		case 0x13: /* def_cfa_offset_sf */
+			if (s->cfa_kind != CFA_REG)
+				s->cfa_kind = CFA_BAD;
+			s->cfa_off = mul((__u64)rd_sleb(&r), c->data_align);
+			break;
+		case 0x14: /* val_offset */
+		case 0x15: /* val_offset_sf */
+			reg = rd_uleb(&r);
+			if (op == 0x14)
+				rd_uleb(&r);
+			else
+				rd_sleb(&r);
+			set_rule(s, reg, c->ra_reg, RULE_BAD, 0);
+			break;
+		case 0x2e: /* GNU_args_size */
+			rd_uleb(&r);
+			break;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = rd_uleb(&r);
+			off = mul(0 - rd_uleb(&r), c->data_align);
+			set_rule(s, reg, c->ra_reg, RULE_OFFSET, off);
+			break;
+		default:
+			return false; /* unknown opcode: operands unknown */
+		}
+		continue;
+	advance:
+		if (r.bad)
+			return false;
+		if (!emit)
+			continue; /* advance in a CIE: ignore */
+		if (nloc < *loc || nloc > pc_end)
+			return false;
+		if (nloc > *loc) {
+			state_to_row(s, c, *loc, &row);
+			ps->err = push_row(ps, &row);
+			if (ps->err)
+				return false;
+			*loc = nloc;
+		}
+	}
+	return !r.bad;
+}
+
+/* Parse the CIE at section offset @off (cached: most FDEs share one). */
+static bool parse_cie(struct parse *ps, size_t off)
+{
+	struct cie *c = &ps->cie;
+	struct reader r;
+	const char *aug;
+	size_t auglen;
+	__u64 len, id, alen;
+	__u8 version;
+	bool is64 = false;
+
+	if (ps->have_cie && c->off == off)
+		return true;
+	ps->have_cie = false;
+	if (off >= ps->size)
+		return false;
+	r.p = ps->sec + off;
+	r.end = ps->sec + ps->size;
+	r.bad = false;
+	len = rd_bytes(&r, 4);
+	if (len == 0xffffffffu) {
+		len = rd_bytes(&r, 8);
+		is64 = true;
+	}
+	if (r.bad || len > (__u64)(r.end - r.p))
+		return false;
+	r.end = r.p + len;
+	id = rd_bytes(&r, is64 ? 8 : 4);
+	if (ps->debug_frame ? id != (is64 ? ~0ull : 0xffffffffu) : id != 0)
+		return false;
+	memset(c, 0, sizeof(*c));
+	c->off = off;
+	c->fde_enc = PE_ABSPTR;
+	version = (__u8)rd_bytes(&r, 1);
+	if (r.bad || (version != 1 && version != 3 && version != 4))
+		return false;
+	aug = (const char *)r.p;
+	auglen = strnlen(aug, (size_t)(r.end - r.p));
+	if (auglen == (size_t)(r.end - r.p))
+		return false;
+	r.p += auglen + 1;
+	if (version == 4) {
+		if (rd_bytes(&r, 1) != 8) /* address size */
+			return false;
+		rd_bytes(&r, 1); /* segment selector size */
+	}
+	c->code_align = rd_uleb(&r);
+	c->data_align = rd_sleb(&r);
+	c->ra_reg = version == 1 ? rd_bytes(&r, 1) : rd_uleb(&r);
+	if (auglen && aug[0] == 'z') {
+		const __u8 *aend;
+
+		c->has_z = true;
+		alen = rd_uleb(&r);
+		if (r.bad || alen > (__u64)(r.end - r.p))
+			return false;
+		aend = r.p + alen;
+		for (size_t i = 1; i < auglen && !r.bad; i++) {
+			struct reader ar = {r.p, aend, false};
+			__u8 enc;
+
+			if (aug[i] == 'R') {
+				c->fde_enc = (__u8)rd_bytes(&ar, 1);
+			} else if (aug[i] == 'P') {
+				enc = (__u8)rd_bytes(&ar, 1);
+				/* The personality pointer: read to skip it. */
+				rd_encoded(&ar, enc & (__u8)~PE_INDIRECT, 0);
+			} else if (aug[i] == 'L') {
+				rd_bytes(&ar, 1);
+			} else if (aug[i] == 'S') {
+				c->signal = true;
+			} else if (aug[i] == 'B' || aug[i] == 'G') {
+				/* AArch64 / MTE markers: no data */
+			} else {
+				break; /* unknown: the rest is skipped via the length */
+			}
+			if (ar.bad)
+				return false;
+			r.p = ar.p;
+		}
+		r.p = aend;
+	} else if (auglen) {
+		return false; /* "eh" and other pre-'z' augmentations */
+	}
+	if (r.bad || !c->code_align)
+		return false;
+	c->insns = r.p;
+	c->insns_end = r.end;
+	ps->have_cie = true;
+	return true;
+}
+
+/* Parse the FDE whose body (after the CIE pointer) is [p, end). */
+static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
+{
+	const struct cie *c = &ps->cie;
+	struct cfa_state init = {.cfa_kind = CFA_UNDEF, .rbp_rule = RULE_SAME, .ra_rule = RULE_BAD};
+	struct reader r = {p, end, false};
+	struct cfa_state s;
+	struct cfi_row row;
+	__u64 begin, range, loc;
+	__u8 enc = ps->debug_frame ? PE_ABSPTR : c->fde_enc;
+
+	begin = rd_encoded(&r, enc, ps->vaddr + (__u64)(r.p - ps->sec));
+	range = rd_encoded(&r, enc & 0x0f, 0);
+	if (c->has_z) {
+		__u64 alen = rd_uleb(&r);
+
+		if (r.bad || alen > (__u64)(r.end - r.p))
+			return false;
+		r.p += alen;
+	}
+	if (r.bad || !range || begin + range < begin)
+		return false;
+	if (!run_program(ps, c->insns, c->insns_end, &init, NULL, &begin, begin, false))
+		return false;
+	s = init;
+	loc = begin;
+	if (!run_program(ps, r.p, r.end, &s, &init, &loc, begin + range, true))
+		return false;
+	state_to_row(&s, c, loc, &row);
+	if (loc < begin + range)
+		ps->err = push_row(ps, &row);
+	if (!ps->err) {
+		memset(&row, 0, sizeof(row));
+		row.pc = begin + range;
+		row.cfa_type = UNWIND_CFA_NONE;
+		row.rbp_type = UNWIND_RBP_UNKNOWN;
+		ps->err = push_row(ps, &row);
+	}
+	if (c->signal)
+		ps->t->st.signal_fdes++;
+	return !ps->err;
+}
+
+static void parse_section(struct parse *ps)
+{
+	size_t off = 0;
+
+	while (!ps->err && ps->size - off >= 4) {
+		struct reader r = {ps->sec + off, ps->sec + ps->size, false};
+		const __u8 *body, *idp;
+		__u64 len, id;
+		size_t entry_end, cie_off;
+		bool is64 = false;
+		size_t before = ps->t->n;
+
+		len = rd_bytes(&r, 4);
+		if (len == 0)
+			break; /* .eh_frame terminator */
+		if (len == 0xffffffffu) {
+			len = rd_bytes(&r, 8);
+			is64 = true;
+		}
+		if (r.bad || len > (__u64)(r.end - r.p)) {
+			ps->t->st.bad_entries++;
+			break;
+		}
+		entry_end = (size_t)(r.p - ps->sec) + (size_t)len;
+		r.end = r.p + len;
+		idp = r.p;
+		id = rd_bytes(&r, is64 ? 8 : 4);
+		body = r.p;
+		if (r.bad) {
+			ps->t->st.bad_entries++;
+		} else if (ps->debug_frame ? id == (is64 ? ~0ull : 0xffffffffu) : id == 0) {
+			ps->t->st.cies++;
+		} else {
+			if (ps->debug_frame)
+				cie_off = (size_t)id;
+			else
+				cie_off = id <= (__u64)(idp - ps->sec)
+						  ? (size_t)(idp - ps->sec - id)
+						  : ps->size;
+			ps->t->st.fdes++;
+			if (!parse_cie(ps, cie_off) || !parse_fde(ps, body, r.end)) {
+				if (ps->err)
+					break;
+				ps->t->st.bad_entries++;
+				ps->t->n = before; /* drop the rows of a malformed FDE */
+			}
+		}
+		off = entry_end;
+	}
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct cfi_row *x = a, *y = b;
+
+	if (x->pc != y->pc)
+		return x->pc < y->pc ? -1 : 1;
+	/* At one address, a function start beats the previous one's end. */
+	return (x->cfa_type == UNWIND_CFA_NONE) - (y->cfa_type == UNWIND_CFA_NONE);
+}
+
+static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
+{
+	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
+	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;
+}
+
+/* Sort, keep one row per address, merge runs of equal rules. */
+static void compact(struct cfi_table *t)
+{
+	size_t i, o = 0;
+
+	if (!t->n)
+		return;
+	qsort(t->rows, t->n, sizeof(*t->rows), cmp_row);
+	for (i = 0; i < t->n; i++) {
+		const struct cfi_row *r = &t->rows[i];
+
+		if (i && t->rows[i - 1].pc == r->pc)
+			continue; /* first of the address wins (see cmp_row) */
+		if (o && same_rule(&t->rows[o - 1], r))
+			continue;
+		t->rows[o++] = *r;
+	}
+	t->n = o;
+	for (i = 0; i < t->n; i++)
+		t->st.unsupported += t->rows[i].cfa_type == UNWIND_CFA_UNSUPPORTED;
+}
+
+struct section {
+	const __u8 *data;
+	size_t size;
+	__u64 addr;
+	int found; /* 0 none, 1 found, -E2BIG too big */
+};
+
+static __u64 get(const __u8 *p, unsigned int n)
+{
+	__u64 v = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		v |= (__u64)p[i] << (8 * i);
+	return v;
+}
+
+/* Keep the PT_LOAD segments (to map file offsets to addresses). */
+static void read_segments(const __u8 *img, size_t size, struct cfi_table *t)
+{
+	__u64 phoff = get(img + 32, 8), phnum = get(img + 56, 2), i;
+
+	if (get(img + 54, 2) != 56 || phoff >= size || phnum > (size - phoff) / 56)
+		return;
+	for (i = 0; i < phnum && t->nseg < CFI_MAX_SEGMENTS; i++) {
+		const __u8 *ph = img + phoff + i * 56;
+
+		if (get(ph, 4) != 1 /* PT_LOAD */)
+			continue;
+		t->seg[t->nseg].offset = get(ph + 8, 8);
+		t->seg[t->nseg].vaddr = get(ph + 16, 8);
+		t->seg[t->nseg].filesz = get(ph + 32, 8);
+		t->nseg++;
+	}
+}
+
+/* Find .eh_frame and .debug_frame. 0 or -ENOEXEC. */
+static int find_sections(const __u8 *img, size_t size, struct section *eh, struct section *dbg)
+{
+	__u64 shoff, shnum, shstrndx, stroff, strsize, i;
+	const __u8 *sh;
+
+	if (size < EHDR_SIZE || memcmp(img, "\177ELF", 4) || img[4] != 2 /* ELFCLASS64 */ ||
+	    img[5] != 1 /* little endian */ || get(img + 18, 2) != EM_X86_64)
+		return -ENOEXEC;
+	shoff = get(img + 40, 8);
+	shnum = get(img + 60, 2);
+	shstrndx = get(img + 62, 2);
+	if (get(img + 58, 2) != SHDR_SIZE || !shoff || shoff >= size || size - shoff < SHDR_SIZE)
+		return -ENOEXEC;
+	if (!shnum)
+		shnum = get(img + shoff + 32, 8); /* extended numbering */
+	if (shstrndx == 0xffff)
+		shstrndx = get(img + shoff + 40, 4);
+	if (!shnum || shnum > (size - shoff) / SHDR_SIZE || shstrndx >= shnum)
+		return -ENOEXEC;
+	sh = img + shoff + shstrndx * SHDR_SIZE;
+	stroff = get(sh + 24, 8);
+	strsize = get(sh + 32, 8);
+	if (stroff > size || strsize > size - stroff)
+		return -ENOEXEC;
+	for (i = 0; i < shnum; i++) {
+		__u64 name, type, flags, off, ssize;
+		struct section *dst = NULL;
+		const char *nm;
+
+		sh = img + shoff + i * SHDR_SIZE;
+		name = get(sh, 4);
+		type = get(sh + 4, 4);
+		flags = get(sh + 8, 8);
+		off = get(sh + 24, 8);
+		ssize = get(sh + 32, 8);
+		if (name >= strsize)
+			continue;
+		nm = (const char *)img + stroff + name;
+		if (strnlen(nm, strsize - name) == strsize - name)
+			continue;
+		if (!strcmp(nm, ".eh_frame"))
+			dst = eh;
+		else if (!strcmp(nm, ".debug_frame"))
+			dst = dbg;
+		if (!dst || type == SHT_NOBITS || (flags & SHF_COMPRESSED) || !ssize)
+			continue;
+		if (off > size || ssize > size - off)
+			return -ENOEXEC;
+		if (ssize > CFI_MAX_SECTION) {
+			dst->found = -E2BIG;
+			continue;
+		}
+		dst->data = img + off;
+		dst->size = (size_t)ssize;
+		dst->addr = get(sh + 16, 8);
+		dst->found = 1;
+	}
+	return 0;
+}
+
+int cfi__parse(const void *image, size_t size, struct cfi_table **out)
+{
+	struct section eh = {0}, dbg = {0}, *use;
+	struct cfi_table *t = NULL;
+	struct parse ps;
+	int err;
+
+	*out = NULL;
+	err = find_sections(image, size, &eh, &dbg);
+	if (err)
+		return err;
+	use = eh.found == 1 ? &eh : dbg.found == 1 ? &dbg : NULL;
+	if (!use)
+		return eh.found < 0 || dbg.found < 0 ? -E2BIG : -ENOENT;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(&ps, 0, sizeof(ps));
+	ps.t = t;
+	ps.sec = use->data;
+	ps.size = use->size;
+	ps.vaddr = use->addr;
+	ps.debug_frame = use == &dbg;
+	t->st.from_debug_frame = ps.debug_frame;
+	read_segments(image, size, t);
+	parse_section(&ps);
+	if (ps.err) {
+		cfi__free(t);
+		return ps.err;
+	}
+	compact(t);
+	*out = t;
+	return 0;
+}
+
+void cfi__free(struct cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t);
+}
+
+const struct cfi_row *cfi__rows(const struct cfi_table *t, size_t *n)
+{
+	*n = t->n;
+	return t->rows;
+}
+
+const struct cfi_row *cfi__find(const struct cfi_table *t, __u64 pc)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}
+
+int cfi__offset_to_vaddr(const struct cfi_table *t, __u64 off, __u64 *vaddr)
+{
+	for (unsigned int i = 0; i < t->nseg; i++) {
+		const struct cfi_segment *g = &t->seg[i];
+
+		if (off >= g->offset && off - g->offset < g->filesz) {
+			*vaddr = g->vaddr + (off - g->offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int cfi__segment(const struct cfi_table *t, unsigned int i, __u64 *offset, __u64 *vaddr,
+		 __u64 *filesz)
+{
+	if (i >= t->nseg)
+		return -ENOENT;
+	*offset = t->seg[i].offset;
+	*vaddr = t->seg[i].vaddr;
+	*filesz = t->seg[i].filesz;
+	return 0;
+}
+
+void cfi__stats(const struct cfi_table *t, struct cfi_stats *st)
+{
+	*st = t->st;
+}
+
+__u64 cfi__pack(const struct cfi_row *r)
+{
+	__u64 cfa = (__u64)r->cfa_type & 7, rbp = (__u64)r->rbp_type & 3;
+	__u64 rbp_off = 0, cfa_off = 0;
+
+	if (r->cfa_off < UNWIND_CFA_OFF_MIN || r->cfa_off > UNWIND_CFA_OFF_MAX)
+		cfa = UNWIND_CFA_UNSUPPORTED;
+	else
+		cfa_off = (__u64)(__s64)r->cfa_off & ((1ull << 19) - 1);
+	if (rbp == UNWIND_RBP_AT_CFA) {
+		if ((r->rbp_off & 7) || r->rbp_off < -1024 || r->rbp_off > 1016)
+			rbp = UNWIND_RBP_UNKNOWN;
+		else
+			rbp_off = (__u64)(__s64)(r->rbp_off / 8) & 0xff;
+	}
+	return (r->pc & 0xffffffffull) | cfa << 32 | rbp << 35 | rbp_off << 37 | cfa_off << 45;
+}

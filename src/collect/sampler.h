@@ -1,0 +1,149 @@
+/* sampler.h - the kernel half of a capture: the CPU-sampling BPF program and
+ * one software cpu-clock perf event per online CPU.
+ *
+ * Samples are counted in BPF maps (two generations); sampler__drain() swaps
+ * generations and hands every aggregated record of the idle one to a
+ * callback, so a capture of any length runs in bounded kernel memory. Needs
+ * CAP_BPF + CAP_PERFMON (or root); every failure is logged with a hint.
+ */
+#ifndef PROFCAP_SAMPLER_H
+#define PROFCAP_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "collect/unwind_table.h"
+
+/* Filters are applied in BPF before any other work. A sample is kept when
+ * it passes every filter that is set; within one filter, any entry matches. */
+struct sampler_opts {
+	__u32 freq_hz;	 /* samples per second per CPU */
+	const int *pids; /* processes to keep (filtered in BPF); NULL = all */
+	size_t npids;
+	const int *tids; /* threads to keep; NULL = all */
+	size_t ntids;
+	const char *const *comms; /* task names (first 15 bytes) to keep; NULL = all */
+	size_t ncomms;
+	const int *cgroup_fds; /* open cgroup v2 directories: keep their tasks and
+				* their descendants' (at most PROFCAP_MAX_CGROUPS) */
+	size_t ncgroups;
+	bool follow_forks; /* with pids: also keep every process they create */
+	bool user;	   /* collect user stacks */
+	bool kernel;	   /* collect kernel stacks */
+	bool idle;	   /* keep samples of the idle task (pid 0) */
+	/* table unwinding (issue 4): walk user stacks with .eh_frame tables */
+	bool unwind;
+	__u32 unwind_rows; /* row store size; 0 = SAMPLER_UNWIND_ROWS */
+};
+
+/* Default row store: 8 bytes a row, 32 MiB. */
+#define SAMPLER_UNWIND_ROWS (4u << 20)
+#define SAMPLER_UNWIND_MAPS (1u << 16) /* mapping entries, all processes */
+/* Stacks deeper than PROFCAP_MAX_STACK per generation (their extra frames). */
+#define SAMPLER_USTACK_EXT_MAX 1024u
+/* Processes followed through forks (an LRU: a fork storm cannot fill it). */
+#define SAMPLER_FOLLOWED_MAX 65536u
+
+/* Deepest stacks a record carries. */
+#define SAMPLER_MAX_KSTACK 127
+#define SAMPLER_MAX_USTACK 512 /* with table unwinding; else SAMPLER_MAX_KSTACK */
+
+/* sampler_record.flags */
+#define SAMPLER_REC_USTACK_ERR 0x1	/* the user stack could not be read */
+#define SAMPLER_REC_USTACK_TRUNC 0x10	/* user stack cut at the depth limit */
+#define SAMPLER_REC_KSTACK_TRUNC 0x20	/* kernel stack cut at the depth limit */
+#define SAMPLER_REC_USTACK_PARTIAL 0x40 /* user stack not walked to its end */
+
+/* One aggregated record: @count samples with identical key. The stack arrays
+ * are leaf first and borrowed for the duration of the callback. */
+struct sampler_record {
+	__u32 tgid, tid;
+	char comm[17];
+	__u32 flags; /* SAMPLER_REC_* */
+	const __u64 *ustack;
+	__u32 nustack;
+	const __u64 *kstack;
+	__u32 nkstack;
+	__u64 count;
+};
+
+struct sampler_stats {
+	__u64 samples;	      /* samples taken (after filters) */
+	__u64 counts_full;    /* samples lost: aggregation table full */
+	__u64 ustack_err;     /* samples whose user stack could not be read */
+	__u64 kstack_err;     /* samples whose kernel stack could not be read */
+	__u64 stacks_full;    /* stacks not stored: stack table full */
+	__u64 stacks_missing; /* records whose stack vanished before the drain */
+	__u64 events_lost;    /* new-process notices lost */
+	__u64 foreign;	      /* samples of tasks outside profcap's PID namespace */
+	__u64 drains;
+	__u32 ncpus;
+};
+
+typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);
+typedef void (*sampler_proc_fn)(void *ctx, __u32 tgid);
+
+struct sampler;
+
+/* Load the BPF program configured by @opts (borrowed for the call only) and open (but do not
+ * enable) one perf event per online CPU. NULL on failure, after logging one line that says what is
+ * missing (capability, sysctl, kernel feature) and what to do. */
+struct sampler *sampler__new(const struct sampler_opts *opts);
+
+/* Enable sampling on every CPU. 0 or -errno (logged). */
+int sampler__start(struct sampler *s);
+
+/* Wait up to @timeout_ms for new-process notices and call @fn for each
+ * (tgid first seen by the BPF program). Returns the number of notices,
+ * 0 on timeout, -EINTR when a signal arrived, other -errno on failure. */
+int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *ctx);
+
+/* Swap map generations and pass every record of the now idle generation to
+ * @fn, then empty it. A non-zero return from @fn stops the drain and is
+ * returned. 0 or -errno. */
+int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx);
+
+/* Disable sampling on every CPU (records already counted stay drainable). */
+void sampler__stop(struct sampler *s);
+
+void sampler__stats(const struct sampler *s, struct sampler_stats *st);
+
+/* ---- table unwinding ---- */
+
+/* Load (or reload) the unwind tables of process @pid, before its samples
+ * need them. 0 when unwinding is off; else unwind_table__add_process(). */
+int sampler__add_process(struct sampler *s, int pid);
+
+/* Reload @pid's tables if they are older than a second (code mapped after
+ * they were built, e.g. dlopen). 0 when off or too early, 1 reloaded, or
+ * an error of sampler__add_process(). */
+int sampler__refresh_process(struct sampler *s, int pid);
+
+struct sampler_unwind_stats {
+	struct unwind_table_stats tables; /* the row store */
+	/* the BPF walker, summed over CPUs */
+	__u64 frames;	   /* frames unwound from tables */
+	__u64 fp_frames;   /* frames unwound with frame pointers */
+	__u64 complete;	   /* stacks walked to the outermost frame */
+	__u64 partial;	   /* stacks stopped early: */
+	__u64 no_mapping;  /* ... a PC in no known mapping */
+	__u64 no_row;	   /* ... no row or an unsupported rule */
+	__u64 read_err;	   /* ... stack memory could not be read */
+	__u64 depth;	   /* ... SAMPLER_MAX_USTACK frames */
+	__u64 ext_full;	   /* deep stacks whose tail could not be stored */
+	__u64 kernel_regs; /* samples in kernel mode (user regs from the task) */
+	__u64 no_proc;	   /* samples of processes without tables yet */
+};
+
+/* Fill @st; false (and zeros) when table unwinding is off. */
+bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats *st);
+
+/* Detach and free everything. Accepts NULL. */
+void sampler__free(struct sampler *s);
+
+/* Check, before any work, that this process may load BPF programs and open
+ * system-wide perf events. 0, or -EPERM after logging what is missing. */
+int sampler__check_privileges(void);
+
+#endif

@@ -1,0 +1,360 @@
+/* grpc.c - gRPC framing and status parsing (see grpc.h).
+ *
+ * google.rpc.Status is decoded field by field with nanopb's stream
+ * primitives: we have no .proto for it, and only need three fields of it
+ * and one of RetryInfo.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <pb_decode.h>
+
+#include "export/grpc.h"
+#include "util/scan.h"
+
+#define RETRY_INFO_TYPE "type.googleapis.com/google.rpc.RetryInfo"
+
+int grpc__frame_header(unsigned char hdr[GRPC_FRAME_HEADER], bool compressed, size_t len)
+{
+	if (len > UINT32_MAX)
+		return -EMSGSIZE;
+	hdr[0] = compressed ? 1 : 0;
+	hdr[1] = (unsigned char)(len >> 24);
+	hdr[2] = (unsigned char)(len >> 16);
+	hdr[3] = (unsigned char)(len >> 8);
+	hdr[4] = (unsigned char)len;
+	return 0;
+}
+
+int grpc__parse_frame(const void *body, size_t len, bool *compressed, const unsigned char **msg,
+		      size_t *msglen)
+{
+	const unsigned char *b = body;
+	size_t n;
+
+	if (!len)
+		return -ENODATA;
+	if (len < GRPC_FRAME_HEADER || b[0] > 1)
+		return -EBADMSG;
+	n = (size_t)b[1] << 24 | (size_t)b[2] << 16 | (size_t)b[3] << 8 | b[4];
+	if (n != len - GRPC_FRAME_HEADER)
+		return -EBADMSG;
+	*compressed = b[0];
+	*msg = b + GRPC_FRAME_HEADER;
+	*msglen = n;
+	return 0;
+}
+
+static const char *const code_names[] = {
+	"OK",
+	"CANCELLED",
+	"UNKNOWN",
+	"INVALID_ARGUMENT",
+	"DEADLINE_EXCEEDED",
+	"NOT_FOUND",
+	"ALREADY_EXISTS",
+	"PERMISSION_DENIED",
+	"RESOURCE_EXHAUSTED",
+	"FAILED_PRECONDITION",
+	"ABORTED",
+	"OUT_OF_RANGE",
+	"UNIMPLEMENTED",
+	"INTERNAL",
+	"UNAVAILABLE",
+	"DATA_LOSS",
+	"UNAUTHENTICATED",
+};
+
+const char *grpc__code_name(int code)
+{
+	if (code < 0 || (size_t)code >= sizeof(code_names) / sizeof(code_names[0]))
+		return "UNKNOWN_CODE";
+	return code_names[code];
+}
+
+int grpc__code_from_http(long http_status)
+{
+	switch (http_status) {
+	case 400:
+		return GRPC_INTERNAL;
+	case 401:
+		return GRPC_UNAUTHENTICATED;
+	case 403:
+		return GRPC_PERMISSION_DENIED;
+	case 404:
+		return GRPC_UNIMPLEMENTED;
+	case 429:
+	case 502:
+	case 503:
+	case 504:
+		return GRPC_UNAVAILABLE;
+	default:
+		return GRPC_UNKNOWN;
+	}
+}
+
+void grpc__reply_init(struct grpc_reply *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	r->retry_delay_ms = -1;
+}
+
+void grpc__decode_message(const char *in, size_t len, char *out, size_t outlen)
+{
+	const char *e = in + len;
+	size_t o = 0;
+	int hi, lo;
+
+	if (!outlen)
+		return;
+	while (in < e && isspace((unsigned char)*in))
+		in++;
+	while (e > in && isspace((unsigned char)e[-1]))
+		e--;
+	while (in < e && o + 1 < outlen) {
+		if (*in == '%' && e - in >= 3 && (hi = scan__hex_digit(in[1])) >= 0 &&
+		    (lo = scan__hex_digit(in[2])) >= 0) {
+			out[o++] = (char)(hi << 4 | lo);
+			in += 3;
+			continue;
+		}
+		out[o++] = *in++;
+	}
+	out[o] = '\0';
+	/* Keep it one printable line: the text goes into log messages. */
+	for (size_t i = 0; i < o; i++)
+		if (iscntrl((unsigned char)out[i]))
+			out[i] = ' ';
+}
+
+static int b64val(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+int grpc__base64_decode(const char *in, size_t len, unsigned char *out, size_t outlen)
+{
+	unsigned int acc = 0, bits = 0;
+	size_t o = 0;
+	int v;
+
+	while (len && (in[len - 1] == '=' || isspace((unsigned char)in[len - 1])))
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		v = b64val(in[i]);
+		if (v < 0)
+			return -EINVAL;
+		acc = (acc << 6 | (unsigned int)v) & 0xffffff;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o == outlen)
+				return -ENOSPC;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	/* A lone trailing sextet cannot encode a byte. */
+	if (bits >= 6)
+		return -EINVAL;
+	return (int)o;
+}
+
+void grpc__reply_header(struct grpc_reply *r, const char *line, size_t len)
+{
+	const char *colon = memchr(line, ':', len), *v, *e = line + len;
+	unsigned char bin[1024];
+	size_t nlen;
+	int n, code;
+
+	if (!colon)
+		return;
+	nlen = (size_t)(colon - line);
+	v = colon + 1;
+	while (e > v && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	if (nlen == 11 && !strncasecmp(line, "grpc-status", nlen)) {
+		code = 0;
+		if (v == e)
+			return;
+		for (; v < e; v++) {
+			if (!isdigit((unsigned char)*v) || code > 1000)
+				return;
+			code = code * 10 + (*v - '0');
+		}
+		r->status = code;
+	} else if (nlen == 12 && !strncasecmp(line, "grpc-message", nlen)) {
+		grpc__decode_message(v, (size_t)(e - v), r->message, sizeof(r->message));
+	} else if (nlen == 13 && !strncasecmp(line, "grpc-encoding", nlen)) {
+		r->gzip = (size_t)(e - v) == 4 && !strncasecmp(v, "gzip", 4);
+	} else if (nlen == 23 && !strncasecmp(line, "grpc-status-details-bin", nlen)) {
+		n = grpc__base64_decode(v, (size_t)(e - v), bin, sizeof(bin));
+		if (n >= 0)
+			grpc__decode_status(bin, (size_t)n, &code, NULL, 0, &r->retry_delay_ms);
+	}
+}
+
+/* ---- google.rpc.Status ---------------------------------------------------------- */
+
+/* Read a length-delimited field into @out (NUL-terminated, truncated). */
+static bool read_string(pb_istream_t *s, char *out, size_t outlen)
+{
+	pb_istream_t sub;
+	size_t n, keep;
+	bool ok;
+
+	if (!pb_make_string_substream(s, &sub))
+		return false;
+	n = sub.bytes_left;
+	keep = out && outlen ? (n < outlen - 1 ? n : outlen - 1) : 0;
+	ok = pb_read(&sub, (pb_byte_t *)out, keep) && pb_read(&sub, NULL, n - keep);
+	if (out && outlen)
+		out[keep] = '\0';
+	return pb_close_string_substream(s, &sub) && ok;
+}
+
+/* google.protobuf.Duration -> milliseconds (rounded up, never negative). */
+static bool decode_duration(pb_istream_t *s, __s64 *ms)
+{
+	__s64 sec = 0, nanos = 0;
+	pb_wire_type_t wt;
+	uint32_t tag;
+	uint64_t v;
+	bool eof;
+
+	while (pb_decode_tag(s, &wt, &tag, &eof)) {
+		if ((tag == 1 || tag == 2) && wt == PB_WT_VARINT) {
+			if (!pb_decode_varint(s, &v))
+				return false;
+			if (tag == 1)
+				sec = (__s64)v;
+			else
+				nanos = (__s32)(uint32_t)v;
+		} else if (!pb_skip_field(s, wt)) {
+			return false;
+		}
+	}
+	if (!eof)
+		return false;
+	if (sec < 0 || nanos < 0)
+		sec = nanos = 0;
+	if (sec > 86400 * 365)
+		sec = 86400 * 365;
+	*ms = sec * 1000 + (nanos + 999999) / 1000000;
+	return true;
+}
+
+/* google.rpc.RetryInfo { Duration retry_delay = 1; } */
+static bool decode_retry_info(pb_istream_t *s, __s64 *ms)
+{
+	pb_istream_t sub;
+	pb_wire_type_t wt;
+	uint32_t tag;
+	bool eof, ok;
+
+	while (pb_decode_tag(s, &wt, &tag, &eof)) {
+		if (tag == 1 && wt == PB_WT_STRING) {
+			if (!pb_make_string_substream(s, &sub))
+				return false;
+			ok = decode_duration(&sub, ms);
+			if (!pb_close_string_substream(s, &sub) || !ok)
+				return false;
+		} else if (!pb_skip_field(s, wt)) {
+			return false;
+		}
+	}
+	return eof;
+}
+
+/* google.protobuf.Any { string type_url = 1; bytes value = 2; }: a RetryInfo
+ * sets *@ms. The value may come before the type URL. */
+static bool decode_detail(pb_istream_t *s, __s64 *ms)
+{
+	const pb_byte_t *value = NULL;
+	char type[64] = "";
+	pb_istream_t sub;
+	pb_wire_type_t wt;
+	size_t vlen = 0;
+	uint32_t tag;
+	bool eof;
+
+	while (pb_decode_tag(s, &wt, &tag, &eof)) {
+		if (tag == 1 && wt == PB_WT_STRING) {
+			if (!read_string(s, type, sizeof(type)))
+				return false;
+		} else if (tag == 2 && wt == PB_WT_STRING) {
+			if (!pb_make_string_substream(s, &sub))
+				return false;
+			/* Buffer streams keep their bytes in state. */
+			value = sub.state;
+			vlen = sub.bytes_left;
+			if (!pb_read(&sub, NULL, vlen) || !pb_close_string_substream(s, &sub))
+				return false;
+		} else if (!pb_skip_field(s, wt)) {
+			return false;
+		}
+	}
+	if (!eof)
+		return false;
+	if (value && !strcmp(type, RETRY_INFO_TYPE)) {
+		sub = pb_istream_from_buffer(value, vlen);
+		return decode_retry_info(&sub, ms);
+	}
+	return true;
+}
+
+int grpc__decode_status(const void *buf, size_t len, int *code, char *msg, size_t msglen,
+			__s64 *retry_delay_ms)
+{
+	pb_istream_t s = pb_istream_from_buffer(buf, len), sub;
+	pb_wire_type_t wt;
+	uint32_t tag;
+	uint64_t v;
+	bool eof, ok;
+
+	*code = 0;
+	*retry_delay_ms = -1;
+	if (msg && msglen)
+		msg[0] = '\0';
+	while (pb_decode_tag(&s, &wt, &tag, &eof)) {
+		if (tag == 1 && wt == PB_WT_VARINT) {
+			if (!pb_decode_varint(&s, &v))
+				return -EBADMSG;
+			*code = (int)(__s32)(uint32_t)v;
+		} else if (tag == 2 && wt == PB_WT_STRING) {
+			if (!read_string(&s, msg, msglen))
+				return -EBADMSG;
+		} else if (tag == 3 && wt == PB_WT_STRING) {
+			if (!pb_make_string_substream(&s, &sub))
+				return -EBADMSG;
+			ok = decode_detail(&sub, retry_delay_ms);
+			if (!pb_close_string_substream(&s, &sub) || !ok)
+				return -EBADMSG;
+		} else if (!pb_skip_field(&s, wt)) {
+			return -EBADMSG;
+		}
+	}
+	if (!eof)
+		return -EBADMSG;
+	if (msg)
+		for (size_t i = 0; msg[i]; i++)
+			if (iscntrl((unsigned char)msg[i]))
+				msg[i] = ' ';
+	return 0;
+}

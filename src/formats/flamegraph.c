@@ -1,0 +1,739 @@
+/* flamegraph.c - SVG flame graphs (see flamegraph.h).
+ *
+ * The call tree is built in one pass over the distinct stacks of each
+ * process: a node is found by (parent node, label) in a hash table, so
+ * identical frames under one parent merge. Nodes are created parent first,
+ * which lets every later pass (depth, x offset, pruning) run in index order
+ * without recursion. A node narrower than 0.1 px is not drawn; since a child
+ * is never wider than its parent, that drops whole subtrees, which are
+ * counted and named in the subtitle.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "formats/flamegraph.h"
+#include "formats/flamegraph_assets.h"
+#include "util/intern.h"
+#include "util/log.h"
+#include "model/profile.h"
+#include "model/view.h"
+#include "util/utf8.h"
+
+#define FG_PAD 10	 /* left/right margin, px */
+#define FG_FRAME_H 16	 /* row height, px (rect is one less) */
+#define FG_TOP 64	 /* space for title, subtitle and controls */
+#define FG_BOTTOM 30	 /* space for the status line */
+#define FG_CHAR_W 7.3	 /* width of one 12 px monospace character */
+#define FG_MIN_TENTHS 10 /* draw frames of at least 1/10 px */
+
+#define NO_NODE UINT32_MAX
+
+/* ---- output with a sticky error ---------------------------------------------------- */
+
+struct out {
+	struct buf *b;
+	int err;
+};
+
+static void put(struct out *o, const void *s, size_t n)
+{
+	if (!o->err)
+		o->err = buf__append(o->b, s, n);
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void putf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void putf(struct out *o, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		if (!o->err)
+			o->err = -EINVAL;
+		return;
+	}
+	/* Only short, fixed-format strings go through here. */
+	put(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Code point at @s of a valid @n-byte UTF-8 sequence. */
+static __u32 utf8_cp(const unsigned char *s, size_t n)
+{
+	static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+	__u32 cp = s[0] & lead_mask[n];
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	return cp;
+}
+
+/* Append @s escaped as XML character data, at most @max characters of it
+ * (then ".." is appended; @max 0 = all). Bytes that XML 1.0 cannot carry
+ * (invalid UTF-8, control characters, U+FFFE/U+FFFF) become U+FFFD. */
+static void put_xml(struct out *o, const char *s, size_t max)
+{
+	size_t n, count = 0;
+	__u32 cp;
+
+	while (*s) {
+		if (max && count == max) {
+			puts_(o, "..");
+			return;
+		}
+		count++;
+		n = utf8__seq(s);
+		cp = n ? utf8_cp((const unsigned char *)s, n) : 0;
+		if (!n || (cp < 0x20 && cp != '\t') || cp == 0xfffe || cp == 0xffff) {
+			puts_(o, "\xef\xbf\xbd");
+			s += n ? n : 1;
+			continue;
+		}
+		switch (*s) {
+		case '&':
+			puts_(o, "&amp;");
+			break;
+		case '<':
+			puts_(o, "&lt;");
+			break;
+		case '>':
+			puts_(o, "&gt;");
+			break;
+		case '"':
+			puts_(o, "&quot;");
+			break;
+		case '\'':
+			puts_(o, "&apos;");
+			break;
+		default:
+			put(o, s, n);
+		}
+		s += n;
+	}
+}
+
+/* Number of characters (code points or bad bytes) in @s. */
+static size_t text_chars(const char *s)
+{
+	size_t n, count = 0;
+
+	while (*s) {
+		n = utf8__seq(s);
+		s += n ? n : 1;
+		count++;
+	}
+	return count;
+}
+
+/* ---- labels and colours ------------------------------------------------------------ */
+
+enum palette {
+	PAL_ROOT = 0,
+	PAL_PROCESS,
+	PAL_KERNEL,
+	PAL_NATIVE,
+	PAL_MANAGED, /* JIT-compiled or interpreted runtimes */
+	PAL_OTHER,
+};
+
+struct label {
+	const char *name; /* into the label table */
+	const char *type;
+	__u8 rgb[3];
+	size_t chars; /* text_chars(name) */
+};
+
+static enum palette palette_of(const char *type)
+{
+	static const char *const managed[] = {"jvm",  "v8js", "cpython",    "php",    "ruby",
+					      "perl", "beam", "dotnet",	    "python", "jit",
+					      "lua",  "wasm", "interpreted"};
+	size_t i;
+
+	if (!strcmp(type, "root"))
+		return PAL_ROOT;
+	if (!strcmp(type, "process"))
+		return PAL_PROCESS;
+	if (!strcmp(type, "kernel"))
+		return PAL_KERNEL;
+	if (!*type || !strcmp(type, "native") || !strcmp(type, "go") || !strcmp(type, "rust"))
+		return PAL_NATIVE;
+	for (i = 0; i < sizeof(managed) / sizeof(managed[0]); i++)
+		if (!strcmp(type, managed[i]))
+			return PAL_MANAGED;
+	return PAL_OTHER;
+}
+
+/* Deterministic colour for @name in the palette of @type. */
+static void colour(const char *name, const char *type, __u8 rgb[3])
+{
+	/* Per palette: base and span of r, g, b; two hash-derived fractions
+	 * vary the hue within the palette. */
+	static const __u8 base[][6] = {
+		[PAL_ROOT] = {185, 10, 185, 10, 190, 10},
+		[PAL_PROCESS] = {120, 40, 150, 40, 205, 35},
+		[PAL_KERNEL] = {230, 25, 145, 50, 25, 30},
+		[PAL_NATIVE] = {195, 50, 40, 50, 40, 25},
+		[PAL_MANAGED] = {50, 60, 165, 65, 50, 50},
+		[PAL_OTHER] = {160, 50, 95, 45, 195, 55},
+	};
+	enum palette pal = palette_of(type);
+	__u32 h = (__u32)intern__hash(name, strlen(name));
+	double a = (h & 0xffff) / 65535.0, b = (h >> 16) / 65535.0;
+
+	rgb[0] = (__u8)(base[pal][0] + base[pal][1] * a);
+	rgb[1] = (__u8)(base[pal][2] + base[pal][3] * b);
+	rgb[2] = (__u8)(base[pal][4] + base[pal][5] * a);
+}
+
+/* ---- building the graph ------------------------------------------------------------ */
+
+/* A frame that will be drawn: offset and width in value units. */
+struct fg_frame {
+	__u64 x, v;
+	__u32 depth, label;
+};
+
+/* One distinct stack of the process being drawn: its labels as ranks, in
+ * drawing order (root first, or leaf first when inverted). */
+struct item {
+	const __u32 *seq;
+	__u32 len;
+	__u64 value;
+};
+
+struct open_frame {
+	__u64 x;
+	__u32 rank;
+};
+
+struct graph {
+	const struct profile *p;
+	const struct flamegraph_opts *o;
+	unsigned width;
+	__u64 total;
+
+	struct intern *labels; /* "type\0name\0" -> label */
+	struct label *lab;
+	size_t lab_cap;
+	__u32 *loc_label;  /* location -> label */
+	__u32 *proc_label; /* process -> label */
+	__u32 *rank;	   /* label -> position in name order */
+	__u32 *by_rank;	   /* position in name order -> label */
+
+	__u64 *stack_val; /* per stack, for the process being added */
+	__u32 *touched;	  /* stacks with a value in stack_val */
+
+	struct fg_frame *frames; /* drawn */
+	size_t nframes, frames_cap;
+	size_t dropped; /* frames too narrow to draw */
+	size_t nprocs;	/* processes drawn */
+	__u32 max_depth;
+};
+
+static void graph_release(struct graph *g)
+{
+	intern__free(g->labels);
+	free(g->lab);
+	free(g->loc_label);
+	free(g->proc_label);
+	free(g->rank);
+	free(g->by_rank);
+	free(g->stack_val);
+	free(g->touched);
+	free(g->frames);
+}
+
+static int get_label(struct graph *g, const char *type, const char *name, __u32 *idx)
+{
+	size_t tl = strlen(type), nl = strlen(name), n = intern__count(g->labels);
+	char stackbuf[512], *key = stackbuf;
+	struct label *l;
+	bool added;
+	int err;
+
+	if (n >= g->lab_cap) {
+		l = realloc(g->lab, (g->lab_cap ? g->lab_cap * 2 : 256) * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		g->lab = l;
+		g->lab_cap = g->lab_cap ? g->lab_cap * 2 : 256;
+	}
+	if (tl + nl + 2 > sizeof(stackbuf)) {
+		key = malloc(tl + nl + 2);
+		if (!key)
+			return -ENOMEM;
+	}
+	memcpy(key, type, tl + 1);
+	memcpy(key + tl + 1, name, nl + 1);
+	err = intern__put(g->labels, key, tl + nl + 2, idx, &added);
+	if (key != stackbuf)
+		free(key);
+	if (err || !added)
+		return err;
+	l = &g->lab[*idx];
+	l->type = intern__get(g->labels, *idx, NULL);
+	l->name = l->type + tl + 1;
+	l->chars = text_chars(l->name);
+	colour(l->name, l->type, l->rgb);
+	return 0;
+}
+
+/* Sum of the values of process @i, 0 when it is filtered out. */
+static __u64 process_sum(const struct graph *g, size_t i)
+{
+	size_t j, ns = profile__sample_count(g->p, i);
+	__u64 sum = 0;
+
+	if (g->o->filter_pid && profile__process(g->p, i)->pid != g->o->pid)
+		return 0;
+	for (j = 0; j < ns; j++)
+		sum += profile__sample(g->p, i, j)->value;
+	return sum;
+}
+
+struct label_sort {
+	const char *name, *type;
+	__u32 idx;
+};
+
+static int cmp_label(const void *x, const void *y)
+{
+	const struct label_sort *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+
+	return c ? c : strcmp(a->type, b->type);
+}
+
+/* Labels of every location and process, and their order by name. */
+static int make_labels(struct graph *g)
+{
+	size_t nloc = profile__location_count(g->p), np = profile__process_count(g->p), i, n;
+	const struct profile_process_desc *pd;
+	struct label_sort *tmp;
+	char name[320];
+	__u32 idx;
+	int err;
+
+	err = get_label(g, "root", "all", &idx);
+	for (i = 1; !err && i < nloc; i++)
+		err = get_label(g, view__location_type(g->p, (__u32)i),
+				view__location_name(g->p, (__u32)i, name, sizeof(name)),
+				&g->loc_label[i]);
+	for (i = 0; !err && i < np; i++) {
+		pd = profile__process(g->p, i);
+		snprintf(name, sizeof(name), "%s [%lld]",
+			 pd->exe_name && *pd->exe_name ? pd->exe_name : "(unknown)",
+			 (long long)pd->pid);
+		err = get_label(g, "process", name, &g->proc_label[i]);
+	}
+	if (err)
+		return err;
+	n = intern__count(g->labels);
+	g->rank = malloc(n * sizeof(*g->rank));
+	g->by_rank = malloc(n * sizeof(*g->by_rank));
+	tmp = malloc(n * sizeof(*tmp));
+	if (!g->rank || !g->by_rank || !tmp) {
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		tmp[i].name = g->lab[i].name;
+		tmp[i].type = g->lab[i].type;
+		tmp[i].idx = (__u32)i;
+	}
+	qsort(tmp, n, sizeof(*tmp), cmp_label);
+	for (i = 0; i < n; i++) {
+		g->rank[tmp[i].idx] = (__u32)i;
+		g->by_rank[i] = tmp[i].idx;
+	}
+	free(tmp);
+	return 0;
+}
+
+static bool visible(const struct graph *g, __u64 v)
+{
+	/* At least 1/FG_MIN_TENTHS px wide. */
+	return (double)v * (g->width - 2 * FG_PAD) * FG_MIN_TENTHS >= (double)g->total;
+}
+
+/* A frame from @x to @end at @depth is complete: keep it if wide enough. */
+static int close_frame(struct graph *g, __u64 x, __u64 end, __u32 depth, __u32 label)
+{
+	struct fg_frame *f;
+	size_t ncap;
+
+	if (!visible(g, end - x)) {
+		g->dropped++;
+		return 0;
+	}
+	if (g->nframes == g->frames_cap) {
+		ncap = g->frames_cap ? g->frames_cap * 2 : 1024;
+		f = realloc(g->frames, ncap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		g->frames = f;
+		g->frames_cap = ncap;
+	}
+	g->frames[g->nframes++] = (struct fg_frame){x, end - x, depth, label};
+	if (depth > g->max_depth)
+		g->max_depth = depth;
+	return 0;
+}
+
+static int cmp_item(const void *x, const void *y)
+{
+	const struct item *a = x, *b = y;
+	__u32 i, n = a->len < b->len ? a->len : b->len;
+
+	for (i = 0; i < n; i++)
+		if (a->seq[i] != b->seq[i])
+			return a->seq[i] < b->seq[i] ? -1 : 1;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* The distinct stacks of process @i as items, sorted by name order, so
+ * stacks sharing a prefix are adjacent. *@seq and *@items are the caller's
+ * to free. */
+static int process_items(struct graph *g, size_t i, struct item **items, size_t *nitems,
+			 __u32 **seq)
+{
+	size_t ns = profile__sample_count(g->p, i), nt = 0, total_len = 0, j, k, n, off;
+	const struct profile_sample_entry *s;
+	const __u32 *locs;
+	struct item *it;
+	__u32 *q;
+
+	for (j = 0; j < ns; j++) {
+		s = profile__sample(g->p, i, j);
+		if (!g->stack_val[s->stack]) {
+			g->touched[nt++] = s->stack;
+			profile__stack(g->p, s->stack, &n);
+			total_len += n;
+		}
+		g->stack_val[s->stack] += s->value;
+	}
+	it = malloc((nt + 1) * sizeof(*it));
+	q = malloc((total_len + 1) * sizeof(*q));
+	if (!it || !q) {
+		free(it);
+		free(q);
+		for (j = 0; j < nt; j++)
+			g->stack_val[g->touched[j]] = 0;
+		return -ENOMEM;
+	}
+	for (off = 0, j = 0; j < nt; j++) {
+		locs = profile__stack(g->p, g->touched[j], &n);
+		it[j].seq = q + off;
+		it[j].len = (__u32)n;
+		it[j].value = g->stack_val[g->touched[j]];
+		g->stack_val[g->touched[j]] = 0;
+		/* Stacks are leaf first: walk from the root unless inverted. */
+		for (k = 0; k < n; k++)
+			q[off + k] = g->rank[g->loc_label[locs[g->o->inverted ? k : n - 1 - k]]];
+		off += n;
+	}
+	qsort(it, nt, sizeof(*it), cmp_item);
+	*items = it;
+	*nitems = nt;
+	*seq = q;
+	return 0;
+}
+
+/* Lay out process @i from offset *@x on: its frame at depth 1, its stacks
+ * above. Consecutive sorted stacks share their common prefix of open frames;
+ * a frame's width is known when it closes. */
+static int add_process(struct graph *g, size_t i, __u64 *x)
+{
+	struct open_frame *path = NULL;
+	struct item *items = NULL;
+	size_t nitems = 0, j, maxlen = 0;
+	__u64 start = *x, cur = *x;
+	__u32 *seq = NULL, depth = 0, common;
+	int err;
+
+	err = process_items(g, i, &items, &nitems, &seq);
+	if (err)
+		return err;
+	for (j = 0; j < nitems; j++)
+		if (items[j].len > maxlen)
+			maxlen = items[j].len;
+	path = malloc((maxlen + 1) * sizeof(*path));
+	if (!path) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (j = 0; j < nitems && !err; j++) {
+		const struct item *it = &items[j];
+
+		for (common = 0; common < depth && common < it->len; common++)
+			if (path[common].rank != it->seq[common])
+				break;
+		while (depth > common && !err) {
+			depth--;
+			err = close_frame(g, path[depth].x, cur, depth + 2,
+					  g->by_rank[path[depth].rank]);
+		}
+		for (; depth < it->len; depth++)
+			path[depth] = (struct open_frame){cur, it->seq[depth]};
+		cur += it->value;
+	}
+	while (depth > 0 && !err) {
+		depth--;
+		err = close_frame(g, path[depth].x, cur, depth + 2, g->by_rank[path[depth].rank]);
+	}
+	if (!err)
+		err = close_frame(g, start, cur, 1, g->proc_label[i]);
+	*x = cur;
+out:
+	free(path);
+	free(items);
+	free(seq);
+	return err;
+}
+
+struct proc_order {
+	const char *name, *type;
+	size_t idx;
+	__u64 sum;
+};
+
+static int cmp_proc(const void *x, const void *y)
+{
+	const struct proc_order *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+
+	return c ? c : (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static int frame_order(const void *x, const void *y)
+{
+	const struct fg_frame *a = x, *b = y;
+
+	/* Offset, then depth: each frame comes right before its children. */
+	if (a->x != b->x)
+		return a->x < b->x ? -1 : 1;
+	return (a->depth > b->depth) - (a->depth < b->depth);
+}
+
+static int graph_build(struct graph *g, const struct profile *p, const struct flamegraph_opts *o)
+{
+	size_t np = profile__process_count(p), i, n = 0;
+	struct proc_order *order = NULL;
+	__u64 x = 0;
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	g->p = p;
+	g->o = o;
+	g->width = o->width ? o->width : FG_DEFAULT_WIDTH;
+	if (g->width < 4 * FG_PAD)
+		g->width = 4 * FG_PAD;
+	g->labels = intern__new(PROFILE_MAX_ENTRIES);
+	g->loc_label = calloc(profile__location_count(p), sizeof(*g->loc_label));
+	g->proc_label = calloc(np + 1, sizeof(*g->proc_label));
+	g->stack_val = calloc(profile__stack_count(p), sizeof(*g->stack_val));
+	g->touched = malloc(profile__stack_count(p) * sizeof(*g->touched));
+	order = malloc((np + 1) * sizeof(*order));
+	err = -ENOMEM;
+	if (!g->labels || !g->loc_label || !g->proc_label || !g->stack_val || !g->touched || !order)
+		goto out;
+	err = make_labels(g);
+	if (err)
+		goto out;
+	for (i = 0; i < np; i++) {
+		order[n].sum = process_sum(g, i);
+		if (!order[n].sum)
+			continue;
+		order[n].name = g->lab[g->proc_label[i]].name;
+		order[n].type = "";
+		order[n].idx = i;
+		g->total += order[n++].sum;
+	}
+	qsort(order, n, sizeof(*order), cmp_proc);
+	g->nprocs = n;
+	for (i = 0; i < n && !err; i++)
+		err = add_process(g, order[i].idx, &x);
+	if (!err && g->total)
+		err = close_frame(g, 0, g->total, 0, 0); /* "all" is label 0 */
+	if (!err)
+		qsort(g->frames, g->nframes, sizeof(*g->frames), frame_order);
+out:
+	free(order);
+	return err;
+}
+
+/* ---- SVG ------------------------------------------------------------------------------- */
+
+static void put_title(struct out *o, const struct profile *p, const struct flamegraph_opts *fo)
+{
+	const struct profile_meta *m = profile__meta(p);
+	char when[64] = "";
+	struct tm tm;
+	time_t t;
+
+	if (fo->title) {
+		put_xml(o, fo->title, 0);
+		return;
+	}
+	puts_(o, "Flame graph");
+	if (m->host_name && *m->host_name) {
+		puts_(o, ": ");
+		put_xml(o, m->host_name, 0);
+	}
+	t = (time_t)(m->time_unix_nano / 1000000000ull);
+	if (m->time_unix_nano && gmtime_r(&t, &tm) &&
+	    strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm))
+		putf(o, "%s%s", m->host_name && *m->host_name ? ", " : ": ", when);
+}
+
+static void put_subtitle(struct out *o, const struct graph *g)
+{
+	const struct profile_meta *m = profile__meta(g->p);
+	__u32 st, su, pt, pu;
+	const char *stype;
+
+	profile__value_types(g->p, &st, &su, &pt, &pu);
+	stype = profile__string(g->p, st, NULL);
+	putf(o, "%llu ", (unsigned long long)g->total);
+	put_xml(o, *stype ? stype : "samples", 0);
+	putf(o, ", %zu process%s", g->nprocs, g->nprocs == 1 ? "" : "es");
+	if (m->duration_nano)
+		putf(o, ", %.1f s", m->duration_nano / 1e9);
+	if (m->period_ns && !strcmp(profile__string(g->p, pt, NULL), "cpu"))
+		putf(o, ", %.0f Hz", 1e9 / (double)m->period_ns);
+	if (g->o->filter_pid)
+		putf(o, ", pid %lld only", (long long)g->o->pid);
+	if (g->o->inverted)
+		puts_(o, ", inverted (leaf functions at the top, callers below)");
+	if (g->dropped)
+		putf(o, "; %zu frame%s narrower than 0.1 px not drawn", g->dropped,
+		     g->dropped == 1 ? "" : "s");
+}
+
+static void put_legend(struct out *o)
+{
+	static const struct {
+		const char *label, *type, *name;
+	} items[] = {
+		{"kernel", "kernel", "kernel"},
+		{"native", "native", "native"},
+		{"JIT / interpreted", "jvm", "jit"},
+		{"process", "process", "process"},
+	};
+	unsigned x = FG_PAD;
+	__u8 rgb[3];
+	size_t i;
+
+	for (i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+		colour(items[i].name, items[i].type, rgb);
+		putf(o,
+		     "<rect x=\"%u\" y=\"35\" width=\"10\" height=\"10\" fill=\"rgb(%u,%u,%u)\"/>"
+		     "<text x=\"%u\" y=\"44\" class=\"small\">%s</text>\n",
+		     x, rgb[0], rgb[1], rgb[2], x + 14, items[i].label);
+		x += 30 + (unsigned)(strlen(items[i].label) * FG_CHAR_W);
+	}
+}
+
+static void put_frame(struct out *o, const struct graph *g, const struct fg_frame *f)
+{
+	const struct label *lab = &g->lab[f->label];
+	double scale = (double)(g->width - 2 * FG_PAD) / (double)g->total;
+	double x = FG_PAD + f->x * scale, w = f->v * scale;
+	unsigned y = g->o->inverted ? FG_TOP + f->depth * FG_FRAME_H
+				    : FG_TOP + (g->max_depth - f->depth) * FG_FRAME_H;
+	double fit = (w - 6) / FG_CHAR_W;
+	size_t chars = fit > 0 ? (size_t)fit : 0;
+
+	putf(o, "<g class=\"f\" data-x=\"%llu\" data-v=\"%llu\" data-d=\"%u\"><title>",
+	     (unsigned long long)f->x, (unsigned long long)f->v, f->depth);
+	put_xml(o, lab->name, 0);
+	putf(o, "\n%llu samples, %.2f%% of all, type ", (unsigned long long)f->v,
+	     100.0 * (double)f->v / (double)g->total);
+	put_xml(o, *lab->type ? lab->type : "unknown", 0);
+	putf(o,
+	     "</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%u\" "
+	     "fill=\"rgb(%u,%u,%u)\"/><text x=\"%.1f\" y=\"%u\">",
+	     x, y, w, FG_FRAME_H - 1, lab->rgb[0], lab->rgb[1], lab->rgb[2], x + 3, y + 11);
+	if (chars >= 3)
+		put_xml(o, lab->name, lab->chars > chars ? chars - 2 : 0);
+	puts_(o, "</text></g>\n");
+}
+
+static void put_svg(struct out *o, const struct graph *g)
+{
+	unsigned w = g->width, h = FG_TOP + (g->max_depth + 1) * FG_FRAME_H + FG_BOTTOM;
+	size_t i;
+
+	putf(o,
+	     "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"fg-svg\" "
+	     "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\">\n",
+	     w, h, w, h);
+	puts_(o, "<style>");
+	puts_(o, flamegraph_css);
+	puts_(o, "</style>\n");
+	putf(o, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\"/>\n", w, h);
+	putf(o, "<text id=\"fg-title\" class=\"title\" x=\"%u\" y=\"20\">", w / 2);
+	put_title(o, g->p, g->o);
+	putf(o, "</text>\n<text id=\"fg-sub\" class=\"sub\" x=\"%u\" y=\"44\">", w - FG_PAD);
+	put_subtitle(o, g);
+	puts_(o, "</text>\n");
+	put_legend(o);
+	putf(o,
+	     "<text id=\"fg-reset\" class=\"btn\" x=\"%u\" y=\"20\" style=\"display:none\">"
+	     "Reset zoom</text>\n"
+	     "<text id=\"fg-search\" class=\"btn end\" x=\"%u\" y=\"20\">Search (Ctrl-F)</text>\n",
+	     FG_PAD, w - FG_PAD);
+	putf(o, "<g id=\"fg-frames\" data-total=\"%llu\" data-width=\"%u\" data-pad=\"%u\">\n",
+	     (unsigned long long)g->total, w, FG_PAD);
+	for (i = 0; i < g->nframes; i++)
+		put_frame(o, g, &g->frames[i]);
+	puts_(o, "</g>\n");
+	if (!g->total)
+		putf(o, "<text class=\"small\" x=\"%u\" y=\"%u\">No samples to draw</text>\n",
+		     FG_PAD, FG_TOP + 12);
+	putf(o,
+	     "<text id=\"fg-status\" class=\"small\" x=\"%u\" y=\"%u\">Hover a frame for details, "
+	     "click to zoom, Ctrl-F to search</text>\n"
+	     "<text id=\"fg-matched\" class=\"small end\" x=\"%u\" y=\"%u\"></text>\n",
+	     FG_PAD, h - 10, w - FG_PAD, h - 10);
+	puts_(o, "<script><![CDATA[");
+	puts_(o, flamegraph_js);
+	puts_(o, "]]></script>\n</svg>\n");
+}
+
+int flamegraph__render(const struct profile *p, const struct flamegraph_opts *o, struct buf *out)
+{
+	static const struct flamegraph_opts defaults;
+	struct out w = {.b = out};
+	struct graph g;
+	int err;
+
+	if (!o)
+		o = &defaults;
+	err = graph_build(&g, p, o);
+	if (!err) {
+		put_svg(&w, &g);
+		err = w.err;
+	}
+	graph_release(&g);
+	return err;
+}

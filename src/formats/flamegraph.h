@@ -1,0 +1,38 @@
+/* flamegraph.h - the SVG flame graph encoder that `profcap flamegraph`,
+ * `capture --format svg` and `convert --to svg` use.
+ *
+ * The SVG is self-contained (inline CSS and JavaScript, no fonts, no network):
+ * root "all", one level per process ("exe [pid]"), then stacks root -> leaf
+ * (or leaf -> callers when inverted). Frames with the same name under the same
+ * parent are merged; frames narrower than 0.1 px are folded into their parent
+ * and counted. Colours depend on the frame type (kernel, native, JIT or
+ * interpreted) and are deterministic per name. In a browser: hover shows the
+ * details, click zooms, Ctrl-F or the Search control highlights matches.
+ */
+#ifndef PROFCAP_FLAMEGRAPH_H
+#define PROFCAP_FLAMEGRAPH_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "util/buf.h"
+
+struct profile;
+
+#define FG_DEFAULT_WIDTH 1200u
+#define FG_MAX_BYTES (1ull << 30) /* largest SVG written */
+
+struct flamegraph_opts {
+	const char *title; /* NULL: "Flame graph: <host>, <UTC time>" from the profile */
+	bool filter_pid;   /* only process @pid */
+	__s64 pid;
+	bool inverted;	/* icicle: leaf at the top, callers below */
+	unsigned width; /* image width in px; 0 = 1200 */
+};
+
+/* Append the SVG flame graph of @p to @out (caller owned; its cap bounds the
+ * size). @o may be NULL (defaults). Reads @p only. Returns 0, -E2BIG (past
+ * @out's cap), -ENOMEM; on failure @out may hold a partial document. */
+int flamegraph__render(const struct profile *p, const struct flamegraph_opts *o, struct buf *out);
+
+#endif

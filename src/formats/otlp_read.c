@@ -1,0 +1,1819 @@
+/* otlp_read.c - OTLP Profiles reader (see otlp_read.h).
+ *
+ * The wire format is walked with nanopb's stream primitives only (tags,
+ * varints, fixed64, substreams, skips): no generated decoder runs on the
+ * input, so AnyValue's callback oneofs are never filled from untrusted
+ * bytes. The walk never recurses deeper than the schema's fixed levels
+ * (ProfilesData > ResourceProfiles > ScopeProfiles > Profile > Sample >
+ * packed list); values of unused kinds (arrays, kvlists) are skipped as
+ * opaque lengths, so nesting depth in the input costs nothing.
+ *
+ * Order of fields on the wire is free, so the input is read in passes: the
+ * dictionary first (every occurrence, tables concatenated as protobuf merges
+ * them), then every index in it is range-checked and each location is turned
+ * once into a struct profile_frame, then the resources (each one's Resource
+ * before its ScopeProfiles). Samples are added to the model as they are met.
+ * A stack is added to the model once, when a sample first uses it (its
+ * frames gathered from the prepared locations); later samples reuse its
+ * model index.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pb_decode.h>
+
+#include "util/buf.h"
+#include "util/gz.h"
+#include "util/log.h"
+#include "formats/otlp_read.h"
+#include "model/profile.h"
+
+/* Field numbers, from the .proto files under nanopb_protos/. */
+enum {
+	F_DATA_RESOURCE_PROFILES = 1,
+	F_DATA_DICTIONARY = 2,
+
+	F_DICT_MAPPING = 1,
+	F_DICT_LOCATION = 2,
+	F_DICT_FUNCTION = 3,
+	F_DICT_LINK = 4,
+	F_DICT_STRING = 5,
+	F_DICT_ATTRIBUTE = 6,
+	F_DICT_STACK = 7,
+
+	F_MAPPING_START = 1,
+	F_MAPPING_LIMIT = 2,
+	F_MAPPING_OFFSET = 3,
+	F_MAPPING_FILENAME = 4,
+	F_MAPPING_ATTRS = 5,
+
+	F_LOCATION_MAPPING = 1,
+	F_LOCATION_ADDRESS = 2,
+	F_LOCATION_LINES = 3,
+	F_LOCATION_ATTRS = 4,
+
+	F_LINE_FUNCTION = 1,
+
+	F_FUNCTION_NAME = 1,
+	F_FUNCTION_SYSTEM_NAME = 2,
+	F_FUNCTION_FILENAME = 3,
+
+	F_KVU_KEY = 1,
+	F_KVU_VALUE = 2,
+	F_KVU_UNIT = 3,
+
+	F_STACK_LOCATIONS = 1,
+
+	F_ANY_STRING = 1,
+	F_ANY_INT = 3,
+	F_ANY_STRINDEX = 8,
+
+	F_KV_KEY = 1,
+	F_KV_VALUE = 2,
+	F_KV_KEY_STRINDEX = 3,
+
+	F_RP_RESOURCE = 1,
+	F_RP_SCOPE_PROFILES = 2,
+
+	F_RESOURCE_ATTRS = 1,
+
+	F_SP_SCOPE = 1,
+	F_SP_PROFILES = 2,
+
+	F_SCOPE_NAME = 1,
+	F_SCOPE_VERSION = 2,
+
+	F_PROFILE_SAMPLE_TYPE = 1,
+	F_PROFILE_SAMPLES = 2,
+	F_PROFILE_TIME = 3,
+	F_PROFILE_DURATION = 4,
+	F_PROFILE_PERIOD_TYPE = 5,
+	F_PROFILE_PERIOD = 6,
+	F_PROFILE_ID = 7,
+	F_PROFILE_PAYLOAD_FORMAT = 9,
+	F_PROFILE_PAYLOAD = 10,
+	F_PROFILE_ATTRS = 11,
+
+	F_VT_TYPE = 1,
+	F_VT_UNIT = 2,
+
+	F_SAMPLE_STACK = 1,
+	F_SAMPLE_ATTRS = 2,
+	F_SAMPLE_LINK = 3,
+	F_SAMPLE_VALUES = 4,
+	F_SAMPLE_TIMESTAMPS = 5,
+};
+
+/* Entries per dictionary table and per index pool. */
+#define MAX_TABLE PROFILE_MAX_ENTRIES
+#define MAX_POOL (64u << 20)
+/* Deeper stacks keep their leaf-most frames (the model keeps fewer). */
+#define MAX_FRAMES 65536
+#define ARENA_CHUNK (256u << 10)
+
+/* What an attribute table entry means to the reader. */
+enum role {
+	ROLE_NONE = 0,
+	ROLE_THREAD_ID,
+	ROLE_THREAD_NAME,
+	ROLE_FRAME_TYPE,
+	ROLE_BUILD_ID,
+	ROLE_DROPPED, /* Profile attributes: sample loss counts */
+	ROLE_TRUNCATED,
+	ROLE_STACK_MISSING,
+};
+
+enum value_kind {
+	VAL_NONE = 0,
+	VAL_STR,
+	VAL_INT,
+	VAL_OTHER,
+};
+
+/* Where the reader is, for error messages (formatted only on error). */
+enum ctx {
+	CTX_TOP = 0,
+	CTX_DICT,
+	CTX_ENTRY,
+	CTX_RESOURCE,
+	CTX_SCOPE,
+	CTX_PROFILE,
+	CTX_SAMPLE,
+};
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, size;
+	char data[];
+};
+
+/* A growable array of fixed-size entries with a hard cap. */
+struct vec {
+	void *d;
+	size_t n, cap, max;
+};
+
+struct ids {
+	__u32 *v;
+	size_t n, cap;
+};
+
+/* A decoded AnyValue of a kind the reader uses. */
+struct value {
+	enum value_kind kind;
+	const char *str; /* VAL_STR, NUL-terminated (arena or string table) */
+	__s64 num;	 /* VAL_INT */
+	__u64 strindex;	 /* string_value_strindex, resolved at validation */
+	bool has_strindex;
+};
+
+struct r_mapping {
+	__u64 start, limit, offset, filename;
+	size_t attr_off, nattrs;
+};
+
+struct r_location {
+	__u64 mapping, address;
+	size_t line_off, nlines; /* function indices of the lines */
+	size_t attr_off, nattrs;
+};
+
+struct r_function {
+	__u64 name, system_name, filename;
+};
+
+struct r_attr {
+	__u64 key, unit;
+	struct value v;
+	enum role role;
+};
+
+struct r_stack {
+	size_t off, n;
+};
+
+struct rd {
+	char *err;
+	size_t errlen;
+
+	enum ctx ctx;
+	const char *table;
+	size_t ientry, ires, iscope, iprof, isample;
+
+	struct arena_chunk *arena;
+
+	/* dictionary, as read */
+	struct vec strings; /* const char * */
+	struct vec mappings, locations, functions, attrs, stacks;
+	size_t nlinks;
+	struct ids map_attrs, loc_attrs, line_fns, stack_locs;
+
+	/* dictionary, resolved */
+	struct profile_mapping_desc *mdescs;
+	struct profile_frame *lframes;
+	__u32 *lmodel; /* model index of each location, UINT32_MAX until a stack uses it */
+	__u32 *smodel; /* model index of each stack, UINT32_MAX until a sample uses it */
+
+	/* per sample scratch */
+	__u32 *locs; /* model location indices of a stack */
+	size_t locs_cap;
+	struct ids sattrs;
+
+	struct profile *p;
+	struct profile_meta meta;
+	struct profile_kv kv[PROFILE_MAX_RESOURCE_ATTRS];
+	bool have_profile, have_scope;
+	bool have_sample_type, have_period_type;
+	__u64 sample_type[2], period_type[2];
+};
+
+/* ---- errors ----------------------------------------------------------------- */
+
+static int fail(struct rd *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(struct rd *r, int err, const char *fmt, ...)
+{
+	char where[160] = "";
+	va_list ap;
+	int n = 0;
+
+	if (!r->err || !r->errlen)
+		return err;
+	switch (r->ctx) {
+	case CTX_TOP:
+		break;
+	case CTX_DICT:
+		snprintf(where, sizeof(where), "dictionary: ");
+		break;
+	case CTX_ENTRY:
+		snprintf(where, sizeof(where), "dictionary: %s %zu: ", r->table, r->ientry);
+		break;
+	case CTX_RESOURCE:
+		snprintf(where, sizeof(where), "resource %zu: ", r->ires);
+		break;
+	case CTX_SCOPE:
+		snprintf(where, sizeof(where), "resource %zu, scope %zu: ", r->ires, r->iscope);
+		break;
+	case CTX_PROFILE:
+		snprintf(where, sizeof(where), "resource %zu, scope %zu, profile %zu: ", r->ires,
+			 r->iscope, r->iprof);
+		break;
+	case CTX_SAMPLE:
+		snprintf(where, sizeof(where),
+			 "sample %zu of resource %zu (scope %zu, profile %zu): ", r->isample,
+			 r->ires, r->iscope, r->iprof);
+		break;
+	}
+	n = snprintf(r->err, r->errlen, "%s", where);
+	if (n < 0 || (size_t)n >= r->errlen)
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, r->errlen - n, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int wire_err(struct rd *r, pb_istream_t *s)
+{
+	const char *why = PB_GET_ERROR(s);
+
+	if (!strcmp(why, "end-of-stream"))
+		why = "truncated: data ends inside a field";
+	else if (!strcmp(why, "parent stream too short"))
+		why = "a length runs past the end of its message";
+	return fail(r, -EBADMSG, "malformed protobuf (%s)", why);
+}
+
+static int nomem(struct rd *r)
+{
+	return fail(r, -ENOMEM, "out of memory");
+}
+
+static const char *wire_name(pb_wire_type_t wt)
+{
+	switch (wt) {
+	case PB_WT_VARINT:
+		return "varint";
+	case PB_WT_64BIT:
+		return "fixed64";
+	case PB_WT_STRING:
+		return "length-delimited";
+	case PB_WT_32BIT:
+		return "fixed32";
+	default:
+		return "invalid";
+	}
+}
+
+static int want(struct rd *r, pb_wire_type_t wt, pb_wire_type_t expect, const char *field)
+{
+	if (wt == expect)
+		return 0;
+	return fail(r, -EBADMSG, "%s has wire type %s, expected %s", field, wire_name(wt),
+		    wire_name(expect));
+}
+
+static int out_of_range(struct rd *r, const char *field, __u64 idx, const char *table, size_t n)
+{
+	if ((__s64)idx < 0)
+		return fail(r, -EBADMSG, "%s %lld is negative", field, (long long)idx);
+	return fail(r, -EBADMSG, "%s %llu out of range (%s has %zu entries)", field,
+		    (unsigned long long)idx, table, n);
+}
+
+static int too_large(struct rd *r, const char *field, __u64 idx)
+{
+	if ((__s64)idx < 0)
+		return fail(r, -EBADMSG, "%s %lld is negative", field, (long long)idx);
+	return fail(r, -EBADMSG, "%s %llu is too large", field, (unsigned long long)idx);
+}
+
+/* ---- storage ------------------------------------------------------------------ */
+
+/* NUL-terminated copy of the next @len bytes of @s, in the arena. */
+static int arena_read(struct rd *r, pb_istream_t *s, size_t len, const char **out)
+{
+	struct arena_chunk *c = r->arena;
+	char *dst;
+
+	if (!c || c->size - c->used < len + 1) {
+		size_t size = len + 1 > ARENA_CHUNK ? len + 1 : ARENA_CHUNK;
+
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return nomem(r);
+		c->size = size;
+		c->used = 0;
+		c->next = r->arena;
+		r->arena = c;
+	}
+	dst = c->data + c->used;
+	if (!pb_read(s, (pb_byte_t *)dst, len))
+		return wire_err(r, s);
+	dst[len] = '\0';
+	c->used += len + 1;
+	*out = dst;
+	return 0;
+}
+
+static void arena_free(struct arena_chunk *c)
+{
+	while (c) {
+		struct arena_chunk *next = c->next;
+
+		free(c);
+		c = next;
+	}
+}
+
+/* Append one zeroed entry of @size bytes to @v; NULL when full or out of
+ * memory (*@err says which). */
+static void *vec_push(struct vec *v, size_t size, int *err)
+{
+	void *d;
+
+	if (v->n >= v->max) {
+		*err = -E2BIG;
+		return NULL;
+	}
+	if (v->n == v->cap) {
+		size_t ncap = v->cap ? v->cap * 2 : 64;
+
+		d = realloc(v->d, ncap * size);
+		if (!d) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		v->d = d;
+		v->cap = ncap;
+	}
+	d = (char *)v->d + v->n++ * size;
+	memset(d, 0, size);
+	return d;
+}
+
+static int ids_push(struct ids *l, __u32 v)
+{
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 256;
+		__u32 *d;
+
+		if (l->n >= MAX_POOL)
+			return -E2BIG;
+		d = realloc(l->v, ncap * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		l->v = d;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = v;
+	return 0;
+}
+
+#define VEC_AT(v, type, i) (&((type *)(v).d)[i])
+
+/* ---- wire helpers ------------------------------------------------------------ */
+
+/* The input stream: nanopb's buffer stream copies each byte of a varint with
+ * memcpy(); this one copies single bytes directly, and lets skip() jump over
+ * a substream's rest. nanopb checks bytes_left before every read. */
+static bool mem_read(pb_istream_t *s, pb_byte_t *buf, size_t count)
+{
+	const pb_byte_t *src = s->state;
+
+	s->state = (pb_byte_t *)src + count;
+	if (count == 1)
+		*buf = *src;
+	else
+		memcpy(buf, src, count);
+	return true;
+}
+
+static pb_istream_t mem_stream(const void *data, size_t len)
+{
+	pb_istream_t s = {.callback = mem_read, .state = (void *)data, .bytes_left = len};
+
+	return s;
+}
+
+/* Consume what is left of substream @sub (of a mem_stream()). */
+static void drain(pb_istream_t *sub)
+{
+	sub->state = (pb_byte_t *)sub->state + sub->bytes_left;
+	sub->bytes_left = 0;
+}
+
+static int next_tag(struct rd *r, pb_istream_t *s, pb_wire_type_t *wt, __u32 *tag)
+{
+	bool eof;
+
+	if (!pb_decode_tag(s, wt, tag, &eof))
+		return wire_err(r, s);
+	if (!*tag)
+		return fail(r, -EBADMSG, "malformed protobuf (field number 0)");
+	return 0;
+}
+
+static int skip(struct rd *r, pb_istream_t *s, pb_wire_type_t wt)
+{
+	pb_istream_t sub;
+
+	/* Through a substream: a precise message on a bad length, and a jump
+	 * rather than a read over the bytes. */
+	if (wt == PB_WT_STRING) {
+		if (!pb_make_string_substream(s, &sub))
+			return wire_err(r, s);
+		drain(&sub);
+		if (!pb_close_string_substream(s, &sub))
+			return wire_err(r, &sub);
+		return 0;
+	}
+	if (!pb_skip_field(s, wt))
+		return wire_err(r, s);
+	return 0;
+}
+
+static int get_varint(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field, __u64 *v)
+{
+	uint64_t x;
+	int err = want(r, wt, PB_WT_VARINT, field);
+
+	if (err)
+		return err;
+	if (!pb_decode_varint(s, &x))
+		return wire_err(r, s);
+	*v = x;
+	return 0;
+}
+
+static int get_fixed64(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field,
+		       __u64 *v)
+{
+	uint64_t x;
+	int err = want(r, wt, PB_WT_64BIT, field);
+
+	if (err)
+		return err;
+	if (!pb_decode_fixed64(s, &x))
+		return wire_err(r, s);
+	*v = x;
+	return 0;
+}
+
+static int open_sub(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field,
+		    pb_istream_t *sub)
+{
+	int err = want(r, wt, PB_WT_STRING, field);
+
+	if (err)
+		return err;
+	if (!pb_make_string_substream(s, sub))
+		return wire_err(r, s);
+	return 0;
+}
+
+static int close_sub(struct rd *r, pb_istream_t *s, pb_istream_t *sub)
+{
+	drain(sub);
+	if (!pb_close_string_substream(s, sub))
+		return wire_err(r, sub);
+	return 0;
+}
+
+/* A string field, copied NUL-terminated into the arena. */
+static int get_string(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field,
+		      const char **out)
+{
+	pb_istream_t sub;
+	int err;
+
+	err = open_sub(r, s, wt, field, &sub);
+	if (!err)
+		err = arena_read(r, &sub, sub.bytes_left, out);
+	if (!err)
+		err = close_sub(r, s, &sub);
+	return err;
+}
+
+/* A repeated int32 index field, packed or not, appended to @l. Negative or
+ * larger than 32-bit values are errors here; ranges are checked later. */
+static int get_ids(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field,
+		   struct ids *l)
+{
+	pb_istream_t sub;
+	uint64_t x;
+	int err;
+
+	if (wt == PB_WT_VARINT) {
+		if (!pb_decode_varint(s, &x))
+			return wire_err(r, s);
+		if (x > UINT32_MAX - 1)
+			return too_large(r, field, x);
+		err = ids_push(l, (__u32)x);
+		return err ? fail(r, err, "%s: too many indices", field) : 0;
+	}
+	err = open_sub(r, s, wt, field, &sub);
+	while (!err && sub.bytes_left) {
+		if (!pb_decode_varint(&sub, &x))
+			return wire_err(r, &sub);
+		if (x > UINT32_MAX - 1)
+			return too_large(r, field, x);
+		err = ids_push(l, (__u32)x);
+		if (err)
+			return fail(r, err, "%s: too many indices", field);
+	}
+	return err ?: close_sub(r, s, &sub);
+}
+
+/* ---- AnyValue -------------------------------------------------------------------- */
+
+/* Decode an AnyValue of the kinds the reader uses (string, int, string
+ * index); other kinds are skipped whole, whatever they nest. */
+static int get_value(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field,
+		     struct value *v)
+{
+	pb_istream_t sub;
+	__u32 tag;
+	__u64 x;
+	int err;
+
+	memset(v, 0, sizeof(*v));
+	err = open_sub(r, s, wt, field, &sub);
+	while (!err && sub.bytes_left) {
+		err = next_tag(r, &sub, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_ANY_STRING:
+			v->kind = VAL_STR;
+			v->has_strindex = false;
+			err = get_string(r, &sub, wt, "string_value", &v->str);
+			break;
+		case F_ANY_INT:
+			v->kind = VAL_INT;
+			err = get_varint(r, &sub, wt, "int_value", &x);
+			v->num = (__s64)x;
+			break;
+		case F_ANY_STRINDEX:
+			v->kind = VAL_STR;
+			v->has_strindex = true;
+			v->str = NULL;
+			err = get_varint(r, &sub, wt, "string_value_strindex", &v->strindex);
+			break;
+		case 2: /* bool */
+		case 4: /* double */
+		case 5: /* array */
+		case 6: /* kvlist */
+		case 7: /* bytes */
+			v->kind = VAL_OTHER;
+			err = skip(r, &sub, wt);
+			break;
+		default:
+			err = skip(r, &sub, wt);
+			break;
+		}
+	}
+	return err ?: close_sub(r, s, &sub);
+}
+
+/* ---- dictionary ------------------------------------------------------------------ */
+
+static int read_mapping(struct rd *r, pb_istream_t *s)
+{
+	struct r_mapping *m;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	m = vec_push(&r->mappings, sizeof(*m), &err);
+	if (!m)
+		return fail(r, err, "too many mappings");
+	m->attr_off = r->map_attrs.n;
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_MAPPING_START:
+			err = get_varint(r, s, wt, "memory_start", &m->start);
+			break;
+		case F_MAPPING_LIMIT:
+			err = get_varint(r, s, wt, "memory_limit", &m->limit);
+			break;
+		case F_MAPPING_OFFSET:
+			err = get_varint(r, s, wt, "file_offset", &m->offset);
+			break;
+		case F_MAPPING_FILENAME:
+			err = get_varint(r, s, wt, "filename_strindex", &m->filename);
+			break;
+		case F_MAPPING_ATTRS:
+			err = get_ids(r, s, wt, "attribute_indices", &r->map_attrs);
+			break;
+		default:
+			err = skip(r, s, wt);
+		}
+	}
+	m->nattrs = r->map_attrs.n - m->attr_off;
+	return err;
+}
+
+static int read_line(struct rd *r, pb_istream_t *s)
+{
+	__u64 fn = 0;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		if (tag == F_LINE_FUNCTION)
+			err = get_varint(r, s, wt, "lines.function_index", &fn);
+		else
+			err = skip(r, s, wt);
+	}
+	if (!err && fn > UINT32_MAX - 1)
+		return too_large(r, "lines.function_index", fn);
+	if (!err) {
+		err = ids_push(&r->line_fns, (__u32)fn);
+		if (err)
+			return fail(r, err, "too many lines");
+	}
+	return err;
+}
+
+static int read_location(struct rd *r, pb_istream_t *s)
+{
+	struct r_location *l;
+	pb_istream_t sub;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	l = vec_push(&r->locations, sizeof(*l), &err);
+	if (!l)
+		return fail(r, err, "too many locations");
+	l->attr_off = r->loc_attrs.n;
+	l->line_off = r->line_fns.n;
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_LOCATION_MAPPING:
+			err = get_varint(r, s, wt, "mapping_index", &l->mapping);
+			break;
+		case F_LOCATION_ADDRESS:
+			err = get_varint(r, s, wt, "address", &l->address);
+			break;
+		case F_LOCATION_LINES:
+			err = open_sub(r, s, wt, "lines", &sub);
+			err = err ?: read_line(r, &sub);
+			err = err ?: close_sub(r, s, &sub);
+			break;
+		case F_LOCATION_ATTRS:
+			err = get_ids(r, s, wt, "attribute_indices", &r->loc_attrs);
+			break;
+		default:
+			err = skip(r, s, wt);
+		}
+	}
+	l->nattrs = r->loc_attrs.n - l->attr_off;
+	l->nlines = r->line_fns.n - l->line_off;
+	return err;
+}
+
+static int read_function(struct rd *r, pb_istream_t *s)
+{
+	struct r_function *f;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	f = vec_push(&r->functions, sizeof(*f), &err);
+	if (!f)
+		return fail(r, err, "too many functions");
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_FUNCTION_NAME:
+			err = get_varint(r, s, wt, "name_strindex", &f->name);
+			break;
+		case F_FUNCTION_SYSTEM_NAME:
+			err = get_varint(r, s, wt, "system_name_strindex", &f->system_name);
+			break;
+		case F_FUNCTION_FILENAME:
+			err = get_varint(r, s, wt, "filename_strindex", &f->filename);
+			break;
+		default:
+			err = skip(r, s, wt);
+		}
+	}
+	return err;
+}
+
+static int read_attr(struct rd *r, pb_istream_t *s)
+{
+	struct r_attr *a;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	a = vec_push(&r->attrs, sizeof(*a), &err);
+	if (!a)
+		return fail(r, err, "too many attributes");
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_KVU_KEY:
+			err = get_varint(r, s, wt, "key_strindex", &a->key);
+			break;
+		case F_KVU_VALUE:
+			err = get_value(r, s, wt, "value", &a->v);
+			break;
+		case F_KVU_UNIT:
+			err = get_varint(r, s, wt, "unit_strindex", &a->unit);
+			break;
+		default:
+			err = skip(r, s, wt);
+		}
+	}
+	return err;
+}
+
+static int read_stack(struct rd *r, pb_istream_t *s)
+{
+	struct r_stack *st;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	st = vec_push(&r->stacks, sizeof(*st), &err);
+	if (!st)
+		return fail(r, err, "too many stacks");
+	st->off = r->stack_locs.n;
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		if (tag == F_STACK_LOCATIONS)
+			err = get_ids(r, s, wt, "location_indices", &r->stack_locs);
+		else
+			err = skip(r, s, wt);
+	}
+	st->n = r->stack_locs.n - st->off;
+	return err;
+}
+
+static int read_string(struct rd *r, pb_istream_t *s, pb_wire_type_t wt)
+{
+	const char **slot;
+	int err = 0;
+
+	slot = vec_push(&r->strings, sizeof(*slot), &err);
+	if (!slot)
+		return fail(r, err, "too many strings");
+	return get_string(r, s, wt, "string", slot);
+}
+
+static int read_dictionary(struct rd *r, pb_istream_t *s)
+{
+	pb_istream_t sub;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	r->ctx = CTX_DICT;
+	while (!err && s->bytes_left) {
+		int (*entry)(struct rd *, pb_istream_t *) = NULL;
+		const char *name = NULL;
+		struct vec *v = NULL;
+
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_DICT_MAPPING:
+			entry = read_mapping;
+			name = "mapping_table";
+			v = &r->mappings;
+			break;
+		case F_DICT_LOCATION:
+			entry = read_location;
+			name = "location_table";
+			v = &r->locations;
+			break;
+		case F_DICT_FUNCTION:
+			entry = read_function;
+			name = "function_table";
+			v = &r->functions;
+			break;
+		case F_DICT_ATTRIBUTE:
+			entry = read_attr;
+			name = "attribute_table";
+			v = &r->attrs;
+			break;
+		case F_DICT_STACK:
+			entry = read_stack;
+			name = "stack_table";
+			v = &r->stacks;
+			break;
+		case F_DICT_STRING:
+			r->ctx = CTX_ENTRY;
+			r->table = "string_table";
+			r->ientry = r->strings.n;
+			err = read_string(r, s, wt);
+			r->ctx = CTX_DICT;
+			continue;
+		case F_DICT_LINK:
+			/* Links are only counted, for the range check of samples. */
+			err = want(r, wt, PB_WT_STRING, "link_table");
+			err = err ?: skip(r, s, wt);
+			r->nlinks++;
+			continue;
+		default:
+			err = skip(r, s, wt);
+			continue;
+		}
+		err = open_sub(r, s, wt, name, &sub);
+		if (err)
+			break;
+		r->ctx = CTX_ENTRY;
+		r->table = name;
+		r->ientry = v->n;
+		err = entry(r, &sub);
+		err = err ?: close_sub(r, s, &sub);
+		r->ctx = CTX_DICT;
+	}
+	return err;
+}
+
+/* ---- validation and resolution ------------------------------------------------ */
+
+static const char *string_at(const struct rd *r, __u64 idx)
+{
+	return *VEC_AT(r->strings, const char *, idx);
+}
+
+static int check_str(struct rd *r, const char *field, __u64 idx)
+{
+	if (idx < r->strings.n)
+		return 0;
+	return out_of_range(r, field, idx, "string_table", r->strings.n);
+}
+
+/* Range-check @n attribute indices at @off in @pool. */
+static int check_attrs(struct rd *r, const struct ids *pool, size_t off, size_t n)
+{
+	size_t i;
+
+	for (i = off; i < off + n; i++)
+		if (pool->v[i] >= r->attrs.n)
+			return out_of_range(r, "attribute index", pool->v[i], "attribute_table",
+					    r->attrs.n);
+	return 0;
+}
+
+/* A table missing from the input reads as holding only its zero value
+ * (proto3: an unset index is 0). */
+static int ensure_zero_entries(struct rd *r)
+{
+	static const char *const empty = "";
+	int err = 0;
+
+	if (!r->strings.n && vec_push(&r->strings, sizeof(empty), &err))
+		*VEC_AT(r->strings, const char *, 0) = empty;
+	if (!err && !r->mappings.n)
+		vec_push(&r->mappings, sizeof(struct r_mapping), &err);
+	if (!err && !r->locations.n)
+		vec_push(&r->locations, sizeof(struct r_location), &err);
+	if (!err && !r->functions.n)
+		vec_push(&r->functions, sizeof(struct r_function), &err);
+	if (!err && !r->attrs.n)
+		vec_push(&r->attrs, sizeof(struct r_attr), &err);
+	if (!err && !r->stacks.n)
+		vec_push(&r->stacks, sizeof(struct r_stack), &err);
+	if (!r->nlinks)
+		r->nlinks = 1;
+	return err ? nomem(r) : 0;
+}
+
+static enum role attr_role(const char *key)
+{
+	if (!strcmp(key, "thread.id"))
+		return ROLE_THREAD_ID;
+	if (!strcmp(key, "thread.name"))
+		return ROLE_THREAD_NAME;
+	if (!strcmp(key, "profile.frame.type"))
+		return ROLE_FRAME_TYPE;
+	if (!strcmp(key, "process.executable.build_id.gnu"))
+		return ROLE_BUILD_ID;
+	if (!strcmp(key, PROFILE_ATTR_SAMPLES_DROPPED))
+		return ROLE_DROPPED;
+	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED))
+		return ROLE_TRUNCATED;
+	if (!strcmp(key, PROFILE_ATTR_SAMPLES_STACK_MISSING))
+		return ROLE_STACK_MISSING;
+	return ROLE_NONE;
+}
+
+/* Range-check every index of the dictionary, then turn mappings and
+ * locations into the model's input descriptions, once. */
+static int resolve_dictionary(struct rd *r)
+{
+	size_t i, j;
+	int err;
+
+	err = ensure_zero_entries(r);
+	if (err)
+		return err;
+	r->ctx = CTX_ENTRY;
+
+	r->table = "attribute_table";
+	for (i = 0; i < r->attrs.n && !err; i++) {
+		struct r_attr *a = VEC_AT(r->attrs, struct r_attr, i);
+
+		r->ientry = i;
+		err = check_str(r, "key_strindex", a->key);
+		err = err ?: check_str(r, "unit_strindex", a->unit);
+		if (!err && a->v.has_strindex) {
+			err = check_str(r, "value.string_value_strindex", a->v.strindex);
+			if (!err)
+				a->v.str = string_at(r, a->v.strindex);
+		}
+		if (!err)
+			a->role = attr_role(string_at(r, a->key));
+	}
+
+	r->table = "function_table";
+	for (i = 0; i < r->functions.n && !err; i++) {
+		const struct r_function *f = VEC_AT(r->functions, struct r_function, i);
+
+		r->ientry = i;
+		err = check_str(r, "name_strindex", f->name);
+		err = err ?: check_str(r, "system_name_strindex", f->system_name);
+		err = err ?: check_str(r, "filename_strindex", f->filename);
+	}
+
+	r->table = "mapping_table";
+	if (!err) {
+		r->mdescs = calloc(r->mappings.n, sizeof(*r->mdescs));
+		if (!r->mdescs)
+			return nomem(r);
+	}
+	for (i = 0; i < r->mappings.n && !err; i++) {
+		const struct r_mapping *m = VEC_AT(r->mappings, struct r_mapping, i);
+		struct profile_mapping_desc *d = &r->mdescs[i];
+
+		r->ientry = i;
+		err = check_str(r, "filename_strindex", m->filename);
+		err = err ?: check_attrs(r, &r->map_attrs, m->attr_off, m->nattrs);
+		if (err)
+			break;
+		d->start = m->start;
+		d->limit = m->limit;
+		d->file_offset = m->offset;
+		d->path = string_at(r, m->filename);
+		for (j = 0; j < m->nattrs; j++) {
+			const struct r_attr *a =
+				VEC_AT(r->attrs, struct r_attr, r->map_attrs.v[m->attr_off + j]);
+
+			if (a->role == ROLE_BUILD_ID && a->v.kind == VAL_STR)
+				d->build_id = a->v.str;
+		}
+	}
+
+	r->table = "location_table";
+	if (!err) {
+		r->lframes = calloc(r->locations.n, sizeof(*r->lframes));
+		r->lmodel = malloc(r->locations.n * sizeof(*r->lmodel));
+		if (!r->lframes || !r->lmodel)
+			return nomem(r);
+		memset(r->lmodel, 0xff, r->locations.n * sizeof(*r->lmodel));
+	}
+	for (i = 0; i < r->locations.n && !err; i++) {
+		const struct r_location *l = VEC_AT(r->locations, struct r_location, i);
+		struct profile_frame *f = &r->lframes[i];
+
+		r->ientry = i;
+		if (l->mapping >= r->mappings.n)
+			return out_of_range(r, "mapping_index", l->mapping, "mapping_table",
+					    r->mappings.n);
+		for (j = 0; j < l->nlines; j++)
+			if (r->line_fns.v[l->line_off + j] >= r->functions.n)
+				return out_of_range(r, "lines.function_index",
+						    r->line_fns.v[l->line_off + j],
+						    "function_table", r->functions.n);
+		err = check_attrs(r, &r->loc_attrs, l->attr_off, l->nattrs);
+		if (err)
+			break;
+		f->address = l->address;
+		/* Index 0 is "no mapping"; an empty range is unusable. */
+		if (l->mapping && r->mdescs[l->mapping].start < r->mdescs[l->mapping].limit)
+			f->mapping = &r->mdescs[l->mapping];
+		/* The function of lines[0] names the frame. */
+		if (l->nlines) {
+			const struct r_function *fn =
+				VEC_AT(r->functions, struct r_function, r->line_fns.v[l->line_off]);
+			const char *name = string_at(r, fn->name);
+
+			if (!*name)
+				name = string_at(r, fn->system_name);
+			if (!*name)
+				name = string_at(r, fn->filename);
+			f->function = *name ? name : NULL;
+		}
+		f->type = PROFILE_FRAME_NATIVE;
+		for (j = 0; j < l->nattrs; j++) {
+			const struct r_attr *a =
+				VEC_AT(r->attrs, struct r_attr, r->loc_attrs.v[l->attr_off + j]);
+
+			if (a->role != ROLE_FRAME_TYPE || a->v.kind != VAL_STR || !*a->v.str)
+				continue;
+			f->type_name = NULL;
+			if (!strcmp(a->v.str, "kernel"))
+				f->type = PROFILE_FRAME_KERNEL;
+			else if (!strcmp(a->v.str, "native"))
+				f->type = PROFILE_FRAME_NATIVE;
+			else
+				f->type_name = a->v.str;
+		}
+	}
+
+	r->table = "stack_table";
+	if (!err) {
+		r->smodel = malloc(r->stacks.n * sizeof(*r->smodel));
+		if (!r->smodel)
+			return nomem(r);
+		memset(r->smodel, 0xff, r->stacks.n * sizeof(*r->smodel));
+	}
+	for (i = 0; i < r->stacks.n && !err; i++) {
+		const struct r_stack *st = VEC_AT(r->stacks, struct r_stack, i);
+
+		r->ientry = i;
+		for (j = 0; j < st->n; j++)
+			if (r->stack_locs.v[st->off + j] >= r->locations.n)
+				return out_of_range(r, "location index",
+						    r->stack_locs.v[st->off + j], "location_table",
+						    r->locations.n);
+	}
+	return err;
+}
+
+/* ---- resources ------------------------------------------------------------------ */
+
+struct resource {
+	struct profile_process_desc desc;
+	bool has_pid;
+};
+
+/* Parse a decimal integer filling all of @s. */
+static bool parse_int(const char *s, __s64 *v)
+{
+	char *end;
+	long long x;
+
+	if (!*s)
+		return false;
+	errno = 0;
+	x = strtoll(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*v = x;
+	return true;
+}
+
+static int read_keyvalue(struct rd *r, pb_istream_t *s, struct resource *res)
+{
+	const char *key = NULL;
+	struct value v = {0};
+	__u64 kidx;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_KV_KEY:
+			err = get_string(r, s, wt, "attribute key", &key);
+			break;
+		case F_KV_KEY_STRINDEX:
+			err = get_varint(r, s, wt, "attribute key_strindex", &kidx);
+			err = err ?: check_str(r, "attribute key_strindex", kidx);
+			if (!err)
+				key = string_at(r, kidx);
+			break;
+		case F_KV_VALUE:
+			err = get_value(r, s, wt, "attribute value", &v);
+			break;
+		default:
+			err = skip(r, s, wt);
+		}
+	}
+	if (err)
+		return err;
+	if (v.has_strindex) {
+		err = check_str(r, "attribute value string_value_strindex", v.strindex);
+		if (err)
+			return err;
+		v.str = string_at(r, v.strindex);
+	}
+	if (!key || (v.kind != VAL_STR && v.kind != VAL_INT))
+		return 0;
+
+	if (!strcmp(key, "process.pid")) {
+		if (v.kind == VAL_INT) {
+			res->desc.pid = v.num;
+			res->has_pid = true;
+		} else if (parse_int(v.str, &res->desc.pid)) {
+			res->has_pid = true;
+		}
+		return 0;
+	}
+	if (v.kind != VAL_STR)
+		return 0;
+	if (!strcmp(key, "process.executable.name")) {
+		res->desc.exe_name = v.str;
+	} else if (!strcmp(key, "process.executable.path")) {
+		res->desc.exe_path = v.str;
+	} else if (!strcmp(key, "process.command_line")) {
+		res->desc.cmdline = v.str;
+	} else if (!strcmp(key, "container.id")) {
+		res->desc.container_id = v.str;
+	} else if (!strcmp(key, "host.name")) {
+		if (!r->meta.host_name)
+			r->meta.host_name = v.str;
+	} else if (!strcmp(key, "host.arch")) {
+		if (!r->meta.host_arch)
+			r->meta.host_arch = v.str;
+	} else if (!strcmp(key, "os.type")) {
+		if (!r->meta.os_type)
+			r->meta.os_type = v.str;
+	} else if (r->ires == 0 && strncmp(key, "process.", 8) && *key &&
+		   r->meta.nresource < PROFILE_MAX_RESOURCE_ATTRS) {
+		/* Operator attributes (service.name, ...), from the first resource. */
+		r->kv[r->meta.nresource].key = key;
+		r->kv[r->meta.nresource].value = v.str;
+		r->meta.nresource++;
+	}
+	return 0;
+}
+
+static int read_resource(struct rd *r, pb_istream_t *s, struct resource *res)
+{
+	pb_istream_t sub;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		if (tag != F_RESOURCE_ATTRS) {
+			err = skip(r, s, wt);
+			continue;
+		}
+		err = open_sub(r, s, wt, "attributes", &sub);
+		err = err ?: read_keyvalue(r, &sub, res);
+		err = err ?: close_sub(r, s, &sub);
+	}
+	return err;
+}
+
+/* ---- samples --------------------------------------------------------------------- */
+
+/* Count the values of a repeated varint (packed or not); *@first gets the
+ * first one met. */
+static int count_varints(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field,
+			 __u64 *first, size_t *n)
+{
+	pb_istream_t sub;
+	uint64_t x;
+	int err;
+
+	if (wt == PB_WT_VARINT) {
+		if (!pb_decode_varint(s, &x))
+			return wire_err(r, s);
+		if (!(*n)++)
+			*first = x;
+		return 0;
+	}
+	err = open_sub(r, s, wt, field, &sub);
+	while (!err && sub.bytes_left) {
+		if (!pb_decode_varint(&sub, &x))
+			return wire_err(r, &sub);
+		if (!(*n)++)
+			*first = x;
+	}
+	return err ?: close_sub(r, s, &sub);
+}
+
+static int count_fixed64(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field,
+			 size_t *n)
+{
+	pb_istream_t sub;
+	int err;
+
+	if (wt == PB_WT_64BIT) {
+		(*n)++;
+		return skip(r, s, wt);
+	}
+	err = open_sub(r, s, wt, field, &sub);
+	if (err)
+		return err;
+	if (sub.bytes_left % 8)
+		return fail(r, -EBADMSG, "%s: packed length %zu is not a multiple of 8", field,
+			    sub.bytes_left);
+	*n += sub.bytes_left / 8;
+	return close_sub(r, s, &sub);
+}
+
+static int add_sample(struct rd *r, const struct resource *res, pb_istream_t *s)
+{
+	__u64 stack = 0, link = 0, value = 0;
+	size_t nvalues = 0, nts = 0, i, n;
+	const char *tname = NULL;
+	const struct r_stack *st;
+	__u32 tid = 0, tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	r->sattrs.n = 0;
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_SAMPLE_STACK:
+			err = get_varint(r, s, wt, "stack_index", &stack);
+			break;
+		case F_SAMPLE_ATTRS:
+			err = get_ids(r, s, wt, "attribute_indices", &r->sattrs);
+			break;
+		case F_SAMPLE_LINK:
+			err = get_varint(r, s, wt, "link_index", &link);
+			break;
+		case F_SAMPLE_VALUES:
+			err = count_varints(r, s, wt, "values", &value, &nvalues);
+			break;
+		case F_SAMPLE_TIMESTAMPS:
+			err = count_fixed64(r, s, wt, "timestamps_unix_nano", &nts);
+			break;
+		default:
+			err = skip(r, s, wt);
+		}
+	}
+	if (err)
+		return err;
+	if (stack >= r->stacks.n)
+		return out_of_range(r, "stack_index", stack, "stack_table", r->stacks.n);
+	if (link >= r->nlinks)
+		return out_of_range(r, "link_index", link, "link_table", r->nlinks);
+	for (i = 0; i < r->sattrs.n; i++) {
+		const struct r_attr *a;
+
+		if (r->sattrs.v[i] >= r->attrs.n)
+			return out_of_range(r, "attribute index", r->sattrs.v[i], "attribute_table",
+					    r->attrs.n);
+		a = VEC_AT(r->attrs, struct r_attr, r->sattrs.v[i]);
+		if (a->role == ROLE_THREAD_ID) {
+			__s64 v;
+
+			if (a->v.kind == VAL_INT)
+				tid = (__u32)a->v.num;
+			else if (a->v.kind == VAL_STR && parse_int(a->v.str, &v))
+				tid = (__u32)v;
+		} else if (a->role == ROLE_THREAD_NAME && a->v.kind == VAL_STR) {
+			tname = a->v.str;
+		}
+	}
+	if (!nvalues)
+		value = nts;
+	else if ((__s64)value < 0)
+		return fail(r, -EBADMSG, "values[0] is negative (%lld)", (long long)value);
+	if (!value)
+		return 0;
+
+	if (r->smodel[stack] == UINT32_MAX) {
+		st = VEC_AT(r->stacks, struct r_stack, stack);
+		n = st->n > MAX_FRAMES ? MAX_FRAMES : st->n;
+		if (n > r->locs_cap) {
+			__u32 *l = realloc(r->locs, n * sizeof(*l));
+
+			if (!l)
+				return nomem(r);
+			r->locs = l;
+			r->locs_cap = n;
+		}
+		/* Each location enters the model once, however many stacks
+		 * share it. */
+		for (i = 0; i < n && !err; i++) {
+			__u32 *m = &r->lmodel[r->stack_locs.v[st->off + i]];
+
+			if (*m == UINT32_MAX)
+				err = profile__add_location(
+					r->p, &r->lframes[r->stack_locs.v[st->off + i]], m);
+			r->locs[i] = *m;
+		}
+		err = err ?: profile__add_stack_locs(r->p, r->locs, n, &r->smodel[stack]);
+	}
+	if (!err)
+		err = profile__add_stack_sample(r->p, &res->desc, tid, tname, r->smodel[stack],
+						value);
+	if (err == -E2BIG)
+		return fail(r, err, "too many distinct entries for the profile model");
+	if (err)
+		return fail(r, err, "cannot add the sample (%s)", strerror(-err));
+	return 0;
+}
+
+/* ---- profiles ------------------------------------------------------------------ */
+
+static int read_value_type(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const char *field,
+			   __u64 vt[2])
+{
+	pb_istream_t sub;
+	__u32 tag;
+	int err;
+
+	vt[0] = vt[1] = 0;
+	err = open_sub(r, s, wt, field, &sub);
+	while (!err && sub.bytes_left) {
+		err = next_tag(r, &sub, &wt, &tag);
+		if (err)
+			break;
+		if (tag == F_VT_TYPE)
+			err = get_varint(r, &sub, wt, "type_strindex", &vt[0]);
+		else if (tag == F_VT_UNIT)
+			err = get_varint(r, &sub, wt, "unit_strindex", &vt[1]);
+		else
+			err = skip(r, &sub, wt);
+	}
+	err = err ?: check_str(r, "type_strindex", vt[0]);
+	err = err ?: check_str(r, "unit_strindex", vt[1]);
+	return err ?: close_sub(r, s, &sub);
+}
+
+/* Add the sample loss counts among Profile attributes @ids (range-checked)
+ * to the meta: a writer may give each Profile its own share. */
+static void add_losses(struct rd *r, const struct ids *ids)
+{
+	size_t i;
+
+	for (i = 0; i < ids->n; i++) {
+		const struct r_attr *a = VEC_AT(r->attrs, struct r_attr, ids->v[i]);
+		__u64 *sum;
+
+		if (a->v.kind != VAL_INT || a->v.num <= 0)
+			continue;
+		if (a->role == ROLE_DROPPED)
+			sum = &r->meta.samples_dropped;
+		else if (a->role == ROLE_TRUNCATED)
+			sum = &r->meta.samples_truncated;
+		else if (a->role == ROLE_STACK_MISSING)
+			sum = &r->meta.samples_stack_missing;
+		else
+			continue;
+		*sum = *sum + (__u64)a->v.num < *sum ? UINT64_MAX : *sum + (__u64)a->v.num;
+	}
+}
+
+static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *res)
+{
+	const char *payload_format = NULL, *payload = NULL;
+	bool first = !r->have_profile;
+	size_t payload_len = 0;
+	__u64 vt[2], x;
+	pb_istream_t sub;
+	__u32 tag;
+	pb_wire_type_t wt;
+	struct ids attrs = {0};
+	int err = 0;
+
+	r->have_profile = true;
+	r->isample = 0;
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		switch (tag) {
+		case F_PROFILE_SAMPLES:
+			err = open_sub(r, s, wt, "samples", &sub);
+			if (err)
+				break;
+			r->ctx = CTX_SAMPLE;
+			err = add_sample(r, res, &sub);
+			r->ctx = CTX_PROFILE;
+			err = err ?: close_sub(r, s, &sub);
+			r->isample++;
+			break;
+		case F_PROFILE_SAMPLE_TYPE:
+			err = read_value_type(r, s, wt, "sample_type", vt);
+			if (!err && first) {
+				memcpy(r->sample_type, vt, sizeof(vt));
+				r->have_sample_type = true;
+			}
+			break;
+		case F_PROFILE_PERIOD_TYPE:
+			err = read_value_type(r, s, wt, "period_type", vt);
+			if (!err && first) {
+				memcpy(r->period_type, vt, sizeof(vt));
+				r->have_period_type = true;
+			}
+			break;
+		case F_PROFILE_TIME:
+			err = get_fixed64(r, s, wt, "time_unix_nano", &x);
+			if (!err && first)
+				r->meta.time_unix_nano = x;
+			break;
+		case F_PROFILE_DURATION:
+			err = get_varint(r, s, wt, "duration_nano", &x);
+			if (!err && first)
+				r->meta.duration_nano = x;
+			break;
+		case F_PROFILE_PERIOD:
+			err = get_varint(r, s, wt, "period", &x);
+			if (!err && first)
+				r->meta.period_ns = (__s64)x > 0 ? x : 0;
+			break;
+		case F_PROFILE_ID:
+			err = open_sub(r, s, wt, "profile_id", &sub);
+			if (err)
+				break;
+			/* Only a well-formed (16-byte) id is kept. */
+			if (first && sub.bytes_left == sizeof(r->meta.profile_id) &&
+			    !pb_read(&sub, r->meta.profile_id, sizeof(r->meta.profile_id)))
+				err = wire_err(r, &sub);
+			err = err ?: close_sub(r, s, &sub);
+			break;
+		case F_PROFILE_PAYLOAD_FORMAT:
+			err = get_string(r, s, wt, "original_payload_format", &payload_format);
+			break;
+		case F_PROFILE_PAYLOAD:
+			err = open_sub(r, s, wt, "original_payload", &sub);
+			payload_len = sub.bytes_left;
+			err = err ?: arena_read(r, &sub, payload_len, &payload);
+			err = err ?: close_sub(r, s, &sub);
+			break;
+		case F_PROFILE_ATTRS:
+			attrs.n = 0;
+			err = get_ids(r, s, wt, "attribute_indices", &attrs);
+			err = err ?: check_attrs(r, &attrs, 0, attrs.n);
+			if (!err)
+				add_losses(r, &attrs);
+			break;
+		default:
+			err = skip(r, s, wt);
+		}
+	}
+	free(attrs.v);
+	/* Kept from the first profile carrying one (the encoder writes it
+	 * once). */
+	if (!err && payload_len && payload_format && *payload_format &&
+	    !r->meta.original_payload_len) {
+		r->meta.original_payload = payload;
+		r->meta.original_payload_len = payload_len;
+		r->meta.original_payload_format = payload_format;
+	}
+	return err;
+}
+
+static int read_scope(struct rd *r, pb_istream_t *s)
+{
+	const char *name = NULL, *version = NULL;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		if (tag == F_SCOPE_NAME)
+			err = get_string(r, s, wt, "scope.name", &name);
+		else if (tag == F_SCOPE_VERSION)
+			err = get_string(r, s, wt, "scope.version", &version);
+		else
+			err = skip(r, s, wt);
+	}
+	if (!err && !r->have_scope && name && *name) {
+		r->meta.scope_name = name;
+		r->meta.scope_version = version;
+		r->have_scope = true;
+	}
+	return err;
+}
+
+static int read_scope_profiles(struct rd *r, pb_istream_t *s, const struct resource *res)
+{
+	pb_istream_t sub;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	r->iprof = 0;
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		if (tag == F_SP_SCOPE) {
+			err = open_sub(r, s, wt, "scope", &sub);
+			err = err ?: read_scope(r, &sub);
+			err = err ?: close_sub(r, s, &sub);
+		} else if (tag == F_SP_PROFILES) {
+			err = open_sub(r, s, wt, "profiles", &sub);
+			if (err)
+				break;
+			r->ctx = CTX_PROFILE;
+			err = read_profile(r, &sub, res);
+			r->ctx = CTX_SCOPE;
+			err = err ?: close_sub(r, s, &sub);
+			r->iprof++;
+		} else {
+			err = skip(r, s, wt);
+		}
+	}
+	return err;
+}
+
+/* One ResourceProfiles: its Resource first (wherever it sits), then its
+ * scopes. */
+static int read_resource_profiles(struct rd *r, pb_istream_t *s)
+{
+	struct resource res = {.has_pid = false};
+	pb_istream_t again = *s, sub;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	r->ctx = CTX_RESOURCE;
+	while (!err && again.bytes_left) {
+		err = next_tag(r, &again, &wt, &tag);
+		if (err)
+			break;
+		if (tag != F_RP_RESOURCE) {
+			err = skip(r, &again, wt);
+			continue;
+		}
+		err = open_sub(r, &again, wt, "resource", &sub);
+		err = err ?: read_resource(r, &sub, &res);
+		err = err ?: close_sub(r, &again, &sub);
+	}
+	if (err)
+		return err;
+	if (!res.has_pid)
+		res.desc.pid = -(__s64)r->ires - 1;
+
+	r->iscope = 0;
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		if (tag != F_RP_SCOPE_PROFILES) {
+			err = skip(r, s, wt);
+			continue;
+		}
+		err = open_sub(r, s, wt, "scope_profiles", &sub);
+		if (err)
+			break;
+		r->ctx = CTX_SCOPE;
+		err = read_scope_profiles(r, &sub, &res);
+		r->ctx = CTX_RESOURCE;
+		err = err ?: close_sub(r, s, &sub);
+		r->iscope++;
+	}
+	return err;
+}
+
+/* ---- top level ------------------------------------------------------------------ */
+
+/* Walk the top-level fields, handing those numbered @want_tag to @fn. */
+static int walk_top(struct rd *r, const void *data, size_t len, __u32 want_tag,
+		    int (*fn)(struct rd *, pb_istream_t *))
+{
+	pb_istream_t s = mem_stream(data, len), sub;
+	__u32 tag;
+	pb_wire_type_t wt;
+	int err = 0;
+
+	while (!err && s.bytes_left) {
+		r->ctx = CTX_TOP;
+		err = next_tag(r, &s, &wt, &tag);
+		if (err)
+			break;
+		if (tag != want_tag) {
+			if (tag == F_DATA_RESOURCE_PROFILES || tag == F_DATA_DICTIONARY)
+				err = want(r, wt, PB_WT_STRING,
+					   tag == F_DATA_DICTIONARY ? "dictionary"
+								    : "resource_profiles");
+			err = err ?: skip(r, &s, wt);
+			continue;
+		}
+		err = open_sub(r, &s, wt,
+			       tag == F_DATA_DICTIONARY ? "dictionary" : "resource_profiles", &sub);
+		err = err ?: fn(r, &sub);
+		r->ctx = CTX_TOP;
+		err = err ?: close_sub(r, &s, &sub);
+	}
+	return err;
+}
+
+static int one_resource(struct rd *r, pb_istream_t *s)
+{
+	int err = read_resource_profiles(r, s);
+
+	r->ires++;
+	return err;
+}
+
+static int finish(struct rd *r)
+{
+	const char *st = NULL, *su = NULL, *pt = NULL, *pu = NULL;
+	int err;
+
+	r->ctx = CTX_TOP;
+	r->meta.resource = r->kv;
+	if (r->have_sample_type) {
+		st = string_at(r, r->sample_type[0]);
+		su = string_at(r, r->sample_type[1]);
+	}
+	if (r->have_period_type) {
+		pt = string_at(r, r->period_type[0]);
+		pu = string_at(r, r->period_type[1]);
+	}
+	err = profile__set_value_types(r->p, st, su, pt, pu);
+	err = err ?: profile__set_meta(r->p, &r->meta);
+	/* Drops the default value type strings when they were replaced. */
+	err = err ?: profile__prune(r->p);
+	if (err)
+		return fail(r, err, "cannot build the profile (%s)", strerror(-err));
+	return 0;
+}
+
+static void rd_release(struct rd *r)
+{
+	arena_free(r->arena);
+	free(r->strings.d);
+	free(r->mappings.d);
+	free(r->locations.d);
+	free(r->functions.d);
+	free(r->attrs.d);
+	free(r->stacks.d);
+	free(r->map_attrs.v);
+	free(r->loc_attrs.v);
+	free(r->line_fns.v);
+	free(r->stack_locs.v);
+	free(r->mdescs);
+	free(r->lframes);
+	free(r->lmodel);
+	free(r->smodel);
+	free(r->locs);
+	free(r->sattrs.v);
+}
+
+static bool is_gzip(const void *data, size_t len)
+{
+	const unsigned char *b = data;
+
+	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, struct profile **out,
+			    char *err, size_t errlen)
+{
+	struct rd r = {.err = err, .errlen = errlen};
+	struct buf plain;
+	int ret;
+
+	*out = NULL;
+	if (err && errlen)
+		err[0] = '\0';
+	buf__init(&plain, max_bytes);
+	if (is_gzip(data, len)) {
+		ret = gz__decompress(data, len, &plain);
+		if (ret == -E2BIG) {
+			ret = fail(&r, ret, "gzip data inflates past %zu bytes", max_bytes);
+			goto out;
+		}
+		if (ret) {
+			ret = fail(&r, ret, "%s",
+				   ret == -EBADMSG ? "corrupt or truncated gzip data"
+						   : "cannot decompress (out of memory)");
+			goto out;
+		}
+		data = plain.data;
+		len = plain.len;
+	} else if (len > max_bytes) {
+		ret = fail(&r, -E2BIG, "input of %zu bytes is larger than %zu", len, max_bytes);
+		goto out;
+	}
+
+	r.strings.max = r.mappings.max = r.locations.max = MAX_TABLE;
+	r.functions.max = r.attrs.max = r.stacks.max = MAX_TABLE;
+	r.p = profile__new();
+	if (!r.p) {
+		ret = nomem(&r);
+		goto out;
+	}
+	ret = walk_top(&r, data, len, F_DATA_DICTIONARY, read_dictionary);
+	ret = ret ?: resolve_dictionary(&r);
+	ret = ret ?: walk_top(&r, data, len, F_DATA_RESOURCE_PROFILES, one_resource);
+	ret = ret ?: finish(&r);
+	if (!ret) {
+		*out = r.p;
+		r.p = NULL;
+	}
+out:
+	profile__free(r.p);
+	rd_release(&r);
+	buf__release(&plain);
+	return ret;
+}
+
+int otlp_read__parse(const void *data, size_t len, struct profile **out, char *err, size_t errlen)
+{
+	return otlp_read__parse_capped(data, len, OTLP_READ_MAX_BYTES, out, err, errlen);
+}
+
+int otlp_read__file(const char *path, struct profile **out)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	struct buf in;
+	char why[256];
+	int err;
+
+	*out = NULL;
+	buf__init(&in, OTLP_READ_MAX_BYTES);
+	err = buf__read_file(&in, strcmp(path, "-") ? path : "/dev/stdin");
+	if (err == -E2BIG) {
+		pr_err("%s: larger than %llu bytes; not an OTLP Profiles capture?", name,
+		       (unsigned long long)OTLP_READ_MAX_BYTES);
+		goto out;
+	}
+	if (err) {
+		pr_err("cannot read %s: %s", name, strerror(-err));
+		goto out;
+	}
+	err = otlp_read__parse(in.data, in.len, out, why, sizeof(why));
+	if (err)
+		pr_err("%s: %s (is it an OTLP Profiles file, ProfilesData or "
+		       "ExportProfilesServiceRequest, written completely?)",
+		       name, why);
+out:
+	buf__release(&in);
+	return err;
+}

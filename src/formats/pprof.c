@@ -1,0 +1,405 @@
+/* pprof.c - pprof encoder (see pprof.h).
+ *
+ * A first pass interns every string pprof needs (the model's strings keep
+ * their indices, then label keys and values, build ids, extra sample types)
+ * and works out per-table facts; the Profile is then streamed by nanopb
+ * callbacks that only read this context, so nanopb's two passes over each
+ * submessage produce the same bytes. The encoded Profile is gzip'd last.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pb_encode.h>
+
+#include "perftools/profiles/profile.pb.h"
+
+#include "util/gz.h"
+#include "util/intern.h"
+#include "formats/pbbuf.h"
+#include "formats/pprof.h"
+#include "model/profile.h"
+
+#define PP(x) perftools_profiles_##x
+
+/* How a model attribute becomes a pprof label. */
+struct label_map {
+	__u32 key; /* pprof string index; 0 = attribute not emitted */
+	__u32 str; /* pprof string index of a string value */
+	__s64 num; /* numeric value when !is_str */
+	bool is_str;
+};
+
+struct pp {
+	const struct profile *p;
+	struct intern *strings; /* pprof string table */
+	__u32 *build_id;	/* per mapping: string index, 0 = none */
+	bool *has_functions;	/* per mapping */
+	struct label_map *attr; /* per model attribute */
+	__u32 *process;		/* per process: string index of the exe name */
+	__u32 k_pid, k_process; /* label keys */
+	__u32 cpu, nanoseconds; /* second sample type, when cpu_value */
+	bool cpu_value;		/* add count x period as a second value */
+	__u64 period;
+};
+
+/* The current sample while its callbacks run. */
+struct sample_arg {
+	const struct pp *pp;
+	size_t proc;
+	const struct profile_sample_entry *s;
+};
+
+static int intern_str(struct intern *t, const char *s, __u32 *idx)
+{
+	if (!s)
+		s = "";
+	return intern__put(t, s, strlen(s) + 1, idx, NULL);
+}
+
+static bool str_is(const struct profile *p, __u32 idx, const char *want)
+{
+	return !strcmp(profile__string(p, idx, NULL), want);
+}
+
+static void pp_free(struct pp *pp)
+{
+	intern__free(pp->strings);
+	free(pp->build_id);
+	free(pp->has_functions);
+	free(pp->attr);
+	free(pp->process);
+}
+
+/* Label of model attribute @a, interning what it needs. */
+static int map_attr(struct pp *pp, const struct profile_attr_entry *a, struct label_map *out)
+{
+	const char *key = profile__string(pp->p, a->key, NULL);
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!strcmp(key, "thread.id"))
+		key = "tid";
+	else if (!strcmp(key, "thread.name"))
+		key = "thread";
+	if (a->kind == PROFILE_ATTR_STR) {
+		out->is_str = true;
+		err = intern_str(pp->strings, a->str_value, &out->str);
+	} else if (a->kind == PROFILE_ATTR_INT) {
+		out->num = a->int_value;
+		err = 0;
+	} else {
+		return 0;
+	}
+	if (!err)
+		err = intern_str(pp->strings, key, &out->key);
+	return err;
+}
+
+static int pp_init(struct pp *pp, const struct profile *p)
+{
+	size_t i, nstr = profile__string_count(p), nmap = profile__mapping_count(p);
+	size_t nattr = profile__attr_count(p), nproc = profile__process_count(p);
+	__u32 st, su, pt, pu, idx;
+	int err = 0;
+
+	memset(pp, 0, sizeof(*pp));
+	pp->p = p;
+	pp->strings = intern__new(PROFILE_MAX_ENTRIES + 64 + (__u32)nattr + (__u32)nmap);
+	pp->build_id = calloc(nmap, sizeof(*pp->build_id));
+	pp->has_functions = calloc(nmap, sizeof(*pp->has_functions));
+	pp->attr = calloc(nattr, sizeof(*pp->attr));
+	pp->process = calloc(nproc ? nproc : 1, sizeof(*pp->process));
+	if (!pp->strings || !pp->build_id || !pp->has_functions || !pp->attr || !pp->process)
+		return -ENOMEM;
+	/* The model's strings first: they keep their indices. */
+	for (i = 0; i < nstr && !err; i++) {
+		err = intern_str(pp->strings, profile__string(p, (__u32)i, NULL), &idx);
+		if (!err && idx != i)
+			err = -EINVAL; /* the model's strings are unique */
+	}
+	for (i = 1; i < nmap && !err; i++) {
+		const struct profile_mapping_entry *m = profile__mapping(p, (__u32)i);
+
+		if (m->attr)
+			err = intern_str(pp->strings, profile__attr(p, m->attr)->str_value,
+					 &pp->build_id[i]);
+	}
+	for (i = 1; i < profile__location_count(p); i++) {
+		const struct profile_location_entry *l = profile__location(p, (__u32)i);
+
+		if (l->mapping && l->function)
+			pp->has_functions[l->mapping] = true;
+	}
+	for (i = 1; i < nattr && !err; i++)
+		err = map_attr(pp, profile__attr(p, (__u32)i), &pp->attr[i]);
+	for (i = 0; i < nproc && !err; i++)
+		err = intern_str(pp->strings, profile__process(p, i)->exe_name, &pp->process[i]);
+	if (!err)
+		err = intern_str(pp->strings, "pid", &pp->k_pid);
+	if (!err)
+		err = intern_str(pp->strings, "process", &pp->k_process);
+	profile__value_types(p, &st, &su, &pt, &pu);
+	pp->period = profile__meta(p)->period_ns;
+	pp->cpu_value = str_is(p, st, "samples") && str_is(p, su, "count") &&
+			str_is(p, pt, "cpu") && str_is(p, pu, "nanoseconds") && pp->period;
+	if (!err && pp->cpu_value)
+		err = intern_str(pp->strings, "cpu", &pp->cpu);
+	if (!err && pp->cpu_value)
+		err = intern_str(pp->strings, "nanoseconds", &pp->nanoseconds);
+	return err;
+}
+
+/* ---- callbacks ----------------------------------------------------------- */
+
+static bool enc_value_type(pb_ostream_t *s, const pb_field_t *f, __u32 type, __u32 unit)
+{
+	PP(ValueType) vt = {.type = type, .unit = unit};
+
+	return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, PP(ValueType_fields), &vt);
+}
+
+static bool enc_sample_types(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct pp *pp = *arg;
+	__u32 st, su, pt, pu;
+
+	profile__value_types(pp->p, &st, &su, &pt, &pu);
+	if (!enc_value_type(s, f, st, su))
+		return false;
+	return !pp->cpu_value || enc_value_type(s, f, pp->cpu, pp->nanoseconds);
+}
+
+static bool enc_location_ids(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct sample_arg *sa = *arg;
+	size_t i, n, size = 0;
+	const __u32 *locs = profile__stack(sa->pp->p, sa->s->stack, &n);
+
+	if (!n)
+		return true;
+	for (i = 0; i < n; i++)
+		size += pbbuf__varint_len(locs[i]);
+	if (!pb_encode_tag(s, PB_WT_STRING, f->tag) || !pb_encode_varint(s, size))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!pb_encode_varint(s, locs[i]))
+			return false;
+	return true;
+}
+
+static bool enc_values(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct sample_arg *sa = *arg;
+	__u64 v[2] = {sa->s->value, sa->s->value * sa->pp->period};
+	size_t i, n = sa->pp->cpu_value ? 2 : 1, size = 0;
+
+	for (i = 0; i < n; i++)
+		size += pbbuf__varint_len(v[i]);
+	if (!pb_encode_tag(s, PB_WT_STRING, f->tag) || !pb_encode_varint(s, size))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!pb_encode_varint(s, v[i]))
+			return false;
+	return true;
+}
+
+static bool enc_label(pb_ostream_t *s, const pb_field_t *f, const PP(Label) * l)
+{
+	return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, PP(Label_fields), l);
+}
+
+static bool enc_labels(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct sample_arg *sa = *arg;
+	const struct pp *pp = sa->pp;
+	const struct profile_process_desc *d = profile__process(pp->p, sa->proc);
+	PP(Label) l;
+	size_t i;
+
+	if (d->pid >= 0) {
+		l = (PP(Label)){.key = pp->k_pid, .num = d->pid};
+		if (!enc_label(s, f, &l))
+			return false;
+	}
+	if (pp->process[sa->proc]) {
+		l = (PP(Label)){.key = pp->k_process, .str = pp->process[sa->proc]};
+		if (!enc_label(s, f, &l))
+			return false;
+	}
+	for (i = 0; i < sa->s->nattrs; i++) {
+		const struct label_map *m = &pp->attr[sa->s->attrs[i]];
+
+		if (!m->key)
+			continue;
+		l = (PP(Label)){.key = m->key};
+		if (m->is_str)
+			l.str = m->str;
+		else
+			l.num = m->num;
+		if (!enc_label(s, f, &l))
+			return false;
+	}
+	return true;
+}
+
+static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct pp *pp = *arg;
+	size_t proc, i;
+
+	for (proc = 0; proc < profile__process_count(pp->p); proc++) {
+		for (i = 0; i < profile__sample_count(pp->p, proc); i++) {
+			struct sample_arg sa = {pp, proc, profile__sample(pp->p, proc, i)};
+			PP(Sample) sm = PP(Sample_init_zero);
+
+			sm.location_id.funcs.encode = enc_location_ids;
+			sm.location_id.arg = &sa;
+			sm.value.funcs.encode = enc_values;
+			sm.value.arg = &sa;
+			sm.label.funcs.encode = enc_labels;
+			sm.label.arg = &sa;
+			if (!pb_encode_tag_for_field(s, f) ||
+			    !pb_encode_submessage(s, PP(Sample_fields), &sm))
+				return false;
+		}
+	}
+	return true;
+}
+
+static bool enc_mappings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct pp *pp = *arg;
+	size_t i, n = profile__mapping_count(pp->p);
+
+	for (i = 1; i < n; i++) {
+		const struct profile_mapping_entry *e = profile__mapping(pp->p, (__u32)i);
+		PP(Mapping) m = PP(Mapping_init_zero);
+
+		m.id = i;
+		m.memory_start = e->start;
+		m.memory_limit = e->limit;
+		m.file_offset = e->file_offset;
+		m.filename = e->filename;
+		m.build_id = pp->build_id[i];
+		m.has_functions = pp->has_functions[i];
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PP(Mapping_fields), &m))
+			return false;
+	}
+	return true;
+}
+
+static bool enc_line(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const __u32 *function = *arg;
+	PP(Line) l = {.function_id = *function};
+
+	return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, PP(Line_fields), &l);
+}
+
+static bool enc_locations(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct pp *pp = *arg;
+	size_t i, n = profile__location_count(pp->p);
+
+	for (i = 1; i < n; i++) {
+		const struct profile_location_entry *e = profile__location(pp->p, (__u32)i);
+		PP(Location) l = PP(Location_init_zero);
+
+		l.id = i;
+		l.mapping_id = e->mapping;
+		l.address = e->address;
+		if (e->function) {
+			l.line.funcs.encode = enc_line;
+			l.line.arg = (void *)&e->function;
+		}
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PP(Location_fields), &l))
+			return false;
+	}
+	return true;
+}
+
+static bool enc_functions(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct pp *pp = *arg;
+	size_t i, n = profile__function_count(pp->p);
+
+	for (i = 1; i < n; i++) {
+		const struct profile_function_entry *e = profile__function(pp->p, (__u32)i);
+		PP(Function) fn = PP(Function_init_zero);
+
+		fn.id = i;
+		fn.name = e->name;
+		fn.system_name = e->system_name;
+		fn.filename = e->filename;
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PP(Function_fields), &fn))
+			return false;
+	}
+	return true;
+}
+
+static bool enc_strings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct pp *pp = *arg;
+	size_t i, len, n = intern__count(pp->strings);
+
+	for (i = 0; i < n; i++) {
+		const char *str = intern__get(pp->strings, (__u32)i, &len);
+
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_string(s, (const pb_byte_t *)str, len - 1))
+			return false;
+	}
+	return true;
+}
+
+/* ---- entry point ------------------------------------------------------------- */
+
+int pprof__encode(const struct profile *p, struct buf *out)
+{
+	const struct profile_meta *meta = profile__meta(p);
+	PP(Profile) pr = PP(Profile_init_zero);
+	struct buf raw;
+	struct pbbuf k = {&raw, 0};
+	pb_ostream_t s = pbbuf__stream(&k);
+	__u32 st, su, pt, pu;
+	struct pp pp;
+	int err;
+
+	buf__init(&raw, out->max);
+	err = pp_init(&pp, p);
+	if (err)
+		goto out;
+	profile__value_types(p, &st, &su, &pt, &pu);
+	pr.sample_type.funcs.encode = enc_sample_types;
+	pr.sample_type.arg = &pp;
+	pr.sample.funcs.encode = enc_samples;
+	pr.sample.arg = &pp;
+	pr.mapping.funcs.encode = enc_mappings;
+	pr.mapping.arg = &pp;
+	pr.location.funcs.encode = enc_locations;
+	pr.location.arg = &pp;
+	pr.function.funcs.encode = enc_functions;
+	pr.function.arg = &pp;
+	pr.string_table.funcs.encode = enc_strings;
+	pr.string_table.arg = &pp;
+	pr.time_nanos = (int64_t)meta->time_unix_nano;
+	pr.duration_nanos = (int64_t)meta->duration_nano;
+	pr.has_period_type = true;
+	pr.period_type.type = pt;
+	pr.period_type.unit = pu;
+	pr.period = (int64_t)meta->period_ns;
+	if (!pb_encode(&s, PP(Profile_fields), &pr)) {
+		err = k.err ? k.err : -EIO;
+		goto out;
+	}
+	err = gz__compress(raw.data, raw.len, out);
+out:
+	pp_free(&pp);
+	buf__release(&raw);
+	return err;
+}

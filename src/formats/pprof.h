@@ -1,0 +1,28 @@
+/* pprof.h - serialize the profile model as a gzip'd pprof profile
+ * (perftools.profiles.Profile), the format of `go tool pprof`, Pyroscope
+ * and speedscope.
+ *
+ * Encoded with nanopb from our own profile.proto (nanopb_protos/perftools/).
+ * The model's dictionary maps onto pprof one to one: model mapping,
+ * location and function index i is pprof id i (pprof ids are 1-based, and
+ * index 0 is the model's zero entry). Sample types: the model's sample type,
+ * plus ("cpu", "nanoseconds") = count x period when the model is a CPU
+ * sample profile (("samples", "count") over ("cpu", "nanoseconds")). Labels:
+ * "pid" (num) and "process" (executable name) from the process, "tid" (num)
+ * and "thread" (name) from the sample, other sample attributes under their
+ * own key. Pure code: no I/O, no logging.
+ */
+#ifndef PROFCAP_PPROF_H
+#define PROFCAP_PPROF_H
+
+#include "util/buf.h"
+
+struct profile;
+
+/* Encode @p as a gzip-compressed serialized perftools.profiles.Profile and
+ * append it to @out (caller owned; its cap bounds the compressed size and
+ * the uncompressed scratch). @p is only read. On failure @out keeps its
+ * previous length. 0, -E2BIG, -ENOMEM or -EIO (nanopb or zlib failed). */
+int pprof__encode(const struct profile *p, struct buf *out);
+
+#endif

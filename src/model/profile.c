@@ -1,0 +1,799 @@
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/intern.h"
+#include "model/profile.h"
+
+/* Attribute table key: string values are interned separately (not in the
+ * string table, where they would be orphans since OTLP carries them inline). */
+struct attr_key {
+	__u32 key;
+	__u32 unit;
+	__u32 kind;
+	__u32 str_value; /* index in p->values */
+	__s64 int_value;
+};
+
+struct sample_key {
+	__u32 stack;
+	__u32 nattrs;
+	__u32 attrs[PROFILE_SAMPLE_MAX_ATTRS];
+};
+
+struct proc {
+	struct profile_process_desc desc; /* owned strings */
+	struct intern *keys;		  /* struct sample_key -> sample index */
+	struct profile_sample_entry *samples;
+	size_t cap;
+};
+
+struct profile {
+	struct profile_meta meta; /* owned strings */
+	struct intern *strings;	  /* NUL-terminated bytes */
+	struct intern *functions; /* struct profile_function_entry */
+	struct intern *mappings;  /* struct profile_mapping_entry */
+	struct intern *locations; /* struct profile_location_entry */
+	struct intern *stacks;	  /* __u32[] */
+	struct intern *attrs;	  /* struct attr_key */
+	struct intern *values;	  /* NUL-terminated attribute string values */
+	struct profile_attr_entry *attr_views;
+	size_t attr_views_cap;
+
+	struct proc *procs;
+	size_t nprocs, procs_cap;
+	struct intern *pids; /* __s64 pid -> proc index */
+
+	__u32 s_sample_type, s_sample_unit, s_period_type, s_period_unit;
+	__u32 meta_attrs[PROFILE_META_ATTRS]; /* loss counts, as attributes */
+	size_t nmeta_attrs;
+	__u64 total;
+	__u32 max_entries;
+	bool dirty; /* an add failed part way: prune has work */
+};
+
+static const char *const frame_type_names[PROFILE_FRAME__COUNT] = {
+	[PROFILE_FRAME_NATIVE] = "native",
+	[PROFILE_FRAME_KERNEL] = "kernel",
+};
+
+const char *profile__frame_type_name(enum profile_frame_type t)
+{
+	return t < PROFILE_FRAME__COUNT ? frame_type_names[t] : "native";
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int intern_string(struct intern *t, const char *s, __u32 *idx)
+{
+	if (!s)
+		s = "";
+	return intern__put(t, s, strlen(s) + 1, idx, NULL);
+}
+
+static int add_attr(struct profile *p, const struct attr_key *k, __u32 *idx)
+{
+	struct profile_attr_entry *v;
+	size_t n = intern__count(p->attrs);
+	bool added;
+	int err;
+
+	/* Grow the view array first so an interned key always has its view. */
+	if (n >= p->attr_views_cap) {
+		size_t ncap = p->attr_views_cap ? p->attr_views_cap * 2 : 64;
+
+		v = realloc(p->attr_views, ncap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->attr_views = v;
+		p->attr_views_cap = ncap;
+	}
+	err = intern__put(p->attrs, k, sizeof(*k), idx, &added);
+	if (err || !added)
+		return err;
+	v = &p->attr_views[*idx];
+	memset(v, 0, sizeof(*v));
+	v->key = k->key;
+	v->unit = k->unit;
+	v->kind = k->kind;
+	v->int_value = k->int_value;
+	v->str_value =
+		k->kind == PROFILE_ATTR_STR ? intern__get(p->values, k->str_value, NULL) : NULL;
+	return 0;
+}
+
+static int attr_str(struct profile *p, const char *key, const char *value, __u32 *idx)
+{
+	struct attr_key k = {.kind = PROFILE_ATTR_STR};
+	int err;
+
+	err = intern_string(p->strings, key, &k.key);
+	if (!err)
+		err = intern_string(p->values, value, &k.str_value);
+	if (!err)
+		err = add_attr(p, &k, idx);
+	return err;
+}
+
+static int attr_int(struct profile *p, const char *key, __s64 value, __u32 *idx)
+{
+	struct attr_key k = {.kind = PROFILE_ATTR_INT, .int_value = value};
+	int err;
+
+	err = intern_string(p->strings, key, &k.key);
+	if (!err)
+		err = add_attr(p, &k, idx);
+	return err;
+}
+
+static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
+				      const char *pt, const char *pu);
+
+struct profile *profile__new(void)
+{
+	return profile__new_limited(PROFILE_MAX_ENTRIES);
+}
+
+struct profile *profile__new_limited(__u32 max_entries)
+{
+	return profile_create(max_entries, "samples", "count", "cpu", "nanoseconds");
+}
+
+static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
+				      const char *pt, const char *pu)
+{
+	static const __u8 zero[64]; /* >= every zero entry */
+	struct profile *p;
+	__u32 idx;
+	int err = 0;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->max_entries = max_entries;
+	p->strings = intern__new(max_entries);
+	p->functions = intern__new(max_entries);
+	p->mappings = intern__new(max_entries);
+	p->locations = intern__new(max_entries);
+	p->stacks = intern__new(max_entries);
+	p->attrs = intern__new(max_entries);
+	p->values = intern__new(max_entries);
+	p->pids = intern__new(max_entries);
+	if (!p->strings || !p->functions || !p->mappings || !p->locations || !p->stacks ||
+	    !p->attrs || !p->values || !p->pids)
+		goto err_out;
+
+	/* Zero values at index 0 of every dictionary table. */
+	err = err ?: intern_string(p->strings, "", &idx);
+	err = err
+		      ?: intern__put(p->functions, zero, sizeof(struct profile_function_entry),
+				     &idx, NULL);
+	err = err
+		      ?: intern__put(p->mappings, zero, sizeof(struct profile_mapping_entry), &idx,
+				     NULL);
+	err = err
+		      ?: intern__put(p->locations, zero, sizeof(struct profile_location_entry),
+				     &idx, NULL);
+	err = err ?: intern__put(p->stacks, zero, 0, &idx, NULL);
+	err = err ?: intern_string(p->values, "", &idx);
+	err = err ?: add_attr(p, (const struct attr_key *)zero, &idx);
+	err = err ?: intern_string(p->strings, st, &p->s_sample_type);
+	err = err ?: intern_string(p->strings, su, &p->s_sample_unit);
+	err = err ?: intern_string(p->strings, pt, &p->s_period_type);
+	err = err ?: intern_string(p->strings, pu, &p->s_period_unit);
+	if (err)
+		goto err_out;
+	return p;
+
+err_out:
+	profile__free(p);
+	return NULL;
+}
+
+static void meta_free(struct profile_meta *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nresource; i++) {
+		free((char *)m->resource[i].key);
+		free((char *)m->resource[i].value);
+	}
+	free((struct profile_kv *)m->resource);
+	free((char *)m->host_name);
+	free((char *)m->host_arch);
+	free((char *)m->os_type);
+	free((char *)m->scope_name);
+	free((char *)m->scope_version);
+	free((void *)m->original_payload);
+	free((char *)m->original_payload_format);
+	memset(m, 0, sizeof(*m));
+}
+
+static void proc_free(struct proc *pr)
+{
+	free((char *)pr->desc.exe_name);
+	free((char *)pr->desc.exe_path);
+	free((char *)pr->desc.cmdline);
+	free((char *)pr->desc.container_id);
+	intern__free(pr->keys);
+	free(pr->samples);
+}
+
+void profile__free(struct profile *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nprocs; i++)
+		proc_free(&p->procs[i]);
+	free(p->procs);
+	meta_free(&p->meta);
+	intern__free(p->strings);
+	intern__free(p->functions);
+	intern__free(p->mappings);
+	intern__free(p->locations);
+	intern__free(p->stacks);
+	intern__free(p->attrs);
+	intern__free(p->values);
+	intern__free(p->pids);
+	free(p->attr_views);
+	free(p);
+}
+
+/* Intern the non-zero loss counts of @m as integer attributes and make them
+ * @p's meta attributes. Ones replaced may be orphans: prune drops them. */
+static int meta_attrs(struct profile *p, const struct profile_meta *m)
+{
+	static const char *const keys[PROFILE_META_ATTRS] = {
+		PROFILE_ATTR_SAMPLES_DROPPED,
+		PROFILE_ATTR_SAMPLES_TRUNCATED,
+		PROFILE_ATTR_SAMPLES_STACK_MISSING,
+	};
+	const __u64 v[PROFILE_META_ATTRS] = {m->samples_dropped, m->samples_truncated,
+					     m->samples_stack_missing};
+	__u32 idx[PROFILE_META_ATTRS];
+	size_t i, n = 0;
+	int err = 0;
+
+	for (i = 0; i < PROFILE_META_ATTRS && !err; i++)
+		if (v[i])
+			err = attr_int(p, keys[i], v[i] > INT64_MAX ? INT64_MAX : (__s64)v[i],
+				       &idx[n++]);
+	if (err)
+		return err;
+	if (p->nmeta_attrs &&
+	    (n != p->nmeta_attrs || memcmp(idx, p->meta_attrs, n * sizeof(idx[0]))))
+		p->dirty = true;
+	memcpy(p->meta_attrs, idx, n * sizeof(idx[0]));
+	p->nmeta_attrs = n;
+	return 0;
+}
+
+int profile__set_meta(struct profile *p, const struct profile_meta *meta)
+{
+	struct profile_meta m = *meta;
+	struct profile_kv *kv = NULL;
+	bool nomem = false;
+	size_t i, n = 0;
+
+	m.host_name = dup_or_null(meta->host_name);
+	m.host_arch = dup_or_null(meta->host_arch);
+	m.os_type = dup_or_null(meta->os_type);
+	m.scope_name = dup_or_null(meta->scope_name);
+	m.scope_version = dup_or_null(meta->scope_version);
+	m.resource = NULL;
+	m.nresource = 0;
+	m.original_payload = NULL;
+	m.original_payload_len = 0;
+	m.original_payload_format = NULL;
+	if (meta->original_payload_len && meta->original_payload && meta->original_payload_format) {
+		void *copy = malloc(meta->original_payload_len);
+
+		if (copy)
+			memcpy(copy, meta->original_payload, meta->original_payload_len);
+		m.original_payload = copy;
+		m.original_payload_len = meta->original_payload_len;
+		m.original_payload_format = strdup(meta->original_payload_format);
+		nomem = !m.original_payload || !m.original_payload_format;
+	}
+	nomem = nomem || (meta->host_name && !m.host_name) || (meta->host_arch && !m.host_arch) ||
+		(meta->os_type && !m.os_type) || (meta->scope_name && !m.scope_name) ||
+		(meta->scope_version && !m.scope_version);
+	if (!nomem && meta->nresource) {
+		kv = calloc(meta->nresource, sizeof(*kv));
+		nomem = !kv;
+		for (i = 0; kv && i < meta->nresource && n < PROFILE_MAX_RESOURCE_ATTRS; i++) {
+			const struct profile_kv *in = &meta->resource[i];
+
+			if (!in->key || !*in->key || !in->value)
+				continue;
+			kv[n].key = strdup(in->key);
+			kv[n].value = strdup(in->value);
+			n++;
+			if (!kv[n - 1].key || !kv[n - 1].value) {
+				nomem = true;
+				break;
+			}
+		}
+		m.resource = kv;
+		m.nresource = n;
+	}
+	if (!nomem && meta_attrs(p, &m)) {
+		p->dirty = true; /* attributes interned before the failure */
+		nomem = true;
+	}
+	if (nomem) {
+		meta_free(&m);
+		return -ENOMEM;
+	}
+	meta_free(&p->meta);
+	p->meta = m;
+	return 0;
+}
+
+const __u32 *profile__meta_attrs(const struct profile *p, size_t *n)
+{
+	*n = p->nmeta_attrs;
+	return p->meta_attrs;
+}
+
+const struct profile_meta *profile__meta(const struct profile *p)
+{
+	return &p->meta;
+}
+
+static int get_proc(struct profile *p, const struct profile_process_desc *desc, struct proc **out)
+{
+	struct proc *pr;
+	__u32 idx;
+	int err;
+
+	if (!intern__find(p->pids, &desc->pid, sizeof(desc->pid), &idx)) {
+		*out = &p->procs[idx];
+		return 0;
+	}
+	if (p->nprocs == p->procs_cap) {
+		size_t ncap = p->procs_cap ? p->procs_cap * 2 : 16;
+
+		pr = realloc(p->procs, ncap * sizeof(*pr));
+		if (!pr)
+			return -ENOMEM;
+		p->procs = pr;
+		p->procs_cap = ncap;
+	}
+	pr = &p->procs[p->nprocs];
+	memset(pr, 0, sizeof(*pr));
+	pr->desc.pid = desc->pid;
+	pr->desc.exe_name = dup_or_null(desc->exe_name);
+	pr->desc.exe_path = dup_or_null(desc->exe_path);
+	pr->desc.cmdline = dup_or_null(desc->cmdline);
+	pr->desc.container_id = dup_or_null(desc->container_id);
+	pr->keys = intern__new(p->max_entries);
+	err = -ENOMEM;
+	if (!pr->keys || (desc->exe_name && !pr->desc.exe_name) ||
+	    (desc->exe_path && !pr->desc.exe_path) || (desc->cmdline && !pr->desc.cmdline) ||
+	    (desc->container_id && !pr->desc.container_id))
+		goto err_out;
+	/* Index in p->pids == index in p->procs: intern only once the proc exists. */
+	err = intern__put(p->pids, &desc->pid, sizeof(desc->pid), &idx, NULL);
+	if (err)
+		goto err_out;
+	p->nprocs++;
+	*out = pr;
+	return 0;
+err_out:
+	proc_free(pr);
+	return err;
+}
+
+static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, __u32 *idx)
+{
+	struct profile_mapping_entry e = {
+		.start = m->start,
+		.limit = m->limit,
+		.file_offset = m->file_offset,
+	};
+	int err;
+
+	if (m->start >= m->limit)
+		return -EINVAL;
+	err = intern_string(p->strings, m->path, &e.filename);
+	if (!err && m->build_id && *m->build_id)
+		err = attr_str(p, "process.executable.build_id.gnu", m->build_id, &e.attr);
+	if (!err)
+		err = intern__put(p->mappings, &e, sizeof(e), idx, NULL);
+	return err;
+}
+
+static int add_location(struct profile *p, const struct profile_frame *f, __u32 *idx)
+{
+	struct profile_location_entry e = {.address = f->address};
+	struct profile_function_entry fn = {0};
+	int err = 0;
+
+	if (f->mapping && f->mapping->start < f->mapping->limit)
+		err = add_mapping(p, f->mapping, &e.mapping);
+	if (!err && f->function && *f->function) {
+		err = intern_string(p->strings, f->function, &fn.name);
+		fn.system_name = fn.name;
+		if (!err)
+			err = intern__put(p->functions, &fn, sizeof(fn), &e.function, NULL);
+	}
+	if (!err)
+		err = attr_str(p, "profile.frame.type",
+			       f->type_name ? f->type_name : profile__frame_type_name(f->type),
+			       &e.attr);
+	if (!err)
+		err = intern__put(p->locations, &e, sizeof(e), idx, NULL);
+	return err;
+}
+
+#define STACK_MAX_FRAMES 4096
+
+int profile__add_location(struct profile *p, const struct profile_frame *frame, __u32 *loc)
+{
+	int err;
+
+	if (!p || !frame || !loc)
+		return -EINVAL;
+	err = add_location(p, frame, loc);
+	if (err)
+		p->dirty = true;
+	return err;
+}
+
+int profile__add_stack_locs(struct profile *p, const __u32 *locs, size_t nlocs, __u32 *stack)
+{
+	size_t i, nloc;
+	int err;
+
+	if (!p || (nlocs && !locs) || !stack)
+		return -EINVAL;
+	if (nlocs > STACK_MAX_FRAMES)
+		nlocs = STACK_MAX_FRAMES;
+	nloc = intern__count(p->locations);
+	for (i = 0; i < nlocs; i++)
+		if (!locs[i] || locs[i] >= nloc)
+			return -EINVAL;
+	err = intern__put(p->stacks, locs, nlocs * sizeof(locs[0]), stack, NULL);
+	if (err)
+		p->dirty = true;
+	return err;
+}
+
+int profile__add_stack(struct profile *p, const struct profile_frame *frames, size_t nframes,
+		       __u32 *stack)
+{
+	__u32 locs[STACK_MAX_FRAMES];
+	size_t i;
+	int err = 0;
+
+	if (!p || (nframes && !frames) || !stack)
+		return -EINVAL;
+	if (nframes > STACK_MAX_FRAMES)
+		nframes = STACK_MAX_FRAMES;
+	for (i = 0; i < nframes && !err; i++)
+		err = add_location(p, &frames[i], &locs[i]);
+	if (err) {
+		p->dirty = true;
+		return err;
+	}
+	return profile__add_stack_locs(p, locs, nframes, stack);
+}
+
+int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
+			      const char *thread_name, __u32 stack, __u64 count)
+{
+	struct sample_key key = {.stack = stack};
+	struct profile_sample_entry *s;
+	struct proc *pr = NULL;
+	__u32 idx;
+	bool added;
+	int err;
+
+	if (!p || !proc || !count || stack >= intern__count(p->stacks))
+		return -EINVAL;
+	err = get_proc(p, proc, &pr);
+	if (err)
+		return err;
+	err = attr_int(p, "thread.id", tid, &key.attrs[key.nattrs++]);
+	if (!err && thread_name && *thread_name)
+		err = attr_str(p, "thread.name", thread_name, &key.attrs[key.nattrs++]);
+	if (!err && intern__count(pr->keys) >= pr->cap) {
+		size_t ncap = pr->cap ? pr->cap * 2 : 64;
+
+		s = realloc(pr->samples, ncap * sizeof(*s));
+		if (!s)
+			err = -ENOMEM;
+		else {
+			pr->samples = s;
+			pr->cap = ncap;
+		}
+	}
+	if (!err)
+		err = intern__put(pr->keys, &key, sizeof(key), &idx, &added);
+	if (err)
+		goto fail;
+	if (added) {
+		s = &pr->samples[idx];
+		s->stack = key.stack;
+		s->nattrs = key.nattrs;
+		memcpy(s->attrs, key.attrs, sizeof(s->attrs));
+		s->value = 0;
+	}
+	pr->samples[idx].value += count;
+	p->total += count;
+	return 0;
+fail:
+	p->dirty = true;
+	return err;
+}
+
+int profile__add_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
+			const char *thread_name, const struct profile_frame *frames, size_t nframes,
+			__u64 count)
+{
+	__u32 stack;
+	int err;
+
+	if (!p || !proc || (nframes && !frames) || !count)
+		return -EINVAL;
+	err = profile__add_stack(p, frames, nframes, &stack);
+	if (!err)
+		err = profile__add_stack_sample(p, proc, tid, thread_name, stack, count);
+	return err;
+}
+
+/* ---- pruning: rebuild the profile from what samples reference ---- */
+
+static int replay_sample(struct profile *dst, const struct profile *src, const struct proc *pr,
+			 const struct profile_sample_entry *s)
+{
+	struct profile_mapping_desc *maps = NULL;
+	struct profile_frame *frames = NULL;
+	const char *tname = NULL;
+	__u32 tid = 0;
+	size_t n, i;
+	const __u32 *locs = profile__stack(src, s->stack, &n);
+	int err;
+
+	frames = calloc(n + 1, sizeof(*frames));
+	maps = calloc(n + 1, sizeof(*maps));
+	err = -ENOMEM;
+	if (!frames || !maps)
+		goto out;
+	for (i = 0; i < s->nattrs; i++) {
+		const struct profile_attr_entry *a = profile__attr(src, s->attrs[i]);
+		const char *k = profile__string(src, a->key, NULL);
+
+		if (!strcmp(k, "thread.id"))
+			tid = (__u32)a->int_value;
+		else if (!strcmp(k, "thread.name"))
+			tname = a->str_value;
+	}
+	for (i = 0; i < n; i++) {
+		const struct profile_location_entry *l = profile__location(src, locs[i]);
+		struct profile_frame *f = &frames[i];
+
+		f->address = l->address;
+		if (l->function)
+			f->function = profile__string(
+				src, profile__function(src, l->function)->name, NULL);
+		if (l->attr)
+			f->type_name = profile__attr(src, l->attr)->str_value;
+		if (l->mapping) {
+			const struct profile_mapping_entry *m = profile__mapping(src, l->mapping);
+
+			maps[i].start = m->start;
+			maps[i].limit = m->limit;
+			maps[i].file_offset = m->file_offset;
+			maps[i].path = profile__string(src, m->filename, NULL);
+			maps[i].build_id = m->attr ? profile__attr(src, m->attr)->str_value : NULL;
+			f->mapping = &maps[i];
+		}
+	}
+	err = profile__add_sample(dst, &pr->desc, tid, tname, frames, n, s->value);
+out:
+	free(maps);
+	free(frames);
+	return err;
+}
+
+/* Stacks added with profile__add_stack() that no sample took are the only
+ * orphans a run without failed adds can leave. */
+static bool all_stacks_used(const struct profile *p)
+{
+	size_t n = intern__count(p->stacks), i, j, unused;
+	bool *used, ok;
+
+	if (n <= 1)
+		return true;
+	used = calloc(n, sizeof(*used));
+	if (!used)
+		return false;
+	for (i = 0; i < p->nprocs; i++)
+		for (j = 0; j < intern__count(p->procs[i].keys); j++)
+			used[p->procs[i].samples[j].stack] = true;
+	for (i = 1, unused = 0; i < n; i++)
+		unused += !used[i];
+	ok = !unused;
+	free(used);
+	return ok;
+}
+
+int profile__prune(struct profile *p)
+{
+	struct profile *n;
+	size_t i, j;
+	int err = 0;
+
+	if (!p->dirty && all_stacks_used(p))
+		return 0;
+	n = profile_create(p->max_entries, profile__string(p, p->s_sample_type, NULL),
+			   profile__string(p, p->s_sample_unit, NULL),
+			   profile__string(p, p->s_period_type, NULL),
+			   profile__string(p, p->s_period_unit, NULL));
+	if (!n)
+		return -ENOMEM;
+	err = profile__set_meta(n, &p->meta);
+	for (i = 0; i < p->nprocs && !err; i++) {
+		const struct proc *pr = &p->procs[i];
+
+		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
+			err = replay_sample(n, p, pr, &pr->samples[j]);
+	}
+	if (err) {
+		profile__free(n);
+		return err;
+	}
+	/* Swap contents: @p keeps its address for the caller. */
+	{
+		struct profile tmp = *p;
+
+		*p = *n;
+		*n = tmp;
+	}
+	profile__free(n);
+	return 0;
+}
+
+/* ---- read side ---- */
+
+size_t profile__string_count(const struct profile *p)
+{
+	return intern__count(p->strings);
+}
+
+size_t profile__function_count(const struct profile *p)
+{
+	return intern__count(p->functions);
+}
+
+size_t profile__mapping_count(const struct profile *p)
+{
+	return intern__count(p->mappings);
+}
+
+size_t profile__location_count(const struct profile *p)
+{
+	return intern__count(p->locations);
+}
+
+size_t profile__stack_count(const struct profile *p)
+{
+	return intern__count(p->stacks);
+}
+
+size_t profile__attr_count(const struct profile *p)
+{
+	return intern__count(p->attrs);
+}
+
+const char *profile__string(const struct profile *p, __u32 idx, size_t *len)
+{
+	size_t n;
+	const char *s = intern__get(p->strings, idx, &n);
+
+	if (len)
+		*len = n - 1;
+	return s;
+}
+
+const struct profile_function_entry *profile__function(const struct profile *p, __u32 idx)
+{
+	return intern__get(p->functions, idx, NULL);
+}
+
+const struct profile_mapping_entry *profile__mapping(const struct profile *p, __u32 idx)
+{
+	return intern__get(p->mappings, idx, NULL);
+}
+
+const struct profile_location_entry *profile__location(const struct profile *p, __u32 idx)
+{
+	return intern__get(p->locations, idx, NULL);
+}
+
+const struct profile_attr_entry *profile__attr(const struct profile *p, __u32 idx)
+{
+	return &p->attr_views[idx];
+}
+
+const __u32 *profile__stack(const struct profile *p, __u32 idx, size_t *n)
+{
+	size_t len;
+	const __u32 *locs = intern__get(p->stacks, idx, &len);
+
+	*n = len / sizeof(__u32);
+	return locs;
+}
+
+int profile__set_value_types(struct profile *p, const char *sample_type, const char *sample_unit,
+			     const char *period_type, const char *period_unit)
+{
+	__u32 st = p->s_sample_type, su = p->s_sample_unit, pt = p->s_period_type;
+	__u32 pu = p->s_period_unit;
+	int err = 0;
+
+	if (sample_type)
+		err = err ?: intern_string(p->strings, sample_type, &st);
+	if (sample_unit)
+		err = err ?: intern_string(p->strings, sample_unit, &su);
+	if (period_type)
+		err = err ?: intern_string(p->strings, period_type, &pt);
+	if (period_unit)
+		err = err ?: intern_string(p->strings, period_unit, &pu);
+	if (err) {
+		p->dirty = true;
+		return err;
+	}
+	/* The strings replaced may now be orphans: let prune rebuild. */
+	if (st != p->s_sample_type || su != p->s_sample_unit || pt != p->s_period_type ||
+	    pu != p->s_period_unit)
+		p->dirty = true;
+	p->s_sample_type = st;
+	p->s_sample_unit = su;
+	p->s_period_type = pt;
+	p->s_period_unit = pu;
+	return 0;
+}
+
+void profile__value_types(const struct profile *p, __u32 *sample_type, __u32 *sample_unit,
+			  __u32 *period_type, __u32 *period_unit)
+{
+	*sample_type = p->s_sample_type;
+	*sample_unit = p->s_sample_unit;
+	*period_type = p->s_period_type;
+	*period_unit = p->s_period_unit;
+}
+
+size_t profile__process_count(const struct profile *p)
+{
+	return p->nprocs;
+}
+
+const struct profile_process_desc *profile__process(const struct profile *p, size_t i)
+{
+	return &p->procs[i].desc;
+}
+
+size_t profile__sample_count(const struct profile *p, size_t proc)
+{
+	return intern__count(p->procs[proc].keys);
+}
+
+const struct profile_sample_entry *profile__sample(const struct profile *p, size_t proc, size_t i)
+{
+	return &p->procs[proc].samples[i];
+}
+
+__u64 profile__total(const struct profile *p)
+{
+	return p->total;
+}

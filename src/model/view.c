@@ -1,0 +1,60 @@
+/* view.c - read-side helpers on the profile model (see view.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "model/view.h"
+
+const char *view__location_name(const struct profile *p, __u32 loc, char *scratch, size_t n)
+{
+	const struct profile_location_entry *l = profile__location(p, loc);
+	const char *name, *base;
+
+	if (l->function) {
+		name = profile__string(p, profile__function(p, l->function)->name, NULL);
+		if (*name)
+			return name;
+	}
+	if (l->mapping) {
+		name = profile__string(p, profile__mapping(p, l->mapping)->filename, NULL);
+		base = strrchr(name, '/');
+		base = base ? base + 1 : name;
+		if (*base == '[')
+			return base;
+		if (*base) {
+			snprintf(scratch, n, "[%s]", base);
+			return scratch;
+		}
+	}
+	return "[unknown]";
+}
+
+const char *view__location_type(const struct profile *p, __u32 loc)
+{
+	const struct profile_location_entry *l = profile__location(p, loc);
+	const struct profile_attr_entry *a;
+
+	if (!l->attr)
+		return "";
+	a = profile__attr(p, l->attr);
+	return a->kind == PROFILE_ATTR_STR && a->str_value ? a->str_value : "";
+}
+
+void view__sample_thread(const struct profile *p, const struct profile_sample_entry *s,
+			   __s64 *tid, const char **name)
+{
+	const struct profile_attr_entry *a;
+	const char *key;
+	__u32 i;
+
+	*tid = -1;
+	*name = "";
+	for (i = 0; i < s->nattrs && i < PROFILE_SAMPLE_MAX_ATTRS; i++) {
+		a = profile__attr(p, s->attrs[i]);
+		key = profile__string(p, a->key, NULL);
+		if (a->kind == PROFILE_ATTR_INT && !strcmp(key, "thread.id"))
+			*tid = a->int_value;
+		else if (a->kind == PROFILE_ATTR_STR && a->str_value && !strcmp(key, "thread.name"))
+			*name = a->str_value;
+	}
+}

@@ -1,0 +1,191 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "proc/procmaps.h"
+#include "util/scan.h"
+
+struct procmaps {
+	struct procmaps_entry *entries;
+	size_t n;
+	char *text; /* owned copy of the input; paths point into it */
+};
+
+static const char deleted_suffix[] = " (deleted)";
+
+static bool expect_char(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return false;
+	(*p)++;
+	return true;
+}
+
+static void skip_spaces(const char **p, const char *end)
+{
+	while (*p < end && (**p == ' ' || **p == '\t'))
+		(*p)++;
+}
+
+/* Parse one line [@s, @end) (no newline) of the owned, writable text.
+ * "start-end perms offset major:minor inode   path". */
+static bool parse_line(char *s, char *end, struct procmaps_entry *e)
+{
+	const char *p = s;
+	__u64 maj, min;
+	size_t plen, slen = sizeof(deleted_suffix) - 1;
+	char *path;
+
+	memset(e, 0, sizeof(*e));
+	if (!scan__hex(&p, end, &e->start) || !expect_char(&p, end, '-') ||
+	    !scan__hex(&p, end, &e->end) || !expect_char(&p, end, ' '))
+		return false;
+	if (e->end <= e->start || end - p < 4)
+		return false;
+	e->perms |= p[0] == 'r' ? PROCMAPS_READ : 0;
+	e->perms |= p[1] == 'w' ? PROCMAPS_WRITE : 0;
+	e->perms |= p[2] == 'x' ? PROCMAPS_EXEC : 0;
+	e->perms |= p[3] == 's' ? PROCMAPS_SHARED : 0;
+	p += 4;
+	if (!expect_char(&p, end, ' ') || !scan__hex(&p, end, &e->offset) ||
+	    !expect_char(&p, end, ' ') || !scan__hex(&p, end, &maj) || !expect_char(&p, end, ':') ||
+	    !scan__hex(&p, end, &min) || !expect_char(&p, end, ' ') ||
+	    !scan__dec(&p, end, &e->inode))
+		return false;
+	if (maj > 0xffffffffu || min > 0xffffffffu)
+		return false;
+	e->dev_major = (__u32)maj;
+	e->dev_minor = (__u32)min;
+	if (p < end && *p != ' ' && *p != '\t')
+		return false;
+	skip_spaces(&p, end);
+	path = s + (p - s);
+	plen = (size_t)(end - path);
+	/* The kernel pads with spaces and writes the path verbatim to the line
+	 * end, so interior and trailing spaces belong to the path. */
+	if (plen >= slen && !memcmp(path + plen - slen, deleted_suffix, slen)) {
+		e->deleted = true;
+		plen -= slen;
+	}
+	path[plen] = '\0';
+	e->path = path;
+	e->anonymous = plen == 0;
+	return true;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct procmaps_entry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+int procmaps__parse(const char *text, size_t len, struct procmaps **out)
+{
+	struct procmaps *m = NULL;
+	size_t cap = 0, nlines = 0, i;
+	bool sorted = true;
+	char *s, *end;
+	int err;
+
+	*out = NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->text = malloc(len + 1);
+	if (!m->text) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	if (len)
+		memcpy(m->text, text, len);
+	m->text[len] = '\0';
+	for (i = 0; i < len; i++)
+		nlines += text[i] == '\n';
+	cap = nlines + 1;
+	if (cap > PROCMAPS_MAX_ENTRIES + 1)
+		cap = PROCMAPS_MAX_ENTRIES + 1;
+	m->entries = calloc(cap, sizeof(*m->entries));
+	if (!m->entries) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	for (s = m->text, end = m->text + len; s < end;) {
+		char *nl = memchr(s, '\n', (size_t)(end - s));
+		char *le = nl ? nl : end;
+		struct procmaps_entry e;
+
+		if (le - s <= PROCMAPS_MAX_LINE && parse_line(s, le, &e)) {
+			if (m->n == PROCMAPS_MAX_ENTRIES) {
+				err = -E2BIG;
+				goto err_free;
+			}
+			if (m->n && e.start < m->entries[m->n - 1].start)
+				sorted = false;
+			m->entries[m->n++] = e;
+		}
+		s = le + 1;
+	}
+	if (!sorted)
+		qsort(m->entries, m->n, sizeof(*m->entries), cmp_entry);
+	*out = m;
+	return 0;
+
+err_free:
+	procmaps__free(m);
+	return err;
+}
+
+int procmaps__read(const char *path, struct procmaps **out)
+{
+	struct buf b;
+	int err;
+
+	*out = NULL;
+	buf__init(&b, PROCMAPS_MAX_FILE);
+	err = buf__read_file(&b, path);
+	if (!err)
+		err = procmaps__parse((const char *)b.data, b.len, out);
+	buf__release(&b);
+	return err;
+}
+
+void procmaps__free(struct procmaps *m)
+{
+	if (!m)
+		return;
+	free(m->entries);
+	free(m->text);
+	free(m);
+}
+
+size_t procmaps__count(const struct procmaps *m)
+{
+	return m->n;
+}
+
+const struct procmaps_entry *procmaps__entry(const struct procmaps *m, size_t i)
+{
+	return i < m->n ? &m->entries[i] : NULL;
+}
+
+const struct procmaps_entry *procmaps__find(const struct procmaps *m, __u64 addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	/* First entry with start > addr; the candidate is the one before it. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->entries[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < m->entries[lo - 1].end)
+		return &m->entries[lo - 1];
+	return NULL;
+}

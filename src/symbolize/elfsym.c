@@ -1,0 +1,555 @@
+#include <errno.h>
+#include <elf.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "util/buf.h"
+#include "symbolize/elfsym.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+#ifndef STT_GNU_IFUNC
+#define STT_GNU_IFUNC 10
+#endif
+
+/* Sized symbols may nest (e.g. a cold part inside a bigger range); a lookup
+ * looks back this many earlier symbols for one that still covers the address. */
+#define LOOKBACK 8
+/* Sanity cap on the self vdso image. */
+#define VDSO_MAX_SIZE (1u << 20)
+
+struct sym {
+	__u64 start;
+	__u64 end;     /* one past the last byte; computed after sorting */
+	__u64 size;    /* st_size, 0 if unknown */
+	__u64 sec_end; /* end of the symbol's section, 0 if unknown */
+	__u32 name;    /* offset in names */
+	__u32 rank;    /* lower is the preferred name among aliases */
+};
+
+struct seg {
+	__u64 offset;
+	__u64 filesz;
+	__u64 vaddr;
+};
+
+struct elfsym {
+	struct sym *syms;
+	size_t nsyms;
+	size_t cap;
+	struct buf names;
+	struct seg segs[ELFSYM_MAX_SEGMENTS];
+	size_t nsegs;
+	bool has_build_id;
+	bool truncated;
+	char build_id[ELFSYM_BUILD_ID_HEX];
+};
+
+static void to_hex(const unsigned char *p, size_t n, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		hex[2 * i] = digits[p[i] >> 4];
+		hex[2 * i + 1] = digits[p[i] & 15];
+	}
+	hex[2 * n] = '\0';
+}
+
+static size_t align4(size_t v)
+{
+	return (v + 3) & ~(size_t)3;
+}
+
+int elfsym__note_build_id(const void *notes, size_t len, char *hex, size_t size)
+{
+	const unsigned char *p = notes;
+	size_t off = 0;
+
+	if (!notes || size < ELFSYM_BUILD_ID_HEX)
+		return -EINVAL;
+	while (len - off >= 12) {
+		__u32 hdr[3];
+		size_t namesz, descsz, name_off, desc_off;
+
+		memcpy(hdr, p + off, sizeof(hdr));
+		namesz = hdr[0];
+		descsz = hdr[1];
+		name_off = off + 12;
+		if (namesz > len - name_off || align4(namesz) > len - name_off)
+			return -ENOENT;
+		desc_off = name_off + align4(namesz);
+		if (descsz > len - desc_off)
+			return -ENOENT;
+		if (hdr[2] == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
+		    descsz > 0 && descsz <= ELFSYM_MAX_BUILD_ID) {
+			to_hex(p + desc_off, descsz, hex);
+			return 0;
+		}
+		if (align4(descsz) > len - desc_off)
+			return -ENOENT;
+		off = desc_off + align4(descsz);
+	}
+	return -ENOENT;
+}
+
+/* Scan one Elf_Data of notes for the GNU build-id. */
+static bool notes_build_id(Elf_Data *data, char *hex)
+{
+	GElf_Nhdr nhdr;
+	size_t off = 0, next, name_off, desc_off;
+
+	if (!data || !data->d_buf)
+		return false;
+	while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz > 0 &&
+		    nhdr.n_descsz <= ELFSYM_MAX_BUILD_ID) {
+			to_hex((const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz, hex);
+			return true;
+		}
+		off = next;
+	}
+	return false;
+}
+
+/* Find the build-id in SHT_NOTE sections, else in PT_NOTE segments. */
+static bool find_build_id(Elf *elf, char *hex)
+{
+	Elf_Scn *scn = NULL;
+	size_t i, nph;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		if (notes_build_id(elf_getdata(scn, NULL), hex))
+			return true;
+	}
+	if (elf_getphdrnum(elf, &nph))
+		return false;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		if (notes_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+							ELF_T_NHDR),
+				   hex))
+			return true;
+	}
+	return false;
+}
+
+static int read_segments(Elf *elf, struct elfsym *e)
+{
+	size_t i, nph;
+
+	if (elf_getphdrnum(elf, &nph))
+		return -ENOEXEC;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		if (e->nsegs == ELFSYM_MAX_SEGMENTS) {
+			e->truncated = true;
+			break;
+		}
+		e->segs[e->nsegs].offset = ph.p_offset;
+		e->segs[e->nsegs].filesz = ph.p_filesz;
+		e->segs[e->nsegs].vaddr = ph.p_vaddr;
+		e->nsegs++;
+	}
+	return 0;
+}
+
+/* 0 = GLOBAL, 1 = WEAK, 2 = LOCAL, 3 = other; then prefer fewer leading
+ * underscores ("malloc" over "__libc_malloc"), then shorter names. */
+static __u32 name_rank(int bind, const char *name, size_t len)
+{
+	__u32 b = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : bind == STB_LOCAL ? 2 : 3;
+	__u32 us = 0;
+
+	while (name[us] == '_' && us < 7)
+		us++;
+	if (len > 0xffff)
+		len = 0xffff;
+	return b << 24 | us << 16 | (__u32)len;
+}
+
+static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *name, __u64 sec_end)
+{
+	size_t len = strnlen(name, ELFSYM_MAX_NAME - 1);
+	struct sym *s;
+	size_t off = e->names.len;
+
+	if (e->nsyms == ELFSYM_MAX_SYMBOLS || len + 1 > e->names.max - e->names.len) {
+		e->truncated = true;
+		return -E2BIG;
+	}
+	if (e->nsyms == e->cap) {
+		size_t ncap = e->cap ? e->cap * 2 : 256;
+		struct sym *n;
+
+		if (ncap > ELFSYM_MAX_SYMBOLS)
+			ncap = ELFSYM_MAX_SYMBOLS;
+		n = realloc(e->syms, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		e->syms = n;
+		e->cap = ncap;
+	}
+	if (buf__append(&e->names, name, len) || buf__append(&e->names, "", 1)) {
+		e->names.len = off;
+		return -ENOMEM;
+	}
+	s = &e->syms[e->nsyms++];
+	s->start = gs->st_value;
+	s->size = gs->st_size;
+	s->end = 0;
+	s->sec_end = sec_end;
+	s->name = (__u32)off;
+	s->rank = name_rank(bind, name, len);
+	return 0;
+}
+
+static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elfsym *e)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	size_t last_shndx = 0;
+	__u64 last_sec_end = 0;
+	int err;
+
+	if (!data || !entsize)
+		return 0;
+	n = data->d_size / entsize;
+	for (i = 1; i < n; i++) {
+		GElf_Sym gs;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &gs))
+			break;
+		type = GELF_ST_TYPE(gs.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || gs.st_shndx == SHN_UNDEF ||
+		    gs.st_shndx >= SHN_LORESERVE || !gs.st_value)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, gs.st_name);
+		if (!name || !*name)
+			continue;
+		if (gs.st_shndx != last_shndx) {
+			Elf_Scn *sec = elf_getscn(elf, gs.st_shndx);
+			GElf_Shdr ssh;
+
+			last_shndx = gs.st_shndx;
+			last_sec_end = 0;
+			if (sec && gelf_getshdr(sec, &ssh) &&
+			    ssh.sh_addr + ssh.sh_size > ssh.sh_addr)
+				last_sec_end = ssh.sh_addr + ssh.sh_size;
+		}
+		err = add_sym(e, &gs, GELF_ST_BIND(gs.st_info), name, last_sec_end);
+		if (err == -E2BIG)
+			return 0;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Sort, keep one name per address (the best ranked, with the largest size),
+ * then compute each symbol's end. */
+static void finish_symbols(struct elfsym *e)
+{
+	size_t i, j = 0;
+
+	if (!e->nsyms)
+		return;
+	qsort(e->syms, e->nsyms, sizeof(*e->syms), cmp_sym);
+	for (i = 1; i < e->nsyms; i++) {
+		struct sym *keep = &e->syms[j];
+
+		if (e->syms[i].start == keep->start) {
+			if (e->syms[i].size > keep->size)
+				keep->size = e->syms[i].size;
+			if (e->syms[i].sec_end > keep->sec_end)
+				keep->sec_end = e->syms[i].sec_end;
+			continue;
+		}
+		e->syms[++j] = e->syms[i];
+	}
+	e->nsyms = j + 1;
+	for (i = 0; i < e->nsyms; i++) {
+		struct sym *s = &e->syms[i];
+		__u64 next = i + 1 < e->nsyms ? e->syms[i + 1].start : 0;
+
+		if (s->size && s->start + s->size > s->start) {
+			s->end = s->start + s->size;
+		} else if (next) {
+			s->end = next;
+			if (s->sec_end > s->start && s->sec_end < next)
+				s->end = s->sec_end;
+		} else {
+			s->end = s->sec_end > s->start ? s->sec_end : s->start + 1;
+		}
+	}
+}
+
+static int parse(Elf *elf, struct elfsym *e)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -ENOEXEC;
+	err = read_segments(elf, e);
+	if (err)
+		return err;
+	e->has_build_id = find_build_id(elf, e->build_id);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -ENOEXEC;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		err = read_symtab(elf, scn, &sh, e);
+		if (err)
+			return err;
+	}
+	finish_symbols(e);
+	return 0;
+}
+
+static struct elfsym *alloc_elfsym(void)
+{
+	struct elfsym *e = calloc(1, sizeof(*e));
+
+	if (e)
+		buf__init(&e->names, ELFSYM_MAX_NAMES);
+	return e;
+}
+
+/* Parse @elf (may be NULL after a failed elf_begin) and end it. */
+static int parse_and_end(Elf *elf, struct elfsym **out)
+{
+	struct elfsym *e = NULL;
+	int err;
+
+	*out = NULL;
+	if (!elf)
+		return -ENOEXEC;
+	e = alloc_elfsym();
+	if (!e) {
+		err = -ENOMEM;
+		goto out_end;
+	}
+	err = parse(elf, e);
+	if (err) {
+		elfsym__free(e);
+		goto out_end;
+	}
+	*out = e;
+out_end:
+	elf_end(elf);
+	return err;
+}
+
+int elfsym__open_fd(int fd, struct elfsym **out)
+{
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	return parse_and_end(elf_begin(fd, ELF_C_READ_MMAP, NULL), out);
+}
+
+int elfsym__open_mem(const void *image, size_t size, struct elfsym **out)
+{
+	char *copy = NULL;
+	int err;
+
+	*out = NULL;
+	if (!image || !size)
+		return -ENOEXEC;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	/* libelf wants a writable, suitably aligned image: give it a copy. */
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	err = parse_and_end(elf_memory(copy, size), out);
+	free(copy);
+	return err;
+}
+
+int elfsym__read_build_id_fd(int fd, char *hex, size_t size)
+{
+	Elf *elf = NULL;
+	int err = -ENOENT;
+
+	if (size < ELFSYM_BUILD_ID_HEX)
+		return -EINVAL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	if (find_build_id(elf, hex))
+		err = 0;
+out:
+	elf_end(elf);
+	return err;
+}
+
+/* Size of the ELF image at @base from its own headers (sections are last in
+ * a vdso, but take the maximum of everything the headers point at). */
+static size_t self_image_size(const unsigned char *base)
+{
+	GElf_Ehdr eh;
+	size_t size, i;
+
+	if (memcmp(base, ELFMAG, SELFMAG))
+		return 0;
+	if (base[EI_CLASS] == ELFCLASS64) {
+		const Elf64_Ehdr *h = (const void *)base;
+
+		eh.e_phoff = h->e_phoff;
+		eh.e_phnum = h->e_phnum;
+		eh.e_phentsize = h->e_phentsize;
+		eh.e_shoff = h->e_shoff;
+		eh.e_shnum = h->e_shnum;
+		eh.e_shentsize = h->e_shentsize;
+	} else {
+		const Elf32_Ehdr *h = (const void *)base;
+
+		eh.e_phoff = h->e_phoff;
+		eh.e_phnum = h->e_phnum;
+		eh.e_phentsize = h->e_phentsize;
+		eh.e_shoff = h->e_shoff;
+		eh.e_shnum = h->e_shnum;
+		eh.e_shentsize = h->e_shentsize;
+	}
+	size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	if (eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize > size)
+		size = eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize;
+	if (size > VDSO_MAX_SIZE)
+		return 0;
+	for (i = 0; i < eh.e_phnum; i++) {
+		const unsigned char *ph = base + eh.e_phoff + i * eh.e_phentsize;
+		__u64 end;
+
+		if (base[EI_CLASS] == ELFCLASS64) {
+			const Elf64_Phdr *p = (const void *)ph;
+
+			end = p->p_offset + p->p_filesz;
+		} else {
+			const Elf32_Phdr *p = (const void *)ph;
+
+			end = (__u64)p->p_offset + p->p_filesz;
+		}
+		if (end > size)
+			size = end;
+	}
+	return size <= VDSO_MAX_SIZE ? size : 0;
+}
+
+int elfsym__open_self_vdso(struct elfsym **out)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+
+	*out = NULL;
+	if (!base)
+		return -ENOENT;
+	size = self_image_size((const unsigned char *)base);
+	if (!size)
+		return -ENOEXEC;
+	return elfsym__open_mem((const void *)base, size, out);
+}
+
+void elfsym__free(struct elfsym *e)
+{
+	if (!e)
+		return;
+	free(e->syms);
+	buf__release(&e->names);
+	free(e);
+}
+
+const char *elfsym__build_id(const struct elfsym *e)
+{
+	return e->has_build_id ? e->build_id : NULL;
+}
+
+int elfsym__offset_to_vaddr(const struct elfsym *e, __u64 off, __u64 *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		const struct seg *s = &e->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = s->vaddr + (off - s->offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr)
+{
+	size_t lo = 0, hi = e->nsyms, n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (n = 0; lo > 0 && n < LOOKBACK; lo--, n++) {
+		const struct sym *s = &e->syms[lo - 1];
+
+		if (vaddr < s->end) {
+			if (sym_addr)
+				*sym_addr = s->start;
+			return (const char *)e->names.data + s->name;
+		}
+	}
+	return NULL;
+}
+
+size_t elfsym__symbol_count(const struct elfsym *e)
+{
+	return e->nsyms;
+}
+
+bool elfsym__truncated(const struct elfsym *e)
+{
+	return e->truncated;
+}

@@ -1,0 +1,1170 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "symbolize/elfsym.h"
+#include "symbolize/kallsyms.h"
+#include "util/log.h"
+#include "symbolize/perfmap.h"
+#include "proc/procmaps.h"
+#include "proc/container.h"
+#include "symbolize/symbolizer.h"
+
+#define NOTES_MAX (64u << 10)
+#define STATUS_MAX (16u << 10)
+
+/* ---- a small chained hash table -------------------------------------------------- */
+
+struct hnode {
+	struct hnode *next;
+	__u64 hash;
+	__u64 k1, k2;	  /* integer keys */
+	const char *skey; /* string key or NULL, borrowed from @val */
+	void *val;
+};
+
+struct htab {
+	struct hnode **b;
+	size_t nb; /* power of two */
+	size_t n;
+};
+
+static __u64 hash_u64(__u64 a, __u64 b)
+{
+	__u64 h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static __u64 hash_str(const char *s)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static struct hnode *htab_find(const struct htab *t, __u64 hash, __u64 k1, __u64 k2,
+			       const char *skey)
+{
+	struct hnode *n;
+
+	if (!t->nb)
+		return NULL;
+	for (n = t->b[hash & (t->nb - 1)]; n; n = n->next) {
+		if (n->hash != hash || n->k1 != k1 || n->k2 != k2)
+			continue;
+		if (!skey && !n->skey)
+			return n;
+		if (skey && n->skey && !strcmp(skey, n->skey))
+			return n;
+	}
+	return NULL;
+}
+
+static int htab_grow(struct htab *t)
+{
+	size_t nb = t->nb ? t->nb * 2 : 64, i;
+	struct hnode **b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < t->nb; i++) {
+		struct hnode *n = t->b[i], *next;
+
+		for (; n; n = next) {
+			next = n->next;
+			n->next = b[n->hash & (nb - 1)];
+			b[n->hash & (nb - 1)] = n;
+		}
+	}
+	free(t->b);
+	t->b = b;
+	t->nb = nb;
+	return 0;
+}
+
+static int htab_add(struct htab *t, __u64 hash, __u64 k1, __u64 k2, const char *skey, void *val)
+{
+	struct hnode *n;
+	int err;
+
+	if (t->n >= t->nb) {
+		err = htab_grow(t);
+		if (err)
+			return err;
+	}
+	n = malloc(sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->hash = hash;
+	n->k1 = k1;
+	n->k2 = k2;
+	n->skey = skey;
+	n->val = val;
+	n->next = t->b[hash & (t->nb - 1)];
+	t->b[hash & (t->nb - 1)] = n;
+	t->n++;
+	return 0;
+}
+
+/* Unlink and free the node holding @val under @hash. */
+static void htab_del(struct htab *t, __u64 hash, const void *val)
+{
+	struct hnode **pp;
+
+	if (!t->nb)
+		return;
+	for (pp = &t->b[hash & (t->nb - 1)]; *pp; pp = &(*pp)->next) {
+		struct hnode *n = *pp;
+
+		if (n->hash == hash && n->val == val) {
+			*pp = n->next;
+			free(n);
+			t->n--;
+			return;
+		}
+	}
+}
+
+static void htab_release(struct htab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nb; i++) {
+		struct hnode *n = t->b[i], *next;
+
+		for (; n; n = next) {
+			next = n->next;
+			free(n);
+		}
+	}
+	free(t->b);
+	t->b = NULL;
+	t->nb = 0;
+	t->n = 0;
+}
+
+/* ---- model ------------------------------------------------------------------------ */
+
+/* One parsed ELF file, shared by every mapping of it. @elf NULL: the file
+ * opened but did not parse (remembered so it is not retried). */
+struct sym_file {
+	struct sym_file *next; /* all files, for freeing */
+	struct elfsym *elf;
+	size_t refs;	     /* sym_maps using it; 0 = evictable (never for the vdso) */
+	__u64 idle_since_ns; /* when refs was first seen 0 by an eviction pass */
+};
+
+struct sym_map {
+	struct sym_map *next_all; /* every map this process ever had */
+	struct profile_mapping_desc desc;
+	struct sym_file *file; /* NULL: no symbols */
+	__u64 inode;
+	__u32 dev_major, dev_minor;
+	char *path; /* owned; desc.path points here */
+};
+
+struct sym_proc {
+	int pid;
+	bool gone;
+	struct profile_process_desc desc;
+	char *exe_name, *exe_path, *cmdline;
+	char container_id[CONTAINER_ID_LEN + 1]; /* "" when not in a container */
+	struct sym_map **cur;			 /* current executable mappings, by start */
+	size_t ncur;
+	struct sym_map *all;
+	size_t nall;
+	__u64 last_refresh_ns;
+	/* JIT code named by the process's perf map (NULL until one is found). */
+	struct perfmap *perfmap;
+	int nspid;	     /* pid in its own namespace, 0 = unknown (no perf map) */
+	unsigned int euid;   /* owner a perf map may have, besides root */
+	const char *runtime; /* profile.frame.type of its perf map entries, NULL = native */
+	__u64 perfmap_ns;    /* last perf map read */
+	bool perfmap_warned;
+};
+
+struct symbolizer {
+	char *proc_root;
+	struct htab procs;	 /* pid -> sym_proc */
+	struct htab by_inode;	 /* (dev, inode) -> sym_file */
+	struct htab by_build_id; /* build-id hex -> sym_file */
+	struct sym_file *files;
+	size_t nfiles;
+	struct sym_file *vdso;
+	bool vdso_tried;
+	struct kallsyms *ksyms;
+	struct profile_mapping_desc kdesc;
+	char *kbuild_id;
+	struct profile_mapping_desc *mdescs; /* one per kallsyms module */
+	char **mstrings;		     /* owned paths and build-ids of mdescs */
+	size_t nmdescs;
+	struct symbolizer_stats st;
+	__u64 file_grace_ns; /* see evict_files() */
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* Read up to @cap bytes of small file @path into @dst. Returns the length or -errno. */
+static ssize_t read_small(const char *path, char *dst, size_t cap)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < cap) {
+		n = read(fd, dst + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	return (ssize_t)len;
+}
+
+/* Read raw ELF notes at @path and extract a build-id as a new string, or NULL. */
+static char *read_notes_build_id(const char *path)
+{
+	char hex[ELFSYM_BUILD_ID_HEX];
+	struct buf b;
+	char *res = NULL;
+
+	buf__init(&b, NOTES_MAX);
+	if (!buf__read_file(&b, path) && b.len &&
+	    !elfsym__note_build_id(b.data, b.len, hex, sizeof(hex)))
+		res = strdup(hex);
+	buf__release(&b);
+	return res;
+}
+
+struct symbolizer *symbolizer__new(const char *proc_root)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->file_grace_ns = SYMBOLIZER_FILE_GRACE_NS;
+	s->proc_root = strdup(proc_root ? proc_root : "/proc");
+	if (!s->proc_root) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void free_maps(struct sym_proc *p)
+{
+	struct sym_map *m, *next;
+
+	for (m = p->all; m; m = next) {
+		next = m->next_all;
+		if (m->file && m->file->refs)
+			m->file->refs--;
+		free(m->path);
+		free(m);
+	}
+	p->all = NULL;
+	p->nall = 0;
+	free(p->cur);
+	p->cur = NULL;
+	p->ncur = 0;
+	perfmap__free(p->perfmap);
+	p->perfmap = NULL;
+}
+
+static void free_proc(struct sym_proc *p)
+{
+	if (!p)
+		return;
+	free_maps(p);
+	free(p->exe_name);
+	free(p->exe_path);
+	free(p->cmdline);
+	free(p);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	struct sym_file *f, *next;
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->procs.nb; i++) {
+		struct hnode *n;
+
+		for (n = s->procs.b[i]; n; n = n->next)
+			free_proc(n->val);
+	}
+	htab_release(&s->procs);
+	htab_release(&s->by_inode);
+	htab_release(&s->by_build_id);
+	for (f = s->files; f; f = next) {
+		next = f->next;
+		elfsym__free(f->elf);
+		free(f);
+	}
+	if (s->vdso) {
+		elfsym__free(s->vdso->elf);
+		free(s->vdso);
+	}
+	kallsyms__free(s->ksyms);
+	free(s->kbuild_id);
+	for (i = 0; i < 2 * s->nmdescs; i++)
+		free(s->mstrings[i]);
+	free(s->mstrings);
+	free(s->mdescs);
+	free(s->proc_root);
+	free(s);
+}
+
+/* ---- kernel ------------------------------------------------------------------------ */
+
+static int load_module_descs(struct symbolizer *s)
+{
+	size_t i, n = kallsyms__module_count(s->ksyms);
+	char path[PATH_MAX];
+
+	if (!n)
+		return 0;
+	s->mdescs = calloc(n, sizeof(*s->mdescs));
+	s->mstrings = calloc(2 * n, sizeof(*s->mstrings));
+	if (!s->mdescs || !s->mstrings)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct kallsyms_module *m = kallsyms__module(s->ksyms, i);
+		size_t len = strlen(m->name) + 3;
+		char *name = malloc(len);
+
+		if (!name)
+			return -ENOMEM;
+		snprintf(name, len, "[%s]", m->name);
+		s->mstrings[2 * i] = name;
+		snprintf(path, sizeof(path), "%s/../sys/module/%s/notes/.note.gnu.build-id",
+			 s->proc_root, m->name);
+		s->mstrings[2 * i + 1] = read_notes_build_id(path);
+		s->mdescs[i].start = m->start;
+		s->mdescs[i].limit = m->end > m->start ? m->end : m->start + 1;
+		s->mdescs[i].file_offset = 0;
+		s->mdescs[i].path = name;
+		s->mdescs[i].build_id = s->mstrings[2 * i + 1];
+		s->nmdescs = i + 1;
+	}
+	return 0;
+}
+
+int symbolizer__load_kernel(struct symbolizer *s)
+{
+	char path[PATH_MAX];
+	__u64 start, end;
+	int err;
+
+	if (s->ksyms)
+		return 0;
+	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
+	err = kallsyms__load(path, &s->ksyms);
+	if (err)
+		return err;
+	kallsyms__text_range(s->ksyms, &start, &end);
+	snprintf(path, sizeof(path), "%s/../sys/kernel/notes", s->proc_root);
+	s->kbuild_id = read_notes_build_id(path);
+	s->kdesc.start = start;
+	s->kdesc.limit = end > start ? end : start + 1;
+	s->kdesc.file_offset = 0;
+	s->kdesc.path = "[kernel.kallsyms]";
+	s->kdesc.build_id = s->kbuild_id;
+	err = load_module_descs(s);
+	if (err) {
+		/* Keep core kernel symbols; module frames just get no mapping. */
+		s->nmdescs = 0;
+	}
+	return 0;
+}
+
+void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile_frame *out)
+{
+	const char *name;
+	int mod = -1;
+
+	out->address = addr;
+	out->mapping = NULL;
+	out->function = NULL;
+	out->type = PROFILE_FRAME_KERNEL;
+	out->type_name = NULL;
+	if (!s->ksyms)
+		return;
+	name = kallsyms__lookup(s->ksyms, addr, NULL, &mod);
+	out->function = name;
+	if (name && mod >= 0)
+		out->mapping = (size_t)mod < s->nmdescs ? &s->mdescs[mod] : NULL;
+	else if (addr >= s->kdesc.start && addr < s->kdesc.limit)
+		out->mapping = &s->kdesc;
+}
+
+const struct profile_mapping_desc *symbolizer__kernel_mapping(const struct symbolizer *s)
+{
+	return s->ksyms ? &s->kdesc : NULL;
+}
+
+/* ---- files ------------------------------------------------------------------------- */
+
+static struct sym_file *new_file(struct symbolizer *s, struct elfsym *elf)
+{
+	struct sym_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->elf = elf;
+	f->next = s->files;
+	s->files = f;
+	s->nfiles++;
+	return f;
+}
+
+static struct sym_file *vdso_file(struct symbolizer *s)
+{
+	struct elfsym *elf = NULL;
+
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = true;
+	if (elfsym__open_self_vdso(&elf)) {
+		s->st.elf_errors++;
+		return NULL;
+	}
+	s->vdso = calloc(1, sizeof(*s->vdso));
+	if (!s->vdso) {
+		elfsym__free(elf);
+		return NULL;
+	}
+	s->vdso->elf = elf;
+	s->st.elf_files_parsed++;
+	return s->vdso;
+}
+
+/* Open the file behind mapping @e of @pid. fd or -errno. */
+static int open_mapped_file(struct symbolizer *s, int pid, const struct procmaps_entry *e)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", s->proc_root, pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	/* A deleted file's path now names another file or nothing. */
+	if (e->deleted || e->path[0] != '/')
+		return -ENOENT;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%d/root%s", s->proc_root, pid, e->path) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* The cached file for mapping @e of @pid, parsing it on first sight. NULL when
+ * it cannot be opened or parsed (counted) or the file cap is reached. */
+static struct sym_file *get_file(struct symbolizer *s, int pid, const struct procmaps_entry *e)
+{
+	__u64 dev = (__u64)e->dev_major << 32 | e->dev_minor;
+	__u64 ih = hash_u64(dev, e->inode), bh;
+	char hex[ELFSYM_BUILD_ID_HEX];
+	struct elfsym *elf = NULL;
+	struct sym_file *f = NULL;
+	struct hnode *n;
+	int fd, err;
+
+	n = htab_find(&s->by_inode, ih, dev, e->inode, NULL);
+	if (n) {
+		s->st.elf_cache_hits++;
+		return n->val;
+	}
+	if (s->nfiles >= SYMBOLIZER_MAX_FILES)
+		return NULL;
+	fd = open_mapped_file(s, pid, e);
+	if (fd < 0) {
+		s->st.elf_errors++;
+		return NULL;
+	}
+	if (!elfsym__read_build_id_fd(fd, hex, sizeof(hex))) {
+		bh = hash_str(hex);
+		n = htab_find(&s->by_build_id, bh, 0, 0, hex);
+		if (n) {
+			/* Same file reached through another inode (a copy, another layer). */
+			f = n->val;
+			/* Failing to index only costs a build-id read next time. */
+			htab_add(&s->by_inode, ih, dev, e->inode, NULL, f);
+			s->st.elf_cache_hits++;
+			goto out_close;
+		}
+	}
+	err = elfsym__open_fd(fd, &elf);
+	if (err)
+		s->st.elf_errors++;
+	else
+		s->st.elf_files_parsed++;
+	f = new_file(s, elf);
+	if (!f) {
+		elfsym__free(elf);
+		goto out_close;
+	}
+	/* On failure to index, the file is just parsed again next time. */
+	htab_add(&s->by_inode, ih, dev, e->inode, NULL, f);
+	if (elf && elfsym__build_id(elf))
+		htab_add(&s->by_build_id, hash_str(elfsym__build_id(elf)), 0, 0,
+			 elfsym__build_id(elf), f);
+out_close:
+	close(fd);
+	return f;
+}
+
+/* ---- processes ----------------------------------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static void strip_deleted(char *path)
+{
+	static const char suffix[] = " (deleted)";
+	size_t len = strlen(path), slen = sizeof(suffix) - 1;
+
+	if (len > slen && !strcmp(path + len - slen, suffix))
+		path[len - slen] = '\0';
+}
+
+/* ---- JIT code (perf maps) -------------------------------------------------------- */
+
+/* profile.frame.type of the perf map entries of a process whose executable
+ * or a mapped library has base name @name, or NULL when not a known runtime. */
+static const char *runtime_of(const char *name)
+{
+	static const struct {
+		const char *prefix; /* "x" matches "x" and "x.so..." / "x-..." versions */
+		const char *type;
+	} known[] = {
+		{"node", "v8js"},
+		{"nodejs", "v8js"},
+		{"libnode.so", "v8js"},
+		{"java", "jvm"},
+		{"libjvm.so", "jvm"},
+		{"dotnet", "dotnet"},
+		{"libcoreclr.so", "dotnet"},
+		{"beam.smp", "beam"},
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		n = strlen(known[i].prefix);
+		if (!strncmp(name, known[i].prefix, n) &&
+		    (name[n] == '\0' || name[n] == '.' || name[n] == '-'))
+			return known[i].type;
+	}
+	return NULL;
+}
+
+/* Frame type of perf map entry @name in @p: CPython's perf trampolines
+ * (python -X perf) are "py::function:file"; otherwise the process's runtime. */
+static const char *jit_type(const struct sym_proc *p, const char *name)
+{
+	if (!strncmp(name, "py::", 4))
+		return "cpython";
+	return p->runtime;
+}
+
+/* Mappings whose code a perf map may name: memory with no file behind it. */
+static bool jit_mapping(const struct sym_map *m)
+{
+	return (!m->file || !m->file->elf) &&
+	       (!strncmp(m->path, "[anon", 5) || !strncmp(m->path, "//anon", 6) ||
+		!strncmp(m->path, "/memfd:", 7));
+}
+
+/* Number @idx (0 = first; -1 = last) on the line of PROC/PID/status text
+ * @status that starts with @key, into *@val. False when absent. */
+static bool status_field(const char *status, const char *key, int idx, unsigned long *val)
+{
+	const char *line, *p;
+	size_t klen = strlen(key);
+	bool found = false;
+	int i = 0;
+
+	for (line = status; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (!strncmp(line, key, klen))
+			break;
+	if (!line || !*line)
+		return false;
+	for (p = line + klen; *p && *p != '\n'; i++) {
+		char *end;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		*val = strtoul(p, &end, 10);
+		p = end;
+		found = true;
+		if (i == idx)
+			break;
+	}
+	return found && (idx < 0 || i == idx);
+}
+
+/* Read the pid @p has in its own PID namespace (the last NSpid field; the
+ * pid itself on kernels without NSpid) and its effective uid. nspid stays 0
+ * (no perf map) when the status is unreadable. */
+static void load_ids(struct symbolizer *s, struct sym_proc *p)
+{
+	char path[PATH_MAX], *status = NULL;
+	unsigned long uid, nspid;
+	ssize_t n;
+
+	p->nspid = 0;
+	status = malloc(STATUS_MAX + 1);
+	if (!status)
+		return;
+	snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, p->pid);
+	n = read_small(path, status, STATUS_MAX);
+	if (n <= 0)
+		goto out;
+	status[n] = '\0';
+	/* "Uid: real effective saved fs". */
+	if (!status_field(status, "Uid:", 1, &uid))
+		goto out;
+	if (!status_field(status, "NSpid:", -1, &nspid))
+		nspid = (unsigned long)p->pid;
+	p->euid = (unsigned int)uid;
+	if (nspid > 0 && nspid <= INT_MAX)
+		p->nspid = (int)nspid;
+out:
+	free(status);
+}
+
+static void warn_perfmap(struct sym_proc *p, int err)
+{
+	const char *why;
+
+	if (p->perfmap_warned)
+		return;
+	p->perfmap_warned = true;
+	switch (err) {
+	case -ELOOP:
+		why = "it is a symbolic link or under one, which profcap does not follow there; "
+		      "have the runtime write the file itself";
+		break;
+	case -EPERM:
+		why = "it is owned by neither root nor the process's user";
+		break;
+	case -EINVAL:
+		why = "it is not a regular file";
+		break;
+	case -E2BIG:
+		why = "it is larger than profcap reads (128 MiB or 2M entries); "
+		      "code compiled later stays unnamed";
+		break;
+	default:
+		why = strerror(-err);
+		break;
+	}
+	pr_warn("perf map /tmp/perf-%d.map of process %d (in its own root): %s; "
+		"its JIT frames are %s",
+		p->nspid, p->pid, why, err == -E2BIG ? "named up to that point" : "left unnamed");
+}
+
+/* Read what was appended to @p's perf map since the last read (all of it the
+ * first time), through the process's own root. A missing map is normal. */
+static void update_perfmap(struct symbolizer *s, struct sym_proc *p)
+{
+	char root[PATH_MAX];
+	int fd = -1, err;
+
+	p->perfmap_ns = now_ns();
+	if (p->nspid <= 0)
+		return;
+	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, p->pid);
+	err = perfmap__open(root, p->nspid, p->euid, &fd);
+	if (err) {
+		/* No map, the process gone, or its root closed to us (no
+		 * ptrace access, as without CAP_SYS_PTRACE): nothing to say. */
+		if (err != -ENOENT && err != -ESRCH && err != -ENOTDIR && err != -EACCES) {
+			s->st.perfmap_errors++;
+			warn_perfmap(p, err);
+		}
+		return;
+	}
+	if (!p->perfmap) {
+		p->perfmap = perfmap__new();
+		if (!p->perfmap)
+			goto out;
+		s->st.perfmaps++;
+	}
+	s->st.perfmap_reads++;
+	err = perfmap__update_fd(p->perfmap, fd);
+	if (err == -E2BIG)
+		warn_perfmap(p, err);
+	else if (err)
+		s->st.perfmap_errors++;
+out:
+	close(fd);
+}
+
+/* The perf map name of (lookup) address @a in @p, re-reading the map on a
+ * miss at most once per SYMBOLIZER_PERFMAP_REFRESH_NS. NULL if unnamed. */
+static const char *jit_name(struct symbolizer *s, struct sym_proc *p, __u64 a)
+{
+	const struct perfmap_sym *sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
+
+	if (!sym && now_ns() - p->perfmap_ns >= SYMBOLIZER_PERFMAP_REFRESH_NS) {
+		update_perfmap(s, p);
+		sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
+	}
+	return sym ? sym->name : NULL;
+}
+
+static struct sym_proc *find_proc(const struct symbolizer *s, int pid)
+{
+	struct hnode *n = htab_find(&s->procs, hash_u64((__u64)pid, 0), (__u64)pid, 0, NULL);
+
+	return n ? n->val : NULL;
+}
+
+static bool same_map(const struct sym_map *m, const struct procmaps_entry *e)
+{
+	return m->desc.start == e->start && m->desc.limit == e->end &&
+	       m->desc.file_offset == e->offset && m->inode == e->inode &&
+	       m->dev_major == e->dev_major && m->dev_minor == e->dev_minor &&
+	       !strcmp(m->path, e->anonymous ? "[anon]" : e->path);
+}
+
+static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
+			       const struct procmaps_entry *e)
+{
+	struct sym_map *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->path = strdup(e->anonymous ? "[anon]" : e->path);
+	if (!m->path) {
+		free(m);
+		return NULL;
+	}
+	m->inode = e->inode;
+	m->dev_major = e->dev_major;
+	m->dev_minor = e->dev_minor;
+	if (!strcmp(e->path, "[vdso]"))
+		m->file = vdso_file(s);
+	else if (!e->anonymous && e->inode && e->path[0] != '[')
+		m->file = get_file(s, p->pid, e);
+	if (m->file && m->file != s->vdso) {
+		m->file->refs++;
+		m->file->idle_since_ns = 0;
+	}
+	m->desc.start = e->start;
+	m->desc.limit = e->end;
+	m->desc.file_offset = e->offset;
+	m->desc.path = m->path;
+	m->desc.build_id = m->file && m->file->elf ? elfsym__build_id(m->file->elf) : NULL;
+	if (!p->runtime && e->path[0] == '/')
+		p->runtime = runtime_of(base_name(e->path));
+	m->next_all = p->all;
+	p->all = m;
+	p->nall++;
+	return m;
+}
+
+/* Re-read PROC/PID/maps and rebuild the current mapping list, reusing the
+ * descs of unchanged mappings. On error the old list stays. */
+static int load_maps(struct symbolizer *s, struct sym_proc *p)
+{
+	struct procmaps *pm = NULL;
+	struct sym_map **cur = NULL;
+	char path[PATH_MAX];
+	size_t i, n, nx = 0, oi = 0;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
+	err = procmaps__read(path, &pm);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	n = procmaps__count(pm);
+	for (i = 0; i < n; i++)
+		nx += !!(procmaps__entry(pm, i)->perms & PROCMAPS_EXEC);
+	if (nx > SYMBOLIZER_MAX_PROC_MAPS - p->nall) {
+		err = -E2BIG;
+		goto out;
+	}
+	cur = calloc(nx ? nx : 1, sizeof(*cur));
+	if (!cur) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0, nx = 0; i < n; i++) {
+		const struct procmaps_entry *e = procmaps__entry(pm, i);
+		struct sym_map *m = NULL;
+
+		if (!(e->perms & PROCMAPS_EXEC))
+			continue;
+		/* Both lists are sorted by start: walk the old one alongside. */
+		while (oi < p->ncur && p->cur[oi]->desc.start < e->start)
+			oi++;
+		if (oi < p->ncur && same_map(p->cur[oi], e))
+			m = p->cur[oi];
+		else
+			m = new_map(s, p, e);
+		if (!m) {
+			err = -ENOMEM;
+			goto out;
+		}
+		cur[nx++] = m;
+	}
+	free(p->cur);
+	p->cur = cur;
+	p->ncur = nx;
+	cur = NULL;
+out:
+	free(cur);
+	procmaps__free(pm);
+	p->last_refresh_ns = now_ns();
+	return err;
+}
+
+/* Fill exe_path/exe_name/cmdline of @p from PROC/PID/{exe,comm,cmdline}. */
+static int load_desc(struct symbolizer *s, struct sym_proc *p)
+{
+	char path[PATH_MAX], target[PATH_MAX], comm[64];
+	char *cmd = NULL;
+	ssize_t n;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", s->proc_root, p->pid);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		strip_deleted(target);
+		p->exe_path = strdup(target);
+		p->exe_name = strdup(base_name(target));
+		if (!p->exe_path || !p->exe_name)
+			return -ENOMEM;
+	} else {
+		snprintf(path, sizeof(path), "%s/%d/comm", s->proc_root, p->pid);
+		n = read_small(path, comm, sizeof(comm) - 1);
+		if (n > 0) {
+			comm[n] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+			p->exe_name = strdup(comm);
+			if (!p->exe_name)
+				return -ENOMEM;
+		}
+	}
+	cmd = malloc(SYMBOLIZER_MAX_CMDLINE + 1);
+	if (!cmd)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/%d/cmdline", s->proc_root, p->pid);
+	n = read_small(path, cmd, SYMBOLIZER_MAX_CMDLINE);
+	if (n < 0)
+		n = 0;
+	while (n > 0 && (cmd[n - 1] == '\0' || cmd[n - 1] == ' '))
+		n--;
+	for (i = 0; i < (size_t)n; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+	cmd[n] = '\0';
+	if (n > 0)
+		p->cmdline = cmd;
+	else
+		free(cmd);
+	if (container__id_of(s->proc_root, p->pid, p->container_id, sizeof(p->container_id)))
+		p->container_id[0] = '\0';
+	return 0;
+}
+
+static int new_proc(struct symbolizer *s, int pid, struct sym_proc **out)
+{
+	struct sym_proc *p;
+	int err;
+
+	*out = NULL;
+	if (s->procs.n >= SYMBOLIZER_MAX_PROCESSES)
+		return -E2BIG;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	err = htab_add(&s->procs, hash_u64((__u64)pid, 0), (__u64)pid, 0, NULL, p);
+	if (err) {
+		free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int symbolizer__add_process(struct symbolizer *s, int pid)
+{
+	struct sym_proc *p;
+	int err = 0;
+
+	if (pid < 0)
+		return -EINVAL;
+	p = find_proc(s, pid);
+	if (p && !p->gone) {
+		if (pid == 0)
+			return 0;
+		s->st.maps_refreshes++;
+		err = load_maps(s, p);
+		update_perfmap(s, p);
+		return err;
+	}
+	if (!p) {
+		err = new_proc(s, pid, &p);
+		if (err)
+			return err;
+	}
+	/* New, or a process that was gone when last added (it never handed out
+	 * pointers): start from scratch. */
+	free_maps(p);
+	free(p->exe_name);
+	free(p->exe_path);
+	free(p->cmdline);
+	p->exe_name = p->exe_path = p->cmdline = NULL;
+	p->runtime = NULL;
+	p->perfmap_warned = false;
+	p->gone = true;
+	if (pid == 0) {
+		/* The idle task: no user space, no /proc entry. */
+		p->exe_name = strdup("swapper");
+		if (!p->exe_name)
+			return -ENOMEM;
+	} else {
+		/* Gone: stay marked so resolves do not retry it. Maps may also be
+		 * unreadable (-EACCES) while comm and cmdline are not: keep the
+		 * process without mappings and report that error. */
+		err = load_maps(s, p);
+		if (err == -ESRCH)
+			return err;
+		if (load_desc(s, p)) {
+			free_maps(p);
+			return -ENOMEM;
+		}
+		if (!p->runtime && p->exe_name)
+			p->runtime = runtime_of(p->exe_name);
+		load_ids(s, p);
+		update_perfmap(s, p);
+	}
+	p->gone = false;
+	p->desc.pid = pid;
+	p->desc.exe_name = p->exe_name;
+	p->desc.exe_path = p->exe_path;
+	p->desc.cmdline = p->cmdline;
+	p->desc.container_id = p->container_id[0] ? p->container_id : NULL;
+	s->st.processes++;
+	return err;
+}
+
+void symbolizer__forget_process(struct symbolizer *s, int pid)
+{
+	struct sym_proc *p = find_proc(s, pid);
+
+	if (!p)
+		return;
+	htab_del(&s->procs, hash_u64((__u64)pid, 0), p);
+	free_proc(p);
+}
+
+/* Unlink from @t every node whose file no mapping uses any more. */
+static void htab_drop_unused(struct htab *t)
+{
+	struct hnode **pp, *n;
+	size_t i;
+
+	for (i = 0; i < t->nb; i++) {
+		for (pp = &t->b[i]; (n = *pp);) {
+			if (((struct sym_file *)n->val)->refs) {
+				pp = &n->next;
+				continue;
+			}
+			*pp = n->next;
+			free(n);
+			t->n--;
+		}
+	}
+}
+
+/* Free the parsed files that no known process has mapped for
+ * SYMBOLIZER_FILE_GRACE_NS: binaries that are started again and again
+ * (compilers, shell tools) stay parsed between their runs. */
+static void evict_files(struct symbolizer *s)
+{
+	struct sym_file **pp, *f;
+	__u64 now = now_ns();
+	bool any = false;
+
+	for (f = s->files; f; f = f->next) {
+		if (f->refs)
+			continue;
+		if (!f->idle_since_ns)
+			f->idle_since_ns = now;
+		if (now - f->idle_since_ns >= s->file_grace_ns)
+			any = true;
+	}
+	if (!any)
+		return;
+	/* Mark the victims by an impossible refs value for the table sweep. */
+	for (f = s->files; f; f = f->next)
+		if (!f->refs && f->idle_since_ns && now - f->idle_since_ns < s->file_grace_ns)
+			f->refs = SIZE_MAX;
+	htab_drop_unused(&s->by_inode);
+	htab_drop_unused(&s->by_build_id);
+	for (pp = &s->files; (f = *pp);) {
+		if (f->refs) {
+			pp = &f->next;
+			continue;
+		}
+		*pp = f->next;
+		elfsym__free(f->elf);
+		free(f);
+		s->nfiles--;
+		s->st.elf_files_evicted++;
+	}
+	for (f = s->files; f; f = f->next)
+		if (f->refs == SIZE_MAX)
+			f->refs = 0;
+}
+
+void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns)
+{
+	s->file_grace_ns = ns;
+}
+
+size_t symbolizer__forget_gone(struct symbolizer *s)
+{
+	char path[PATH_MAX];
+	struct sym_proc *p;
+	size_t i, n = 0;
+	struct hnode *h, *next;
+
+	for (i = 0; i < s->procs.nb; i++) {
+		for (h = s->procs.b[i]; h; h = next) {
+			next = h->next;
+			p = h->val;
+			if (p->pid == 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%d", s->proc_root, p->pid);
+			if (!access(path, F_OK))
+				continue;
+			htab_del(&s->procs, h->hash, p);
+			free_proc(p);
+			n++;
+		}
+	}
+	evict_files(s);
+	return n;
+}
+
+static struct sym_map *find_map(const struct sym_proc *p, __u64 addr)
+{
+	size_t lo = 0, hi = p->ncur;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->cur[mid]->desc.start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < p->cur[lo - 1]->desc.limit)
+		return p->cur[lo - 1];
+	return NULL;
+}
+
+void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+			      struct profile_frame *out)
+{
+	struct sym_proc *p;
+	struct sym_map *m;
+	__u64 a, vaddr;
+
+	out->address = addr;
+	out->mapping = NULL;
+	out->function = NULL;
+	out->type = PROFILE_FRAME_NATIVE;
+	out->type_name = NULL;
+	if (pid <= 0 || (!leaf && !addr))
+		return;
+	a = leaf ? addr : addr - 1;
+	p = find_proc(s, pid);
+	if (!p) {
+		symbolizer__add_process(s, pid);
+		p = find_proc(s, pid);
+	}
+	if (!p || p->gone)
+		return;
+	m = find_map(p, a);
+	if (!m && now_ns() - p->last_refresh_ns >= SYMBOLIZER_REFRESH_NS) {
+		s->st.maps_refreshes++;
+		load_maps(s, p);
+		m = find_map(p, a);
+	}
+	if (!m || jit_mapping(m)) {
+		/* JIT code: named by the perf map, even once unmapped. */
+		const char *jit = jit_name(s, p, a);
+
+		if (jit) {
+			out->function = jit;
+			out->type_name = jit_type(p, jit);
+		}
+	}
+	if (!m)
+		return;
+	out->mapping = &m->desc;
+	if (!m->file || !m->file->elf)
+		return;
+	if (elfsym__offset_to_vaddr(m->file->elf, a - m->desc.start + m->desc.file_offset, &vaddr))
+		return;
+	out->function = elfsym__lookup(m->file->elf, vaddr, NULL);
+}
+
+const struct profile_process_desc *symbolizer__process(const struct symbolizer *s, int pid)
+{
+	const struct sym_proc *p = find_proc(s, pid);
+
+	return p && !p->gone ? &p->desc : NULL;
+}
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
+{
+	*st = s->st;
+}

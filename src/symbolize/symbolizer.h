@@ -1,0 +1,128 @@
+/* symbolizer.h - turn sampled addresses into mappings and function names.
+ *
+ * The glue between the capture loop and procmaps/elfsym/kallsyms. It keeps a
+ * snapshot of each process it was told about (executable mappings, exe path,
+ * comm, cmdline) and a per-FILE cache of parsed ELF files keyed by
+ * (device, inode) and by GNU build-id, so N processes of one binary parse it
+ * once. Kernel addresses resolve through /proc/kallsyms. JIT code in
+ * anonymous memory is named by the process's perf map (perfmap.h), read
+ * through its own root under its namespace pid, with the runtime's frame
+ * type (v8js, jvm, cpython, dotnet, beam).
+ *
+ * Everything handed out (mapping descs, function names, process descs) is
+ * owned by the symbolizer and stays valid until symbolizer__free(), except
+ * what belongs to a process dropped with symbolizer__forget_process(). A maps
+ * refresh never frees a mapping desc: unchanged mappings keep their desc,
+ * replaced ones are retired but kept.
+ *
+ * Bounded: SYMBOLIZER_MAX_PROCESSES processes (including ones found gone),
+ * SYMBOLIZER_MAX_FILES distinct files, SYMBOLIZER_MAX_PROC_MAPS mapping descs
+ * per process over its lifetime. Not thread-safe.
+ */
+#ifndef PROFCAP_SYMBOLIZER_H
+#define PROFCAP_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "model/profile.h"
+
+#define SYMBOLIZER_MAX_PROCESSES (1u << 16)
+#define SYMBOLIZER_MAX_FILES (1u << 14)
+#define SYMBOLIZER_MAX_PROC_MAPS (1u << 16)
+#define SYMBOLIZER_MAX_CMDLINE 4096
+/* A resolve that misses every mapping re-reads maps at most this often. */
+#define SYMBOLIZER_REFRESH_NS 1000000000ull
+/* A parsed file no process maps is freed after this long unused. */
+#define SYMBOLIZER_FILE_GRACE_NS 30000000000ull
+/* A JIT address its perf map does not name re-reads the map (only what was
+ * appended) at most this often. */
+#define SYMBOLIZER_PERFMAP_REFRESH_NS 250000000ull
+
+struct symbolizer;
+
+struct symbolizer_stats {
+	__u64 processes;	 /* processes added and found alive */
+	__u64 elf_files_parsed;	 /* full ELF parses (the vdso included) */
+	__u64 elf_cache_hits;	 /* mappings served by an already parsed file */
+	__u64 elf_errors;	 /* files that could not be opened or parsed */
+	__u64 maps_refreshes;	 /* maps re-reads of known processes */
+	__u64 elf_files_evicted; /* parsed files freed: no known process maps them */
+	__u64 perfmaps;		 /* processes with a perf map found */
+	__u64 perfmap_reads;	 /* perf map reads (each reads only new lines) */
+	__u64 perfmap_errors;	 /* perf maps refused (symlink, owner, type) or unreadable */
+};
+
+/* New symbolizer reading processes under @proc_root ("/proc"; tests pass a
+ * fake directory laid out like /proc). Kernel build-ids are read from
+ * "@proc_root/../sys". @proc_root is copied. NULL on allocation failure. */
+struct symbolizer *symbolizer__new(const char *proc_root);
+
+/* Free @s and everything it handed out. Accepts NULL. */
+void symbolizer__free(struct symbolizer *s);
+
+/* Load kernel symbols from @proc_root/kallsyms (once; later calls return 0).
+ * Returns 0, -EPERM when kernel.kptr_restrict hides the addresses (the caller
+ * should tell the operator to run as root or set kernel.kptr_restrict=0),
+ * or another -errno. Without it kernel frames get no names. */
+int symbolizer__load_kernel(struct symbolizer *s);
+
+/* Snapshot process @pid now: executable mappings, exe path, comm, cmdline,
+ * and its perf map PROC/PID/root/tmp/perf-<NSpid>.map when there is one
+ * (see perfmap__open() for what is refused; a refused map is warned about
+ * once per process and otherwise ignored).
+ * Each mapped file is opened through PROC/PID/map_files/<start>-<end> (works
+ * for deleted files and other mount namespaces), falling back to
+ * PROC/PID/root/<path> for files not marked deleted, and parsed into the
+ * file cache unless a file with the same (dev, inode) or build-id is there.
+ * A second call only refreshes the maps (e.g. after dlopen) and reads new
+ * perf map lines. pid 0 (idle) gets a "swapper" desc and no mappings.
+ * Returns 0, -ESRCH if the process is gone (remembered, so resolves do not
+ * retry it), -E2BIG at a cap, -ENOMEM or -errno. When only the maps are
+ * unreadable (e.g. -EACCES without root) the process is still added, with
+ * its metadata and no mappings, and that error is returned. Files that fail
+ * to open/parse only count in elf_errors. */
+int symbolizer__add_process(struct symbolizer *s, int pid);
+
+/* Drop process @pid and its mapping descs (their pointers become invalid;
+ * cached files stay). For long-running captures. No-op if unknown. */
+void symbolizer__forget_process(struct symbolizer *s, int pid);
+
+/* Forget every process whose PROC/PID directory is gone (as
+ * symbolizer__forget_process()), then free the parsed files no remaining
+ * process has mapped for SYMBOLIZER_FILE_GRACE_NS: what a long-running capture calls between
+ * windows so memory stays flat under process churn. Returns how many processes. */
+size_t symbolizer__forget_gone(struct symbolizer *s);
+
+/* Change SYMBOLIZER_FILE_GRACE_NS (tests use 0: free at once). */
+void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns);
+
+/* Fill *@out for user address @addr of @pid (type PROFILE_FRAME_NATIVE).
+ * An address in anonymous executable memory ([anon], [anon:x], /memfd:) or
+ * in no mapping is looked up in the process's perf map; a hit sets the
+ * function and type_name (the runtime's frame type, NULL = native). A miss
+ * re-reads the lines appended to the map, at most once per
+ * SYMBOLIZER_PERFMAP_REFRESH_NS per process.
+ * @leaf=false means a return address: the lookup uses @addr - 1, while
+ * out->address stays @addr. Never fails: unknown parts are left NULL. A pid
+ * never added is added first. If @addr is in no known mapping, the maps are
+ * re-read (at most once per SYMBOLIZER_REFRESH_NS per process) and the lookup
+ * retried. Pointers in *@out are borrowed (see the top of this file). */
+void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+			      struct profile_frame *out);
+
+/* Fill *@out for kernel address @addr (type PROFILE_FRAME_KERNEL): function
+ * from kallsyms, mapping "[kernel.kallsyms]" for the core kernel or "[name]"
+ * for a module. NULL parts when unknown or the kernel symbols are not loaded. */
+void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile_frame *out);
+
+/* Process metadata captured by symbolizer__add_process(); NULL if @pid was
+ * never added or was gone when added. Borrowed. */
+const struct profile_process_desc *symbolizer__process(const struct symbolizer *s, int pid);
+
+/* The kernel mapping desc, or NULL before a successful load_kernel. */
+const struct profile_mapping_desc *symbolizer__kernel_mapping(const struct symbolizer *s);
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+#endif

@@ -1,0 +1,109 @@
+/* gz.c - whole-buffer gzip with zlib (see gz.h). */
+#include <errno.h>
+
+#include <zlib.h>
+
+#include "util/gz.h"
+
+/* zlib's avail_in/avail_out are unsigned int: feed large buffers in slices. */
+#define SLICE (1U << 30)
+
+/* Make room in @out for more output: up to 64 KiB, less near the cap.
+ * Sets *@next and *@avail to it. 0, -E2BIG (at the cap) or -ENOMEM. */
+static int room(struct buf *out, Bytef **next, uInt *avail)
+{
+	size_t want = out->max - out->len;
+	int err;
+
+	if (!want)
+		return -E2BIG;
+	if (want > 64 * 1024)
+		want = 64 * 1024;
+	err = buf__reserve(out, want);
+	if (err)
+		return err;
+	want = out->cap - out->len;
+	if (want > out->max - out->len)
+		want = out->max - out->len;
+	*next = out->data + out->len;
+	*avail = (uInt)(want > SLICE ? SLICE : want);
+	return 0;
+}
+
+int gz__compress(const void *in, size_t len, struct buf *out)
+{
+	size_t start = out->len, left = len;
+	z_stream z = {0};
+	int err, zr, flush;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	z.next_in = (Bytef *)in;
+	do {
+		z.avail_in = left > SLICE ? SLICE : (uInt)left;
+		left -= z.avail_in;
+		flush = left ? Z_NO_FLUSH : Z_FINISH;
+		do {
+			err = room(out, &z.next_out, &z.avail_out);
+			if (err)
+				goto err_out;
+			zr = deflate(&z, flush);
+			out->len = (size_t)(z.next_out - out->data);
+			if (zr == Z_STREAM_ERROR) {
+				err = -EIO;
+				goto err_out;
+			}
+		} while (z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
+	} while (left);
+	deflateEnd(&z);
+	return 0;
+
+err_out:
+	deflateEnd(&z);
+	out->len = start;
+	return err;
+}
+
+int gz__decompress(const void *in, size_t len, struct buf *out)
+{
+	size_t start = out->len;
+	z_stream z = {0};
+	int err, zr;
+
+	if (len > SLICE)
+		return -E2BIG;
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	for (;;) {
+		err = room(out, &z.next_out, &z.avail_out);
+		if (err)
+			goto err_out;
+		zr = inflate(&z, Z_NO_FLUSH);
+		out->len = (size_t)(z.next_out - out->data);
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr == Z_MEM_ERROR) {
+			err = -ENOMEM;
+			goto err_out;
+		}
+		if (zr != Z_OK) {
+			/* Z_BUF_ERROR with output room left: the input ended early. */
+			err = -EBADMSG;
+			goto err_out;
+		}
+		if (z.avail_out && !z.avail_in) {
+			err = -EBADMSG;
+			goto err_out;
+		}
+	}
+	inflateEnd(&z);
+	return 0;
+
+err_out:
+	inflateEnd(&z);
+	out->len = start;
+	return err;
+}

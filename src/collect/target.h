@@ -74,7 +74,8 @@ struct target {
 };
 
 /* Resolve @o (borrowed; must outlive @t) against the running system under
- * @proc_root: PIDs must exist, cgroups are opened, containers are found.
+ * @proc_root: PIDs must exist (a thread given as a PID stands for its
+ * process, with a note), cgroups are opened, containers are found.
  * Returns 0, or -errno after printing one error line that says what to do
  * (the caller exits 2). Free with target__release() either way. */
 int target__resolve(struct target *t, const struct target_opts *o, const char *proc_root);

@@ -300,6 +300,17 @@ class TargetingTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("PROFCAP_FORK_HOOK=tracefs names no fork hook", r.stderr)
 
+    def test_pid_of_a_thread_profiles_its_process(self):
+        out = os.path.join(self.dir, "tidp.pb")
+        with Workload("groundtruth", "-t") as w:
+            tids = [int(t) for t in os.listdir(f"/proc/{w.pid}/task") if int(t) != w.pid]
+            self.assertTrue(tids, "groundtruth -t has a second thread")
+            r = run_profcap(["capture", "--seconds", "1", "-p", str(tids[0]), "-o", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"PID {tids[0]} is a thread of process {w.pid}: profiling all of "
+                      f"process {w.pid} (for that thread only, use --tid {tids[0]})", r.stderr)
+        self.assertEqual(pids_of(decode(out)), [w.pid], r.stderr)
+
     def test_capture_command_seconds_limit_and_status(self):
         out = os.path.join(self.dir, "cmd2.pb")
         t0 = time.monotonic()

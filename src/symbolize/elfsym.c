@@ -381,7 +381,7 @@ int elfsym__open_fd(int fd, struct elfsym **out)
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	return parse_and_end(elf_begin(fd, ELF_C_READ_MMAP, NULL), out);
+	return parse_and_end(elf_begin(fd, ELF_C_READ, NULL), out);
 }
 
 int elfsym__open_mem(const void *image, size_t size, struct elfsym **out)
@@ -413,7 +413,7 @@ int elfsym__read_build_id_fd(int fd, char *hex, size_t size)
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto out;

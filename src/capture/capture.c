@@ -21,6 +21,7 @@
 #include "util/log.h"
 #include "formats/otlp.h"
 #include "model/profile.h"
+#include "proc/privs.h"
 #include "collect/sampler.h"
 #include "export/sink.h"
 #include "export/spool.h"
@@ -1055,6 +1056,7 @@ static int run(struct capture *c)
 		}
 	}
 	target__sampler_opts(&c->tgt, &so);
+	target__warn_privileges(&c->tgt, "/proc");
 
 	t0 = now_ns(CLOCK_MONOTONIC);
 	c->smp = sampler__new(&so);
@@ -1105,11 +1107,15 @@ static int run(struct capture *c)
 	 * the CPUs are already being sampled. */
 	if (o->kernel) {
 		err = symbolizer__load_kernel(c->sym);
-		if (err == -EPERM)
-			pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames "
-				"keep "
-				"addresses only; run as root or set kernel.kptr_restrict=0");
-		else if (err)
+		if (err == -EPERM) {
+			struct privs pv;
+			char why[400];
+
+			privs__read("/proc", &pv);
+			privs__kallsyms_hidden(&pv, why, sizeof(why));
+			pr_warn("kernel symbols are hidden: kernel frames keep addresses only; %s",
+				why);
+		} else if (err)
 			pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
 				"only",
 				strerror(-err));

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include "proc/container.h"
+#include "proc/privs.h"
 #include "util/log.h"
 #include "collect/target.h"
 
@@ -334,6 +336,24 @@ int target__resolve(struct target *t, const struct target_opts *o, const char *p
 			return err;
 	}
 	return 0;
+}
+
+void target__warn_privileges(const struct target *t, const char *proc_root)
+{
+	bool foreign = !t->npids || t->o->ntids || t->o->ncomms || t->ncgroups;
+	char msg[700], path[PATH_MAX];
+	struct privs pv;
+	struct stat st;
+	size_t i;
+
+	if (privs__read(proc_root, &pv) || !privs__foreign_cost(&pv, msg, sizeof(msg)))
+		return;
+	for (i = 0; i < t->npids && !foreign; i++) {
+		snprintf(path, sizeof(path), "%s/%d", proc_root, t->pids[i]);
+		foreign = !stat(path, &st) && st.st_uid != pv.euid;
+	}
+	if (foreign)
+		pr_warn("%s", msg);
 }
 
 void target__sampler_opts(const struct target *t, struct sampler_opts *so)

@@ -93,6 +93,12 @@ void target__sampler_opts(const struct target *t, struct sampler_opts *so);
  * true when there is nothing matching at all. */
 bool target__explain_empty(const struct target *t, const char *proc_root, char *msg, size_t len);
 
+/* Warn once (one line) when profcap lacks what processes of other users
+ * need (proc/privs.h) and the targets may include such processes: a
+ * system-wide capture, --tid/--comm/--cgroup/--container, or a -p process
+ * owned by another uid. */
+void target__warn_privileges(const struct target *t, const char *proc_root);
+
 void target__release(struct target *t);
 
 #endif

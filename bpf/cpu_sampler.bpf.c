@@ -303,8 +303,8 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 
 /* ---- following new processes: three ways onto sched_process_fork --------
  * User space loads exactly one of these (bpf_program__set_autoload):
- *   profcap_fork_btf  tp_btf/sched_process_fork (kernel BTF, Linux >= 5.5)
  *   profcap_fork_raw  raw_tracepoint/sched_process_fork (kernel BTF, >= 4.17)
+ *   profcap_fork_btf  tp_btf/sched_process_fork (kernel BTF, Linux >= 5.5)
  *   profcap_fork_tp   tracepoint/sched/sched_process_fork (tracefs)
  * The first two get the task pointers (parent, child) and read the child's
  * pid at fork_pid_off, the offset of task_struct.pid that user space found

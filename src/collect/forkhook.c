@@ -1,12 +1,15 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <bpf/btf.h>
+#include <linux/btf.h>
+#include <bpf/bpf.h>
 
 #include "util/log.h"
 #include "collect/forkhook.h"
@@ -40,55 +43,176 @@ int forkhook__parse(const char *name, enum forkhook_kind *kind)
 	return -EINVAL;
 }
 
-/* Bit offset of member @name in struct/union @id, searching anonymous
- * members too; -1 when absent. @depth bounds malformed BTF. */
-static long member_bits(const struct btf *btf, __u32 id, const char *name, __u32 *size, int depth)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
-	const struct btf_member *m;
-	__u16 i, n;
+/* A raw BTF blob (uapi linux/btf.h layout), scanned in place: building
+ * libbpf's indexes for the kernel's ~100k types costs ~0.3 s, this ~10 ms. */
+struct raw_btf {
+	const __u8 *types; /* type section */
+	const char *strs;  /* string section */
+	__u32 types_len, strs_len;
+	__u32 *at; /* offset in types of type id i (1-based), ntypes + 1 entries */
+	__u32 ntypes;
+};
 
-	if (!t || depth > 8 || !(btf_is_struct(t) || btf_is_union(t)))
+/* Bytes that follow a struct btf_type of @kind with @vlen entries; -1 for a
+ * kind this code does not know. */
+static long kind_extra(__u32 kind, __u32 vlen)
+{
+	switch (kind) {
+	case BTF_KIND_INT:
+	case BTF_KIND_VAR:
+	case BTF_KIND_DECL_TAG:
+		return 4;
+	case BTF_KIND_ARRAY:
+		return 12;
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+	case BTF_KIND_DATASEC:
+	case BTF_KIND_ENUM64:
+		return 12l * vlen;
+	case BTF_KIND_ENUM:
+	case BTF_KIND_FUNC_PROTO:
+		return 8l * vlen;
+	case BTF_KIND_PTR:
+	case BTF_KIND_FWD:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_FUNC:
+	case BTF_KIND_FLOAT:
+	case BTF_KIND_TYPE_TAG:
+		return 0;
+	default:
 		return -1;
-	m = btf_members(t);
-	n = btf_vlen(t);
+	}
+}
+
+static int raw_open(struct raw_btf *r, const void *data, size_t len)
+{
+	const struct btf_header *h = data;
+	__u32 off, cap = 0, *at;
+	long extra;
+
+	memset(r, 0, sizeof(*r));
+	if (len < sizeof(*h) || h->magic != BTF_MAGIC || h->hdr_len > len ||
+	    h->type_off > len - h->hdr_len || h->type_len > len - h->hdr_len - h->type_off ||
+	    h->str_off > len - h->hdr_len || h->str_len > len - h->hdr_len - h->str_off ||
+	    !h->str_len)
+		return -ENOEXEC;
+	r->types = (const __u8 *)data + h->hdr_len + h->type_off;
+	r->types_len = h->type_len;
+	r->strs = (const char *)data + h->hdr_len + h->str_off;
+	r->strs_len = h->str_len;
+	if (r->strs[r->strs_len - 1])
+		return -ENOEXEC;
+	for (off = 0; off < r->types_len;) {
+		const struct btf_type *t = (const void *)(r->types + off);
+
+		if (r->types_len - off < sizeof(*t))
+			return -ENOEXEC;
+		if (r->ntypes + 2 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			at = realloc(r->at, cap * sizeof(*at));
+			if (!at)
+				return -ENOMEM;
+			r->at = at;
+		}
+		r->at[++r->ntypes] = off;
+		extra = kind_extra(BTF_INFO_KIND(t->info), BTF_INFO_VLEN(t->info));
+		if (extra < 0 || (__u64)extra > r->types_len - off - sizeof(*t))
+			return -EOPNOTSUPP;
+		off += (__u32)(sizeof(*t) + (size_t)extra);
+	}
+	return 0;
+}
+
+static const struct btf_type *raw_type(const struct raw_btf *r, __u32 id)
+{
+	return id && id <= r->ntypes ? (const void *)(r->types + r->at[id]) : NULL;
+}
+
+static const char *raw_name(const struct raw_btf *r, __u32 off)
+{
+	return off < r->strs_len ? r->strs + off : "";
+}
+
+/* @id with typedefs and qualifiers peeled off; NULL for void or bad ids. */
+static const struct btf_type *raw_resolve(const struct raw_btf *r, __u32 id)
+{
+	const struct btf_type *t = raw_type(r, id);
+	int depth = 0;
+
+	while (t && depth++ < 32) {
+		switch (BTF_INFO_KIND(t->info)) {
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_CONST:
+		case BTF_KIND_RESTRICT:
+		case BTF_KIND_TYPE_TAG:
+			t = raw_type(r, t->type);
+			break;
+		default:
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* Bit offset of member @name in struct/union @t, searching anonymous
+ * members too: >= 0, -1 when absent, -2 when a bit field or not 4 bytes. */
+static long member_bits(const struct raw_btf *r, const struct btf_type *t, const char *name,
+			int depth)
+{
+	const struct btf_member *m = (const void *)(t + 1);
+	bool kflag = BTF_INFO_KFLAG(t->info);
+	__u32 i, n = BTF_INFO_VLEN(t->info);
+
+	if (depth > 8)
+		return -1;
 	for (i = 0; i < n; i++, m++) {
-		const char *mname = btf__name_by_offset(btf, m->name_off);
-		int rid = btf__resolve_type(btf, m->type);
+		const struct btf_type *mt = raw_resolve(r, m->type);
+		__u32 bits = kflag ? BTF_MEMBER_BIT_OFFSET(m->offset) : m->offset;
 		long inner;
 
-		if (mname && *mname) {
-			if (strcmp(mname, name))
+		if (m->name_off) {
+			if (strcmp(raw_name(r, m->name_off), name))
 				continue;
-			if (btf_member_bitfield_size(t, i))
-				return -2; /* a bit field: not a pid */
-			*size = (__u32)btf__resolve_size(btf, m->type);
-			return (long)btf_member_bit_offset(t, i);
+			if ((kflag && BTF_MEMBER_BITFIELD_SIZE(m->offset)) || !mt ||
+			    BTF_INFO_KIND(mt->info) != BTF_KIND_INT || mt->size != 4)
+				return -2;
+			return (long)bits;
 		}
-		if (rid < 0)
+		if (!mt || (BTF_INFO_KIND(mt->info) != BTF_KIND_STRUCT &&
+			    BTF_INFO_KIND(mt->info) != BTF_KIND_UNION))
 			continue;
-		inner = member_bits(btf, (__u32)rid, name, size, depth + 1);
-		if (inner == -2)
-			return -2;
-		if (inner >= 0)
-			return (long)btf_member_bit_offset(t, i) + inner;
+		inner = member_bits(r, mt, name, depth + 1);
+		if (inner != -1)
+			return inner < 0 ? inner : (long)bits + inner;
 	}
 	return -1;
 }
 
-int forkhook__btf_pid_offset(const struct btf *btf, __u32 *off)
+int forkhook__btf_pid_offset(const void *data, size_t len, __u32 *off)
 {
-	__u32 size = 0;
-	__s32 id;
-	long bits;
+	struct raw_btf r;
+	long bits = -1;
+	__u32 id;
+	int err;
 
-	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
-	if (id < 0)
-		return -ENOENT;
-	bits = member_bits(btf, (__u32)id, "pid", &size, 0);
+	err = raw_open(&r, data, len);
+	for (id = 1; !err && id <= r.ntypes && bits == -1; id++) {
+		const struct btf_type *t = raw_type(&r, id);
+
+		if (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT && BTF_INFO_VLEN(t->info) &&
+		    !strcmp(raw_name(&r, t->name_off), "task_struct"))
+			bits = member_bits(&r, t, "pid", 0);
+	}
+	free(r.at);
+	if (err)
+		return err;
 	if (bits == -1)
 		return -ENOENT;
-	if (bits < 0 || bits % 8 || size != 4)
+	if (bits < 0 || bits % 8)
 		return -EOPNOTSUPP;
 	*off = (__u32)(bits / 8);
 	return 0;
@@ -116,22 +240,115 @@ int forkhook__format_child_offset(const char *text, __u32 *off)
 	return -ENOENT;
 }
 
+/* The kernel's own BTF copied out in one bpf() call (needs CAP_SYS_ADMIN):
+ * sysfs hands it out 4 KiB a read(), ~30 ms of CPU in a VM. */
+static int offset_from_bpf(__u32 *off)
+{
+	struct bpf_btf_info info;
+	__u32 id = 0, len;
+	char name[16];
+	void *buf;
+	int fd, err = -ENOENT;
+
+	while (err == -ENOENT && !bpf_btf_get_next_id(id, &id)) {
+		fd = bpf_btf_get_fd_by_id(id);
+		if (fd < 0)
+			return -errno;
+		memset(&info, 0, sizeof(info));
+		info.name = (__u64)(unsigned long)name;
+		info.name_len = sizeof(name);
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.kernel_btf ||
+		    strcmp(name, "vmlinux")) {
+			close(fd);
+			continue;
+		}
+		/* Populated up front: page faults one by one cost more than
+		 * the copy itself in a VM. */
+		len = info.btf_size;
+		buf = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (buf == MAP_FAILED)
+			buf = NULL;
+		memset(&info, 0, sizeof(info));
+		info.btf = (__u64)(unsigned long)buf;
+		info.btf_size = len;
+		err = -ENOMEM;
+		if (buf) {
+			__u32 ilen = sizeof(info);
+
+			err = bpf_obj_get_info_by_fd(fd, &info, &ilen) ? -errno : 0;
+			if (!err)
+				err = forkhook__btf_pid_offset(buf, info.btf_size, off);
+		}
+		if (buf)
+			munmap(buf, len ? len : 1);
+		close(fd);
+		if (err == -ENOENT)
+			err = -EINVAL; /* found vmlinux: do not look further */
+	}
+	return err;
+}
+
 static int prepare_btf(struct forkhook *h, const char *btf_path, const char **why)
 {
-	struct btf *btf;
-	int err;
+	const char *path = btf_path ? btf_path : KERNEL_BTF;
+	size_t len = 0, cap = 8u << 20;
+	char *buf = NULL, *nb;
+	struct stat st;
+	void *map;
+	ssize_t n;
+	int fd, err = 0;
 
-	btf = btf__parse(btf_path ? btf_path : KERNEL_BTF, NULL);
-	if (!btf) {
+	if (!btf_path && !access(KERNEL_BTF, F_OK) && !offset_from_bpf(&h->off))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		err = -errno;
 		*why = err == -ENOENT ? "no kernel BTF (" KERNEL_BTF ")"
 				      : "the kernel BTF (" KERNEL_BTF ") is unreadable";
 		return err;
 	}
-	err = forkhook__btf_pid_offset(btf, &h->off);
+	/* Linux >= 6.16 maps the kernel's BTF directly (no copy); else read
+	 * it (4 KiB a read(): ~30 ms of CPU). */
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (map != MAP_FAILED) {
+			close(fd);
+			err = forkhook__btf_pid_offset(map, (size_t)st.st_size, &h->off);
+			munmap(map, (size_t)st.st_size);
+			if (err)
+				*why = "the kernel BTF has no usable task_struct.pid";
+			return err;
+		}
+		if ((size_t)st.st_size > cap)
+			cap = (size_t)st.st_size;
+	}
+	for (;;) {
+		if (len == cap || !buf) {
+			cap = buf ? cap * 2 : cap;
+			nb = cap <= (256u << 20) ? realloc(buf, cap) : NULL;
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!err)
+		err = forkhook__btf_pid_offset(buf, len, &h->off);
 	if (err)
 		*why = "the kernel BTF has no usable task_struct.pid";
-	btf__free(btf);
+	free(buf);
 	return err;
 }
 

@@ -510,7 +510,7 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
  * collect/forkhook.h; PROFCAP_FORK_HOOK names one) and attach it. Logs. */
 static int load_following(struct sampler *s, const struct sampler_opts *o)
 {
-	enum forkhook_kind first = FORKHOOK_TP_BTF, last = FORKHOOK_TRACEPOINT, k;
+	enum forkhook_kind first = FORKHOOK_RAW_TP, last = FORKHOOK_TRACEPOINT, k;
 	const char *env = getenv(FORKHOOK_ENV), *why = "";
 	char reasons[512] = "";
 	struct forkhook fh;

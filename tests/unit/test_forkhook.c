@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <bpf/btf.h>
 
@@ -40,35 +41,50 @@ static struct btf *task_btf(bool anon, bool bitfield, bool with_pid)
 	return btf;
 }
 
+/* The offset in @btf's raw form, as profcap reads it from sysfs. */
+static int offset_of(struct btf *btf, __u32 *off)
+{
+	__u32 size = 0;
+	const void *raw = btf__raw_data(btf, &size);
+
+	return raw ? forkhook__btf_pid_offset(raw, size, off) : -ENOMEM;
+}
+
 TEST(btf_pid_offset)
 {
 	struct btf *btf;
 	__u32 off = 0;
+	const void *raw;
+	__u32 size;
 
 	btf = task_btf(false, false, true);
 	CHECK(btf);
-	CHECK(!forkhook__btf_pid_offset(btf, &off));
+	CHECK(!offset_of(btf, &off));
 	CHECK_EQ_U64(off, 16);
+	/* a truncated or corrupt blob is refused, not read past its end */
+	raw = btf__raw_data(btf, &size);
+	CHECK(forkhook__btf_pid_offset(raw, size - 3, &off) == -ENOEXEC);
+	CHECK(forkhook__btf_pid_offset(raw, 10, &off) == -ENOEXEC);
 	btf__free(btf);
 
 	/* randomized layouts put pid inside an anonymous struct */
 	btf = task_btf(true, false, true);
 	CHECK(btf);
-	CHECK(!forkhook__btf_pid_offset(btf, &off));
+	CHECK(!offset_of(btf, &off));
 	CHECK_EQ_U64(off, 12);
 	btf__free(btf);
 
 	btf = task_btf(true, false, false);
-	CHECK(forkhook__btf_pid_offset(btf, &off) == -ENOENT);
+	CHECK(offset_of(btf, &off) == -ENOENT);
 	btf__free(btf);
 
 	btf = task_btf(false, true, true);
-	CHECK(forkhook__btf_pid_offset(btf, &off) == -EOPNOTSUPP);
+	CHECK(offset_of(btf, &off) == -EOPNOTSUPP);
 	btf__free(btf);
 
 	btf = btf__new_empty();
 	btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
-	CHECK(forkhook__btf_pid_offset(btf, &off) == -ENOENT);
+	CHECK(offset_of(btf, &off) == -ENOENT);
 	btf__free(btf);
 }
 
@@ -102,19 +118,40 @@ TEST(prepare_from_btf_file)
 	CHECK(strstr(why, "no kernel BTF"));
 }
 
-/* The running kernel's BTF, where it has one (what profcap uses). */
+/* The running kernel's BTF, where it has one (what profcap uses): the
+ * in-place scan agrees with libbpf's parser. */
 TEST(kernel_btf)
 {
 	struct forkhook h;
 	const char *why = NULL;
+	const struct btf_member *m;
+	const struct btf_type *t;
+	struct btf *btf;
+	__s32 id;
+	int i;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		printf("skip kernel_btf: no /sys/kernel/btf/vmlinux\n");
 		return;
 	}
 	CHECK(!forkhook__prepare(&h, FORKHOOK_TP_BTF, NULL, &why));
-	/* pid sits well inside task_struct, 4-byte aligned */
 	CHECK(h.off > 64 && h.off < 16384 && h.off % 4 == 0);
+	btf = btf__parse("/sys/kernel/btf/vmlinux", NULL);
+	CHECK(btf);
+	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
+	t = btf__type_by_id(btf, id);
+	CHECK(t);
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), "pid"))
+			break;
+	if (i == btf_vlen(t)) {
+		btf__free(btf);
+		printf("skip the cross-check: pid is not a direct member here\n");
+		return;
+	}
+	CHECK_EQ_U64(h.off, btf_member_bit_offset(t, i) / 8);
+	btf__free(btf);
 }
 
 TEST(format_child_offset)

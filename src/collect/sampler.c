@@ -17,6 +17,7 @@
 
 #include "cpu_sampler.h"
 #include "cpu_sampler.skel.h"
+#include "util/env.h"
 #include "util/log.h"
 #include "collect/forkhook.h"
 #include "collect/sampler.h"
@@ -511,13 +512,13 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 static int load_following(struct sampler *s, const struct sampler_opts *o)
 {
 	enum forkhook_kind first = FORKHOOK_RAW_TP, last = FORKHOOK_TRACEPOINT, k;
-	const char *env = getenv(FORKHOOK_ENV), *why = "";
+	const char *env = env__get(env__process(), FORKHOOK_ENV), *why = "";
 	char reasons[512] = "";
 	struct forkhook fh;
 	size_t used = 0;
 	int err = -ENOENT;
 
-	if (env && *env) {
+	if (env) {
 		if (forkhook__parse(env, &first)) {
 			pr_err("%s=%s names no fork hook: use tp_btf, raw_tp or tracepoint, or "
 			       "unset "

@@ -4,7 +4,8 @@
  * the Kubernetes downward-API variables, OTEL_EXPORTER_OTLP_* through
  * otlp_config, PROFCAP_SPOOL_DIR, PROFCAP_FORK_HOOK (collect/forkhook.h),
  * TMPDIR, XDG_STATE_HOME, HOME, PATH) is read through a struct env, so
- * tests pass a table instead of the process's environment. An empty variable counts as unset everywhere.
+ * tests pass a table instead of the process's environment. An empty
+ * variable counts as unset everywhere.
  */
 #ifndef PROFCAP_ENV_H
 #define PROFCAP_ENV_H

@@ -24,6 +24,7 @@
 #include "collect/sampler.h"
 #include "export/sink.h"
 #include "export/spool.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/symbolizer.h"
 #include "util/version.h"
 
@@ -36,6 +37,7 @@ struct capture {
 	const struct capture_opts *o;
 	struct profile *prof;
 	struct symbolizer *sym;
+	struct debuginfod *dinfod; /* DEBUGINFOD_URLS set; used before sampling only */
 	struct sampler *smp;
 	struct sink *sink;	 /* the -o file (or default name); NULL when only exporting */
 	struct otlp_config *cfg; /* the endpoint; NULL when not exporting */
@@ -99,6 +101,10 @@ void capture__usage(void)
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
 	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
 	       "                     tables)\n"
+	       "      --debug-dir DIR  also find debug files in DIR (DIR/.build-id/xx/\n"
+	       "                     rest.debug, DIR/<binary dir>/<debuglink>); repeatable.\n"
+	       "                     With DEBUGINFOD_URLS set, debug files missing for the\n"
+	       "                     target processes are downloaded before sampling\n"
 	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb; with\n"
 	       "                     --endpoint and no -o, no file is written)\n"
 	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
@@ -191,6 +197,20 @@ int capture__common_flag(struct capture_opts *o, int c, const char *arg, const c
 	case CAPTURE_OPT_NO_UNWIND:
 		o->unwind = false;
 		return 0;
+	case CAPTURE_OPT_DEBUG_DIR: {
+		struct stat st;
+
+		if (stat(arg, &st) || !S_ISDIR(st.st_mode))
+			return log__usage_error(cmd,
+						"invalid --debug-dir '%s': not a directory; give "
+						"a directory laid out like /usr/lib/debug",
+						arg);
+		if (o->ndebug_dirs == CAPTURE_MAX_DEBUG_DIRS)
+			return log__usage_error(cmd, "at most %d --debug-dir options",
+						CAPTURE_MAX_DEBUG_DIRS);
+		o->debug_dirs[o->ndebug_dirs++] = arg;
+		return 0;
+	}
 	case CAPTURE_OPT_FORMAT:
 		if (format__parse(arg, &o->format))
 			return log__usage_error(cmd,
@@ -1043,8 +1063,14 @@ static int run(struct capture *c)
 		pr_err("out of memory");
 		return 1;
 	}
+	for (i = 0; i < o->ndebug_dirs; i++)
+		symbolizer__add_debug_dir(c->sym, o->debug_dirs[i]);
+	/* Downloads block: only for the targets known before sampling starts. */
+	c->dinfod = debuginfod__new_from_env();
+	symbolizer__set_debuginfod(c->sym, c->dinfod);
 	for (i = 0; i < c->tgt.npids; i++)
 		symbolizer__add_process(c->sym, c->tgt.pids[i]);
+	symbolizer__set_debuginfod(c->sym, NULL);
 	if (o->cmd) {
 		if (start_child(c, &go_fd))
 			return 1;
@@ -1249,6 +1275,7 @@ int capture__run(const struct capture_opts *o)
 		free(c->env_kv[i].value);
 	}
 	symbolizer__free(c->sym);
+	debuginfod__free(c->dinfod);
 	profile__free(c->prof);
 	free(c);
 	return ret;

@@ -14,6 +14,8 @@
 #include "export/otlp_config.h"
 #include "collect/target.h"
 
+#define CAPTURE_MAX_DEBUG_DIRS 8
+
 struct capture_opts {
 	double seconds;		   /* capture length, > 0; 0 = until CMD exits (with @cmd) */
 	__u32 freq_hz;		   /* samples per second per CPU */
@@ -31,6 +33,9 @@ struct capture_opts {
 	const char *output_dir; /* one file per window; NULL = none */
 	__u64 max_dir_bytes;	/* oldest window files go beyond this */
 	bool json;		/* status lines as JSON objects */
+	/* --debug-dir: more directories to find debug files in (host paths) */
+	const char *debug_dirs[CAPTURE_MAX_DEBUG_DIRS];
+	size_t ndebug_dirs;
 };
 
 /* Parse a positive number of seconds (at most a week) into *@out. 0 or
@@ -49,6 +54,7 @@ enum {
 	CAPTURE_OPT_NO_IDLE,
 	CAPTURE_OPT_FORMAT,
 	CAPTURE_OPT_NO_UNWIND,
+	CAPTURE_OPT_DEBUG_DIR,
 };
 
 /* clang-format off */
@@ -59,6 +65,7 @@ enum {
 	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
 	{ "format", required_argument, NULL, CAPTURE_OPT_FORMAT },       \
 	{ "no-unwind", no_argument, NULL, CAPTURE_OPT_NO_UNWIND },       \
+	{ "debug-dir", required_argument, NULL, CAPTURE_OPT_DEBUG_DIR }, \
 	{ "quiet", no_argument, NULL, 'q' },                             \
 	{ "verbose", no_argument, NULL, 'v' },                           \
 	TARGET_LONGOPTS,                                                 \

@@ -178,7 +178,7 @@ static void find_go_build_id(Elf *elf, char *out)
 		if (!data || !data->d_buf)
 			continue;
 		while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-			if (nhdr.n_type == NT_GO_BUILD_ID && nhdr.n_namesz == 3 &&
+			if (nhdr.n_type == NT_GO_BUILD_ID && (nhdr.n_namesz == 3 || nhdr.n_namesz == 4) &&
 			    !memcmp((const char *)data->d_buf + name_off, "Go", 3) &&
 			    nhdr.n_descsz > 0 && nhdr.n_descsz < ELFSYM_BUILD_ID_HEX) {
 				memcpy(out, (const char *)data->d_buf + desc_off, nhdr.n_descsz);

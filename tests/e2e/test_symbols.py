@@ -13,6 +13,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -143,6 +144,7 @@ class SymbolsTest(unittest.TestCase):
         frac, total = self.share(res, name)
         self.assertGreater(total, 100, "too few samples")
         self.assertGreaterEqual(frac, at_least, f"{name} in {frac:.1%} of {total} samples")
+        print(f"  {self._testMethodName}: {name} in {frac:.1%} of {total} samples", file=sys.stderr)
         return frac
 
     def stripped_copy(self, name, keep_build_id=True):
@@ -189,7 +191,7 @@ class SymbolsTest(unittest.TestCase):
         self.assertEqual(self.share(res, "hot_static_work")[0], 0.0)
         names = functions(res["data"])
         self.assertFalse(any("Basket" in n for n in names), "named from a mismatched debug file")
-        self.assertEqual(err.count("debug file"), 1, f"expected one warning: {err}")
+        self.assertEqual(err.count("warning:"), 1, f"expected one warning: {err}")
         self.assertIn("skipped", err)
 
     def test_debuglink_dot_debug(self):
@@ -255,10 +257,13 @@ class SymbolsTest(unittest.TestCase):
             for s in rp["samples"]:
                 if any(m.endswith("libc.so.6") for _, _, m, _ in s["frames"]):
                     total += s["value"]
-                    if any(fn == "msort_with_tmp" for fn, *_ in s["frames"]):
+                    # gcc splits it: msort_with_tmp.part.0, as perf shows.
+                    if any(fn.startswith("msort_with_tmp") for fn, *_ in s["frames"]):
                         hit += s["value"]
         self.assertGreater(total, 100)
         self.assertGreaterEqual(hit / total, 0.9, f"msort_with_tmp in {hit}/{total} libc samples")
+        print(f"  libc: msort_with_tmp* in {hit / total:.1%} of {total} samples with a libc frame",
+              file=sys.stderr)
 
     # ---- demangling ---------------------------------------------------------------
 

@@ -11,6 +11,7 @@
 
 #include "symbolize/debuginfod.h"
 #include "symbolize/elfsym.h"
+#include "util/env.h"
 #include "util/log.h"
 
 #define MAX_URLS 8
@@ -55,9 +56,9 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 	return fwrite(p, 1, len, k->f);
 }
 
-struct debuginfod *debuginfod__new_from_env(void)
+struct debuginfod *debuginfod__new_from_env(const struct env *e)
 {
-	const char *env = getenv("DEBUGINFOD_URLS"), *v;
+	const char *env = env__get(e, "DEBUGINFOD_URLS"), *v;
 	struct debuginfod *d;
 	char *copy, *tok, *save = NULL;
 	size_t i;
@@ -85,16 +86,16 @@ struct debuginfod *debuginfod__new_from_env(void)
 	copy = NULL;
 	if (!d->nurls)
 		goto fail;
-	v = getenv("DEBUGINFOD_CACHE_PATH");
-	if (v && *v)
+	v = env__get(e, "DEBUGINFOD_CACHE_PATH");
+	if (v)
 		snprintf(d->cache, sizeof(d->cache), "%s", v);
-	else if ((v = getenv("HOME")) && *v)
+	else if ((v = env__get(e, "HOME")))
 		snprintf(d->cache, sizeof(d->cache), "%s/.cache/debuginfod_client", v);
 	else
 		goto fail;
-	v = getenv("DEBUGINFOD_TIMEOUT");
+	v = env__get(e, "DEBUGINFOD_TIMEOUT");
 	d->stall_s = v && atol(v) > 0 ? atol(v) : DEFAULT_STALL_S;
-	v = getenv("DEBUGINFOD_MAXSIZE");
+	v = env__get(e, "DEBUGINFOD_MAXSIZE");
 	d->maxsize = v && strtoull(v, NULL, 10) > 0 ? strtoull(v, NULL, 10) : DEFAULT_MAXSIZE;
 	for (i = 0; i < sizeof(ca_bundles) / sizeof(ca_bundles[0]); i++)
 		if (!access(ca_bundles[i], R_OK)) {

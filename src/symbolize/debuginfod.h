@@ -18,10 +18,12 @@
 #define PROFCAP_DEBUGINFOD_H
 
 struct debuginfod;
+struct env;
 
-/* A client configured from the environment, or NULL when DEBUGINFOD_URLS is
- * unset or empty (or on allocation failure). Owned by the caller. */
-struct debuginfod *debuginfod__new_from_env(void);
+/* A client configured from the environment @e (util/env.h), or NULL when
+ * DEBUGINFOD_URLS is unset or empty (or on allocation failure). Owned by
+ * the caller. */
+struct debuginfod *debuginfod__new_from_env(const struct env *e);
 
 /* Free @d. Accepts NULL. */
 void debuginfod__free(struct debuginfod *d);

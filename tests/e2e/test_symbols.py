@@ -23,7 +23,8 @@ from capture_util import WORKLOADS, can_sample, check_conformance, decode
 OK, WHY = can_sample()
 SYMWORK = os.path.join(WORKLOADS, "symwork")
 CXXWORK = os.path.join(WORKLOADS, "cxxwork")
-RUSTC = shutil.which("rustc")
+# Debian's rustc (build.sh installs it) first: what CI has.
+RUSTC = "/usr/bin/rustc" if os.path.exists("/usr/bin/rustc") else shutil.which("rustc")
 GO = shutil.which("go") or ("/usr/bin/go" if os.path.exists("/usr/bin/go") else None)
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

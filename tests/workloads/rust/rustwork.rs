@@ -1,6 +1,8 @@
 // rustwork.rs - a Rust workload whose hot function has a mangled name
 // (legacy or v0 mangling, chosen with rustc -C symbol-mangling-version).
 // The hot function is rustwork::shop::hot_rust_work. Prints "ready PID".
+use std::sync::atomic::{AtomicU64, Ordering};
+
 mod shop {
     #[inline(never)]
     pub fn hot_rust_work(seed: u64) -> u64 {
@@ -12,10 +14,13 @@ mod shop {
     }
 }
 
+// An atomic, not std::hint::black_box (Rust 1.66+; bookworm has 1.63).
+static SINK: AtomicU64 = AtomicU64::new(1);
+
 fn main() {
     println!("ready {}", std::process::id());
-    let mut acc = 1u64;
     loop {
-        acc = std::hint::black_box(shop::hot_rust_work(std::hint::black_box(acc)));
+        let seed = SINK.load(Ordering::Relaxed);
+        SINK.store(shop::hot_rust_work(seed), Ordering::Relaxed);
     }
 }

@@ -335,6 +335,13 @@ class SymbolsTest(unittest.TestCase):
             self.assertHot(res, "hot_static_work")
             self.assertIn(f"/buildid/{bid}/debuginfo", _Handler.requests)
             self.assertTrue(os.path.exists(os.path.join(cache, bid, "debuginfo")))
+            # Over DEBUGINFOD_MAXSIZE: not kept, not used, one warning.
+            env = dict(env, DEBUGINFOD_CACHE_PATH=os.path.join(self.dir, "dcache-small"),
+                       DEBUGINFOD_MAXSIZE="1000")
+            res, err = self.capture([binary], seconds="1", env=env)
+            self.assertEqual(self.share(res, "hot_static_work")[0], 0.0)
+            self.assertIn("DEBUGINFOD_MAXSIZE", err)
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "dcache-small", bid, "debuginfo")))
             # Unset: no request at all (air-gapped hosts).
             _Handler.requests = []
             env = {k: v for k, v in os.environ.items() if k != "DEBUGINFOD_URLS"}

@@ -60,11 +60,12 @@ static int walk_nofollow(int dirfd, const char *path)
 	}
 }
 
-/* O_PATH descriptor of @path inside @rootfd. */
-static int path_in_root(int rootfd, const char *path)
+/* O_PATH descriptor of @path inside @rootfd; a symlink as last component
+ * is followed (inside the root) only when @follow. */
+static int path_in_root(int rootfd, const char *path, bool follow)
 {
 	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	long r;
@@ -109,7 +110,7 @@ out:
 	return fd;
 }
 
-int pfile__open_in_root(const char *root, const char *path, int *fd, struct stat *st)
+static int open_in_root(const char *root, const char *path, bool follow, int *fd, struct stat *st)
 {
 	struct stat tmp;
 	int rootfd, pfd;
@@ -119,7 +120,7 @@ int pfile__open_in_root(const char *root, const char *path, int *fd, struct stat
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
-	pfd = path_in_root(rootfd, path);
+	pfd = path_in_root(rootfd, path, follow);
 	close(rootfd);
 	if (pfd < 0)
 		return pfd;
@@ -128,6 +129,16 @@ int pfile__open_in_root(const char *root, const char *path, int *fd, struct stat
 		return pfd;
 	*fd = pfd;
 	return 0;
+}
+
+int pfile__open_in_root(const char *root, const char *path, int *fd, struct stat *st)
+{
+	return open_in_root(root, path, false, fd, st);
+}
+
+int pfile__open_in_root_follow(const char *root, const char *path, int *fd, struct stat *st)
+{
+	return open_in_root(root, path, true, fd, st);
 }
 
 /* Is @st the file of mapping @e? maps shows the inode's superblock device;

@@ -16,6 +16,7 @@
 #define PROFCAP_PFILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -30,6 +31,11 @@ struct procmaps_entry;
  * descriptor owned by the caller; @st (may be NULL) the file's stat.
  * 0, -EINVAL when not a regular file, -ELOOP on a refused link, or -errno. */
 int pfile__open_in_root(const char *root, const char *path, int *fd, struct stat *st);
+
+/* As pfile__open_in_root(), but a symlink as last component is followed
+ * (resolved inside @root too): for debug files, which distributions reach
+ * through .build-id/xx/yyyy.debug symlinks. */
+int pfile__open_in_root_follow(const char *root, const char *path, int *fd, struct stat *st);
 
 /* Open the file behind mapping @e of process @pid under @proc_root: through
  * PROC/PID/map_files/START-END, else (no access to map_files) @e's path

@@ -1,7 +1,9 @@
 /* unwind_bpf.h - the BPF half of table unwinding, included by
  * cpu_sampler.bpf.c: walk the user stack of the sampled thread with the
- * rows user space compiled from .eh_frame (see unwind.h), falling back to
- * frame pointers inside mappings that have no table.
+ * rows user space compiled from .eh_frame (see unwind.h). Hybrid: a PC with
+ * no row (code without CFI such as V8's builtins, a mapping without a table,
+ * JIT code) is crossed with frame pointers when the chain is plausible, and
+ * the next PC that has a row goes back to the tables.
  *
  * One call of the global function unwind_step() per frame (bounded loop +
  * BTF-checked global function: Linux >= 5.8 like the rest), so the verifier
@@ -10,7 +12,8 @@
  * sorted mappings), binary-searches the mapping's rows, computes the CFA and
  * reads the return address and the saved rbp with bpf_probe_read_user().
  * A walk that ends anywhere but an outermost frame (undefined return
- * address, return address 0) is flagged PROFCAP_F_USTACK_PARTIAL. Samples
+ * address, return address 0), i.e. where neither a row nor a plausible frame
+ * pointer goes on, is flagged PROFCAP_F_USTACK_PARTIAL. Samples
  * taken in kernel mode get the user registers from bpf_task_pt_regs()
  * (kernel BTF, Linux >= 5.15), enabled through unwind_task_regs.
  */
@@ -27,6 +30,8 @@ const volatile __u32 unwind_task_regs = 0; /* kernel BTF: user regs of kernel-mo
 
 #define UNWIND_MAP_STEPS 17 /* 2^16 mappings per process */
 #define UNWIND_ROW_STEPS 24 /* 2^23 rows per file (CFI_MAX_ROWS is 2^22) */
+/* Frame pointers followed only this far above the sampled sp. */
+#define UNWIND_FP_MAX_STACK (512ull << 20)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -86,6 +91,7 @@ struct unwind_state {
 	__u32 done;  /* 1 complete, 2 partial */
 	__u32 why;   /* USTAT_* of a partial walk */
 	__u32 pad;
+	__u64 stack_lo; /* sp of the sampled frame */
 };
 
 struct {
@@ -174,6 +180,38 @@ static __always_inline __u64 unwind_find_row(struct unwind_state *st, __u64 vadd
 	return r ? *r : 0;
 }
 
+/* Hybrid walking: one frame with frame pointers, for a PC that has no row
+ * (code without CFI, a mapping without a table, JIT code mapped after the
+ * tables were read). Taken only when the chain is plausible: rbp is known,
+ * 8-byte aligned, inside the stack (at or above sp, within
+ * UNWIND_FP_MAX_STACK of the sampled sp) and the saved rbp grows (or is 0,
+ * the outermost frame's). The next PC that has a row goes back to the
+ * tables. Otherwise the walk stops, partial for @why. 0 to go on, 1 when
+ * over. */
+static __always_inline int unwind_fp_step(struct unwind_state *st, __u32 why)
+{
+	__u64 bp = st->bp, ra = 0, next = 0;
+
+	if (!st->bp_ok || !bp || (bp & 7) || bp < st->sp || bp - st->stack_lo > UNWIND_FP_MAX_STACK)
+		return unwind_partial(st, why);
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(bp + 8)) ||
+	    bpf_probe_read_user(&next, sizeof(next), (void *)bp))
+		return unwind_partial(st, USTAT_READ_ERR);
+	st->sp = bp + 16;
+	st->bp = next;
+	/* A saved rbp below this frame is not a frame pointer: the next frame
+	 * needs a row (bp_ok = 0), the return address is still good. */
+	st->bp_ok = next > bp;
+	st->exact = 0;
+	st->pc = ra;
+	ustat_inc(USTAT_FP_FRAMES);
+	if (!ra) {
+		st->done = 1; /* outermost frame (return address 0) */
+		return 1;
+	}
+	return 0;
+}
+
 /* One frame. A global function: the verifier checks it once, whatever the
  * number of calls. 0 to go on, 1 when the walk is over. */
 __attribute__((noinline)) int unwind_step(void)
@@ -195,21 +233,11 @@ __attribute__((noinline)) int unwind_step(void)
 	st->hash ^= st->hash >> 29;
 
 	addr = st->exact ? pc : pc - 1;
-	if (unwind_find_map(st, addr))
-		return unwind_partial(st, USTAT_NO_MAPPING);
+	if (unwind_find_map(st, addr)) /* code mapped after the tables: JIT? */
+		return unwind_fp_step(st, USTAT_NO_MAPPING);
 
-	if (!st->m.nrows) {
-		/* No table: frame pointers. */
-		if (!st->bp_ok || !st->bp)
-			return unwind_partial(st, USTAT_NO_ROW);
-		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(st->bp + 8)) ||
-		    bpf_probe_read_user(&bp, sizeof(bp), (void *)st->bp))
-			return unwind_partial(st, USTAT_READ_ERR);
-		st->sp = st->bp + 16;
-		st->bp = bp;
-		ustat_inc(USTAT_FP_FRAMES);
-		goto next;
-	}
+	if (!st->m.nrows) /* no table: frame pointers */
+		return unwind_fp_step(st, USTAT_NO_ROW);
 
 	row = unwind_find_row(st, addr - st->m.bias);
 	switch (UNWIND_ROW_CFA(row)) {
@@ -247,8 +275,8 @@ __attribute__((noinline)) int unwind_step(void)
 	case UNWIND_CFA_END:
 		st->done = 1;
 		return 1;
-	default: /* NONE, UNSUPPORTED */
-		return unwind_partial(st, USTAT_NO_ROW);
+	default: /* NONE (code without CFI, e.g. V8 builtins), UNSUPPORTED */
+		return unwind_fp_step(st, USTAT_NO_ROW);
 	}
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		return unwind_partial(st, USTAT_READ_ERR);
@@ -263,7 +291,6 @@ __attribute__((noinline)) int unwind_step(void)
 	}
 	st->sp = cfa;
 	ustat_inc(USTAT_FRAMES);
-next:
 	st->exact = 0;
 	st->pc = ra;
 	if (!ra) {
@@ -337,6 +364,7 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->have_map = 0;
 	st->exact = 1;
 	st->bp_ok = 1;
+	st->stack_lo = st->sp;
 	st->done = 0;
 	st->why = 0;
 	for (i = 0; i < PROFCAP_MAX_USTACK + 1; i++)

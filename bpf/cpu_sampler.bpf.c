@@ -85,16 +85,18 @@ struct {
 	__uint(max_entries, 1); /* sized by user space when following forks */
 } followed SEC(".maps");
 
+/* Processes already announced. An LRU: a process evicted from it is only
+ * announced again; user space deletes exited ones (a reused PID is new). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u8);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 8192);
 } seen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 64 * 1024);
 } events SEC(".maps");
 
 struct {

@@ -1,8 +1,9 @@
 /* unwind.h - types shared by the BPF table unwinder (bpf/unwind_bpf.h) and
  * user space (src/cfi.c builds rows, src/unwind_table.c loads them).
  *
- * Unwind rows of every file live in one BPF array (`unwind_rows`), each file
- * a sorted run [first, first + n). A row is one __u64:
+ * The unwind rows of each file are one BPF array sized to them, in slot
+ * `first` of the array of maps `unwind_files`, sorted by address
+ * [0, nrows). A row is one __u64:
  *   bits  0..31  ELF virtual address where the row starts (files whose code
  *                lies above 4 GiB get no table and use frame pointers)
  *   bits 32..34  CFA rule (UNWIND_CFA_*)
@@ -59,7 +60,7 @@ struct unwind_map {
 	__u64 start;
 	__u64 end;
 	__u64 bias;
-	__u32 first; /* first row in unwind_rows */
+	__u32 first; /* slot of the file's rows in unwind_files */
 	__u32 nrows; /* 0: no table, unwind with frame pointers */
 };
 

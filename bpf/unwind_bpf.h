@@ -33,12 +33,23 @@ const volatile __u32 unwind_task_regs = 0; /* kernel BTF: user regs of kernel-mo
 /* Frame pointers followed only this far above the sampled sp. */
 #define UNWIND_FP_MAX_STACK (512ull << 20)
 
-struct {
+/* The rows of one file: an array sized to them, created by user space when
+ * the file is added (BPF_F_INNER_MAP: each its own size, Linux >= 5.10). */
+struct unwind_rows_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+};
+
+/* File tables by slot (unwind_map.first); an empty slot has no map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
 	__uint(max_entries, 1); /* sized by user space */
-} unwind_rows SEC(".maps");
+	__array(values, struct unwind_rows_map);
+} unwind_files SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -154,18 +165,22 @@ static __always_inline int unwind_find_map(struct unwind_state *st, __u64 addr)
 /* The row of ELF address @vaddr in the current mapping's table, 0 if none. */
 static __always_inline __u64 unwind_find_row(struct unwind_state *st, __u64 vaddr)
 {
-	__u32 lo = st->m.first, hi = st->m.first + st->m.nrows, i;
+	__u32 lo = 0, hi = st->m.nrows, i;
+	void *rows;
 	__u64 *r;
 
 	if (vaddr > 0xffffffffull)
 		return 0;
+	rows = bpf_map_lookup_elem(&unwind_files, &st->m.first);
+	if (!rows)
+		return 0; /* reclaimed meanwhile */
 	for (i = 0; i < UNWIND_ROW_STEPS; i++) {
 		__u32 mid;
 
 		if (lo >= hi)
 			break;
 		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		r = bpf_map_lookup_elem(rows, &mid);
 		if (!r)
 			return 0;
 		if (UNWIND_ROW_PC(*r) <= (__u32)vaddr)
@@ -173,10 +188,10 @@ static __always_inline __u64 unwind_find_row(struct unwind_state *st, __u64 vadd
 		else
 			hi = mid;
 	}
-	if (lo == st->m.first)
+	if (!lo)
 		return 0;
 	lo--;
-	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	r = bpf_map_lookup_elem(rows, &lo);
 	return r ? *r : 0;
 }
 

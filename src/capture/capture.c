@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -749,6 +750,14 @@ static void summary(const struct capture *c, const struct sampler_stats *st, __s
 			 (unsigned long long)us.ext_full, (unsigned long long)us.no_proc,
 			 (unsigned long long)us.kernel_regs);
 	}
+	{
+		struct rusage ru = {0};
+
+		getrusage(RUSAGE_SELF, &ru);
+		pr_info("memory: peak rss %.1f MB, BPF maps %.1f MiB (peak %.1f MiB)",
+			ru.ru_maxrss / 1024.0, st->bpf_bytes / 1048576.0,
+			st->bpf_peak_bytes / 1048576.0);
+	}
 	if (st->foreign)
 		pr_info("%llu samples of tasks outside profcap's PID namespace were skipped; to "
 			"profile them, run profcap in the host PID namespace (hostPID: true)",
@@ -875,6 +884,9 @@ static void status_line(const struct capture *c, __u64 samples, __u64 dropped, s
 			__u64 kernel_samples, int ret)
 {
 	__u64 rss = rss_kb();
+	struct sampler_stats st;
+
+	sampler__stats(c->smp, &st);
 
 	unsigned long long v[] = {c->windows,	    samples,	      dropped,
 				  c->samples_total, c->files_written, c->exported,
@@ -885,10 +897,11 @@ static void status_line(const struct capture *c, __u64 samples, __u64 dropped, s
 			"{\"event\":\"window\",\"window\":%llu,\"samples\":%llu,\"dropped\":%llu,"
 			"\"samples_total\":%llu,\"files\":%llu,\"exported\":%llu,"
 			"\"export_failed\":%llu,\"spooled\":%llu,\"dropped_total\":%llu,"
-			"\"processes\":%zu,\"kernel_samples\":%llu,\"rss_kb\":%llu,\"status\":%d}"
-			"\n",
+			"\"processes\":%zu,\"kernel_samples\":%llu,\"rss_kb\":%llu,\"bpf_kb\":%llu,"
+			"\"status\":%d}\n",
 			v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], nproc,
-			(unsigned long long)kernel_samples, (unsigned long long)rss, ret);
+			(unsigned long long)kernel_samples, (unsigned long long)rss,
+			(unsigned long long)(st.bpf_bytes / 1024), ret);
 		return;
 	}
 	if (c->o->quiet)
@@ -896,8 +909,9 @@ static void status_line(const struct capture *c, __u64 samples, __u64 dropped, s
 	fprintf(stderr,
 		"profcap: agent window %llu: %llu samples, %llu dropped, %zu processes; total: "
 		"%llu samples, %llu files, %llu exported, %llu export failures (%llu spooled), "
-		"%llu dropped; rss %.1f MB\n",
-		v[0], v[1], v[2], nproc, v[3], v[4], v[5], v[6], v[7], v[8], rss / 1024.0);
+		"%llu dropped; rss %.1f MB, bpf %.1f MiB\n",
+		v[0], v[1], v[2], nproc, v[3], v[4], v[5], v[6], v[7], v[8], rss / 1024.0,
+		st.bpf_bytes / 1048576.0);
 }
 
 /* Close the current window: its profile (already drained) becomes a file

@@ -23,12 +23,15 @@
 
 /* Distinct keys (and stacks) one generation can hold. Sized from the sample
  * rate so that a drain interval's worth of samples always fits. */
-#define SAMPLER_MIN_ENTRIES 4096u
+#define SAMPLER_MIN_ENTRIES 1024u
 #define SAMPLER_MAX_ENTRIES 65536u
 
 /* Time for programs that read the old generation number to finish. A
  * perf_event program runs for microseconds with preemption disabled. */
 #define SAMPLER_GEN_SETTLE_NS 2000000L
+
+/* Exited processes and unused file tables are reclaimed this often. */
+#define SAMPLER_GC_NS 5000000000ull
 
 struct sampler {
 	struct cpu_sampler *skel;
@@ -44,8 +47,14 @@ struct sampler {
 	__u64 drains;
 	/* table unwinding (issue 4) */
 	struct unwind_table *unwind;
-	void *rows_mem;
+	int rows_fd; /* the file table being written (rows_begin .. rows_end) */
 	size_t rows_len;
+	__u32 unwind_rows; /* row store cap */
+	__u64 *slot_mem;   /* kernel memory of each file table */
+	__u64 rows_mem;	   /* ... all of them */
+	__u64 bpf_peak;
+	bool no_prealloc;  /* hash maps allocate on use (Linux >= 6.1) */
+	__u64 last_gc_ns;
 	__u64 uips[PROFCAP_MAX_USTACK];
 	/* drain scratch */
 	struct stack_trace ust, kst;
@@ -335,13 +344,112 @@ static int unwind_del_proc(void *ctx, __u32 tgid)
 {
 	struct sampler *s = ctx;
 
+	/* Its next sample (a reused PID's first) announces it again. */
+	bpf_map__delete_elem(s->skel->maps.seen, &tgid, sizeof(tgid), 0);
 	return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0);
 }
 
-/* Before load: size the unwinder's maps and switch it on. */
-static void unwind_configure(struct sampler *s, const struct sampler_opts *o)
+/* Kernel memory charged for BPF map @fd (memlock in its fdinfo), 0 if unknown. */
+static __u64 fd_memlock(int fd)
+{
+	char path[64], line[128];
+	__u64 v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "memlock:", 8)) {
+			v = strtoull(line + 8, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* Kernel memory of all our maps: the skeleton's and the file tables. */
+static __u64 bpf_memory(const struct sampler *s)
+{
+	const struct bpf_map *m;
+	__u64 sum = s->rows_mem;
+
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (bpf_map__fd(m) >= 0)
+			sum += fd_memlock(bpf_map__fd(m));
+	return sum;
+}
+
+/* A file table: an array map sized to its rows, mapped here only while it
+ * is written, then put in its slot of unwind_files. */
+static __u64 *unwind_rows_begin(void *ctx, __u32 slot, __u32 n)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct sampler *s = ctx;
+	long page = sysconf(_SC_PAGESIZE);
+	void *mem;
+
+	(void)slot;
+	s->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
+				    sizeof(__u64), n, &opts);
+	if (s->rows_fd < 0)
+		return NULL;
+	s->rows_len = ((size_t)n * sizeof(__u64) + (size_t)page - 1) & ~((size_t)page - 1);
+	mem = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->rows_fd, 0);
+	if (mem == MAP_FAILED) {
+		close(s->rows_fd);
+		s->rows_fd = -1;
+		return NULL;
+	}
+	return mem;
+}
+
+static int unwind_rows_end(void *ctx, __u32 slot, __u64 *rows, __u32 n, bool ok)
+{
+	struct sampler *s = ctx;
+	int err = 0;
+
+	(void)n;
+	munmap(rows, s->rows_len);
+	if (ok && bpf_map__update_elem(s->skel->maps.unwind_files, &slot, sizeof(slot),
+				       &s->rows_fd, sizeof(s->rows_fd), BPF_ANY))
+		err = -errno;
+	if (ok && !err && slot < SAMPLER_UNWIND_FILES) {
+		s->rows_mem -= s->slot_mem[slot];
+		s->slot_mem[slot] = fd_memlock(s->rows_fd);
+		s->rows_mem += s->slot_mem[slot];
+	}
+	close(s->rows_fd); /* unwind_files holds the map now */
+	s->rows_fd = -1;
+	return err;
+}
+
+static int unwind_rows_del(void *ctx, __u32 slot)
+{
+	struct sampler *s = ctx;
+
+	if (slot < SAMPLER_UNWIND_FILES) {
+		s->rows_mem -= s->slot_mem[slot];
+		s->slot_mem[slot] = 0;
+	}
+	return bpf_map__delete_elem(s->skel->maps.unwind_files, &slot, sizeof(slot), 0);
+}
+
+static void no_prealloc(struct bpf_map *m)
+{
+	bpf_map__set_map_flags(m, bpf_map__map_flags(m) | BPF_F_NO_PREALLOC);
+}
+
+/* Before load: size the unwinder's maps and switch it on. Its hash maps
+ * take memory as entries are added where the kernel lets perf_event
+ * programs use them so (Linux >= 6.1; the program only writes the deep-stack
+ * tails, rarely); before, they are preallocated, the deep-stack maps sized
+ * from the sample rate (@entries: distinct stacks of one drain interval). */
+static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __u32 entries)
 {
 	__u32 rows = o->unwind_rows ? o->unwind_rows : SAMPLER_UNWIND_ROWS;
+	__u32 ext = s->no_prealloc ? SAMPLER_USTACK_EXT_MAX : entries / 4;
 
 	if (!o->unwind || !o->user)
 		return;
@@ -351,16 +459,21 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o)
 	 * and are flagged partial. */
 	s->skel->rodata->unwind_task_regs =
 		!access("/sys/kernel/btf/vmlinux", R_OK) && kernel_at_least(5, 15);
-	bpf_map__set_max_entries(s->skel->maps.unwind_rows, rows);
-	bpf_map__set_map_flags(s->skel->maps.unwind_rows,
-			       bpf_map__map_flags(s->skel->maps.unwind_rows) | BPF_F_MMAPABLE);
+	s->unwind_rows = rows;
+	bpf_map__set_max_entries(s->skel->maps.unwind_files, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_maps, SAMPLER_UNWIND_MAPS);
 	bpf_map__set_max_entries(s->skel->maps.unwind_procs, UNWIND_TABLE_MAX_PROCS);
-	bpf_map__set_max_entries(s->skel->maps.ustack_ext0, SAMPLER_USTACK_EXT_MAX);
-	bpf_map__set_max_entries(s->skel->maps.ustack_ext1, SAMPLER_USTACK_EXT_MAX);
+	bpf_map__set_max_entries(s->skel->maps.ustack_ext0, ext);
+	bpf_map__set_max_entries(s->skel->maps.ustack_ext1, ext);
+	if (s->no_prealloc) {
+		no_prealloc(s->skel->maps.unwind_maps);
+		no_prealloc(s->skel->maps.unwind_procs);
+		no_prealloc(s->skel->maps.ustack_ext0);
+		no_prealloc(s->skel->maps.ustack_ext1);
+	}
 }
 
-/* After load: map the row store and create the table builder. */
+/* After load: create the table builder (file tables are added as found). */
 static int unwind_open(struct sampler *s)
 {
 	struct unwind_table_sink sink = {
@@ -370,25 +483,17 @@ static int unwind_open(struct sampler *s)
 		.del_proc = unwind_del_proc,
 		.ctx = s,
 	};
-	int err;
 
 	if (!s->skel->rodata->want_unwind)
 		return 0;
-	sink.max_rows = bpf_map__max_entries(s->skel->maps.unwind_rows);
+	sink.max_rows = s->unwind_rows;
+	sink.max_files = SAMPLER_UNWIND_FILES;
 	sink.max_maps = SAMPLER_UNWIND_MAPS;
-	s->rows_len = (size_t)sink.max_rows * sizeof(__u64);
-	s->rows_mem = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			   bpf_map__fd(s->skel->maps.unwind_rows), 0);
-	if (s->rows_mem == MAP_FAILED) {
-		err = -errno;
-		s->rows_mem = NULL;
-		pr_err("cannot map the unwind row store (%s): needs Linux >= 5.5; use "
-		       "--no-unwind for frame pointers only",
-		       strerror(-err));
-		return err;
-	}
-	sink.rows = s->rows_mem;
-	s->unwind = unwind_table__new(&sink, "/proc");
+	sink.rows_begin = unwind_rows_begin;
+	sink.rows_end = unwind_rows_end;
+	sink.rows_del = unwind_rows_del;
+	s->slot_mem = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_mem));
+	s->unwind = s->slot_mem ? unwind_table__new(&sink, "/proc") : NULL;
 	if (!s->unwind)
 		return -ENOMEM;
 	return 0;
@@ -486,6 +591,8 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	if (!s)
 		goto err_nomem;
 	s->ncpus = ncpus;
+	s->rows_fd = -1;
+	s->no_prealloc = kernel_at_least(6, 1);
 	s->pfds = malloc(ncpus * sizeof(*s->pfds));
 	s->links = calloc(ncpus, sizeof(*s->links));
 	if (!s->pfds || !s->links)
@@ -542,6 +649,8 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	bpf_map__set_max_entries(s->skel->maps.counts1, entries);
 	bpf_map__set_max_entries(s->skel->maps.stacks0, entries);
 	bpf_map__set_max_entries(s->skel->maps.stacks1, entries);
+	/* Preallocated: entries allocated on use could fail in the program
+	 * when a burst of new stacks empties the kernel's per-CPU cache. */
 	if (o->npids)
 		bpf_map__set_max_entries(s->skel->maps.pids, (__u32)o->npids);
 	if (o->ntids)
@@ -550,7 +659,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
 	if (o->ncgroups)
 		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
-	unwind_configure(s, o);
+	unwind_configure(s, o, entries);
 
 	err = cpu_sampler__load(s->skel);
 	if (err) {
@@ -718,6 +827,19 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	__atomic_store_n(&s->skel->bss->gen, idle ^ 1, __ATOMIC_SEQ_CST);
 	nanosleep(&settle, NULL);
 	s->drains++;
+	if (s->unwind) {
+		struct timespec ts;
+		__u64 now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+		if (!s->last_gc_ns)
+			s->last_gc_ns = now;
+		if (now - s->last_gc_ns >= SAMPLER_GC_NS) {
+			unwind_table__gc(s->unwind, UNWIND_TABLE_FILE_TTL_NS);
+			s->last_gc_ns = now;
+		}
+	}
 
 	cfd = bpf_map__fd(idle ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	sfd = bpf_map__fd(idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
@@ -778,6 +900,12 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		if (err)
 			break;
 	}
+	{ /* the full generation is the high-water mark */
+		__u64 mem = bpf_memory(s);
+
+		if (mem > s->bpf_peak)
+			s->bpf_peak = mem;
+	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
 	if (!err)
@@ -798,6 +926,8 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 	st->ncpus = s->nonline;
 	st->drains = s->drains;
 	st->stacks_missing = s->stacks_missing;
+	st->bpf_bytes = bpf_memory(s);
+	st->bpf_peak_bytes = st->bpf_bytes > s->bpf_peak ? st->bpf_bytes : s->bpf_peak;
 	if (ncpu <= 0)
 		return;
 	vals = calloc(ncpu, sizeof(*vals));
@@ -853,8 +983,7 @@ void sampler__free(struct sampler *s)
 		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
 	unwind_table__free(s->unwind);
-	if (s->rows_mem)
-		munmap(s->rows_mem, s->rows_len);
+	free(s->slot_mem);
 	cpu_sampler__destroy(s->skel);
 	free(s->links);
 	free(s->pfds);

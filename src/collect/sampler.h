@@ -37,8 +37,9 @@ struct sampler_opts {
 	__u32 unwind_rows; /* row store size; 0 = SAMPLER_UNWIND_ROWS */
 };
 
-/* Default row store: 8 bytes a row, 32 MiB. */
+/* Row store cap: 8 bytes a row, 32 MiB; it grows file by file up to it. */
 #define SAMPLER_UNWIND_ROWS (4u << 20)
+#define SAMPLER_UNWIND_FILES 4096u /* file tables at once */
 #define SAMPLER_UNWIND_MAPS (1u << 16) /* mapping entries, all processes */
 /* Stacks deeper than PROFCAP_MAX_STACK per generation (their extra frames). */
 #define SAMPLER_USTACK_EXT_MAX 1024u
@@ -78,6 +79,8 @@ struct sampler_stats {
 	__u64 events_lost;    /* new-process notices lost */
 	__u64 foreign;	      /* samples of tasks outside profcap's PID namespace */
 	__u64 drains;
+	__u64 bpf_bytes;      /* kernel memory of the BPF maps now (memlock) */
+	__u64 bpf_peak_bytes; /* ... the most seen at a drain */
 	__u32 ncpus;
 };
 

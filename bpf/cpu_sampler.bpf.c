@@ -28,6 +28,7 @@ const volatile __u32 want_kernel = 1;
 const volatile __u32 skip_idle = 0;
 
 __u32 gen = 0;
+__u64 first_sample_ns = 0; /* CLOCK_MONOTONIC of the first sample (start-up bench) */
 
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -283,6 +284,8 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	if (filter_cgroups && !under_cgroups())
 		return 0;
 	stat_inc(STAT_SAMPLES);
+	if (!first_sample_ns)
+		first_sample_ns = bpf_ktime_get_ns();
 
 	if (tgid && !bpf_map_lookup_elem(&seen, &tgid)) {
 		struct proc_event *e;

@@ -757,6 +757,8 @@ static void summary(const struct capture *c, const struct sampler_stats *st, __s
 		pr_info("memory: peak rss %.1f MB, BPF maps %.1f MiB (peak %.1f MiB)",
 			ru.ru_maxrss / 1024.0, st->bpf_bytes / 1048576.0,
 			st->bpf_peak_bytes / 1048576.0);
+		pr_debug("first sample at CLOCK_MONOTONIC %llu ns",
+			 (unsigned long long)st->first_sample_ns);
 	}
 	if (st->foreign)
 		pr_info("%llu samples of tasks outside profcap's PID namespace were skipped; to "

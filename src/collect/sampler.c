@@ -927,6 +927,7 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 	st->drains = s->drains;
 	st->stacks_missing = s->stacks_missing;
 	st->bpf_bytes = bpf_memory(s);
+	st->first_sample_ns = s->skel->bss->first_sample_ns;
 	st->bpf_peak_bytes = st->bpf_bytes > s->bpf_peak ? st->bpf_bytes : s->bpf_peak;
 	if (ncpu <= 0)
 		return;

@@ -81,6 +81,7 @@ struct sampler_stats {
 	__u64 drains;
 	__u64 bpf_bytes;      /* kernel memory of the BPF maps now (memlock) */
 	__u64 bpf_peak_bytes; /* ... the most seen at a drain */
+	__u64 first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0: none yet */
 	__u32 ncpus;
 };
 

@@ -326,4 +326,19 @@ int profcap_fork(void *ctx)
 	return 0;
 }
 
+/* A process that exec()s is another program with the same PID: forget that
+ * it was announced, so its next sample announces it again and user space
+ * reads its new mappings (unwind tables, symbols) at once. A raw tracepoint:
+ * attached by name, no tracefs needed (Linux >= 4.17). */
+SEC("raw_tp/sched_process_exec")
+int profcap_exec(void *ctx)
+{
+	__u32 tgid, tid;
+
+	if (current_ids(&tgid, &tid) || !tgid)
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -64,6 +64,25 @@ struct unwind_map {
 	__u32 nrows; /* 0: no table, unwind with frame pointers */
 };
 
+/* Files with a table, by what the kernel knows of a mapping (Linux >= 5.17,
+ * bpf_find_vma): a process of a known binary unwinds from its first sample,
+ * before user space has read its mappings. dev is the kernel's s_dev
+ * (major << 20 | minor). */
+struct unwind_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+#define UNWIND_FILE_SEGS 8
+
+struct unwind_file {
+	__u32 slot; /* in unwind_files */
+	__u32 nrows;
+	__u32 nseg;
+	__u32 pad;
+	__u64 seg[UNWIND_FILE_SEGS][3]; /* PT_LOAD: file offset, vaddr, file size */
+};
+
 /* sample_key.flags: the unwinder stopped before the outermost frame. */
 #define PROFCAP_F_USTACK_PARTIAL 0x40
 
@@ -79,6 +98,7 @@ enum unwind_stat {
 	USTAT_EXT_FULL,	   /* deep stacks whose tail could not be stored */
 	USTAT_KERNEL_REGS, /* samples in kernel mode (user regs from the task) */
 	USTAT_NO_PROC,	   /* samples of processes without tables yet: FP */
+	USTAT_VMA,	   /* mappings found by the kernel's VMA (bpf_find_vma) */
 	USTAT__COUNT,
 };
 

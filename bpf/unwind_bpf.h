@@ -27,6 +27,11 @@
 
 const volatile __u32 want_unwind = 0;	   /* walk user stacks with the tables */
 const volatile __u32 unwind_task_regs = 0; /* kernel BTF: user regs of kernel-mode samples */
+/* Kernel BTF and bpf_find_vma() (Linux >= 5.17): mappings user space has not
+ * read yet are found from the VMA, with these field offsets (from BTF). */
+const volatile __u32 unwind_vma = 0;
+const volatile __u32 vma_start_off = 0, vma_end_off = 0, vma_pgoff_off = 0, vma_file_off = 0;
+const volatile __u32 file_inode_off = 0, inode_ino_off = 0, inode_sb_off = 0, sb_dev_off = 0;
 
 #define UNWIND_MAP_STEPS 17 /* 2^16 mappings per process */
 #define UNWIND_ROW_STEPS 24 /* 2^23 rows per file (CFI_MAX_ROWS is 2^22) */
@@ -50,6 +55,13 @@ struct {
 	__uint(max_entries, 1); /* sized by user space */
 	__array(values, struct unwind_rows_map);
 } unwind_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct unwind_file_key);
+	__type(value, struct unwind_file);
+	__uint(max_entries, 1); /* sized by user space */
+} unwind_file_idx SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -162,6 +174,67 @@ static __always_inline int unwind_find_map(struct unwind_state *st, __u64 addr)
 	return 0;
 }
 
+struct unwind_vma {
+	__u64 start, end, pgoff;
+	struct unwind_file_key key;
+	__u32 found;
+};
+
+static long unwind_vma_cb(void *task, void *vma, void *data)
+{
+	struct unwind_vma *v = data;
+	__u64 file = 0, inode = 0, sb = 0;
+	__u32 dev = 0;
+
+	if (bpf_probe_read_kernel(&v->start, 8, (char *)vma + vma_start_off) ||
+	    bpf_probe_read_kernel(&v->end, 8, (char *)vma + vma_end_off) ||
+	    bpf_probe_read_kernel(&v->pgoff, 8, (char *)vma + vma_pgoff_off) ||
+	    bpf_probe_read_kernel(&file, 8, (char *)vma + vma_file_off) || !file ||
+	    bpf_probe_read_kernel(&inode, 8, (char *)file + file_inode_off) || !inode ||
+	    bpf_probe_read_kernel(&v->key.ino, 8, (char *)inode + inode_ino_off) ||
+	    bpf_probe_read_kernel(&sb, 8, (char *)inode + inode_sb_off) || !sb ||
+	    bpf_probe_read_kernel(&dev, 4, (char *)sb + sb_dev_off))
+		return 0;
+	v->key.dev = dev;
+	v->found = 1;
+	return 0;
+}
+
+/* The mapping of @addr from the kernel's VMA and the file's table, for code
+ * user space has not described yet (a new process, a library just loaded).
+ * 0 or -1. */
+static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
+{
+	struct unwind_vma v = {};
+	struct unwind_file *f;
+	__u64 off;
+	__u32 i;
+
+	if (!unwind_vma)
+		return -1;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &v, 0) || !v.found)
+		return -1;
+	f = bpf_map_lookup_elem(&unwind_file_idx, &v.key);
+	if (!f)
+		return -1;
+	off = v.pgoff << 12;
+	for (i = 0; i < UNWIND_FILE_SEGS; i++) {
+		if (i >= f->nseg)
+			break;
+		if (off >= f->seg[i][0] && off - f->seg[i][0] < f->seg[i][2]) {
+			st->m.start = v.start;
+			st->m.end = v.end;
+			st->m.bias = v.start - (f->seg[i][1] + (off - f->seg[i][0]));
+			st->m.first = f->slot;
+			st->m.nrows = f->nrows;
+			st->have_map = 1;
+			ustat_inc(USTAT_VMA);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* The row of ELF address @vaddr in the current mapping's table, 0 if none. */
 static __always_inline __u64 unwind_find_row(struct unwind_state *st, __u64 vaddr)
 {
@@ -248,8 +321,8 @@ __attribute__((noinline)) int unwind_step(void)
 	st->hash ^= st->hash >> 29;
 
 	addr = st->exact ? pc : pc - 1;
-	if (unwind_find_map(st, addr)) /* code mapped after the tables: JIT? */
-		return unwind_fp_step(st, USTAT_NO_MAPPING);
+	if (unwind_find_map(st, addr) && unwind_find_vma(st, addr))
+		return unwind_fp_step(st, USTAT_NO_MAPPING); /* JIT code? */
 
 	if (!st->m.nrows) /* no table: frame pointers */
 		return unwind_fp_step(st, USTAT_NO_ROW);
@@ -365,7 +438,8 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	nmaps = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!nmaps) {
 		ustat_inc(USTAT_NO_PROC);
-		return ~0ull;
+		if (!unwind_vma) /* else every mapping comes from the VMAs */
+			return ~0ull;
 	}
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
@@ -375,7 +449,7 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->nr = 0;
 	st->hash = 0x9e3779b97f4a7c15ull;
 	st->tgid = tgid;
-	st->nmaps = *nmaps;
+	st->nmaps = nmaps ? *nmaps : 0;
 	st->have_map = 0;
 	st->exact = 1;
 	st->bp_ok = 1;

@@ -318,9 +318,8 @@ static void on_new_process(void *ctx, __u32 tgid)
 {
 	struct capture *c = ctx;
 
-	/* Unwind tables first: its samples already wait for them. */
-	sampler__add_process(c->smp, (int)tgid);
-	/* Snapshot maps and binaries while the process is alive. */
+	/* Snapshot maps and binaries while the process is alive; the
+	 * sampler builds its unwind tables after every waiting snapshot. */
 	symbolizer__add_process(c->sym, (int)tgid);
 }
 
@@ -732,23 +731,24 @@ static void summary(const struct capture *c, const struct sampler_stats *st, __s
 		const struct unwind_table_stats *ut = &us.tables;
 
 		pr_info("unwind tables: %llu files (%llu without CFI, %llu unreadable, %llu no "
-			"room), "
+			"room, %llu evicted), "
 			"%llu rows = %.1f of %.1f MiB, %llu processes, built in %.0f ms; stacks: "
 			"%llu complete, %llu partial",
 			(unsigned long long)ut->files_parsed, (unsigned long long)ut->files_no_cfi,
 			(unsigned long long)ut->files_failed, (unsigned long long)ut->files_no_room,
+			(unsigned long long)ut->files_evicted,
 			(unsigned long long)ut->rows, ut->rows * 8 / 1048576.0,
 			ut->max_rows * 8 / 1048576.0, (unsigned long long)ut->processes,
 			ut->parse_ns / 1e6, (unsigned long long)us.complete,
 			(unsigned long long)us.partial);
 		pr_debug("unwinder: %llu table frames, %llu frame-pointer frames; partial: %llu no "
 			 "mapping, %llu no row, %llu read errors, %llu depth, %llu ext full, %llu "
-			 "no tables yet; %llu kernel-mode samples",
+			 "no tables yet; %llu kernel-mode samples; %llu mappings from VMAs",
 			 (unsigned long long)us.frames, (unsigned long long)us.fp_frames,
 			 (unsigned long long)us.no_mapping, (unsigned long long)us.no_row,
 			 (unsigned long long)us.read_err, (unsigned long long)us.depth,
 			 (unsigned long long)us.ext_full, (unsigned long long)us.no_proc,
-			 (unsigned long long)us.kernel_regs);
+			 (unsigned long long)us.kernel_regs, (unsigned long long)us.vma);
 	}
 	{
 		struct rusage ru = {0};

@@ -99,7 +99,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts);
 int sampler__start(struct sampler *s);
 
 /* Wait up to @timeout_ms for new-process notices and call @fn for each
- * (tgid first seen by the BPF program). Returns the number of notices,
+ * (tgid first seen by the BPF program), then build the unwind tables of
+ * those processes (until sampler__stop()), calling @fn for notices that
+ * arrive meanwhile before the next build. Returns the number of notices,
  * 0 on timeout, -EINTR when a signal arrived, other -errno on failure. */
 int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *ctx);
 
@@ -138,6 +140,7 @@ struct sampler_unwind_stats {
 	__u64 ext_full;	   /* deep stacks whose tail could not be stored */
 	__u64 kernel_regs; /* samples in kernel mode (user regs from the task) */
 	__u64 no_proc;	   /* samples of processes without tables yet */
+	__u64 vma;	   /* mappings found from the kernel's VMAs */
 };
 
 /* Fill @st; false (and zeros) when table unwinding is off. */

@@ -279,6 +279,9 @@ static void load_rows(struct unwind_table *u, struct ut_file *f, const void *img
 				.idle_ns = now_ns()};
 			f->slot = slot;
 			f->nrows = (__u32)n;
+			if (u->sink.set_file && f->dev != VDSO_DEV)
+				u->sink.set_file(u->sink.ctx, slot, f->dev, f->ino,
+						 (const __u64(*)[3])f->seg, f->nseg, f->nrows);
 			u->rows_used += n;
 			u->st.rows = u->rows_used;
 			u->st.tables++;
@@ -359,7 +362,10 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	} else {
 		fd = open_mapping(u, pid, e);
 		if (fd < 0) {
+			/* Gone before we could open it (short-lived process)?
+			 * The next process of this file tries again. */
 			u->st.files_failed++;
+			f->stale = true;
 		} else {
 			if (!fstat(fd, &stb) && S_ISREG(stb.st_mode) && stb.st_size > 0) {
 				img = mmap(NULL, (size_t)stb.st_size, PROT_READ, MAP_PRIVATE, fd,

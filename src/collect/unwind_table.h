@@ -48,6 +48,12 @@ struct unwind_table_sink {
 	int (*rows_end)(void *ctx, __u32 slot, __u64 *rows, __u32 n, bool ok);
 	/* Remove the file table of @slot (no process refers to it). */
 	int (*rows_del)(void *ctx, __u32 slot);
+	/* Optional: the table of @slot is that of file @dev (major << 32 |
+	 * minor), @ino, whose PT_LOAD segments are @seg[@nseg] (file offset,
+	 * vaddr, file size): lets the BPF side find it from a mapping it has
+	 * not been told about. Dropped with the table (rows_del). */
+	int (*set_file)(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __u64 (*seg)[3],
+			unsigned int nseg, __u32 nrows);
 	/* Store mapping entry @k; store the mapping count of @tgid. 0 or -errno. */
 	int (*set_map)(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m);
 	int (*set_proc)(void *ctx, __u32 tgid, __u32 nmaps);

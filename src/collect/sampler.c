@@ -65,7 +65,7 @@ struct sampler {
 	 * an entry asks for a rate-limited refresh. Under mu: the queue,
 	 * stopped, quit and ut_stats; the unwind table is the worker's. */
 	pthread_t worker;
-	bool worker_on, stopped, quit;
+	bool worker_on, stopped, quit, busy;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	__u32 pending[SAMPLER_PENDING_MAX];
@@ -258,6 +258,7 @@ static void *worker_main(void *arg)
 			s->pend_head = (s->pend_head + 1) % SAMPLER_PENDING_MAX;
 			s->pend_n--;
 		}
+		s->busy = true;
 		pthread_mutex_unlock(&s->mu);
 		if (entry & SAMPLER_REFRESH_BIT)
 			unwind_table__refresh(s->unwind, (int)(entry & ~SAMPLER_REFRESH_BIT));
@@ -268,6 +269,7 @@ static void *worker_main(void *arg)
 			last_gc = mono_ns();
 		}
 		pthread_mutex_lock(&s->mu);
+		s->busy = false;
 		unwind_table__stats(s->unwind, &s->ut_stats);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -1206,10 +1208,20 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	if (s->worker_on) {
+		bool busy;
+
 		pthread_mutex_lock(&s->mu);
 		s->quit = true;
+		busy = s->busy;
 		pthread_cond_signal(&s->cv);
 		pthread_mutex_unlock(&s->mu);
+		if (busy) {
+			/* In a parse (a large binary on a busy host can take
+			 * seconds): nothing needs it any more, and the process
+			 * is about to exit. Leave it what it uses. */
+			pthread_detach(s->worker);
+			return;
+		}
 		pthread_join(s->worker, NULL);
 	}
 	ring_buffer__free(s->rb);

@@ -146,7 +146,9 @@ struct sampler_unwind_stats {
 /* Fill @st; false (and zeros) when table unwinding is off. */
 bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats *st);
 
-/* Detach and free everything. Accepts NULL. */
+/* Detach and free everything. Accepts NULL. When the table builder thread
+ * is in the middle of a parse, it is left running with what it uses (not
+ * freed): call this only on the way out of the process. */
 void sampler__free(struct sampler *s);
 
 /* Check, before any work, that this process may load BPF programs and open

@@ -43,7 +43,8 @@ def churn(tmp, copies, life, stop):
         tmpf = path + ".new"
         shutil.copy(src, tmpf)
         os.rename(tmpf, path)  # a new inode every time
-        subprocess.run([path, "-d", str(life)], stdout=subprocess.DEVNULL)
+        subprocess.run([path, "-d", str(life)], stdout=subprocess.DEVNULL,
+                       env=dict(os.environ, LD_LIBRARY_PATH=WORKLOADS))  # libnofp.so
         i += 1
 
 

@@ -28,6 +28,7 @@ const volatile __u32 want_kernel = 1;
 const volatile __u32 skip_idle = 0;
 
 __u32 gen = 0;
+__u64 first_sample_ns = 0; /* CLOCK_MONOTONIC of the first sample (start-up bench) */
 
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,16 +86,18 @@ struct {
 	__uint(max_entries, 1); /* sized by user space when following forks */
 } followed SEC(".maps");
 
+/* Processes already announced. An LRU: a process evicted from it is only
+ * announced again; user space deletes exited ones (a reused PID is new). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u8);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 8192);
 } seen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 64 * 1024);
 } events SEC(".maps");
 
 struct {
@@ -281,6 +284,8 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	if (filter_cgroups && !under_cgroups())
 		return 0;
 	stat_inc(STAT_SAMPLES);
+	if (!first_sample_ns)
+		first_sample_ns = bpf_ktime_get_ns();
 
 	if (tgid && !bpf_map_lookup_elem(&seen, &tgid)) {
 		struct proc_event *e;
@@ -358,6 +363,21 @@ int profcap_fork_tp(void *ctx)
 	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + fork_child_off))
 		return 0;
 	return follow_child(child);
+}
+
+/* A process that exec()s is another program with the same PID: forget that
+ * it was announced, so its next sample announces it again and user space
+ * reads its new mappings (unwind tables, symbols) at once. A raw tracepoint:
+ * attached by name, no tracefs needed (Linux >= 4.17). */
+SEC("raw_tp/sched_process_exec")
+int profcap_exec(void *ctx)
+{
+	__u32 tgid, tid;
+
+	if (current_ids(&tgid, &tid) || !tgid)
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -96,9 +96,8 @@ static void on_new_process(void *ctx, __u32 tgid)
 {
 	struct session *s = ctx;
 
-	/* Unwind tables first: its samples already wait for them. */
-	sampler__add_process(s->smp, (int)tgid);
-	/* Snapshot maps and binaries while the process is alive. */
+	/* Snapshot maps and binaries while the process is alive; the
+	 * sampler builds its unwind tables (on its own thread). */
 	symbolizer__add_process(s->sym, (int)tgid);
 }
 

@@ -97,6 +97,11 @@ void capture__usage(void)
 	       "      --no-kernel    do not collect kernel stacks\n"
 	       "      --no-user      do not collect user stacks\n"
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       "      --off-cpu      also profile where threads wait: an off_cpu profile\n"
+	       "                     (nanoseconds blocked) per process beside the CPU one\n"
+	       "      --off-cpu-threshold DUR  waits shorter than DUR are only counted, not\n"
+	       "                     walked (default 1ms; 0 = every wait)\n"
+	       "      --off-cpu-runnable  also count time preempted threads wait for a CPU\n"
 	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
 	       "                     tables)\n"
 	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb; with\n"
@@ -158,6 +163,33 @@ void capture__default_opts(struct capture_opts *o)
 	o->seconds = 10;
 	o->freq_hz = 99;
 	o->user = o->kernel = o->idle = o->unwind = true;
+	o->off_cpu_min_ns = SAMPLER_OFFCPU_MIN_NS;
+}
+
+int capture__parse_duration_ns(const char *arg, __u64 *ns)
+{
+	static const struct {
+		const char *suffix;
+		double ns;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1e3}};
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end == arg || errno || !(v >= 0))
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		v *= units[i].ns;
+		if (v > 10e9)
+			return -EINVAL;
+		*ns = (__u64)(v + 0.5);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
@@ -190,6 +222,20 @@ int capture__common_flag(struct capture_opts *o, int c, const char *arg, const c
 		return 0;
 	case CAPTURE_OPT_NO_UNWIND:
 		o->unwind = false;
+		return 0;
+	case CAPTURE_OPT_OFF_CPU:
+		o->off_cpu = true;
+		return 0;
+	case CAPTURE_OPT_OFF_CPU_RUNNABLE:
+		o->off_cpu = o->off_cpu_runnable = true;
+		return 0;
+	case CAPTURE_OPT_OFF_CPU_THRESHOLD:
+		if (capture__parse_duration_ns(arg, &o->off_cpu_min_ns))
+			return log__usage_error(cmd,
+						"invalid --off-cpu-threshold '%s': expected a "
+						"duration such as 1ms, 250us or 0 (at most 10s)",
+						arg);
+		o->off_cpu = true;
 		return 0;
 	case CAPTURE_OPT_FORMAT:
 		if (format__parse(arg, &o->format))
@@ -366,7 +412,17 @@ static int on_record(void *ctx, const struct sampler_record *r)
 			sampler__refresh_process(c->smp, (int)r->tgid);
 	}
 
-	err = profile__add_sample(c->prof, &desc, r->tid, r->comm, c->frames, n, r->count);
+	if (r->kind == SAMPLER_KIND_OFF_CPU) {
+		struct profile_labels lab = {sampler__state_name(r->state), r->switches};
+		__u32 type;
+
+		err = profile__add_value_type(c->prof, "off_cpu", "nanoseconds", "context_switch",
+					      "count", 1, &type);
+		err = err ?: profile__add_typed_sample(c->prof, type, &desc, r->tid, r->comm, &lab,
+						       c->frames, n, r->count);
+	} else {
+		err = profile__add_sample(c->prof, &desc, r->tid, r->comm, c->frames, n, r->count);
+	}
 	if (err == -E2BIG || err == -ENOMEM) {
 		c->model_dropped += r->count;
 		if (!c->warned_full) {
@@ -1018,6 +1074,9 @@ static int run(struct capture *c)
 		.kernel = o->kernel,
 		.idle = o->idle,
 		.unwind = o->unwind,
+		.off_cpu = o->off_cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
+		.off_cpu_runnable = o->off_cpu_runnable,
 	};
 	struct sigaction sa = {.sa_handler = on_signal};
 	__s64 start, t_unix, deadline, next_drain, next_progress, now, end, t0, wstart, wdeadline;

@@ -21,6 +21,10 @@ struct capture_opts {
 	char **cmd;		   /* `-- CMD ARGS...` (NULL-terminated, from argv) or NULL */
 	bool user, kernel, idle;
 	bool unwind;	    /* table unwinding of user stacks (default; --no-unwind) */
+	/* off-CPU profiles (issue 15) */
+	bool off_cpu;	       /* also an off-CPU profile per process */
+	__u64 off_cpu_min_ns;  /* --off-cpu-threshold: shorter waits are only counted */
+	bool off_cpu_runnable; /* --off-cpu-runnable: also time spent waiting for a CPU */
 	const char *output; /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
 	enum format format;	  /* of the file output; exports are always OTLP */
@@ -32,6 +36,10 @@ struct capture_opts {
 	__u64 max_dir_bytes;	/* oldest window files go beyond this */
 	bool json;		/* status lines as JSON objects */
 };
+
+/* Parse a duration ("1ms", "250us", "2s", "500000ns"; a bare number is
+ * microseconds) of at most 10 s into *@ns. 0 or -EINVAL (nothing printed). */
+int capture__parse_duration_ns(const char *arg, __u64 *ns);
 
 /* Parse a positive number of seconds (at most a week) into *@out. 0 or
  * -EINVAL (nothing printed). */
@@ -49,6 +57,9 @@ enum {
 	CAPTURE_OPT_NO_IDLE,
 	CAPTURE_OPT_FORMAT,
 	CAPTURE_OPT_NO_UNWIND,
+	CAPTURE_OPT_OFF_CPU,
+	CAPTURE_OPT_OFF_CPU_THRESHOLD,
+	CAPTURE_OPT_OFF_CPU_RUNNABLE,
 };
 
 /* clang-format off */
@@ -59,6 +70,11 @@ enum {
 	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
 	{ "format", required_argument, NULL, CAPTURE_OPT_FORMAT },       \
 	{ "no-unwind", no_argument, NULL, CAPTURE_OPT_NO_UNWIND },       \
+	{ "off-cpu", no_argument, NULL, CAPTURE_OPT_OFF_CPU },           \
+	{ "off-cpu-threshold", required_argument, NULL,                  \
+	  CAPTURE_OPT_OFF_CPU_THRESHOLD },                               \
+	{ "off-cpu-runnable", no_argument, NULL,                         \
+	  CAPTURE_OPT_OFF_CPU_RUNNABLE },                                \
 	{ "quiet", no_argument, NULL, 'q' },                             \
 	{ "verbose", no_argument, NULL, 'v' },                           \
 	TARGET_LONGOPTS,                                                 \

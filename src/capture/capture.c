@@ -399,6 +399,9 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	for (i = 0; i < r->nustack; i++, n++)
 		symbolizer__resolve_user(c->sym, (int)r->tgid, r->ustack[i], n == 0, &c->frames[n]);
 
+	/* Sample counters count CPU samples; off-CPU records carry nanoseconds. */
+	if (r->kind == SAMPLER_KIND_OFF_CPU)
+		goto add;
 	if ((r->flags & SAMPLER_REC_USTACK_ERR) && known && known->exe_path && *known->exe_path)
 		c->ustack_missing += r->count;
 	/* A user stack the unwinder could not finish is cut at the root end,
@@ -412,6 +415,7 @@ static int on_record(void *ctx, const struct sampler_record *r)
 			sampler__refresh_process(c->smp, (int)r->tgid);
 	}
 
+add:
 	if (r->kind == SAMPLER_KIND_OFF_CPU) {
 		struct profile_labels lab = {sampler__state_name(r->state), r->switches};
 		__u32 type;
@@ -424,7 +428,9 @@ static int on_record(void *ctx, const struct sampler_record *r)
 		err = profile__add_sample(c->prof, &desc, r->tid, r->comm, c->frames, n, r->count);
 	}
 	if (err == -E2BIG || err == -ENOMEM) {
-		c->model_dropped += r->count;
+		/* Off-CPU records carry nanoseconds, not samples. */
+		if (r->kind == SAMPLER_KIND_CPU)
+			c->model_dropped += r->count;
 		if (!c->warned_full) {
 			pr_warn("the profile is full (%s): later samples are counted as dropped; "
 				"use a shorter --seconds or a lower -F",
@@ -743,9 +749,23 @@ static int deliver(struct capture *c, const struct buf *out, const char *host)
 
 static void summary(const struct capture *c, const struct sampler_stats *st, __s64 dur_ns)
 {
-	__u64 total = profile__total(c->prof);
+	__u64 total = profile__type_total(c->prof, 0);
 	struct sampler_unwind_stats us;
 	__u64 lost = st->counts_full + c->model_dropped;
+
+	if (c->o->off_cpu) {
+		__u64 long_waits = st->off_cpu_waits - st->off_cpu_short;
+
+		pr_info("off-CPU: %llu waits of kept threads, %llu (%.3f s) of at least %.3g ms "
+			"in the profile, %llu (%.3f s) shorter only counted%s",
+			(unsigned long long)st->off_cpu_waits, (unsigned long long)long_waits,
+			st->off_cpu_long_ns / 1e9, c->o->off_cpu_min_ns / 1e6,
+			(unsigned long long)st->off_cpu_short, st->off_cpu_short_ns / 1e9,
+			c->o->off_cpu_runnable ? "" : "; preemption (waiting for a CPU) not counted");
+		if (st->off_cpu_counts_full)
+			pr_warn("%llu off-CPU waits lost: aggregation table full",
+				(unsigned long long)st->off_cpu_counts_full);
+	}
 
 	pr_info("captured %llu samples, %zu processes, %zu stacks; %.2f s at %u Hz on %u CPUs",
 		(unsigned long long)total, profile__process_count(c->prof),

@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""offcpu_bench.py - cost of off-CPU profiling on a context-switch-heavy
+workload (tests/workloads/offcpu_pingpong.c: two threads ping-ponging a byte
+over two pipes), side by side with other tools, interleaved round by round.
+
+Configurations (each round runs all, in turn; medians over --runs rounds):
+  base         the workload alone
+  cpu          profcap capture -a (CPU profile only)
+  offcpu       profcap capture -a --off-cpu (default threshold)
+  offcpu-p     profcap capture -p PID --off-cpu (only the workload tracked)
+  offcpu-0     profcap capture -a --off-cpu --off-cpu-threshold 0 (every wait walked)
+  bpftrace     bpftrace -e 'tracepoint:sched:sched_switch { @ = count(); }'
+               (mounts tracefs: unmounted afterwards)
+  perf         perf record --off-cpu -a (when this perf was built with BPF
+               skeletons; else reported as unsupported)
+For every configuration: the workload's wall time (slowdown vs base), and,
+with kernel.bpf_stats_enabled=1, the BPF ns per program run and per context
+switch (run_time_ns summed over the tool's programs / switches counted by
+the workload's own rounds: 2 per round trip... plus every other switch on
+the machine, so ns per program run is the comparable figure). Also the
+memlock of profcap's off-CPU maps (bpftool map show).
+
+Usage (root): scripts/bench/offcpu_bench.py [--runs 5] [--rounds 50000]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROFCAP = os.path.join(REPO, "build", "profcap")
+PINGPONG = os.path.join(REPO, "build", "tests", "workloads", "offcpu_pingpong")
+GO = "/tmp/offcpu-bench.go"
+TRACEFS = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
+
+
+def progs():
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout
+    return {p["id"]: p for p in json.loads(out or "[]")}
+
+
+def maps_memlock(names):
+    out = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
+    return {m["name"]: m.get("bytes_memlock", 0) for m in json.loads(out or "[]")
+            if m.get("name") in names}
+
+
+def wait_new_prog(before, name_part, timeout=20):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        new = {i: p for i, p in progs().items() if i not in before}
+        if any(name_part in p.get("name", "") for p in new.values()):
+            return set(new)
+        time.sleep(0.1)
+    return set()
+
+
+def mounted_tracefs():
+    with open("/proc/mounts") as f:
+        return [m for m in (line.split()[1] for line in f) if m in TRACEFS]
+
+
+def tool_cmd(cfg, pid):
+    if cfg == "cpu":
+        return [PROFCAP, "capture", "-a", "-q", "--seconds", "600", "-o", "/tmp/offcpu-bench.pb"]
+    if cfg == "offcpu":
+        return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--seconds", "600", "-o",
+                "/tmp/offcpu-bench.pb"]
+    if cfg == "offcpu-p":
+        return [PROFCAP, "capture", "-p", str(pid), "-q", "--off-cpu", "--seconds", "600", "-o",
+                "/tmp/offcpu-bench.pb"]
+    if cfg == "offcpu-0":
+        return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--off-cpu-threshold", "0",
+                "--seconds", "600", "-o", "/tmp/offcpu-bench.pb"]
+    if cfg == "bpftrace":
+        return ["bpftrace", "-e", "tracepoint:sched:sched_switch { @ = count(); }"]
+    if cfg == "perf":
+        return ["perf", "record", "--off-cpu", "-a", "-q", "-o", "/tmp/offcpu-bench.perf"]
+    return None
+
+
+def one(cfg, rounds):
+    """(workload seconds, BPF ns per run, BPF runs, memlock dict) of one run."""
+    if os.path.exists(GO):
+        os.unlink(GO)
+    w = subprocess.Popen([PINGPONG, "-n", str(rounds), "-g", GO], stdout=subprocess.PIPE, text=True)
+    pid = int(w.stdout.readline().split()[1])
+    before = progs()
+    tool, new, mem = None, set(), {}
+    cmd = tool_cmd(cfg, pid)
+    if cmd:
+        tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        part = {"bpftrace": "sched_switch", "perf": ""}.get(cfg, "profcap_")
+        if cfg == "perf":
+            time.sleep(2)
+        else:
+            new = wait_new_prog(before, part)
+            time.sleep(0.5)
+    base_stats = {i: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for i, p in progs().items()
+                  if i in new}
+    open(GO, "w").close()
+    line = w.stdout.readline().split()
+    w.wait()
+    secs = float(line[1])
+    after = progs()
+    ns = runs = 0
+    for i in new:
+        if i in after and i in base_stats:
+            ns += after[i].get("run_time_ns", 0) - base_stats[i][0]
+            runs += after[i].get("run_cnt", 0) - base_stats[i][1]
+    if cfg.startswith("offcpu"):
+        mem = maps_memlock({"offcpu_counts0", "offcpu_counts1", "offcpu_start", "offcpu_stats",
+                            "counts0", "counts1", "stacks0", "stacks1"})
+    if tool:
+        tool.send_signal(2)
+        try:
+            tool.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            tool.kill()
+            tool.wait()
+    return secs, (ns / runs if runs else 0.0), runs, mem
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=50000)
+    a = ap.parse_args()
+    if os.geteuid():
+        sys.exit("needs root")
+    cfgs = ["base", "cpu", "offcpu", "offcpu-p", "offcpu-0"]
+    if shutil.which("bpftrace"):
+        cfgs.append("bpftrace")
+    perf_ok = False
+    if shutil.which("perf"):
+        r = subprocess.run(["perf", "record", "--off-cpu", "-o", "/tmp/offcpu-bench.perf", "--",
+                            "true"], capture_output=True, text=True)
+        perf_ok = "ignored" not in r.stderr and r.returncode == 0
+    if perf_ok:
+        cfgs.append("perf")
+    else:
+        print("# perf record --off-cpu: unsupported by this perf (built without BPF skeletons)")
+    was_tracefs = mounted_tracefs()
+    stats = {"bpf_stats": open("/proc/sys/kernel/bpf_stats_enabled").read().strip()}
+    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"])
+    res = {c: [] for c in cfgs}
+    mem = {}
+    try:
+        for r in range(a.runs):
+            for c in cfgs:
+                secs, nspr, runs, m = one(c, a.rounds)
+                res[c].append((secs, nspr, runs))
+                mem.update(m)
+                print(f"# round {r} {c}: {secs:.3f} s, {nspr:.0f} ns/run over {runs} runs",
+                      flush=True)
+    finally:
+        subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={stats['bpf_stats']}"])
+        for m in mounted_tracefs():
+            if m not in was_tracefs:
+                subprocess.run(["umount", m])
+    base = statistics.median(s for s, _, _ in res["base"])
+    print(f"{'config':10} {'median s':>9} {'slowdown':>9} {'BPF ns/run':>11} {'runs/s':>10}")
+    for c in cfgs:
+        s = statistics.median(x[0] for x in res[c])
+        ns = statistics.median(x[1] for x in res[c])
+        rps = statistics.median(x[2] / x[0] for x in res[c])
+        print(f"{c:10} {s:9.3f} {100 * (s / base - 1):+8.1f}% {ns:11.0f} {rps:10.0f}")
+    print("memlock (bytes): " + ", ".join(f"{k} {v}" for k, v in sorted(mem.items())))
+
+
+if __name__ == "__main__":
+    main()

@@ -10,17 +10,18 @@ Configurations (each round runs all, in turn; medians over --runs rounds):
   offcpu-p     profcap capture -p PID --off-cpu (only the workload tracked)
   offcpu-0     profcap capture -a --off-cpu --off-cpu-threshold 0 (every wait walked)
   bpftrace     bpftrace -e 'tracepoint:sched:sched_switch { @ = count(); }'
-               (mounts tracefs: unmounted afterwards)
+               (needs tracefs: this script mounts it for that run, then unmounts)
   perf         perf record --off-cpu -a (when this perf was built with BPF
                skeletons; else reported as unsupported)
-For every configuration: the workload's wall time (slowdown vs base), and,
-with kernel.bpf_stats_enabled=1, the BPF ns per program run and per context
-switch (run_time_ns summed over the tool's programs / switches counted by
-the workload's own rounds: 2 per round trip... plus every other switch on
-the machine, so ns per program run is the comparable figure). Also the
-memlock of profcap's off-CPU maps (bpftool map show).
+The workload is pinned to one CPU (--cpu), so every hop is a context switch
+on that CPU, as many per second as the machine does. For every
+configuration: the workload's wall time (median, slowdown vs base) and, with
+kernel.bpf_stats_enabled=1, the BPF ns per context switch: run_time_ns summed
+over the tool's programs divided by the run count of its sched_switch
+program (every switch on the machine). Also the memlock of profcap's maps
+(bpftool map show).
 
-Usage (root): scripts/bench/offcpu_bench.py [--runs 5] [--rounds 50000]
+Usage (root): scripts/bench/offcpu_bench.py [--runs 5] [--rounds 50000] [--cpu 1]
 """
 import argparse
 import json
@@ -83,11 +84,15 @@ def tool_cmd(cfg, pid):
     return None
 
 
-def one(cfg, rounds):
-    """(workload seconds, BPF ns per run, BPF runs, memlock dict) of one run."""
+def one(cfg, rounds, cpu):
+    """(workload seconds, BPF ns per switch, switches, memlock dict) of one run."""
     if os.path.exists(GO):
         os.unlink(GO)
-    w = subprocess.Popen([PINGPONG, "-n", str(rounds), "-g", GO], stdout=subprocess.PIPE, text=True)
+    mounted = False
+    if cfg == "bpftrace" and not mounted_tracefs():
+        mounted = subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS[0]]).returncode == 0
+    w = subprocess.Popen(["taskset", "-c", str(cpu), PINGPONG, "-n", str(rounds), "-g", GO],
+                         stdout=subprocess.PIPE, text=True)
     pid = int(w.stdout.readline().split()[1])
     before = progs()
     tool, new, mem = None, set(), {}
@@ -95,6 +100,7 @@ def one(cfg, rounds):
     if cmd:
         tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         part = {"bpftrace": "sched_switch", "perf": ""}.get(cfg, "profcap_")
+        part = "profcap_switch_o" if cfg.startswith("offcpu") else part
         if cfg == "perf":
             time.sleep(2)
         else:
@@ -111,7 +117,10 @@ def one(cfg, rounds):
     for i in new:
         if i in after and i in base_stats:
             ns += after[i].get("run_time_ns", 0) - base_stats[i][0]
-            runs += after[i].get("run_cnt", 0) - base_stats[i][1]
+            # Switches: runs of the program on sched_switch's switch-out side.
+            if after[i].get("name", "") in ("profcap_switch_out", "sched_switch") or \
+                    "sched_switch" in after[i].get("name", ""):
+                runs += after[i].get("run_cnt", 0) - base_stats[i][1]
     if cfg.startswith("offcpu"):
         mem = maps_memlock({"offcpu_counts0", "offcpu_counts1", "offcpu_start", "offcpu_stats",
                             "counts0", "counts1", "stacks0", "stacks1"})
@@ -122,6 +131,8 @@ def one(cfg, rounds):
         except subprocess.TimeoutExpired:
             tool.kill()
             tool.wait()
+    if mounted:
+        subprocess.run(["umount", TRACEFS[0]])
     return secs, (ns / runs if runs else 0.0), runs, mem
 
 
@@ -129,6 +140,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=50000)
+    ap.add_argument("--cpu", type=int, default=1)
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("needs root")
@@ -152,10 +164,10 @@ def main():
     try:
         for r in range(a.runs):
             for c in cfgs:
-                secs, nspr, runs, m = one(c, a.rounds)
+                secs, nspr, runs, m = one(c, a.rounds, a.cpu)
                 res[c].append((secs, nspr, runs))
                 mem.update(m)
-                print(f"# round {r} {c}: {secs:.3f} s, {nspr:.0f} ns/run over {runs} runs",
+                print(f"# round {r} {c}: {secs:.3f} s, {nspr:.0f} BPF ns/switch over {runs} switches",
                       flush=True)
     finally:
         subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={stats['bpf_stats']}"])
@@ -163,12 +175,12 @@ def main():
             if m not in was_tracefs:
                 subprocess.run(["umount", m])
     base = statistics.median(s for s, _, _ in res["base"])
-    print(f"{'config':10} {'median s':>9} {'slowdown':>9} {'BPF ns/run':>11} {'runs/s':>10}")
+    print(f"{'config':10} {'median s':>9} {'slowdown':>9} {'BPF ns/switch':>14} {'switches/s':>11}")
     for c in cfgs:
         s = statistics.median(x[0] for x in res[c])
         ns = statistics.median(x[1] for x in res[c])
         rps = statistics.median(x[2] / x[0] for x in res[c])
-        print(f"{c:10} {s:9.3f} {100 * (s / base - 1):+8.1f}% {ns:11.0f} {rps:10.0f}")
+        print(f"{c:10} {s:9.3f} {100 * (s / base - 1):+8.1f}% {ns:14.0f} {rps:11.0f}")
     print("memlock (bytes): " + ", ".join(f"{k} {v}" for k, v in sorted(mem.items())))
 
 

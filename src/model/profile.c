@@ -628,6 +628,23 @@ int profile__add_value_type(struct profile *p, const char *sample_type, const ch
 	return 0;
 }
 
+int profile__set_period(struct profile *p, __u32 type, const char *period_type,
+			const char *period_unit, __s64 period)
+{
+	struct value_type *t;
+	int err = 0;
+
+	if (!type || type >= p->ntypes || !period_type || !period_unit)
+		return -EINVAL;
+	t = &p->types[type];
+	err = err ?: intern_string(p->strings, period_type, &t->pt);
+	err = err ?: intern_string(p->strings, period_unit, &t->pu);
+	p->dirty = true; /* the replaced strings may be orphans now */
+	if (!err)
+		t->period = period;
+	return err;
+}
+
 size_t profile__value_type_count(const struct profile *p)
 {
 	return p->ntypes;

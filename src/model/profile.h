@@ -213,6 +213,11 @@ int profile__add_typed_sample(struct profile *p, __u32 type,
 int profile__add_value_type(struct profile *p, const char *sample_type, const char *sample_unit,
 			    const char *period_type, const char *period_unit, __s64 period,
 			    __u32 *idx);
+/* Set the period of value type @type (not 0: see profile__set_value_types()
+ * and meta.period_ns), for readers that learn it after the sample type.
+ * 0, -EINVAL or -ENOMEM. */
+int profile__set_period(struct profile *p, __u32 type, const char *period_type,
+			const char *period_unit, __s64 period);
 size_t profile__value_type_count(const struct profile *p);
 /* String indices of value type @type (type 0 when out of range). */
 void profile__value_type(const struct profile *p, __u32 type, __u32 *sample_type,

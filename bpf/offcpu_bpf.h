@@ -3,11 +3,12 @@
  *
  * Tracepoints only (no kprobes, no fentry: kernels without them, or whose
  * policy forbids them, still work), attached through bpf(), not tracefs:
- *  - raw tracepoint sched_switch, switch-out side (the thread leaving is
- *    `current`): a kept thread's time and state go into `offcpu_start`,
- *    keyed by its global thread ID, so a wake-up on another CPU finds it;
- *  - BTF tracepoint sched_switch, switch-in side (`next`, with kernel BTF):
- *    the wait is measured; waits below `offcpu_min_ns` are only counted.
+ *  - sched_switch, switch-out side (the thread leaving is `current`): a
+ *    kept thread's time and state go into `offcpu_start`, keyed by its
+ *    global thread ID, so a wake-up on another CPU finds it;
+ *  - sched_switch, switch-in side (`next`, with kernel BTF; the same BTF
+ *    tracepoint program does both sides, else a raw tracepoint does the
+ *    switch-out side alone): the wait is measured; waits below `offcpu_min_ns` are only counted.
  *    A long wait gets `next`'s kernel stack (bpf_get_task_stack: the stack
  *    it blocked in) and stays pending in the thread's entry;
  *  - raw tracepoint sys_exit: the thread returns from the system call it
@@ -25,7 +26,7 @@
 
 #include "offcpu_types.h"
 
-const volatile __u64 offcpu_min_ns = 1000000; /* waits walked and kept */
+const volatile __u64 offcpu_min_ns = 100000; /* waits walked and kept */
 const volatile __u32 offcpu_runnable = 0;     /* also keep waits for a CPU */
 const volatile __u32 offcpu_btf = 0;	      /* the switch-in program is loaded */
 const volatile __u32 offcpu_state_arg = 0;    /* prev_state is raw_tp args[3] */
@@ -56,16 +57,15 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, OSTAT__COUNT);
+	__type(value, struct offcpu_stats);
+	__uint(max_entries, 1);
 } offcpu_stats SEC(".maps");
 
-static __always_inline void ostat_add(__u32 which, __u64 n)
+static __always_inline struct offcpu_stats *ostats(void)
 {
-	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &which);
+	__u32 zero = 0;
 
-	if (v)
-		*v += n;
+	return bpf_map_lookup_elem(&offcpu_stats, &zero);
 }
 
 /* TASK_* bits of prev_state (include/linux/sched.h). */
@@ -104,37 +104,42 @@ static __always_inline int offcpu_keep(__u32 tgid, __u32 tid)
 	return 1;
 }
 
-/* raw_tp args: bool preempt, task_struct *prev, *next[, unsigned int prev_state]. */
-SEC("raw_tp/sched_switch")
-int profcap_switch_out(struct bpf_raw_tracepoint_args *ctx)
+/* The current thread (`prev`) leaves the CPU: note when, if it is kept. */
+static __always_inline void offcpu_out(__u64 preempt, __u64 prev, __u64 raw)
 {
-	__u64 id = bpf_get_current_pid_tgid(), raw = 0;
+	__u64 id = bpf_get_current_pid_tgid();
 	struct offcpu_start v = {}, *e;
 	__u32 gtid = (__u32)id, tgid, tid;
 
 	if (!(id >> 32))
-		return 0; /* the idle task */
-	if (offcpu_state_arg)
-		raw = ctx->args[3];
-	else if (offcpu_state_off)
-		bpf_probe_read_kernel(&raw, sizeof(__u32), (void *)(ctx->args[1] + offcpu_state_off));
-	v.state = offcpu_state_arg || offcpu_state_off ? offcpu_state(ctx->args[0], raw)
+		return; /* the idle task */
+	if (!offcpu_state_arg && offcpu_state_off)
+		bpf_probe_read_kernel(&raw, sizeof(__u32), (void *)(prev + offcpu_state_off));
+	v.state = offcpu_state_arg || offcpu_state_off ? offcpu_state(preempt, raw)
 						       : OFFCPU_STATE_UNKNOWN;
-	if (v.state == OFFCPU_STATE_UNKNOWN && (ctx->args[0] & 1))
+	if (v.state == OFFCPU_STATE_UNKNOWN && (preempt & 1))
 		v.state = OFFCPU_STATE_RUNNABLE;
 	if (v.state == OFFCPU_STATE_RUNNABLE && !offcpu_runnable)
-		return 0;
+		return;
 	v.ts = bpf_ktime_get_ns();
 	e = bpf_map_lookup_elem(&offcpu_start, &gtid);
 	if (e) {
 		/* Kept before: a pending wait stays pending. */
 		e->state = v.state;
 		e->ts = v.ts;
-		return 0;
+		return;
 	}
 	if (current_ids(&tgid, &tid) || !offcpu_keep(tgid, tid))
-		return 0;
+		return;
 	bpf_map_update_elem(&offcpu_start, &gtid, &v, BPF_ANY);
+}
+
+/* Without kernel BTF: raw_tp args bool preempt, task_struct *prev, *next[,
+ * unsigned int prev_state (Linux >= 5.18)]. */
+SEC("raw_tp/sched_switch")
+int profcap_switch_out(struct bpf_raw_tracepoint_args *ctx)
+{
+	offcpu_out(ctx->args[0], ctx->args[1], offcpu_state_arg ? ctx->args[3] : 0);
 	return 0;
 }
 
@@ -161,7 +166,10 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	if (!v)
 		v = bpf_map_lookup_elem(counts, key); /* another CPU inserted it */
 	if (!v) {
-		ostat_add(OSTAT_COUNTS_FULL, 1);
+		struct offcpu_stats *os = ostats();
+
+		if (os)
+			os->counts_full++;
 		return;
 	}
 	__sync_fetch_and_add(&v->ns, ns);
@@ -191,18 +199,21 @@ static __always_inline __u64 offcpu_put_stack(struct stack_trace *st, __u32 *fla
 
 struct task_struct;
 
-/* BTF args: bool preempt, task_struct *prev, task_struct *next, ... */
+/* With kernel BTF, one program does both sides: args bool preempt,
+ * task_struct *prev, task_struct *next[, unsigned int prev_state]. */
 SEC("tp_btf/sched_switch")
-int profcap_switch_in(__u64 *ctx)
+int profcap_switch(__u64 *ctx)
 {
 	struct task_struct *next = (struct task_struct *)ctx[2];
 	__u32 gtid = 0, zero = 0, state;
+	struct offcpu_stats *os;
 	struct offcpu_start *e;
 	struct scratch *s;
 	struct pt_regs regs;
 	__u64 ns;
 	long n;
 
+	offcpu_out(ctx[0], ctx[1], offcpu_state_arg ? ctx[3] : 0);
 	if (bpf_probe_read_kernel(&gtid, sizeof(gtid), (char *)next + offcpu_pid_off) || !gtid)
 		return 0;
 	e = bpf_map_lookup_elem(&offcpu_start, &gtid);
@@ -211,13 +222,16 @@ int profcap_switch_in(__u64 *ctx)
 	ns = bpf_ktime_get_ns() - e->ts;
 	state = e->state;
 	e->ts = 0;
-	ostat_add(OSTAT_WAITS, 1);
+	os = ostats();
+	if (!os)
+		return 0;
+	os->waits++;
 	if (ns < offcpu_min_ns) {
-		ostat_add(OSTAT_SHORT, 1);
-		ostat_add(OSTAT_SHORT_NS, ns);
+		os->short_waits++;
+		os->short_ns += ns;
 		return 0;
 	}
-	ostat_add(OSTAT_LONG_NS, ns);
+	os->long_ns += ns;
 	e->pend_ns += ns;
 	e->pend_switches++;
 	if (e->pend_switches > 1)
@@ -279,15 +293,19 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (!offcpu_btf && e->ts) {
 		/* No switch-in side: the wait ends here. */
+		struct offcpu_stats *os = ostats();
+
 		ns = bpf_ktime_get_ns() - e->ts;
 		e->ts = 0;
-		ostat_add(OSTAT_WAITS, 1);
+		if (!os)
+			return 0;
+		os->waits++;
 		if (ns < offcpu_min_ns) {
-			ostat_add(OSTAT_SHORT, 1);
-			ostat_add(OSTAT_SHORT_NS, ns);
+			os->short_waits++;
+			os->short_ns += ns;
 			return 0;
 		}
-		ostat_add(OSTAT_LONG_NS, ns);
+		os->long_ns += ns;
 		e->pend_ns += ns;
 		if (!e->pend_switches++)
 			e->pend_state = e->state;

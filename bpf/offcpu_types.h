@@ -53,13 +53,13 @@ struct offcpu_val {
 	__u64 switches; /* waits it sums */
 };
 
-enum offcpu_stat {
-	OSTAT_WAITS = 0,  /* switch-ins of tracked threads */
-	OSTAT_SHORT,	  /* ... below the threshold: counted only */
-	OSTAT_SHORT_NS,	  /* their total time */
-	OSTAT_LONG_NS,	  /* time of the waits with a stack */
-	OSTAT_COUNTS_FULL, /* long waits lost: counter table full */
-	OSTAT__COUNT,
+/* Per-CPU counters (one struct: one lookup per switch). */
+struct offcpu_stats {
+	__u64 waits;	   /* switch-ins of tracked threads */
+	__u64 short_waits; /* ... below the threshold: counted only */
+	__u64 short_ns;	   /* their total time */
+	__u64 long_ns;	   /* time of the waits with a stack */
+	__u64 counts_full; /* long waits lost: counter table full */
 };
 
 #endif

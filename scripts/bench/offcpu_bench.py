@@ -100,7 +100,7 @@ def one(cfg, rounds, cpu):
     if cmd:
         tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         part = {"bpftrace": "sched_switch", "perf": ""}.get(cfg, "profcap_")
-        part = "profcap_switch_o" if cfg.startswith("offcpu") else part
+        part = "profcap_sys_exit" if cfg.startswith("offcpu") else part
         if cfg == "perf":
             time.sleep(2)
         else:
@@ -118,7 +118,7 @@ def one(cfg, rounds, cpu):
         if i in after and i in base_stats:
             ns += after[i].get("run_time_ns", 0) - base_stats[i][0]
             # Switches: runs of the program on sched_switch's switch-out side.
-            if after[i].get("name", "") in ("profcap_switch_out", "sched_switch") or \
+            if after[i].get("name", "") in ("profcap_switch", "profcap_switch_out") or \
                     "sched_switch" in after[i].get("name", ""):
                 runs += after[i].get("run_cnt", 0) - base_stats[i][1]
     if cfg.startswith("offcpu"):

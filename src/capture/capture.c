@@ -100,7 +100,7 @@ void capture__usage(void)
 	       "      --off-cpu      also profile where threads wait: an off_cpu profile\n"
 	       "                     (nanoseconds blocked) per process beside the CPU one\n"
 	       "      --off-cpu-threshold DUR  waits shorter than DUR are only counted, not\n"
-	       "                     walked (default 1ms; 0 = every wait)\n"
+	       "                     walked (default 100us; 0 = every wait)\n"
 	       "      --off-cpu-runnable  also count time preempted threads wait for a CPU\n"
 	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
 	       "                     tables)\n"

@@ -607,8 +607,12 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 	put_text(f, m->sample_type);
 	fputc('/', f);
 	put_text(f, m->sample_unit);
-	fprintf(f, "\n  total       %llu %s\n", (unsigned long long)profile__total(r->p),
+	fprintf(f, "\n  total       %llu %s", (unsigned long long)profile__total(r->p),
 		value_word(m));
+	/* Time values (off-CPU): also in seconds; shares below are of that time. */
+	if (!strcmp(m->sample_unit, "nanoseconds") && strcmp(m->sample_type, "samples"))
+		fprintf(f, " (%.3f s)", profile__total(r->p) / 1e9);
+	fputc('\n', f);
 	fprintf(f, "  processes   %zu\n  stacks      %zu\n", profile__process_count(r->p),
 		m->stacks);
 	/* What the capture could not keep whole: the report above is short of

@@ -95,7 +95,7 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 
 	if (!o->off_cpu) {
 		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
-		bpf_program__set_autoload(skel->progs.profcap_switch_in, false);
+		bpf_program__set_autoload(skel->progs.profcap_switch, false);
 		bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);
 		return 0;
 	}
@@ -108,8 +108,9 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 	if (btf) {
 		/* sys_exit walks user stacks from the task's registers. */
 		skel->rodata->unwind_task_regs = 1;
+		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
 	} else {
-		bpf_program__set_autoload(skel->progs.profcap_switch_in, false);
+		bpf_program__set_autoload(skel->progs.profcap_switch, false);
 		pr_warn("no kernel BTF: off-CPU waits end when their system call returns, "
 			"without kernel stacks%s",
 			skel->rodata->offcpu_state_arg ? "" : " nor wait states");
@@ -142,14 +143,14 @@ int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS
 
 	for (i = 0; i < OFFCPU_LINKS; i++)
 		links[i] = NULL;
-	if (!bpf_program__autoload(skel->progs.profcap_switch_out))
+	if (!bpf_program__autoload(skel->progs.profcap_sys_exit))
 		return 0;
 	/* Consumers first: a wait noted before they run would be lost. */
 	links[0] = attach_raw(skel->progs.profcap_sys_exit, "sys_exit");
 	if (!links[0])
 		return -errno;
-	if (bpf_program__autoload(skel->progs.profcap_switch_in)) {
-		links[1] = bpf_program__attach_trace(skel->progs.profcap_switch_in);
+	if (bpf_program__autoload(skel->progs.profcap_switch)) {
+		links[1] = bpf_program__attach_trace(skel->progs.profcap_switch);
 		if (!links[1]) {
 			int err = -errno;
 
@@ -158,6 +159,7 @@ int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS
 			       strerror(-err));
 			return err;
 		}
+		return 0;
 	}
 	links[2] = attach_raw(skel->progs.profcap_switch_out, "sched_switch");
 	return links[2] ? 0 : -errno;
@@ -165,26 +167,23 @@ int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS
 
 void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd;
-	__u64 out[OSTAT__COUNT] = {0}, *vals;
-	__u32 k;
+	int ncpu = libbpf_num_possible_cpus();
+	struct offcpu_stats *v;
+	__u32 zero = 0;
 
-	if (!bpf_program__autoload(skel->progs.profcap_switch_out) || ncpu <= 0)
+	if (!bpf_program__autoload(skel->progs.profcap_sys_exit) || ncpu <= 0)
 		return;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
 		return;
-	fd = bpf_map__fd(skel->maps.offcpu_stats);
-	for (k = 0; k < OSTAT__COUNT; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[k] += vals[c];
+	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.offcpu_stats), &zero, v)) {
+		for (int c = 0; c < ncpu; c++) {
+			st->off_cpu_waits += v[c].waits;
+			st->off_cpu_short += v[c].short_waits;
+			st->off_cpu_short_ns += v[c].short_ns;
+			st->off_cpu_long_ns += v[c].long_ns;
+			st->off_cpu_counts_full += v[c].counts_full;
+		}
 	}
-	free(vals);
-	st->off_cpu_waits = out[OSTAT_WAITS];
-	st->off_cpu_short = out[OSTAT_SHORT];
-	st->off_cpu_short_ns = out[OSTAT_SHORT_NS];
-	st->off_cpu_long_ns = out[OSTAT_LONG_NS];
-	st->off_cpu_counts_full = out[OSTAT_COUNTS_FULL];
+	free(v);
 }

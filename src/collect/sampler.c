@@ -860,7 +860,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
-	if (!err && bpf_program__autoload(s->skel->progs.profcap_switch_out))
+	if (!err && bpf_program__autoload(s->skel->progs.profcap_sys_exit))
 		err = drain_offcpu(s, idle, sfd, efd, fn, ctx);
 	if (!err)
 		err = clear_stacks(s, sfd);

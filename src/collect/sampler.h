@@ -43,7 +43,7 @@ struct sampler_opts {
 
 /* Threads that can be off the CPU at once, all processes (an LRU). */
 #define SAMPLER_OFFCPU_THREADS 16384u
-#define SAMPLER_OFFCPU_MIN_NS 1000000ull /* --off-cpu-threshold default: 1 ms */
+#define SAMPLER_OFFCPU_MIN_NS 100000ull /* --off-cpu-threshold default: 100 us */
 
 /* Default row store: 8 bytes a row, 32 MiB. */
 #define SAMPLER_UNWIND_ROWS (4u << 20)

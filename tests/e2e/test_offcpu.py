@@ -31,7 +31,7 @@ def attached(timeout=10.0):
         if r.returncode != 0:
             time.sleep(3)
             return
-        if "profcap_switch_o" in r.stdout:
+        if "profcap_sys_exit" in r.stdout:
             time.sleep(0.3)
             return
         time.sleep(0.1)

@@ -35,6 +35,10 @@ const volatile __u32 offcpu_pid_off = 0;      /* task_struct offsets (BTF) */
 const volatile __u32 offcpu_tgid_off = 0;
 const volatile __u32 offcpu_comm_off = 0;
 
+/* Threads with a wait pending (about: exited threads may keep it above
+ * the truth), so sys_exit costs one load while there are none. */
+__u64 offcpu_npending = 0;
+
 struct offcpu_counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct offcpu_key);
@@ -236,6 +240,7 @@ int profcap_switch(__u64 *ctx)
 	e->pend_switches++;
 	if (e->pend_switches > 1)
 		return 0; /* woke within the same system call: keeps the first stack */
+	__sync_fetch_and_add(&offcpu_npending, 1);
 	e->pend_state = state;
 	e->kgen = gen & 1;
 	e->kflags = 0;
@@ -275,6 +280,7 @@ int profcap_switch(__u64 *ctx)
 	return 0;
 drop:
 	e->pend_ns = e->pend_switches = 0;
+	__sync_fetch_and_add(&offcpu_npending, -1);
 	return 0;
 }
 
@@ -288,6 +294,8 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u64 ustack = ~0ull, ns, sw;
 	__u32 zero = 0;
 
+	if (offcpu_btf && !offcpu_npending)
+		return 0;
 	e = bpf_map_lookup_elem(&offcpu_start, &gtid);
 	if (!e)
 		return 0;
@@ -315,6 +323,8 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	ns = e->pend_ns;
 	sw = e->pend_switches;
 	e->pend_ns = e->pend_switches = 0;
+	if (offcpu_btf)
+		__sync_fetch_and_add(&offcpu_npending, -1);
 	if (current_ids(&key.tgid, &key.tid))
 		return 0;
 	key.state = e->pend_state;

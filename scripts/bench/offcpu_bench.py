@@ -112,6 +112,7 @@ def one(cfg, rounds, cpu):
     line = w.stdout.readline().split()
     w.wait()
     secs = float(line[1])
+    cpu_s = float(line[5])
     after = progs()
     ns = runs = 0
     for i in new:
@@ -133,7 +134,7 @@ def one(cfg, rounds, cpu):
             tool.wait()
     if mounted:
         subprocess.run(["umount", TRACEFS[0]])
-    return secs, (ns / runs if runs else 0.0), runs, mem
+    return secs, cpu_s, (ns / runs if runs else 0.0), runs, mem
 
 
 def main():
@@ -164,23 +165,28 @@ def main():
     try:
         for r in range(a.runs):
             for c in cfgs:
-                secs, nspr, runs, m = one(c, a.rounds, a.cpu)
-                res[c].append((secs, nspr, runs))
+                secs, cpu_s, nspr, runs, m = one(c, a.rounds, a.cpu)
+                res[c].append((secs, nspr, runs, cpu_s))
                 mem.update(m)
-                print(f"# round {r} {c}: {secs:.3f} s, {nspr:.0f} BPF ns/switch over {runs} switches",
+                print(f"# round {r} {c}: {secs:.3f} s wall, {cpu_s:.3f} s CPU, "
+                      f"{nspr:.0f} BPF ns/switch over {runs} switches",
                       flush=True)
     finally:
         subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={stats['bpf_stats']}"])
         for m in mounted_tracefs():
             if m not in was_tracefs:
                 subprocess.run(["umount", m])
-    base = statistics.median(s for s, _, _ in res["base"])
-    print(f"{'config':10} {'median s':>9} {'slowdown':>9} {'BPF ns/switch':>14} {'switches/s':>11}")
+    base = statistics.median(x[0] for x in res["base"])
+    base_cpu = statistics.median(x[3] for x in res["base"])
+    print(f"{'config':10} {'wall s':>8} {'slowdown':>9} {'CPU s':>7} {'CPU +':>7} "
+          f"{'BPF ns/switch':>14} {'switches/s':>11}")
     for c in cfgs:
         s = statistics.median(x[0] for x in res[c])
+        cs = statistics.median(x[3] for x in res[c])
         ns = statistics.median(x[1] for x in res[c])
         rps = statistics.median(x[2] / x[0] for x in res[c])
-        print(f"{c:10} {s:9.3f} {100 * (s / base - 1):+8.1f}% {ns:14.0f} {rps:11.0f}")
+        print(f"{c:10} {s:8.3f} {100 * (s / base - 1):+8.1f}% {cs:7.3f} "
+              f"{100 * (cs / base_cpu - 1):+6.1f}% {ns:14.0f} {rps:11.0f}")
     print("memlock (bytes): " + ", ".join(f"{k} {v}" for k, v in sorted(mem.items())))
 
 

@@ -3,10 +3,13 @@
  * pipes, so every hop blocks one thread and wakes the other.
  * Usage: offcpu_pingpong [-n ROUNDS] [-g GOFILE]
  * Prints "ready PID", waits for GOFILE when given, runs ROUNDS round trips,
- * prints "elapsed SECONDS rounds ROUNDS".
+ * prints "elapsed SECONDS rounds ROUNDS cpu SECONDS" (user + system time of
+ * both threads: the tracepoint programs run on their time, and it moves
+ * less than wall time on a shared machine).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -56,7 +59,15 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	close(ab[1]);
 	pthread_join(th, NULL);
-	printf("elapsed %.6f rounds %ld\n", t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       rounds);
+	{
+		struct rusage ru;
+		double cpu;
+
+		getrusage(RUSAGE_SELF, &ru);
+		cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+		      ru.ru_stime.tv_usec / 1e6;
+		printf("elapsed %.6f rounds %ld cpu %.6f\n",
+		       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9, rounds, cpu);
+	}
 	return 0;
 }

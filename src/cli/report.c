@@ -610,7 +610,7 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 	fprintf(f, "\n  total       %llu %s", (unsigned long long)profile__total(r->p),
 		value_word(m));
 	/* Time values (off-CPU): also in seconds; shares below are of that time. */
-	if (!strcmp(m->sample_unit, "nanoseconds") && strcmp(m->sample_type, "samples"))
+	if (!strcmp(m->sample_unit, "nanoseconds") && !strcmp(m->sample_type, "off_cpu"))
 		fprintf(f, " (%.3f s)", profile__total(r->p) / 1e9);
 	fputc('\n', f);
 	fprintf(f, "  processes   %zu\n  stacks      %zu\n", profile__process_count(r->p),

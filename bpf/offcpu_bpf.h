@@ -49,8 +49,17 @@ struct offcpu_counts_map {
 struct offcpu_counts_map offcpu_counts0 SEC(".maps");
 struct offcpu_counts_map offcpu_counts1 SEC(".maps");
 
-/* Threads off the CPU now, or with a wait pending. An LRU: a thread that
- * exits while off the CPU never comes back to clear its entry. */
+/* Threads off the CPU now, or with a wait pending. With kernel BTF, task
+ * local storage: found through the task itself (no hashing, freed with the
+ * task). Without, an LRU hash by thread ID: a thread that exits while off
+ * the CPU never comes back to clear its entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
+} offcpu_task SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
@@ -108,8 +117,29 @@ static __always_inline int offcpu_keep(__u32 tgid, __u32 tid)
 	return 1;
 }
 
-/* The current thread (`prev`) leaves the CPU: note when, if it is kept. */
-static __always_inline void offcpu_out(__u64 preempt, __u64 prev, __u64 raw)
+struct task_struct;
+
+/* The entry of thread @task (global thread ID @gtid), NULL if none. */
+static __always_inline struct offcpu_start *offcpu_get(struct task_struct *task, __u32 gtid)
+{
+	if (offcpu_btf)
+		return bpf_task_storage_get(&offcpu_task, task, NULL, 0);
+	return bpf_map_lookup_elem(&offcpu_start, &gtid);
+}
+
+static __always_inline void offcpu_new(struct task_struct *task, __u32 gtid,
+				       struct offcpu_start *v)
+{
+	if (offcpu_btf)
+		bpf_task_storage_get(&offcpu_task, task, v, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		bpf_map_update_elem(&offcpu_start, &gtid, v, BPF_ANY);
+}
+
+/* The current thread (`prev`, @task with BTF) leaves the CPU: note when, if
+ * it is kept. */
+static __always_inline void offcpu_out(struct task_struct *task, __u64 preempt, __u64 prev,
+				       __u64 raw)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct offcpu_start v = {}, *e;
@@ -125,17 +155,17 @@ static __always_inline void offcpu_out(__u64 preempt, __u64 prev, __u64 raw)
 		v.state = OFFCPU_STATE_RUNNABLE;
 	if (v.state == OFFCPU_STATE_RUNNABLE && !offcpu_runnable)
 		return;
-	v.ts = bpf_ktime_get_ns();
-	e = bpf_map_lookup_elem(&offcpu_start, &gtid);
+	e = offcpu_get(task, gtid);
 	if (e) {
 		/* Kept before: a pending wait stays pending. */
 		e->state = v.state;
-		e->ts = v.ts;
+		e->ts = bpf_ktime_get_ns();
 		return;
 	}
 	if (current_ids(&tgid, &tid) || !offcpu_keep(tgid, tid))
 		return;
-	bpf_map_update_elem(&offcpu_start, &gtid, &v, BPF_ANY);
+	v.ts = bpf_ktime_get_ns();
+	offcpu_new(task, gtid, &v);
 }
 
 /* Without kernel BTF: raw_tp args bool preempt, task_struct *prev, *next[,
@@ -143,7 +173,7 @@ static __always_inline void offcpu_out(__u64 preempt, __u64 prev, __u64 raw)
 SEC("raw_tp/sched_switch")
 int profcap_switch_out(struct bpf_raw_tracepoint_args *ctx)
 {
-	offcpu_out(ctx->args[0], ctx->args[1], offcpu_state_arg ? ctx->args[3] : 0);
+	offcpu_out(NULL, ctx->args[0], ctx->args[1], offcpu_state_arg ? ctx->args[3] : 0);
 	return 0;
 }
 
@@ -201,8 +231,6 @@ static __always_inline __u64 offcpu_put_stack(struct stack_trace *st, __u32 *fla
 	return h;
 }
 
-struct task_struct;
-
 /* With kernel BTF, one program does both sides: args bool preempt,
  * task_struct *prev, task_struct *next[, unsigned int prev_state]. */
 SEC("tp_btf/sched_switch")
@@ -217,10 +245,8 @@ int profcap_switch(__u64 *ctx)
 	__u64 ns;
 	long n;
 
-	offcpu_out(ctx[0], ctx[1], offcpu_state_arg ? ctx[3] : 0);
-	if (bpf_probe_read_kernel(&gtid, sizeof(gtid), (char *)next + offcpu_pid_off) || !gtid)
-		return 0;
-	e = bpf_map_lookup_elem(&offcpu_start, &gtid);
+	offcpu_out((struct task_struct *)ctx[1], ctx[0], ctx[1], offcpu_state_arg ? ctx[3] : 0);
+	e = bpf_task_storage_get(&offcpu_task, next, NULL, 0);
 	if (!e || !e->ts)
 		return 0;
 	ns = bpf_ktime_get_ns() - e->ts;
@@ -264,7 +290,8 @@ int profcap_switch(__u64 *ctx)
 		struct offcpu_key key = {.state = e->pend_state, .flags = e->kflags,
 					 .kstack = e->kstack, .tid = gtid};
 
-		if (pidns_ino)
+		if (pidns_ino ||
+		    bpf_probe_read_kernel(&gtid, sizeof(gtid), (char *)next + offcpu_pid_off))
 			goto drop; /* cannot name it in our namespace */
 		bpf_probe_read_kernel(&key.tgid, sizeof(key.tgid), (char *)next + offcpu_tgid_off);
 		bpf_probe_read_kernel(key.comm, sizeof(key.comm), (char *)next + offcpu_comm_off);
@@ -296,7 +323,7 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 
 	if (offcpu_btf && !offcpu_npending)
 		return 0;
-	e = bpf_map_lookup_elem(&offcpu_start, &gtid);
+	e = offcpu_get(offcpu_btf ? bpf_get_current_task_btf() : NULL, gtid);
 	if (!e)
 		return 0;
 	if (!offcpu_btf && e->ts) {

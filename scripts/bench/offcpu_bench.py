@@ -142,11 +142,15 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=50000)
     ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--configs", default="", help="comma-separated subset (base is always run)")
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("needs root")
     cfgs = ["base", "cpu", "offcpu", "offcpu-p", "offcpu-0"]
-    if shutil.which("bpftrace"):
+    if a.configs:
+        want = set(a.configs.split(",")) | {"base"}
+        cfgs = [c for c in cfgs if c in want]
+    if shutil.which("bpftrace") and (not a.configs or "bpftrace" in a.configs):
         cfgs.append("bpftrace")
     perf_ok = False
     if shutil.which("perf"):

@@ -97,6 +97,7 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
 		bpf_program__set_autoload(skel->progs.profcap_switch, false);
 		bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);
+		bpf_map__set_autocreate(skel->maps.offcpu_task, false);
 		return 0;
 	}
 	skel->rodata->offcpu_min_ns = o->off_cpu_min_ns;
@@ -109,8 +110,11 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 		/* sys_exit walks user stacks from the task's registers. */
 		skel->rodata->unwind_task_regs = 1;
 		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
+		/* Thread entries live in task storage. */
+		bpf_map__set_autocreate(skel->maps.offcpu_start, false);
 	} else {
 		bpf_program__set_autoload(skel->progs.profcap_switch, false);
+		bpf_map__set_autocreate(skel->maps.offcpu_task, false);
 		pr_warn("no kernel BTF: off-CPU waits end when their system call returns, "
 			"without kernel stacks%s",
 			skel->rodata->offcpu_state_arg ? "" : " nor wait states");

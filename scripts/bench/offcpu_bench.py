@@ -15,8 +15,11 @@ Configurations (each round runs all, in turn; medians over --runs rounds):
                skeletons; else reported as unsupported)
 The workload is pinned to one CPU (--cpu), so every hop is a context switch
 on that CPU, as many per second as the machine does. For every
-configuration: the workload's wall time (median, slowdown vs base) and, with
-kernel.bpf_stats_enabled=1, the BPF ns per context switch: run_time_ns summed
+configuration: the workload's wall time and CPU time (user + system of its
+two threads, which the tracepoint programs run on; steadier than wall time
+on a shared machine), medians of --runs rounds with kernel.bpf_stats_enabled
+=0 (stats cost two clock reads per program run), and from one more round
+with bpf_stats_enabled=1 the BPF ns per context switch: run_time_ns summed
 over the tool's programs divided by the run count of its sched_switch
 program (every switch on the machine). Also the memlock of profcap's maps
 (bpftool map show).
@@ -163,14 +166,20 @@ def main():
         print("# perf record --off-cpu: unsupported by this perf (built without BPF skeletons)")
     was_tracefs = mounted_tracefs()
     stats = {"bpf_stats": open("/proc/sys/kernel/bpf_stats_enabled").read().strip()}
-    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"])
     res = {c: [] for c in cfgs}
+    bpfns = {c: (0.0, 0) for c in cfgs}
     mem = {}
     try:
-        for r in range(a.runs):
+        for r in range(a.runs + 1):
+            # The last round measures BPF run time; the others the workload.
+            stats_round = r == a.runs
+            subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={int(stats_round)}"])
             for c in cfgs:
                 secs, cpu_s, nspr, runs, m = one(c, a.rounds, a.cpu)
-                res[c].append((secs, nspr, runs, cpu_s))
+                if stats_round:
+                    bpfns[c] = (nspr, runs)
+                else:
+                    res[c].append((secs, nspr, runs, cpu_s))
                 mem.update(m)
                 print(f"# round {r} {c}: {secs:.3f} s wall, {cpu_s:.3f} s CPU, "
                       f"{nspr:.0f} BPF ns/switch over {runs} switches",
@@ -187,8 +196,8 @@ def main():
     for c in cfgs:
         s = statistics.median(x[0] for x in res[c])
         cs = statistics.median(x[3] for x in res[c])
-        ns = statistics.median(x[1] for x in res[c])
-        rps = statistics.median(x[2] / x[0] for x in res[c])
+        ns = bpfns[c][0]
+        rps = statistics.median(2 * a.rounds / x[0] for x in res[c])  # workload hops/s
         print(f"{c:10} {s:8.3f} {100 * (s / base - 1):+8.1f}% {cs:7.3f} "
               f"{100 * (cs / base_cpu - 1):+6.1f}% {ns:14.0f} {rps:11.0f}")
     print("memlock (bytes): " + ", ".join(f"{k} {v}" for k, v in sorted(mem.items())))

@@ -42,6 +42,8 @@ void agent_cmd__usage(void)
 	       "      --off-cpu-runnable  also count time preempted threads wait for a CPU\n"
 	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
 	       "                     tables)\n"
+	       "      --debug-dir DIR  also find debug files in DIR (like /usr/lib/debug);\n"
+	       "                     repeatable\n"
 	       "  -q, --quiet        no status lines (errors only)\n"
 	       "  -v, --verbose      debug detail\n"
 	       "  -h, --help         this help\n"

@@ -20,6 +20,7 @@ enum {
 	CAPTURE_OPT_OFF_CPU,
 	CAPTURE_OPT_OFF_CPU_THRESHOLD,
 	CAPTURE_OPT_OFF_CPU_RUNNABLE,
+	CAPTURE_OPT_DEBUG_DIR,
 };
 
 /* clang-format off */
@@ -35,6 +36,7 @@ enum {
 	  CAPTURE_OPT_OFF_CPU_THRESHOLD },                               \
 	{ "off-cpu-runnable", no_argument, NULL,                         \
 	  CAPTURE_OPT_OFF_CPU_RUNNABLE },                                \
+	{ "debug-dir", required_argument, NULL, CAPTURE_OPT_DEBUG_DIR }, \
 	{ "quiet", no_argument, NULL, 'q' },                             \
 	{ "verbose", no_argument, NULL, 'v' },                           \
 	TARGET_LONGOPTS,                                                 \

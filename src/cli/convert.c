@@ -43,6 +43,7 @@ enum input_kind {
 
 struct convert_opts {
 	const char *in, *out, *title;
+	const char *type; /* --type: one value type; NULL = all (OTLP) or cpu */
 	enum format to;
 	enum input_kind from;
 	bool embed_original;
@@ -66,6 +67,8 @@ void convert__usage(void)
 	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
 	       "                       only with perf-script input and --to otlp/otlp-json\n"
 	       "      --title TEXT     title of the SVG flame graph\n"
+	       "      --type TYPE      only the cpu or off_cpu profile of a capture holding\n"
+	       "                       both (pprof, folded and svg take cpu by default)\n"
 	       "  -h, --help           this help\n"
 	       "\n"
 	       "perf script input: record with 'perf record -g', then run 'perf script' (default\n"
@@ -81,13 +84,14 @@ void convert__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE };
+	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"to", required_argument, NULL, OPT_TO},
 		{"from", required_argument, NULL, OPT_FROM},
 		{"embed-original", no_argument, NULL, OPT_EMBED},
 		{"title", required_argument, NULL, OPT_TITLE},
+		{"type", required_argument, NULL, OPT_TYPE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -124,6 +128,9 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			break;
 		case OPT_TITLE:
 			o->title = optarg;
+			break;
+		case OPT_TYPE:
+			o->type = optarg;
 			break;
 		case 'h':
 			convert__usage();
@@ -283,7 +290,7 @@ out:
 
 int convert__main(int argc, char **argv)
 {
-	struct profile *p = NULL;
+	struct profile *p = NULL, *sel = NULL;
 	struct sink *sink = NULL;
 	struct convert_opts o;
 	struct buf data;
@@ -302,7 +309,9 @@ int convert__main(int argc, char **argv)
 	if (ret)
 		goto out;
 	ret = 1;
-	err = format__encode(p, o.to, o.title, &data);
+	if (format__pick_type(p, o.type, format__single_type(o.to), &sel))
+		goto out;
+	err = format__encode(sel ? sel : p, o.to, o.title, &data);
 	if (err) {
 		pr_err("cannot encode %s as %s: %s", o.in, format__name(o.to),
 		       err == -E2BIG ? "the output would be larger than 1 GiB" : strerror(-err));
@@ -321,6 +330,7 @@ int convert__main(int argc, char **argv)
 	ret = 0;
 out:
 	buf__release(&data);
+	profile__free(sel);
 	profile__free(p);
 	sink__free(sink);
 	return ret;

@@ -10,12 +10,14 @@
 #include "util/log.h"
 #include "model/profile.h"
 #include "formats/flamegraph.h"
+#include "formats/format.h"
 #include "formats/otlp_read.h"
 #include "export/sink.h"
 #include "cli/flamegraph_cmd.h"
 
 struct fg_args {
 	const char *in, *out;
+	const char *type; /* --type */
 	struct flamegraph_opts o;
 };
 
@@ -38,6 +40,9 @@ void flamegraph__usage(void)
 	       "      --inverted        icicle graph: leaf functions at the top, their callers\n"
 	       "                        below\n"
 	       "      --width PX        image width (default %u)\n"
+	       "      --type TYPE       cpu (default) or off_cpu: a capture --off-cpu holds\n"
+	       "                        both; off-CPU graphs are drawn in blues, their\n"
+	       "                        widths are time blocked\n"
 	       "  -h, --help            this help\n"
 	       "\n"
 	       "Exit status: 0 written, 1 unreadable or malformed FILE or write failure,\n"
@@ -50,13 +55,14 @@ void flamegraph__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct fg_args *a)
 {
-	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH };
+	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"title", required_argument, NULL, OPT_TITLE},
 		{"pid", required_argument, NULL, OPT_PID},
 		{"inverted", no_argument, NULL, OPT_INVERTED},
 		{"width", required_argument, NULL, OPT_WIDTH},
+		{"type", required_argument, NULL, OPT_TYPE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -82,6 +88,9 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 				return usage_error("--pid needs a process id, not '%s'", optarg);
 			a->o.filter_pid = true;
 			a->o.pid = v;
+			break;
+		case OPT_TYPE:
+			a->type = optarg;
 			break;
 		case OPT_INVERTED:
 			a->o.inverted = true;
@@ -136,7 +145,7 @@ static int write_out(const char *path, const struct buf *b)
 
 int flamegraph__main(int argc, char **argv)
 {
-	struct profile *p = NULL;
+	struct profile *p = NULL, *sel = NULL;
 	struct fg_args a;
 	struct buf svg;
 	int ret, err;
@@ -146,6 +155,14 @@ int flamegraph__main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	if (otlp_read__file(a.in, &p))
 		return 1; /* logged */
+	if (format__pick_type(p, a.type, true, &sel)) {
+		profile__free(p);
+		return 1;
+	}
+	if (sel) {
+		profile__free(p);
+		p = sel;
+	}
 	if (a.o.filter_pid) {
 		size_t i;
 

@@ -18,6 +18,7 @@
 
 #include "util/intern.h"
 #include "util/log.h"
+#include "formats/format.h"
 #include "formats/otlp_read.h"
 #include "model/profile.h"
 #include "model/view.h"
@@ -59,6 +60,8 @@ void report__usage(void)
 	       "      --pid PID         only samples of process PID\n"
 	       "      --comm NAME       only samples whose executable name or thread name is NAME\n"
 	       "      --json            one JSON document instead of text\n"
+	       "      --type TYPE       cpu (default) or off_cpu (capture --off-cpu): values\n"
+	       "                        of off_cpu are nanoseconds blocked, shares of that time\n"
 	       "  -h, --help            this help\n"
 	       "\n"
 	       "JSON keys: \"file\"; \"capture\": {\"host\", \"time\" (RFC 3339 UTC or\n"
@@ -93,7 +96,7 @@ static bool parse_num(const char *s, long long min, long long *out)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON };
+	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE };
 	static const struct option longopts[] = {
 		{"top", required_argument, NULL, OPT_TOP},
 		{"by", required_argument, NULL, OPT_BY},
@@ -102,6 +105,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{"pid", required_argument, NULL, OPT_PID},
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"type", required_argument, NULL, OPT_TYPE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -146,6 +150,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			if (!*optarg)
 				return usage_error("--comm needs a non-empty name");
 			o->comm = optarg;
+			break;
+		case OPT_TYPE:
+			o->type = optarg;
 			break;
 		case OPT_JSON:
 			o->json = true;
@@ -600,8 +607,12 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 	put_text(f, m->sample_type);
 	fputc('/', f);
 	put_text(f, m->sample_unit);
-	fprintf(f, "\n  total       %llu %s\n", (unsigned long long)profile__total(r->p),
+	fprintf(f, "\n  total       %llu %s", (unsigned long long)profile__total(r->p),
 		value_word(m));
+	/* Time values (off-CPU): also in seconds; shares below are of that time. */
+	if (!strcmp(m->sample_unit, "nanoseconds") && !strcmp(m->sample_type, "off_cpu"))
+		fprintf(f, " (%.3f s)", profile__total(r->p) / 1e9);
+	fputc('\n', f);
 	fprintf(f, "  processes   %zu\n  stacks      %zu\n", profile__process_count(r->p),
 		m->stacks);
 	/* What the capture could not keep whole: the report above is short of
@@ -836,7 +847,7 @@ int report__print(FILE *f, const struct profile *p, const struct report_opts *o)
 
 int report__main(int argc, char **argv)
 {
-	struct profile *p = NULL;
+	struct profile *p = NULL, *sel = NULL;
 	struct report_opts o;
 	int ret, err;
 
@@ -845,6 +856,14 @@ int report__main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	if (otlp_read__file(o.file, &p))
 		return 1; /* logged */
+	if (format__pick_type(p, o.type, true, &sel)) {
+		profile__free(p);
+		return 1;
+	}
+	if (sel) {
+		profile__free(p);
+		p = sel;
+	}
 	err = report__print(stdout, p, &o);
 	profile__free(p);
 	if (err) {

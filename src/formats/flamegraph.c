@@ -181,8 +181,10 @@ static enum palette palette_of(const char *type)
 	return PAL_OTHER;
 }
 
-/* Deterministic colour for @name in the palette of @type. */
-static void colour(const char *name, const char *type, __u8 rgb[3])
+/* Deterministic colour for @name in the palette of @type; @off: the cool
+ * palettes of off-CPU graphs (blues and purples), so one is never taken
+ * for a CPU graph (warm: reds, oranges, greens). */
+static void colour(const char *name, const char *type, bool off, __u8 rgb[3])
 {
 	/* Per palette: base and span of r, g, b; two hash-derived fractions
 	 * vary the hue within the palette. */
@@ -194,7 +196,25 @@ static void colour(const char *name, const char *type, __u8 rgb[3])
 		[PAL_MANAGED] = {50, 60, 165, 65, 50, 50},
 		[PAL_OTHER] = {160, 50, 95, 45, 195, 55},
 	};
+	static const __u8 cool[][6] = {
+		[PAL_ROOT] = {185, 10, 185, 10, 190, 10},
+		[PAL_PROCESS] = {150, 30, 150, 30, 160, 30},
+		[PAL_KERNEL] = {40, 40, 90, 60, 200, 55},
+		[PAL_NATIVE] = {30, 40, 150, 50, 180, 50},
+		[PAL_MANAGED] = {120, 50, 80, 40, 200, 55},
+		[PAL_OTHER] = {90, 40, 110, 40, 220, 35},
+	};
 	enum palette pal = palette_of(type);
+
+	if (off) {
+		__u32 h = (__u32)intern__hash(name, strlen(name));
+		double a = (h & 0xffff) / 65535.0, b = (h >> 16) / 65535.0;
+
+		rgb[0] = (__u8)(cool[pal][0] + cool[pal][1] * a);
+		rgb[1] = (__u8)(cool[pal][2] + cool[pal][3] * b);
+		rgb[2] = (__u8)(cool[pal][4] + cool[pal][5] * a);
+		return;
+	}
 	__u32 h = (__u32)intern__hash(name, strlen(name));
 	double a = (h & 0xffff) / 65535.0, b = (h >> 16) / 65535.0;
 
@@ -229,6 +249,7 @@ struct graph {
 	const struct flamegraph_opts *o;
 	unsigned width;
 	__u64 total;
+	bool off_cpu; /* values are nanoseconds off the CPU: cool colours, times */
 
 	struct intern *labels; /* "type\0name\0" -> label */
 	struct label *lab;
@@ -292,7 +313,7 @@ static int get_label(struct graph *g, const char *type, const char *name, __u32 
 	l->type = intern__get(g->labels, *idx, NULL);
 	l->name = l->type + tl + 1;
 	l->chars = text_chars(l->name);
-	colour(l->name, l->type, l->rgb);
+	colour(l->name, l->type, g->off_cpu, l->rgb);
 	return 0;
 }
 
@@ -543,6 +564,12 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 	memset(g, 0, sizeof(*g));
 	g->p = p;
 	g->o = o;
+	{
+		__u32 st, su, pt, pu;
+
+		profile__value_types(p, &st, &su, &pt, &pu);
+		g->off_cpu = !strcmp(profile__string(p, st, NULL), "off_cpu");
+	}
 	g->width = o->width ? o->width : FG_DEFAULT_WIDTH;
 	if (g->width < 4 * FG_PAD)
 		g->width = 4 * FG_PAD;
@@ -612,8 +639,13 @@ static void put_subtitle(struct out *o, const struct graph *g)
 
 	profile__value_types(g->p, &st, &su, &pt, &pu);
 	stype = profile__string(g->p, st, NULL);
-	putf(o, "%llu ", (unsigned long long)g->total);
-	put_xml(o, *stype ? stype : "samples", 0);
+	if (g->off_cpu) {
+		putf(o, "OFF-CPU: %.3f s blocked (widths are time off the CPU)",
+		     g->total / 1e9);
+	} else {
+		putf(o, "%llu ", (unsigned long long)g->total);
+		put_xml(o, *stype ? stype : "samples", 0);
+	}
 	putf(o, ", %zu process%s", g->nprocs, g->nprocs == 1 ? "" : "es");
 	if (m->duration_nano)
 		putf(o, ", %.1f s", m->duration_nano / 1e9);
@@ -628,7 +660,7 @@ static void put_subtitle(struct out *o, const struct graph *g)
 		     g->dropped == 1 ? "" : "s");
 }
 
-static void put_legend(struct out *o)
+static void put_legend(struct out *o, bool off)
 {
 	static const struct {
 		const char *label, *type, *name;
@@ -643,7 +675,7 @@ static void put_legend(struct out *o)
 	size_t i;
 
 	for (i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
-		colour(items[i].name, items[i].type, rgb);
+		colour(items[i].name, items[i].type, off, rgb);
 		putf(o,
 		     "<rect x=\"%u\" y=\"35\" width=\"10\" height=\"10\" fill=\"rgb(%u,%u,%u)\"/>"
 		     "<text x=\"%u\" y=\"44\" class=\"small\">%s</text>\n",
@@ -665,8 +697,12 @@ static void put_frame(struct out *o, const struct graph *g, const struct fg_fram
 	putf(o, "<g class=\"f\" data-x=\"%llu\" data-v=\"%llu\" data-d=\"%u\"><title>",
 	     (unsigned long long)f->x, (unsigned long long)f->v, f->depth);
 	put_xml(o, lab->name, 0);
-	putf(o, "\n%llu samples, %.2f%% of all, type ", (unsigned long long)f->v,
-	     100.0 * (double)f->v / (double)g->total);
+	if (g->off_cpu)
+		putf(o, "\n%.3f ms off-CPU, %.2f%% of all, type ", f->v / 1e6,
+		     100.0 * (double)f->v / (double)g->total);
+	else
+		putf(o, "\n%llu samples, %.2f%% of all, type ", (unsigned long long)f->v,
+		     100.0 * (double)f->v / (double)g->total);
 	put_xml(o, *lab->type ? lab->type : "unknown", 0);
 	putf(o,
 	     "</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%u\" "
@@ -696,7 +732,7 @@ static void put_svg(struct out *o, const struct graph *g)
 	putf(o, "</text>\n<text id=\"fg-sub\" class=\"sub\" x=\"%u\" y=\"44\">", w - FG_PAD);
 	put_subtitle(o, g);
 	puts_(o, "</text>\n");
-	put_legend(o);
+	put_legend(o, g->off_cpu);
 	putf(o,
 	     "<text id=\"fg-reset\" class=\"btn\" x=\"%u\" y=\"20\" style=\"display:none\">"
 	     "Reset zoom</text>\n"

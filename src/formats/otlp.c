@@ -335,14 +335,14 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 	const struct profile_meta *meta = profile__meta(p);
 	PF(Profile) pr = PF(Profile_init_zero);
 	pb_ostream_t s = pbbuf__stream(k);
-	__u32 st, su, pt, pu;
+	__u32 st, su, pt, pu, type = proc == SIZE_MAX ? 0 : profile__process_type(p, proc);
 	struct samples_arg sa = {p, proc};
 	struct packed pk;
 	const __u32 *mattrs;
 	size_t nmattrs;
 
 	buf__reset(k->b);
-	profile__value_types(p, &st, &su, &pt, &pu);
+	profile__value_type(p, type, &st, &su, &pt, &pu);
 	pr.has_sample_type = true;
 	pr.sample_type.type_strindex = st;
 	pr.sample_type.unit_strindex = su;
@@ -356,7 +356,7 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 	if (meta) {
 		pr.time_unix_nano = meta->time_unix_nano;
 		pr.duration_nano = meta->duration_nano;
-		pr.period = (int64_t)meta->period_ns;
+		pr.period = (int64_t)profile__period(p, type);
 		pr.profile_id.size = sizeof(meta->profile_id);
 		memcpy(pr.profile_id.bytes, meta->profile_id, sizeof(meta->profile_id));
 	}

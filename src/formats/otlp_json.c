@@ -499,10 +499,10 @@ static void samples(struct jw *j, const struct profile *p, size_t proc)
 static void profile_msg(struct jw *j, const struct profile *p, size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
-	__u32 st, su, pt, pu;
+	__u32 st, su, pt, pu, type = proc == SIZE_MAX ? 0 : profile__process_type(p, proc);
 	bool first = true;
 
-	profile__value_types(p, &st, &su, &pt, &pu);
+	profile__value_type(p, type, &st, &su, &pt, &pu);
 	lit(j, "{");
 	value_type(j, &first, "sampleType", st, su);
 	if (proc != SIZE_MAX && profile__sample_count(p, proc)) {
@@ -512,7 +512,7 @@ static void profile_msg(struct jw *j, const struct profile *p, size_t proc)
 	u64s(j, &first, "timeUnixNano", meta->time_unix_nano);
 	u64s(j, &first, "durationNano", meta->duration_nano);
 	value_type(j, &first, "periodType", pt, pu);
-	s64s(j, &first, "period", (__s64)meta->period_ns);
+	s64s(j, &first, "period", profile__period(p, type));
 	hex(j, &first, "profileId", meta->profile_id, sizeof(meta->profile_id));
 	/* Carried once, by the first Profile (as otlp.c does). */
 	if (proc == 0 || proc == SIZE_MAX) {

@@ -14,13 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util/buf.h"
 #include "cli/convert.h"
 #include "formats/format.h"
+#include "util/fdio.h"
+#include "util/id.h"
 #include "util/log.h"
 #include "formats/otlp_read.h"
 #include "formats/perf_script.h"
@@ -151,41 +152,6 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 	return 0;
 }
 
-static int write_stdout(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	while (len) {
-		ssize_t n = write(STDOUT_FILENO, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void random_id(__u8 id[16])
-{
-	bool nonzero = false;
-	size_t i;
-
-	if (getrandom(id, 16, 0) != 16) {
-		__u64 x = (__u64)time(NULL) ^ ((__u64)getpid() << 32);
-
-		for (i = 0; i < 16; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
-			id[i] = (__u8)(x >> 56);
-	}
-	for (i = 0; i < 16; i++)
-		nonzero |= id[i] != 0;
-	if (!nonzero)
-		id[0] = 1;
-}
-
 /* Parse perf script text into *@out and give it capture metadata. 0 or 1
  * (logged). */
 static int read_perf_script(const struct convert_opts *o, const char *name, const struct buf *in,
@@ -221,7 +187,7 @@ static int read_perf_script(const struct convert_opts *o, const char *name, cons
 	m.os_type = "linux";
 	m.scope_name = "profcap";
 	m.scope_version = PROFCAP_VERSION;
-	random_id(m.profile_id);
+	id__random(m.profile_id);
 	if (o->embed_original) {
 		m.original_payload = in->data;
 		m.original_payload_len = in->len;
@@ -312,7 +278,7 @@ int convert__main(int argc, char **argv)
 		if (sink__deliver(sink, data.data, data.len))
 			goto out;
 	} else {
-		err = write_stdout(data.data, data.len);
+		err = fdio__write_all(STDOUT_FILENO, data.data, data.len);
 		if (err) {
 			pr_err("cannot write to standard output: %s", strerror(-err));
 			goto out;

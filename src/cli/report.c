@@ -479,8 +479,8 @@ static void put_text(FILE *f, const char *s)
 	size_t n;
 
 	while (*s) {
-		n = utf8__seq(s);
-		if (!n || (unsigned char)*s < 0x20 || *s == 0x7f) {
+		n = utf8__printable(s, SIZE_MAX);
+		if (!n) {
 			fputc('?', f);
 			s++;
 			continue;

@@ -18,6 +18,7 @@
 #include "cpu_sampler.h"
 #include "cpu_sampler.skel.h"
 #include "util/log.h"
+#include "proc/status.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
 
@@ -63,32 +64,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int read_caps(__u64 *eff)
-{
-	char line[256];
-	FILE *f;
-	int err = -ENOENT;
-
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "CapEff:", 7)) {
-			*eff = strtoull(line + 7, NULL, 16);
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
-}
-
 int sampler__check_privileges(void)
 {
 	const int cap_sys_admin = 21, cap_perfmon = 38, cap_bpf = 39;
-	__u64 eff = 0;
+	unsigned long long eff = 0;
 
-	if (read_caps(&eff))
+	if (proc_status__self("CapEff:", 0, 16, &eff))
 		return 0; /* cannot tell: let the load itself fail clearly */
 	if (eff & (1ull << cap_sys_admin))
 		return 0;

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "collect/cfi.h"
 #include "proc/procmaps.h"
 #include "collect/unwind_table.h"
@@ -40,14 +41,6 @@ struct unwind_table {
 	struct unwind_map *scratch; /* UNWIND_TABLE_MAX_PROC_MAPS */
 	struct unwind_table_stats st;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
 
 static __u64 mix(__u64 a, __u64 b)
 {
@@ -262,7 +255,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	f->dev = dev;
 	f->ino = ino;
 	u->nfiles++;
-	t0 = now_ns();
+	t0 = clock__mono_ns();
 	if (vdso) {
 		load_vdso(u, f);
 	} else {
@@ -285,7 +278,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 			close(fd);
 		}
 	}
-	u->st.parse_ns += now_ns() - t0;
+	u->st.parse_ns += clock__mono_ns() - t0;
 	return f;
 }
 
@@ -408,7 +401,7 @@ int unwind_table__add_process(struct unwind_table *u, int pid)
 		return err;
 	if (!p->loaded_ns)
 		u->st.processes++;
-	p->loaded_ns = now_ns();
+	p->loaded_ns = clock__mono_ns();
 	u->st.mappings += n;
 	return 0;
 }
@@ -418,11 +411,11 @@ int unwind_table__refresh(struct unwind_table *u, int pid)
 	struct ut_proc *p = proc_get(u, (__u32)pid, false);
 	int err;
 
-	if (p && p->loaded_ns && now_ns() - p->loaded_ns < UNWIND_TABLE_REFRESH_NS)
+	if (p && p->loaded_ns && clock__mono_ns() - p->loaded_ns < UNWIND_TABLE_REFRESH_NS)
 		return 0;
 	err = unwind_table__add_process(u, pid);
 	if (err == -ESRCH && (p = proc_get(u, (__u32)pid, true)))
-		p->loaded_ns = now_ns(); /* gone: do not retry it every time */
+		p->loaded_ns = clock__mono_ns(); /* gone: do not retry it every time */
 	return err ? err : 1;
 }
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/fdio.h"
 #include "util/log.h"
 #include "export/sink.h"
 
@@ -34,22 +35,6 @@ void sink__free(struct sink *s)
 		s->ops->free(s);
 }
 
-static int write_all(int fd, const unsigned char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int file_deliver(struct sink *base, const void *data, size_t len)
 {
 	struct file_sink *s = (struct file_sink *)base;
@@ -58,7 +43,7 @@ static int file_deliver(struct sink *base, const void *data, size_t len)
 
 	if (s->fd < 0)
 		return -EBADF;
-	err = write_all(s->fd, data, len);
+	err = fdio__write_all(s->fd, data, len);
 	if (!err && fsync(s->fd))
 		err = -errno;
 	if (!err && close(s->fd))

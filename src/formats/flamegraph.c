@@ -73,25 +73,13 @@ static void putf(struct out *o, const char *fmt, ...)
 	put(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-/* Code point at @s of a valid @n-byte UTF-8 sequence. */
-static __u32 utf8_cp(const unsigned char *s, size_t n)
-{
-	static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
-	__u32 cp = s[0] & lead_mask[n];
-	size_t i;
-
-	for (i = 1; i < n; i++)
-		cp = (cp << 6) | (s[i] & 0x3f);
-	return cp;
-}
-
 /* Append @s escaped as XML character data, at most @max characters of it
  * (then ".." is appended; @max 0 = all). Bytes that XML 1.0 cannot carry
  * (invalid UTF-8, control characters, U+FFFE/U+FFFF) become U+FFFD. */
 static void put_xml(struct out *o, const char *s, size_t max)
 {
 	size_t n, count = 0;
-	__u32 cp;
+	__u32 cp = 0;
 
 	while (*s) {
 		if (max && count == max) {
@@ -99,8 +87,7 @@ static void put_xml(struct out *o, const char *s, size_t max)
 			return;
 		}
 		count++;
-		n = utf8__seq(s);
-		cp = n ? utf8_cp((const unsigned char *)s, n) : 0;
+		n = utf8__decode(s, SIZE_MAX, &cp);
 		if (!n || (cp < 0x20 && cp != '\t') || cp == 0xfffe || cp == 0xffff) {
 			puts_(o, "\xef\xbf\xbd");
 			s += n ? n : 1;

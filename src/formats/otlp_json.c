@@ -15,6 +15,7 @@
 
 #include "formats/otlp_json.h"
 #include "model/profile.h"
+#include "util/utf8.h"
 
 struct jw {
 	struct buf *b;
@@ -32,40 +33,6 @@ static void lit(struct jw *j, const char *s)
 	raw(j, s, strlen(s));
 }
 
-/* Length of the valid UTF-8 sequence at @s (@n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	__u32 cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* No overlong forms, surrogates or code points past U+10FFFF. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* A JSON string literal of @len bytes at @s. */
 static void str_n(struct jw *j, const char *s, size_t len)
 {
@@ -77,7 +44,7 @@ static void str_n(struct jw *j, const char *s, size_t len)
 	while (i < len) {
 		unsigned char c = u[i];
 
-		n = utf8_len(u + i, len - i);
+		n = utf8__decode(s + i, len - i, NULL);
 		if (n && c >= 0x20 && c != '"' && c != '\\') {
 			i += n;
 			run += n;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/elfsym.h"
 
@@ -522,16 +523,10 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, __u64 off, __u64 *vaddr)
 
 const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr)
 {
-	size_t lo = 0, hi = e->nsyms, n;
+	size_t lo = search__upto(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, start),
+				 vaddr);
+	size_t n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (n = 0; lo > 0 && n < LOOKBACK; lo--, n++) {
 		const struct sym *s = &e->syms[lo - 1];
 

@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
+#include "util/utf8.h"
+#include "util/search.h"
 #include "util/arena.h"
 #include "util/intern.h"
 #include "symbolize/perfmap.h"
@@ -94,59 +96,6 @@ void perfmap__free(struct perfmap *m)
 
 /* ---- names --------------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at @s (at most @len bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t len)
-{
-	size_t n, i;
-	__u32 cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates, beyond U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* Copy @len bytes of @src to @dst as valid UTF-8 without control characters
- * (each bad byte becomes '?'); same length. */
-static void sanitize(char *dst, const char *src, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0, n;
-
-	while (i < len) {
-		if (s[i] >= 0x20 && s[i] < 0x7f) {
-			dst[i] = (char)s[i];
-			i++;
-			continue;
-		}
-		n = utf8_seq(s + i, len - i);
-		if (!n || (n == 1 && (s[i] < 0x20 || s[i] == 0x7f))) {
-			dst[i++] = '?';
-			continue;
-		}
-		memcpy(dst + i, s + i, n);
-		i += n;
-	}
-}
-
 static int names_grow(struct perfmap *m)
 {
 	size_t cap = m->names_cap ? m->names_cap * 2 : 1024, i, j;
@@ -188,7 +137,7 @@ static const char *intern_name(struct perfmap *m, const char *raw, size_t len, _
 	p = arena__alloc(&m->names_mem, len + 1, 1);
 	if (!p)
 		return NULL;
-	sanitize(p, raw, len);
+	utf8__sanitize(p, raw, len, '?');
 	p[len] = '\0';
 	m->names[j].name = p;
 	m->names[j].hash = h;
@@ -723,29 +672,16 @@ out:
 
 const struct perfmap_sym *perfmap__lookup(const struct perfmap *m, __u64 addr)
 {
-	size_t lo = 0, hi = m->nsparse;
+	size_t lo, hi;
 
 	/* The last block whose first start is <= @addr, then within it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->sparse[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = search__upto(m->sparse, m->nsparse, sizeof(*m->sparse), 0, addr);
 	if (!lo)
 		return NULL;
 	hi = lo * SPARSE < m->nsegs ? lo * SPARSE : m->nsegs;
 	lo = (lo - 1) * SPARSE;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->segs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo += search__upto(m->segs + lo, hi - lo, sizeof(*m->segs),
+			   offsetof(struct perfmap_sym, start), addr);
 	if (lo && addr < m->segs[lo - 1].end)
 		return &m->segs[lo - 1];
 	return NULL;

@@ -15,6 +15,7 @@
 
 #include "formats/otlp_json.h"
 #include "model/profile.h"
+#include "model/view.h"
 #include "util/utf8.h"
 
 struct jw {
@@ -348,87 +349,30 @@ static void dictionary(struct jw *j, const struct profile *p)
 
 /* ---- resources ------------------------------------------------------------- */
 
-/* Resource attributes, keys unique, first wins (same order as otlp.c). */
-struct res {
-	const char *keys[8 + PROFILE_MAX_RESOURCE_ATTRS];
-	size_t n;
-	struct jw *j;
-	bool first;
-};
-
-static bool res_take(struct res *r, const char *k)
-{
-	size_t i;
-
-	if (r->n >= sizeof(r->keys) / sizeof(r->keys[0]))
-		return false;
-	for (i = 0; i < r->n; i++)
-		if (!strcmp(r->keys[i], k))
-			return false;
-	r->keys[r->n++] = k;
-	return true;
-}
-
-static void res_str(struct res *r, const char *k, const char *v)
-{
-	bool f = true, vf = true;
-
-	if (!v || !*v || !res_take(r, k))
-		return;
-	if (!r->first)
-		lit(r->j, ",");
-	r->first = false;
-	lit(r->j, "{");
-	key(r->j, &f, "key");
-	str(r->j, k);
-	key(r->j, &f, "value");
-	lit(r->j, "{");
-	key(r->j, &vf, "stringValue");
-	str(r->j, v);
-	lit(r->j, "}}");
-}
-
-static void res_int(struct res *r, const char *k, __s64 v)
-{
-	bool f = true, vf = true;
-
-	if (!res_take(r, k))
-		return;
-	if (!r->first)
-		lit(r->j, ",");
-	r->first = false;
-	lit(r->j, "{");
-	key(r->j, &f, "key");
-	str(r->j, k);
-	key(r->j, &f, "value");
-	lit(r->j, "{");
-	key(r->j, &vf, "intValue");
-	int64_str(r->j, v);
-	lit(r->j, "}}");
-}
-
+/* The resource attributes of process @proc (view__resource_attrs()). */
 static void resource_attrs(struct jw *j, const struct profile *p, size_t proc)
 {
-	const struct profile_meta *meta = profile__meta(p);
-	struct res r = {.n = 0, .j = j, .first = true};
-	size_t i;
+	struct view_resource_attr a[VIEW_MAX_RESOURCE_ATTRS];
+	size_t i, n = view__resource_attrs(p, proc, a);
 
 	lit(j, "[");
-	if (proc != SIZE_MAX) {
-		const struct profile_process_desc *d = profile__process(p, proc);
+	for (i = 0; i < n; i++) {
+		bool f = true, vf = true;
 
-		res_int(&r, "process.pid", d->pid);
-		res_str(&r, "process.executable.name", d->exe_name);
-		res_str(&r, "process.executable.path", d->exe_path);
-		res_str(&r, "process.command_line", d->cmdline);
-		res_str(&r, "container.id", d->container_id);
+		if (i)
+			lit(j, ",");
+		lit(j, "{");
+		key(j, &f, "key");
+		str(j, a[i].key);
+		key(j, &f, "value");
+		lit(j, "{");
+		key(j, &vf, a[i].str ? "stringValue" : "intValue");
+		if (a[i].str)
+			str(j, a[i].str);
+		else
+			int64_str(j, a[i].num);
+		lit(j, "}}");
 	}
-	for (i = 0; i < meta->nresource; i++)
-		if (strncmp(meta->resource[i].key, "process.", 8))
-			res_str(&r, meta->resource[i].key, meta->resource[i].value);
-	res_str(&r, "host.name", meta->host_name);
-	res_str(&r, "host.arch", meta->host_arch);
-	res_str(&r, "os.type", meta->os_type);
 	lit(j, "]");
 }
 

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "util/buf.h"
 #include "cli/convert.h"
 #include "formats/format.h"
@@ -129,17 +130,12 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		case 'h':
 			convert__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("convert", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no input: give a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one input at a time ('%s' is extra)", argv[optind + 1]);
-	o->in = argv[optind];
+	if (args__one_input("convert", argc, argv, &o->in))
+		return -EINVAL;
 	if (!o->out)
 		return usage_error("no output: give -o FILE, or -o - for standard output");
 	if (!have_to)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "model/profile.h"
@@ -98,17 +99,12 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		case 'h':
 			flamegraph__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("flamegraph", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no file given: name a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one file at a time: unexpected '%s'", argv[optind + 1]);
-	a->in = argv[optind];
+	if (args__one_input("flamegraph", argc, argv, &a->in))
+		return -EINVAL;
 	if (!a->out)
 		return usage_error("no output: give -o OUT.svg (or -o - for standard output)");
 	return 0;

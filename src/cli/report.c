@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/args.h"
 #include "util/intern.h"
 #include "util/log.h"
 #include "formats/otlp_read.h"
@@ -153,17 +154,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			report__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("report", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no file given: name a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one file at a time: unexpected '%s'", argv[optind + 1]);
-	o->file = argv[optind];
+	if (args__one_input("report", argc, argv, &o->file))
+		return -EINVAL;
 	return 0;
 }
 

@@ -445,12 +445,131 @@ static __u32 unwind_join(struct sampler *s, int ext_fd, __u64 hash, __u64 nr, __
 	return n;
 }
 
+/* Before load: the rodata switches and filters, fork following, and the map
+ * sizes. 0, or -1 after logging why. */
+static int configure(struct sampler *s, const struct sampler_opts *o)
+{
+	__u64 pidns_dev = 0, pidns_ino = 0;
+	__u32 entries;
+	int err;
+
+	s->skel->rodata->want_user = o->user;
+	s->skel->rodata->want_kernel = o->kernel;
+	s->skel->rodata->skip_idle = !o->idle;
+	if (o->ncgroups > PROFCAP_MAX_CGROUPS) {
+		pr_err("too many cgroups to filter on (%zu, at most %d)", o->ncgroups,
+		       PROFCAP_MAX_CGROUPS);
+		return -1;
+	}
+	s->skel->rodata->filter_pids = o->npids > 0;
+	s->skel->rodata->filter_tids = o->ntids > 0;
+	s->skel->rodata->filter_comms = o->ncomms > 0;
+	s->skel->rodata->filter_cgroups = (__u32)o->ncgroups;
+	if (!own_pid_ns(&pidns_dev, &pidns_ino) && pidns_ino != PID_NS_INIT_INO) {
+		/* Not the initial PID namespace: report PIDs as seen in ours. */
+		s->skel->rodata->pidns_dev = pidns_dev;
+		s->skel->rodata->pidns_ino = pidns_ino;
+	}
+	if (o->follow_forks && o->npids) {
+		__u32 off = 0;
+
+		err = fork_child_offset(&off);
+		if (err) {
+			pr_err("cannot follow new processes: the sched_process_fork tracepoint "
+			       "format is %s; mount tracefs (mount -t tracefs nodev "
+			       "/sys/kernel/tracing)",
+			       err == -ENOENT ? "not readable" : "unknown");
+			return -1;
+		}
+		s->skel->rodata->follow_forks = 1;
+		s->skel->rodata->fork_child_off = off;
+		bpf_map__set_max_entries(s->skel->maps.followed, SAMPLER_FOLLOWED_MAX);
+	} else {
+		bpf_program__set_autoload(s->skel->progs.profcap_fork, false);
+	}
+	/* One drain interval (about a second) of samples from every CPU must
+	 * fit in one generation, with room for two stacks per sample. */
+	entries = clamp_entries(2ull * o->freq_hz * s->nonline + 1024);
+	bpf_map__set_max_entries(s->skel->maps.counts0, entries);
+	bpf_map__set_max_entries(s->skel->maps.counts1, entries);
+	bpf_map__set_max_entries(s->skel->maps.stacks0, entries);
+	bpf_map__set_max_entries(s->skel->maps.stacks1, entries);
+	if (o->npids)
+		bpf_map__set_max_entries(s->skel->maps.pids, (__u32)o->npids);
+	if (o->ntids)
+		bpf_map__set_max_entries(s->skel->maps.tids, (__u32)o->ntids);
+	if (o->ncomms)
+		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
+	if (o->ncgroups)
+		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
+	unwind_configure(s, o);
+	return 0;
+}
+
+/* After load: the fork tracepoint (when following) and the ring buffer.
+ * 0, or -errno after logging why. */
+static int attach_events(struct sampler *s)
+{
+	int err;
+
+	if (s->skel->rodata->follow_forks) {
+		s->fork_link = bpf_program__attach(s->skel->progs.profcap_fork);
+		if (!s->fork_link) {
+			err = -errno;
+			pr_err("cannot attach to the sched_process_fork tracepoint: %s; mount "
+			       "tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
+			       strerror(-err));
+			return err;
+		}
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_err("cannot open the BPF ring buffer: %s (needs Linux >= 5.8)", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* One cpu-clock perf event per online CPU (@online, s->ncpus entries). 0,
+ * or -errno after logging why, with a hint for each usual cause. */
+static int open_perf_events(struct sampler *s, const bool *online, __u32 freq_hz)
+{
+	__u32 i;
+	int err;
+
+	for (i = 0; i < s->ncpus; i++) {
+		if (!online[i])
+			continue;
+		s->pfds[i] = perf_open_cpu((int)i, freq_hz);
+		if (s->pfds[i] >= 0)
+			continue;
+		err = -errno;
+		if (err == -EACCES || err == -EPERM)
+			pr_err("perf events are not permitted (%s): run as root or grant "
+			       "CAP_PERFMON, or lower kernel.perf_event_paranoid "
+			       "(sysctl -w kernel.perf_event_paranoid=-1)",
+			       strerror(-err));
+		else if (err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP)
+			pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): the "
+			       "kernel needs CONFIG_PERF_EVENTS",
+			       i, strerror(-err));
+		else if (err == -EMFILE)
+			pr_err("out of file descriptors opening perf events for %u CPUs: "
+			       "raise the limit with 'ulimit -n'",
+			       s->ncpus);
+		else
+			pr_err("perf_event_open on CPU %u failed: %s", i, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 struct sampler *sampler__new(const struct sampler_opts *o)
 {
 	struct sampler *s = NULL;
 	bool *online = NULL;
-	__u32 ncpus = 0, entries, i;
-	__u64 pidns_dev = 0, pidns_ino = 0;
+	__u32 ncpus = 0, i;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -482,110 +601,22 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		explain_load_error(err);
 		goto err_out;
 	}
-	s->skel->rodata->want_user = o->user;
-	s->skel->rodata->want_kernel = o->kernel;
-	s->skel->rodata->skip_idle = !o->idle;
-	if (o->ncgroups > PROFCAP_MAX_CGROUPS) {
-		pr_err("too many cgroups to filter on (%zu, at most %d)", o->ncgroups,
-		       PROFCAP_MAX_CGROUPS);
+	if (configure(s, o))
 		goto err_out;
-	}
-	s->skel->rodata->filter_pids = o->npids > 0;
-	s->skel->rodata->filter_tids = o->ntids > 0;
-	s->skel->rodata->filter_comms = o->ncomms > 0;
-	s->skel->rodata->filter_cgroups = (__u32)o->ncgroups;
-	if (!own_pid_ns(&pidns_dev, &pidns_ino) && pidns_ino != PID_NS_INIT_INO) {
-		/* Not the initial PID namespace: report PIDs as seen in ours. */
-		s->skel->rodata->pidns_dev = pidns_dev;
-		s->skel->rodata->pidns_ino = pidns_ino;
-	}
-	if (o->follow_forks && o->npids) {
-		__u32 off = 0;
-
-		err = fork_child_offset(&off);
-		if (err) {
-			pr_err("cannot follow new processes: the sched_process_fork tracepoint "
-			       "format is %s; mount tracefs (mount -t tracefs nodev "
-			       "/sys/kernel/tracing)",
-			       err == -ENOENT ? "not readable" : "unknown");
-			goto err_out;
-		}
-		s->skel->rodata->follow_forks = 1;
-		s->skel->rodata->fork_child_off = off;
-		bpf_map__set_max_entries(s->skel->maps.followed, SAMPLER_FOLLOWED_MAX);
-	} else {
-		bpf_program__set_autoload(s->skel->progs.profcap_fork, false);
-	}
-	/* One drain interval (about a second) of samples from every CPU must
-	 * fit in one generation, with room for two stacks per sample. */
-	entries = clamp_entries(2ull * o->freq_hz * s->nonline + 1024);
-	bpf_map__set_max_entries(s->skel->maps.counts0, entries);
-	bpf_map__set_max_entries(s->skel->maps.counts1, entries);
-	bpf_map__set_max_entries(s->skel->maps.stacks0, entries);
-	bpf_map__set_max_entries(s->skel->maps.stacks1, entries);
-	if (o->npids)
-		bpf_map__set_max_entries(s->skel->maps.pids, (__u32)o->npids);
-	if (o->ntids)
-		bpf_map__set_max_entries(s->skel->maps.tids, (__u32)o->ntids);
-	if (o->ncomms)
-		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
-	if (o->ncgroups)
-		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
-	unwind_configure(s, o);
-
 	err = cpu_sampler__load(s->skel);
 	if (err) {
 		explain_load_error(err);
 		goto err_out;
 	}
 	err = unwind_open(s);
+	if (!err)
+		err = set_filters(s, o);
+	if (!err)
+		err = attach_events(s);
+	if (!err)
+		err = open_perf_events(s, online, o->freq_hz);
 	if (err)
 		goto err_out;
-	err = set_filters(s, o);
-	if (err)
-		goto err_out;
-	if (s->skel->rodata->follow_forks) {
-		s->fork_link = bpf_program__attach(s->skel->progs.profcap_fork);
-		if (!s->fork_link) {
-			err = -errno;
-			pr_err("cannot attach to the sched_process_fork tracepoint: %s; mount "
-			       "tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
-			       strerror(-err));
-			goto err_out;
-		}
-	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
-	if (!s->rb) {
-		err = -errno;
-		pr_err("cannot open the BPF ring buffer: %s (needs Linux >= 5.8)", strerror(-err));
-		goto err_out;
-	}
-
-	for (i = 0; i < ncpus; i++) {
-		if (!online[i])
-			continue;
-		s->pfds[i] = perf_open_cpu((int)i, o->freq_hz);
-		if (s->pfds[i] < 0) {
-			err = -errno;
-			if (err == -EACCES || err == -EPERM)
-				pr_err("perf events are not permitted (%s): run as root or grant "
-				       "CAP_PERFMON, or lower kernel.perf_event_paranoid "
-				       "(sysctl -w kernel.perf_event_paranoid=-1)",
-				       strerror(-err));
-			else if (err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP)
-				pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): "
-				       "the "
-				       "kernel needs CONFIG_PERF_EVENTS",
-				       i, strerror(-err));
-			else if (err == -EMFILE)
-				pr_err("out of file descriptors opening perf events for %u CPUs: "
-				       "raise the limit with 'ulimit -n'",
-				       ncpus);
-			else
-				pr_err("perf_event_open on CPU %u failed: %s", i, strerror(-err));
-			goto err_out;
-		}
-	}
 	free(online);
 	return s;
 

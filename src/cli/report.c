@@ -661,28 +661,21 @@ static void text_frames(FILE *f, const struct report *r, const struct row *v, si
 	text_more(f, n, k);
 }
 
-static void text_procs(FILE *f, const struct report *r, const struct row *v, size_t n)
+/* The process table, or with @threads the thread table (one more column). */
+static void text_tasks(FILE *f, const struct report *r, const struct row *v, size_t n,
+		       bool threads)
 {
 	size_t i, k = shown(r->o, n);
 
-	fprintf(f, "\nProcesses (%zu):\n    SHARE       VALUE         PID  EXE\n", n);
+	fprintf(f, "\n%s (%zu):\n    SHARE       VALUE         PID%s\n",
+		threads ? "Threads" : "Processes", n,
+		threads ? "         TID  NAME" : "  EXE");
 	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu %11lld  ", 100.0 * share(v[i].self, r->total),
+		fprintf(f, "  %6.2f%% %11llu %11lld", 100.0 * share(v[i].self, r->total),
 			(unsigned long long)v[i].self, (long long)v[i].pid);
-		put_text(f, *v[i].name ? v[i].name : "(unknown)");
-		fputc('\n', f);
-	}
-	text_more(f, n, k);
-}
-
-static void text_threads(FILE *f, const struct report *r, const struct row *v, size_t n)
-{
-	size_t i, k = shown(r->o, n);
-
-	fprintf(f, "\nThreads (%zu):\n    SHARE       VALUE         PID         TID  NAME\n", n);
-	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu %11lld %11lld  ", 100.0 * share(v[i].self, r->total),
-			(unsigned long long)v[i].self, (long long)v[i].pid, (long long)v[i].tid);
+		if (threads)
+			fprintf(f, " %11lld", (long long)v[i].tid);
+		fputs("  ", f);
 		put_text(f, *v[i].name ? v[i].name : "(unknown)");
 		fputc('\n', f);
 	}
@@ -809,8 +802,8 @@ static int print_report(FILE *f, const struct report *r)
 	}
 	if (o->by == BY_FUNCTION || o->by == BY_MAPPING)
 		text_frames(f, r, frames, nf);
-	text_procs(f, r, procs, np);
-	text_threads(f, r, threads, nt);
+	text_tasks(f, r, procs, np, false);
+	text_tasks(f, r, threads, nt, true);
 out:
 	free(frames);
 	free(procs);

@@ -193,22 +193,26 @@ static bool parse_line(const char *s, const char *end, __u64 *start, __u64 *size
 
 /* ---- flattening ------------------------------------------------------------------- */
 
-/* Stable LSD radix sorts by a 64-bit key, one byte per pass; passes where
- * every key has the same byte are skipped (addresses share their high
- * bytes). @tmp has room for @n elements. Stability keeps raw entries of the
- * same start in line order. */
-static void radix_raw(struct raw_entry *a, struct raw_entry *tmp, size_t n)
+/* Stable LSD radix sort of @n elements of @size bytes at @a by the __u64 key
+ * at byte @off, one byte per pass; passes where every key has the same byte
+ * are skipped (addresses share their high bytes). @tmp has room for @n
+ * elements. Stability keeps raw entries of the same start in line order.
+ * Always inlined so that each caller's element size is a constant. */
+static inline __attribute__((always_inline)) void radix_sort(void *a, void *tmp, size_t n,
+							       size_t size, size_t off)
 {
+	unsigned char *e = a, *t = tmp;
 	size_t count[256], i;
 	int shift;
 
+#define RADIX_KEY(p, i) (*(const __u64 *)(const void *)((p) + (i) * size + off))
 	for (shift = 0; shift < 64; shift += 8) {
 		size_t sum = 0;
 
 		memset(count, 0, sizeof(count));
 		for (i = 0; i < n; i++)
-			count[(a[i].start >> shift) & 0xff]++;
-		if (count[(a[0].start >> shift) & 0xff] == n)
+			count[(RADIX_KEY(e, i) >> shift) & 0xff]++;
+		if (count[(RADIX_KEY(e, 0) >> shift) & 0xff] == n)
 			continue;
 		for (i = 0; i < 256; i++) {
 			size_t c = count[i];
@@ -217,34 +221,11 @@ static void radix_raw(struct raw_entry *a, struct raw_entry *tmp, size_t n)
 			sum += c;
 		}
 		for (i = 0; i < n; i++)
-			tmp[count[(a[i].start >> shift) & 0xff]++] = a[i];
-		memcpy(a, tmp, n * sizeof(*a));
+			memcpy(t + count[(RADIX_KEY(e, i) >> shift) & 0xff]++ * size, e + i * size,
+			       size);
+		memcpy(e, t, n * size);
 	}
-}
-
-static void radix_u64(__u64 *a, __u64 *tmp, size_t n)
-{
-	size_t count[256], i;
-	int shift;
-
-	for (shift = 0; shift < 64; shift += 8) {
-		size_t sum = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < n; i++)
-			count[(a[i] >> shift) & 0xff]++;
-		if (count[(a[0] >> shift) & 0xff] == n)
-			continue;
-		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
-
-			count[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			tmp[count[(a[i] >> shift) & 0xff]++] = a[i];
-		memcpy(a, tmp, n * sizeof(*a));
-	}
+#undef RADIX_KEY
 }
 
 /* Append [start, end) -> name to @out (room is guaranteed by the caller),
@@ -318,12 +299,12 @@ static int flatten(struct raw_entry *raw, size_t n, struct perfmap_sym *out, siz
 		err = -ENOMEM;
 		goto out;
 	}
-	radix_raw(raw, tmp, n);
+	radix_sort(raw, tmp, n, sizeof(*raw), offsetof(struct raw_entry, start));
 	for (i = 0; i < n; i++) {
 		bounds[nb++] = raw[i].start;
 		bounds[nb++] = raw[i].end;
 	}
-	radix_u64(bounds, (__u64 *)(void *)tmp, nb);
+	radix_sort(bounds, tmp, nb, sizeof(*bounds), 0);
 	for (i = 0; i < nb; i++) {
 		__u64 b = bounds[i];
 

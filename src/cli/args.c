@@ -1,5 +1,7 @@
 /* args.c - shared command-line steps (see args.h). */
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 
 #include "cli/args.h"
 #include "util/log.h"
@@ -9,6 +11,15 @@ int args__bad_option(const char *cmd, int c, char **argv)
 	if (c == ':')
 		return log__usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 	return log__usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+bool args__int(const char *s, long long min, long long max, long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return !errno && end != s && !*end && *v >= min && *v <= max;
 }
 
 int args__one_input(const char *cmd, int argc, char **argv, const char **in)

@@ -62,7 +62,6 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		{0},
 	};
 	long long v;
-	char *end;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -77,9 +76,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			a->o.title = optarg;
 			break;
 		case OPT_PID:
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < INT32_MIN || v > INT32_MAX)
+			if (!args__int(optarg, INT32_MIN, INT32_MAX, &v))
 				return usage_error("--pid needs a process id, not '%s'", optarg);
 			a->o.filter_pid = true;
 			a->o.pid = v;
@@ -88,9 +85,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			a->o.inverted = true;
 			break;
 		case OPT_WIDTH:
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 200 || v > 100000)
+			if (!args__int(optarg, 200, 100000, &v))
 				return usage_error("--width needs a number of pixels from 200 to "
 						   "100000, not '%s'",
 						   optarg);

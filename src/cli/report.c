@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,15 +83,6 @@ void report__usage(void)
 
 #define usage_error(...) log__usage_error("report", __VA_ARGS__)
 
-static bool parse_num(const char *s, long long min, long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	return !errno && end != s && !*end && *out >= min;
-}
-
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
@@ -116,7 +108,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TOP:
-			if (!parse_num(optarg, 0, &v) || v > 1000000)
+			if (!args__int(optarg, 0, 1000000, &v))
 				return usage_error(
 					"--top needs a number from 0 to 1000000, not '%s'", optarg);
 			o->top = (unsigned long)v;
@@ -138,7 +130,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->inclusive = true;
 			break;
 		case OPT_PID:
-			if (!parse_num(optarg, INT32_MIN, &v))
+			if (!args__int(optarg, INT32_MIN, LLONG_MAX, &v))
 				return usage_error("--pid needs a process id, not '%s'", optarg);
 			o->filter_pid = true;
 			o->pid = v;

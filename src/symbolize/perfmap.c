@@ -72,18 +72,24 @@ struct perfmap *perfmap__new(void)
 	return perfmap__new_limited(PERFMAP_MAX_BYTES, PERFMAP_MAX_SEGMENTS);
 }
 
-static void release_all(struct perfmap *m)
+/* Drop the segments and their sparse index (the names stay). */
+static void release_segs(struct perfmap *m)
 {
-	arena__release(&m->names_mem);
-	free(m->names);
-	m->names = NULL;
-	m->names_cap = m->nnames = 0;
 	free(m->segs);
 	m->segs = NULL;
 	m->nsegs = m->segs_cap = 0;
 	free(m->sparse);
 	m->sparse = NULL;
 	m->nsparse = 0;
+}
+
+static void release_all(struct perfmap *m)
+{
+	arena__release(&m->names_mem);
+	free(m->names);
+	m->names = NULL;
+	m->names_cap = m->nnames = 0;
+	release_segs(m);
 }
 
 void perfmap__free(struct perfmap *m)
@@ -531,12 +537,7 @@ int perfmap__update_fd(struct perfmap *m, int fd)
 			     (__u64)st.st_size < m->offset)) {
 		/* Rewritten or replaced: start over. Names handed out stay
 		 * valid (and interned); the byte cap counts both reads. */
-		free(m->segs);
-		m->segs = NULL;
-		m->nsegs = m->segs_cap = 0;
-		free(m->sparse);
-		m->sparse = NULL;
-		m->nsparse = 0;
+		release_segs(m);
 		m->skip_line = false;
 		m->offset = 0;
 		m->st.segments = 0;

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "util/fdio.h"
 #include "cli/args.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -111,11 +113,10 @@ static int write_out(const char *path, const struct buf *b)
 	int err;
 
 	if (!strcmp(path, "-")) {
-		if (fwrite(b->data, 1, b->len, stdout) != b->len || fflush(stdout)) {
-			pr_err("cannot write the SVG to standard output: %s", strerror(errno));
-			return -EIO;
-		}
-		return 0;
+		err = fdio__write_all(STDOUT_FILENO, b->data, b->len);
+		if (err)
+			pr_err("cannot write the SVG to standard output: %s", strerror(-err));
+		return err;
 	}
 	s = file_sink__new(path);
 	if (!s)

@@ -11,6 +11,7 @@
 
 #include "test.h"
 #include "proc/status.h"
+#include "util/buf.h"
 #include "util/clock.h"
 #include "util/fdio.h"
 #include "util/id.h"
@@ -146,6 +147,24 @@ TEST(proc_status_fields)
 	CHECK(proc_status__self("NoSuchField:", 0, 10, &v) == -ENOENT);
 }
 
+TEST(sticky_writer)
+{
+	struct buf b;
+	struct buf_out o = {&b, 0};
+
+	buf__init(&b, 8);
+	buf__puts(&o, "abc");
+	buf__put(&o, "de", 2);
+	CHECK_EQ_U64(o.err, 0);
+	buf__puts(&o, "toolong"); /* past the 8-byte cap: the error sticks */
+	CHECK(o.err == -E2BIG);
+	buf__puts(&o, "f");
+	CHECK(o.err == -E2BIG);
+	CHECK_EQ_U64(b.len, 5);
+	CHECK(!memcmp(b.data, "abcde", 5));
+	buf__release(&b);
+}
+
 int main(void)
 {
 	RUN(utf8_decode);
@@ -155,5 +174,6 @@ int main(void)
 	RUN(random_ids_differ_and_are_nonzero);
 	RUN(system_clock_moves);
 	RUN(proc_status_fields);
+	RUN(sticky_writer);
 	return TEST_DONE();
 }

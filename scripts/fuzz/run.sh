@@ -6,6 +6,9 @@
 #   perf_script  perf_script__parse() (then the OTLP round trip)
 #   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
 #                and bare CFI sections)
+#   gopclntab    gopclntab__parse(), Go's function table (.gopclntab)
+#   debuglink    debuglink__parse(), the .gnu_debuglink section
+#   minidebug    minidebug__decompress(), MiniDebugInfo's xz (needs liblzma-dev)
 # Built by `make fuzz`: clang with -fsanitize=fuzzer,address,undefined against
 # the system glibc and zlib (zlib1g-dev), linking the sanitizer builds of the
 # pure layers of src/ (build/fuzz/lib/lib<layer>.a), so no harness lists
@@ -94,6 +97,43 @@ seeds_cfi() {
 			2>/dev/null; } >"$d/$(basename "$f").eh"
 	done
 }
+
+# Seeds for the symbol-source parsers: a real .gopclntab (from a Go binary
+# built with -s -w when go is installed), real .gnu_debuglink sections
+# (byte 0 = byte order) and real xz streams.
+seeds_symbols() {
+	local g=$OUT/seeds/gopclntab l=$OUT/seeds/debuglink m=$OUT/seeds/minidebug tmp
+	mkdir -p "$g" "$l" "$m"
+	tmp=$(mktemp -d)
+	if command -v go >/dev/null; then
+		GOCACHE=$tmp/cache GOPATH=$tmp/gopath GO111MODULE=off CGO_ENABLED=0 \
+			go build -ldflags='-s -w' -o "$tmp/gowork" tests/workloads/go/gowork.go \
+			>/dev/null 2>&1 &&
+			objcopy -O binary --only-section=.gopclntab "$tmp/gowork" "$tmp/pcln" &&
+			head -c 65536 "$tmp/pcln" >"$g/go_head.bin"
+	fi
+	if [ -f build/tests/fixtures/libfx.so ]; then
+		cp build/tests/fixtures/libfx.so "$tmp/fx"
+		objcopy --only-keep-debug "$tmp/fx" "$tmp/fx.debug" &&
+			objcopy --add-gnu-debuglink="$tmp/fx.debug" "$tmp/fx" &&
+			{ printf '\0'; objcopy -O binary --only-section=.gnu_debuglink "$tmp/fx" \
+				/dev/stdout; } >"$l/fx_le.bin"
+		xz -c "$tmp/fx.debug" | head -c 65536 >"$m/fx_debug.xz"
+	fi
+	printf 'hello world' | xz -c >"$m/hello.xz"
+	rm -rf "$tmp"
+}
+
+# The three symbol parsers share one seed builder.
+seeds_symbols_done=
+seeds_symbols_once() {
+	[ -n "$seeds_symbols_done" ] && return
+	seeds_symbols_done=1
+	seeds_symbols
+}
+seeds_gopclntab() { seeds_symbols_once; }
+seeds_debuglink() { seeds_symbols_once; }
+seeds_minidebug() { seeds_symbols_once; }
 
 # ---- run ----------------------------------------------------------------------------
 found=0

@@ -193,7 +193,7 @@ static void mappings(struct buf_out *j, const struct profile *p)
 		u64s(j, &first, "memoryLimit", e->limit);
 		u64s(j, &first, "fileOffset", e->file_offset);
 		num32(j, &first, "filenameStrindex", e->filename);
-		indices(j, &first, "attributeIndices", &e->attr, e->attr ? 1 : 0);
+		indices(j, &first, "attributeIndices", e->attrs, e->nattrs);
 		buf__puts(j, "}");
 	}
 	buf__puts(j, "]");

@@ -14,13 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "util/buf.h"
 #include "cli/convert.h"
 #include "formats/format.h"
+#include "util/fdio.h"
+#include "util/id.h"
 #include "util/log.h"
 #include "formats/otlp_read.h"
 #include "formats/perf_script.h"
@@ -135,17 +137,12 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		case 'h':
 			convert__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("convert", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no input: give a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one input at a time ('%s' is extra)", argv[optind + 1]);
-	o->in = argv[optind];
+	if (args__one_input("convert", argc, argv, &o->in))
+		return -EINVAL;
 	if (!o->out)
 		return usage_error("no output: give -o FILE, or -o - for standard output");
 	if (!have_to)
@@ -156,41 +153,6 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 	if (o->embed_original && o->to != FORMAT_OTLP && o->to != FORMAT_OTLP_JSON)
 		return usage_error("--embed-original only applies to --to otlp or otlp-json");
 	return 0;
-}
-
-static int write_stdout(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	while (len) {
-		ssize_t n = write(STDOUT_FILENO, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void random_id(__u8 id[16])
-{
-	bool nonzero = false;
-	size_t i;
-
-	if (getrandom(id, 16, 0) != 16) {
-		__u64 x = (__u64)time(NULL) ^ ((__u64)getpid() << 32);
-
-		for (i = 0; i < 16; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
-			id[i] = (__u8)(x >> 56);
-	}
-	for (i = 0; i < 16; i++)
-		nonzero |= id[i] != 0;
-	if (!nonzero)
-		id[0] = 1;
 }
 
 /* Parse perf script text into *@out and give it capture metadata. 0 or 1
@@ -228,7 +190,7 @@ static int read_perf_script(const struct convert_opts *o, const char *name, cons
 	m.os_type = "linux";
 	m.scope_name = "profcap";
 	m.scope_version = PROFCAP_VERSION;
-	random_id(m.profile_id);
+	id__random(m.profile_id);
 	if (o->embed_original) {
 		m.original_payload = in->data;
 		m.original_payload_len = in->len;
@@ -321,7 +283,7 @@ int convert__main(int argc, char **argv)
 		if (sink__deliver(sink, data.data, data.len))
 			goto out;
 	} else {
-		err = write_stdout(data.data, data.len);
+		err = fdio__write_all(STDOUT_FILENO, data.data, data.len);
 		if (err) {
 			pr_err("cannot write to standard output: %s", strerror(-err));
 			goto out;

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "util/fdio.h"
+#include "cli/args.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "model/profile.h"
@@ -67,7 +70,6 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		{0},
 	};
 	long long v;
-	char *end;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -82,9 +84,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			a->o.title = optarg;
 			break;
 		case OPT_PID:
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < INT32_MIN || v > INT32_MAX)
+			if (!args__int(optarg, INT32_MIN, INT32_MAX, &v))
 				return usage_error("--pid needs a process id, not '%s'", optarg);
 			a->o.filter_pid = true;
 			a->o.pid = v;
@@ -96,9 +96,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			a->o.inverted = true;
 			break;
 		case OPT_WIDTH:
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 200 || v > 100000)
+			if (!args__int(optarg, 200, 100000, &v))
 				return usage_error("--width needs a number of pixels from 200 to "
 						   "100000, not '%s'",
 						   optarg);
@@ -107,17 +105,12 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		case 'h':
 			flamegraph__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("flamegraph", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no file given: name a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one file at a time: unexpected '%s'", argv[optind + 1]);
-	a->in = argv[optind];
+	if (args__one_input("flamegraph", argc, argv, &a->in))
+		return -EINVAL;
 	if (!a->out)
 		return usage_error("no output: give -o OUT.svg (or -o - for standard output)");
 	return 0;
@@ -129,11 +122,10 @@ static int write_out(const char *path, const struct buf *b)
 	int err;
 
 	if (!strcmp(path, "-")) {
-		if (fwrite(b->data, 1, b->len, stdout) != b->len || fflush(stdout)) {
-			pr_err("cannot write the SVG to standard output: %s", strerror(errno));
-			return -EIO;
-		}
-		return 0;
+		err = fdio__write_all(STDOUT_FILENO, b->data, b->len);
+		if (err)
+			pr_err("cannot write the SVG to standard output: %s", strerror(-err));
+		return err;
 	}
 	s = file_sink__new(path);
 	if (!s)

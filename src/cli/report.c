@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli/args.h"
 #include "util/intern.h"
 #include "util/log.h"
 #include "formats/format.h"
@@ -84,15 +86,6 @@ void report__usage(void)
 
 #define usage_error(...) log__usage_error("report", __VA_ARGS__)
 
-static bool parse_num(const char *s, long long min, long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	return !errno && end != s && !*end && *out >= min;
-}
-
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
@@ -119,7 +112,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TOP:
-			if (!parse_num(optarg, 0, &v) || v > 1000000)
+			if (!args__int(optarg, 0, 1000000, &v))
 				return usage_error(
 					"--top needs a number from 0 to 1000000, not '%s'", optarg);
 			o->top = (unsigned long)v;
@@ -141,7 +134,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->inclusive = true;
 			break;
 		case OPT_PID:
-			if (!parse_num(optarg, INT32_MIN, &v))
+			if (!args__int(optarg, INT32_MIN, LLONG_MAX, &v))
 				return usage_error("--pid needs a process id, not '%s'", optarg);
 			o->filter_pid = true;
 			o->pid = v;
@@ -160,17 +153,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			report__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("report", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no file given: name a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one file at a time: unexpected '%s'", argv[optind + 1]);
-	o->file = argv[optind];
+	if (args__one_input("report", argc, argv, &o->file))
+		return -EINVAL;
 	return 0;
 }
 
@@ -486,8 +474,8 @@ static void put_text(FILE *f, const char *s)
 	size_t n;
 
 	while (*s) {
-		n = utf8__seq(s);
-		if (!n || (unsigned char)*s < 0x20 || *s == 0x7f) {
+		n = utf8__printable(s, SIZE_MAX);
+		if (!n) {
 			fputc('?', f);
 			s++;
 			continue;
@@ -676,28 +664,21 @@ static void text_frames(FILE *f, const struct report *r, const struct row *v, si
 	text_more(f, n, k);
 }
 
-static void text_procs(FILE *f, const struct report *r, const struct row *v, size_t n)
+/* The process table, or with @threads the thread table (one more column). */
+static void text_tasks(FILE *f, const struct report *r, const struct row *v, size_t n,
+		       bool threads)
 {
 	size_t i, k = shown(r->o, n);
 
-	fprintf(f, "\nProcesses (%zu):\n    SHARE       VALUE         PID  EXE\n", n);
+	fprintf(f, "\n%s (%zu):\n    SHARE       VALUE         PID%s\n",
+		threads ? "Threads" : "Processes", n,
+		threads ? "         TID  NAME" : "  EXE");
 	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu %11lld  ", 100.0 * share(v[i].self, r->total),
+		fprintf(f, "  %6.2f%% %11llu %11lld", 100.0 * share(v[i].self, r->total),
 			(unsigned long long)v[i].self, (long long)v[i].pid);
-		put_text(f, *v[i].name ? v[i].name : "(unknown)");
-		fputc('\n', f);
-	}
-	text_more(f, n, k);
-}
-
-static void text_threads(FILE *f, const struct report *r, const struct row *v, size_t n)
-{
-	size_t i, k = shown(r->o, n);
-
-	fprintf(f, "\nThreads (%zu):\n    SHARE       VALUE         PID         TID  NAME\n", n);
-	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu %11lld %11lld  ", 100.0 * share(v[i].self, r->total),
-			(unsigned long long)v[i].self, (long long)v[i].pid, (long long)v[i].tid);
+		if (threads)
+			fprintf(f, " %11lld", (long long)v[i].tid);
+		fputs("  ", f);
 		put_text(f, *v[i].name ? v[i].name : "(unknown)");
 		fputc('\n', f);
 	}
@@ -824,8 +805,8 @@ static int print_report(FILE *f, const struct report *r)
 	}
 	if (o->by == BY_FUNCTION || o->by == BY_MAPPING)
 		text_frames(f, r, frames, nf);
-	text_procs(f, r, procs, np);
-	text_threads(f, r, threads, nt);
+	text_tasks(f, r, procs, np, false);
+	text_tasks(f, r, threads, nt, true);
 out:
 	free(frames);
 	free(procs);

@@ -23,6 +23,7 @@
 #include "util/env.h"
 #include "util/log.h"
 #include "collect/forkhook.h"
+#include "proc/status.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
 #include "collect/offcpu.h"
@@ -99,32 +100,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int read_caps(__u64 *eff)
-{
-	char line[256];
-	FILE *f;
-	int err = -ENOENT;
-
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "CapEff:", 7)) {
-			*eff = strtoull(line + 7, NULL, 16);
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
-}
-
 int sampler__check_privileges(void)
 {
 	const int cap_sys_admin = 21, cap_perfmon = 38, cap_bpf = 39;
-	__u64 eff = 0;
+	unsigned long long eff = 0;
 
-	if (read_caps(&eff))
+	if (proc_status__self("CapEff:", 0, 16, &eff))
 		return 0; /* cannot tell: let the load itself fail clearly */
 	if (eff & (1ull << cap_sys_admin))
 		return 0;
@@ -781,6 +762,61 @@ static struct bpf_program *fork_prog(struct sampler *s, enum forkhook_kind kind)
 	}
 }
 
+/* After load: the exec hook and the ring buffer (the fork hook is attached
+ * by load_following()). 0, or -errno after logging why. */
+static int attach_events(struct sampler *s)
+{
+	int err;
+
+	/* Without it (a kernel lacking the tracepoint), a process that
+	 * exec()s keeps the tables of its first program until a refresh. */
+	s->exec_link = bpf_program__attach(s->skel->progs.profcap_exec);
+	if (!s->exec_link)
+		pr_debug("exec tracepoint not attached: %s", strerror(errno));
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_err("cannot open the BPF ring buffer: %s (needs Linux >= 5.8)", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* One cpu-clock perf event per online CPU (@online, s->ncpus entries). 0,
+ * or -errno after logging why, with a hint for each usual cause. */
+static int open_perf_events(struct sampler *s, const bool *online, __u32 freq_hz)
+{
+	__u32 i;
+	int err;
+
+	for (i = 0; i < s->ncpus; i++) {
+		if (!online[i])
+			continue;
+		s->pfds[i] = perf_open_cpu((int)i, freq_hz);
+		if (s->pfds[i] >= 0)
+			continue;
+		err = -errno;
+		if (err == -EACCES || err == -EPERM)
+			pr_err("perf events are not permitted (%s): run as root or grant "
+			       "CAP_PERFMON, or lower kernel.perf_event_paranoid "
+			       "(sysctl -w kernel.perf_event_paranoid=-1)",
+			       strerror(-err));
+		else if (err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP)
+			pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): the "
+			       "kernel needs CONFIG_PERF_EVENTS",
+			       i, strerror(-err));
+		else if (err == -EMFILE)
+			pr_err("out of file descriptors opening perf events for %u CPUs: "
+			       "raise the limit with 'ulimit -n'",
+			       s->ncpus);
+		else
+			pr_err("perf_event_open on CPU %u failed: %s", i, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+
 /* Open, configure and load the BPF object, with fork hook @fh (NULL: no
  * fork following). On failure the skeleton is gone again; logs nothing. */
 static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh)
@@ -953,48 +989,14 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	if (err)
 		goto err_out;
 	err = unwind_open(s);
+	if (!err)
+		err = set_filters(s, o);
+	if (!err)
+		err = attach_events(s);
+	if (!err)
+		err = open_perf_events(s, online, o->freq_hz);
 	if (err)
 		goto err_out;
-	err = set_filters(s, o);
-	if (err)
-		goto err_out;
-	/* Without it (a kernel lacking the tracepoint), a process that
-	 * exec()s keeps the tables of its first program until a refresh. */
-	s->exec_link = bpf_program__attach(s->skel->progs.profcap_exec);
-	if (!s->exec_link)
-		pr_debug("exec tracepoint not attached: %s", strerror(errno));
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
-	if (!s->rb) {
-		err = -errno;
-		pr_err("cannot open the BPF ring buffer: %s (needs Linux >= 5.8)", strerror(-err));
-		goto err_out;
-	}
-
-	for (i = 0; i < ncpus; i++) {
-		if (!online[i])
-			continue;
-		s->pfds[i] = perf_open_cpu((int)i, o->freq_hz);
-		if (s->pfds[i] < 0) {
-			err = -errno;
-			if (err == -EACCES || err == -EPERM)
-				pr_err("perf events are not permitted (%s): run as root or grant "
-				       "CAP_PERFMON, or lower kernel.perf_event_paranoid "
-				       "(sysctl -w kernel.perf_event_paranoid=-1)",
-				       strerror(-err));
-			else if (err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP)
-				pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): "
-				       "the "
-				       "kernel needs CONFIG_PERF_EVENTS",
-				       i, strerror(-err));
-			else if (err == -EMFILE)
-				pr_err("out of file descriptors opening perf events for %u CPUs: "
-				       "raise the limit with 'ulimit -n'",
-				       ncpus);
-			else
-				pr_err("perf_event_open on CPU %u failed: %s", i, strerror(-err));
-			goto err_out;
-		}
-	}
 	free(online);
 	return s;
 

@@ -984,15 +984,11 @@ static enum role attr_role(const char *key)
 
 /* Range-check every index of the dictionary, then turn mappings and
  * locations into the model's input descriptions, once. */
-static int resolve_dictionary(struct rd *r)
+/* Check the attribute table's string indices; note each key's role. */
+static int resolve_attrs(struct rd *r)
 {
-	size_t i, j;
-	int err;
-
-	err = ensure_zero_entries(r);
-	if (err)
-		return err;
-	r->ctx = CTX_ENTRY;
+	size_t i;
+	int err = 0;
 
 	r->table = "attribute_table";
 	for (i = 0; i < r->attrs.n && !err; i++) {
@@ -1009,6 +1005,14 @@ static int resolve_dictionary(struct rd *r)
 		if (!err)
 			a->role = attr_role(string_at(r, a->key));
 	}
+	return err;
+}
+
+/* Check the function table's string indices. */
+static int resolve_functions(struct rd *r)
+{
+	size_t i;
+	int err = 0;
 
 	r->table = "function_table";
 	for (i = 0; i < r->functions.n && !err; i++) {
@@ -1019,13 +1023,19 @@ static int resolve_dictionary(struct rd *r)
 		err = err ?: check_str(r, "system_name_strindex", f->system_name);
 		err = err ?: check_str(r, "filename_strindex", f->filename);
 	}
+	return err;
+}
+
+/* Check the mapping table; build the mapping descs. */
+static int resolve_mappings(struct rd *r)
+{
+	size_t i, j;
+	int err = 0;
 
 	r->table = "mapping_table";
-	if (!err) {
-		r->mdescs = calloc(r->mappings.n, sizeof(*r->mdescs));
-		if (!r->mdescs)
-			return nomem(r);
-	}
+	r->mdescs = calloc(r->mappings.n, sizeof(*r->mdescs));
+	if (!r->mdescs)
+		return nomem(r);
 	for (i = 0; i < r->mappings.n && !err; i++) {
 		const struct r_mapping *m = VEC_AT(r->mappings, struct r_mapping, i);
 		struct profile_mapping_desc *d = &r->mdescs[i];
@@ -1053,15 +1063,63 @@ static int resolve_dictionary(struct rd *r)
 				d->go_build_id = a->v.str;
 		}
 	}
+	return err;
+}
+
+/* The frame of location @l: address, mapping, the name of its first line's
+ * function, and its type. */
+static void location_frame(const struct rd *r, const struct r_location *l, struct profile_frame *f)
+{
+	size_t j;
+
+	f->address = l->address;
+	/* Index 0 is "no mapping"; an empty range is unusable. */
+	if (l->mapping && r->mdescs[l->mapping].start < r->mdescs[l->mapping].limit)
+		f->mapping = &r->mdescs[l->mapping];
+	/* The function of lines[0] names the frame. */
+	if (l->nlines) {
+		const struct r_function *fn =
+			VEC_AT(r->functions, struct r_function, r->line_fns.v[l->line_off]);
+		const char *name = string_at(r, fn->name);
+		const char *sys = string_at(r, fn->system_name);
+
+		if (!*name)
+			name = sys;
+		if (!*name)
+			name = string_at(r, fn->filename);
+		f->function = *name ? name : NULL;
+		if (*sys && strcmp(sys, name))
+			f->system_name = sys;
+	}
+	f->type = PROFILE_FRAME_NATIVE;
+	for (j = 0; j < l->nattrs; j++) {
+		const struct r_attr *a =
+			VEC_AT(r->attrs, struct r_attr, r->loc_attrs.v[l->attr_off + j]);
+
+		if (a->role != ROLE_FRAME_TYPE || a->v.kind != VAL_STR || !*a->v.str)
+			continue;
+		f->type_name = NULL;
+		if (!strcmp(a->v.str, "kernel"))
+			f->type = PROFILE_FRAME_KERNEL;
+		else if (!strcmp(a->v.str, "native"))
+			f->type = PROFILE_FRAME_NATIVE;
+		else
+			f->type_name = a->v.str;
+	}
+}
+
+/* Check the location table's references; build the frames. */
+static int resolve_locations(struct rd *r)
+{
+	size_t i, j;
+	int err = 0;
 
 	r->table = "location_table";
-	if (!err) {
-		r->lframes = calloc(r->locations.n, sizeof(*r->lframes));
-		r->lmodel = malloc(r->locations.n * sizeof(*r->lmodel));
-		if (!r->lframes || !r->lmodel)
-			return nomem(r);
-		memset(r->lmodel, 0xff, r->locations.n * sizeof(*r->lmodel));
-	}
+	r->lframes = calloc(r->locations.n, sizeof(*r->lframes));
+	r->lmodel = malloc(r->locations.n * sizeof(*r->lmodel));
+	if (!r->lframes || !r->lmodel)
+		return nomem(r);
+	memset(r->lmodel, 0xff, r->locations.n * sizeof(*r->lmodel));
 	for (i = 0; i < r->locations.n && !err; i++) {
 		const struct r_location *l = VEC_AT(r->locations, struct r_location, i);
 		struct profile_frame *f = &r->lframes[i];
@@ -1078,50 +1136,22 @@ static int resolve_dictionary(struct rd *r)
 		err = check_attrs(r, &r->loc_attrs, l->attr_off, l->nattrs);
 		if (err)
 			break;
-		f->address = l->address;
-		/* Index 0 is "no mapping"; an empty range is unusable. */
-		if (l->mapping && r->mdescs[l->mapping].start < r->mdescs[l->mapping].limit)
-			f->mapping = &r->mdescs[l->mapping];
-		/* The function of lines[0] names the frame. */
-		if (l->nlines) {
-			const struct r_function *fn =
-				VEC_AT(r->functions, struct r_function, r->line_fns.v[l->line_off]);
-			const char *name = string_at(r, fn->name);
-
-			const char *sys = string_at(r, fn->system_name);
-
-			if (!*name)
-				name = sys;
-			if (!*name)
-				name = string_at(r, fn->filename);
-			f->function = *name ? name : NULL;
-			if (*sys && strcmp(sys, name))
-				f->system_name = sys;
-		}
-		f->type = PROFILE_FRAME_NATIVE;
-		for (j = 0; j < l->nattrs; j++) {
-			const struct r_attr *a =
-				VEC_AT(r->attrs, struct r_attr, r->loc_attrs.v[l->attr_off + j]);
-
-			if (a->role != ROLE_FRAME_TYPE || a->v.kind != VAL_STR || !*a->v.str)
-				continue;
-			f->type_name = NULL;
-			if (!strcmp(a->v.str, "kernel"))
-				f->type = PROFILE_FRAME_KERNEL;
-			else if (!strcmp(a->v.str, "native"))
-				f->type = PROFILE_FRAME_NATIVE;
-			else
-				f->type_name = a->v.str;
-		}
+		location_frame(r, l, f);
 	}
+	return err;
+}
+
+/* Check the stack table's location indices. */
+static int resolve_stacks(struct rd *r)
+{
+	size_t i, j;
+	int err = 0;
 
 	r->table = "stack_table";
-	if (!err) {
-		r->smodel = malloc(r->stacks.n * sizeof(*r->smodel));
-		if (!r->smodel)
-			return nomem(r);
-		memset(r->smodel, 0xff, r->stacks.n * sizeof(*r->smodel));
-	}
+	r->smodel = malloc(r->stacks.n * sizeof(*r->smodel));
+	if (!r->smodel)
+		return nomem(r);
+	memset(r->smodel, 0xff, r->stacks.n * sizeof(*r->smodel));
 	for (i = 0; i < r->stacks.n && !err; i++) {
 		const struct r_stack *st = VEC_AT(r->stacks, struct r_stack, i);
 
@@ -1132,6 +1162,22 @@ static int resolve_dictionary(struct rd *r)
 						    r->stack_locs.v[st->off + j], "location_table",
 						    r->locations.n);
 	}
+	return err;
+}
+
+static int resolve_dictionary(struct rd *r)
+{
+	int err;
+
+	err = ensure_zero_entries(r);
+	if (err)
+		return err;
+	r->ctx = CTX_ENTRY;
+	err = resolve_attrs(r);
+	err = err ?: resolve_functions(r);
+	err = err ?: resolve_mappings(r);
+	err = err ?: resolve_locations(r);
+	err = err ?: resolve_stacks(r);
 	return err;
 }
 

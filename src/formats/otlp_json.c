@@ -241,7 +241,7 @@ static void mappings(struct jw *j, const struct profile *p)
 		u64s(j, &first, "memoryLimit", e->limit);
 		u64s(j, &first, "fileOffset", e->file_offset);
 		num32(j, &first, "filenameStrindex", e->filename);
-		indices(j, &first, "attributeIndices", &e->attr, e->attr ? 1 : 0);
+		indices(j, &first, "attributeIndices", e->attrs, e->nattrs);
 		lit(j, "}");
 	}
 	lit(j, "]");
@@ -254,18 +254,24 @@ static void locations(struct jw *j, const struct profile *p)
 	lit(j, "[{}");
 	for (i = 1; i < n; i++) {
 		const struct profile_location_entry *e = profile__location(p, (__u32)i);
+		const struct profile_line_entry *le;
 		bool first = true;
+		size_t nl, k;
 
 		lit(j, ",{");
 		num32(j, &first, "mappingIndex", e->mapping);
 		u64s(j, &first, "address", e->address);
-		if (e->function) {
+		le = profile__lines(p, e->lines, &nl);
+		if (nl)
+			key(j, &first, "lines");
+		for (k = 0; k < nl; k++) {
 			bool lf = true;
 
-			key(j, &first, "lines");
-			lit(j, "[{");
-			num32(j, &lf, "functionIndex", e->function);
-			lit(j, "}]");
+			lit(j, k ? ",{" : "[{");
+			num32(j, &lf, "functionIndex", le[k].function);
+			s64s(j, &lf, "line", le[k].line);
+			s64s(j, &lf, "column", le[k].column);
+			lit(j, k + 1 == nl ? "}]" : "}");
 		}
 		indices(j, &first, "attributeIndices", &e->attr, e->attr ? 1 : 0);
 		lit(j, "}");
@@ -286,6 +292,7 @@ static void functions(struct jw *j, const struct profile *p)
 		num32(j, &first, "nameStrindex", e->name);
 		num32(j, &first, "systemNameStrindex", e->system_name);
 		num32(j, &first, "filenameStrindex", e->filename);
+		s64s(j, &first, "startLine", e->start_line);
 		lit(j, "}");
 	}
 	lit(j, "]");
@@ -328,6 +335,12 @@ static void attributes(struct jw *j, const struct profile *p)
 			/* intValue is int64: a string even when 0. */
 			key(j, &vf, "intValue");
 			int64_str(j, e->int_value);
+			lit(j, "}");
+		} else if (e->kind == PROFILE_ATTR_BOOL) {
+			key(j, &first, "value");
+			lit(j, "{");
+			key(j, &vf, "boolValue");
+			lit(j, e->int_value ? "true" : "false");
 			lit(j, "}");
 		}
 		num32(j, &first, "unitStrindex", e->unit);

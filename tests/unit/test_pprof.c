@@ -250,15 +250,15 @@ static bool label(const struct decoded *d, const struct d_sample *sm, const char
 	return false;
 }
 
-static const struct profile_mapping_desc app_map = {0x1000, 0x2000, 0, "/usr/bin/app", "0123abcd"};
+static const struct profile_mapping_desc app_map = {0x1000, 0x2000, 0, "/usr/bin/app", "0123abcd", 0};
 
 static struct profile *model(void)
 {
 	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
 	const struct profile_frame frames[] = {
-		{0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL},
-		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL},
-		{0x1555, &app_map, NULL, PROFILE_FRAME_NATIVE, NULL},
+		{0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x1555, &app_map, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, 0},
 	};
 	const struct profile_meta meta = {
 		.time_unix_nano = 1700000000000000000ull,

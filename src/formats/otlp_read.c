@@ -58,10 +58,13 @@ enum {
 	F_LOCATION_ATTRS = 4,
 
 	F_LINE_FUNCTION = 1,
+	F_LINE_LINE = 2,
+	F_LINE_COLUMN = 3,
 
 	F_FUNCTION_NAME = 1,
 	F_FUNCTION_SYSTEM_NAME = 2,
 	F_FUNCTION_FILENAME = 3,
+	F_FUNCTION_START_LINE = 4,
 
 	F_KVU_KEY = 1,
 	F_KVU_VALUE = 2,
@@ -123,6 +126,10 @@ enum role {
 	ROLE_THREAD_NAME,
 	ROLE_FRAME_TYPE,
 	ROLE_BUILD_ID,
+	ROLE_HAS_FUNCTIONS, /* mapping: pprof.mapping.has_*, in PROFILE_MAPPING_HAS_* order */
+	ROLE_HAS_FILENAMES,
+	ROLE_HAS_LINE_NUMBERS,
+	ROLE_HAS_INLINE_FRAMES,
 	ROLE_DROPPED, /* Profile attributes: sample loss counts */
 	ROLE_TRUNCATED,
 	ROLE_STACK_MISSING,
@@ -132,6 +139,7 @@ enum value_kind {
 	VAL_NONE = 0,
 	VAL_STR,
 	VAL_INT,
+	VAL_BOOL, /* num 0 or 1 */
 	VAL_OTHER,
 };
 
@@ -185,6 +193,12 @@ struct r_location {
 
 struct r_function {
 	__u64 name, system_name, filename;
+	__s64 start_line;
+};
+
+/* Line and column of one line (beside its function index in line_fns). */
+struct r_linepos {
+	__s64 line, column;
 };
 
 struct r_attr {
@@ -210,12 +224,14 @@ struct rd {
 	/* dictionary, as read */
 	struct vec strings; /* const char * */
 	struct vec mappings, locations, functions, attrs, stacks;
+	struct vec line_pos; /* struct r_linepos, parallel to line_fns */
 	size_t nlinks;
 	struct ids map_attrs, loc_attrs, line_fns, stack_locs;
 
 	/* dictionary, resolved */
 	struct profile_mapping_desc *mdescs;
 	struct profile_frame *lframes;
+	struct profile_line *llines; /* the lines of lframes, as line_fns */
 	__u32 *lmodel; /* model index of each location, UINT32_MAX until a stack uses it */
 	__u32 *smodel; /* model index of each stack, UINT32_MAX until a sample uses it */
 
@@ -606,6 +622,10 @@ static int get_value(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const cha
 			err = get_varint(r, &sub, wt, "string_value_strindex", &v->strindex);
 			break;
 		case 2: /* bool */
+			v->kind = VAL_BOOL;
+			err = get_varint(r, &sub, wt, "bool_value", &x);
+			v->num = !!x;
+			break;
 		case 4: /* double */
 		case 5: /* array */
 		case 6: /* kvlist */
@@ -664,7 +684,8 @@ static int read_mapping(struct rd *r, pb_istream_t *s)
 
 static int read_line(struct rd *r, pb_istream_t *s)
 {
-	__u64 fn = 0;
+	struct r_linepos *pos;
+	__u64 fn = 0, line = 0, col = 0;
 	__u32 tag;
 	pb_wire_type_t wt;
 	int err = 0;
@@ -675,6 +696,10 @@ static int read_line(struct rd *r, pb_istream_t *s)
 			break;
 		if (tag == F_LINE_FUNCTION)
 			err = get_varint(r, s, wt, "lines.function_index", &fn);
+		else if (tag == F_LINE_LINE)
+			err = get_varint(r, s, wt, "lines.line", &line);
+		else if (tag == F_LINE_COLUMN)
+			err = get_varint(r, s, wt, "lines.column", &col);
 		else
 			err = skip(r, s, wt);
 	}
@@ -682,8 +707,12 @@ static int read_line(struct rd *r, pb_istream_t *s)
 		return too_large(r, "lines.function_index", fn);
 	if (!err) {
 		err = ids_push(&r->line_fns, (__u32)fn);
+		pos = err ? NULL : vec_push(&r->line_pos, sizeof(*pos), &err);
 		if (err)
 			return fail(r, err, "too many lines");
+		/* int64 on the wire: negative values are unknown, as 0. */
+		pos->line = (__s64)line > 0 ? (__s64)line : 0;
+		pos->column = (__s64)col > 0 ? (__s64)col : 0;
 	}
 	return err;
 }
@@ -732,6 +761,7 @@ static int read_location(struct rd *r, pb_istream_t *s)
 static int read_function(struct rd *r, pb_istream_t *s)
 {
 	struct r_function *f;
+	__u64 x;
 	__u32 tag;
 	pb_wire_type_t wt;
 	int err = 0;
@@ -752,6 +782,10 @@ static int read_function(struct rd *r, pb_istream_t *s)
 			break;
 		case F_FUNCTION_FILENAME:
 			err = get_varint(r, s, wt, "filename_strindex", &f->filename);
+			break;
+		case F_FUNCTION_START_LINE:
+			err = get_varint(r, s, wt, "start_line", &x);
+			f->start_line = (__s64)x > 0 ? (__s64)x : 0;
 			break;
 		default:
 			err = skip(r, s, wt);
@@ -958,6 +992,14 @@ static enum role attr_role(const char *key)
 		return ROLE_FRAME_TYPE;
 	if (!strcmp(key, "process.executable.build_id.gnu"))
 		return ROLE_BUILD_ID;
+	if (!strcmp(key, "pprof.mapping.has_functions"))
+		return ROLE_HAS_FUNCTIONS;
+	if (!strcmp(key, "pprof.mapping.has_filenames"))
+		return ROLE_HAS_FILENAMES;
+	if (!strcmp(key, "pprof.mapping.has_line_numbers"))
+		return ROLE_HAS_LINE_NUMBERS;
+	if (!strcmp(key, "pprof.mapping.has_inline_frames"))
+		return ROLE_HAS_INLINE_FRAMES;
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_DROPPED))
 		return ROLE_DROPPED;
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED))
@@ -965,6 +1007,26 @@ static enum role attr_role(const char *key)
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_STACK_MISSING))
 		return ROLE_STACK_MISSING;
 	return ROLE_NONE;
+}
+
+/* Line @i of line_fns (range-checked) as the model's input. A function
+ * without a name is named by its system name, else its file name. */
+static void read_frame_line(struct rd *r, size_t i, struct profile_line *out)
+{
+	const struct r_function *fn = VEC_AT(r->functions, struct r_function, r->line_fns.v[i]);
+	const struct r_linepos *pos = VEC_AT(r->line_pos, struct r_linepos, i);
+	const char *name = string_at(r, fn->name);
+	const char *sys = string_at(r, fn->system_name);
+	const char *file = string_at(r, fn->filename);
+
+	if (!*name)
+		name = *sys ? sys : file;
+	out->function = *name ? name : NULL;
+	out->system_name = *sys ? sys : NULL;
+	out->filename = *file ? file : NULL;
+	out->start_line = fn->start_line;
+	out->line = pos->line;
+	out->column = pos->column;
 }
 
 /* Range-check every index of the dictionary, then turn mappings and
@@ -1030,14 +1092,18 @@ static int resolve_dictionary(struct rd *r)
 
 			if (a->role == ROLE_BUILD_ID && a->v.kind == VAL_STR)
 				d->build_id = a->v.str;
+			else if (a->role >= ROLE_HAS_FUNCTIONS && a->role <= ROLE_HAS_INLINE_FRAMES &&
+				 a->v.kind == VAL_BOOL && a->v.num)
+				d->flags |= 1u << (a->role - ROLE_HAS_FUNCTIONS);
 		}
 	}
 
 	r->table = "location_table";
 	if (!err) {
 		r->lframes = calloc(r->locations.n, sizeof(*r->lframes));
+		r->llines = calloc(r->line_fns.n + 1, sizeof(*r->llines));
 		r->lmodel = malloc(r->locations.n * sizeof(*r->lmodel));
-		if (!r->lframes || !r->lmodel)
+		if (!r->lframes || !r->llines || !r->lmodel)
 			return nomem(r);
 		memset(r->lmodel, 0xff, r->locations.n * sizeof(*r->lmodel));
 	}
@@ -1062,16 +1128,12 @@ static int resolve_dictionary(struct rd *r)
 		if (l->mapping && r->mdescs[l->mapping].start < r->mdescs[l->mapping].limit)
 			f->mapping = &r->mdescs[l->mapping];
 		/* The function of lines[0] names the frame. */
+		for (j = 0; j < l->nlines; j++)
+			read_frame_line(r, l->line_off + j, &r->llines[l->line_off + j]);
 		if (l->nlines) {
-			const struct r_function *fn =
-				VEC_AT(r->functions, struct r_function, r->line_fns.v[l->line_off]);
-			const char *name = string_at(r, fn->name);
-
-			if (!*name)
-				name = string_at(r, fn->system_name);
-			if (!*name)
-				name = string_at(r, fn->filename);
-			f->function = *name ? name : NULL;
+			f->lines = &r->llines[l->line_off];
+			f->nlines = l->nlines;
+			f->function = f->lines[0].function;
 		}
 		f->type = PROFILE_FRAME_NATIVE;
 		for (j = 0; j < l->nattrs; j++) {
@@ -1719,6 +1781,8 @@ static void rd_release(struct rd *r)
 	free(r->stack_locs.v);
 	free(r->mdescs);
 	free(r->lframes);
+	free(r->llines);
+	free(r->line_pos.d);
 	free(r->lmodel);
 	free(r->smodel);
 	free(r->locs);
@@ -1764,6 +1828,7 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 
 	r.strings.max = r.mappings.max = r.locations.max = MAX_TABLE;
 	r.functions.max = r.attrs.max = r.stacks.max = MAX_TABLE;
+	r.line_pos.max = MAX_POOL;
 	r.p = profile__new();
 	if (!r.p) {
 		ret = nomem(&r);

@@ -43,7 +43,7 @@ DEPFLAGS = -MMD -MP
 LDFLAGS := -static -Wl,--gc-sections
 # Static libraries in link order: each uses only those after it (libbpf ->
 # libelf -> zlib; libcurl -> nghttp2, OpenSSL, zlib; libssl -> libcrypto).
-LIBS := $(PREFIX)/lib/libbpf.a $(PREFIX)/lib/libelf.a $(PREFIX)/lib/libcurl.a \
+LIBS := $(PREFIX)/lib/libbpf.a $(PREFIX)/lib/libdw.a $(PREFIX)/lib/libelf.a $(PREFIX)/lib/libcurl.a \
 	$(PREFIX)/lib/libnghttp2.a $(PREFIX)/lib/libssl.a $(PREFIX)/lib/libcrypto.a \
 	$(PREFIX)/lib/libz.a
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "symbolize/dwarf.h"
 #include "symbolize/elfsym.h"
 #include "symbolize/kallsyms.h"
 #include "util/log.h"
@@ -163,6 +164,7 @@ static void htab_release(struct htab *t)
 struct sym_file {
 	struct sym_file *next; /* all files, for freeing */
 	struct elfsym *elf;
+	struct dwarf_lines *dw; /* lines and inlined frames; NULL: no DWARF */
 	size_t refs;	     /* sym_maps using it; 0 = evictable (never for the vdso) */
 	__u64 idle_since_ns; /* when refs was first seen 0 by an eviction pass */
 };
@@ -213,6 +215,7 @@ struct symbolizer {
 	size_t nmdescs;
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
+	bool no_lines;	     /* symbolizer__set_lines(false) */
 };
 
 static __u64 now_ns(void)
@@ -330,6 +333,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (f = s->files; f; f = next) {
 		next = f->next;
 		elfsym__free(f->elf);
+		dwarf_lines__free(f->dw);
 		free(f);
 	}
 	if (s->vdso) {
@@ -419,6 +423,8 @@ void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile
 	out->function = NULL;
 	out->type = PROFILE_FRAME_KERNEL;
 	out->type_name = NULL;
+	out->lines = NULL;
+	out->nlines = 0;
 	if (!s->ksyms)
 		return;
 	name = kallsyms__lookup(s->ksyms, addr, NULL, &mod);
@@ -468,6 +474,30 @@ static struct sym_file *vdso_file(struct symbolizer *s)
 	s->vdso->elf = elf;
 	s->st.elf_files_parsed++;
 	return s->vdso;
+}
+
+/* Hook: lines and inlined frames come from the DWARF of the file on @fd
+ * (the mapped binary; a debug file found for it would be passed here). A
+ * file without DWARF just gets none. */
+static void attach_dwarf(struct symbolizer *s, struct sym_file *f, int fd)
+{
+	if (!s->no_lines && !dwarf_lines__open_fd(fd, &f->dw))
+		s->st.dwarf_files++;
+}
+
+/* What mapping descs of @f say symbolization found (PROFILE_MAPPING_HAS_*). */
+static __u32 file_flags(const struct sym_file *f)
+{
+	__u32 flags = 0;
+
+	if (!f || !f->elf)
+		return 0;
+	if (elfsym__symbol_count(f->elf))
+		flags |= PROFILE_MAPPING_HAS_FUNCTIONS;
+	if (f->dw)
+		flags |= PROFILE_MAPPING_HAS_FUNCTIONS | PROFILE_MAPPING_HAS_FILENAMES |
+			 PROFILE_MAPPING_HAS_LINE_NUMBERS | PROFILE_MAPPING_HAS_INLINE_FRAMES;
+	return flags;
 }
 
 /* Open the file behind mapping @e of @pid. fd or -errno. */
@@ -537,6 +567,8 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 		elfsym__free(elf);
 		goto out_close;
 	}
+	if (elf)
+		attach_dwarf(s, f, fd);
 	/* On failure to index, the file is just parsed again next time. */
 	htab_add(&s->by_inode, ih, dev, e->inode, NULL, f);
 	if (elf && elfsym__build_id(elf))
@@ -796,6 +828,7 @@ static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
 	m->desc.file_offset = e->offset;
 	m->desc.path = m->path;
 	m->desc.build_id = m->file && m->file->elf ? elfsym__build_id(m->file->elf) : NULL;
+	m->desc.flags = file_flags(m->file);
 	if (!p->runtime && e->path[0] == '/')
 		p->runtime = runtime_of(base_name(e->path));
 	m->next_all = p->all;
@@ -1054,6 +1087,7 @@ static void evict_files(struct symbolizer *s)
 		}
 		*pp = f->next;
 		elfsym__free(f->elf);
+		dwarf_lines__free(f->dw);
 		free(f);
 		s->nfiles--;
 		s->st.elf_files_evicted++;
@@ -1122,6 +1156,8 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	out->function = NULL;
 	out->type = PROFILE_FRAME_NATIVE;
 	out->type_name = NULL;
+	out->lines = NULL;
+	out->nlines = 0;
 	if (pid <= 0 || (!leaf && !addr))
 		return;
 	a = leaf ? addr : addr - 1;
@@ -1155,6 +1191,13 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	if (elfsym__offset_to_vaddr(m->file->elf, a - m->desc.start + m->desc.file_offset, &vaddr))
 		return;
 	out->function = elfsym__lookup(m->file->elf, vaddr, NULL);
+	if (m->file->dw)
+		dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines, &out->nlines);
+}
+
+void symbolizer__set_lines(struct symbolizer *s, bool on)
+{
+	s->no_lines = !on;
 }
 
 const struct profile_process_desc *symbolizer__process(const struct symbolizer *s, int pid)

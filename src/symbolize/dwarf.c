@@ -31,6 +31,7 @@ struct seg {
 
 struct unit {
 	Dwarf_Die cudie;
+	const char *comp_dir; /* DW_AT_comp_dir, NULL = none */
 	bool indexed;
 	struct scope *scopes;
 	size_t nscopes;
@@ -50,6 +51,11 @@ struct centry {
 	__u32 n;
 };
 
+struct pentry {
+	const char *key;
+	char *path;
+};
+
 struct chunk {
 	struct chunk *next;
 	size_t used;
@@ -66,6 +72,10 @@ struct dwarf_lines {
 	struct centry *cache;
 	size_t ncache, cache_cap; /* cap a power of two */
 	struct chunk *chunks;
+	/* Relative source file names joined with their unit's comp_dir,
+	 * keyed by libdw's (stable) name pointer. */
+	struct pentry *paths;
+	size_t npaths, paths_cap;
 	bool has_inline;
 	struct dwarf_lines_stats st;
 };
@@ -116,6 +126,17 @@ static int add_unit_ranges(struct dwarf_lines *d, Dwarf_Die *cudie, size_t *rcap
 	return added ? 1 : 0;
 }
 
+static const char *comp_dir(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+
+	if (!dwarf_attr(cudie, DW_AT_comp_dir, &a))
+		return NULL;
+	dir = dwarf_formstring(&a);
+	return dir && *dir == '/' ? dir : NULL;
+}
+
 static int index_units(struct dwarf_lines *d)
 {
 	Dwarf_CU *cu = NULL, *next;
@@ -139,7 +160,8 @@ static int index_units(struct dwarf_lines *d)
 		if (!r)
 			continue;
 		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
-		d->units[d->nunits++].cudie = cudie;
+		d->units[d->nunits].cudie = cudie;
+		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
 	}
 	qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
 	d->st.units = d->nunits;
@@ -195,6 +217,9 @@ void dwarf_lines__free(struct dwarf_lines *d)
 	free(d->units);
 	free(d->ranges);
 	free(d->cache);
+	for (i = 0; i < d->paths_cap; i++)
+		free(d->paths[i].path);
+	free(d->paths);
 	for (c = d->chunks; c; c = next) {
 		next = c->next;
 		free(c);
@@ -430,15 +455,73 @@ static __s64 die_udata(Dwarf_Die *die, int at)
 	return (__s64)w;
 }
 
-static void fill_function(struct profile_line *l, Dwarf_Die *die)
+/* Name, linkage name and first line of the function of @die. Its file is
+ * the file of the line shown (the line table's, with its directory, as
+ * addr2line prints it); the declaration's file only when that is unknown. */
+static void fill_function(struct profile_line *l, Dwarf_Die *die, const char *file)
 {
 	int line = 0;
 
 	l->function = dwarf_diename(die);
 	l->system_name = linkage_name(die);
-	l->filename = dwarf_decl_file(die);
+	l->filename = file ? file : dwarf_decl_file(die);
 	if (dwarf_decl_line(die, &line) == 0 && line > 0)
 		l->start_line = line;
+}
+
+/* Source file @idx of the unit's line table (DW_AT_call_file), or NULL. */
+static const char *unit_file(Dwarf_Die *cudie, __s64 idx)
+{
+	Dwarf_Files *files;
+	size_t n;
+
+	if (idx < 0 || dwarf_getsrcfiles(cudie, &files, &n) != 0 || (size_t)idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, (size_t)idx, NULL, NULL);
+}
+
+static struct pentry *path_slot(struct pentry *t, size_t cap, const char *key)
+{
+	size_t i = (size_t)(((uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 24) & (cap - 1);
+
+	while (t[i].key && t[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* @file as addr2line shows it: joined with the unit's comp_dir when
+ * relative. Falls back to @file itself on allocation failure. */
+static const char *full_path(struct dwarf_lines *d, const struct unit *u, const char *file)
+{
+	struct pentry *e, *nt;
+	size_t i, len;
+
+	if (!file || *file == '/' || !u->comp_dir)
+		return file;
+	if ((d->npaths + 1) * 2 > d->paths_cap) {
+		size_t ncap = d->paths_cap ? d->paths_cap * 2 : 256;
+
+		nt = calloc(ncap, sizeof(*nt));
+		if (!nt)
+			return file;
+		for (i = 0; i < d->paths_cap; i++)
+			if (d->paths[i].key)
+				*path_slot(nt, ncap, d->paths[i].key) = d->paths[i];
+		free(d->paths);
+		d->paths = nt;
+		d->paths_cap = ncap;
+	}
+	e = path_slot(d->paths, d->paths_cap, file);
+	if (e->key)
+		return e->path;
+	len = strlen(u->comp_dir) + strlen(file) + 2;
+	e->path = malloc(len);
+	if (!e->path)
+		return file;
+	snprintf(e->path, len, "%s/%s", u->comp_dir, file);
+	e->key = file;
+	d->npaths++;
+	return e->path;
 }
 
 /* Compute the lines of @a into @out (at most PROFILE_MAX_LINES); count. */
@@ -461,7 +544,7 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 		return 0;
 	row = dwarf_getsrc_die(&u->cudie, a);
 	if (row) {
-		file = dwarf_linesrc(row, NULL, NULL);
+		file = full_path(d, u, dwarf_linesrc(row, NULL, NULL));
 		if (dwarf_lineno(row, &v) == 0 && v > 0)
 			line = v;
 		if (dwarf_linecol(row, &v) == 0 && v > 0)
@@ -472,9 +555,7 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 		struct scope *s = &u->scopes[si];
 
 		memset(&out[n], 0, sizeof(out[n]));
-		fill_function(&out[n], &s->die);
-		if (!out[n].filename)
-			out[n].filename = file;
+		fill_function(&out[n], &s->die, file);
 		out[n].line = line;
 		out[n].column = col;
 		n++;
@@ -483,6 +564,7 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 		/* The caller's line is where this one was inlined. */
 		line = die_udata(&s->die, DW_AT_call_line);
 		col = die_udata(&s->die, DW_AT_call_column);
+		file = full_path(d, u, unit_file(&u->cudie, die_udata(&s->die, DW_AT_call_file)));
 		si = s->parent;
 	}
 	if (!n && row) {

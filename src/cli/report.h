@@ -29,6 +29,7 @@ struct report_opts {
 	__s64 pid;
 	const char *comm; /* only samples whose exe name or thread name is this */
 	bool json;
+	bool lines; /* function rows per source line ("name file:line") */
 };
 
 /* Defaults: file "-", top 20, by function, sorted by self, no filter, text. */

@@ -20,6 +20,7 @@
 
 #include "util/buf.h"
 #include "cli/convert.h"
+#include "cli/symbolize_opt.h"
 #include "formats/format.h"
 #include "util/log.h"
 #include "formats/otlp_read.h"
@@ -46,6 +47,7 @@ struct convert_opts {
 	enum format to;
 	enum input_kind from;
 	bool embed_original;
+	struct symbolize_opt sym;
 };
 
 void convert__usage(void)
@@ -66,6 +68,7 @@ void convert__usage(void)
 	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
 	       "                       only with perf-script input and --to otlp/otlp-json\n"
 	       "      --title TEXT     title of the SVG flame graph\n"
+	       SYMBOLIZE_OPT_HELP
 	       "  -h, --help           this help\n"
 	       "\n"
 	       "perf script input: record with 'perf record -g', then run 'perf script' (default\n"
@@ -81,13 +84,15 @@ void convert__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE };
+	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_SYMBOLIZE, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"to", required_argument, NULL, OPT_TO},
 		{"from", required_argument, NULL, OPT_FROM},
 		{"embed-original", no_argument, NULL, OPT_EMBED},
 		{"title", required_argument, NULL, OPT_TITLE},
+		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -124,6 +129,13 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			break;
 		case OPT_TITLE:
 			o->title = optarg;
+			break;
+		case OPT_SYMBOLIZE:
+			o->sym.on = true;
+			break;
+		case OPT_DEBUG_DIR:
+			if (symbolize_opt__add_dir(&o->sym, optarg))
+				return usage_error("at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
 			break;
 		case 'h':
 			convert__usage();
@@ -300,6 +312,9 @@ int convert__main(int argc, char **argv)
 	}
 	ret = load(&o, &p);
 	if (ret)
+		goto out;
+	ret = 1;
+	if (symbolize_opt__apply(&o.sym, o.in, &p))
 		goto out;
 	ret = 1;
 	err = format__encode(p, o.to, o.title, &data);

@@ -61,6 +61,7 @@ void report__usage(void)
 	       "      --json            one JSON document instead of text\n"
 	       "      --lines           one function row per source line: \"name file:line\"\n"
 	       "                        (captures with line information)\n"
+	       SYMBOLIZE_OPT_HELP
 	       "A function inlined into its caller gets rows of its own, marked \"[inlined]\".\n"
 	       "  -h, --help            this help\n"
 	       "\n"
@@ -96,7 +97,8 @@ static bool parse_num(const char *s, long long min, long long *out)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_LINES };
+	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_LINES,
+	       OPT_SYMBOLIZE, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{"top", required_argument, NULL, OPT_TOP},
 		{"by", required_argument, NULL, OPT_BY},
@@ -106,6 +108,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"lines", no_argument, NULL, OPT_LINES},
+		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -156,6 +160,13 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_LINES:
 			o->lines = true;
+			break;
+		case OPT_SYMBOLIZE:
+			o->sym.on = true;
+			break;
+		case OPT_DEBUG_DIR:
+			if (symbolize_opt__add_dir(&o->sym, optarg))
+				return usage_error("at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
 			break;
 		case 'h':
 			report__usage();
@@ -945,6 +956,10 @@ int report__main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	if (otlp_read__file(o.file, &p))
 		return 1; /* logged */
+	if (symbolize_opt__apply(&o.sym, o.file, &p)) {
+		profile__free(p);
+		return 1;
+	}
 	err = report__print(stdout, p, &o);
 	profile__free(p);
 	if (err) {

@@ -642,7 +642,7 @@ static void replay_lines(const struct profile *src, __u32 idx, struct profile_li
 }
 
 static int replay_sample(struct profile *dst, const struct profile *src, const struct proc *pr,
-			 const struct profile_sample_entry *s)
+			 const struct profile_sample_entry *s, profile_frame_edit_fn edit, void *arg)
 {
 	struct profile_mapping_desc *maps = NULL;
 	struct profile_frame *frames = NULL;
@@ -688,6 +688,8 @@ static int replay_sample(struct profile *dst, const struct profile *src, const s
 			maps[i].flags = m->flags;
 			f->mapping = &maps[i];
 		}
+		if (edit)
+			edit(arg, locs[i], i, f, &maps[i]);
 	}
 	err = profile__add_sample(dst, &pr->desc, tid, tname, frames, n, s->value);
 out:
@@ -738,7 +740,7 @@ int profile__prune(struct profile *p)
 		const struct proc *pr = &p->procs[i];
 
 		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, p, pr, &pr->samples[j]);
+			err = replay_sample(n, p, pr, &pr->samples[j], NULL, NULL);
 	}
 	if (err) {
 		profile__free(n);
@@ -752,6 +754,35 @@ int profile__prune(struct profile *p)
 		*n = tmp;
 	}
 	profile__free(n);
+	return 0;
+}
+
+int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *arg,
+		     struct profile **out)
+{
+	struct profile *n;
+	size_t i, j;
+	int err;
+
+	*out = NULL;
+	n = profile_create(p->max_entries, profile__string(p, p->s_sample_type, NULL),
+			   profile__string(p, p->s_sample_unit, NULL),
+			   profile__string(p, p->s_period_type, NULL),
+			   profile__string(p, p->s_period_unit, NULL));
+	if (!n)
+		return -ENOMEM;
+	err = profile__set_meta(n, &p->meta);
+	for (i = 0; i < p->nprocs && !err; i++) {
+		const struct proc *pr = &p->procs[i];
+
+		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
+			err = replay_sample(n, p, pr, &pr->samples[j], edit, arg);
+	}
+	if (err) {
+		profile__free(n);
+		return err;
+	}
+	*out = n;
 	return 0;
 }
 

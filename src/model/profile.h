@@ -250,6 +250,19 @@ int profile__add_stack_locs(struct profile *p, const __u32 *locs, size_t nlocs, 
  * renumber the tables, keeping index 0 as the zero value. 0 or -ENOMEM. */
 int profile__prune(struct profile *p);
 
+/* Called by profile__rebuild() for frame @pos (0 = leaf) of a stack, read
+ * from location @loc of the source: may change *@f (its strings and lines
+ * must stay valid until the rebuild returns) and *@map, the frame's mapping
+ * desc (used when f->mapping points to it). */
+typedef void (*profile_frame_edit_fn)(void *arg, __u32 loc, size_t pos, struct profile_frame *f,
+				      struct profile_mapping_desc *map);
+
+/* A new profile (*@out, the caller's) with @p's meta, value types and
+ * samples, every frame passed through @edit first (NULL: a plain copy).
+ * 0, -ENOMEM or -E2BIG (nothing in *@out). */
+int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *arg,
+		     struct profile **out);
+
 /* Dictionary table sizes, zero entry included (so always >= 1). */
 size_t profile__string_count(const struct profile *p);
 size_t profile__function_count(const struct profile *p);

@@ -5,6 +5,7 @@ helper) and check, per sample, that the leaf location reads
 in at least 80 % of the workload's samples; then that every encoder shows
 them (report --lines, folded, pprof, OTLP-JSON, flame graph)."""
 import gzip
+import subprocess
 import json
 import os
 import re
@@ -140,3 +141,71 @@ class LinesGroundTruth(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SymbolizeLater(unittest.TestCase):
+    """A capture of a stripped copy (no symbols, no DWARF: frames unnamed),
+    symbolized afterwards with the debug file given by --debug-dir."""
+
+    @classmethod
+    def setUpClass(cls):
+        ok, why = can_sample()
+        if not ok:
+            raise unittest.SkipTest(why)
+        src = os.path.join(WORKLOADS, "inlined")
+        if not os.path.exists(src):
+            raise unittest.SkipTest("build/tests/workloads/inlined is missing: run make")
+        cls.tmp = tempfile.TemporaryDirectory()
+        t = cls.tmp.name
+        cls.bin = os.path.join(t, "inlined_stripped")
+        subprocess.run(["cp", src, cls.bin], check=True)
+        notes = subprocess.run(["readelf", "-n", cls.bin], capture_output=True, text=True).stdout
+        bid = re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+        cls.dbg = os.path.join(t, "dbg")
+        os.makedirs(os.path.join(cls.dbg, ".build-id", bid[:2]))
+        subprocess.run(["objcopy", "--only-keep-debug", cls.bin,
+                        os.path.join(cls.dbg, ".build-id", bid[:2], bid[2:] + ".debug")],
+                       check=True)
+        subprocess.run(["strip", "--strip-all", cls.bin], check=True)
+        cls.pb = os.path.join(t, "stripped.pb")
+        w = subprocess.Popen([cls.bin], stdout=subprocess.PIPE, text=True)
+        try:
+            w.stdout.readline()
+            r = run_profcap(["capture", "-p", str(w.pid), "--seconds", "1", "-F", "499",
+                             "--no-kernel", "-o", cls.pb])
+        finally:
+            w.kill()
+            w.wait()
+        if r.returncode != 0:
+            raise AssertionError("capture failed: " + r.stderr)
+        # Only the debug file knows the names: hide the stripped binary too.
+        os.rename(cls.bin, cls.bin + ".moved")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_unnamed_then_named(self):
+        before = run_profcap(["report", self.pb, "--top", "0"])
+        self.assertEqual(before.returncode, 0, before.stderr)
+        self.assertNotIn("hot_caller", before.stdout)
+        after = run_profcap(["report", self.pb, "--top", "0", "--lines",
+                             "--debug-dir", self.dbg])
+        self.assertEqual(after.returncode, 0, after.stderr)
+        self.assertRegex(after.stdout, r"mix \[inlined\] \S*inlined\.c:\d+")
+        self.assertRegex(after.stdout, r"hot_caller \S*inlined\.c:%d"
+                         % marker_lines()["CALL_SITE"])
+        self.assertIn("symbolized with", after.stderr)
+
+    def test_convert_symbolized_is_conformant(self):
+        out = os.path.join(self.tmp.name, "symbolized.pb")
+        r = run_profcap(["convert", self.pb, "--symbolize", "--debug-dir", self.dbg,
+                         "--to", "otlp", "-o", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ok, text = check_conformance(out)
+        self.assertTrue(ok, text)
+        svg = os.path.join(self.tmp.name, "s.svg")
+        r = run_profcap(["flamegraph", self.pb, "--debug-dir", self.dbg, "-o", svg])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(svg) as f:
+            self.assertIn("hot_caller", f.read())

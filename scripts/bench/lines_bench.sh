@@ -4,8 +4,11 @@
 # the unstripped binary: 2.6 MB of code, 6.9 MB of .debug_info) with lines and inlined frames:
 #   ours:      scripts/bench/lines_bench.c (elfsym + dwarf modules), whole run
 #   addr2line: binutils `addr2line -fi -a -e BINARY` on the same addresses
-#   perf:      not run: perf symbolizes only addresses of a perf.data
-#              (perf script -F ip,srcline), and it runs addr2line itself.
+#   perf:      perf symbolizes only the addresses of a perf.data, so with
+#              PERF=1 (root) a second comparison: `perf record -F 20000` of
+#              build/tests/test_otlp (a -g binary), then `perf script -F
+#              ip,srcline` on it against ours on its distinct sample
+#              addresses (one round: perf takes minutes).
 # Interleaved rounds (ROUNDS=5), wall time and peak RSS by /usr/bin/time,
 # medians. Also checks that both name the same innermost function and line
 # for the addresses (a sample of 2000).
@@ -72,3 +75,17 @@ print("agreement with addr2line on the %d of 2000 sampled addresses it gives a l
       "innermost function %.1f%%, file:line %.1f%%, inline depth %.1f%%"
       % (len(keys), 100.0 * same_fn / len(keys), 100.0 * same_line / len(keys), 100.0 * depth / len(keys)))
 PY
+if [ "${PERF:-0}" = 1 ]; then
+	perf record -q -F 20000 -e cpu-clock -o "$OUT/lines_perf.data" -- build/tests/test_otlp \
+		>/dev/null 2>&1
+	perf script -i "$OUT/lines_perf.data" -F ip 2>/dev/null | awk '{print $1}' | sort -u \
+		>"$OUT/lines_perf_addrs.txt"
+	echo "perf.data: $(perf script -i "$OUT/lines_perf.data" -F ip 2>/dev/null | wc -l) samples," \
+		"$(wc -l <"$OUT/lines_perf_addrs.txt") distinct addresses"
+	/usr/bin/time -f "%e %M" -o "$OUT/t" perf script -i "$OUT/lines_perf.data" -F ip,srcline \
+		>/dev/null 2>&1
+	echo "perf script -F ip,srcline: $(cut -d' ' -f1 "$OUT/t") s, peak RSS $(cut -d' ' -f2 "$OUT/t") KB"
+	/usr/bin/time -f "%e %M" -o "$OUT/t" "$OUT/lines_bench" build/tests/test_otlp \
+		"$OUT/lines_perf_addrs.txt" --print >/dev/null 2>&1
+	echo "ours on its distinct addresses: $(cut -d' ' -f1 "$OUT/t") s, peak RSS $(cut -d' ' -f2 "$OUT/t") KB"
+fi

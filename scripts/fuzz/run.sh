@@ -6,6 +6,10 @@
 #                when src/formats/perf_script.c exists
 #   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
 #                and bare CFI sections), built only when src/collect/cfi.c exists
+#   dwarf        dwarf_lines__open_fd() and lookups (src/symbolize/dwarf.c) over
+#                libdw, whose sources (deps/src/elfutils) are compiled here
+#                with the same sanitizers by third_party/elfutils.mk (ELF
+#                files; seeds: the -g workloads)
 # Built with clang -fsanitize=fuzzer,address,undefined against the system
 # glibc and zlib (zlib1g-dev), from the pure modules of src/, the nanopb
 # runtime in deps/prefix/nanopb and the generated code in build/gen (run
@@ -149,6 +153,39 @@ if [ -f src/collect/cfi.c ]; then
 		names+=(cfi)
 	else
 		echo "fuzz: cfi harness does not build (see above); skipped" >&2
+	fi
+fi
+# libelf + libdw from deps/src/elfutils, instrumented like the harnesses.
+build_elfutils() {
+	local eu=$OUT/elfutils
+	[ -f "$eu/lib/libdw.a" ] && [ "$eu/lib/libdw.a" -nt third_party/elfutils.mk ] && return 0
+	echo "== build $eu (libelf, libdw; takes a few minutes)"
+	make -s -j"$(nproc)" -f third_party/elfutils.mk SRCDIR=deps/src/elfutils \
+		OBJDIR="$eu/obj" PREFIX="$eu" CC="$CC" \
+		DEPS_CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" \
+		install >"$OUT/elfutils.build.log" 2>&1 || {
+		tail -5 "$OUT/elfutils.build.log" >&2
+		return 1
+	}
+}
+
+seeds_dwarf() {
+	local d=$OUT/seeds/dwarf f
+	mkdir -p "$d"
+	for f in build/tests/workloads/inlined build/tests/workloads/groundtruth \
+		build/tests/fixtures/libfx.so; do
+		[ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$d/$(basename "$f")"
+	done
+}
+
+if [ -f src/symbolize/dwarf.c ] && [ -f third_party/elfutils.mk ] && [ -d deps/src/elfutils/libdw ]; then
+	if build_elfutils &&
+		build dwarf src/symbolize/dwarf.c -I"$OUT/elfutils/include" \
+			"$OUT/elfutils/lib/libdw.a" "$OUT/elfutils/lib/libelf.a"; then
+		seeds_dwarf
+		names+=(dwarf)
+	else
+		echo "fuzz: dwarf harness does not build (see above); skipped" >&2
 	fi
 fi
 for n in "${names[@]}"; do

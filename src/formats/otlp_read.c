@@ -130,6 +130,8 @@ enum role {
 	ROLE_HAS_FILENAMES,
 	ROLE_HAS_LINE_NUMBERS,
 	ROLE_HAS_INLINE_FRAMES,
+	ROLE_HTLHASH,
+	ROLE_GO_BUILD_ID,
 	ROLE_DROPPED, /* Profile attributes: sample loss counts */
 	ROLE_TRUNCATED,
 	ROLE_STACK_MISSING,
@@ -1000,6 +1002,10 @@ static enum role attr_role(const char *key)
 		return ROLE_HAS_LINE_NUMBERS;
 	if (!strcmp(key, "pprof.mapping.has_inline_frames"))
 		return ROLE_HAS_INLINE_FRAMES;
+	if (!strcmp(key, "process.executable.build_id.htlhash"))
+		return ROLE_HTLHASH;
+	if (!strcmp(key, "process.executable.build_id.go"))
+		return ROLE_GO_BUILD_ID;
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_DROPPED))
 		return ROLE_DROPPED;
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED))
@@ -1090,11 +1096,17 @@ static int resolve_dictionary(struct rd *r)
 			const struct r_attr *a =
 				VEC_AT(r->attrs, struct r_attr, r->map_attrs.v[m->attr_off + j]);
 
-			if (a->role == ROLE_BUILD_ID && a->v.kind == VAL_STR)
-				d->build_id = a->v.str;
-			else if (a->role >= ROLE_HAS_FUNCTIONS && a->role <= ROLE_HAS_INLINE_FRAMES &&
-				 a->v.kind == VAL_BOOL && a->v.num)
+			if (a->role >= ROLE_HAS_FUNCTIONS && a->role <= ROLE_HAS_INLINE_FRAMES &&
+			    a->v.kind == VAL_BOOL && a->v.num)
 				d->flags |= 1u << (a->role - ROLE_HAS_FUNCTIONS);
+			if (a->v.kind != VAL_STR)
+				continue;
+			if (a->role == ROLE_BUILD_ID)
+				d->build_id = a->v.str;
+			else if (a->role == ROLE_HTLHASH)
+				d->htlhash = a->v.str;
+			else if (a->role == ROLE_GO_BUILD_ID)
+				d->go_build_id = a->v.str;
 		}
 	}
 
@@ -1134,6 +1146,7 @@ static int resolve_dictionary(struct rd *r)
 			f->lines = &r->llines[l->line_off];
 			f->nlines = l->nlines;
 			f->function = f->lines[0].function;
+			f->system_name = f->lines[0].system_name;
 		}
 		f->type = PROFILE_FRAME_NATIVE;
 		for (j = 0; j < l->nattrs; j++) {

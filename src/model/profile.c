@@ -154,7 +154,7 @@ struct profile *profile__new_limited(__u32 max_entries)
 static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
 				      const char *pt, const char *pu)
 {
-	static const __u8 zero[64]; /* >= every zero entry */
+	static const __u8 zero[128]; /* >= every zero entry */
 	struct profile *p;
 	__u32 idx;
 	int err = 0;
@@ -426,6 +426,12 @@ static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, 
 		err = attr_str(p, "process.executable.build_id.gnu", m->build_id, &e.attr);
 		e.attrs[e.nattrs++] = e.attr;
 	}
+	if (!err && m->htlhash && *m->htlhash)
+		err = attr_str(p, "process.executable.build_id.htlhash", m->htlhash,
+			       &e.attrs[e.nattrs++]);
+	if (!err && m->go_build_id && *m->go_build_id)
+		err = attr_str(p, "process.executable.build_id.go", m->go_build_id,
+			       &e.attrs[e.nattrs++]);
 	e.flags = m->flags & PROFILE_MAPPING_HAS__ALL;
 	for (i = 0; !err && e.flags && i < 4; i++)
 		err = attr_kind_int(p, has_keys[i], PROFILE_ATTR_BOOL, !!(e.flags & (1u << i)),
@@ -455,7 +461,7 @@ static int add_function(struct profile *p, const struct profile_line *l, __u32 *
 static int add_lines(struct profile *p, const struct profile_frame *f, __u32 *idx)
 {
 	struct profile_line_entry le[PROFILE_MAX_LINES];
-	struct profile_line one = {.function = f->function};
+	struct profile_line one = {.function = f->function, .system_name = f->system_name};
 	const struct profile_line *in = f->lines;
 	size_t n = f->nlines, i, k = 0;
 	int err = 0;
@@ -641,6 +647,23 @@ static void replay_lines(const struct profile *src, __u32 idx, struct profile_li
 	*nout = i;
 }
 
+/* The htlhash and Go build-id of mapping @m of @src into @d. */
+static void copy_build_ids(const struct profile *src, const struct profile_mapping_entry *m,
+			   struct profile_mapping_desc *d)
+{
+	__u32 i;
+
+	for (i = 0; i < m->nattrs && i < PROFILE_MAPPING_MAX_ATTRS; i++) {
+		const struct profile_attr_entry *a = profile__attr(src, m->attrs[i]);
+		const char *k = profile__string(src, a->key, NULL);
+
+		if (!strcmp(k, "process.executable.build_id.htlhash"))
+			d->htlhash = a->str_value;
+		else if (!strcmp(k, "process.executable.build_id.go"))
+			d->go_build_id = a->str_value;
+	}
+}
+
 static int replay_sample(struct profile *dst, const struct profile *src, const struct proc *pr,
 			 const struct profile_sample_entry *s, profile_frame_edit_fn edit, void *arg)
 {
@@ -686,6 +709,7 @@ static int replay_sample(struct profile *dst, const struct profile *src, const s
 			maps[i].path = profile__string(src, m->filename, NULL);
 			maps[i].build_id = m->attr ? profile__attr(src, m->attr)->str_value : NULL;
 			maps[i].flags = m->flags;
+			copy_build_ids(src, m, &maps[i]);
 			f->mapping = &maps[i];
 		}
 		if (edit)

@@ -45,6 +45,8 @@ struct profile_mapping_desc {
 	const char *path;     /* "/usr/lib/x/libc.so.6", "[vdso]", "[kernel.kallsyms]" */
 	const char *build_id; /* lower-case hex GNU build-id, or NULL */
 	__u32 flags;	      /* PROFILE_MAPPING_HAS_*; 0 = nothing stated */
+	const char *htlhash;	 /* process.executable.build_id.htlhash (32 hex), or NULL */
+	const char *go_build_id; /* Go's build-id string, or NULL */
 };
 
 /* One function of a location: the function containing the address, or one
@@ -66,6 +68,7 @@ struct profile_frame {
 	const char *function;			    /* symbol name, NULL when unknown */
 	enum profile_frame_type type;
 	const char *type_name; /* profile.frame.type value overriding @type ("v8js"), or NULL */
+	const char *system_name; /* linker (mangled) name when @function is demangled, else NULL */
 	/* Lines of the location, innermost inlined function first and the
 	 * function that contains the address (into which the others were
 	 * inlined) last, as OTLP orders Location.lines. When @nlines is 0 a
@@ -138,14 +141,15 @@ struct profile_function_entry {
 	__s64 start_line; /* 0 = unknown */
 };
 
-#define PROFILE_MAPPING_MAX_ATTRS 5
+#define PROFILE_MAPPING_MAX_ATTRS 7
 
 struct profile_mapping_entry {
 	__u64 start, limit, file_offset;
 	__u32 filename; /* string index */
-	__u32 attr;	/* attribute index of the build-id attribute, 0 = none */
+	__u32 attr;	/* attribute index of the GNU build-id attribute, 0 = none */
 	__u32 flags;	/* PROFILE_MAPPING_HAS_* */
-	__u32 nattrs;	/* all attributes: build-id first, then pprof.mapping.has_* */
+	__u32 nattrs;	/* all attributes: build_id.gnu, .htlhash, .go (those present),
+			 * then the four pprof.mapping.has_* when flags are set */
 	__u32 attrs[PROFILE_MAPPING_MAX_ATTRS];
 	__u32 pad;
 };

@@ -11,6 +11,8 @@
 
 #include "util/buf.h"
 #include "symbolize/dwarf.h"
+#include "symbolize/debugfile.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/elfsym.h"
 #include "symbolize/kallsyms.h"
 #include "util/log.h"
@@ -167,6 +169,7 @@ struct sym_file {
 	struct dwarf_lines *dw; /* lines and inlined frames; NULL: no DWARF */
 	size_t refs;	     /* sym_maps using it; 0 = evictable (never for the vdso) */
 	__u64 idle_since_ns; /* when refs was first seen 0 by an eviction pass */
+	char htlhash[DEBUGFILE_HTLHASH_HEX]; /* "" when unknown (the vdso) */
 };
 
 struct sym_map {
@@ -216,6 +219,9 @@ struct symbolizer {
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
 	bool no_lines;	     /* symbolizer__set_lines(false) */
+	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
+	size_t ndebug_dirs;
+	struct debuginfod *dinfod; /* NULL: no downloads */
 };
 
 static __u64 now_ns(void)
@@ -342,6 +348,9 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	kallsyms__free(s->ksyms);
 	free(s->kbuild_id);
+	for (i = 0; i < s->ndebug_dirs; i++)
+		free(s->debug_dirs[i]);
+	debuginfod__free(s->dinfod);
 	for (i = 0; i < 2 * s->nmdescs; i++)
 		free(s->mstrings[i]);
 	free(s->mstrings);
@@ -421,6 +430,7 @@ void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile
 	out->address = addr;
 	out->mapping = NULL;
 	out->function = NULL;
+	out->system_name = NULL;
 	out->type = PROFILE_FRAME_KERNEL;
 	out->type_name = NULL;
 	out->lines = NULL;
@@ -476,14 +486,8 @@ static struct sym_file *vdso_file(struct symbolizer *s)
 	return s->vdso;
 }
 
-/* Hook: lines and inlined frames come from the DWARF of the file on @fd
- * (the mapped binary; a debug file found for it would be passed here). A
- * file without DWARF just gets none. */
-static void attach_dwarf(struct symbolizer *s, struct sym_file *f, int fd)
-{
-	if (!s->no_lines && !dwarf_lines__open_fd(fd, &f->dw))
-		s->st.dwarf_files++;
-}
+/* Hook for lines (get_file()): a file's dwarf_lines come from its own DWARF,
+ * else from the debug file find_debug_info() found for it. */
 
 /* What mapping descs of @f say symbolization found (PROFILE_MAPPING_HAS_*). */
 static __u32 file_flags(const struct sym_file *f)
@@ -521,6 +525,58 @@ static int open_mapped_file(struct symbolizer *s, int pid, const struct procmaps
 	return fd >= 0 ? fd : -errno;
 }
 
+/* Add the symbols @elf (parsed from @fd, mapped by @e of @pid) lacks: from a
+ * debug file found by build-id or debuglink, else downloaded from
+ * debuginfod (when enabled), else from MiniDebugInfo or Go's pclntab. */
+static int find_debug_info(struct symbolizer *s, int pid, const struct procmaps_entry *e,
+			   int fd, struct elfsym *elf, bool want_dwarf)
+{
+	char root[PATH_MAX];
+	struct debugfile_query q = {
+		.root = root,
+		.path = e->path,
+		.build_id = elfsym__build_id(elf),
+		.dirs = (const char *const *)s->debug_dirs,
+		.ndirs = s->ndebug_dirs,
+		.dev = 0,
+	};
+	const char *how = NULL;
+	int dfd, err;
+
+	bool want_syms = !elfsym__has_symtab(elf);
+
+	if (!want_syms && !want_dwarf)
+		return -1;
+	q.debuglink = elfsym__debuglink(elf, &q.debuglink_crc);
+	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
+	dfd = debugfile__open(&q, &how);
+	if (!want_syms)
+		return dfd >= 0 ? dfd : -1; /* for its DWARF only */
+	if (dfd < 0 && s->dinfod && q.build_id) {
+		dfd = debuginfod__open(s->dinfod, q.build_id);
+		how = "debuginfod";
+	}
+	if (dfd >= 0) {
+		err = elfsym__add_debug_fd(elf, dfd);
+		if (!err) {
+			s->st.debug_files++;
+			pr_debug("%s: symbols from its debug file (%s)", e->path, how);
+			return dfd; /* the caller's, for its DWARF */
+		}
+		close(dfd);
+		pr_warn("%s: its debug file (found by %s) has no usable symbols: %s", e->path,
+			how, err == -ENOENT ? "no function symbols" : strerror(-err));
+	}
+	err = elfsym__add_embedded_fd(elf, fd);
+	if (!err)
+		s->st.debug_embedded++;
+	else if (err != -ENOENT)
+		pr_warn("%s: its MiniDebugInfo or Go function table is unreadable (%s): "
+			"skipped",
+			e->path, strerror(-err));
+	return -1;
+}
+
 /* The cached file for mapping @e of @pid, parsing it on first sight. NULL when
  * it cannot be opened or parsed (counted) or the file cap is reached. */
 static struct sym_file *get_file(struct symbolizer *s, int pid, const struct procmaps_entry *e)
@@ -528,10 +584,11 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 	__u64 dev = (__u64)e->dev_major << 32 | e->dev_minor;
 	__u64 ih = hash_u64(dev, e->inode), bh;
 	char hex[ELFSYM_BUILD_ID_HEX];
+	struct dwarf_lines *dw = NULL;
 	struct elfsym *elf = NULL;
 	struct sym_file *f = NULL;
 	struct hnode *n;
-	int fd, err;
+	int fd, dfd, err;
 
 	n = htab_find(&s->by_inode, ih, dev, e->inode, NULL);
 	if (n) {
@@ -562,13 +619,28 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 		s->st.elf_errors++;
 	else
 		s->st.elf_files_parsed++;
+	if (elf) {
+		/* Lines: the binary's own DWARF, else its debug file's. */
+		if (!s->no_lines)
+			dwarf_lines__open_fd(fd, &dw);
+		dfd = find_debug_info(s, pid, e, fd, elf, !s->no_lines && !dw);
+		if (dfd >= 0 && !dw && !s->no_lines)
+			dwarf_lines__open_fd(dfd, &dw);
+		if (dfd >= 0)
+			close(dfd);
+		if (dw)
+			s->st.dwarf_files++;
+	}
 	f = new_file(s, elf);
 	if (!f) {
 		elfsym__free(elf);
+		dwarf_lines__free(dw);
 		goto out_close;
 	}
-	if (elf)
-		attach_dwarf(s, f, fd);
+	f->dw = dw;
+	dw = NULL;
+	if (debugfile__htlhash(fd, f->htlhash))
+		f->htlhash[0] = '\0';
 	/* On failure to index, the file is just parsed again next time. */
 	htab_add(&s->by_inode, ih, dev, e->inode, NULL, f);
 	if (elf && elfsym__build_id(elf))
@@ -829,6 +901,8 @@ static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
 	m->desc.path = m->path;
 	m->desc.build_id = m->file && m->file->elf ? elfsym__build_id(m->file->elf) : NULL;
 	m->desc.flags = file_flags(m->file);
+	m->desc.go_build_id = m->file && m->file->elf ? elfsym__go_build_id(m->file->elf) : NULL;
+	m->desc.htlhash = m->file && m->file->htlhash[0] ? m->file->htlhash : NULL;
 	if (!p->runtime && e->path[0] == '/')
 		p->runtime = runtime_of(base_name(e->path));
 	m->next_all = p->all;
@@ -1154,6 +1228,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	out->address = addr;
 	out->mapping = NULL;
 	out->function = NULL;
+	out->system_name = NULL;
 	out->type = PROFILE_FRAME_NATIVE;
 	out->type_name = NULL;
 	out->lines = NULL;
@@ -1190,7 +1265,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 		return;
 	if (elfsym__offset_to_vaddr(m->file->elf, a - m->desc.start + m->desc.file_offset, &vaddr))
 		return;
-	out->function = elfsym__lookup(m->file->elf, vaddr, NULL);
+	out->function = elfsym__lookup_demangled(m->file->elf, vaddr, &out->system_name);
 	if (m->file->dw)
 		dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines, &out->nlines);
 }
@@ -1210,4 +1285,20 @@ const struct profile_process_desc *symbolizer__process(const struct symbolizer *
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 {
 	*st = s->st;
+}
+
+int symbolizer__add_debug_dir(struct symbolizer *s, const char *dir)
+{
+	if (s->ndebug_dirs == DEBUGFILE_MAX_DIRS)
+		return -E2BIG;
+	s->debug_dirs[s->ndebug_dirs] = strdup(dir);
+	if (!s->debug_dirs[s->ndebug_dirs])
+		return -ENOMEM;
+	s->ndebug_dirs++;
+	return 0;
+}
+
+void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod *d)
+{
+	s->dinfod = d;
 }

@@ -28,8 +28,8 @@ static struct profile *model(void)
 {
 	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
 	const struct profile_frame frames[] = {
-		{0x1234, &map, NULL, PROFILE_FRAME_NATIVE, NULL, inl, 2},
-		{0x1400, &map, "main", PROFILE_FRAME_NATIVE, NULL, mainl, 1},
+		{0x1234, &map, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, inl, 2},
+		{0x1400, &map, "main", PROFILE_FRAME_NATIVE, NULL, NULL, mainl, 1},
 	};
 	struct profile *p = profile__new();
 
@@ -95,7 +95,7 @@ TEST(model)
 	CHECK_EQ_U64(line, 25);
 	/* Prune keeps lines (an orphan stack forces a rebuild). */
 	{
-		const struct profile_frame orphan = {0x1500, &map, "x", PROFILE_FRAME_NATIVE, NULL,
+		const struct profile_frame orphan = {0x1500, &map, "x", PROFILE_FRAME_NATIVE, NULL, NULL,
 						     NULL, 0};
 		__u32 st;
 

@@ -367,7 +367,7 @@ TEST(inlined_lines)
 		{"mix", NULL, "/src/app.c", 14, 17, 5},
 		{"hot_caller", "_Z10hot_callerm", "/src/app.c", 23, 25, 9},
 	};
-	struct profile_frame f = {0x1234, &map, NULL, PROFILE_FRAME_NATIVE, NULL, lines, 2};
+	struct profile_frame f = {0x1234, &map, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, lines, 2};
 	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
 	struct profile *p = profile__new();
 	struct decoded *d = NULL;

@@ -301,24 +301,63 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	return record(ctx, &counts0, &stacks0, &ustack_ext0, tgid, tid, &comm);
 }
 
-/* sched_process_fork records put child_pid at offset 20 (comms as
- * __data_loc words, Linux >= 6.10) or 44 (comms inline); user space reads
- * it from the tracepoint's format file into fork_child_off. */
-/* Runs in the parent: when it is a kept process, its child will be too. */
-SEC("tracepoint/sched/sched_process_fork")
-int profcap_fork(void *ctx)
+/* ---- following new processes: three ways onto sched_process_fork --------
+ * User space loads exactly one of these (bpf_program__set_autoload):
+ *   profcap_fork_raw  raw_tracepoint/sched_process_fork (kernel BTF, >= 4.17)
+ *   profcap_fork_btf  tp_btf/sched_process_fork (kernel BTF, Linux >= 5.5)
+ *   profcap_fork_tp   tracepoint/sched/sched_process_fork (tracefs)
+ * The first two get the task pointers (parent, child) and read the child's
+ * pid at fork_pid_off, the offset of task_struct.pid that user space found
+ * in the kernel's BTF (no CO-RE relocations: the object must load on
+ * kernels without BTF). The third reads child_pid from the tracepoint
+ * record at fork_child_off, from the tracepoint's format file: 20 (comms as
+ * __data_loc words, Linux >= 6.10) or 44 (comms inline). */
+const volatile __u32 fork_pid_off = 0;
+
+/* Runs in the parent: when it is a kept process, its child will be too.
+ * @child is the child's global PID, the key of `followed`. */
+static __always_inline int follow_child(__u32 child)
 {
-	__u32 tgid, tid, child;
+	__u32 tgid, tid;
 	__u8 one = 1;
 
 	if (current_ids(&tgid, &tid))
 		return 0;
 	if (!bpf_map_lookup_elem(&pids, &tgid) && !is_followed())
 		return 0;
-	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + fork_child_off))
-		return 0;
 	bpf_map_update_elem(&followed, &child, &one, BPF_ANY);
 	return 0;
+}
+
+static __always_inline int follow_task(__u64 task)
+{
+	__s32 pid = 0;
+
+	if (!task || bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(task + fork_pid_off)))
+		return 0;
+	return pid > 0 ? follow_child((__u32)pid) : 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int profcap_fork_btf(__u64 *ctx)
+{
+	return follow_task(ctx[1]);
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int profcap_fork_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	return follow_task(ctx->args[1]);
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int profcap_fork_tp(void *ctx)
+{
+	__u32 child;
+
+	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + fork_child_off))
+		return 0;
+	return follow_child(child);
 }
 
 char LICENSE[] SEC("license") = "GPL";

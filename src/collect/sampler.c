@@ -17,7 +17,9 @@
 
 #include "cpu_sampler.h"
 #include "cpu_sampler.skel.h"
+#include "util/env.h"
 #include "util/log.h"
+#include "collect/forkhook.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
 
@@ -202,37 +204,6 @@ static int own_pid_ns(__u64 *dev, __u64 *ino)
 	*dev = st.st_dev;
 	*ino = st.st_ino;
 	return 0;
-}
-
-/* Offset of child_pid in the sched_process_fork record, from the
- * tracepoint's format file: 20 (Linux >= 6.10) or 44 (older). */
-static int fork_child_offset(__u32 *off)
-{
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/sched/sched_process_fork/format",
-		"/sys/kernel/debug/tracing/events/sched/sched_process_fork/format",
-	};
-	char line[256];
-	unsigned int o;
-	FILE *f = NULL;
-	size_t i;
-	int err = -ENOENT;
-
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]) && !f; i++)
-		f = fopen(paths[i], "re");
-	if (!f)
-		return -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, " child_pid;");
-
-		if (!p || !(p = strstr(p, "offset:")) || sscanf(p, "offset:%u;", &o) != 1)
-			continue;
-		err = o == 20 || o == 44 ? 0 : -EOPNOTSUPP;
-		*off = o;
-		break;
-	}
-	fclose(f);
-	return err;
 }
 
 static int fill_filter(struct bpf_map *map, const void *key, __u32 key_size, const char *what)
@@ -464,12 +435,147 @@ static __u32 unwind_join(struct sampler *s, int ext_fd, __u64 hash, __u64 nr, __
 	return n;
 }
 
+static struct bpf_program *fork_prog(struct sampler *s, enum forkhook_kind kind)
+{
+	switch (kind) {
+	case FORKHOOK_TP_BTF:
+		return s->skel->progs.profcap_fork_btf;
+	case FORKHOOK_RAW_TP:
+		return s->skel->progs.profcap_fork_raw;
+	default:
+		return s->skel->progs.profcap_fork_tp;
+	}
+}
+
+/* Open, configure and load the BPF object, with fork hook @fh (NULL: no
+ * fork following). On failure the skeleton is gone again; logs nothing. */
+static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh)
+{
+	__u64 pidns_dev = 0, pidns_ino = 0;
+	__u32 entries;
+	int k, err;
+
+	s->skel = cpu_sampler__open();
+	if (!s->skel)
+		return -errno;
+	s->skel->rodata->want_user = o->user;
+	s->skel->rodata->want_kernel = o->kernel;
+	s->skel->rodata->skip_idle = !o->idle;
+	s->skel->rodata->filter_pids = o->npids > 0;
+	s->skel->rodata->filter_tids = o->ntids > 0;
+	s->skel->rodata->filter_comms = o->ncomms > 0;
+	s->skel->rodata->filter_cgroups = (__u32)o->ncgroups;
+	if (!own_pid_ns(&pidns_dev, &pidns_ino) && pidns_ino != PID_NS_INIT_INO) {
+		/* Not the initial PID namespace: report PIDs as seen in ours. */
+		s->skel->rodata->pidns_dev = pidns_dev;
+		s->skel->rodata->pidns_ino = pidns_ino;
+	}
+	/* Exactly one fork program, or none, is loaded. */
+	for (k = 0; k < FORKHOOK__COUNT; k++)
+		bpf_program__set_autoload(fork_prog(s, (enum forkhook_kind)k),
+					  fh && fh->kind == (enum forkhook_kind)k);
+	if (fh) {
+		s->skel->rodata->follow_forks = 1;
+		if (fh->kind == FORKHOOK_TRACEPOINT)
+			s->skel->rodata->fork_child_off = fh->off;
+		else
+			s->skel->rodata->fork_pid_off = fh->off;
+		bpf_map__set_max_entries(s->skel->maps.followed, SAMPLER_FOLLOWED_MAX);
+	}
+	/* One drain interval (about a second) of samples from every CPU must
+	 * fit in one generation, with room for two stacks per sample. */
+	entries = clamp_entries(2ull * o->freq_hz * s->nonline + 1024);
+	bpf_map__set_max_entries(s->skel->maps.counts0, entries);
+	bpf_map__set_max_entries(s->skel->maps.counts1, entries);
+	bpf_map__set_max_entries(s->skel->maps.stacks0, entries);
+	bpf_map__set_max_entries(s->skel->maps.stacks1, entries);
+	if (o->npids)
+		bpf_map__set_max_entries(s->skel->maps.pids, (__u32)o->npids);
+	if (o->ntids)
+		bpf_map__set_max_entries(s->skel->maps.tids, (__u32)o->ntids);
+	if (o->ncomms)
+		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
+	if (o->ncgroups)
+		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
+	unwind_configure(s, o);
+
+	err = cpu_sampler__load(s->skel);
+	if (err) {
+		cpu_sampler__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return err;
+}
+
+/* Load the BPF object with the first fork hook that works here (see
+ * collect/forkhook.h; PROFCAP_FORK_HOOK names one) and attach it. Logs. */
+static int load_following(struct sampler *s, const struct sampler_opts *o)
+{
+	enum forkhook_kind first = FORKHOOK_RAW_TP, last = FORKHOOK_TRACEPOINT, k;
+	const char *env = env__get(env__process(), FORKHOOK_ENV), *why = "";
+	char reasons[512] = "";
+	struct forkhook fh;
+	size_t used = 0;
+	int err = -ENOENT;
+
+	if (env) {
+		if (forkhook__parse(env, &first)) {
+			pr_err("%s=%s names no fork hook: use tp_btf, raw_tp or tracepoint, or "
+			       "unset "
+			       "it",
+			       FORKHOOK_ENV, env);
+			return -EINVAL;
+		}
+		last = first;
+	}
+	for (k = first; k <= last; k++) {
+		if (k == FORKHOOK_TP_BTF && !kernel_at_least(5, 5)) {
+			err = -EOPNOTSUPP;
+			why = "needs Linux >= 5.5";
+		} else if (!(err = forkhook__prepare(&fh, k, NULL, &why))) {
+			err = skel_load(s, o, &fh);
+			if (err == -EPERM || err == -EACCES) {
+				forkhook__release(&fh);
+				explain_load_error(err);
+				return err;
+			}
+			if (err) {
+				why = "the kernel refused the program";
+			} else {
+				s->fork_link = bpf_program__attach(fork_prog(s, k));
+				if (!s->fork_link) {
+					err = -errno;
+					why = "attaching failed";
+					cpu_sampler__destroy(s->skel);
+					s->skel = NULL;
+				}
+			}
+			forkhook__release(&fh);
+		}
+		if (!err) {
+			pr_debug("following new processes through %s/sched_process_fork (%s)",
+				 forkhook__name(k),
+				 k == FORKHOOK_TRACEPOINT ? "tracefs format" : "kernel BTF");
+			return 0;
+		}
+		pr_debug("fork hook %s unusable: %s (%s)", forkhook__name(k), why, strerror(-err));
+		used += (size_t)snprintf(reasons + used, sizeof(reasons) - used, "%s%s: %s (%s)",
+					 used ? "; " : "", forkhook__name(k), why, strerror(-err));
+		if (used >= sizeof(reasons))
+			used = sizeof(reasons) - 1;
+	}
+	pr_err("cannot follow new processes: %s; needs kernel BTF (CONFIG_DEBUG_INFO_BTF) or "
+	       "tracefs: run as root so profcap can mount it, or mount it (mount -t tracefs "
+	       "nodev /sys/kernel/tracing)",
+	       reasons);
+	return err;
+}
+
 struct sampler *sampler__new(const struct sampler_opts *o)
 {
 	struct sampler *s = NULL;
 	bool *online = NULL;
-	__u32 ncpus = 0, entries, i;
-	__u64 pidns_dev = 0, pidns_ino = 0;
+	__u32 ncpus = 0, i;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -495,84 +601,26 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		s->nonline += online[i];
 	}
 
-	s->skel = cpu_sampler__open();
-	if (!s->skel) {
-		err = -errno;
-		explain_load_error(err);
-		goto err_out;
-	}
-	s->skel->rodata->want_user = o->user;
-	s->skel->rodata->want_kernel = o->kernel;
-	s->skel->rodata->skip_idle = !o->idle;
 	if (o->ncgroups > PROFCAP_MAX_CGROUPS) {
 		pr_err("too many cgroups to filter on (%zu, at most %d)", o->ncgroups,
 		       PROFCAP_MAX_CGROUPS);
 		goto err_out;
 	}
-	s->skel->rodata->filter_pids = o->npids > 0;
-	s->skel->rodata->filter_tids = o->ntids > 0;
-	s->skel->rodata->filter_comms = o->ncomms > 0;
-	s->skel->rodata->filter_cgroups = (__u32)o->ncgroups;
-	if (!own_pid_ns(&pidns_dev, &pidns_ino) && pidns_ino != PID_NS_INIT_INO) {
-		/* Not the initial PID namespace: report PIDs as seen in ours. */
-		s->skel->rodata->pidns_dev = pidns_dev;
-		s->skel->rodata->pidns_ino = pidns_ino;
-	}
 	if (o->follow_forks && o->npids) {
-		__u32 off = 0;
-
-		err = fork_child_offset(&off);
-		if (err) {
-			pr_err("cannot follow new processes: the sched_process_fork tracepoint "
-			       "format is %s; mount tracefs (mount -t tracefs nodev "
-			       "/sys/kernel/tracing)",
-			       err == -ENOENT ? "not readable" : "unknown");
-			goto err_out;
-		}
-		s->skel->rodata->follow_forks = 1;
-		s->skel->rodata->fork_child_off = off;
-		bpf_map__set_max_entries(s->skel->maps.followed, SAMPLER_FOLLOWED_MAX);
+		err = load_following(s, o);
 	} else {
-		bpf_program__set_autoload(s->skel->progs.profcap_fork, false);
+		err = skel_load(s, o, NULL);
+		if (err)
+			explain_load_error(err);
 	}
-	/* One drain interval (about a second) of samples from every CPU must
-	 * fit in one generation, with room for two stacks per sample. */
-	entries = clamp_entries(2ull * o->freq_hz * s->nonline + 1024);
-	bpf_map__set_max_entries(s->skel->maps.counts0, entries);
-	bpf_map__set_max_entries(s->skel->maps.counts1, entries);
-	bpf_map__set_max_entries(s->skel->maps.stacks0, entries);
-	bpf_map__set_max_entries(s->skel->maps.stacks1, entries);
-	if (o->npids)
-		bpf_map__set_max_entries(s->skel->maps.pids, (__u32)o->npids);
-	if (o->ntids)
-		bpf_map__set_max_entries(s->skel->maps.tids, (__u32)o->ntids);
-	if (o->ncomms)
-		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
-	if (o->ncgroups)
-		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
-	unwind_configure(s, o);
-
-	err = cpu_sampler__load(s->skel);
-	if (err) {
-		explain_load_error(err);
+	if (err)
 		goto err_out;
-	}
 	err = unwind_open(s);
 	if (err)
 		goto err_out;
 	err = set_filters(s, o);
 	if (err)
 		goto err_out;
-	if (s->skel->rodata->follow_forks) {
-		s->fork_link = bpf_program__attach(s->skel->progs.profcap_fork);
-		if (!s->fork_link) {
-			err = -errno;
-			pr_err("cannot attach to the sched_process_fork tracepoint: %s; mount "
-			       "tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
-			       strerror(-err));
-			goto err_out;
-		}
-	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
 	if (!s->rb) {
 		err = -errno;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "collect/cfi.h"
+#include "proc/pfile.h"
 #include "proc/procmaps.h"
 #include "collect/unwind_table.h"
 
@@ -200,19 +201,10 @@ static void load_rows(struct unwind_table *u, struct ut_file *f, const void *img
 
 static int open_mapping(const struct unwind_table *u, int pid, const struct procmaps_entry *e)
 {
-	char path[4200];
-	int fd;
+	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", u->proc_root, pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || e->deleted || e->path[0] != '/')
-		return fd >= 0 ? fd : -ENOENT;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%d/root%s", u->proc_root, pid, e->path) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	err = pfile__open_mapped(u->proc_root, pid, e, &fd);
+	return err ? err : fd;
 }
 
 /* The vdso of this process: every process on this kernel maps the same. */
@@ -244,8 +236,9 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	__u64 dev = vdso ? VDSO_DEV : ((__u64)e->dev_major << 32 | e->dev_minor);
 	__u64 ino = vdso ? 0 : e->inode, t0;
 	struct ut_file *f;
+	static const char *const cfi_sections[] = {".eh_frame", ".debug_frame", NULL};
+	struct pfile_image img;
 	struct stat stb;
-	void *img;
 	int fd;
 
 	if (u->files_cap) {
@@ -270,15 +263,12 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 		if (fd < 0) {
 			u->st.files_failed++;
 		} else {
-			if (!fstat(fd, &stb) && S_ISREG(stb.st_mode) && stb.st_size > 0) {
-				img = mmap(NULL, (size_t)stb.st_size, PROT_READ, MAP_PRIVATE, fd,
-					   0);
-				if (img != MAP_FAILED) {
-					load_rows(u, f, img, (size_t)stb.st_size);
-					munmap(img, (size_t)stb.st_size);
-				} else {
-					u->st.files_failed++;
-				}
+			/* pread, not mmap: a file truncated meanwhile is an error,
+			 * not SIGBUS (proc/pfile.h). */
+			if (!fstat(fd, &stb) && stb.st_size > 0 &&
+			    !pfile__read_elf(fd, (size_t)stb.st_size, cfi_sections, &img)) {
+				load_rows(u, f, img.data, img.size);
+				pfile__image_free(&img);
 			} else {
 				u->st.files_failed++;
 			}

@@ -393,11 +393,21 @@ static void load_kernel_symbols(struct session *s)
 int session__start(struct session *s)
 {
 	const struct capture_opts *o = s->o;
+	sigset_t stop, old;
 	int ret;
 
 	ret = prepare(s);
+	/* A signal interrupts the verifier (EAGAIN, and libbpf's retries give
+	 * up under a stream of signals): hold them until the program is
+	 * loaded; the handlers only set flags, so nothing is lost. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	if (!ret)
 		ret = load_sampler(s);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!ret && sampler__start(s->smp))
 		ret = 1;
 	if (ret)

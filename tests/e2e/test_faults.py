@@ -270,7 +270,9 @@ class AgentFaultTest(unittest.TestCase):
                            "8K", "--endpoint", url, "--protocol", "http/protobuf",
                            "--timeout", "1", "--spool-dir", self.spool, "-p", str(w.pid),
                            *extra)
-            time.sleep(4)
+            first = a.stderr.readline()
+            self.assertTrue(first.startswith('{"event":"start"'), first)
+            time.sleep(3)
             err, took = self.stop(a)
         self.assertEqual(a.returncode, 3, err)
         self.assertLess(took, 8, "SIGTERM must fit a 10 s container grace")

@@ -1,7 +1,9 @@
 /* capture.c - run a capture or an agent: a session and a delivery (see
  * capture.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture/agent.h"
 #include "capture/capture.h"
@@ -99,6 +101,12 @@ int capture__run(const struct capture_opts *o)
 
 	log__set_level(o->verbose ? LOG_VERBOSE : o->quiet ? LOG_QUIET : LOG_NORMAL);
 	ret = run(&r, &s);
+	if (delivery__worker_busy(r.d)) {
+		/* Everything waiting is spooled; the export thread is still in
+		 * libcurl, where exit()'s clean-up must not run. */
+		fflush(NULL);
+		_exit(ret);
+	}
 	session__free(s);
 	agent__free(r.agent);
 	delivery__free(r.d);

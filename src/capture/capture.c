@@ -52,10 +52,19 @@ static void run_hup(void *ctx)
 		delivery__reopen(r->d);
 }
 
+static void run_started(void *ctx)
+{
+	struct run *r = ctx;
+
+	if (r->o->agent)
+		status__start(r->o->interval, r->o->json, r->o->quiet);
+}
+
 static int run(struct run *r, struct session **sp)
 {
 	const struct capture_opts *o = r->o;
-	struct session_hooks hooks = {.window = run_window, .hup = run_hup, .ctx = r};
+	struct session_hooks hooks = {
+		.window = run_window, .hup = run_hup, .started = run_started, .ctx = r};
 	struct delivery_opts dopts;
 	__s64 wake;
 	int ret;
@@ -85,8 +94,6 @@ static int run(struct run *r, struct session **sp)
 	ret = session__start(*sp);
 	if (ret)
 		return ret;
-	if (o->agent)
-		status__start(o->interval, o->json, o->quiet);
 	while ((wake = session__step(*sp)) >= 0)
 		session__wait(*sp, wake);
 	ret = session__close(*sp);

@@ -385,6 +385,7 @@ static int load_sampler(struct session *s)
 
 static void load_kernel_symbols(struct session *s)
 {
+	__s64 t0 = now_ns(CLOCK_MONOTONIC);
 	int err = symbolizer__load_kernel(s->sym);
 
 	if (err == -EPERM)
@@ -395,7 +396,7 @@ static void load_kernel_symbols(struct session *s)
 		pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
 			"only",
 			strerror(-err));
-	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - s->start) / 1e6);
+	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 }
 
 int session__start(struct session *s)
@@ -416,6 +417,10 @@ int session__start(struct session *s)
 	if (!ret)
 		ret = load_sampler(s);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* Agent: before the first window, so that windows keep their length
+	 * (a capture overlaps it with sampling: see below). */
+	if (!ret && o->agent && o->kernel)
+		load_kernel_symbols(s);
 	if (!ret && sampler__start(s->smp))
 		ret = 1;
 	if (ret)
@@ -424,9 +429,11 @@ int session__start(struct session *s)
 	s->wunix = now_ns(CLOCK_REALTIME);
 	if (s->child)
 		child__release(s->child);
+	if (s->hooks.started)
+		s->hooks.started(s->hooks.ctx);
 	/* Kernel symbols are first needed at the first drain: read them while
 	 * the CPUs are already being sampled. */
-	if (o->kernel)
+	if (o->kernel && !o->agent)
 		load_kernel_symbols(s);
 	/* capture: one window of --seconds (or until CMD exits); agent: windows
 	 * of --interval until a signal. */

@@ -95,6 +95,10 @@ static void on_new_process(void *ctx, __u32 tgid)
 {
 	struct session *s = ctx;
 
+	/* Stopping: the final drain still names the process (describe());
+	 * building its tables and snapshot now only delays the exit. */
+	if (stop_requested)
+		return;
 	/* Unwind tables first: its samples already wait for them. */
 	sampler__add_process(s->smp, (int)tgid);
 	/* Snapshot maps and binaries while the process is alive. */

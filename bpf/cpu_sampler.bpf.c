@@ -28,6 +28,7 @@ const volatile __u32 want_kernel = 1;
 const volatile __u32 skip_idle = 0;
 
 __u32 gen = 0;
+__u64 first_sample_ns = 0; /* CLOCK_MONOTONIC of the first sample (start-up bench) */
 
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,16 +86,18 @@ struct {
 	__uint(max_entries, 1); /* sized by user space when following forks */
 } followed SEC(".maps");
 
+/* Processes already announced. An LRU: a process evicted from it is only
+ * announced again; user space deletes exited ones (a reused PID is new). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u8);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 8192);
 } seen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 64 * 1024);
 } events SEC(".maps");
 
 struct {
@@ -172,37 +175,48 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
 /* ---- table unwinding (issue 4): bpf/unwind_bpf.h ---- */
 #include "unwind_bpf.h"
 
+/* Read the user and kernel stacks of the current thread into @stacks (and
+ * @ext, deep user stacks) and set their hashes and flags. @regs is @ctx when
+ * it is a struct pt_regs, NULL when not (the unwinder then takes the task's
+ * saved user registers). @kstack NULL: no kernel stack. */
+static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, void *ext, __u32 tgid,
+					__u64 *ustack, __u64 *kstack, __u32 *flags)
+{
+	__u32 zero = 0;
+	struct scratch *s;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return;
+	if (want_user && tgid) {
+		*ustack = want_unwind ? unwind_user(regs, stacks, ext, tgid, flags) : ~0ull;
+		if (*ustack == ~0ull) {
+			*ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks,
+					     PROFCAP_F_USTACK_ERR, PROFCAP_F_USTACK_LOST,
+					     PROFCAP_F_USTACK_TRUNC, flags);
+			/* Frame pointers only, where tables were wanted: unverified. */
+			if (want_unwind)
+				*flags |= PROFCAP_F_USTACK_PARTIAL;
+		}
+	}
+	if (want_kernel && kstack)
+		*kstack = read_stack(ctx, &s->kern, 0, stacks, PROFCAP_F_KSTACK_ERR,
+				     PROFCAP_F_KSTACK_LOST, PROFCAP_F_KSTACK_TRUNC, flags);
+	if (*flags & PROFCAP_F_USTACK_ERR)
+		stat_inc(STAT_USTACK_ERR);
+	if (*flags & PROFCAP_F_KSTACK_ERR)
+		stat_inc(STAT_KSTACK_ERR);
+}
+
 static __always_inline int record(void *ctx, void *counts, void *stacks, void *ext, __u32 tgid,
 				  __u32 tid, const struct comm_key *comm)
 {
 	struct sample_key key = {.tgid = tgid, .tid = tid};
-	__u32 zero = 0;
-	struct scratch *s;
 	__u64 one = 1, *cnt;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
 	key.comm[0] = comm->w[0];
 	key.comm[1] = comm->w[1];
-	if (want_user && tgid) {
-		key.ustack = want_unwind ? unwind_user(ctx, stacks, ext, tgid, &key.flags) : ~0ull;
-		if (key.ustack == ~0ull) {
-			key.ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks,
-						PROFCAP_F_USTACK_ERR, PROFCAP_F_USTACK_LOST,
-						PROFCAP_F_USTACK_TRUNC, &key.flags);
-			/* Frame pointers only, where tables were wanted: unverified. */
-			if (want_unwind)
-				key.flags |= PROFCAP_F_USTACK_PARTIAL;
-		}
-	}
-	if (want_kernel)
-		key.kstack = read_stack(ctx, &s->kern, 0, stacks, PROFCAP_F_KSTACK_ERR,
-					PROFCAP_F_KSTACK_LOST, PROFCAP_F_KSTACK_TRUNC, &key.flags);
-	if (key.flags & PROFCAP_F_USTACK_ERR)
-		stat_inc(STAT_USTACK_ERR);
-	if (key.flags & PROFCAP_F_KSTACK_ERR)
-		stat_inc(STAT_KSTACK_ERR);
+	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags);
 
 	cnt = bpf_map_lookup_elem(counts, &key);
 	if (cnt) {
@@ -258,12 +272,31 @@ static __always_inline int under_cgroups(void)
 	return 0;
 }
 
+/* Tell user space about a process the first time one of its threads is
+ * recorded, so it reads its maps (and unwind tables) while it lives. */
+static __always_inline void notice_process(__u32 tgid)
+{
+	struct proc_event *e;
+	__u8 one = 1;
+
+	if (!tgid || bpf_map_lookup_elem(&seen, &tgid))
+		return;
+	bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (e) {
+		e->tgid = tgid;
+		e->pad = 0;
+		bpf_ringbuf_submit(e, 0);
+	} else {
+		stat_inc(STAT_EVENTS_LOST);
+	}
+}
+
 SEC("perf_event")
 int profcap_sample(struct bpf_perf_event_data *ctx)
 {
 	struct comm_key comm = {};
 	__u32 tgid, tid;
-	__u8 one = 1;
 
 	if (current_ids(&tgid, &tid)) {
 		stat_inc(STAT_FOREIGN);
@@ -281,44 +314,91 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	if (filter_cgroups && !under_cgroups())
 		return 0;
 	stat_inc(STAT_SAMPLES);
+	if (!first_sample_ns)
+		first_sample_ns = bpf_ktime_get_ns();
 
-	if (tgid && !bpf_map_lookup_elem(&seen, &tgid)) {
-		struct proc_event *e;
-
-		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (e) {
-			e->tgid = tgid;
-			e->pad = 0;
-			bpf_ringbuf_submit(e, 0);
-		} else {
-			stat_inc(STAT_EVENTS_LOST);
-		}
-	}
+	notice_process(tgid);
 
 	if (gen & 1)
 		return record(ctx, &counts1, &stacks1, &ustack_ext1, tgid, tid, &comm);
 	return record(ctx, &counts0, &stacks0, &ustack_ext0, tgid, tid, &comm);
 }
 
-/* sched_process_fork records put child_pid at offset 20 (comms as
- * __data_loc words, Linux >= 6.10) or 44 (comms inline); user space reads
- * it from the tracepoint's format file into fork_child_off. */
-/* Runs in the parent: when it is a kept process, its child will be too. */
-SEC("tracepoint/sched/sched_process_fork")
-int profcap_fork(void *ctx)
+/* ---- following new processes: three ways onto sched_process_fork --------
+ * User space loads exactly one of these (bpf_program__set_autoload):
+ *   profcap_fork_raw  raw_tracepoint/sched_process_fork (kernel BTF, >= 4.17)
+ *   profcap_fork_btf  tp_btf/sched_process_fork (kernel BTF, Linux >= 5.5)
+ *   profcap_fork_tp   tracepoint/sched/sched_process_fork (tracefs)
+ * The first two get the task pointers (parent, child) and read the child's
+ * pid at fork_pid_off, the offset of task_struct.pid that user space found
+ * in the kernel's BTF (no CO-RE relocations: the object must load on
+ * kernels without BTF). The third reads child_pid from the tracepoint
+ * record at fork_child_off, from the tracepoint's format file: 20 (comms as
+ * __data_loc words, Linux >= 6.10) or 44 (comms inline). */
+const volatile __u32 fork_pid_off = 0;
+
+/* Runs in the parent: when it is a kept process, its child will be too.
+ * @child is the child's global PID, the key of `followed`. */
+static __always_inline int follow_child(__u32 child)
 {
-	__u32 tgid, tid, child;
+	__u32 tgid, tid;
 	__u8 one = 1;
 
 	if (current_ids(&tgid, &tid))
 		return 0;
 	if (!bpf_map_lookup_elem(&pids, &tgid) && !is_followed())
 		return 0;
-	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + fork_child_off))
-		return 0;
 	bpf_map_update_elem(&followed, &child, &one, BPF_ANY);
 	return 0;
 }
+
+static __always_inline int follow_task(__u64 task)
+{
+	__s32 pid = 0;
+
+	if (!task || bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(task + fork_pid_off)))
+		return 0;
+	return pid > 0 ? follow_child((__u32)pid) : 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int profcap_fork_btf(__u64 *ctx)
+{
+	return follow_task(ctx[1]);
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int profcap_fork_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	return follow_task(ctx->args[1]);
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int profcap_fork_tp(void *ctx)
+{
+	__u32 child;
+
+	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + fork_child_off))
+		return 0;
+	return follow_child(child);
+}
+
+/* A process that exec()s is another program with the same PID: forget that
+ * it was announced, so its next sample announces it again and user space
+ * reads its new mappings (unwind tables, symbols) at once. A raw tracepoint:
+ * attached by name, no tracefs needed (Linux >= 4.17). */
+SEC("raw_tp/sched_process_exec")
+int profcap_exec(void *ctx)
+{
+	__u32 tgid, tid;
+
+	if (current_ids(&tgid, &tid) || !tgid)
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid);
+	return 0;
+}
+
+/* ---- off-CPU time (issue 15): bpf/offcpu_bpf.h ---- */
+#include "offcpu_bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -15,9 +15,12 @@
 #include "capture/session.h"
 #include "collect/sampler.h"
 #include "formats/otlp.h"
+#include "proc/privs.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolizer.h"
+#include "util/clock.h"
 #include "util/env.h"
+#include "util/id.h"
 #include "util/log.h"
 #include "util/version.h"
 
@@ -42,6 +45,7 @@ struct session {
 	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
 	/* counters of the current window */
 	__u64 model_dropped;  /* samples the model could not hold */
+	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
 	__u64 ustack_missing; /* samples of user processes without a user stack */
 	__u64 truncated;      /* samples whose stack hit the depth limit */
 	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
@@ -68,10 +72,7 @@ static void on_signal(int sig)
 
 static __s64 now_ns(clockid_t clk)
 {
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (__s64)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	return (__s64)clock__ns(clk);
 }
 
 static const char *host_arch(const char *machine)
@@ -96,12 +97,11 @@ static void on_new_process(void *ctx, __u32 tgid)
 	struct session *s = ctx;
 
 	/* Stopping: the final drain still names the process (describe());
-	 * building its tables and snapshot now only delays the exit. */
+	 * a snapshot now only delays the exit. */
 	if (stop_requested)
 		return;
-	/* Unwind tables first: its samples already wait for them. */
-	sampler__add_process(s->smp, (int)tgid);
-	/* Snapshot maps and binaries while the process is alive. */
+	/* Snapshot maps and binaries while the process is alive; the
+	 * sampler builds its unwind tables (on its own thread). */
 	symbolizer__add_process(s->sym, (int)tgid);
 }
 
@@ -128,6 +128,26 @@ static const struct profile_process_desc *describe(struct session *s,
 	return known;
 }
 
+/* An off-CPU record (@n frames resolved in s->frames) into the off_cpu
+ * profile of its process. */
+static int add_off_cpu(struct session *s, const struct sampler_record *r,
+		       const struct profile_process_desc *desc, size_t n)
+{
+	struct profile_labels lab = {sampler__state_name(r->state), r->switches};
+	__u32 type;
+	int err;
+
+	err = profile__add_value_type(s->prof, "off_cpu", "nanoseconds", "context_switch", "count",
+				      1, &type);
+	err = err ?: profile__add_typed_sample(s->prof, type, desc, r->tid, r->comm, &lab,
+					       s->frames, n, r->count);
+	if (err == -E2BIG || err == -ENOMEM) {
+		s->off_cpu_dropped += r->switches;
+		return 0;
+	}
+	return err;
+}
+
 static int on_record(void *ctx, const struct sampler_record *r)
 {
 	struct session *s = ctx;
@@ -145,6 +165,9 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	for (i = 0; i < r->nustack; i++, n++)
 		symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], n == 0, &s->frames[n]);
 
+	/* Sample counters count CPU samples; off-CPU records carry nanoseconds. */
+	if (r->kind == SAMPLER_KIND_OFF_CPU)
+		return add_off_cpu(s, r, &desc, n);
 	if ((r->flags & SAMPLER_REC_USTACK_ERR) && known && known->exe_path && *known->exe_path)
 		s->ustack_missing += r->count;
 	/* A user stack the unwinder could not finish is cut at the root end,
@@ -175,9 +198,6 @@ static int on_record(void *ctx, const struct sampler_record *r)
 static void fill_meta(struct profile_meta *m, const struct utsname *u, __s64 t_unix_ns,
 		      __s64 dur_ns, __u32 hz)
 {
-	size_t i;
-	bool nonzero = false;
-
 	memset(m, 0, sizeof(*m));
 	m->time_unix_nano = (__u64)t_unix_ns;
 	m->duration_nano = dur_ns > 0 ? (__u64)dur_ns : 1;
@@ -187,16 +207,7 @@ static void fill_meta(struct profile_meta *m, const struct utsname *u, __s64 t_u
 	m->os_type = "linux";
 	m->scope_name = "profcap";
 	m->scope_version = PROFCAP_VERSION;
-	if (getrandom(m->profile_id, sizeof(m->profile_id), 0) != sizeof(m->profile_id)) {
-		__u64 x = (__u64)t_unix_ns ^ ((__u64)getpid() << 32);
-
-		for (i = 0; i < sizeof(m->profile_id); i++, x = x * 6364136223846793005ull + 1)
-			m->profile_id[i] = (__u8)(x >> 56);
-	}
-	for (i = 0; i < sizeof(m->profile_id); i++)
-		nonzero |= m->profile_id[i] != 0;
-	if (!nonzero)
-		m->profile_id[0] = 1;
+	id__random(m->profile_id);
 }
 
 static int new_window(struct session *s)
@@ -204,6 +215,7 @@ static int new_window(struct session *s)
 	profile__free(s->prof);
 	s->prof = profile__new();
 	s->model_dropped = s->ustack_missing = s->truncated = s->partial = 0;
+	s->off_cpu_dropped = 0;
 	s->warned_full = false;
 	if (!s->prof) {
 		pr_err("out of memory");
@@ -234,7 +246,11 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	meta.samples_stack_missing =
 		st->stacks_missing - s->base.stacks_missing + s->ustack_missing;
 	w.status = (struct status_window){
-		.samples = profile__total(s->prof),
+		.samples = profile__type_total(s->prof, 0),
+		.off_cpu = s->o->off_cpu,
+		.off_cpu_min_ns = s->o->off_cpu_min_ns,
+		.off_cpu_runnable = s->o->off_cpu_runnable,
+		.off_cpu_dropped = s->off_cpu_dropped,
 		.dropped = meta.samples_dropped,
 		.model_dropped = s->model_dropped,
 		.ustack_missing = s->ustack_missing,
@@ -362,12 +378,16 @@ static int load_sampler(struct session *s)
 		.kernel = o->kernel,
 		.idle = o->idle,
 		.unwind = o->unwind,
+		.off_cpu = o->off_cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
+		.off_cpu_runnable = o->off_cpu_runnable,
 	};
 	pid_t cmd = s->child ? child__pid(s->child) : 0;
 	__s64 t0;
 	size_t i;
 
 	target__sampler_opts(&s->tgt, &so);
+	target__warn_privileges(&s->tgt, "/proc");
 	t0 = now_ns(CLOCK_MONOTONIC);
 	s->smp = sampler__new(&so);
 	if (!s->smp)
@@ -392,11 +412,14 @@ static void load_kernel_symbols(struct session *s)
 	__s64 t0 = now_ns(CLOCK_MONOTONIC);
 	int err = symbolizer__load_kernel(s->sym);
 
-	if (err == -EPERM)
-		pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames "
-			"keep "
-			"addresses only; run as root or set kernel.kptr_restrict=0");
-	else if (err)
+	if (err == -EPERM) {
+		struct privs pv;
+		char why[400];
+
+		privs__read("/proc", &pv);
+		privs__kallsyms_hidden(&pv, why, sizeof(why));
+		pr_warn("kernel symbols are hidden: kernel frames keep addresses only; %s", why);
+	} else if (err)
 		pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
 			"only",
 			strerror(-err));

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/debuglink.h"
 #include "symbolize/demangle.h"
@@ -505,7 +506,7 @@ int elfsym__open_fd(int fd, struct elfsym **out)
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	return parse_and_end(elf_begin(fd, ELF_C_READ_MMAP, NULL), out);
+	return parse_and_end(elf_begin(fd, ELF_C_READ, NULL), out);
 }
 
 int elfsym__open_mem(const void *image, size_t size, struct elfsym **out)
@@ -537,7 +538,7 @@ int elfsym__read_build_id_fd(int fd, char *hex, size_t size)
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto out;
@@ -662,16 +663,10 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, __u64 off, __u64 *vaddr)
 /* Index of the symbol containing @vaddr, or -1. */
 static long find_sym(const struct elfsym *e, __u64 vaddr)
 {
-	size_t lo = 0, hi = e->nsyms, n;
+	size_t lo = search__upto(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, start),
+				 vaddr);
+	size_t n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (n = 0; lo > 0 && n < LOOKBACK; lo--, n++)
 		if (vaddr < e->syms[lo - 1].end)
 			return (long)(lo - 1);
@@ -748,7 +743,7 @@ int elfsym__add_debug_fd(struct elfsym *e, int fd)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	free_dnames(e);
 	err = add_symtab_of(elf, e);
 	elf_end(elf);
@@ -826,7 +821,7 @@ int elfsym__add_embedded_fd(struct elfsym *e, int fd)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
 		return -ENOEXEC;

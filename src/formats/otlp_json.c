@@ -354,8 +354,7 @@ static void stacks(struct jw *j, const struct profile *p)
 
 static void dictionary(struct jw *j, const struct profile *p)
 {
-	static const __u8 zero[16];
-	bool first = true, lf = true;
+	bool first = true;
 
 	lit(j, "{");
 	key(j, &first, "mappingTable");
@@ -364,12 +363,9 @@ static void dictionary(struct jw *j, const struct profile *p)
 	locations(j, p);
 	key(j, &first, "functionTable");
 	functions(j, p);
-	/* The zero link with full-width ids, as otlp.c writes it. */
+	/* link_table[0] is the zero value Link{}, as otlp.c writes it. */
 	key(j, &first, "linkTable");
-	lit(j, "[{");
-	hex(j, &lf, "traceId", zero, 16);
-	hex(j, &lf, "spanId", zero, 8);
-	lit(j, "}]");
+	lit(j, "[{}]");
 	key(j, &first, "stringTable");
 	strings(j, p);
 	key(j, &first, "attributeTable");

@@ -358,7 +358,7 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 		pr.duration_nano = meta->duration_nano;
 		pr.period = (int64_t)meta->period_ns;
 		pr.profile_id.size = sizeof(meta->profile_id);
-		memcpy(pr.profile_id.bytes, meta->profile_id, sizeof(meta->profile_id));
+		profile__id_of(p, proc, pr.profile_id.bytes); /* one per Profile */
 	}
 	/* The original payload and the loss counts are facts of the whole
 	 * capture, not of one process: the first Profile of the message

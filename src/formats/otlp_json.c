@@ -496,6 +496,7 @@ static void profile_msg(struct jw *j, const struct profile *p, size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	__u32 st, su, pt, pu;
+	__u8 id[16];
 	bool first = true;
 
 	profile__value_types(p, &st, &su, &pt, &pu);
@@ -509,7 +510,8 @@ static void profile_msg(struct jw *j, const struct profile *p, size_t proc)
 	u64s(j, &first, "durationNano", meta->duration_nano);
 	value_type(j, &first, "periodType", pt, pu);
 	s64s(j, &first, "period", (__s64)meta->period_ns);
-	hex(j, &first, "profileId", meta->profile_id, sizeof(meta->profile_id));
+	profile__id_of(p, proc, id); /* one per Profile, as otlp.c */
+	hex(j, &first, "profileId", id, sizeof(id));
 	/* Carried once, by the first Profile (as otlp.c does). */
 	if (proc == 0 || proc == SIZE_MAX) {
 		const __u32 *mattrs;

@@ -165,6 +165,13 @@ void profile__free(struct profile *p);
 int profile__set_meta(struct profile *p, const struct profile_meta *meta);
 const struct profile_meta *profile__meta(const struct profile *p);
 
+/* The profile_id of the Profile of process @proc (SIZE_MAX: the one Profile
+ * of an empty capture) into @id: the meta's id for the first, and for each
+ * other process an id derived from it (mixed with the process index), so
+ * that every Profile of a capture has its own 16 random-looking, non-zero
+ * bytes while encoding the same profile twice gives the same bytes. */
+void profile__id_of(const struct profile *p, size_t proc, __u8 id[16]);
+
 /* Attribute-table indices of the capture-wide Profile attributes (the
  * meta's non-zero sample loss counts), borrowed from @p; *@n gets their
  * number, 0 to PROFILE_META_ATTRS. */

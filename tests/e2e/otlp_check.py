@@ -344,6 +344,7 @@ def check_message(msg):
         return out
 
     summary = {"resources": []}
+    ids_seen = {}  # profile_id -> where first seen
     # 14. structure: some resource, each with a scope, each with a profile
     if not len(msg.resource_profiles):
         v.add("structure", "resource_profiles is empty")
@@ -382,6 +383,11 @@ def check_message(msg):
                 if len(prof.profile_id) != 16 or not any(prof.profile_id):
                     v.add("profile-id", "%s: profile_id %r is not 16 bytes, not all zero"
                           % (pw, prof.profile_id.hex()))
+                elif prof.profile_id in ids_seen:
+                    v.add("profile-id", "%s: profile_id %s is also %s's (each Profile has "
+                          "its own)" % (pw, prof.profile_id.hex(), ids_seen[prof.profile_id]))
+                else:
+                    ids_seen[prof.profile_id] = pw
                 if prof.duration_nano <= 0:
                     v.add("duration", "%s: duration_nano is 0" % pw)
                 if res["profile"] is None:

@@ -317,6 +317,12 @@ class CheckerTest(unittest.TestCase):
         prof(m).profile_id = b"\1" * 8
         self.assertOnly(m, "profile-id")
 
+    def test_profile_id_shared(self):
+        m = valid()
+        rp = m.resource_profiles.add()
+        rp.CopyFrom(m.resource_profiles[0])
+        self.assertOnly(m, "profile-id")
+
     def test_duration_zero(self):
         m = valid()
         prof(m).duration_nano = 0

@@ -422,6 +422,7 @@ static const struct d_kv *res_attr(const struct d_res *r, const char *key)
 static int compare(const struct profile *p, const struct decoded *d)
 {
 	__u32 st, su, pt, pu;
+	__u8 id[16];
 	size_t i, j, len, n;
 
 	if (d->strings.n != profile__string_count(p) || d->maps.n != profile__mapping_count(p) ||
@@ -511,9 +512,16 @@ static int compare(const struct profile *p, const struct decoded *d)
 		    (__u32)r->prof.period_type.unit_strindex != pu ||
 		    r->prof.period != (int64_t)meta->period_ns ||
 		    r->prof.time_unix_nano != meta->time_unix_nano ||
-		    r->prof.duration_nano != meta->duration_nano || r->prof.profile_id.size != 16 ||
-		    memcmp(r->prof.profile_id.bytes, meta->profile_id, 16))
+		    r->prof.duration_nano != meta->duration_nano || r->prof.profile_id.size != 16)
 			return __LINE__;
+		/* Each Profile has its own id; the first keeps the meta's. */
+		profile__id_of(p, n ? i : SIZE_MAX, id);
+		if (memcmp(r->prof.profile_id.bytes, id, 16) ||
+		    (i == 0 && memcmp(id, meta->profile_id, 16)))
+			return __LINE__;
+		for (j = 0; j < i; j++)
+			if (!memcmp(AT(d->res, struct d_res, j)->prof.profile_id.bytes, id, 16))
+				return __LINE__;
 		if (r->samples.n != ns)
 			return __LINE__;
 		for (j = 0; j < ns; j++) {

@@ -1744,11 +1744,20 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 		err[0] = '\0';
 	buf__init(&plain, max_bytes);
 	if (is_gzip(data, len)) {
-		ret = gz__decompress(data, len, &plain);
+		/* Measure first (constant memory), then inflate into a buffer of
+		 * exactly that size: a gzip bomb is refused before any allocation. */
+		size_t cap = gz__plausible_size(len, max_bytes), size = 0;
+
+		ret = gz__inflated_size(data, len, cap, &size);
 		if (ret == -E2BIG) {
-			ret = fail(&r, ret, "gzip data inflates past %zu bytes", max_bytes);
+			ret = fail(&r, ret,
+				   "gzip data of %zu bytes inflates past %zu bytes, more than a "
+				   "profile of that size can hold (a gzip bomb?)",
+				   len, cap);
 			goto out;
 		}
+		plain.max = size;
+		ret = ret ?: gz__decompress(data, len, &plain);
 		if (ret) {
 			ret = fail(&r, ret, "%s",
 				   ret == -EBADMSG ? "corrupt or truncated gzip data"

@@ -6,6 +6,8 @@
 #ifndef PROFCAP_FORMAT_H
 #define PROFCAP_FORMAT_H
 
+#include <stdbool.h>
+
 #include "util/buf.h"
 
 struct profile;
@@ -23,6 +25,12 @@ enum format {
 int format__parse(const char *name, enum format *out);
 
 const char *format__name(enum format f);
+
+/* The format an output file name asks for, by its ending: ".svg" svg,
+ * ".json" otlp-json, ".folded" folded, ".pb.gz", ".pprof" or ".prof" pprof,
+ * ".pb" otlp; anything else (and NULL, "-") gives otlp, the default.
+ * Returns true when the name had one of these endings. */
+bool format__from_filename(const char *name, enum format *out);
 
 /* Usual file name extension for @f (".pb", ".json", ".pb.gz", ".folded",
  * ".svg"). */

@@ -113,5 +113,11 @@ class GzipBombTest(unittest.TestCase):
         self.assertFalse(os.path.exists(out))
 
 
+    def test_convert_pprof(self):
+        out = os.path.join(self.tmp.name, "out2.pb")
+        self.assert_one_error(self.group.run([PROFCAP, "convert", self.bomb, "--from", "pprof",
+                                              "-o", out, "--to", "otlp"]))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -98,6 +98,10 @@ class ProfcheckTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assert_conformant(src)
         self.assert_conformant(self.convert(src, "again.pb", "--to", "otlp"))
+        pprof = self.convert(src, "cpu.pb.gz", "--to", "pprof")
+        self.assert_conformant(self.convert(pprof, "from-pprof.pb", "--from", "pprof",
+                                            "--to", "otlp"))
+        self.assert_conformant(self.convert(pprof, "from-pprof-auto.pb"))
 
     @unittest.skipUnless(OK, WHY)
     def test_capture_all(self):

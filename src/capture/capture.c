@@ -50,7 +50,8 @@ struct capture {
 	/* counters for the summary */
 	__u64 model_dropped;  /* samples the model could not hold */
 	__u64 ustack_missing; /* samples of user processes without a user stack */
-	__u64 truncated;      /* samples whose stack hit the depth limit */
+	__u64 truncated;      /* samples whose stack was cut short (any cause) */
+	__u64 depth_cut;      /* ... of those, at the depth limit */
 	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
 	bool warned_full;
 	bool warned_rows; /* agent: the unwind row store filled up */
@@ -359,6 +360,8 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	 * like one at the depth limit: counted as truncated, never complete. */
 	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL))
 		c->truncated += r->count;
+	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC))
+		c->depth_cut += r->count;
 	if (r->flags & SAMPLER_REC_USTACK_PARTIAL) {
 		c->partial += r->count;
 		/* Code mapped after the tables were loaded (dlopen)? */
@@ -922,6 +925,7 @@ static int end_window(struct capture *c, const struct utsname *u, __s64 t_unix, 
 	dropped = st->counts_full - base->counts_full + c->model_dropped;
 	meta.samples_dropped = dropped;
 	meta.samples_truncated = c->truncated;
+	meta.samples_truncated_depth = c->depth_cut;
 	meta.samples_stack_missing = st->stacks_missing - base->stacks_missing + c->ustack_missing;
 	total = profile__total(c->prof);
 	nproc = profile__process_count(c->prof);
@@ -988,7 +992,7 @@ static int new_window(struct capture *c)
 {
 	profile__free(c->prof);
 	c->prof = profile__new();
-	c->model_dropped = c->ustack_missing = c->truncated = c->partial = 0;
+	c->model_dropped = c->ustack_missing = c->truncated = c->partial = c->depth_cut = 0;
 	c->warned_full = false;
 	if (!c->prof) {
 		pr_err("out of memory");

@@ -126,6 +126,7 @@ enum role {
 	ROLE_DROPPED, /* Profile attributes: sample loss counts */
 	ROLE_TRUNCATED,
 	ROLE_STACK_MISSING,
+	ROLE_TRUNCATED_DEPTH,
 };
 
 enum value_kind {
@@ -964,6 +965,8 @@ static enum role attr_role(const char *key)
 		return ROLE_TRUNCATED;
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_STACK_MISSING))
 		return ROLE_STACK_MISSING;
+	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH))
+		return ROLE_TRUNCATED_DEPTH;
 	return ROLE_NONE;
 }
 
@@ -1426,6 +1429,8 @@ static void add_losses(struct rd *r, const struct ids *ids)
 			sum = &r->meta.samples_truncated;
 		else if (a->role == ROLE_STACK_MISSING)
 			sum = &r->meta.samples_stack_missing;
+		else if (a->role == ROLE_TRUNCATED_DEPTH)
+			sum = &r->meta.samples_truncated_depth;
 		else
 			continue;
 		*sum = *sum + (__u64)a->v.num < *sum ? UINT64_MAX : *sum + (__u64)a->v.num;
@@ -1743,6 +1748,12 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 	if (err && errlen)
 		err[0] = '\0';
 	buf__init(&plain, max_bytes);
+	if (!len) {
+		/* Zero bytes are a valid empty ProfilesData, but no capture: every
+		 * capture writes a resource, even one without samples. */
+		ret = fail(&r, -EBADMSG, "empty input (0 bytes): not a capture");
+		goto out;
+	}
 	if (is_gzip(data, len)) {
 		/* Measure first (constant memory), then inflate into a buffer of
 		 * exactly that size: a gzip bomb is refused before any allocation. */
@@ -1754,6 +1765,10 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 				   "gzip data of %zu bytes inflates past %zu bytes, more than a "
 				   "profile of that size can hold (a gzip bomb?)",
 				   len, cap);
+			goto out;
+		}
+		if (!ret && !size) {
+			ret = fail(&r, -EBADMSG, "empty input (gzip of 0 bytes): not a capture");
 			goto out;
 		}
 		plain.max = size;

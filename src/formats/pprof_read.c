@@ -610,6 +610,10 @@ int pprof_read__parse(const void *data, size_t len, size_t max_bytes, struct pro
 				   len, cap);
 			goto out;
 		}
+		if (!ret && !size) {
+			ret = fail(&r, -EBADMSG, "empty input (gzip of 0 bytes)");
+			goto out;
+		}
 		plain.max = size;
 		ret = ret ?: gz__decompress(data, len, &plain);
 		if (ret) {

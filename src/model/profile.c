@@ -254,9 +254,10 @@ static int meta_attrs(struct profile *p, const struct profile_meta *m)
 		PROFILE_ATTR_SAMPLES_DROPPED,
 		PROFILE_ATTR_SAMPLES_TRUNCATED,
 		PROFILE_ATTR_SAMPLES_STACK_MISSING,
+		PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH,
 	};
 	const __u64 v[PROFILE_META_ATTRS] = {m->samples_dropped, m->samples_truncated,
-					     m->samples_stack_missing};
+					     m->samples_stack_missing, m->samples_truncated_depth};
 	__u32 idx[PROFILE_META_ATTRS];
 	size_t i, n = 0;
 	int err = 0;

@@ -91,14 +91,18 @@ struct profile_meta {
 	 * attributes of the first Profile (PROFILE_ATTR_SAMPLES_*); readers
 	 * add them up over all Profiles. */
 	__u64 samples_dropped;	     /* not in the profile: a table was full */
-	__u64 samples_truncated;     /* stack cut at the depth limit */
+	__u64 samples_truncated;     /* stack cut short: at the depth limit, or the
+				      * unwinder stopped early (no unwind row,
+				      * unreadable stack, tables not loaded yet) */
+	__u64 samples_truncated_depth; /* of those, cut at the depth limit */
 	__u64 samples_stack_missing; /* kept without (part of) their stack */
 };
 
 #define PROFILE_ATTR_SAMPLES_DROPPED "profcap.samples.dropped"
 #define PROFILE_ATTR_SAMPLES_TRUNCATED "profcap.samples.truncated"
 #define PROFILE_ATTR_SAMPLES_STACK_MISSING "profcap.samples.stack_missing"
-#define PROFILE_META_ATTRS 3
+#define PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH "profcap.samples.truncated.depth_limit"
+#define PROFILE_META_ATTRS 4
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */
 

@@ -1,179 +1,83 @@
-#include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
+/* agent.c - the agent's window hook (see agent.h). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "capture/agent.h"
+#include "capture/status.h"
 #include "util/log.h"
 
-#define usage_error(...) log__usage_error("agent", __VA_ARGS__)
+struct agent {
+	const struct capture_opts *o;
+	struct delivery *d;
+	struct status_totals totals;
+	bool warned_rows; /* the unwind row store filled up */
+};
 
-void agent__usage(void)
+struct agent *agent__new(const struct capture_opts *o, struct delivery *d)
 {
-	printf("Usage: profcap agent [--interval 60s] [--output-dir DIR] [--endpoint URL] "
-	       "[options]\n"
-	       "\n"
-	       "Profile continuously in back-to-back windows with the BPF program loaded\n"
-	       "once. Each window becomes one OTLP Profiles file in --output-dir and/or one\n"
-	       "export to the endpoint (an export that fails is retried, then spooled).\n"
-	       "\n"
-	       "Options:\n"
-	       "      --interval T   window length: 60s (default), 500ms, 5m, or seconds\n"
-	       "      --output-dir DIR  one file per window, profcap-<host>-<UTC time>.pb\n"
-	       "      --max-dir-size N  keep the window files in DIR under N bytes (K, M, G\n"
-	       "                     suffixes; default 256M): the oldest go first\n"
-	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
-	       "      --json         status lines on stderr as JSON objects\n"
-	       "  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"
-	       "%s"
-	       "      --no-kernel    do not collect kernel stacks\n"
-	       "      --no-user      do not collect user stacks\n"
-	       "      --no-idle      drop samples of the idle task (pid 0)\n"
-	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
-	       "                     tables)\n"
-	       "  -q, --quiet        no status lines (errors only)\n"
-	       "  -v, --verbose      debug detail\n"
-	       "  -h, --help         this help\n"
-	       "\n"
-	       "Export to an OTLP endpoint (flags win over OTEL_EXPORTER_OTLP_* variables):\n"
-	       "%s"
-	       "\n"
-	       "SIGTERM or SIGINT ends the agent after delivering the current window;\n"
-	       "SIGHUP re-creates --output-dir if it was removed. One status line per window\n"
-	       "goes to stderr (samples, files, exports, failures, spooled, dropped, RSS).\n",
-	       target__usage, otlp_config__usage);
-}
+	struct agent *a = calloc(1, sizeof(*a));
 
-/* "60s", "500ms", "5m", "1h" or a plain number of seconds. */
-static int parse_interval(const char *arg, double *out)
-{
-	char *end;
-	double d, mult = 1;
-
-	errno = 0;
-	d = strtod(arg, &end);
-	if (end == arg || errno)
-		return -EINVAL;
-	if (!strcmp(end, "ms"))
-		mult = 1e-3;
-	else if (!strcmp(end, "m"))
-		mult = 60;
-	else if (!strcmp(end, "h"))
-		mult = 3600;
-	else if (*end && strcmp(end, "s"))
-		return -EINVAL;
-	d *= mult;
-	if (!(d >= 0.2) || d > 24 * 3600)
-		return -EINVAL;
-	*out = d;
-	return 0;
-}
-
-static int parse_size(const char *arg, __u64 *out)
-{
-	unsigned long long v;
-	char *end;
-	int shift = 0;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (end == arg || errno || *arg == '-')
-		return -EINVAL;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M')
-		shift = 20;
-	else if (*end == 'G')
-		shift = 30;
-	else if (*end)
-		return -EINVAL;
-	if (shift && end[1])
-		return -EINVAL;
-	if (!v || v > (~0ull >> shift) || (v << shift) < 4096)
-		return -EINVAL;
-	*out = v << shift;
-	return 0;
-}
-
-int agent__parse_args(int argc, char **argv, struct capture_opts *o)
-{
-	enum { OPT_INTERVAL = 256, OPT_OUTPUT_DIR, OPT_MAX_DIR, OPT_JSON };
-	static const struct option longopts[] = {
-		{"interval", required_argument, NULL, OPT_INTERVAL},
-		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
-		{"max-dir-size", required_argument, NULL, OPT_MAX_DIR},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
-		CAPTURE_COMMON_LONGOPTS,
-		{0},
-	};
-	const char *env_ep;
-	int c, err;
-
-	capture__default_opts(o);
-	o->agent = true;
-	o->seconds = 0; /* no end: windows until a signal */
-	o->interval = 60;
-	o->max_dir_bytes = AGENT_DEFAULT_MAX_DIR_BYTES;
-
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:p:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_INTERVAL:
-			if (parse_interval(optarg, &o->interval))
-				return usage_error("invalid --interval '%s': expected a duration "
-						   "from 200ms to 24h, like 60s, 500ms or 5m",
-						   optarg);
-			break;
-		case OPT_OUTPUT_DIR:
-			if (!*optarg)
-				return usage_error("--output-dir needs a directory");
-			o->output_dir = optarg;
-			break;
-		case OPT_MAX_DIR:
-			if (parse_size(optarg, &o->max_dir_bytes))
-				return usage_error("invalid --max-dir-size '%s': expected bytes "
-						   "(at least 4096) with an optional K, M or G "
-						   "suffix",
-						   optarg);
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case 'h':
-			agent__usage();
-			return 1;
-		default:
-			err = capture__common_flag(o, c, optarg, argv[optind - 1], "agent");
-			if (err)
-				return err;
-			break;
-		}
+	if (!a) {
+		pr_err("out of memory");
+		return NULL;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o->user && !o->kernel)
-		return usage_error("--no-user and --no-kernel together leave nothing to sample");
-	env_ep = getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
-	if (!env_ep || !*env_ep)
-		env_ep = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
-	if (!o->output_dir && !o->export.endpoint && (!env_ep || !*env_ep))
-		return usage_error("nowhere to deliver: give --output-dir DIR and/or --endpoint "
-				   "URL (or set OTEL_EXPORTER_OTLP_ENDPOINT)");
-	if (o->format != FORMAT_OTLP && !o->output_dir)
-		return usage_error("--format applies to the --output-dir files: add --output-dir");
-	return 0;
+	a->o = o;
+	a->d = d;
+	return a;
 }
 
-int agent__main(int argc, char **argv)
+/* Unwind rows are never reused, so a long run on a host that keeps starting
+ * new binaries can fill the store; later files then fall back to frame
+ * pointers. Say so once. */
+static void warn_row_store_full(struct agent *a, const struct sampler_unwind_stats *us)
 {
-	struct capture_opts o;
+	if (a->warned_rows || !us || !us->tables.files_no_room)
+		return;
+	a->warned_rows = true;
+	pr_warn("the unwind row store is full (%llu rows): binaries seen from now on are "
+		"walked with frame pointers and their stacks may be partial; restart the agent "
+		"to start over",
+		(unsigned long long)us->tables.rows);
+}
+
+int agent__window(void *ctx, const struct session_window *w)
+{
+	struct agent *a = ctx;
 	int ret;
 
-	ret = agent__parse_args(argc, argv, &o);
-	if (ret)
-		return ret > 0 ? 0 : 2;
-	return capture__run(&o);
+	a->totals.windows++;
+	a->totals.samples += w->status.samples;
+	a->totals.dropped += w->status.dropped;
+	ret = delivery__deliver_profile(a->d, w->prof, w->otlp, w->t_unix_ns,
+					(w->final ? DELIVERY_LAST : 0) |
+						(w->signalled ? DELIVERY_URGENT : 0));
+	delivery__stats(a->d, &a->totals.delivery);
+	status__window(&w->status, &a->totals, ret, a->o->json, a->o->quiet);
+	if (!w->final)
+		warn_row_store_full(a, w->status.us);
+	return ret;
+}
+
+int agent__finish(struct agent *a, int ret)
+{
+	int xret = delivery__finish(a->d, true);
+
+	delivery__stats(a->d, &a->totals.delivery);
+	if (a->totals.delivery.rescued || a->totals.delivery.lost) {
+		pr_warn("%llu windows were not written where asked (%llu rescued to $TMPDIR, "
+			"%llu lost): see the errors above",
+			(unsigned long long)(a->totals.delivery.rescued + a->totals.delivery.lost),
+			(unsigned long long)a->totals.delivery.rescued,
+			(unsigned long long)a->totals.delivery.lost);
+		ret = 1;
+	} else if (!ret) {
+		ret = xret;
+	}
+	if (a->o->json)
+		status__totals(&a->totals, ret);
+	return ret;
+}
+
+void agent__free(struct agent *a)
+{
+	free(a);
 }

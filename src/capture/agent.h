@@ -1,24 +1,34 @@
-/* agent.h - the `profcap agent` command: continuous profiling in
- * back-to-back windows (one BPF load), each window written to a file in
- * --output-dir (under a total size cap) and/or exported to an OTLP endpoint.
- * The loop itself is capture.c's; this module owns the options.
+/* agent.h - continuous profiling: the window-edge hook of a session that
+ * runs back-to-back windows (one BPF load). Each window is delivered (a
+ * file in --output-dir under a size cap and/or an export), and one status
+ * line per window says where every window went.
  */
 #ifndef PROFCAP_AGENT_H
 #define PROFCAP_AGENT_H
 
 #include "capture/capture.h"
+#include "capture/delivery.h"
+#include "capture/session.h"
 
 #define AGENT_DEFAULT_MAX_DIR_BYTES (256ull << 20)
 
-/* Parse `agent` arguments (argv[0] is "agent") into @o. Returns 0, 1 when
- * --help was printed, or -EINVAL after printing one error line. */
-int agent__parse_args(int argc, char **argv, struct capture_opts *o);
+struct agent;
 
-/* Run the `agent` command; returns the process exit code (0 after a clean
- * stop by SIGTERM/SIGINT, 1 failure, 2 usage error, 3 when the last window
- * could not be delivered to the endpoint and was kept on disk). */
-int agent__main(int argc, char **argv);
+/* An agent delivering through @d (borrowed), options @o (borrowed). NULL
+ * when out of memory (logged). */
+struct agent *agent__new(const struct capture_opts *o, struct delivery *d);
 
-void agent__usage(void);
+/* The session's window hook (@ctx is the agent): deliver the window, print
+ * its status line. Returns the delivery's exit code. */
+int agent__window(void *ctx, const struct session_window *w);
+
+/* The run ended, its last window's delivery returned @ret: wait for the
+ * exports still under way (bounded), print the closing status line.
+ * Returns the agent's exit code: 1 when any window was rescued or lost,
+ * else 3 when the last window is kept on disk, else 0. */
+int agent__finish(struct agent *a, int ret);
+
+/* Free @a. Accepts NULL. */
+void agent__free(struct agent *a);
 
 #endif

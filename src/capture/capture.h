@@ -1,7 +1,8 @@
-/* capture.h - the `profcap capture` command: options, the sampling loop, and
- * turning drained BPF records into the profile model and an output. The
- * loop runs in windows: `capture` is one window, `profcap agent` (agent.c)
- * runs back-to-back windows with the BPF program loaded once.
+/* capture.h - what `profcap capture` and `profcap agent` run: the options
+ * both commands fill in (cli/capture_cmd.c, cli/agent_cmd.c) and the run
+ * itself, which ties a sampling session (session.c) to one delivery policy
+ * (delivery.c). `capture` is one window; `agent` (agent.c) is back-to-back
+ * windows with the BPF program loaded once.
  */
 #ifndef PROFCAP_CAPTURE_H
 #define PROFCAP_CAPTURE_H
@@ -10,9 +11,11 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "formats/format.h"
-#include "export/otlp_config.h"
 #include "collect/target.h"
+#include "export/otlp_config.h"
+#include "formats/format.h"
+
+#define CAPTURE_MAX_SECONDS (7.0 * 24 * 3600)
 
 struct capture_opts {
 	double seconds;		   /* capture length, > 0; 0 = until CMD exits (with @cmd) */
@@ -33,59 +36,14 @@ struct capture_opts {
 	bool json;		/* status lines as JSON objects */
 };
 
-/* Parse a positive number of seconds (at most a week) into *@out. 0 or
- * -EINVAL (nothing printed). */
-int capture__parse_seconds(const char *arg, double *out);
-
-/* Run the capture (or agent) loop for @o; returns the process exit code as
- * capture__main() does. */
-int capture__run(const struct capture_opts *o);
-
-/* Option ids of the flags `capture` and `agent` share, above any short
- * option character and the export and targeting ids. */
-enum {
-	CAPTURE_OPT_NO_KERNEL = 0x2000,
-	CAPTURE_OPT_NO_USER,
-	CAPTURE_OPT_NO_IDLE,
-	CAPTURE_OPT_FORMAT,
-	CAPTURE_OPT_NO_UNWIND,
-};
-
-/* clang-format off */
-#define CAPTURE_COMMON_LONGOPTS                                          \
-	{ "freq", required_argument, NULL, 'F' },                        \
-	{ "no-kernel", no_argument, NULL, CAPTURE_OPT_NO_KERNEL },       \
-	{ "no-user", no_argument, NULL, CAPTURE_OPT_NO_USER },           \
-	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
-	{ "format", required_argument, NULL, CAPTURE_OPT_FORMAT },       \
-	{ "no-unwind", no_argument, NULL, CAPTURE_OPT_NO_UNWIND },       \
-	{ "quiet", no_argument, NULL, 'q' },                             \
-	{ "verbose", no_argument, NULL, 'v' },                           \
-	TARGET_LONGOPTS,                                                 \
-	OTLP_CONFIG_LONGOPTS
-/* clang-format on */
-
 /* Reset @o to the defaults both `capture` and `agent` start from: 99 Hz,
  * user and kernel stacks, idle samples, table unwinding, 10 s. Cannot fail. */
 void capture__default_opts(struct capture_opts *o);
 
-/* Take one shared flag (-F, --no-*, --format, -q, -v, targeting, export;
- * getopt code @c, value @arg) into @o. Any other code, getopt's ':' (missing
- * value) included, is a usage error naming @opt (the argument getopt just
- * read); @cmd names the command in errors. 0, or -EINVAL after one usage
- * error line. */
-int capture__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
-			 const char *cmd);
-
-/* Parse `capture` arguments (argv[0] is "capture") into @o. Returns 0, 1 when
- * --help was printed, or -EINVAL after printing one error line. */
-int capture__parse_args(int argc, char **argv, struct capture_opts *o);
-
-/* Run the `capture` command; returns the process exit code: 0 captured (and
- * delivered), 1 capture failure, 2 usage error, 3 captured but not delivered
- * to the endpoint (kept in the -o file or the spool directory). */
-int capture__main(int argc, char **argv);
-
-void capture__usage(void);
+/* Run the capture (or, with @o->agent, the agent) for @o; returns the
+ * process exit code: 0 captured and delivered, 1 capture failure, 2 bad
+ * target or export configuration, 3 captured but not delivered to the
+ * endpoint (kept in the file or the spool directory). */
+int capture__run(const struct capture_opts *o);
 
 #endif

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture/agent.h"
-#include "capture/capture.h"
+#include "cli/agent_cmd.h"
+#include "cli/capture_cmd.h"
 #include "cli/convert.h"
 #include "cli/flamegraph_cmd.h"
 #include "cli/report.h"
@@ -18,9 +18,9 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"capture", capture__main, capture__usage,
+	{"capture", capture_cmd__main, capture_cmd__usage,
 	 "sample CPU stacks and write an OTLP Profiles file"},
-	{"agent", agent__main, agent__usage,
+	{"agent", agent_cmd__main, agent_cmd__usage,
 	 "profile continuously: one capture per window, to files and/or an endpoint"},
 	{"upload", upload__main, upload__usage,
 	 "send capture files (e.g. spooled ones) to an OTLP endpoint"},

@@ -239,11 +239,6 @@ static int parse_args(int argc, char **argv, struct upload_opts *o)
 	return 0;
 }
 
-static const char *env_get(const char *name)
-{
-	return getenv(name);
-}
-
 /* Read and check @path into @data. 0 or 1 (the exit code for this file). */
 static int load(const char *path, struct buf *data)
 {
@@ -323,7 +318,7 @@ int upload__main(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	log__set_level(o.verbose ? LOG_VERBOSE : o.quiet ? LOG_QUIET : LOG_NORMAL);
-	if (otlp_config__resolve(&o.export, env_get, &cfg))
+	if (otlp_config__resolve(&o.export, env__process(), &cfg))
 		return 2;
 	if (!cfg) {
 		pr_err("upload needs an endpoint: give --endpoint URL or set "

@@ -725,7 +725,14 @@ static void finish(struct export_result *res, __u64 t0)
 
 int exporter__export(struct exporter *e, const void *payload, size_t len, struct export_result *res)
 {
-	__u64 t0 = now_ms(), deadline = t0 + e->cfg->timeout_ms, now, delay;
+	return exporter__export_within(e, payload, len, e->cfg->timeout_ms, res);
+}
+
+int exporter__export_within(struct exporter *e, const void *payload, size_t len,
+			    __u64 timeout_ms, struct export_result *res)
+{
+	__u64 limit = timeout_ms && timeout_ms < e->cfg->timeout_ms ? timeout_ms : e->cfg->timeout_ms;
+	__u64 t0 = now_ms(), deadline = t0 + limit, now, delay;
 	const void *body = NULL;
 	struct attempt a;
 	size_t blen = 0;
@@ -773,14 +780,13 @@ int exporter__export(struct exporter *e, const void *payload, size_t len, struct
 				    "in "
 				    "%.1f s, past the %.1f s deadline (--timeout)%s",
 				    a.why, res->attempts, res->attempts == 1 ? "" : "s",
-				    res->seconds, delay / 1000.0, e->cfg->timeout_ms / 1000.0,
-				    a.hint);
+				    res->seconds, delay / 1000.0, limit / 1000.0, a.hint);
 			else
 				say(res->error, sizeof(res->error),
 				    "%s after %u attempt%s in %.1f s (another retry would pass the "
 				    "%.1f s deadline, see --timeout)%s",
 				    a.why, res->attempts, res->attempts == 1 ? "" : "s",
-				    res->seconds, e->cfg->timeout_ms / 1000.0, a.hint);
+				    res->seconds, limit / 1000.0, a.hint);
 			return a.err == -EAGAIN ? -ETIMEDOUT : a.err;
 		}
 		sleep_ms(delay);

@@ -46,6 +46,12 @@ void exporter__free(struct exporter *e);
 int exporter__export(struct exporter *e, const void *payload, size_t len,
 		     struct export_result *res);
 
+/* exporter__export() within at most @timeout_ms (retries included), or the
+ * config's deadline when that is shorter (0: the config's). For a last
+ * bounded try on shutdown. */
+int exporter__export_within(struct exporter *e, const void *payload, size_t len,
+			    __u64 timeout_ms, struct export_result *res);
+
 /* Decode a serialized ExportProfilesServiceResponse of @len bytes into
  * @res->rejected and @res->partial_message (one printable line). Pure;
  * 0 or -EBADMSG. */

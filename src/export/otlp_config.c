@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "util/env.h"
 #include "util/log.h"
 #include "export/otlp_config.h"
 #include "util/scan.h"
@@ -85,124 +86,9 @@ int otlp_config__flag(struct otlp_flags *f, int opt, const char *arg)
 	return 0;
 }
 
-/* ---- key/value lists ------------------------------------------------------------ */
-
-/* RFC 9110 token characters: what a header name (and a baggage key) may hold. */
-static bool is_tchar(unsigned char c)
-{
-	return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
 static bool is_ows(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-/* Copy [@s, @e) into a new string *@out, trimmed of optional whitespace and,
- * when @decode, percent-decoded. 0, -EINVAL (bad escape) or -ENOMEM. */
-static int dup_span(const char *s, const char *e, bool decode, char **out)
-{
-	int hi, lo;
-	char *o;
-
-	while (s < e && is_ows(*s))
-		s++;
-	while (e > s && is_ows(e[-1]))
-		e--;
-	*out = malloc((size_t)(e - s) + 1);
-	if (!*out)
-		return -ENOMEM;
-	for (o = *out; s < e; s++) {
-		if (!decode || *s != '%') {
-			*o++ = *s;
-			continue;
-		}
-		if (e - s < 3 || (hi = scan__hex_digit(s[1])) < 0 ||
-		    (lo = scan__hex_digit(s[2])) < 0) {
-			free(*out);
-			*out = NULL;
-			return -EINVAL;
-		}
-		*o++ = (char)(hi << 4 | lo);
-		s += 2;
-	}
-	*o = '\0';
-	return 0;
-}
-
-static bool is_token(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!is_tchar((unsigned char)*s))
-			return false;
-	return true;
-}
-
-static void kv_free(struct otlp_kv *kv, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(kv[i].key);
-		free(kv[i].value);
-		kv[i].key = kv[i].value = NULL;
-	}
-}
-
-int otlp_config__parse_kv_list(const char *s, struct otlp_kv *kv, size_t max)
-{
-	const char *item, *end, *eq;
-	char *key = NULL, *value = NULL;
-	size_t n = 0, i;
-	int err;
-
-	for (item = s; item && *item; item = *end ? end + 1 : end) {
-		end = strchr(item, ',');
-		if (!end)
-			end = item + strlen(item);
-		eq = memchr(item, '=', (size_t)(end - item));
-		if (!eq) {
-			/* Empty members ("a=1,,b=2", a trailing comma) are tolerated. */
-			while (item < end && is_ows(*item))
-				item++;
-			if (item == end)
-				continue;
-			err = -EINVAL;
-			goto err_out;
-		}
-		err = dup_span(item, eq, false, &key);
-		if (!err)
-			err = dup_span(eq + 1, end, true, &value);
-		if (err)
-			goto err_out;
-		if (!is_token(key)) {
-			err = -EINVAL;
-			goto err_out;
-		}
-		/* A repeated key: the last one wins. */
-		for (i = 0; i < n && strcmp(kv[i].key, key); i++)
-			;
-		if (i < n) {
-			free(kv[i].value);
-			free(key);
-			kv[i].value = value;
-		} else if (n == max) {
-			err = -E2BIG;
-			goto err_out;
-		} else {
-			kv[n].key = key;
-			kv[n].value = value;
-			n++;
-		}
-		key = value = NULL;
-	}
-	return (int)n;
-
-err_out:
-	free(key);
-	free(value);
-	kv_free(kv, n);
-	return err;
 }
 
 /* ---- picking values ------------------------------------------------------------- */
@@ -215,16 +101,9 @@ struct pick {
 	bool from_flag;
 };
 
-static const char *env_nonempty(otlp_getenv_fn env, const char *name)
-{
-	const char *v = env ? env(name) : NULL;
-
-	return v && *v ? v : NULL;
-}
-
 /* Flag @fval (named @flag) wins, then OTEL_EXPORTER_OTLP_PROFILES_<@suffix>,
  * then OTEL_EXPORTER_OTLP_<@suffix>. */
-static void pick(struct pick *p, otlp_getenv_fn env, const char *fval, const char *flag,
+static void pick(struct pick *p, const struct env *env, const char *fval, const char *flag,
 		 const char *suffix)
 {
 	char name[64];
@@ -237,14 +116,14 @@ static void pick(struct pick *p, otlp_getenv_fn env, const char *fval, const cha
 		return;
 	}
 	snprintf(name, sizeof(name), ENV_PROFILES "%s", suffix);
-	p->val = env_nonempty(env, name);
+	p->val = env__get(env, name);
 	if (p->val) {
 		p->per_signal = true;
 		snprintf(p->src, sizeof(p->src), "%s", name);
 		return;
 	}
 	snprintf(name, sizeof(name), ENV_GENERIC "%s", suffix);
-	p->val = env_nonempty(env, name);
+	p->val = env__get(env, name);
 	if (p->val)
 		snprintf(p->src, sizeof(p->src), "%s", name);
 }
@@ -313,7 +192,7 @@ static int parse_timeout(const struct pick *p, __u64 *ms)
 	return 0;
 }
 
-static int parse_insecure(const struct otlp_flags *f, otlp_getenv_fn env, bool *insecure)
+static int parse_insecure(const struct otlp_flags *f, const struct env *env, bool *insecure)
 {
 	struct pick p;
 
@@ -467,9 +346,9 @@ static int set_header(struct otlp_config *c, char *key, char *value)
 	return 0;
 }
 
-static int resolve_headers(const struct otlp_flags *f, otlp_getenv_fn env, struct otlp_config *c)
+static int resolve_headers(const struct otlp_flags *f, const struct env *env, struct otlp_config *c)
 {
-	struct otlp_kv kv[OTLP_MAX_HEADERS] = {0};
+	struct env_kv kv[OTLP_MAX_HEADERS] = {0};
 	const char *h, *eq;
 	char *key, *value;
 	struct pick p;
@@ -478,7 +357,7 @@ static int resolve_headers(const struct otlp_flags *f, otlp_getenv_fn env, struc
 
 	pick(&p, env, NULL, NULL, "HEADERS");
 	if (p.val) {
-		n = otlp_config__parse_kv_list(p.val, kv, OTLP_MAX_HEADERS);
+		n = env__parse_kv_list(p.val, kv, OTLP_MAX_HEADERS);
 		if (n == -ENOMEM)
 			return n;
 		if (n < 0) {
@@ -492,13 +371,13 @@ static int resolve_headers(const struct otlp_flags *f, otlp_getenv_fn env, struc
 				pr_err("%s: the value of header '%s' contains a line break; fix "
 				       "the variable",
 				       p.src, kv[i].key);
-				kv_free(kv + i, (size_t)n - i);
+				env__kv_free(kv + i, (size_t)n - i);
 				return -EINVAL;
 			}
 			err = set_header(c, kv[i].key, kv[i].value);
 			kv[i].key = kv[i].value = NULL;
 			if (err) {
-				kv_free(kv + i + 1, (size_t)n - i - 1);
+				env__kv_free(kv + i + 1, (size_t)n - i - 1);
 				return err;
 			}
 		}
@@ -512,15 +391,15 @@ static int resolve_headers(const struct otlp_flags *f, otlp_getenv_fn env, struc
 			return -EINVAL;
 		}
 		key = value = NULL;
-		err = dup_span(h, eq, false, &key);
+		err = env__dup_span(h, eq, false, &key);
 		if (!err)
-			err = dup_span(eq + 1, eq + 1 + strlen(eq + 1), false, &value);
+			err = env__dup_span(eq + 1, eq + 1 + strlen(eq + 1), false, &value);
 		if (err) {
 			free(key);
 			return err;
 		}
-		if (!is_token(key) || !value_ok(value)) {
-			if (is_token(key))
+		if (!env__is_token(key) || !value_ok(value)) {
+			if (env__is_token(key))
 				pr_err("--header %s=...: the value contains a line break", key);
 			else
 				pr_err("--header: the name before '=' must be a header name "
@@ -565,24 +444,21 @@ void otlp_config__free(struct otlp_config *c)
 	if (!c)
 		return;
 	free(c->url);
-	kv_free(c->headers, c->nheaders);
+	env__kv_free(c->headers, c->nheaders);
 	free(c->ca_file);
 	free(c->client_cert);
 	free(c->client_key);
-	free(c->spool_dir);
-	free(c->service_name);
-	kv_free(c->resource, c->nresource);
 	free(c);
 }
 
-int otlp_config__resolve(const struct otlp_flags *flags, otlp_getenv_fn env,
+int otlp_config__resolve(const struct otlp_flags *flags, const struct env *env,
 			 struct otlp_config **out)
 {
 	struct otlp_config *c = NULL;
 	struct pick ep, p, key, cert;
 	const char *v;
 	bool insecure;
-	int err, n;
+	int err;
 
 	*out = NULL;
 	pick(&ep, env, flags->endpoint, "--endpoint", "ENDPOINT");
@@ -643,31 +519,10 @@ int otlp_config__resolve(const struct otlp_flags *flags, otlp_getenv_fn env,
 		err = check_file(&key, "private key", &c->client_key);
 	if (err)
 		goto err_out;
-	v = flags->spool_dir ? flags->spool_dir : env_nonempty(env, "PROFCAP_SPOOL_DIR");
 	if (flags->spool_dir && !*flags->spool_dir) {
 		pr_err("--spool-dir needs a directory");
 		err = -EINVAL;
 		goto err_out;
-	}
-	if (v && !(c->spool_dir = strdup(v))) {
-		err = -ENOMEM;
-		goto err_out;
-	}
-	v = env_nonempty(env, "OTEL_SERVICE_NAME");
-	if (v && !(c->service_name = strdup(v))) {
-		err = -ENOMEM;
-		goto err_out;
-	}
-	/* A malformed attribute list is ignored, as the SDKs do; the capture
-	 * warns about it where it labels the resources. */
-	v = env_nonempty(env, "OTEL_RESOURCE_ATTRIBUTES");
-	if (v) {
-		n = otlp_config__parse_kv_list(v, c->resource, OTLP_MAX_RESOURCE_ATTRS);
-		if (n == -ENOMEM) {
-			err = n;
-			goto err_out;
-		}
-		c->nresource = n > 0 ? (size_t)n : 0;
 	}
 	*out = c;
 	return 0;

@@ -1,7 +1,7 @@
 /* otlp_config.h - where and how to export: command-line flags merged with the
  * standard OTEL_EXPORTER_OTLP_* environment variables, flags winning.
  *
- * Pure code: the environment is passed in (a getenv-like function), so every
+ * Pure code: the environment is passed in (a struct env), so every
  * rule is unit-testable. Shared by `capture` and `upload`, which both accept
  * the same export flags (OTLP_CONFIG_LONGOPTS).
  */
@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+
+#include "util/env.h"
 
 enum otlp_protocol {
 	OTLP_PROTOCOL_GRPC = 0,
@@ -54,7 +56,6 @@ enum {
 extern const char otlp_config__usage[];
 
 #define OTLP_MAX_HEADERS 64
-#define OTLP_MAX_RESOURCE_ATTRS 64
 
 /* Raw flag values as given on the command line (borrowed from argv). */
 struct otlp_flags {
@@ -71,11 +72,6 @@ struct otlp_flags {
  * otlp_config__resolve(). */
 int otlp_config__flag(struct otlp_flags *f, int opt, const char *arg);
 
-struct otlp_kv {
-	char *key;
-	char *value;
-};
-
 /* The resolved configuration; every string is owned. */
 struct otlp_config {
 	char *url; /* the full URL requests go to (gRPC: base URL; HTTP: the
@@ -83,19 +79,13 @@ struct otlp_config {
 		    * when it came from a generic endpoint) */
 	enum otlp_protocol protocol;
 	bool tls; /* https */
-	struct otlp_kv headers[OTLP_MAX_HEADERS];
+	struct env_kv headers[OTLP_MAX_HEADERS];
 	size_t nheaders;
 	bool gzip;
 	__u64 timeout_ms; /* total export deadline, retries included (default 10000) */
 	char *ca_file;	  /* NULL: system bundle */
-	char *client_cert, *client_key;			  /* mTLS, both or neither */
-	char *spool_dir;				  /* where undeliverable captures go */
-	char *service_name;				  /* OTEL_SERVICE_NAME, NULL if unset */
-	struct otlp_kv resource[OTLP_MAX_RESOURCE_ATTRS]; /* OTEL_RESOURCE_ATTRIBUTES */
-	size_t nresource;
+	char *client_cert, *client_key; /* mTLS, both or neither */
 };
-
-typedef const char *(*otlp_getenv_fn)(const char *name);
 
 /* Merge @flags with the environment read through @env (flags win; the
  * _PROFILES_ variants win over the generic ones) into a new config.
@@ -104,18 +94,10 @@ typedef const char *(*otlp_getenv_fn)(const char *name);
  * printing one error line naming the bad flag or variable and what to do.
  * Files named by certificate options must exist and be readable. Header
  * values never appear in messages. */
-int otlp_config__resolve(const struct otlp_flags *flags, otlp_getenv_fn env,
+int otlp_config__resolve(const struct otlp_flags *flags, const struct env *env,
 			 struct otlp_config **out);
 
 /* Free @c. Accepts NULL. */
 void otlp_config__free(struct otlp_config *c);
-
-/* Parse a W3C-baggage-like list "k1=v1,k2=v2" (values percent-decoded) as
- * used by OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES into @kv
- * (at most @max pairs; strings owned by the caller afterwards; a repeated
- * key keeps its last value). Returns the number of pairs, -EINVAL for a
- * malformed list, -E2BIG for more than @max pairs or -ENOMEM; on failure
- * nothing is left allocated. */
-int otlp_config__parse_kv_list(const char *s, struct otlp_kv *kv, size_t max);
 
 #endif

@@ -7,6 +7,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/syscall.h>
 
 #include "util/log.h"
 #include "export/sink.h"
@@ -15,8 +19,15 @@ struct file_sink {
 	struct sink base;
 	char *path;
 	char *tmp;
+	const char *ext; /* NOCLOBBER: "-N" goes before this suffix of @path */
+	unsigned int flags;
 	int fd;
 };
+
+#define TMP_TAG ".tmp."
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
 
 int sink__deliver(struct sink *s, const void *data, size_t len)
 {
@@ -50,9 +61,63 @@ static int write_all(int fd, const unsigned char *p, size_t len)
 	return 0;
 }
 
+/* @path with "-@n" inserted before @ext (when @path ends with it) into @out. */
+static int numbered(const char *path, const char *ext, int n, char *out, size_t len)
+{
+	size_t plen = strlen(path), elen = ext ? strlen(ext) : 0;
+	int w;
+
+	if (elen > plen || (elen && strcmp(path + plen - elen, ext)))
+		elen = 0;
+	w = snprintf(out, len, "%.*s-%d%s", (int)(plen - elen), path, n, path + plen - elen);
+	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Move the temporary file to a name no other file has: @s->path, or
+ * "-1", "-2", ... before the extension. renameat2(RENAME_NOREPLACE), or
+ * link() + unlink() where the file system lacks it. 0 or -errno; the final
+ * name replaces @s->path. */
+static int rename_noclobber(struct file_sink *s)
+{
+	char alt[4096];
+	const char *to = s->path;
+	int err = 0;
+
+	for (int n = 1; n <= 1000; n++) {
+		if (!syscall(SYS_renameat2, AT_FDCWD, s->tmp, AT_FDCWD, to, RENAME_NOREPLACE))
+			err = 0;
+		else if (errno == EINVAL || errno == ENOSYS)
+			err = link(s->tmp, to) ? -errno : (unlink(s->tmp), 0);
+		else
+			err = -errno;
+		if (err != -EEXIST)
+			break;
+		if (numbered(s->path, s->ext, n, alt, sizeof(alt)))
+			return -ENAMETOOLONG;
+		to = alt;
+	}
+	if (err)
+		return err;
+	if (to != s->path) {
+		char *p = strdup(to), *d = strdup(to);
+
+		if (!p || !d) {
+			free(p);
+			free(d);
+			return 0; /* written; only the name in messages is stale */
+		}
+		free(s->path);
+		free(s->base.describe);
+		s->path = p;
+		s->base.describe = d;
+	}
+	return 0;
+}
+
 static int file_deliver(struct sink *base, const void *data, size_t len)
 {
 	struct file_sink *s = (struct file_sink *)base;
+	bool quiet = s->flags & (FILE_SINK_QUIET | FILE_SINK_QUIET_WRITE);
 	char *dir = NULL;
 	int err, dfd;
 
@@ -65,18 +130,28 @@ static int file_deliver(struct sink *base, const void *data, size_t len)
 		err = -errno;
 	s->fd = -1;
 	if (err) {
-		pr_err("writing %s failed: %s; free space or choose another -o path (the capture "
-		       "is lost only if no other output succeeds)",
-		       s->tmp, strerror(-err));
+		if (!quiet)
+			pr_err("writing %s failed: %s; free space or choose another -o path (the "
+			       "capture is lost only if no other output succeeds)",
+			       s->tmp, strerror(-err));
 		unlink(s->tmp);
 		return err;
 	}
-	if (rename(s->tmp, s->path)) {
+	if (s->flags & FILE_SINK_NOCLOBBER)
+		err = rename_noclobber(s);
+	else if (rename(s->tmp, s->path))
 		err = -errno;
+	if (err && !quiet && !(s->flags & FILE_SINK_NOCLOBBER)) {
 		pr_err("cannot move %s to %s: %s; the capture is kept at %s", s->tmp, s->path,
 		       strerror(-err), s->tmp);
 		free(s->tmp);
 		s->tmp = NULL; /* keep it: it holds the data */
+		return err;
+	}
+	if (err) {
+		if (!quiet)
+			pr_err("cannot move %s to %s: %s", s->tmp, s->path, strerror(-err));
+		unlink(s->tmp); /* the caller still holds the data */
 		return err;
 	}
 	free(s->tmp);
@@ -115,18 +190,31 @@ static const struct sink_ops file_ops = {
 
 struct sink *file_sink__new(const char *path)
 {
+	int err;
+
+	return file_sink__open(path, NULL, 0, &err);
+}
+
+struct sink *file_sink__open(const char *path, const char *ext, unsigned int flags, int *errp)
+{
 	struct file_sink *s = NULL;
 	char *dcopy = NULL, *bcopy = NULL;
 	const char *dir, *base;
 	struct stat st;
 	int err;
 
+	bool quiet = flags & FILE_SINK_QUIET;
+
+	*errp = -EINVAL;
 	if (!path || !*path) {
-		pr_err("empty output path: give a file name with -o");
+		if (!quiet)
+			pr_err("empty output path: give a file name with -o");
 		return NULL;
 	}
 	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-		pr_err("output %s is a directory: give a file name with -o", path);
+		*errp = -EISDIR;
+		if (!quiet)
+			pr_err("output %s is a directory: give a file name with -o", path);
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
@@ -135,31 +223,38 @@ struct sink *file_sink__new(const char *path)
 	if (!s || !dcopy || !bcopy)
 		goto err_nomem;
 	s->fd = -1;
+	s->flags = flags;
+	s->ext = ext;
 	s->base.ops = &file_ops;
 	s->path = strdup(path);
 	s->base.describe = strdup(path);
 	dir = dirname(dcopy);
 	base = basename(bcopy);
 	if (!s->path || !s->base.describe ||
-	    asprintf(&s->tmp, "%s/.%s.tmp.XXXXXX", dir, base) < 0) {
+	    asprintf(&s->tmp, "%s/.%s" TMP_TAG "%d.XXXXXX", dir, base, (int)getpid()) < 0) {
 		s->tmp = NULL;
 		goto err_nomem;
 	}
 	s->fd = mkostemp(s->tmp, O_CLOEXEC);
 	if (s->fd < 0) {
 		err = errno;
-		pr_err("cannot write to directory %s: %s; choose a writable -o path", dir,
-		       strerror(err));
+		*errp = -err;
+		if (!quiet)
+			pr_err("cannot write to directory %s: %s; choose a writable -o path", dir,
+			       strerror(err));
 		free(s->tmp);
 		s->tmp = NULL;
 		goto err_out;
 	}
-	fchmod(s->fd, 0644);
+	/* mkostemp() made it 0600: captures hold every process's command
+	 * line, so they stay private like the spool. */
+	*errp = 0;
 	free(dcopy);
 	free(bcopy);
 	return &s->base;
 
 err_nomem:
+	*errp = -ENOMEM;
 	pr_err("out of memory");
 err_out:
 	free(dcopy);
@@ -184,4 +279,46 @@ int file_sink__default_name(char *buf, size_t len, const char *dir, const char *
 	w = snprintf(buf, len, "%s%sprofcap-%s-%s%s%s", dir ? dir : "", dir ? "/" : "",
 		     host && *host ? host : "host", ts, suffix, ext ? ext : "");
 	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The pid in a temporary name ".<name>.tmp.<pid>.XXXXXX", or 0. */
+static pid_t tmp_owner(const char *name)
+{
+	const char *t = name[0] == '.' ? strstr(name, TMP_TAG) : NULL, *p;
+	char *end;
+	long pid;
+
+	if (!t)
+		return 0;
+	for (p = strstr(t + 1, TMP_TAG); p; p = strstr(p + 1, TMP_TAG))
+		t = p; /* the last tag: a capture may be named "x.tmp.pb" */
+	errno = 0;
+	pid = strtol(t + strlen(TMP_TAG), &end, 10);
+	if (errno || pid <= 0 || *end != '.' || strlen(end + 1) != 6)
+		return 0;
+	return (pid_t)pid;
+}
+
+int file_sink__clean_stale(const char *dir)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+	pid_t pid;
+
+	d = opendir(dir && *dir ? dir : ".");
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid = tmp_owner(de->d_name);
+		if (!pid || pid == getpid() || !kill(pid, 0) || errno != ESRCH)
+			continue;
+		if (!unlinkat(dirfd(d), de->d_name, 0)) {
+			pr_debug("removed %s/%s, left by profcap process %d that no longer runs",
+				 dir && *dir ? dir : ".", de->d_name, (int)pid);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }

@@ -36,8 +36,28 @@ void sink__free(struct sink *s);
 
 /* File sink for @path. Creates the temporary file at once, which proves the
  * directory is writable. NULL on failure, after logging the reason and what
- * to do. An existing file at @path is replaced only on successful delivery. */
+ * to do. An existing file at @path is replaced only on successful delivery.
+ * The file is created 0600. */
 struct sink *file_sink__new(const char *path);
+
+/* file_sink__open() flags. */
+enum {
+	FILE_SINK_NOCLOBBER = 1, /* never replace a file: add -1, -2, ... before the extension */
+	FILE_SINK_QUIET = 2,	 /* log nothing: the caller reports *@err */
+	FILE_SINK_QUIET_WRITE = 4, /* log open failures, not delivery ones */
+};
+
+/* File sink for @path, as file_sink__new(), with @flags (FILE_SINK_*).
+ * With FILE_SINK_NOCLOBBER the final name is reserved atomically at
+ * delivery (renameat2 RENAME_NOREPLACE), "-N" going before @ext (when @path
+ * ends with it); sink__describe() then names the file written. NULL on
+ * failure with *@err set (-errno). Files are created 0600. */
+struct sink *file_sink__open(const char *path, const char *ext, unsigned int flags, int *err);
+
+/* Remove the temporary files ("." name ".tmp.<pid>.XXXXXX") that profcap
+ * processes no longer running left in @dir (NULL: the current directory),
+ * e.g. after SIGKILL. Returns how many were removed. */
+int file_sink__clean_stale(const char *dir);
 
 /* Name for a capture started at @t_unix on @host: "<dir>/profcap-<host>-
  * <YYYYmmddTHHMMSSZ><ext>", or with "-<n>" before @ext when @n > 0 (callers

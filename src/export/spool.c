@@ -20,22 +20,6 @@
 
 #define SPOOL_MAX_SUFFIX 1000
 
-int spool__default_dir(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	int n;
-
-	if (geteuid() == 0)
-		n = snprintf(buf, len, "/var/spool/profcap");
-	else if (xdg && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/profcap/spool", xdg);
-	else if (home && home[0] == '/')
-		n = snprintf(buf, len, "%s/.local/state/profcap/spool", home);
-	else
-		n = snprintf(buf, len, "/tmp/profcap-spool-%u", (unsigned int)geteuid());
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
 /* mkdir -p @dir, new directories with mode 0700. 0 or -errno. */
 static int mkdirs(const char *dir)
 {

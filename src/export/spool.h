@@ -9,11 +9,6 @@
 
 #include <stddef.h>
 
-/* Default spool directory: /var/spool/profcap for root, otherwise
- * $XDG_STATE_HOME/profcap/spool or ~/.local/state/profcap/spool. Writes into
- * @buf; 0 or -ENAMETOOLONG. */
-int spool__default_dir(char *buf, size_t len);
-
 /* Check (creating it if needed) that @dir can take files. 0 or -errno after
  * logging one line with a hint (--spool-dir). */
 int spool__prepare(const char *dir);

@@ -5,12 +5,13 @@
 #include <unistd.h>
 
 #include "capture/agent.h"
-#include "capture/capture.h"
+#include "cli/agent_cmd.h"
+#include "cli/capture_cmd.h"
 #include "test.h"
 
 static int parse(struct capture_opts *o, int argc, char **argv)
 {
-	return capture__parse_args(argc, argv, o);
+	return capture_cmd__parse_args(argc, argv, o);
 }
 
 #define ARGS(...) ((char *[]){"capture", __VA_ARGS__, NULL})
@@ -124,7 +125,7 @@ TEST(command)
 
 #define AARGS(...) ((char *[]){"agent", __VA_ARGS__, NULL})
 #define ANARGS(...) ((int)(sizeof((char *[]){"agent", __VA_ARGS__}) / sizeof(char *)))
-#define APARSE(o, ...) agent__parse_args(ANARGS(__VA_ARGS__), AARGS(__VA_ARGS__), o)
+#define APARSE(o, ...) agent_cmd__parse_args(ANARGS(__VA_ARGS__), AARGS(__VA_ARGS__), o)
 
 TEST(agent_flags)
 {

@@ -24,12 +24,6 @@
 static const char payload[] = "\x12\x00pretend-profiles-data-0123456789";
 #define PAYLOAD_LEN (sizeof(payload) - 1)
 
-static const char *no_env(const char *name)
-{
-	(void)name;
-	return NULL;
-}
-
 static bool encode_str(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
 	const char *str = *arg;
@@ -88,7 +82,7 @@ static void setup(struct setup *s, int port, const char *scheme, const char *pro
 
 static int setup_open(struct setup *s)
 {
-	if (otlp_config__resolve(&s->f, no_env, &s->cfg) || !s->cfg)
+	if (otlp_config__resolve(&s->f, NULL, &s->cfg) || !s->cfg)
 		return -EINVAL;
 	s->exp = exporter__new(s->cfg);
 	return s->exp ? 0 : -EINVAL;

@@ -28,13 +28,16 @@ static void env_set(const char *name, const char *value)
 	env_n++;
 }
 
-static const char *env_get(const char *name)
+static const char *env_get(void *ctx, const char *name)
 {
+	(void)ctx;
 	for (size_t i = 0; i < env_n; i++)
 		if (!strcmp(env_names[i], name))
 			return env_values[i];
 	return NULL;
 }
+
+static const struct env fake_env = {.get = env_get};
 
 /* ---- stderr capture: what the operator would read ---- */
 
@@ -70,7 +73,7 @@ static int resolve(const struct otlp_flags *f, struct otlp_config **c)
 	int err;
 
 	stderr_begin();
-	err = otlp_config__resolve(f, env_get, c);
+	err = otlp_config__resolve(f, &fake_env, c);
 	stderr_end();
 	return err;
 }
@@ -117,7 +120,7 @@ TEST(defaults)
 	CHECK(!c->gzip);
 	CHECK_EQ_U64(c->timeout_ms, 10000);
 	CHECK_EQ_U64(c->nheaders, 0);
-	CHECK(!c->ca_file && !c->client_cert && !c->client_key && !c->spool_dir);
+	CHECK(!c->ca_file && !c->client_cert && !c->client_key);
 	otlp_config__free(c);
 	otlp_config__free(NULL);
 }
@@ -472,11 +475,11 @@ TEST(too_many_headers)
 
 TEST(kv_list_edges)
 {
-	struct otlp_kv kv[4];
+	struct env_kv kv[4];
 	int n;
 
-	CHECK_EQ_U64(otlp_config__parse_kv_list("", kv, 4), 0);
-	n = otlp_config__parse_kv_list(" a = 1 ,b=x=y,, c=%41%2c%3D ,", kv, 4);
+	CHECK_EQ_U64(env__parse_kv_list("", kv, 4), 0);
+	n = env__parse_kv_list(" a = 1 ,b=x=y,, c=%41%2c%3D ,", kv, 4);
 	CHECK_EQ_U64(n, 3);
 	CHECK_STR(kv[0].key, "a");
 	CHECK_STR(kv[0].value, "1");
@@ -489,7 +492,7 @@ TEST(kv_list_edges)
 		free(kv[i].value);
 	}
 	/* A repeated key: the last wins. An empty value is a value. */
-	n = otlp_config__parse_kv_list("k=1,k=2,e=", kv, 4);
+	n = env__parse_kv_list("k=1,k=2,e=", kv, 4);
 	CHECK_EQ_U64(n, 2);
 	CHECK_STR(kv[0].value, "2");
 	CHECK_STR(kv[1].value, "");
@@ -497,51 +500,19 @@ TEST(kv_list_edges)
 		free(kv[i].key);
 		free(kv[i].value);
 	}
-	n = otlp_config__parse_kv_list("service.name=api,deployment.environment=prod", kv, 4);
+	n = env__parse_kv_list("service.name=api,deployment.environment=prod", kv, 4);
 	CHECK_EQ_U64(n, 2);
 	CHECK_STR(kv[0].key, "service.name");
 	for (int i = 0; i < n; i++) {
 		free(kv[i].key);
 		free(kv[i].value);
 	}
-	CHECK_EQ_U64(otlp_config__parse_kv_list("a", kv, 4), -EINVAL);
-	CHECK_EQ_U64(otlp_config__parse_kv_list("=1", kv, 4), -EINVAL);
-	CHECK_EQ_U64(otlp_config__parse_kv_list("a b=1", kv, 4), -EINVAL);
-	CHECK_EQ_U64(otlp_config__parse_kv_list("a=1,b=%4", kv, 4), -EINVAL);
-	CHECK_EQ_U64(otlp_config__parse_kv_list("a=%g1", kv, 4), -EINVAL);
-	CHECK_EQ_U64(otlp_config__parse_kv_list("a=1,b=2,c=3", kv, 2), -E2BIG);
-}
-
-TEST(service_and_resource)
-{
-	struct otlp_flags f = {0};
-	struct otlp_config *c;
-
-	env_clear();
-	env_set("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:1");
-	env_set("OTEL_SERVICE_NAME", "checkout");
-	env_set("OTEL_RESOURCE_ATTRIBUTES", "team=core,region=eu%2Dwest");
-	env_set("PROFCAP_SPOOL_DIR", "/var/tmp/spool-env");
-	CHECK_EQ_U64(resolve(&f, &c), 0);
-	CHECK_STR(c->service_name, "checkout");
-	CHECK_EQ_U64(c->nresource, 2);
-	CHECK_STR(c->resource[1].key, "region");
-	CHECK_STR(c->resource[1].value, "eu-west");
-	CHECK_STR(c->spool_dir, "/var/tmp/spool-env");
-	otlp_config__free(c);
-
-	f.spool_dir = "/var/tmp/spool-flag";
-	CHECK_EQ_U64(resolve(&f, &c), 0);
-	CHECK_STR(c->spool_dir, "/var/tmp/spool-flag");
-	otlp_config__free(c);
-
-	/* A malformed attribute list is ignored, not fatal. */
-	env_clear();
-	env_set("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:1");
-	env_set("OTEL_RESOURCE_ATTRIBUTES", "novalue");
-	CHECK_EQ_U64(resolve(&f, &c), 0);
-	CHECK_EQ_U64(c->nresource, 0);
-	otlp_config__free(c);
+	CHECK_EQ_U64(env__parse_kv_list("a", kv, 4), -EINVAL);
+	CHECK_EQ_U64(env__parse_kv_list("=1", kv, 4), -EINVAL);
+	CHECK_EQ_U64(env__parse_kv_list("a b=1", kv, 4), -EINVAL);
+	CHECK_EQ_U64(env__parse_kv_list("a=1,b=%4", kv, 4), -EINVAL);
+	CHECK_EQ_U64(env__parse_kv_list("a=%g1", kv, 4), -EINVAL);
+	CHECK_EQ_U64(env__parse_kv_list("a=1,b=2,c=3", kv, 2), -E2BIG);
 }
 
 TEST(usage_mentions_every_flag)
@@ -569,7 +540,6 @@ int main(void)
 	RUN(header_values_never_printed);
 	RUN(too_many_headers);
 	RUN(kv_list_edges);
-	RUN(service_and_resource);
 	RUN(usage_mentions_every_flag);
 	return TEST_DONE();
 }

@@ -33,19 +33,6 @@ static int count_files(const char *dir, int *hidden)
 	return n;
 }
 
-TEST(default_dir)
-{
-	char buf[256], tiny[8];
-
-	CHECK_EQ_U64(spool__default_dir(buf, sizeof(buf)), 0);
-	if (geteuid() == 0) {
-		CHECK_STR(buf, "/var/spool/profcap");
-	} else {
-		CHECK(strstr(buf, "/profcap/spool") || strstr(buf, "/tmp/profcap-spool-"));
-	}
-	CHECK_EQ_U64(spool__default_dir(tiny, sizeof(tiny)), -ENAMETOOLONG);
-}
-
 TEST(save_creates_dir_and_never_clobbers)
 {
 	char dir[256], p1[512], p2[512], p3[512];
@@ -126,7 +113,6 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	RUN(default_dir);
 	RUN(save_creates_dir_and_never_clobbers);
 	RUN(prepare_failures);
 	ret = TEST_DONE();

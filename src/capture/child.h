@@ -1,0 +1,41 @@
+/* child.h - the `-- CMD` child of `profcap capture`.
+ *
+ * The child is forked at once but held on a pipe until sampling is attached
+ * (child__release()), so CMD's first instructions are profiled. If profcap
+ * fails before that, child__free() closes the pipe: the held child exits
+ * 127 without running CMD and is reaped. The clean-up lives here only.
+ */
+#ifndef PROFCAP_CHILD_H
+#define PROFCAP_CHILD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct child;
+
+/* Fork the child for @argv (NULL-terminated, borrowed until exec). *@out
+ * is set on success; 0 or -errno after logging one line. */
+int child__spawn(char *const *argv, struct child **out);
+
+/* The child's pid. */
+pid_t child__pid(const struct child *c);
+
+/* Let the held child exec CMD. Logs a warning if the pipe write fails. */
+void child__release(struct child *c);
+
+/* Reap without blocking; true once the child has exited. */
+bool child__done(struct child *c);
+
+/* Send @sig to a child that still runs (SIGTERM forwarding). */
+void child__signal(struct child *c, int sig);
+
+/* Wait for the child to exit (saying so unless @quiet), then print its exit
+ * status line ("'CMD' (pid N) exited with status S" or "was killed by
+ * signal"). */
+void child__finish(struct child *c, bool quiet);
+
+/* Free @c; a child still held on the pipe is let go (exits 127 without
+ * running CMD) and reaped. Accepts NULL. */
+void child__free(struct child *c);
+
+#endif

@@ -1,0 +1,574 @@
+/* session.c - a sampling session in windows (see session.h). */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/child.h"
+#include "capture/session.h"
+#include "collect/sampler.h"
+#include "formats/otlp.h"
+#include "symbolize/symbolizer.h"
+#include "util/env.h"
+#include "util/log.h"
+#include "util/version.h"
+
+#define DRAIN_INTERVAL_NS 1000000000ll
+#define PROGRESS_INTERVAL_NS 500000000ll
+#define OUTPUT_MAX_BYTES (1ull << 30)
+
+struct session {
+	const struct capture_opts *o;
+	struct session_hooks hooks;
+	struct utsname uts;
+	struct profile *prof;
+	struct symbolizer *sym;
+	struct sampler *smp;
+	struct target tgt;
+	struct child *child; /* -- CMD, or NULL */
+	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS]; /* owned */
+	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
+	size_t nresource;
+	/* per-record frame buffer: kernel then user frames, leaf first */
+	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
+	/* counters of the current window */
+	__u64 model_dropped;  /* samples the model could not hold */
+	__u64 ustack_missing; /* samples of user processes without a user stack */
+	__u64 truncated;      /* samples whose stack hit the depth limit */
+	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
+	bool warned_full, matched_checked, tty, over, warned_gone;
+	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
+	__s64 start, deadline, window_ns, wstart, wunix, wdeadline, next_drain, next_progress;
+	struct sampler_stats base; /* sampler counters at the window's start */
+};
+
+static volatile sig_atomic_t stop_requested, hup_requested;
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP) {
+		hup_requested = 1;
+		return;
+	}
+	if (sig == SIGCHLD)
+		return; /* only to wake the poll */
+	stop_signal = sig;
+	stop_requested = 1;
+}
+
+static __s64 now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__s64)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static const char *host_arch(const char *machine)
+{
+	if (!strcmp(machine, "x86_64"))
+		return "amd64";
+	if (!strcmp(machine, "aarch64"))
+		return "arm64";
+	if (!strncmp(machine, "arm", 3))
+		return "arm32";
+	if (!strcmp(machine, "ppc64le") || !strcmp(machine, "ppc64"))
+		return "ppc64";
+	if (!strcmp(machine, "s390x"))
+		return "s390x";
+	if (!strcmp(machine, "i686") || !strcmp(machine, "i386"))
+		return "x86";
+	return machine;
+}
+
+static void on_new_process(void *ctx, __u32 tgid)
+{
+	struct session *s = ctx;
+
+	/* Unwind tables first: its samples already wait for them. */
+	sampler__add_process(s->smp, (int)tgid);
+	/* Snapshot maps and binaries while the process is alive. */
+	symbolizer__add_process(s->sym, (int)tgid);
+}
+
+/* The process of record @r as the model knows it. */
+static const struct profile_process_desc *describe(struct session *s,
+						   const struct sampler_record *r,
+						   struct profile_process_desc *desc)
+{
+	const struct profile_process_desc *known;
+
+	known = symbolizer__process(s->sym, (int)r->tgid);
+	if (!known && r->tgid) {
+		/* Not announced yet (or the notice was lost): try now. A process
+		 * whose maps are unreadable is still added with its name. */
+		symbolizer__add_process(s->sym, (int)r->tgid);
+		known = symbolizer__process(s->sym, (int)r->tgid);
+	}
+	memset(desc, 0, sizeof(*desc));
+	desc->pid = r->tgid;
+	if (known)
+		*desc = *known;
+	else /* Gone before we saw it, or the idle task: name it by its comm. */
+		desc->exe_name = r->tgid ? r->comm : "swapper";
+	return known;
+}
+
+static int on_record(void *ctx, const struct sampler_record *r)
+{
+	struct session *s = ctx;
+	const struct profile_process_desc *known;
+	struct profile_process_desc desc;
+	size_t n = 0;
+	__u32 i;
+	int err;
+
+	known = describe(s, r, &desc);
+	for (i = 0; i < r->nkstack; i++, n++)
+		symbolizer__resolve_kernel(s->sym, r->kstack[i], &s->frames[n]);
+	/* Only a user leaf without kernel frames is an exact PC; the others
+	 * are return addresses. */
+	for (i = 0; i < r->nustack; i++, n++)
+		symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], n == 0, &s->frames[n]);
+
+	if ((r->flags & SAMPLER_REC_USTACK_ERR) && known && known->exe_path && *known->exe_path)
+		s->ustack_missing += r->count;
+	/* A user stack the unwinder could not finish is cut at the root end,
+	 * like one at the depth limit: counted as truncated, never complete. */
+	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL))
+		s->truncated += r->count;
+	if (r->flags & SAMPLER_REC_USTACK_PARTIAL) {
+		s->partial += r->count;
+		/* Code mapped after the tables were loaded (dlopen)? */
+		if (r->tgid)
+			sampler__refresh_process(s->smp, (int)r->tgid);
+	}
+
+	err = profile__add_sample(s->prof, &desc, r->tid, r->comm, s->frames, n, r->count);
+	if (err == -E2BIG || err == -ENOMEM) {
+		s->model_dropped += r->count;
+		if (!s->warned_full) {
+			pr_warn("the profile is full (%s): later samples are counted as dropped; "
+				"use a shorter --seconds or a lower -F",
+				strerror(-err));
+			s->warned_full = true;
+		}
+		return 0;
+	}
+	return err;
+}
+
+static void fill_meta(struct profile_meta *m, const struct utsname *u, __s64 t_unix_ns,
+		      __s64 dur_ns, __u32 hz)
+{
+	size_t i;
+	bool nonzero = false;
+
+	memset(m, 0, sizeof(*m));
+	m->time_unix_nano = (__u64)t_unix_ns;
+	m->duration_nano = dur_ns > 0 ? (__u64)dur_ns : 1;
+	m->period_ns = 1000000000ull / hz;
+	m->host_name = u->nodename;
+	m->host_arch = host_arch(u->machine);
+	m->os_type = "linux";
+	m->scope_name = "profcap";
+	m->scope_version = PROFCAP_VERSION;
+	if (getrandom(m->profile_id, sizeof(m->profile_id), 0) != sizeof(m->profile_id)) {
+		__u64 x = (__u64)t_unix_ns ^ ((__u64)getpid() << 32);
+
+		for (i = 0; i < sizeof(m->profile_id); i++, x = x * 6364136223846793005ull + 1)
+			m->profile_id[i] = (__u8)(x >> 56);
+	}
+	for (i = 0; i < sizeof(m->profile_id); i++)
+		nonzero |= m->profile_id[i] != 0;
+	if (!nonzero)
+		m->profile_id[0] = 1;
+}
+
+static int new_window(struct session *s)
+{
+	profile__free(s->prof);
+	s->prof = profile__new();
+	s->model_dropped = s->ustack_missing = s->truncated = s->partial = 0;
+	s->warned_full = false;
+	if (!s->prof) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Close the current window (already drained): encode it and hand it to
+ * the window hook. @st holds the sampler counters now. Returns the hook's
+ * exit code, or 1 when encoding failed. */
+static int end_window(struct session *s, __s64 dur, const struct sampler_stats *st, bool final)
+{
+	struct sampler_unwind_stats us;
+	struct session_window w = {
+		.t_unix_ns = s->wunix, .final = final, .signalled = final && stop_requested};
+	struct profile_meta meta;
+	struct buf out;
+	int err, ret;
+	__s64 t0 = now_ns(CLOCK_MONOTONIC);
+
+	buf__init(&out, OUTPUT_MAX_BYTES);
+	fill_meta(&meta, &s->uts, s->wunix, dur, s->o->freq_hz);
+	meta.resource = s->resource;
+	meta.nresource = s->nresource;
+	meta.samples_dropped = st->counts_full - s->base.counts_full + s->model_dropped;
+	meta.samples_truncated = s->truncated;
+	meta.samples_stack_missing =
+		st->stacks_missing - s->base.stacks_missing + s->ustack_missing;
+	w.status = (struct status_window){
+		.samples = profile__total(s->prof),
+		.dropped = meta.samples_dropped,
+		.model_dropped = s->model_dropped,
+		.ustack_missing = s->ustack_missing,
+		.truncated = s->truncated,
+		.partial = s->partial,
+		.nproc = profile__process_count(s->prof),
+		.nstacks = profile__stack_count(s->prof) - 1,
+		.dur_ns = dur,
+		.freq_hz = s->o->freq_hz,
+		.unwind = s->o->unwind,
+		.st = st,
+		.us = sampler__unwind_stats(s->smp, &us) ? &us : NULL,
+	};
+	err = profile__set_meta(s->prof, &meta);
+	if (!err)
+		err = profile__prune(s->prof);
+	if (!err)
+		err = otlp__encode(s->prof, &out);
+	if (err) {
+		pr_err("encoding the profile failed: %s", strerror(-err));
+		buf__release(&out);
+		return 1;
+	}
+	pr_debug("profile encoded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	w.prof = s->prof;
+	w.otlp = &out;
+	ret = s->hooks.window(s->hooks.ctx, &w);
+	buf__release(&out);
+	return ret;
+}
+
+static void check_target_matches(struct session *s)
+{
+	struct sampler_stats st;
+	char msg[512];
+
+	if (s->matched_checked)
+		return;
+	s->matched_checked = true;
+	sampler__stats(s->smp, &st);
+	if (st.samples || s->o->cmd || !target__any(&s->o->target))
+		return;
+	if (target__explain_empty(&s->tgt, "/proc", msg, sizeof(msg)))
+		pr_warn("%s", msg);
+	else
+		pr_info("%s", msg);
+}
+
+int session__open(const struct capture_opts *o, const struct session_hooks *hooks,
+		  struct session **out)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	struct session *s;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		pr_err("out of memory");
+		return 1;
+	}
+	s->o = o;
+	s->hooks = *hooks;
+	uname(&s->uts);
+	*out = s;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (o->cmd)
+		sigaction(SIGCHLD, &sa, NULL);
+	if (target__resolve(&s->tgt, &o->target, "/proc"))
+		return 2;
+	if (sampler__check_privileges())
+		return 1;
+	return 0;
+}
+
+const char *session__host(const struct session *s)
+{
+	return s->uts.nodename;
+}
+
+/* The symbolizer, the first window, the resource labels and CMD. */
+static int prepare(struct session *s)
+{
+	size_t i;
+
+	s->sym = symbolizer__new("/proc");
+	if (new_window(s) || !s->sym) {
+		pr_err("out of memory");
+		return 1;
+	}
+	s->nresource = env__resource(env__process(), s->env_kv, PROFILE_MAX_RESOURCE_ATTRS);
+	for (i = 0; i < s->nresource; i++) {
+		s->resource[i].key = s->env_kv[i].key;
+		s->resource[i].value = s->env_kv[i].value;
+	}
+	for (i = 0; i < s->tgt.npids; i++)
+		symbolizer__add_process(s->sym, s->tgt.pids[i]);
+	if (s->o->cmd) {
+		if (child__spawn(s->o->cmd, &s->child))
+			return 1;
+		if (target__add_followed_pid(&s->tgt, (int)child__pid(s->child))) {
+			pr_err("out of memory");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Load the BPF program; targeted processes get their unwind tables before
+ * the first sample (system-wide, each gets them at its first notice). */
+static int load_sampler(struct session *s)
+{
+	const struct capture_opts *o = s->o;
+	struct sampler_opts so = {
+		.freq_hz = o->freq_hz,
+		.user = o->user,
+		.kernel = o->kernel,
+		.idle = o->idle,
+		.unwind = o->unwind,
+	};
+	pid_t cmd = s->child ? child__pid(s->child) : 0;
+	__s64 t0;
+	size_t i;
+
+	target__sampler_opts(&s->tgt, &so);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	s->smp = sampler__new(&so);
+	if (!s->smp)
+		return 1;
+	pr_debug("BPF program loaded and perf events opened in %.1f ms",
+		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	if (o->unwind) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		/* Not CMD: it has not run exec yet; its first sample's notice
+		 * builds its tables. */
+		for (i = 0; i < s->tgt.npids; i++)
+			if (s->tgt.pids[i] != (int)cmd)
+				sampler__add_process(s->smp, s->tgt.pids[i]);
+		pr_debug("unwind tables of %zu processes built in %.1f ms", s->tgt.npids,
+			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	}
+	return 0;
+}
+
+static void load_kernel_symbols(struct session *s)
+{
+	int err = symbolizer__load_kernel(s->sym);
+
+	if (err == -EPERM)
+		pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames "
+			"keep "
+			"addresses only; run as root or set kernel.kptr_restrict=0");
+	else if (err)
+		pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
+			"only",
+			strerror(-err));
+	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - s->start) / 1e6);
+}
+
+int session__start(struct session *s)
+{
+	const struct capture_opts *o = s->o;
+	int ret;
+
+	ret = prepare(s);
+	if (!ret)
+		ret = load_sampler(s);
+	if (!ret && sampler__start(s->smp))
+		ret = 1;
+	if (ret)
+		return ret; /* session__free() lets a held CMD go */
+	s->start = now_ns(CLOCK_MONOTONIC);
+	s->wunix = now_ns(CLOCK_REALTIME);
+	if (s->child)
+		child__release(s->child);
+	/* Kernel symbols are first needed at the first drain: read them while
+	 * the CPUs are already being sampled. */
+	if (o->kernel)
+		load_kernel_symbols(s);
+	/* capture: one window of --seconds (or until CMD exits); agent: windows
+	 * of --interval until a signal. */
+	s->deadline = o->agent || !o->seconds ? INT64_MAX
+					       : s->start + (__s64)llround(o->seconds * 1e9);
+	s->window_ns = o->agent ? (__s64)llround(o->interval * 1e9) : INT64_MAX;
+	s->wstart = s->start;
+	s->wdeadline = o->agent ? s->wstart + s->window_ns : s->deadline;
+	s->next_drain = s->start + DRAIN_INTERVAL_NS;
+	s->next_progress = s->start;
+	s->tty = isatty(STDERR_FILENO) && !o->quiet && !o->agent;
+	return 0;
+}
+
+/* Agent: a window without samples whose -p processes have all exited:
+ * every later window will be empty too. Say so once. */
+static void check_targets_alive(struct session *s)
+{
+	const struct target_opts *t = &s->o->target;
+
+	if (s->warned_gone || !t->npids || profile__total(s->prof))
+		return;
+	for (size_t i = 0; i < t->npids; i++)
+		if (!kill(t->pids[i], 0) || errno != ESRCH)
+			return;
+	s->warned_gone = true;
+	pr_warn("every process given with -p has exited: the next windows will be empty; stop "
+		"the agent, or restart it with the new process IDs");
+}
+
+/* Agent: the window ends at @now. The swap puts later samples in the next
+ * window: none is lost or counted twice at the edge. */
+static void window_edge(struct session *s, __s64 now)
+{
+	struct sampler_stats st;
+	int err;
+
+	err = sampler__drain(s->smp, on_record, s);
+	if (err)
+		pr_err("reading samples failed: %s", strerror(-err));
+	check_target_matches(s);
+	check_targets_alive(s);
+	sampler__stats(s->smp, &st);
+	end_window(s, now - s->wstart, &st, false);
+	s->base = st;
+	symbolizer__forget_gone(s->sym);
+	if (new_window(s)) {
+		s->over = true;
+		return;
+	}
+	s->wunix += now - s->wstart;
+	s->wstart = now;
+	s->wdeadline += s->window_ns;
+	if (s->wdeadline <= now) /* a slow delivery: do not try to catch up */
+		s->wdeadline = now + s->window_ns;
+	s->next_drain = now + DRAIN_INTERVAL_NS;
+}
+
+static __s64 next_wake(const struct session *s)
+{
+	__s64 wake = s->deadline < s->next_drain ? s->deadline : s->next_drain;
+
+	if (s->wdeadline < wake)
+		wake = s->wdeadline;
+	if (s->tty && s->next_progress < wake)
+		wake = s->next_progress;
+	return wake;
+}
+
+__s64 session__step(struct session *s)
+{
+	struct sampler_stats st;
+	__s64 now;
+	int err;
+
+	if (s->over || stop_requested || (s->child && child__done(s->child)))
+		return -1;
+	now = now_ns(CLOCK_MONOTONIC);
+	if (now >= s->deadline)
+		return -1;
+	if (hup_requested) {
+		hup_requested = 0;
+		if (s->hooks.hup)
+			s->hooks.hup(s->hooks.ctx);
+	}
+	if (s->tty && now >= s->next_progress) {
+		sampler__stats(s->smp, &st);
+		status__progress(now - s->start, s->o->seconds, st.samples, false);
+		s->next_progress = now + PROGRESS_INTERVAL_NS;
+	}
+	if (s->o->agent && now >= s->wdeadline) {
+		window_edge(s, now);
+		return s->over ? -1 : now;
+	}
+	if (now >= s->next_drain) {
+		err = sampler__drain(s->smp, on_record, s);
+		if (err) {
+			pr_err("reading samples failed: %s", strerror(-err));
+			return -1;
+		}
+		s->next_drain = now + DRAIN_INTERVAL_NS;
+		check_target_matches(s);
+	}
+	return next_wake(s);
+}
+
+void session__wait(struct session *s, __s64 wake)
+{
+	__s64 now = now_ns(CLOCK_MONOTONIC);
+	int n;
+
+	if (wake <= now && wake >= 0)
+		return;
+	n = sampler__poll(s->smp, (int)((wake - now) / 1000000 + 1), on_new_process, s);
+	if (n < 0 && n != -EINTR) {
+		pr_err("polling the ring buffer failed: %s", strerror(-n));
+		s->over = true;
+	}
+}
+
+int session__close(struct session *s)
+{
+	const struct capture_opts *o = s->o;
+	struct sampler_stats st;
+	__s64 end;
+	int err, ret;
+
+	sampler__stop(s->smp);
+	end = now_ns(CLOCK_MONOTONIC);
+	if (s->tty)
+		status__progress(0, 0, 0, true);
+	if (o->agent && stop_requested)
+		pr_info("signal %d: flushing the current window", (int)stop_signal);
+	if (s->child && stop_signal == SIGTERM)
+		child__signal(s->child, SIGTERM);
+	/* Both generations: the active one and anything left in the other. */
+	sampler__poll(s->smp, 0, on_new_process, s);
+	for (int i = 0; i < 2; i++) {
+		err = sampler__drain(s->smp, on_record, s);
+		if (err)
+			pr_err("reading samples failed: %s", strerror(-err));
+	}
+	sampler__stats(s->smp, &st);
+	pr_debug("final drain and symbolization took %.1f ms",
+		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
+	ret = end_window(s, end - s->wstart, &st, true);
+	if (s->child)
+		child__finish(s->child, o->quiet);
+	return ret;
+}
+
+void session__free(struct session *s)
+{
+	if (!s)
+		return;
+	child__free(s->child);
+	sampler__free(s->smp);
+	target__release(&s->tgt);
+	env__kv_free(s->env_kv, s->nresource);
+	symbolizer__free(s->sym);
+	profile__free(s->prof);
+	free(s);
+}

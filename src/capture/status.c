@@ -1,0 +1,175 @@
+/* status.c - progress, summary and agent status lines (see status.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/status.h"
+#include "util/log.h"
+
+void status__progress(__s64 elapsed_ns, double seconds, __u64 samples, bool final)
+{
+	if (final) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	fprintf(stderr, "\r\033[Kprofcap: capturing %.1fs / %gs, %llu samples", elapsed_ns / 1e9,
+		seconds, (unsigned long long)samples);
+}
+
+static void summary_losses(const struct status_window *w)
+{
+	const struct sampler_stats *st = w->st;
+	__u64 total = w->samples, lost = st->counts_full + w->model_dropped;
+
+	/* Every sample the kernel took is in the profile or counted as lost. */
+	if (st->samples != total + lost)
+		pr_warn("the kernel took %llu samples but %llu are accounted for (%llu in the "
+			"profile, "
+			"%llu lost); please report this",
+			(unsigned long long)st->samples, (unsigned long long)(total + lost),
+			(unsigned long long)total, (unsigned long long)lost);
+	if (lost)
+		pr_warn("%llu samples lost (aggregation table full: %llu, profile full: %llu)",
+			(unsigned long long)lost, (unsigned long long)st->counts_full,
+			(unsigned long long)w->model_dropped);
+	if (st->stacks_full || st->stacks_missing)
+		pr_warn("%llu stacks not stored (stack table full) and %llu samples whose stack "
+			"was "
+			"missing at drain time: those samples are kept without that stack",
+			(unsigned long long)st->stacks_full,
+			(unsigned long long)st->stacks_missing);
+	if (w->ustack_missing)
+		pr_warn("%llu samples of user processes have no user stack (unreadable user "
+			"memory); they are kept with their kernel frames only",
+			(unsigned long long)w->ustack_missing);
+	if (w->truncated > w->partial)
+		pr_warn("%llu samples hit the depth limit (%d kernel, %d user frames): their "
+			"stacks "
+			"are truncated at the root end",
+			(unsigned long long)(w->truncated - w->partial), SAMPLER_MAX_KSTACK,
+			w->unwind ? SAMPLER_MAX_USTACK : SAMPLER_MAX_KSTACK);
+	if (w->partial)
+		pr_warn("%llu samples (%.1f%%) have user stacks not unwound to the outermost frame "
+			"(no unwind row, unreadable stack, tables not loaded yet, or the %d-frame "
+			"depth limit): counted as truncated",
+			(unsigned long long)w->partial, total ? 100.0 * w->partial / total : 0.0,
+			SAMPLER_MAX_USTACK);
+}
+
+static void summary_unwind(const struct sampler_unwind_stats *us)
+{
+	const struct unwind_table_stats *ut = &us->tables;
+
+	pr_info("unwind tables: %llu files (%llu without CFI, %llu unreadable, %llu no "
+		"room), "
+		"%llu rows = %.1f of %.1f MiB, %llu processes, built in %.0f ms; stacks: "
+		"%llu complete, %llu partial",
+		(unsigned long long)ut->files_parsed, (unsigned long long)ut->files_no_cfi,
+		(unsigned long long)ut->files_failed, (unsigned long long)ut->files_no_room,
+		(unsigned long long)ut->rows, ut->rows * 8 / 1048576.0,
+		ut->max_rows * 8 / 1048576.0, (unsigned long long)ut->processes,
+		ut->parse_ns / 1e6, (unsigned long long)us->complete,
+		(unsigned long long)us->partial);
+	pr_debug("unwinder: %llu table frames, %llu frame-pointer frames; partial: %llu no "
+		 "mapping, %llu no row, %llu read errors, %llu depth, %llu ext full, %llu "
+		 "no tables yet; %llu kernel-mode samples",
+		 (unsigned long long)us->frames, (unsigned long long)us->fp_frames,
+		 (unsigned long long)us->no_mapping, (unsigned long long)us->no_row,
+		 (unsigned long long)us->read_err, (unsigned long long)us->depth,
+		 (unsigned long long)us->ext_full, (unsigned long long)us->no_proc,
+		 (unsigned long long)us->kernel_regs);
+}
+
+void status__summary(const struct status_window *w)
+{
+	const struct sampler_stats *st = w->st;
+
+	pr_info("captured %llu samples, %zu processes, %zu stacks; %.2f s at %u Hz on %u CPUs",
+		(unsigned long long)w->samples, w->nproc, w->nstacks, w->dur_ns / 1e9, w->freq_hz,
+		st->ncpus);
+	summary_losses(w);
+	if (w->us)
+		summary_unwind(w->us);
+	if (st->foreign)
+		pr_info("%llu samples of tasks outside profcap's PID namespace were skipped; to "
+			"profile them, run profcap in the host PID namespace (hostPID: true)",
+			(unsigned long long)st->foreign);
+	if (st->events_lost)
+		pr_warn("%llu new-process notices were lost: some short-lived processes may lack "
+			"symbols",
+			(unsigned long long)st->events_lost);
+}
+
+static __u64 rss_kb(void)
+{
+	char line[256];
+	__u64 kb = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6)) {
+			kb = strtoull(line + 6, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb;
+}
+
+void status__window(const struct status_window *w, const struct status_totals *t, int ret,
+		    bool json, bool quiet)
+{
+	const struct delivery_stats *d = &t->delivery;
+	__u64 rss = rss_kb();
+	unsigned long long v[] = {t->windows, w->samples,  w->dropped,	    t->samples,
+				  d->files,   d->exported, d->export_failed, d->spooled,
+				  t->dropped, d->rescued,  d->lost,	    d->pending};
+
+	if (json) {
+		fprintf(stderr,
+			"{\"event\":\"window\",\"window\":%llu,\"samples\":%llu,\"dropped\":%llu,"
+			"\"samples_total\":%llu,\"files\":%llu,\"exported\":%llu,"
+			"\"export_failed\":%llu,\"spooled\":%llu,\"dropped_total\":%llu,"
+			"\"rescued\":%llu,\"lost\":%llu,\"export_pending\":%llu,"
+			"\"processes\":%zu,\"kernel_samples\":%llu,\"rss_kb\":%llu,\"status\":%d}"
+			"\n",
+			v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
+			w->nproc,
+			(unsigned long long)w->st->samples, (unsigned long long)rss, ret);
+		return;
+	}
+	if (quiet)
+		return;
+	fprintf(stderr,
+		"profcap: agent window %llu: %llu samples, %llu dropped, %zu processes; total: "
+		"%llu samples, %llu files, %llu exported, %llu export failures (%llu spooled), "
+		"%llu dropped, %llu rescued, %llu lost; rss %.1f MB\n",
+		v[0], v[1], v[2], w->nproc, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10],
+		rss / 1024.0);
+}
+
+void status__totals(const struct status_totals *t, int ret)
+{
+	const struct delivery_stats *d = &t->delivery;
+
+	fprintf(stderr,
+		"{\"event\":\"exit\",\"windows\":%llu,\"samples_total\":%llu,"
+		"\"dropped_total\":%llu,\"files\":%llu,\"exported\":%llu,"
+		"\"export_failed\":%llu,\"spooled\":%llu,\"rescued\":%llu,\"lost\":%llu,"
+		"\"status\":%d}\n",
+		(unsigned long long)t->windows, (unsigned long long)t->samples,
+		(unsigned long long)t->dropped, (unsigned long long)d->files,
+		(unsigned long long)d->exported, (unsigned long long)d->export_failed,
+		(unsigned long long)d->spooled, (unsigned long long)d->rescued,
+		(unsigned long long)d->lost, ret);
+}
+
+void status__start(double interval, bool json, bool quiet)
+{
+	if (json)
+		fprintf(stderr, "{\"event\":\"start\",\"interval_s\":%g}\n", interval);
+	else if (!quiet)
+		fprintf(stderr, "profcap: agent sampling, windows of %g s\n", interval);
+}

@@ -1,0 +1,55 @@
+/* status.h - what capture and agent tell the operator: the progress line on
+ * a terminal, the capture summary, and the agent's per-window status line
+ * (text, or one JSON object per line with --json).
+ */
+#ifndef PROFCAP_STATUS_H
+#define PROFCAP_STATUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "collect/sampler.h"
+#include "capture/delivery.h"
+
+/* Facts about one finished window (or the whole capture). */
+struct status_window {
+	__u64 samples;	      /* in the profile */
+	__u64 dropped;	      /* lost: aggregation table or profile full */
+	__u64 model_dropped;  /* of which: the profile was full */
+	__u64 ustack_missing; /* samples of user processes without a user stack */
+	__u64 truncated;      /* stacks cut at the root end (any cause) */
+	__u64 partial;	      /* of which: user stack not unwound to the end */
+	size_t nproc, nstacks;
+	__s64 dur_ns;
+	__u32 freq_hz;
+	bool unwind;
+	const struct sampler_stats *st;	       /* cumulative kernel counters */
+	const struct sampler_unwind_stats *us; /* NULL without table unwinding */
+};
+
+/* The progress line ("\r"-rewritten on stderr); @final clears it. */
+void status__progress(__s64 elapsed_ns, double seconds, __u64 samples, bool final);
+
+/* The end-of-capture summary: counts, losses, unwinding. */
+void status__summary(const struct status_window *w);
+
+/* Agent totals since the start, for the status line. */
+struct status_totals {
+	__u64 windows, samples, dropped;
+	struct delivery_stats delivery;
+};
+
+/* One agent status line for window @w (exit code @ret of its delivery). */
+void status__window(const struct status_window *w, const struct status_totals *t, int ret,
+		    bool json, bool quiet);
+
+/* The agent samples now: one line ("event":"start" with --json) so
+ * supervisors and tests know when the first window began. */
+void status__start(double interval, bool json, bool quiet);
+
+/* --json: the closing line of an agent run ("event":"exit"), with every
+ * window's delivery counted, and the exit code @ret. */
+void status__totals(const struct status_totals *t, int ret);
+
+#endif

@@ -1,0 +1,193 @@
+/* agent_cmd.c - `profcap agent`: options, then capture__run() in agent
+ * mode (see agent_cmd.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/agent.h"
+#include "cli/agent_cmd.h"
+#include "cli/capture_cmd.h"
+#include "util/env.h"
+#include "util/log.h"
+
+#define usage_error(...) log__usage_error("agent", __VA_ARGS__)
+
+void agent_cmd__usage(void)
+{
+	printf("Usage: profcap agent [--interval 60s] [--output-dir DIR] [--endpoint URL] "
+	       "[options]\n"
+	       "\n"
+	       "Profile continuously in back-to-back windows with the BPF program loaded\n"
+	       "once. Each window becomes one OTLP Profiles file in --output-dir and/or one\n"
+	       "export to the endpoint (an export that fails is retried, then spooled).\n"
+	       "\n"
+	       "Options:\n"
+	       "      --interval T   window length: 60s (default), 500ms, 5m, or seconds\n"
+	       "      --output-dir DIR  one file per window, profcap-<host>-<UTC time>.pb\n"
+	       "      --max-dir-size N  keep the window files in DIR under N bytes (K, M, G\n"
+	       "                     suffixes; default 256M): the oldest go first\n"
+	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
+	       "      --json         status lines on stderr as JSON objects\n"
+	       "  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"
+	       "  -a, --all-cpus     sample every process on every CPU (the default)\n"
+	       "%s"
+	       "      --no-kernel    do not collect kernel stacks\n"
+	       "      --no-user      do not collect user stacks\n"
+	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
+	       "                     tables)\n"
+	       "  -q, --quiet        no status lines (errors only)\n"
+	       "  -v, --verbose      debug detail\n"
+	       "  -h, --help         this help\n"
+	       "\n"
+	       "Export to an OTLP endpoint (flags win over OTEL_EXPORTER_OTLP_* variables):\n"
+	       "%s"
+	       "\n"
+	       "SIGTERM or SIGINT ends the agent after delivering the current window;\n"
+	       "SIGHUP re-creates --output-dir if it was removed. One status line per window\n"
+	       "goes to stderr (samples, files, exports, failures, spooled, dropped, RSS).\n",
+	       target__usage, otlp_config__usage);
+}
+
+/* "60s", "500ms", "5m", "1h" or a plain number of seconds. */
+static int parse_interval(const char *arg, double *out)
+{
+	char *end;
+	double d, mult = 1;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	if (end == arg || errno)
+		return -EINVAL;
+	if (!strcmp(end, "ms"))
+		mult = 1e-3;
+	else if (!strcmp(end, "m"))
+		mult = 60;
+	else if (!strcmp(end, "h"))
+		mult = 3600;
+	else if (*end && strcmp(end, "s"))
+		return -EINVAL;
+	d *= mult;
+	if (!(d >= 0.2) || d > 24 * 3600)
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
+static int parse_size(const char *arg, __u64 *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (end == arg || errno || *arg == '-')
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M')
+		shift = 20;
+	else if (*end == 'G')
+		shift = 30;
+	else if (*end)
+		return -EINVAL;
+	if (shift && end[1])
+		return -EINVAL;
+	if (!v || v > (~0ull >> shift) || (v << shift) < 4096)
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
+int agent_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
+{
+	enum { OPT_INTERVAL = 256, OPT_OUTPUT_DIR, OPT_MAX_DIR, OPT_JSON };
+	static const struct option longopts[] = {
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+		{"max-dir-size", required_argument, NULL, OPT_MAX_DIR},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"help", no_argument, NULL, 'h'},
+		CAPTURE_COMMON_LONGOPTS,
+		{0},
+	};
+	const char *env_ep;
+	bool all = false;
+	int c, err;
+
+	capture__default_opts(o);
+	o->agent = true;
+	o->seconds = 0; /* no end: windows until a signal */
+	o->interval = 60;
+	o->max_dir_bytes = AGENT_DEFAULT_MAX_DIR_BYTES;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:ap:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_INTERVAL:
+			if (parse_interval(optarg, &o->interval))
+				return usage_error("invalid --interval '%s': expected a duration "
+						   "from 200ms to 24h, like 60s, 500ms or 5m",
+						   optarg);
+			break;
+		case OPT_OUTPUT_DIR:
+			if (!*optarg)
+				return usage_error("--output-dir needs a directory");
+			o->output_dir = optarg;
+			break;
+		case OPT_MAX_DIR:
+			if (parse_size(optarg, &o->max_dir_bytes))
+				return usage_error("invalid --max-dir-size '%s': expected bytes "
+						   "(at least 4096) with an optional K, M or G "
+						   "suffix",
+						   optarg);
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'h':
+			agent_cmd__usage();
+			return 1;
+		default:
+			err = capture_cmd__common_flag(o, c, optarg, argv[optind - 1], "agent");
+			if (err)
+				return err;
+			break;
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (all && target__any(&o->target))
+		return usage_error("-a excludes -p/--tid/--comm/--cgroup/--container: pick all "
+				   "processes or a filter");
+	if (!o->user && !o->kernel)
+		return usage_error("--no-user and --no-kernel together leave nothing to sample");
+	env_ep = env__get(env__process(), "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	if (!env_ep)
+		env_ep = env__get(env__process(), "OTEL_EXPORTER_OTLP_ENDPOINT");
+	if (!o->output_dir && !o->export.endpoint && !env_ep)
+		return usage_error("nowhere to deliver: give --output-dir DIR and/or --endpoint "
+				   "URL (or set OTEL_EXPORTER_OTLP_ENDPOINT)");
+	if (o->format != FORMAT_OTLP && !o->output_dir)
+		return usage_error("--format applies to the --output-dir files: add --output-dir");
+	return 0;
+}
+
+int agent_cmd__main(int argc, char **argv)
+{
+	struct capture_opts o;
+	int ret;
+
+	ret = agent_cmd__parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	return capture__run(&o);
+}

@@ -1,0 +1,224 @@
+/* capture_cmd.c - `profcap capture`: options, then capture__run() (see
+ * capture_cmd.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/capture_cmd.h"
+#include "util/log.h"
+
+void capture_cmd__usage(void)
+{
+	printf("Usage: profcap capture [options] [-- CMD [ARGS...]]\n"
+	       "\n"
+	       "Sample CPU stacks (user and kernel) with eBPF and write an OpenTelemetry\n"
+	       "OTLP Profiles file (one serialized ProfilesData message).\n"
+	       "With -- CMD, start CMD (it keeps the terminal) and profile it and every\n"
+	       "process it starts until it exits (or --seconds ends).\n"
+	       "\n"
+	       "Options:\n"
+	       "  --seconds N        capture length in seconds (default 10, or until CMD exits;\n"
+	       "                     decimals allowed)\n"
+	       "  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"
+	       "  -a, --all-cpus     sample every process on every CPU (the default)\n"
+	       "%s"
+	       "      --no-kernel    do not collect kernel stacks\n"
+	       "      --no-user      do not collect user stacks\n"
+	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
+	       "                     tables)\n"
+	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb; with\n"
+	       "                     --endpoint and no -o, no file is written)\n"
+	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
+	       "  -q, --quiet        no progress line and no summary\n"
+	       "  -v, --verbose      debug detail (libbpf messages, per-step timings)\n"
+	       "  -h, --help         this help\n"
+	       "\n"
+	       "Export to an OTLP endpoint (flags win over OTEL_EXPORTER_OTLP_* variables):\n"
+	       "%s"
+	       "\n"
+	       "Ctrl-C (SIGINT) or SIGTERM ends the capture early; the output is still written.\n"
+	       "Exit status: 0 ok, 1 capture failed, 2 bad usage, 3 captured but not delivered\n"
+	       "(kept in the -o file or the spool directory; send it later with 'profcap "
+	       "upload').\n"
+	       "CMD's own exit status is printed, not returned.\n"
+	       "Needs root, or CAP_BPF + CAP_PERFMON.\n",
+	       target__usage, otlp_config__usage);
+}
+
+#define usage_error(...) log__usage_error("capture", __VA_ARGS__)
+
+int capture_cmd__parse_seconds(const char *arg, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	if (end == arg || *end || errno || !isfinite(d) || d <= 0 || d > CAPTURE_MAX_SECONDS)
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
+/* Is @name runnable: a path to an executable, or found in $PATH? */
+static bool runnable(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char full[4096];
+
+	if (strchr(name, '/'))
+		return !access(name, X_OK);
+	if (!path || !*path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		snprintf(full, sizeof(full), "%.*s/%s", (int)(end - p), end > p ? p : ".", name);
+		if (!access(full, X_OK))
+			return true;
+	}
+	return false;
+}
+
+int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
+			 const char *cmd)
+{
+	char *end;
+	long v;
+	int err;
+
+	switch (c) {
+	case 'F':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (end == arg || *end || errno || v < 1 || v > 100000)
+			return log__usage_error(
+				cmd,
+				"invalid -F '%s': expected a frequency in Hz from 1 "
+				"to 100000",
+				arg);
+		o->freq_hz = (__u32)v;
+		return 0;
+	case CAPTURE_OPT_NO_KERNEL:
+		o->kernel = false;
+		return 0;
+	case CAPTURE_OPT_NO_USER:
+		o->user = false;
+		return 0;
+	case CAPTURE_OPT_NO_IDLE:
+		o->idle = false;
+		return 0;
+	case CAPTURE_OPT_NO_UNWIND:
+		o->unwind = false;
+		return 0;
+	case CAPTURE_OPT_FORMAT:
+		if (format__parse(arg, &o->format))
+			return log__usage_error(cmd,
+						"invalid --format '%s': expected otlp, otlp-json, "
+						"pprof, folded or svg",
+						arg);
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
+	case ':':
+		return log__usage_error(cmd, "option '%s' needs a value", opt);
+	default:
+		err = target__flag(&o->target, c, arg, cmd);
+		if (err == -ENOENT)
+			err = otlp_config__flag(&o->export, c, arg);
+		if (err == -ENOENT)
+			return log__usage_error(cmd, "unknown option '%s'", opt);
+		return err ? -EINVAL : 0;
+	}
+}
+
+int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
+{
+	enum { OPT_SECONDS = 256 };
+	static const struct option longopts[] = {
+		{"seconds", required_argument, NULL, OPT_SECONDS},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		CAPTURE_COMMON_LONGOPTS,
+		{0},
+	};
+	bool all = false, seconds_set = false;
+	int c, err;
+
+	capture__default_opts(o);
+	optind = 0;
+	opterr = 0;
+	/* '+': stop at the first non-option, so CMD's own flags stay its own. */
+	while ((c = getopt_long(argc, argv, "+:F:ap:o:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SECONDS:
+			if (capture_cmd__parse_seconds(optarg, &o->seconds))
+				return usage_error("invalid --seconds '%s': expected a number of "
+						   "seconds above 0 (at most 604800)",
+						   optarg);
+			seconds_set = true;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			capture_cmd__usage();
+			return 1;
+		default:
+			err = capture_cmd__common_flag(o, c, optarg, argv[optind - 1], "capture");
+			if (err)
+				return err;
+			break;
+		}
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--"))
+			return usage_error("unexpected argument '%s'; to profile a command, put it "
+					   "after --: profcap capture [options] -- %s ...",
+					   argv[optind], argv[optind]);
+		o->cmd = argv + optind;
+		if (!runnable(o->cmd[0]))
+			return usage_error("cannot run '%s': no such executable file (check the "
+					   "path or $PATH)",
+					   o->cmd[0]);
+		if (!seconds_set)
+			o->seconds = 0;
+	} else if (optind > 0 && optind == argc && !strcmp(argv[optind - 1], "--")) {
+		return usage_error("nothing after --: give the command to profile");
+	}
+	if (all && (target__any(&o->target) || o->cmd))
+		return usage_error("-a excludes -p/--tid/--comm/--cgroup/--container and -- CMD: "
+				   "pick all processes or a filter");
+	if (!o->user && !o->kernel)
+		return usage_error("--no-user and --no-kernel together leave nothing to sample");
+	if (o->output && !*o->output)
+		return usage_error("-o needs a file name");
+	if (o->format != FORMAT_OTLP && o->export.endpoint && !o->output)
+		return usage_error("--format %s applies to the file output: add -o FILE (the "
+				   "endpoint always gets OTLP)",
+				   format__name(o->format));
+	return 0;
+}
+
+int capture_cmd__main(int argc, char **argv)
+{
+	struct capture_opts o;
+	int ret;
+
+	ret = capture_cmd__parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	return capture__run(&o);
+}

@@ -1,0 +1,59 @@
+/* capture_cmd.h - the `profcap capture` command: its option table and
+ * parsing, then capture__run(). Also the flags `capture` and `agent` share
+ * (agent_cmd.c uses them).
+ */
+#ifndef PROFCAP_CAPTURE_CMD_H
+#define PROFCAP_CAPTURE_CMD_H
+
+#include <getopt.h>
+
+#include "capture/capture.h"
+
+/* Option ids of the flags `capture` and `agent` share, above any short
+ * option character and the export and targeting ids. */
+enum {
+	CAPTURE_OPT_NO_KERNEL = 0x2000,
+	CAPTURE_OPT_NO_USER,
+	CAPTURE_OPT_NO_IDLE,
+	CAPTURE_OPT_FORMAT,
+	CAPTURE_OPT_NO_UNWIND,
+};
+
+/* clang-format off */
+#define CAPTURE_COMMON_LONGOPTS                                          \
+	{ "freq", required_argument, NULL, 'F' },                        \
+	{ "no-kernel", no_argument, NULL, CAPTURE_OPT_NO_KERNEL },       \
+	{ "no-user", no_argument, NULL, CAPTURE_OPT_NO_USER },           \
+	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
+	{ "format", required_argument, NULL, CAPTURE_OPT_FORMAT },       \
+	{ "no-unwind", no_argument, NULL, CAPTURE_OPT_NO_UNWIND },       \
+	{ "quiet", no_argument, NULL, 'q' },                             \
+	{ "verbose", no_argument, NULL, 'v' },                           \
+	TARGET_LONGOPTS,                                                 \
+	OTLP_CONFIG_LONGOPTS
+/* clang-format on */
+
+/* Parse a positive number of seconds (at most a week) into *@out. 0 or
+ * -EINVAL (nothing printed). */
+int capture_cmd__parse_seconds(const char *arg, double *out);
+
+/* Take one shared flag (-F, --no-*, --format, -q, -v, targeting, export;
+ * getopt code @c, value @arg) into @o. Any other code, getopt's ':' (missing
+ * value) included, is a usage error naming @opt (the argument getopt just
+ * read); @cmd names the command in errors. 0, or -EINVAL after one usage
+ * error line. */
+int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
+			     const char *cmd);
+
+/* Parse `capture` arguments (argv[0] is "capture") into @o. Returns 0, 1 when
+ * --help was printed, or -EINVAL after printing one error line. */
+int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o);
+
+/* Run the `capture` command; returns the process exit code: 0 captured (and
+ * delivered), 1 capture failure, 2 usage error, 3 captured but not delivered
+ * to the endpoint (kept in the -o file or the spool directory). */
+int capture_cmd__main(int argc, char **argv);
+
+void capture_cmd__usage(void);
+
+#endif

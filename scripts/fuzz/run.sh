@@ -6,6 +6,16 @@
 #                when src/formats/perf_script.c exists
 #   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
 #                and bare CFI sections), built only when src/collect/cfi.c exists
+#   procmaps     procmaps__parse(), /proc/PID/maps text
+#   perfmap      perfmap__add_text(), /tmp/perf-PID.map files (in two appends)
+#   grpc         a collector's gRPC reply: header/trailer lines, grpc-message
+#                percent-decoding, base64 "-bin" values, google.rpc.Status
+#                with RetryInfo, message framing
+#   upload       upload__check(), what `profcap upload` accepts
+#   elfsym       elfsym__open_mem(), ELF symbol tables and build-id notes
+#                (needs the system libelf: libelf-dev)
+#   gz           gz__inflated_size() against gz__decompress(), and a round trip
+#   pprof_read   pprof_read__parse() (then pprof__encode() and a re-read)
 # Built with clang -fsanitize=fuzzer,address,undefined against the system
 # glibc and zlib (zlib1g-dev), from the pure modules of src/, the nanopb
 # runtime in deps/prefix/nanopb and the generated code in build/gen (run
@@ -44,13 +54,13 @@ PB_C=$(find build/gen -name '*.pb.c' 2>/dev/null | sort)
 [ -n "$PB_C" ] || die "no generated code in build/gen: run make first"
 mkdir -p "$OUT/artifacts" "$OUT/seeds" "$OUT/corpus"
 
-build() { # NAME EXTRA_SOURCES...
+build() { # NAME EXTRA_SOURCES... (EXTRA_LIBS in the environment)
 	local name=$1
 	shift
 	echo "== build $OUT/$name"
 	# shellcheck disable=SC2086
 	$CC $CFLAGS -o "$OUT/$name" "scripts/fuzz/fuzz_$name.c" $SRCS_COMMON "$@" $PB_C \
-		"$NANOPB/pb_common.c" "$NANOPB/pb_decode.c" "$NANOPB/pb_encode.c" -lz \
+		"$NANOPB/pb_common.c" "$NANOPB/pb_decode.c" "$NANOPB/pb_encode.c" ${EXTRA_LIBS:-} -lz \
 		2>"$OUT/$name.build.log" || {
 		cat "$OUT/$name.build.log" >&2
 		return 1
@@ -109,6 +119,31 @@ seeds_cfi() {
 	done
 }
 
+seeds_plain() { # NAME: the committed seeds only
+	mkdir -p "$OUT/seeds/$1"
+	cp scripts/fuzz/seeds/"$1"/* "$OUT/seeds/$1"/ 2>/dev/null
+	true
+}
+
+seeds_procmaps() {
+	local d=$OUT/seeds/procmaps p
+	seeds_plain procmaps
+	for p in /proc/self /proc/1; do
+		head -c 16384 "$p/maps" >"$d/$(basename "$p").maps" 2>/dev/null
+	done
+}
+
+seeds_elfsym() {
+	local d=$OUT/seeds/elfsym f
+	mkdir -p "$d"
+	# Small ELF files of this build (not committed: they are build outputs).
+	for f in build/tests/workloads/libnofp.so build/tests/workloads/nofp_main \
+		build/tests/fixtures/libfx.so; do
+		[ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$d/"
+	done
+	true
+}
+
 # ---- run ----------------------------------------------------------------------------
 found=0
 run() { # NAME
@@ -151,6 +186,28 @@ if [ -f src/collect/cfi.c ]; then
 		echo "fuzz: cfi harness does not build (see above); skipped" >&2
 	fi
 fi
+# The other parsers of untrusted input: NAME, its sources, its seeds.
+more() { # NAME SEEDFN SOURCES...
+	local name=$1 seedfn=$2
+	shift 2
+	if build "$name" "$@"; then
+		$seedfn "$name"
+		names+=("$name")
+	else
+		echo "fuzz: $name harness does not build (see above); skipped" >&2
+	fi
+}
+more procmaps seeds_procmaps src/proc/procmaps.c src/util/scan.c
+more perfmap seeds_plain src/symbolize/perfmap.c src/util/scan.c
+more grpc seeds_plain src/export/grpc.c src/util/scan.c
+more upload seeds_plain src/cli/upload.c
+if [ -f /usr/include/libelf.h ]; then
+	EXTRA_LIBS=-lelf more elfsym seeds_elfsym src/symbolize/elfsym.c
+else
+	echo "fuzz: elfsym skipped: no system libelf (apt-get install libelf-dev)" >&2
+fi
+more gz seeds_plain
+more pprof_read seeds_plain src/formats/pprof_read.c src/formats/pprof.c
 for n in "${names[@]}"; do
 	[ -n "${FUZZ_ONLY:-}" ] && [ "$n" != "$FUZZ_ONLY" ] && continue
 	run "$n"

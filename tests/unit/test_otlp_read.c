@@ -347,6 +347,9 @@ TEST(loss_counts)
 	profile__meta_attrs(p, &n);
 	CHECK_EQ_U64(n, 2);
 	CHECK_EQ_U64(profile__attr_count(p), nattrs + 2);
+	/* A fresh copy: set_meta freed the strings the old one pointed to
+	 * (found by the ASan build of this test). */
+	meta = *profile__meta(p);
 	meta.samples_dropped = 0;
 	meta.samples_truncated = 3;
 	meta.samples_stack_missing = 8;

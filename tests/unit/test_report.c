@@ -275,7 +275,9 @@ TEST(loss_counts)
 			  "\"truncated_depth_limit_samples\":2,\"truncated_unwind_samples\":7,"
 			  "\"stack_missing_samples\":0}"));
 	free(out);
-	/* Only unwinder stops: no depth-limit wording at all. */
+	/* Only unwinder stops: no depth-limit wording at all. (A fresh copy:
+	 * set_meta freed the strings the old one pointed to.) */
+	meta = *profile__meta(p);
 	meta.samples_truncated_depth = 0;
 	CHECK(!profile__set_meta(p, &meta));
 	report__default_opts(&o);

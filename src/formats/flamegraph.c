@@ -574,7 +574,7 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 		err = add_process(g, order[i].idx, &x);
 	if (!err && g->total)
 		err = close_frame(g, 0, g->total, 0, 0); /* "all" is label 0 */
-	if (!err)
+	if (!err && g->nframes)
 		qsort(g->frames, g->nframes, sizeof(*g->frames), frame_order);
 out:
 	free(order);

@@ -119,7 +119,8 @@ static char *describe(const struct profile *p)
 			lines[n++] = strdup((char *)line.data);
 		}
 	}
-	qsort(lines, n, sizeof(*lines), cmp_line);
+	if (n)
+		qsort(lines, n, sizeof(*lines), cmp_line);
 	for (i = 0; i < n; i++) {
 		buf__append(&all, lines[i], strlen(lines[i]));
 		buf__append(&all, "\n", 1);

@@ -3,7 +3,8 @@
 #
 # 1. installs the Debian packages the build needs (only those missing),
 # 2. fetches the third-party sources with `apt-get source` into deps/src,
-# 3. builds zlib, libelf, libbpf and the transport (OpenSSL, nghttp2, libcurl)
+# 3. builds zlib, elfutils (libelf, libdw), liblzma, the libiberty
+#    demanglers, libbpf and the transport (OpenSSL, nghttp2, libcurl)
 #    as static musl libraries into deps/prefix, copies the nanopb runtime and
 #    the Linux UAPI headers,
 # 4. runs make (arguments of build.sh go to make, e.g. ./build.sh test).
@@ -39,8 +40,12 @@ APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobu
 	linux-libc-dev dpkg-dev xz-utils file make gcc binutils
 	autoconf automake libtool pkg-config perl patch
 	python3-grpcio openssl curl chromium golang-github-google-pprof-dev golang-go
-	linux-perf nodejs zlib1g-dev libelf-dev"
-SRC_PKGS="zlib elfutils libbpf nanopb openssl nghttp2 curl"
+	linux-perf nodejs g++ rustc libc6-dbg zlib1g-dev libelf-dev"
+# A source package may name its suite (package/suite): elfutils comes from
+# bookworm-backports (0.192: DWARF without .debug_aranges, zstd sections).
+# xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers.
+SRC_PKGS="zlib elfutils/bookworm-backports libbpf nanopb openssl nghttp2 curl
+	xz-utils libiberty"
 
 mkdir -p "$SRC" "$PREFIX/include" "$PREFIX/lib" "$OBJ" "$STAMPS" "$LOGS"
 
@@ -149,9 +154,44 @@ add_deb_src() {
 	have_deb_src || die "could not add a deb-src entry to $APT_ETC/sources.list.d"
 }
 
+# have_suite_src SUITE: a deb-src entry for SUITE exists.
+have_suite_src() {
+	grep -qsE "^[[:space:]]*deb-src[[:space:]].*[[:space:]]$1([[:space:]]|\$)" \
+		"$APT_ETC"/sources.list "$APT_ETC"/sources.list.d/*.list && return 0
+	awk -v s="$1" '
+		/^[[:space:]]*$/ { src = 0; hit = 0 }
+		/^Types:.*deb-src/ { src = 1 }
+		/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) hit = 1 }
+		src && hit { found = 1 }
+		END { exit !found }
+	' "$APT_ETC"/sources.list.d/*.sources 2>/dev/null
+}
+
+# add_suite_src SUITE: a deb-src entry for SUITE (e.g. bookworm-backports)
+# on the Debian archive, for packages whose backport we build.
+add_suite_src() {
+	cat >"$APT_ETC/sources.list.d/profcap-$1-src.sources" <<-SRC
+		Types: deb-src
+		URIs: http://deb.debian.org/debian
+		Suites: $1
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	SRC
+	have_suite_src "$1" || die "could not add a deb-src entry for $1"
+}
+
+# A source stamp holds the .dsc name, then the suite when one was asked for:
+# changing a package's suite fetches it again.
 need_src=()
-for p in $SRC_PKGS; do
-	[[ -f $STAMPS/source-$p && -d $SRC/$p ]] || need_src+=("$p")
+for spec in $SRC_PKGS; do
+	p=${spec%%/*}
+	suite=${spec#"$p"}
+	suite=${suite#/}
+	if [[ -f $STAMPS/source-$p && -d $SRC/$p ]] &&
+		{ [[ -z $suite ]] || grep -qw -- "$suite" "$STAMPS/source-$p"; }; then
+		continue
+	fi
+	need_src+=("$spec")
 done
 if ((${#need_src[@]})); then
 	if ! have_deb_src; then
@@ -159,15 +199,41 @@ if ((${#need_src[@]})); then
 		add_deb_src
 		apt_updated=0
 	fi
+	for spec in "${need_src[@]}"; do
+		suite=${spec#*/}
+		if [[ $suite != "$spec" ]] && ! have_suite_src "$suite"; then
+			say "adding a deb-src entry for $suite"
+			add_suite_src "$suite"
+			apt_updated=0
+		fi
+	done
 	apt_update
 	mkdir -p "$SRC/dl"
 	# A mirror may index a version whose .dsc is not published yet (seen
 	# on bookworm-security): then take the newest version that downloads.
+	# fetch_src PACKAGE [SUITE]: unpack into deps/src/PACKAGE and write
+	# what was unpacked to deps/src/dl/PACKAGE.fetched (the stamp).
 	fetch_src() {
-		local v
+		local v orig
 		cd "$SRC/dl"
-		rm -f "$1"_*.dsc
-		if ! apt-get source --download-only "$1"; then
+		rm -f "$1"_*.dsc "$1.fetched"
+		if [[ -n ${2:-} ]]; then
+			if ! apt-get source --download-only "$1/$2"; then
+				# The mirror indexes $2's version but may not serve
+				# its .dsc/.debian.tar (seen for bookworm-backports'
+				# elfutils): unpack the upstream tarball apt did
+				# fetch, i.e. the source without Debian's patches.
+				v=$(apt-get source --print-uris "$1/$2" |
+					sed -n "s/.* $1_\(.*\)-[^-]*\.dsc .*/\1/p")
+				orig=$(ls "$1_$v".orig.tar.*[!c] | head -n 1)
+				[[ -n $v && -f $orig ]]
+				rm -rf "${SRC:?}/$1"
+				mkdir -p "$SRC/$1"
+				tar -xf "$orig" -C "$SRC/$1" --strip-components=1
+				echo "$orig" >"$1.fetched"
+				return 0
+			fi
+		elif ! apt-get source --download-only "$1"; then
 			for v in $(apt-cache showsrc "$1" |
 				sed -n 's/^Version: //p' | sort -ruV); do
 				rm -f "$1"_*.dsc
@@ -179,10 +245,14 @@ if ((${#need_src[@]})); then
 		rm -rf "${SRC:?}/$1"
 		dpkg-source -x "$1"_*.dsc "$SRC/$1"
 		rm -f "$SRC/$1"_*.orig.tar.*
+		echo "${dsc[0]}" >"$1.fetched"
 	}
-	for p in "${need_src[@]}"; do
-		run_step "source-$p" fetch_src "$p"
-		stamp_set "source-$p" "$(cd "$SRC/dl" && ls "$p"_*.dsc)"
+	for spec in "${need_src[@]}"; do
+		p=${spec%%/*}
+		suite=${spec#"$p"}
+		suite=${suite#/}
+		run_step "source-$p" fetch_src "$p" "$suite"
+		stamp_set "source-$p" "$(cat "$SRC/dl/$p.fetched")${suite:+ $suite}"
 	done
 fi
 
@@ -216,19 +286,56 @@ if ! stamp_ok zlib "$zlib_key" "$PREFIX/lib/libz.a"; then
 	stamp_set zlib "$zlib_key"
 fi
 
-libelf_key="$(cat "$STAMPS/source-elfutils") $DEPS_CFLAGS $(cat "$TP/libelf.mk" "$TP/libelf/config.h" | md5sum)"
-if ! stamp_ok libelf "$libelf_key" "$PREFIX/lib/libelf.a"; then
-	build_libelf() {
-		rm -rf "$OBJ/libelf"
-		make -f "$TP/libelf.mk" -j"$JOBS" SRCDIR="$SRC/elfutils" \
-			OBJDIR="$OBJ/libelf" PREFIX="$PREFIX" UAPI="$UAPI" \
-			CONFIG_H_DIR="$TP/libelf" DEPS_CFLAGS="$DEPS_CFLAGS" install
+# elfutils: libelf (libbpf's and ours) and libdw (DWARF lines and inlined
+# frames), from bookworm-backports' 0.192.
+elfutils_key="$(cat "$STAMPS/source-elfutils") $DEPS_CFLAGS $(cat "$TP/elfutils.mk" "$TP/elfutils/config.h" | md5sum)"
+if ! stamp_ok elfutils "$elfutils_key" "$PREFIX/lib/libdw.a"; then
+	build_elfutils() {
+		rm -rf "$OBJ/libelf" "$OBJ/elfutils"
+		make -f "$TP/elfutils.mk" -j"$JOBS" SRCDIR="$SRC/elfutils" \
+			OBJDIR="$OBJ/elfutils" PREFIX="$PREFIX" UAPI="$UAPI" \
+			CONFIG_H_DIR="$TP/elfutils" DEPS_CFLAGS="$DEPS_CFLAGS" install
 	}
-	run_step libelf build_libelf
-	stamp_set libelf "$libelf_key"
+	run_step elfutils build_elfutils
+	stamp_set elfutils "$elfutils_key"
 fi
 
-libbpf_key="$(cat "$STAMPS/source-libbpf") $DEPS_CFLAGS $(cat "$STAMPS/libelf" "$STAMPS/zlib" | md5sum)"
+# liblzma (xz-utils): decoder only, for MiniDebugInfo (.gnu_debugdata).
+LZMA_OPTS=(--disable-shared --enable-static --disable-dependency-tracking
+	--disable-xz --disable-xzdec --disable-lzmadec --disable-lzmainfo
+	--disable-lzma-links --disable-scripts --disable-doc --disable-nls
+	--enable-threads=no --disable-encoders --enable-decoders=lzma1,lzma2,delta,x86
+	--enable-checks=crc32,crc64,sha256 --disable-microlzma --disable-lzip-decoder)
+lzma_key="$(cat "$STAMPS/source-xz-utils") $DEPS_CFLAGS ${LZMA_OPTS[*]}"
+if ! stamp_ok lzma "$lzma_key" "$PREFIX/lib/liblzma.a"; then
+	build_lzma() {
+		rm -rf "$OBJ/xz-utils" "$PREFIX/include/lzma" "$PREFIX/include/lzma.h" \
+			"$PREFIX/lib/liblzma.a"
+		cp -a "$SRC/xz-utils" "$OBJ/xz-utils"
+		cd "$OBJ/xz-utils"
+		env CC=musl-gcc CFLAGS="$DEPS_CFLAGS" PKG_CONFIG_LIBDIR="$PREFIX/lib/pkgconfig" \
+			./configure --prefix="$PREFIX" --libdir="$PREFIX/lib" "${LZMA_OPTS[@]}"
+		make -j"$JOBS" -C src/liblzma
+		make -C src/liblzma install
+	}
+	run_step lzma build_lzma
+	stamp_set lzma "$lzma_key"
+fi
+
+# C++ and Rust demanglers from libiberty (see third_party/libiberty.mk).
+demangle_key="$(cat "$STAMPS/source-libiberty") $DEPS_CFLAGS $(cat "$TP/libiberty.mk" "$TP/libiberty/safe-ctype.h" | md5sum)"
+if ! stamp_ok demangle "$demangle_key" "$PREFIX/lib/libdemangle.a"; then
+	build_demangle() {
+		rm -rf "$OBJ/libiberty"
+		make -f "$TP/libiberty.mk" -j"$JOBS" SRCDIR="$SRC/libiberty" \
+			OBJDIR="$OBJ/libiberty" PREFIX="$PREFIX" \
+			DEPS_CFLAGS="$DEPS_CFLAGS" install
+	}
+	run_step demangle build_demangle
+	stamp_set demangle "$demangle_key"
+fi
+
+libbpf_key="$(cat "$STAMPS/source-libbpf") $DEPS_CFLAGS $(cat "$STAMPS/elfutils" "$STAMPS/zlib" | md5sum)"
 if ! stamp_ok libbpf "$libbpf_key" "$PREFIX/lib/libbpf.a"; then
 	build_libbpf() {
 		rm -rf "$OBJ/libbpf" "$PREFIX/include/bpf" "$PREFIX/lib/libbpf.a"

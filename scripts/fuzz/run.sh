@@ -16,6 +16,9 @@
 #                (needs the system libelf: libelf-dev)
 #   gz           gz__inflated_size() against gz__decompress(), and a round trip
 #   pprof_read   pprof_read__parse() (then pprof__encode() and a re-read)
+#   gopclntab    gopclntab__parse(), Go's function table (.gopclntab)
+#   debuglink    debuglink__parse(), the .gnu_debuglink section
+#   minidebug    minidebug__decompress(), MiniDebugInfo's xz (needs liblzma-dev)
 # Built with clang -fsanitize=fuzzer,address,undefined against the system
 # glibc and zlib (zlib1g-dev), from the pure modules of src/, the nanopb
 # runtime in deps/prefix/nanopb and the generated code in build/gen (run
@@ -144,6 +147,32 @@ seeds_elfsym() {
 	true
 }
 
+# Seeds for the symbol-source parsers: a real .gopclntab (from a Go binary
+# built with -s -w when go is installed), real .gnu_debuglink sections
+# (byte 0 = byte order) and real xz streams.
+seeds_symbols() {
+	local g=$OUT/seeds/gopclntab l=$OUT/seeds/debuglink m=$OUT/seeds/minidebug tmp
+	mkdir -p "$g" "$l" "$m"
+	tmp=$(mktemp -d)
+	if command -v go >/dev/null; then
+		GOCACHE=$tmp/cache GOPATH=$tmp/gopath GO111MODULE=off CGO_ENABLED=0 \
+			go build -ldflags='-s -w' -o "$tmp/gowork" tests/workloads/go/gowork.go \
+			>/dev/null 2>&1 &&
+			objcopy -O binary --only-section=.gopclntab "$tmp/gowork" "$tmp/pcln" &&
+			head -c 65536 "$tmp/pcln" >"$g/go_head.bin"
+	fi
+	if [ -f build/tests/fixtures/libfx.so ]; then
+		cp build/tests/fixtures/libfx.so "$tmp/fx"
+		objcopy --only-keep-debug "$tmp/fx" "$tmp/fx.debug" &&
+			objcopy --add-gnu-debuglink="$tmp/fx.debug" "$tmp/fx" &&
+			{ printf '\0'; objcopy -O binary --only-section=.gnu_debuglink "$tmp/fx" \
+				/dev/stdout; } >"$l/fx_le.bin"
+		xz -c "$tmp/fx.debug" | head -c 65536 >"$m/fx_debug.xz"
+	fi
+	printf 'hello world' | xz -c >"$m/hello.xz"
+	rm -rf "$tmp"
+}
+
 # ---- run ----------------------------------------------------------------------------
 found=0
 run() { # NAME
@@ -208,6 +237,17 @@ else
 fi
 more gz seeds_plain
 more pprof_read seeds_plain src/formats/pprof_read.c src/formats/pprof.c
+if build gopclntab src/symbolize/gopclntab.c && build debuglink src/symbolize/debuglink.c; then
+	names+=(gopclntab debuglink)
+	if build minidebug src/symbolize/minidebug.c -llzma; then
+		names+=(minidebug)
+	else
+		echo "fuzz: minidebug harness does not build (liblzma-dev?); skipped" >&2
+	fi
+	seeds_symbols
+else
+	echo "fuzz: symbol parser harnesses do not build (see above); skipped" >&2
+fi
 for n in "${names[@]}"; do
 	[ -n "${FUZZ_ONLY:-}" ] && [ "$n" != "$FUZZ_ONLY" ] && continue
 	run "$n"

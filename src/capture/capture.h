@@ -17,6 +17,8 @@
 
 #define CAPTURE_MAX_SECONDS (7.0 * 24 * 3600)
 
+#define CAPTURE_MAX_DEBUG_DIRS 8
+
 struct capture_opts {
 	double seconds;		   /* capture length, > 0; 0 = until CMD exits (with @cmd) */
 	__u32 freq_hz;		   /* samples per second per CPU */
@@ -34,6 +36,9 @@ struct capture_opts {
 	const char *output_dir; /* one file per window; NULL = none */
 	__u64 max_dir_bytes;	/* oldest window files go beyond this */
 	bool json;		/* status lines as JSON objects */
+	/* --debug-dir: more directories to find debug files in (host paths) */
+	const char *debug_dirs[CAPTURE_MAX_DEBUG_DIRS];
+	size_t ndebug_dirs;
 };
 
 /* Reset @o to the defaults both `capture` and `agent` start from: 99 Hz,

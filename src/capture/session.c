@@ -15,6 +15,7 @@
 #include "capture/session.h"
 #include "collect/sampler.h"
 #include "formats/otlp.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/symbolizer.h"
 #include "util/env.h"
 #include "util/log.h"
@@ -30,6 +31,7 @@ struct session {
 	struct utsname uts;
 	struct profile *prof;
 	struct symbolizer *sym;
+	struct debuginfod *dinfod; /* DEBUGINFOD_URLS set; used before sampling only */
 	struct sampler *smp;
 	struct target tgt;
 	struct child *child; /* -- CMD, or NULL */
@@ -330,8 +332,14 @@ static int prepare(struct session *s)
 		s->resource[i].key = s->env_kv[i].key;
 		s->resource[i].value = s->env_kv[i].value;
 	}
+	for (i = 0; i < s->o->ndebug_dirs; i++)
+		symbolizer__add_debug_dir(s->sym, s->o->debug_dirs[i]);
+	/* Downloads block: only for the targets known before sampling starts. */
+	s->dinfod = debuginfod__new_from_env(env__process());
+	symbolizer__set_debuginfod(s->sym, s->dinfod);
 	for (i = 0; i < s->tgt.npids; i++)
 		symbolizer__add_process(s->sym, s->tgt.pids[i]);
+	symbolizer__set_debuginfod(s->sym, NULL);
 	if (s->o->cmd) {
 		if (child__spawn(s->o->cmd, &s->child))
 			return 1;
@@ -573,6 +581,7 @@ void session__free(struct session *s)
 	target__release(&s->tgt);
 	env__kv_free(s->env_kv, s->nresource);
 	symbolizer__free(s->sym);
+	debuginfod__free(s->dinfod);
 	profile__free(s->prof);
 	free(s);
 }

@@ -38,6 +38,8 @@ void agent_cmd__usage(void)
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
 	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
 	       "                     tables)\n"
+	       "      --debug-dir DIR  also find debug files in DIR (like /usr/lib/debug);\n"
+	       "                     repeatable\n"
 	       "  -q, --quiet        no status lines (errors only)\n"
 	       "  -v, --verbose      debug detail\n"
 	       "  -h, --help         this help\n"

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,6 +32,10 @@ void capture_cmd__usage(void)
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
 	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
 	       "                     tables)\n"
+	       "      --debug-dir DIR  also find debug files in DIR (DIR/.build-id/xx/\n"
+	       "                     rest.debug, DIR/<binary dir>/<debuglink>); repeatable.\n"
+	       "                     With DEBUGINFOD_URLS set, debug files missing for the\n"
+	       "                     target processes are downloaded before sampling\n"
 	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb; with\n"
 	       "                     --endpoint and no -o, no file is written)\n"
 	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
@@ -115,6 +120,20 @@ int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, con
 	case CAPTURE_OPT_NO_UNWIND:
 		o->unwind = false;
 		return 0;
+	case CAPTURE_OPT_DEBUG_DIR: {
+		struct stat st;
+
+		if (stat(arg, &st) || !S_ISDIR(st.st_mode))
+			return log__usage_error(cmd,
+						"invalid --debug-dir '%s': not a directory; give "
+						"a directory laid out like /usr/lib/debug",
+						arg);
+		if (o->ndebug_dirs == CAPTURE_MAX_DEBUG_DIRS)
+			return log__usage_error(cmd, "at most %d --debug-dir options",
+						CAPTURE_MAX_DEBUG_DIRS);
+		o->debug_dirs[o->ndebug_dirs++] = arg;
+		return 0;
+	}
 	case CAPTURE_OPT_FORMAT:
 		if (format__parse(arg, &o->format))
 			return log__usage_error(cmd,

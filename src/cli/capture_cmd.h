@@ -17,6 +17,7 @@ enum {
 	CAPTURE_OPT_NO_IDLE,
 	CAPTURE_OPT_FORMAT,
 	CAPTURE_OPT_NO_UNWIND,
+	CAPTURE_OPT_DEBUG_DIR,
 };
 
 /* clang-format off */
@@ -27,6 +28,7 @@ enum {
 	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
 	{ "format", required_argument, NULL, CAPTURE_OPT_FORMAT },       \
 	{ "no-unwind", no_argument, NULL, CAPTURE_OPT_NO_UNWIND },       \
+	{ "debug-dir", required_argument, NULL, CAPTURE_OPT_DEBUG_DIR }, \
 	{ "quiet", no_argument, NULL, 'q' },                             \
 	{ "verbose", no_argument, NULL, 'v' },                           \
 	TARGET_LONGOPTS,                                                 \

@@ -134,8 +134,8 @@ static bool enc_mappings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 			m.memory_limit = e->limit;
 			m.file_offset = e->file_offset;
 			m.filename_strindex = e->filename;
-			if (e->attr)
-				set_packed(&m.attribute_indices, &pk, &e->attr, 1);
+			if (e->nattrs)
+				set_packed(&m.attribute_indices, &pk, e->attrs, e->nattrs);
 		}
 		if (!pb_encode_tag_for_field(s, f) ||
 		    !pb_encode_submessage(s, PF(Mapping_fields), &m))

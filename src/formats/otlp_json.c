@@ -241,7 +241,7 @@ static void mappings(struct jw *j, const struct profile *p)
 		u64s(j, &first, "memoryLimit", e->limit);
 		u64s(j, &first, "fileOffset", e->file_offset);
 		num32(j, &first, "filenameStrindex", e->filename);
-		indices(j, &first, "attributeIndices", &e->attr, e->attr ? 1 : 0);
+		indices(j, &first, "attributeIndices", e->attrs, e->nattrs);
 		lit(j, "}");
 	}
 	lit(j, "]");

@@ -123,6 +123,8 @@ enum role {
 	ROLE_THREAD_NAME,
 	ROLE_FRAME_TYPE,
 	ROLE_BUILD_ID,
+	ROLE_HTLHASH,
+	ROLE_GO_BUILD_ID,
 	ROLE_DROPPED, /* Profile attributes: sample loss counts */
 	ROLE_TRUNCATED,
 	ROLE_STACK_MISSING,
@@ -959,6 +961,10 @@ static enum role attr_role(const char *key)
 		return ROLE_FRAME_TYPE;
 	if (!strcmp(key, "process.executable.build_id.gnu"))
 		return ROLE_BUILD_ID;
+	if (!strcmp(key, "process.executable.build_id.htlhash"))
+		return ROLE_HTLHASH;
+	if (!strcmp(key, "process.executable.build_id.go"))
+		return ROLE_GO_BUILD_ID;
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_DROPPED))
 		return ROLE_DROPPED;
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED))
@@ -1031,8 +1037,14 @@ static int resolve_dictionary(struct rd *r)
 			const struct r_attr *a =
 				VEC_AT(r->attrs, struct r_attr, r->map_attrs.v[m->attr_off + j]);
 
-			if (a->role == ROLE_BUILD_ID && a->v.kind == VAL_STR)
+			if (a->v.kind != VAL_STR)
+				continue;
+			if (a->role == ROLE_BUILD_ID)
 				d->build_id = a->v.str;
+			else if (a->role == ROLE_HTLHASH)
+				d->htlhash = a->v.str;
+			else if (a->role == ROLE_GO_BUILD_ID)
+				d->go_build_id = a->v.str;
 		}
 	}
 
@@ -1070,11 +1082,15 @@ static int resolve_dictionary(struct rd *r)
 				VEC_AT(r->functions, struct r_function, r->line_fns.v[l->line_off]);
 			const char *name = string_at(r, fn->name);
 
+			const char *sys = string_at(r, fn->system_name);
+
 			if (!*name)
-				name = string_at(r, fn->system_name);
+				name = sys;
 			if (!*name)
 				name = string_at(r, fn->filename);
 			f->function = *name ? name : NULL;
+			if (*sys && strcmp(sys, name))
+				f->system_name = sys;
 		}
 		f->type = PROFILE_FRAME_NATIVE;
 		for (j = 0; j < l->nattrs; j++) {

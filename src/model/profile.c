@@ -436,8 +436,16 @@ static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, 
 	if (m->start >= m->limit)
 		return -EINVAL;
 	err = intern_string(p->strings, m->path, &e.filename);
-	if (!err && m->build_id && *m->build_id)
+	if (!err && m->build_id && *m->build_id) {
 		err = attr_str(p, "process.executable.build_id.gnu", m->build_id, &e.attr);
+		e.attrs[e.nattrs++] = e.attr;
+	}
+	if (!err && m->htlhash && *m->htlhash)
+		err = attr_str(p, "process.executable.build_id.htlhash", m->htlhash,
+			       &e.attrs[e.nattrs++]);
+	if (!err && m->go_build_id && *m->go_build_id)
+		err = attr_str(p, "process.executable.build_id.go", m->go_build_id,
+			       &e.attrs[e.nattrs++]);
 	if (!err)
 		err = intern__put(p->mappings, &e, sizeof(e), idx, NULL);
 	return err;
@@ -454,6 +462,8 @@ static int add_location(struct profile *p, const struct profile_frame *f, __u32 
 	if (!err && f->function && *f->function) {
 		err = intern_string(p->strings, f->function, &fn.name);
 		fn.system_name = fn.name;
+		if (!err && f->system_name && *f->system_name)
+			err = intern_string(p->strings, f->system_name, &fn.system_name);
 		if (!err)
 			err = intern__put(p->functions, &fn, sizeof(fn), &e.function, NULL);
 	}
@@ -584,6 +594,23 @@ int profile__add_sample(struct profile *p, const struct profile_process_desc *pr
 
 /* ---- pruning: rebuild the profile from what samples reference ---- */
 
+/* The htlhash and Go build-id of mapping @m of @src into @d. */
+static void copy_build_ids(const struct profile *src, const struct profile_mapping_entry *m,
+			   struct profile_mapping_desc *d)
+{
+	__u32 i;
+
+	for (i = 0; i < m->nattrs && i < PROFILE_MAPPING_MAX_ATTRS; i++) {
+		const struct profile_attr_entry *a = profile__attr(src, m->attrs[i]);
+		const char *k = profile__string(src, a->key, NULL);
+
+		if (!strcmp(k, "process.executable.build_id.htlhash"))
+			d->htlhash = a->str_value;
+		else if (!strcmp(k, "process.executable.build_id.go"))
+			d->go_build_id = a->str_value;
+	}
+}
+
 static int replay_sample(struct profile *dst, const struct profile *src, const struct proc *pr,
 			 const struct profile_sample_entry *s)
 {
@@ -614,9 +641,13 @@ static int replay_sample(struct profile *dst, const struct profile *src, const s
 		struct profile_frame *f = &frames[i];
 
 		f->address = l->address;
-		if (l->function)
-			f->function = profile__string(
-				src, profile__function(src, l->function)->name, NULL);
+		if (l->function) {
+			const struct profile_function_entry *fe = profile__function(src, l->function);
+
+			f->function = profile__string(src, fe->name, NULL);
+			if (fe->system_name != fe->name)
+				f->system_name = profile__string(src, fe->system_name, NULL);
+		}
 		if (l->attr)
 			f->type_name = profile__attr(src, l->attr)->str_value;
 		if (l->mapping) {
@@ -627,6 +658,7 @@ static int replay_sample(struct profile *dst, const struct profile *src, const s
 			maps[i].file_offset = m->file_offset;
 			maps[i].path = profile__string(src, m->filename, NULL);
 			maps[i].build_id = m->attr ? profile__attr(src, m->attr)->str_value : NULL;
+			copy_build_ids(src, m, &maps[i]);
 			f->mapping = &maps[i];
 		}
 	}

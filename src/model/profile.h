@@ -36,6 +36,8 @@ struct profile_mapping_desc {
 	__u64 file_offset;    /* file offset of @start */
 	const char *path;     /* "/usr/lib/x/libc.so.6", "[vdso]", "[kernel.kallsyms]" */
 	const char *build_id; /* lower-case hex GNU build-id, or NULL */
+	const char *htlhash;	 /* process.executable.build_id.htlhash (32 hex), or NULL */
+	const char *go_build_id; /* Go's build-id string, or NULL */
 };
 
 struct profile_frame {
@@ -44,6 +46,7 @@ struct profile_frame {
 	const char *function;			    /* symbol name, NULL when unknown */
 	enum profile_frame_type type;
 	const char *type_name; /* profile.frame.type value overriding @type ("v8js"), or NULL */
+	const char *system_name; /* linker (mangled) name when @function is demangled, else NULL */
 };
 
 struct profile_process_desc {
@@ -112,10 +115,14 @@ struct profile_function_entry {
 	__u32 filename;	   /* string index */
 };
 
+#define PROFILE_MAPPING_MAX_ATTRS 3
+
 struct profile_mapping_entry {
 	__u64 start, limit, file_offset;
 	__u32 filename; /* string index */
-	__u32 attr;	/* attribute index of the build-id attribute, 0 = none */
+	__u32 attr;	/* attribute index of the GNU build-id attribute, 0 = none */
+	__u32 nattrs;	/* all attributes: build_id.gnu, .htlhash, .go (those present) */
+	__u32 attrs[PROFILE_MAPPING_MAX_ATTRS];
 };
 
 struct profile_location_entry {

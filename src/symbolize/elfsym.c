@@ -7,7 +7,11 @@
 #include <sys/auxv.h>
 
 #include "util/buf.h"
+#include "symbolize/debuglink.h"
+#include "symbolize/demangle.h"
 #include "symbolize/elfsym.h"
+#include "symbolize/gopclntab.h"
+#include "symbolize/minidebug.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -15,6 +19,10 @@
 #ifndef STT_GNU_IFUNC
 #define STT_GNU_IFUNC 10
 #endif
+/* Go's build-id note: name "Go", type 4, the build-id string as desc. */
+#define NT_GO_BUILD_ID 4
+/* Marks a symbol whose name is not mangled in elfsym.dnames. */
+static char not_mangled[1];
 
 /* Sized symbols may nest (e.g. a cold part inside a bigger range); a lookup
  * looks back this many earlier symbols for one that still covers the address. */
@@ -46,7 +54,13 @@ struct elfsym {
 	size_t nsegs;
 	bool has_build_id;
 	bool truncated;
+	bool has_symtab;   /* a .symtab with function symbols (own or added) */
+	bool embedded;	   /* symbols came from .gnu_debugdata or .gopclntab */
+	char **dnames;	   /* demangled name per symbol, lazily; not_mangled */
+	char *debuglink;   /* .gnu_debuglink file name, NULL if none */
+	__u32 debuglink_crc;
 	char build_id[ELFSYM_BUILD_ID_HEX];
+	char go_build_id[ELFSYM_BUILD_ID_HEX];
 };
 
 static void to_hex(const unsigned char *p, size_t n, char *hex)
@@ -145,6 +159,81 @@ static bool find_build_id(Elf *elf, char *hex)
 			return true;
 	}
 	return false;
+}
+
+/* Go's build-id ("Go" note of type 4 in .note.go.buildid) into @out. */
+static void find_go_build_id(Elf *elf, char *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Nhdr nhdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t off = 0, next, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+			if (nhdr.n_type == NT_GO_BUILD_ID && (nhdr.n_namesz == 3 || nhdr.n_namesz == 4) &&
+			    !memcmp((const char *)data->d_buf + name_off, "Go", 3) &&
+			    nhdr.n_descsz > 0 && nhdr.n_descsz < ELFSYM_BUILD_ID_HEX) {
+				memcpy(out, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
+				out[nhdr.n_descsz] = '\0';
+				if (strlen(out) == nhdr.n_descsz)
+					return;
+			}
+			off = next;
+		}
+	}
+	out[0] = '\0';
+}
+
+/* The section named @name, or NULL. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* .gnu_debuglink (see debuglink__parse()); a malformed one
+ * counts as none. */
+static int read_debuglink(Elf *elf, struct elfsym *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, ".gnu_debuglink", &sh);
+	Elf_Data *data;
+	char name[DEBUGLINK_MAX_NAME];
+	bool swap;
+
+	if (!scn || sh.sh_type == SHT_NOBITS)
+		return 0;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return 0;
+	swap = elf_getident(elf, NULL)[EI_DATA] !=
+	       (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB);
+	if (debuglink__parse(data->d_buf, data->d_size, swap, name, sizeof(name),
+				       &e->debuglink_crc))
+		return 0;
+	e->debuglink = strdup(name);
+	return e->debuglink ? 0 : -ENOMEM;
 }
 
 static int read_segments(Elf *elf, struct elfsym *e)
@@ -327,8 +416,13 @@ static int parse(Elf *elf, struct elfsym *e)
 	if (err)
 		return err;
 	e->has_build_id = find_build_id(elf, e->build_id);
+	find_go_build_id(elf, e->go_build_id);
+	err = read_debuglink(elf, e);
+	if (err)
+		return err;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
+		size_t before = e->nsyms;
 
 		if (!gelf_getshdr(scn, &sh))
 			return -ENOEXEC;
@@ -337,7 +431,37 @@ static int parse(Elf *elf, struct elfsym *e)
 		err = read_symtab(elf, scn, &sh, e);
 		if (err)
 			return err;
+		if (sh.sh_type == SHT_SYMTAB && e->nsyms > before)
+			e->has_symtab = true;
 	}
+	finish_symbols(e);
+	return 0;
+}
+
+/* Add the symbols of another ELF image of the same file (a debug file, the
+ * MiniDebugInfo image): .symtab only, its addresses are the file's. */
+static int add_symtab_of(Elf *elf, struct elfsym *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t before = e->nsyms;
+	GElf_Ehdr eh;
+	int err;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -ENOEXEC;
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		err = read_symtab(elf, scn, &sh, e);
+		if (err)
+			return err;
+	}
+	if (e->nsyms == before)
+		return -ENOENT;
 	finish_symbols(e);
 	return 0;
 }
@@ -491,11 +615,26 @@ int elfsym__open_self_vdso(struct elfsym **out)
 	return elfsym__open_mem((const void *)base, size, out);
 }
 
+static void free_dnames(struct elfsym *e)
+{
+	size_t i;
+
+	if (!e->dnames)
+		return;
+	for (i = 0; i < e->nsyms; i++)
+		if (e->dnames[i] != not_mangled)
+			free(e->dnames[i]);
+	free(e->dnames);
+	e->dnames = NULL;
+}
+
 void elfsym__free(struct elfsym *e)
 {
 	if (!e)
 		return;
+	free_dnames(e);
 	free(e->syms);
+	free(e->debuglink);
 	buf__release(&e->names);
 	free(e);
 }
@@ -520,7 +659,8 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, __u64 off, __u64 *vaddr)
 	return -ENOENT;
 }
 
-const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr)
+/* Index of the symbol containing @vaddr, or -1. */
+static long find_sym(const struct elfsym *e, __u64 vaddr)
 {
 	size_t lo = 0, hi = e->nsyms, n;
 
@@ -532,16 +672,46 @@ const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr)
 		else
 			hi = mid;
 	}
-	for (n = 0; lo > 0 && n < LOOKBACK; lo--, n++) {
-		const struct sym *s = &e->syms[lo - 1];
+	for (n = 0; lo > 0 && n < LOOKBACK; lo--, n++)
+		if (vaddr < e->syms[lo - 1].end)
+			return (long)(lo - 1);
+	return -1;
+}
 
-		if (vaddr < s->end) {
-			if (sym_addr)
-				*sym_addr = s->start;
-			return (const char *)e->names.data + s->name;
-		}
+const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr)
+{
+	long i = find_sym(e, vaddr);
+
+	if (i < 0)
+		return NULL;
+	if (sym_addr)
+		*sym_addr = e->syms[i].start;
+	return (const char *)e->names.data + e->syms[i].name;
+}
+
+const char *elfsym__lookup_demangled(struct elfsym *e, __u64 vaddr, const char **system_name)
+{
+	long i = find_sym(e, vaddr);
+	const char *raw;
+	char *d;
+
+	*system_name = NULL;
+	if (i < 0)
+		return NULL;
+	raw = (const char *)e->names.data + e->syms[i].name;
+	if (!e->dnames) {
+		e->dnames = calloc(e->nsyms, sizeof(*e->dnames));
+		if (!e->dnames)
+			return raw;
 	}
-	return NULL;
+	if (!e->dnames[i]) {
+		d = demangle__name(raw);
+		e->dnames[i] = d ? d : not_mangled;
+	}
+	if (e->dnames[i] == not_mangled)
+		return raw;
+	*system_name = raw;
+	return e->dnames[i];
 }
 
 size_t elfsym__symbol_count(const struct elfsym *e)
@@ -552,4 +722,121 @@ size_t elfsym__symbol_count(const struct elfsym *e)
 bool elfsym__truncated(const struct elfsym *e)
 {
 	return e->truncated;
+}
+
+bool elfsym__has_symtab(const struct elfsym *e)
+{
+	return e->has_symtab;
+}
+
+const char *elfsym__go_build_id(const struct elfsym *e)
+{
+	return e->go_build_id[0] ? e->go_build_id : NULL;
+}
+
+const char *elfsym__debuglink(const struct elfsym *e, __u32 *crc)
+{
+	if (crc)
+		*crc = e->debuglink_crc;
+	return e->debuglink;
+}
+
+int elfsym__add_debug_fd(struct elfsym *e, int fd)
+{
+	Elf *elf;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	free_dnames(e);
+	err = add_symtab_of(elf, e);
+	elf_end(elf);
+	if (!err)
+		e->has_symtab = true;
+	return err;
+}
+
+/* Symbols from the xz-compressed ELF image in .gnu_debugdata. */
+static int add_minidebuginfo(Elf *elf, struct elfsym *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, ".gnu_debugdata", &sh);
+	Elf_Data *data;
+	void *image = NULL;
+	size_t len = 0;
+	Elf *inner;
+	int err;
+
+	if (!scn || sh.sh_type == SHT_NOBITS)
+		return -ENOENT;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf || !data->d_size)
+		return -ENOENT;
+	err = minidebug__decompress(data->d_buf, data->d_size, MINIDEBUG_MAX_IMAGE, &image, &len);
+	if (err)
+		return err;
+	inner = elf_memory(image, len);
+	err = add_symtab_of(inner, e);
+	elf_end(inner);
+	free(image);
+	return err;
+}
+
+/* Go function names from .gopclntab (Go binaries built with -s). */
+static int add_gopclntab(Elf *elf, struct elfsym *e)
+{
+	GElf_Shdr sh, text;
+	Elf_Scn *scn = find_section(elf, ".gopclntab", &sh);
+	Elf_Data *data;
+	struct gopclntab_func *funcs = NULL;
+	size_t i, n = 0;
+	int err;
+
+	if (!scn || sh.sh_type == SHT_NOBITS || !find_section(elf, ".text", &text))
+		return -ENOENT;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf || !data->d_size)
+		return -ENOENT;
+	err = gopclntab__parse(data->d_buf, data->d_size, text.sh_addr, ELFSYM_MAX_SYMBOLS,
+			       &funcs, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		GElf_Sym gs = {.st_value = funcs[i].entry, .st_size = funcs[i].end - funcs[i].entry};
+
+		err = add_sym(e, &gs, STB_GLOBAL, funcs[i].name, text.sh_addr + text.sh_size);
+		if (err == -E2BIG)
+			break;
+		if (err)
+			goto out;
+	}
+	err = n ? 0 : -ENOENT;
+	if (!err)
+		finish_symbols(e);
+out:
+	free(funcs);
+	return err;
+}
+
+int elfsym__add_embedded_fd(struct elfsym *e, int fd)
+{
+	Elf *elf;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	free_dnames(e);
+	err = add_minidebuginfo(elf, e);
+	if (err == -ENOENT)
+		err = add_gopclntab(elf, e);
+	if (!err)
+		e->embedded = true;
+	elf_end(elf);
+	return err;
 }

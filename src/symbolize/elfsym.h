@@ -7,6 +7,12 @@
  * offset (from a runtime address and its mapping) into an ELF virtual
  * address. The source fd or image is not referenced after the parse.
  *
+ * When the file has no .symtab, symbols can be added from elsewhere, in the
+ * order perf and elfutils use: a separate debug file (elfsym__add_debug_fd,
+ * found by symbolize/debugfile.h), then what the file itself embeds
+ * (elfsym__add_embedded_fd: MiniDebugInfo in .gnu_debugdata, else Go's
+ * .gopclntab). Names are demangled on lookup (elfsym__lookup_demangled).
+ *
  * Malformed, truncated or non-ELF input fails with an error, never a crash.
  * Growth is capped: ELFSYM_MAX_SYMBOLS symbols, ELFSYM_MAX_NAME bytes per name
  * (longer names are truncated) and ELFSYM_MAX_NAMES bytes of names per file;
@@ -71,6 +77,34 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, __u64 off, __u64 *vaddr);
  * elfsym__free(). Sized symbols cover [value, value + size); a size-0 symbol
  * extends to the next symbol or the end of its section. */
 const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr);
+
+/* Like elfsym__lookup(), but C++ and Rust names come back demangled (see
+ * demangle.h), computed on first lookup and cached. *@system_name gets the
+ * mangled name when the returned one differs from it, else NULL. Both are
+ * borrowed, valid until elfsym__free(). */
+const char *elfsym__lookup_demangled(struct elfsym *e, __u64 vaddr, const char **system_name);
+
+/* True when the file (or a debug file added to it) has a .symtab with
+ * function symbols: no need to look further. */
+bool elfsym__has_symtab(const struct elfsym *e);
+
+/* Go's build-id (the "Go" note), or NULL. Borrowed. */
+const char *elfsym__go_build_id(const struct elfsym *e);
+
+/* The .gnu_debuglink file name (a base name, no '/'), or NULL; *@crc (if
+ * not NULL) gets its CRC32. Borrowed. */
+const char *elfsym__debuglink(const struct elfsym *e, __u32 *crc);
+
+/* Add the .symtab function symbols of the debug file open on @fd (already
+ * validated as belonging to this file by the caller). 0, -ENOENT (no
+ * function symbols), -ENOEXEC, -ENOMEM. */
+int elfsym__add_debug_fd(struct elfsym *e, int fd);
+
+/* Add the symbols the file open on @fd (the same file @e was parsed from)
+ * embeds: the .symtab of its MiniDebugInfo (.gnu_debugdata, an xz-compressed
+ * ELF image), else the function table of Go's .gopclntab. 0, -ENOENT (none
+ * of them), -ENOEXEC / -EBADMSG (malformed: nothing added), -ENOMEM. */
+int elfsym__add_embedded_fd(struct elfsym *e, int fd);
 
 /* Number of function symbols kept. */
 size_t elfsym__symbol_count(const struct elfsym *e);

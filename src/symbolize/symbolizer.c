@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "symbolize/debugfile.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/elfsym.h"
 #include "symbolize/kallsyms.h"
 #include "util/log.h"
@@ -165,6 +167,7 @@ struct sym_file {
 	struct elfsym *elf;
 	size_t refs;	     /* sym_maps using it; 0 = evictable (never for the vdso) */
 	__u64 idle_since_ns; /* when refs was first seen 0 by an eviction pass */
+	char htlhash[DEBUGFILE_HTLHASH_HEX]; /* "" when unknown (the vdso) */
 };
 
 struct sym_map {
@@ -213,6 +216,9 @@ struct symbolizer {
 	size_t nmdescs;
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
+	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
+	size_t ndebug_dirs;
+	struct debuginfod *dinfod; /* NULL: no downloads */
 };
 
 static __u64 now_ns(void)
@@ -338,6 +344,9 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	kallsyms__free(s->ksyms);
 	free(s->kbuild_id);
+	for (i = 0; i < s->ndebug_dirs; i++)
+		free(s->debug_dirs[i]);
+	debuginfod__free(s->dinfod);
 	for (i = 0; i < 2 * s->nmdescs; i++)
 		free(s->mstrings[i]);
 	free(s->mstrings);
@@ -417,6 +426,7 @@ void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile
 	out->address = addr;
 	out->mapping = NULL;
 	out->function = NULL;
+	out->system_name = NULL;
 	out->type = PROFILE_FRAME_KERNEL;
 	out->type_name = NULL;
 	if (!s->ksyms)
@@ -491,6 +501,53 @@ static int open_mapped_file(struct symbolizer *s, int pid, const struct procmaps
 	return fd >= 0 ? fd : -errno;
 }
 
+/* Add the symbols @elf (parsed from @fd, mapped by @e of @pid) lacks: from a
+ * debug file found by build-id or debuglink, else downloaded from
+ * debuginfod (when enabled), else from MiniDebugInfo or Go's pclntab. */
+static void find_debug_info(struct symbolizer *s, int pid, const struct procmaps_entry *e,
+			    int fd, struct elfsym *elf)
+{
+	char root[PATH_MAX];
+	struct debugfile_query q = {
+		.root = root,
+		.path = e->path,
+		.build_id = elfsym__build_id(elf),
+		.dirs = (const char *const *)s->debug_dirs,
+		.ndirs = s->ndebug_dirs,
+		.dev = 0,
+	};
+	const char *how = NULL;
+	int dfd, err;
+
+	if (elfsym__has_symtab(elf))
+		return;
+	q.debuglink = elfsym__debuglink(elf, &q.debuglink_crc);
+	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
+	dfd = debugfile__open(&q, &how);
+	if (dfd < 0 && s->dinfod && q.build_id) {
+		dfd = debuginfod__open(s->dinfod, q.build_id);
+		how = "debuginfod";
+	}
+	if (dfd >= 0) {
+		err = elfsym__add_debug_fd(elf, dfd);
+		close(dfd);
+		if (!err) {
+			s->st.debug_files++;
+			pr_debug("%s: symbols from its debug file (%s)", e->path, how);
+			return;
+		}
+		pr_warn("%s: its debug file (found by %s) has no usable symbols: %s", e->path,
+			how, err == -ENOENT ? "no function symbols" : strerror(-err));
+	}
+	err = elfsym__add_embedded_fd(elf, fd);
+	if (!err)
+		s->st.debug_embedded++;
+	else if (err != -ENOENT)
+		pr_warn("%s: its MiniDebugInfo or Go function table is unreadable (%s): "
+			"skipped",
+			e->path, strerror(-err));
+}
+
 /* The cached file for mapping @e of @pid, parsing it on first sight. NULL when
  * it cannot be opened or parsed (counted) or the file cap is reached. */
 static struct sym_file *get_file(struct symbolizer *s, int pid, const struct procmaps_entry *e)
@@ -532,11 +589,15 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 		s->st.elf_errors++;
 	else
 		s->st.elf_files_parsed++;
+	if (elf)
+		find_debug_info(s, pid, e, fd, elf);
 	f = new_file(s, elf);
 	if (!f) {
 		elfsym__free(elf);
 		goto out_close;
 	}
+	if (debugfile__htlhash(fd, f->htlhash))
+		f->htlhash[0] = '\0';
 	/* On failure to index, the file is just parsed again next time. */
 	htab_add(&s->by_inode, ih, dev, e->inode, NULL, f);
 	if (elf && elfsym__build_id(elf))
@@ -796,6 +857,8 @@ static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
 	m->desc.file_offset = e->offset;
 	m->desc.path = m->path;
 	m->desc.build_id = m->file && m->file->elf ? elfsym__build_id(m->file->elf) : NULL;
+	m->desc.go_build_id = m->file && m->file->elf ? elfsym__go_build_id(m->file->elf) : NULL;
+	m->desc.htlhash = m->file && m->file->htlhash[0] ? m->file->htlhash : NULL;
 	if (!p->runtime && e->path[0] == '/')
 		p->runtime = runtime_of(base_name(e->path));
 	m->next_all = p->all;
@@ -1120,6 +1183,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	out->address = addr;
 	out->mapping = NULL;
 	out->function = NULL;
+	out->system_name = NULL;
 	out->type = PROFILE_FRAME_NATIVE;
 	out->type_name = NULL;
 	if (pid <= 0 || (!leaf && !addr))
@@ -1154,7 +1218,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 		return;
 	if (elfsym__offset_to_vaddr(m->file->elf, a - m->desc.start + m->desc.file_offset, &vaddr))
 		return;
-	out->function = elfsym__lookup(m->file->elf, vaddr, NULL);
+	out->function = elfsym__lookup_demangled(m->file->elf, vaddr, &out->system_name);
 }
 
 const struct profile_process_desc *symbolizer__process(const struct symbolizer *s, int pid)
@@ -1167,4 +1231,20 @@ const struct profile_process_desc *symbolizer__process(const struct symbolizer *
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 {
 	*st = s->st;
+}
+
+int symbolizer__add_debug_dir(struct symbolizer *s, const char *dir)
+{
+	if (s->ndebug_dirs == DEBUGFILE_MAX_DIRS)
+		return -E2BIG;
+	s->debug_dirs[s->ndebug_dirs] = strdup(dir);
+	if (!s->debug_dirs[s->ndebug_dirs])
+		return -ENOMEM;
+	s->ndebug_dirs++;
+	return 0;
+}
+
+void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod *d)
+{
+	s->dinfod = d;
 }

@@ -51,7 +51,11 @@ struct symbolizer_stats {
 	__u64 perfmaps;		 /* processes with a perf map found */
 	__u64 perfmap_reads;	 /* perf map reads (each reads only new lines) */
 	__u64 perfmap_errors;	 /* perf maps refused (symlink, owner, type) or unreadable */
+	__u64 debug_files;	 /* files named from a separate debug file */
+	__u64 debug_embedded;	 /* files named from MiniDebugInfo or Go's pclntab */
 };
+
+struct debuginfod;
 
 /* New symbolizer reading processes under @proc_root ("/proc"; tests pass a
  * fake directory laid out like /proc). Kernel build-ids are read from
@@ -124,5 +128,17 @@ const struct profile_process_desc *symbolizer__process(const struct symbolizer *
 const struct profile_mapping_desc *symbolizer__kernel_mapping(const struct symbolizer *s);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+/* Also look for debug files under @dir (a host path, copied): build-id
+ * files DIR/.build-id/xx/rest.debug and debuglink files DIR/<binary dir>/
+ * NAME, before the process's own /usr/lib/debug. Files without a .symtab
+ * get their names from the first debug file found (see debugfile.h).
+ * 0, -E2BIG (DEBUGFILE_MAX_DIRS reached) or -ENOMEM. */
+int symbolizer__add_debug_dir(struct symbolizer *s, const char *dir);
+
+/* Download debug files missing locally from @d (borrowed; NULL = never).
+ * Downloads block the caller: a capture sets it only while it is not
+ * sampling (see debuginfod.h). */
+void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod *d);
 
 #endif

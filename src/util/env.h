@@ -2,7 +2,9 @@
  *
  * Every variable profcap reads (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
  * the Kubernetes downward-API variables, OTEL_EXPORTER_OTLP_* through
- * otlp_config, PROFCAP_SPOOL_DIR, TMPDIR, XDG_STATE_HOME, HOME, PATH) is read
+ * otlp_config, PROFCAP_SPOOL_DIR, TMPDIR, XDG_STATE_HOME, HOME, PATH, and DEBUGINFOD_URLS,
+ * DEBUGINFOD_CACHE_PATH, DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXSIZE through
+ * symbolize/debuginfod) is read
  * through a struct env, so tests pass a table instead of the process's
  * environment. An empty variable counts as unset everywhere.
  */

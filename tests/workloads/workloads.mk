@@ -26,3 +26,11 @@ $(BUILD)/tests/workloads/fp_main: tests/workloads/nofp_main.c tests/workloads/li
 
 TEST_DEPS += $(WORKLOAD_BINS) $(NOFP_BINS)
 $(BUILD)/tests/test_cfi: | $(NOFP_BINS)
+
+# C++ workload (mangled names); Rust and Go workloads are built by
+# tests/e2e/test_symbols.py itself (rustc may be missing; go needs a cache).
+$(BUILD)/tests/workloads/cxxwork: tests/workloads/cxx/cxxwork.cpp
+	@mkdir -p $(@D)
+	g++ -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
+TEST_DEPS += $(BUILD)/tests/workloads/cxxwork

@@ -47,14 +47,18 @@ done
 # Compile one source into OUT/obj (only when it changed).
 compile() { # SRC
 	local src=$1 obj=$OUT/obj/${1//\//_}.o
-	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$0" -nt "$obj" ]; then
+	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$0" -nt "$obj" ] ||
+		[ "$NEWEST_H" -nt "$obj" ]; then
 		# shellcheck disable=SC2086
 		$CC $CFLAGS -w -c "$src" -o "$obj" 2>>"$OUT/build.log" || return 1
 	fi
 	echo "$obj"
 }
+# Any header change rebuilds everything (no dependency files here).
+NEWEST_H=$(find src bpf build/gen build/bpf tests/unit -name '*.h' -printf '%T@ %p\n' 2>/dev/null |
+	sort -n | tail -n 1 | cut -d' ' -f2-)
 export -f compile
-export CC CFLAGS OUT
+export CC CFLAGS OUT NEWEST_H
 
 : >"$OUT/build.log"
 for l in $LAYERS; do

@@ -194,8 +194,9 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LAYER_LIBS) $(PB_LIB) $(LIBS)
 # that needs a library the fuzzers do not link (libbpf, libelf) is left out.
 FUZZ := $(BUILD)/fuzz
 FUZZ_CC := $(CLANG)
-FUZZ_LAYERS := util proc model collect symbolize formats
-FUZZ_SKIP := src/collect/sampler.c src/symbolize/elfsym.c
+FUZZ_LAYERS := util proc model collect symbolize formats export cli
+# libbpf is musl-only here; main() is not a harness. elfsym links the system libelf.
+FUZZ_SKIP := src/collect/sampler.c src/cli/main.c
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -DPB_FIELD_32BIT \
 	-fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
@@ -234,7 +235,7 @@ $(FUZZ)/lib/libpb.a: $(FUZZ_PB_OBJS)
 
 $(FUZZ)/%: scripts/fuzz/fuzz_%.c $(FUZZ_LIBS) Makefile | $(PB_H)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBS) -lz -llzma
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBS) -lelf -lz -llzma
 
 -include $(OBJS:.o=.d) $(PB_OBJS:.o=.d) $(NANOPB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
 	$(BPF_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) $(FUZZ_PB_OBJS:.o=.d)

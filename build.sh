@@ -34,12 +34,13 @@ DEPS_CFLAGS="-O2 -g -fno-omit-frame-pointer -ffunction-sections -fdata-sections"
 # OpenSSL), then tools only the tests use: python3-grpcio (gRPC receiver),
 # openssl (test certificates), curl (manual checks), chromium (flame graph
 # in a real browser), the reference pprof profile.proto and `go tool pprof`
-# (pprof round trips), perf (perf script input).
+# (pprof round trips), perf (perf script input); zlib1g-dev and libelf-dev for the
+# sanitizer builds (fuzzers, unit tests under ASan+UBSan) against glibc.
 APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobuf
 	linux-libc-dev dpkg-dev xz-utils file make gcc binutils
 	autoconf automake libtool pkg-config perl patch
 	python3-grpcio openssl curl chromium golang-github-google-pprof-dev golang-go
-	linux-perf nodejs g++ rustc libc6-dbg bpftrace"
+	linux-perf nodejs g++ rustc libc6-dbg bpftrace zlib1g-dev libelf-dev"
 # A source package may name its suite (package/suite): elfutils comes from
 # bookworm-backports (0.192: DWARF without .debug_aranges, zstd sections).
 # xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers.

@@ -56,6 +56,19 @@ for t in build/tests/test_*; do
 	tally "${last:-}" "$(basename "$t")"
 done
 
+echo "== unit tests under ASan + UBSan (clang, glibc; time-bounded)"
+out=$(tests/sanitize_unit.sh "${ASAN_SECONDS:-480}" 2>&1)
+echo "$out" | sed 's/^/  /'
+# One tallied step: passed when every test that could be built ran clean.
+last=$(grep '^asan:' <<<"$out" | tail -n 1)
+if grep -q ' [1-9][0-9]* failed' <<<"$last"; then
+	tally "asan: 0 passed, 1 failed" "asan"
+elif grep -q ': [1-9][0-9]* passed' <<<"$last"; then
+	tally "asan: 1 passed, 0 failed" "asan"
+else
+	tally "asan: 0 passed, 0 failed, 1 skipped" "asan"
+fi
+
 echo "== python and end-to-end tests"
 out=$("$PY" tests/e2e/runner.py 2>&1)
 echo "$out" | sed 's/^/  /'

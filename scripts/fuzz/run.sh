@@ -5,7 +5,17 @@
 #   otlp_read    otlp_read__parse() (then otlp__encode() and a re-read)
 #   perf_script  perf_script__parse() (then the OTLP round trip)
 #   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
-#                and bare CFI sections)
+#                and bare CFI sections), built only when src/collect/cfi.c exists
+#   procmaps     procmaps__parse(), /proc/PID/maps text
+#   perfmap      perfmap__add_text(), /tmp/perf-PID.map files (in two appends)
+#   grpc         a collector's gRPC reply: header/trailer lines, grpc-message
+#                percent-decoding, base64 "-bin" values, google.rpc.Status
+#                with RetryInfo, message framing
+#   upload       upload__check(), what `profcap upload` accepts
+#   elfsym       elfsym__open_mem(), ELF symbol tables and build-id notes
+#                (needs the system libelf: libelf-dev)
+#   gz           gz__inflated_size() against gz__decompress(), and a round trip
+#   pprof_read   pprof_read__parse() (then pprof__encode() and a re-read)
 #   gopclntab    gopclntab__parse(), Go's function table (.gopclntab)
 #   debuglink    debuglink__parse(), the .gnu_debuglink section
 #   minidebug    minidebug__decompress(), MiniDebugInfo's xz (needs liblzma-dev)
@@ -96,6 +106,31 @@ seeds_cfi() {
 		{ printf '\1\0'; objcopy -O binary --only-section=.eh_frame "$f" /dev/stdout \
 			2>/dev/null; } >"$d/$(basename "$f").eh"
 	done
+}
+
+seeds_plain() { # NAME: the committed seeds only
+	mkdir -p "$OUT/seeds/$1"
+	cp scripts/fuzz/seeds/"$1"/* "$OUT/seeds/$1"/ 2>/dev/null
+	true
+}
+
+seeds_procmaps() {
+	local d=$OUT/seeds/procmaps p
+	seeds_plain procmaps
+	for p in /proc/self /proc/1; do
+		head -c 16384 "$p/maps" >"$d/$(basename "$p").maps" 2>/dev/null
+	done
+}
+
+seeds_elfsym() {
+	local d=$OUT/seeds/elfsym f
+	mkdir -p "$d"
+	# Small ELF files of this build (not committed: they are build outputs).
+	for f in build/tests/workloads/libnofp.so build/tests/workloads/nofp_main \
+		build/tests/fixtures/libfx.so; do
+		[ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$d/"
+	done
+	true
 }
 
 # Seeds for the symbol-source parsers: a real .gopclntab (from a Go binary

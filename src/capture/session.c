@@ -47,7 +47,8 @@ struct session {
 	__u64 model_dropped;  /* samples the model could not hold */
 	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
 	__u64 ustack_missing; /* samples of user processes without a user stack */
-	__u64 truncated;      /* samples whose stack hit the depth limit */
+	__u64 truncated;      /* samples whose stack was cut short (any cause) */
+	__u64 depth_cut;      /* ... of those, at the depth limit */
 	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
 	bool warned_full, matched_checked, tty, over, warned_gone;
 	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
@@ -174,6 +175,8 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	 * like one at the depth limit: counted as truncated, never complete. */
 	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL))
 		s->truncated += r->count;
+	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC))
+		s->depth_cut += r->count;
 	if (r->flags & SAMPLER_REC_USTACK_PARTIAL) {
 		s->partial += r->count;
 		/* Code mapped after the tables were loaded (dlopen)? */
@@ -214,7 +217,7 @@ static int new_window(struct session *s)
 {
 	profile__free(s->prof);
 	s->prof = profile__new();
-	s->model_dropped = s->ustack_missing = s->truncated = s->partial = 0;
+	s->model_dropped = s->ustack_missing = s->truncated = s->partial = s->depth_cut = 0;
 	s->off_cpu_dropped = 0;
 	s->warned_full = false;
 	if (!s->prof) {
@@ -243,6 +246,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	meta.nresource = s->nresource;
 	meta.samples_dropped = st->counts_full - s->base.counts_full + s->model_dropped;
 	meta.samples_truncated = s->truncated;
+	meta.samples_truncated_depth = s->depth_cut;
 	meta.samples_stack_missing =
 		st->stacks_missing - s->base.stacks_missing + s->ustack_missing;
 	w.status = (struct status_window){

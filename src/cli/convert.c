@@ -2,8 +2,11 @@
  *
  * The output sink is opened first, so an unwritable destination fails
  * before any work. The whole input is read into memory, its kind decided
- * (--from, else perf script text when it looks like it, else OTLP), parsed
- * into the profile model and encoded with format__encode().
+ * (--from, else: pprof when the gunzipped bytes are a pprof Profile, perf
+ * script text when its first record is a perf script sample header, else
+ * OTLP), parsed into the profile model and encoded with format__encode().
+ * Without --to the output format follows the output name (.svg, .json,
+ * .folded, .pb.gz/.pprof for pprof), else OTLP.
  *
  * perf script text carries no wall-clock time and no host: a converted
  * capture ends "now" (time = now - duration) and names no host.
@@ -27,6 +30,8 @@
 #include "util/log.h"
 #include "formats/otlp_read.h"
 #include "formats/perf_script.h"
+#include "formats/pprof_read.h"
+#include "util/gz.h"
 #include "model/profile.h"
 #include "export/sink.h"
 #include "util/version.h"
@@ -42,6 +47,8 @@ enum input_kind {
 	INPUT_AUTO = 0,
 	INPUT_OTLP,
 	INPUT_PERF_SCRIPT,
+	INPUT_PPROF,
+	INPUT_TEXT, /* detected only: text that is not perf script */
 };
 
 struct convert_opts {
@@ -64,9 +71,11 @@ void convert__usage(void)
 	       "Options:\n"
 	       "  -o, --output OUT     where to write; '-' = standard output (files are\n"
 	       "                       replaced atomically)\n"
-	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg\n"
-	       "      --from KIND      otlp | perf-script (default: perf-script when IN looks\n"
-	       "                       like 'perf script' text, else otlp)\n"
+	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg (default: from\n"
+	       "                       OUT's name: .svg, .json, .folded, .pb.gz or .pprof\n"
+	       "                       for pprof; otherwise otlp)\n"
+	       "      --from KIND      otlp | pprof | perf-script (default: detected from\n"
+	       "                       the content; gzip'd input is inflated first)\n"
 	       "      --embed-original keep the perf script text in the OTLP profile\n"
 	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
 	       "                       only with perf-script input and --to otlp/otlp-json\n"
@@ -125,8 +134,10 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 				o->from = INPUT_OTLP;
 			else if (!strcmp(optarg, "perf-script"))
 				o->from = INPUT_PERF_SCRIPT;
+			else if (!strcmp(optarg, "pprof"))
+				o->from = INPUT_PPROF;
 			else
-				return usage_error("unknown --from '%s': expected otlp or "
+				return usage_error("unknown --from '%s': expected otlp, pprof or "
 						   "perf-script",
 						   optarg);
 			break;
@@ -158,8 +169,7 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 	if (!o->out)
 		return usage_error("no output: give -o FILE, or -o - for standard output");
 	if (!have_to)
-		return usage_error("no output format: give --to otlp, otlp-json, pprof, folded "
-				   "or svg");
+		format__from_filename(o->out, &o->to); /* otlp unless the name says */
 	if (o->embed_original && o->from != INPUT_PERF_SCRIPT)
 		return usage_error("--embed-original needs --from perf-script");
 	if (o->embed_original && o->to != FORMAT_OTLP && o->to != FORMAT_OTLP_JSON)
@@ -218,6 +228,78 @@ static int read_perf_script(const struct convert_opts *o, const char *name, cons
 	return 0;
 }
 
+/* Whether @in starts like text: no NUL and mostly printable in 4 KiB. */
+static bool looks_like_text(const struct buf *in)
+{
+	size_t i, n = in->len < 4096 ? in->len : 4096, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = in->data[i];
+
+		if (!c)
+			return false;
+		bad += c < 0x20 && c != '\n' && c != '\t' && c != '\r';
+	}
+	return bad * 20 < n;
+}
+
+/* The kind of @in: pprof (gunzipped first, within what the file can
+ * plausibly hold), perf script text, other text, else OTLP. */
+static enum input_kind detect(const struct buf *in)
+{
+	const unsigned char *b = in->data;
+	enum input_kind kind = INPUT_OTLP;
+
+	if (in->len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+		size_t size = 0;
+		struct buf plain;
+
+		if (gz__inflated_size(in->data, in->len,
+				      gz__plausible_size(in->len, CONVERT_MAX_INPUT), &size))
+			return INPUT_OTLP; /* its reader says what is wrong */
+		buf__init(&plain, size);
+		if (!gz__decompress(in->data, in->len, &plain) &&
+		    pprof_read__looks_like(plain.data, plain.len))
+			kind = INPUT_PPROF;
+		buf__release(&plain);
+		return kind;
+	}
+	if (pprof_read__looks_like(in->data, in->len))
+		return INPUT_PPROF;
+	if (perf_script__looks_like(in->data, in->len))
+		return INPUT_PERF_SCRIPT;
+	return looks_like_text(in) ? INPUT_TEXT : INPUT_OTLP;
+}
+
+/* Parse pprof data into *@out with capture metadata. 0 or 1 (logged). */
+static int read_pprof(const char *name, const struct buf *in, struct profile **out)
+{
+	struct profile_meta m;
+	char why[256] = "";
+	int err;
+
+	err = pprof_read__parse(in->data, in->len, CONVERT_MAX_INPUT, out, why, sizeof(why));
+	if (err) {
+		pr_err("%s: %s (is it a pprof profile, gzip'd or not?)", name,
+		       why[0] ? why : strerror(-err));
+		return 1;
+	}
+	m = *profile__meta(*out);
+	m.os_type = "linux";
+	m.scope_name = "profcap";
+	m.scope_version = PROFCAP_VERSION;
+	id__random(m.profile_id);
+	if (!m.duration_nano)
+		m.duration_nano = 1; /* pprof without a duration: the model wants one */
+	if (profile__set_meta(*out, &m)) {
+		pr_err("out of memory converting %s", name);
+		profile__free(*out);
+		*out = NULL;
+		return 1;
+	}
+	return 0;
+}
+
 /* Read and parse the input. 0, or 1 after logging. */
 static int load(const struct convert_opts *o, struct profile **out)
 {
@@ -244,9 +326,19 @@ static int load(const struct convert_opts *o, struct profile **out)
 		goto out;
 	}
 	if (kind == INPUT_AUTO)
-		kind = perf_script__looks_like(in.data, in.len) ? INPUT_PERF_SCRIPT : INPUT_OTLP;
+		kind = detect(&in);
 	if (kind == INPUT_PERF_SCRIPT) {
 		ret = read_perf_script(o, name, &in, out);
+		goto out;
+	}
+	if (kind == INPUT_PPROF) {
+		ret = read_pprof(name, &in, out);
+		goto out;
+	}
+	if (kind == INPUT_TEXT) {
+		pr_err("%s is text but not 'perf script' output (its first record is no perf "
+		       "script sample header); convert takes OTLP, pprof or 'perf script' text",
+		       name);
 		goto out;
 	}
 	err = otlp_read__parse(in.data, in.len, out, why, sizeof(why));

@@ -74,8 +74,11 @@ void report__usage(void)
 	       "null), \"time_unix_nano\", \"duration_seconds\", \"period\", \"period_type\",\n"
 	       "\"period_unit\", \"frequency_hz\" (null unless the period is cpu nanoseconds),\n"
 	       "\"sample_type\", \"sample_unit\", \"total\", \"processes\", \"stacks\",\n"
-	       "\"dropped_samples\", \"truncated_samples\", \"stack_missing_samples\"} (the\n"
-	       "loss counts the capturing tool recorded, 0 when none);\n"
+	       "\"dropped_samples\", \"truncated_samples\" (of which\n"
+	       "\"truncated_depth_limit_samples\" were cut at the depth limit and\n"
+	       "\"truncated_unwind_samples\" not unwound to their outermost frame),\n"
+	       "\"stack_missing_samples\"} (the loss counts the capturing tool recorded,\n"
+	       "0 when none);\n"
 	       "\"filter\": {\"pid\", \"comm\"} (null when unset); \"total\" (value after\n"
 	       "filtering); \"by\"; \"sort\" (\"self\" or \"inclusive\"); \"top\": [{\"name\",\n"
 	       "\"type\" (frame type, function rows), \"pid\" (process and thread rows),\n"
@@ -195,6 +198,29 @@ struct group {
 	__u32 *stamp; /* per row: 1 + the last stack that counted it inclusively */
 	size_t cap;
 };
+
+/* Of the truncated samples, those cut at the depth limit (never more). */
+static __u64 depth_cut(const struct profile_meta *m)
+{
+	return m->samples_truncated_depth < m->samples_truncated ? m->samples_truncated_depth
+								 : m->samples_truncated;
+}
+
+/* The truncated samples by cause, as the capture recorded them. */
+static void print_truncated(FILE *f, const struct profile_meta *m)
+{
+	__u64 depth = depth_cut(m), other = m->samples_truncated - depth;
+
+	fprintf(f, "  truncated   %llu samples (", (unsigned long long)m->samples_truncated);
+	if (depth)
+		fprintf(f, "%llu cut at the stack depth limit%s", (unsigned long long)depth,
+			other ? "; " : "");
+	if (other)
+		fprintf(f, "%llu not unwound to the outermost frame: no unwind row, unreadable "
+			   "stack or unwind tables not loaded yet",
+			(unsigned long long)other);
+	fprintf(f, ")\n");
+}
 
 static void group_release(struct group *g)
 {
@@ -719,8 +745,7 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 		fprintf(f, "  dropped     %llu samples (a table was full; not in this report)\n",
 			(unsigned long long)meta->samples_dropped);
 	if (meta->samples_truncated)
-		fprintf(f, "  truncated   %llu samples (stack cut at the depth limit)\n",
-			(unsigned long long)meta->samples_truncated);
+		print_truncated(f, meta);
 	if (meta->samples_stack_missing)
 		fprintf(f, "  no stack    %llu samples (stack unreadable or lost)\n",
 			(unsigned long long)meta->samples_stack_missing);
@@ -863,9 +888,11 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 		(unsigned long long)profile__total(r->p), profile__process_count(r->p), m->stacks);
 	fprintf(f,
 		"\"dropped_samples\":%llu,\"truncated_samples\":%llu,"
+		"\"truncated_depth_limit_samples\":%llu,\"truncated_unwind_samples\":%llu,"
 		"\"stack_missing_samples\":%llu},\n",
 		(unsigned long long)meta->samples_dropped,
-		(unsigned long long)meta->samples_truncated,
+		(unsigned long long)meta->samples_truncated, (unsigned long long)depth_cut(meta),
+		(unsigned long long)(meta->samples_truncated - depth_cut(meta)),
 		(unsigned long long)meta->samples_stack_missing);
 	fprintf(f, "\"filter\":{\"pid\":");
 	if (o->filter_pid)

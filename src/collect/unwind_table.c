@@ -545,10 +545,15 @@ int unwind_table__add_process(struct unwind_table *u, int pid)
 		return u->nprocs >= UNWIND_TABLE_MAX_PROCS ? -E2BIG : -ENOMEM;
 	}
 	if (n > p->alloc) {
-		if (u->maps_used + (n - p->alloc) > u->sink.max_maps && reclaim(u))
-			p = proc_get(u, (__u32)pid, false); /* the table was rebuilt */
-		if (!p) /* reclaimed: its PID was reused by the process being added */
-			p = proc_get(u, (__u32)pid, true);
+		if (u->maps_used + (n - p->alloc) > u->sink.max_maps) {
+			/* reclaim() rebuilds the table even when nothing exited:
+			 * look @p up again in any case (a use-after-free found by
+			 * the ASan build of test_unwind_table). */
+			reclaim(u);
+			p = proc_get(u, (__u32)pid, false);
+			if (!p) /* reclaimed: its PID was reused by the process being added */
+				p = proc_get(u, (__u32)pid, true);
+		}
 		if (!p || u->maps_used + (n - p->alloc) > u->sink.max_maps) {
 			u->st.procs_skipped++;
 			unpin_all(u);

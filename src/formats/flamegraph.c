@@ -638,13 +638,14 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 		order[n].idx = i;
 		g->total += order[n++].sum;
 	}
-	qsort(order, n, sizeof(*order), cmp_proc);
+	if (n) /* qsort wants a non-NULL array even for 0 elements (UBSan) */
+		qsort(order, n, sizeof(*order), cmp_proc);
 	g->nprocs = n;
 	for (i = 0; i < n && !err; i++)
 		err = add_process(g, order[i].idx, &x);
 	if (!err && g->total)
 		err = close_frame(g, 0, g->total, 0, 0); /* "all" is label 0 */
-	if (!err)
+	if (!err && g->nframes)
 		qsort(g->frames, g->nframes, sizeof(*g->frames), frame_order);
 out:
 	free(order);

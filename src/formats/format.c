@@ -31,6 +31,35 @@ int format__parse(const char *name, enum format *out)
 	return -EINVAL;
 }
 
+static bool ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n > m && !strcmp(s + n - m, end);
+}
+
+bool format__from_filename(const char *name, enum format *out)
+{
+	static const struct {
+		const char *end;
+		enum format f;
+	} by_end[] = {
+		{".svg", FORMAT_SVG},	  {".json", FORMAT_OTLP_JSON}, {".folded", FORMAT_FOLDED},
+		{".pb.gz", FORMAT_PPROF}, {".pprof", FORMAT_PPROF},    {".prof", FORMAT_PPROF},
+		{".pb", FORMAT_OTLP},
+	};
+	size_t i;
+
+	*out = FORMAT_OTLP;
+	for (i = 0; name && i < sizeof(by_end) / sizeof(by_end[0]); i++) {
+		if (ends_with(name, by_end[i].end)) {
+			*out = by_end[i].f;
+			return true;
+		}
+	}
+	return false;
+}
+
 const char *format__extension(enum format f)
 {
 	static const char *const ext[] = {

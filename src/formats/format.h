@@ -27,6 +27,12 @@ int format__parse(const char *name, enum format *out);
 
 const char *format__name(enum format f);
 
+/* The format an output file name asks for, by its ending: ".svg" svg,
+ * ".json" otlp-json, ".folded" folded, ".pb.gz", ".pprof" or ".prof" pprof,
+ * ".pb" otlp; anything else (and NULL, "-") gives otlp, the default.
+ * Returns true when the name had one of these endings. */
+bool format__from_filename(const char *name, enum format *out);
+
 /* Usual file name extension for @f (".pb", ".json", ".pb.gz", ".folded",
  * ".svg"). */
 const char *format__extension(enum format f);

@@ -212,14 +212,14 @@ static bool enc_functions(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 	return true;
 }
 
-/* Only the zero link, with ids of the full width (see profiles.proto). */
+/* Only link_table[0], which must be exactly the zero value Link{}: empty
+ * trace_id and span_id (an empty submessage), as the official conformance
+ * checker requires; ids of full width are for the entries after it. */
 static bool enc_links(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
 	PF(Link) l = PF(Link_init_zero);
 
 	(void)arg;
-	l.trace_id.size = sizeof(l.trace_id.bytes);
-	l.span_id.size = sizeof(l.span_id.bytes);
 	return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, PF(Link_fields), &l);
 }
 
@@ -371,7 +371,7 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 		pr.duration_nano = meta->duration_nano;
 		pr.period = (int64_t)profile__period(p, type);
 		pr.profile_id.size = sizeof(meta->profile_id);
-		memcpy(pr.profile_id.bytes, meta->profile_id, sizeof(meta->profile_id));
+		profile__id_of(p, proc, pr.profile_id.bytes); /* one per Profile */
 	}
 	/* The original payload and the loss counts are facts of the whole
 	 * capture, not of one process: the first Profile of the message

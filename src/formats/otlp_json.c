@@ -319,8 +319,7 @@ static void stacks(struct buf_out *j, const struct profile *p)
 
 static void dictionary(struct buf_out *j, const struct profile *p)
 {
-	static const __u8 zero[16];
-	bool first = true, lf = true;
+	bool first = true;
 
 	buf__puts(j, "{");
 	key(j, &first, "mappingTable");
@@ -329,12 +328,9 @@ static void dictionary(struct buf_out *j, const struct profile *p)
 	locations(j, p);
 	key(j, &first, "functionTable");
 	functions(j, p);
-	/* The zero link with full-width ids, as otlp.c writes it. */
+	/* link_table[0] is the zero value Link{}, as otlp.c writes it. */
 	key(j, &first, "linkTable");
-	buf__puts(j, "[{");
-	hex(j, &lf, "traceId", zero, 16);
-	hex(j, &lf, "spanId", zero, 8);
-	buf__puts(j, "}]");
+	buf__puts(j, "[{}]");
 	key(j, &first, "stringTable");
 	strings(j, p);
 	key(j, &first, "attributeTable");
@@ -408,6 +404,7 @@ static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	__u32 st, su, pt, pu, type = proc == SIZE_MAX ? 0 : profile__process_type(p, proc);
+	__u8 id[16];
 	bool first = true;
 
 	profile__value_type(p, type, &st, &su, &pt, &pu);
@@ -421,7 +418,8 @@ static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc)
 	u64s(j, &first, "durationNano", meta->duration_nano);
 	value_type(j, &first, "periodType", pt, pu);
 	s64s(j, &first, "period", profile__period(p, type));
-	hex(j, &first, "profileId", meta->profile_id, sizeof(meta->profile_id));
+	profile__id_of(p, proc, id); /* one per Profile, as otlp.c */
+	hex(j, &first, "profileId", id, sizeof(id));
 	/* Carried once, by the first Profile (as otlp.c does). */
 	if (proc == 0 || proc == SIZE_MAX) {
 		const __u32 *mattrs;

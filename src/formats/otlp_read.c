@@ -137,6 +137,7 @@ enum role {
 	ROLE_STACK_MISSING,
 	ROLE_OFF_CPU_STATE, /* sample labels of off-CPU profiles */
 	ROLE_OFF_CPU_SWITCHES,
+	ROLE_TRUNCATED_DEPTH,
 };
 
 enum value_kind {
@@ -1021,6 +1022,8 @@ static enum role attr_role(const char *key)
 		return ROLE_OFF_CPU_STATE;
 	if (!strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES))
 		return ROLE_OFF_CPU_SWITCHES;
+	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH))
+		return ROLE_TRUNCATED_DEPTH;
 	return ROLE_NONE;
 }
 
@@ -1563,6 +1566,8 @@ static void add_losses(struct rd *r, const struct ids *ids)
 			sum = &r->meta.samples_truncated;
 		else if (a->role == ROLE_STACK_MISSING)
 			sum = &r->meta.samples_stack_missing;
+		else if (a->role == ROLE_TRUNCATED_DEPTH)
+			sum = &r->meta.samples_truncated_depth;
 		else
 			continue;
 		*sum = *sum + (__u64)a->v.num < *sum ? UINT64_MAX : *sum + (__u64)a->v.num;
@@ -1922,12 +1927,31 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 	if (err && errlen)
 		err[0] = '\0';
 	buf__init(&plain, max_bytes);
+	if (!len) {
+		/* Zero bytes are a valid empty ProfilesData, but no capture: every
+		 * capture writes a resource, even one without samples. */
+		ret = fail(&r, -EBADMSG, "empty input (0 bytes): not a capture");
+		goto out;
+	}
 	if (is_gzip(data, len)) {
-		ret = gz__decompress(data, len, &plain);
+		/* Measure first (constant memory), then inflate into a buffer of
+		 * exactly that size: a gzip bomb is refused before any allocation. */
+		size_t cap = gz__plausible_size(len, max_bytes), size = 0;
+
+		ret = gz__inflated_size(data, len, cap, &size);
 		if (ret == -E2BIG) {
-			ret = fail(&r, ret, "gzip data inflates past %zu bytes", max_bytes);
+			ret = fail(&r, ret,
+				   "gzip data of %zu bytes inflates past %zu bytes, more than a "
+				   "profile of that size can hold (a gzip bomb?)",
+				   len, cap);
 			goto out;
 		}
+		if (!ret && !size) {
+			ret = fail(&r, -EBADMSG, "empty input (gzip of 0 bytes): not a capture");
+			goto out;
+		}
+		plain.max = size;
+		ret = ret ?: gz__decompress(data, len, &plain);
 		if (ret) {
 			ret = fail(&r, ret, "%s",
 				   ret == -EBADMSG ? "corrupt or truncated gzip data"

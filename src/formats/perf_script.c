@@ -37,6 +37,8 @@ struct header {
 	__s64 pid;
 	__u32 tid;
 	bool has_time;
+	bool cpu;   /* a "[cpu]" field was printed */
+	bool slash; /* the "pid/tid" form */
 	__u64 time_ns;
 	__u64 period;
 	struct slice event;
@@ -280,9 +282,12 @@ static bool parse_header(struct slice line, struct header *h)
 	h->comm = trim((struct slice){line.s, (size_t)(t.s - line.s)});
 	if (!h->comm.n)
 		return false;
+	h->slash = memchr(t.s, '/', t.n) != NULL;
 	t = next_token(&pos, end);
-	if (is_cpu(t))
+	if (is_cpu(t)) {
+		h->cpu = true;
 		t = next_token(&pos, end);
+	}
 	if (parse_time(t, &h->time_ns)) {
 		h->has_time = true;
 		t = next_token(&pos, end);
@@ -296,7 +301,9 @@ static bool parse_header(struct slice line, struct header *h)
 		t = next_token(&pos, end);
 	}
 	h->rest = trim((struct slice){t.s, (size_t)(end - t.s)});
-	return true;
+	/* Strict: a bare "words NUMBER" line (folded stacks, prose) is no header.
+	 * perf always prints a pid/tid pair, a [cpu], a time or an event. */
+	return h->has_time || h->event.n || h->cpu || h->slash;
 }
 
 /* ---- pass 1: facts ------------------------------------------------------- */

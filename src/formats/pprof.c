@@ -38,11 +38,26 @@ struct pp {
 	__u32 *has;		/* per mapping: PROFILE_MAPPING_HAS_* */
 	struct label_map *attr; /* per model attribute */
 	__u32 *process;		/* per process: string index of the exe name */
+	__u32 *pextra;		/* per process: PP_EXTRA string indices (0 = none) */
 	__u32 k_pid, k_process; /* label keys */
+	__u32 k_extra[3];	/* keys of PP_EXTRA labels */
 	__u32 cpu, nanoseconds; /* second sample type, when cpu_value */
 	bool cpu_value;		/* add count x period as a second value */
 	__u64 period;
 };
+
+/* Process facts carried as string labels so that pprof_read.c gets them
+ * back: path, command line, container. */
+#define PP_EXTRA 3
+static const char *const extra_keys[PP_EXTRA] = {"process.executable.path",
+						 "process.command_line", "container.id"};
+
+static const char *extra_value(const struct profile_process_desc *d, int i)
+{
+	const char *v = i == 0 ? d->exe_path : i == 1 ? d->cmdline : d->container_id;
+
+	return v && *v ? v : NULL;
+}
 
 /* The current sample while its callbacks run. */
 struct sample_arg {
@@ -70,6 +85,7 @@ static void pp_free(struct pp *pp)
 	free(pp->has);
 	free(pp->attr);
 	free(pp->process);
+	free(pp->pextra);
 }
 
 /* Label of model attribute @a, interning what it needs. */
@@ -129,7 +145,8 @@ static int pp_init(struct pp *pp, const struct profile *p)
 	pp->has = calloc(nmap, sizeof(*pp->has));
 	pp->attr = calloc(nattr, sizeof(*pp->attr));
 	pp->process = calloc(nproc ? nproc : 1, sizeof(*pp->process));
-	if (!pp->strings || !pp->build_id || !pp->has || !pp->attr || !pp->process)
+	pp->pextra = calloc((nproc ? nproc : 1) * PP_EXTRA, sizeof(*pp->pextra));
+	if (!pp->strings || !pp->build_id || !pp->has || !pp->attr || !pp->process || !pp->pextra)
 		return -ENOMEM;
 	/* The model's strings first: they keep their indices. */
 	for (i = 0; i < nstr && !err; i++) {
@@ -149,8 +166,18 @@ static int pp_init(struct pp *pp, const struct profile *p)
 		pp->has[profile__location(p, (__u32)i)->mapping] |= location_has(p, (__u32)i);
 	for (i = 1; i < nattr && !err; i++)
 		err = map_attr(pp, profile__attr(p, (__u32)i), &pp->attr[i]);
-	for (i = 0; i < nproc && !err; i++)
-		err = intern_str(pp->strings, profile__process(p, i)->exe_name, &pp->process[i]);
+	for (i = 0; i < nproc && !err; i++) {
+		const struct profile_process_desc *d = profile__process(p, i);
+		int k;
+
+		err = intern_str(pp->strings, d->exe_name, &pp->process[i]);
+		for (k = 0; k < PP_EXTRA && !err; k++)
+			if (extra_value(d, k))
+				err = intern_str(pp->strings, extra_value(d, k),
+						 &pp->pextra[i * PP_EXTRA + k]);
+	}
+	for (i = 0; i < PP_EXTRA && !err; i++)
+		err = intern_str(pp->strings, extra_keys[i], &pp->k_extra[i]);
 	if (!err)
 		err = intern_str(pp->strings, "pid", &pp->k_pid);
 	if (!err)
@@ -241,6 +268,13 @@ static bool enc_labels(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	if (pp->process[sa->proc]) {
 		l = (PP(Label)){.key = pp->k_process, .str = pp->process[sa->proc]};
 		if (!enc_label(s, f, &l))
+			return false;
+	}
+	for (i = 0; i < PP_EXTRA; i++) {
+		__u32 v = pp->pextra[sa->proc * PP_EXTRA + i];
+
+		l = (PP(Label)){.key = pp->k_extra[i], .str = v};
+		if (v && !enc_label(s, f, &l))
 			return false;
 	}
 	for (i = 0; i < sa->s->nattrs; i++) {

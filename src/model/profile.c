@@ -280,9 +280,10 @@ static int meta_attrs(struct profile *p, const struct profile_meta *m)
 		PROFILE_ATTR_SAMPLES_DROPPED,
 		PROFILE_ATTR_SAMPLES_TRUNCATED,
 		PROFILE_ATTR_SAMPLES_STACK_MISSING,
+		PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH,
 	};
 	const __u64 v[PROFILE_META_ATTRS] = {m->samples_dropped, m->samples_truncated,
-					     m->samples_stack_missing};
+					     m->samples_stack_missing, m->samples_truncated_depth};
 	__u32 idx[PROFILE_META_ATTRS];
 	size_t i, n = 0;
 	int err = 0;
@@ -361,6 +362,37 @@ int profile__set_meta(struct profile *p, const struct profile_meta *meta)
 	meta_free(&p->meta);
 	p->meta = m;
 	return 0;
+}
+
+/* splitmix64's finaliser: a bijection that spreads every input bit. */
+static __u64 mix64(__u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+void profile__id_of(const struct profile *p, size_t proc, __u8 id[16])
+{
+	__u64 w[2];
+	bool nonzero = false;
+	size_t i;
+
+	memcpy(id, p->meta.profile_id, 16);
+	if (proc == 0 || proc == SIZE_MAX)
+		return;
+	memcpy(w, id, 16);
+	/* Both words depend on both halves of the id and on @proc; distinct
+	 * @proc give distinct ids (mix64 is a bijection of w[0] ^ proc ...). */
+	w[0] = mix64(w[0] ^ mix64((__u64)proc + 0x9e3779b97f4a7c15ull));
+	w[1] = mix64(w[1] ^ w[0]);
+	memcpy(id, w, 16);
+	for (i = 0; i < 16; i++)
+		nonzero |= id[i] != 0;
+	if (!nonzero)
+		id[0] = 1;
 }
 
 const __u32 *profile__meta_attrs(const struct profile *p, size_t *n)

@@ -122,14 +122,18 @@ struct profile_meta {
 	 * attributes of the first Profile (PROFILE_ATTR_SAMPLES_*); readers
 	 * add them up over all Profiles. */
 	__u64 samples_dropped;	     /* not in the profile: a table was full */
-	__u64 samples_truncated;     /* stack cut at the depth limit */
+	__u64 samples_truncated;     /* stack cut short: at the depth limit, or the
+				      * unwinder stopped early (no unwind row,
+				      * unreadable stack, tables not loaded yet) */
+	__u64 samples_truncated_depth; /* of those, cut at the depth limit */
 	__u64 samples_stack_missing; /* kept without (part of) their stack */
 };
 
 #define PROFILE_ATTR_SAMPLES_DROPPED "profcap.samples.dropped"
 #define PROFILE_ATTR_SAMPLES_TRUNCATED "profcap.samples.truncated"
 #define PROFILE_ATTR_SAMPLES_STACK_MISSING "profcap.samples.stack_missing"
-#define PROFILE_META_ATTRS 3
+#define PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH "profcap.samples.truncated.depth_limit"
+#define PROFILE_META_ATTRS 4
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */
 
@@ -230,6 +234,13 @@ void profile__free(struct profile *p);
  * previous meta). */
 int profile__set_meta(struct profile *p, const struct profile_meta *meta);
 const struct profile_meta *profile__meta(const struct profile *p);
+
+/* The profile_id of the Profile of process @proc (SIZE_MAX: the one Profile
+ * of an empty capture) into @id: the meta's id for the first, and for each
+ * other process an id derived from it (mixed with the process index), so
+ * that every Profile of a capture has its own 16 random-looking, non-zero
+ * bytes while encoding the same profile twice gives the same bytes. */
+void profile__id_of(const struct profile *p, size_t proc, __u8 id[16]);
 
 /* Attribute-table indices of the capture-wide Profile attributes (the
  * meta's non-zero sample loss counts), borrowed from @p; *@n gets their

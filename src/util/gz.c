@@ -1,5 +1,6 @@
 /* gz.c - whole-buffer gzip with zlib (see gz.h). */
 #include <errno.h>
+#include <stdint.h>
 
 #include <zlib.h>
 
@@ -105,5 +106,55 @@ int gz__decompress(const void *in, size_t len, struct buf *out)
 err_out:
 	inflateEnd(&z);
 	out->len = start;
+	return err;
+}
+
+size_t gz__plausible_size(size_t len, size_t max)
+{
+	size_t n = len > SIZE_MAX / GZ_PLAUSIBLE_RATIO ? SIZE_MAX : len * GZ_PLAUSIBLE_RATIO;
+
+	if (n < GZ_PLAUSIBLE_FLOOR)
+		n = GZ_PLAUSIBLE_FLOOR;
+	return n < max ? n : max;
+}
+
+int gz__inflated_size(const void *in, size_t len, size_t limit, size_t *size)
+{
+	unsigned char scratch[16384];
+	z_stream z = {0};
+	size_t total = 0;
+	int err = 0, zr;
+
+	*size = 0;
+	if (len > SLICE)
+		return -E2BIG;
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	for (;;) {
+		z.next_out = scratch;
+		z.avail_out = sizeof(scratch);
+		zr = inflate(&z, Z_NO_FLUSH);
+		total += sizeof(scratch) - z.avail_out;
+		if (total > limit) {
+			err = -E2BIG;
+			break;
+		}
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr == Z_MEM_ERROR) {
+			err = -ENOMEM;
+			break;
+		}
+		/* Z_BUF_ERROR, or no progress with output room: input ended early. */
+		if (zr != Z_OK || (z.avail_out && !z.avail_in)) {
+			err = -EBADMSG;
+			break;
+		}
+	}
+	inflateEnd(&z);
+	if (!err)
+		*size = total;
 	return err;
 }

@@ -18,4 +18,18 @@ int gz__compress(const void *in, size_t len, struct buf *out);
  * On failure @out keeps its previous length. */
 int gz__decompress(const void *in, size_t len, struct buf *out);
 
+/* The most that @len bytes of gzip input to a reader of profiles can
+ * plausibly inflate to: GZ_PLAUSIBLE_RATIO times @len, at least
+ * GZ_PLAUSIBLE_FLOOR, at most @max. Profiles compress 2-10 times; deflate
+ * reaches about 1000 times only on degenerate data (a gzip bomb). */
+#define GZ_PLAUSIBLE_RATIO 32
+#define GZ_PLAUSIBLE_FLOOR (32u << 20)
+size_t gz__plausible_size(size_t len, size_t max);
+
+/* Measure what gzip data @in (@len bytes) inflates to, streaming through a
+ * small stack buffer (constant memory), into *@size. 0, -E2BIG as soon as it
+ * passes @limit bytes, -ENOMEM or -EBADMSG (not gzip, truncated, corrupt).
+ * Use before gz__decompress() to size (or refuse) the output buffer. */
+int gz__inflated_size(const void *in, size_t len, size_t limit, size_t *size);
+
 #endif

@@ -187,11 +187,6 @@ def _kv_key(kv, strings):
     return strings[i] if 0 <= i < len(strings) else None
 
 
-def _is_zero_link(link):
-    return (not any(link.trace_id) and len(link.trace_id) in (0, 16)
-            and not any(link.span_id) and len(link.span_id) in (0, 8))
-
-
 TABLES = ("mapping_table", "location_table", "function_table", "link_table",
           "string_table", "attribute_table", "stack_table")
 
@@ -212,27 +207,29 @@ def check_message(msg):
         elif t == "string_table":
             if tbl[0] != "":
                 v.add("zero-value", "string_table[0] is %r, not \"\"" % tbl[0])
-        elif t == "link_table":
-            if not _is_zero_link(tbl[0]):
-                v.add("zero-value", "link_table[0] is not the zero Link")
         elif tbl[0].ByteSize():
+            # link_table[0] too: exactly Link{}, empty ids (not 16 + 8 zero bytes).
             v.add("zero-value", "%s[0] is not the zero value: %s" % (t, str(tbl[0]).strip()))
 
     # 2. indices in range; also collect references for rule 9
     refs = {t: set() for t in TABLES}
 
-    def idx(what, i, table):
+    def idx(what, i, table, counts=True):
         # Index 0 means "not set"; a missing zero entry is rule 1's business.
+        # @counts: whether the reference keeps the entry from being an orphan
+        # (rule 9); profcheck counts none from AnyValue/KeyValue string indices.
         if i and (i < 0 or i >= n[table]):
             v.add("index-range", "%s = %d outside %s (size %d)" % (what, i, table, n[table]))
             return False
-        refs[table].add(i)
+        if counts:
+            refs[table].add(i)
         return True
 
     def anyvalue_refs(what, val):
         kind = val.WhichOneof("value")
         if kind == "string_value_strindex":
-            idx(what + ".string_value_strindex", val.string_value_strindex, "string_table")
+            idx(what + ".string_value_strindex", val.string_value_strindex, "string_table",
+                counts=False)
         elif kind == "array_value":
             for j, x in enumerate(val.array_value.values):
                 anyvalue_refs("%s.array_value[%d]" % (what, j), x)
@@ -242,7 +239,7 @@ def check_message(msg):
 
     def keyvalue_refs(what, kv):
         if kv.key_strindex:
-            idx(what + ".key_strindex", kv.key_strindex, "string_table")
+            idx(what + ".key_strindex", kv.key_strindex, "string_table", counts=False)
         anyvalue_refs(what + ".value", kv.value)
 
     def attr_list(what, indices):
@@ -262,8 +259,8 @@ def check_message(msg):
         w = "mapping_table[%d]" % i
         idx(w + ".filename_strindex", m.filename_strindex, "string_table")
         attr_list(w, m.attribute_indices)
-        # 6. address range
-        if i and m.memory_start >= m.memory_limit:
+        # 6. address range: both zero (unknown) or start < limit
+        if i and m.memory_start >= m.memory_limit and (m.memory_start or m.memory_limit):
             v.add("mapping-range", "%s: memory_start %#x >= memory_limit %#x"
                   % (w, m.memory_start, m.memory_limit))
     for i, loc in enumerate(d.location_table):
@@ -271,11 +268,16 @@ def check_message(msg):
         ok = idx(w + ".mapping_index", loc.mapping_index, "mapping_table")
         for j, line in enumerate(loc.lines):
             idx("%s.lines[%d].function_index" % (w, j), line.function_index, "function_table")
+            # 12. line and column are not negative
+            for fld in ("line", "column"):
+                if getattr(line, fld) < 0:
+                    v.add("non-negative", "%s.lines[%d].%s = %d" % (w, j, fld, getattr(line, fld)))
         attr_list(w, loc.attribute_indices)
-        # 10. address inside the mapping
+        # 10. address inside the mapping (one with a range)
         if ok and loc.mapping_index:
             m = d.mapping_table[loc.mapping_index]
-            if not m.memory_start <= loc.address <= m.memory_limit:
+            if (m.memory_start or m.memory_limit) and \
+                    not m.memory_start <= loc.address <= m.memory_limit:
                 v.add("location-address", "%s: address %#x outside mapping %d [%#x, %#x]"
                       % (w, loc.address, loc.mapping_index, m.memory_start, m.memory_limit))
     for i, f in enumerate(d.function_table):
@@ -283,9 +285,16 @@ def check_message(msg):
         idx(w + ".name_strindex", f.name_strindex, "string_table")
         idx(w + ".system_name_strindex", f.system_name_strindex, "string_table")
         idx(w + ".filename_strindex", f.filename_strindex, "string_table")
+        if f.start_line < 0:
+            v.add("non-negative", "%s.start_line = %d" % (w, f.start_line))
         # 10. a function has some name
         if i and not (f.name_strindex or f.system_name_strindex or f.filename_strindex):
             v.add("function-name", "%s has none of name, system_name, filename" % w)
+    # 13. links after the zero one carry ids of full width
+    for i, lk in enumerate(d.link_table):
+        if i and (len(lk.trace_id) != 16 or len(lk.span_id) != 8):
+            v.add("link-id-width", "link_table[%d]: trace_id %d bytes (want 16), span_id %d "
+                  "bytes (want 8)" % (i, len(lk.trace_id), len(lk.span_id)))
     for i, a in enumerate(d.attribute_table):
         w = "attribute_table[%d]" % i
         idx(w + ".key_strindex", a.key_strindex, "string_table")
@@ -335,6 +344,17 @@ def check_message(msg):
         return out
 
     summary = {"resources": []}
+    ids_seen = {}  # profile_id -> where first seen
+    # 14. structure: some resource, each with a scope, each with a profile
+    if not len(msg.resource_profiles):
+        v.add("structure", "resource_profiles is empty")
+    for ri, rp in enumerate(msg.resource_profiles):
+        if not len(rp.scope_profiles):
+            v.add("structure", "resource_profiles[%d] has no scope_profiles" % ri)
+        for si, sp in enumerate(rp.scope_profiles):
+            if not len(sp.profiles):
+                v.add("structure", "resource_profiles[%d].scope_profiles[%d] has no profiles"
+                      % (ri, si))
     for ri, rp in enumerate(msg.resource_profiles):
         rw = "resource_profiles[%d]" % ri
         rattrs, seen = {}, set()
@@ -363,6 +383,11 @@ def check_message(msg):
                 if len(prof.profile_id) != 16 or not any(prof.profile_id):
                     v.add("profile-id", "%s: profile_id %r is not 16 bytes, not all zero"
                           % (pw, prof.profile_id.hex()))
+                elif prof.profile_id in ids_seen:
+                    v.add("profile-id", "%s: profile_id %s is also %s's (each Profile has "
+                          "its own)" % (pw, prof.profile_id.hex(), ids_seen[prof.profile_id]))
+                else:
+                    ids_seen[prof.profile_id] = pw
                 if prof.duration_nano <= 0:
                     v.add("duration", "%s: duration_nano is 0" % pw)
                 if res["profile"] is None:
@@ -410,11 +435,18 @@ def check_message(msg):
             v.add("process-pid", "%s holds samples but no int process.pid" % rw)
         summary["resources"].append(res)
 
-    # 8. no duplicates within a table
+    # 8. no duplicates within a table (mappings compared as profcheck does:
+    # filename, sorted attributes, range and offset)
     for t in TABLES:
         first = {}
         for i, e in enumerate(getattr(d, t)):
-            key = e if t == "string_table" else e.SerializeToString(deterministic=True)
+            if t == "string_table":
+                key = e
+            elif t == "mapping_table":
+                key = (e.filename_strindex, tuple(sorted(e.attribute_indices)), e.memory_start,
+                       e.memory_limit, e.file_offset)
+            else:
+                key = e.SerializeToString(deterministic=True)
             if key in first:
                 v.add("duplicate", "%s[%d] equals %s[%d]" % (t, i, t, first[key]))
             else:

@@ -152,8 +152,13 @@ class CaptureTest(unittest.TestCase):
         self.assertGreater(cap["truncated_samples"], 0.9 * cap["total"], cap)
         self.assertLessEqual(cap["truncated_samples"], cap["total"], cap)
         self.assertEqual(cap["dropped_samples"], 0, cap)
+        # The cause travels in the file: these were cut at the depth limit.
+        self.assertGreater(cap["truncated_depth_limit_samples"], 0.9 * cap["total"], cap)
+        self.assertEqual(cap["truncated_depth_limit_samples"] + cap["truncated_unwind_samples"],
+                         cap["truncated_samples"], cap)
         text = run_profcap(["report", out]).stdout
-        self.assertIn("  truncated   %d samples" % cap["truncated_samples"], text)
+        self.assertIn("  truncated   %d samples (%d cut at the stack depth limit"
+                      % (cap["truncated_samples"], cap["truncated_depth_limit_samples"]), text)
         # The deepest frames kept are the leaf end: burn_r under deep().
         names = [f[0] for res in decode(out)["resources"] for s in res["samples"]
                  for f in s["frames"][:3]]

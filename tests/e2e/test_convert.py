@@ -186,6 +186,33 @@ def ensure_pprof_module():
 
 # ---- tests ----------------------------------------------------------------------------
 
+
+def otlp_summary(path):
+    """What a round trip must keep, from otlp_check's summary (our schema, in a
+    child process): per (pid, stack, frame types, mappings, sample attributes)
+    the summed value; per pid the process attributes; the value types."""
+    r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "otlp_check.py"), path, "--schema",
+                        "ours", "--summary"], capture_output=True, text=True, timeout=120)
+    if r.returncode:
+        raise AssertionError("otlp_check failed: " + r.stderr)
+    s = json.loads(r.stdout)
+    stacks, procs = {}, {}
+    prof = None
+    for res in s["resources"]:
+        a = res["attributes"]
+        pid = a.get("process.pid")
+        procs[pid] = {k: v for k, v in a.items() if k.startswith("process.")
+                      or k == "container.id"}
+        p = dict(res["profile"])
+        p.pop("time_unix_nano", None)
+        prof = prof or p
+        for st in res["stacks"]:
+            key = json.dumps([pid, st["functions"], st["types"], st["mappings"],
+                              sorted(st["attributes"].items())])
+            stacks[key] = stacks.get(key, 0) + st["value"]
+    return {"stacks": stacks, "processes": procs, "profile": prof}
+
+
 if __name__ != "__main__":
     from capture_util import PROFCAP, Workload, can_sample, check_conformance, run_profcap
 
@@ -272,6 +299,33 @@ if __name__ != "__main__":
                                    env=dict(os.environ, HOME=self.tmp.name))
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertIn("burn_a", r.stdout)
+
+        def test_pprof_roundtrip(self):
+            """OTLP -> pprof (gzip'd and not) -> OTLP keeps samples, values, stacks,
+            functions, mappings, thread and process attributes."""
+            pprof = self.convert("pprof")
+            raw = os.path.join(self.tmp.name, "raw.pprof.pb")
+            with gzip.open(pprof) as f, open(raw, "wb") as g:
+                g.write(f.read())
+            orig = otlp_summary(self.src)
+            for src, extra in ((pprof, []), (raw, ["--from", "pprof"]), (raw, [])):
+                back = os.path.join(self.tmp.name, "back.pb")
+                r = run_profcap(["convert", src, "-o", back] + extra)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                ok, report = check_conformance(back)
+                self.assertTrue(ok, report)
+                got = otlp_summary(back)
+                self.assertEqual(got["stacks"], orig["stacks"], src)
+                self.assertEqual(got["processes"], orig["processes"], src)
+                self.assertEqual(got["profile"], orig["profile"], src)
+                self.assert_same_totals(run_decoder("otlp", back), "pprof -> otlp")
+            go = shutil.which("go")
+            if go:  # `go tool pprof` reads what we write, and agrees on the total
+                r = subprocess.run([go, "tool", "pprof", "-raw", "-symbolize=none", pprof],
+                                   capture_output=True, text=True, timeout=60,
+                                   env=dict(os.environ, HOME=self.tmp.name))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("samples/count", r.stdout)
 
         def test_folded(self):
             out = self.convert("folded")
@@ -373,7 +427,6 @@ class ConvertErrorsTest(unittest.TestCase):
     def test_usage(self):
         self.assert_one_error(self.run_convert("-o", "-", "--to", "folded"), 2)
         self.assert_one_error(self.run_convert("x", "--to", "folded"), 2)
-        self.assert_one_error(self.run_convert("x", "-o", "-"), 2)
         self.assert_one_error(self.run_convert("x", "-o", "-", "--to", "png"), 2)
         self.assert_one_error(self.run_convert("x", "-o", "-", "--to", "otlp", "--from", "jfr"), 2)
         self.assert_one_error(self.run_convert("x", "-o", "-", "--to", "otlp", "--embed-original"), 2)
@@ -391,6 +444,36 @@ class ConvertErrorsTest(unittest.TestCase):
                                                "perf-script", stdin=b"hello\nworld\n"), 1)
         self.assertFalse(os.path.exists(out), "a failed conversion left an output file")
         self.assertEqual([f for f in os.listdir(self.dir)], [], "temporary files left behind")
+
+    def test_text_that_is_not_perf_script(self):
+        """profcap's own folded output and prose are rejected, not "converted"."""
+        out = os.path.join(self.dir, "out.pb")
+        folded = b"app;main;work 3\napp;main 1\n"
+        for text in (b"hello world 123\n", folded):
+            self.assert_one_error(self.run_convert("-", "-o", out, stdin=text), 1)
+            self.assert_one_error(self.run_convert("-", "-o", out, "--from", "perf-script",
+                                                   stdin=text), 1)
+        r = self.run_convert("-", "-o", out, stdin=b"hello world 123\n")
+        self.assertIn("not 'perf script' output", r.stderr.decode())
+        self.assertFalse(os.path.exists(out))
+
+    def test_output_format_from_name(self):
+        text = (b"app 10/11 [000] 100.000000: 1000000 cpu-clock:pppH:\n"
+                b"\t1234 work+0x4 (/usr/bin/app)\n\t1100 main+0x20 (/usr/bin/app)\n\n")
+        want = {"x.svg": b"<svg", "x.json": b'{"resourceProfiles"', "x.folded": b"app;main;work 1",
+                "x.pb.gz": b"\x1f\x8b", "x.pprof": b"\x1f\x8b", "x.pb": b"\x0a",
+                "x.bin": b"\x0a"}
+        for name, head in want.items():
+            out = os.path.join(self.dir, name)
+            r = self.run_convert("-", "-o", out, stdin=text)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, "rb") as f:
+                data = f.read()
+            self.assertIn(head, data[:200], name)
+        # The inferred pprof reads back; OTLP is the default for standard output.
+        r = self.run_convert(os.path.join(self.dir, "x.pb.gz"), "-o", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout[:1], b"\x0a")
 
     def test_small_perf_script_without_root(self):
         text = (b"# a comment\n"

@@ -43,9 +43,7 @@ def valid():
     loc.lines.add(function_index=2)
     d.stack_table.add()
     d.stack_table.add(location_indices=[1, 2])
-    lk = d.link_table.add()
-    lk.trace_id = bytes(16)
-    lk.span_id = bytes(8)
+    d.link_table.add()  # exactly Link{}
 
     rp = m.resource_profiles.add()
     kv = rp.resource.attributes.add(key="process.pid")
@@ -116,6 +114,41 @@ class CheckerTest(unittest.TestCase):
         m.dictionary.link_table[0].span_id = b"\1" * 8
         self.assertOnly(m, "zero-value")
 
+    def test_zero_link_full_width_zero_ids(self):
+        # profcheck: link_table[0] must equal Link{}; 16 + 8 zero bytes do not.
+        m = valid()
+        m.dictionary.link_table[0].trace_id = bytes(16)
+        m.dictionary.link_table[0].span_id = bytes(8)
+        self.assertOnly(m, "zero-value")
+
+    # 13
+    def test_link_id_width(self):
+        m = valid()
+        m.dictionary.link_table.add(trace_id=b"\1" * 8, span_id=b"\2" * 8)
+        prof(m).samples[0].link_index = 1
+        self.assertOnly(m, "link-id-width")
+
+    # 12
+    def test_negative_line_column_start_line(self):
+        m = valid()
+        m.dictionary.location_table[1].lines[0].line = -1
+        m.dictionary.location_table[1].lines[0].column = -2
+        m.dictionary.function_table[1].start_line = -3
+        got, lines = rules(m)
+        self.assertEqual(got, {"non-negative"})
+        self.assertEqual(len(lines), 3, lines)
+
+    # 14
+    def test_structure(self):
+        m = valid()
+        m.resource_profiles.add()
+        m.resource_profiles.add().scope_profiles.add()
+        got, lines = rules(m)
+        self.assertEqual(got, {"structure"})
+        self.assertEqual(len(lines), 2, lines)
+        del m.resource_profiles[:]
+        self.assertIn("structure", rules(m)[0])
+
     # 2
     def test_index_range_stack(self):
         m = valid()
@@ -166,6 +199,14 @@ class CheckerTest(unittest.TestCase):
         self.assertOnly(m, "sample-shape")
 
     # 6
+    def test_mapping_range_both_zero_ok(self):
+        # profcheck accepts a mapping whose range is unknown (both zero);
+        # its locations are then not range-checked.
+        m = valid()
+        mp = m.dictionary.mapping_table[1]
+        mp.memory_start = mp.memory_limit = 0
+        self.assertEqual(rules(m)[1], [])
+
     def test_mapping_range(self):
         m = valid()
         mp = m.dictionary.mapping_table[1]
@@ -222,6 +263,30 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(got, {"orphan"})
         self.assertEqual(len(lines), 3, lines)
 
+    def test_duplicate_mapping_attribute_order(self):
+        # Same filename, range, offset and attributes in another order.
+        m = valid()
+        d = m.dictionary
+        d.attribute_table.add(key_strindex=9).value.int_value = 7
+        d.mapping_table[1].attribute_indices.extend([1, 3])
+        d.mapping_table.add(memory_start=0x1000, memory_limit=0x2000, filename_strindex=5,
+                            attribute_indices=[3, 1])
+        d.location_table.add(mapping_index=3, address=0x1300).lines.add(function_index=1)
+        d.stack_table.add(location_indices=[3])
+        prof(m).samples.add(stack_index=2, values=[1])
+        self.assertOnly(m, "duplicate")
+
+    def test_orphan_string_only_in_attribute_value(self):
+        # profcheck counts no reference from an AnyValue's string_value_strindex.
+        m = valid()
+        d = m.dictionary
+        d.string_table.append("only-a-value")
+        d.attribute_table.add(key_strindex=8).value.string_value_strindex = \
+            len(d.string_table) - 1
+        d.location_table[2].attribute_indices.append(len(d.attribute_table) - 1)
+        d.location_table[2].attribute_indices.remove(1)
+        self.assertOnly(m, "orphan")
+
     def test_orphan_link(self):
         m = valid()
         m.dictionary.link_table.add(trace_id=b"\1" * 16, span_id=b"\2" * 8)
@@ -250,6 +315,12 @@ class CheckerTest(unittest.TestCase):
     def test_profile_id_short(self):
         m = valid()
         prof(m).profile_id = b"\1" * 8
+        self.assertOnly(m, "profile-id")
+
+    def test_profile_id_shared(self):
+        m = valid()
+        rp = m.resource_profiles.add()
+        rp.CopyFrom(m.resource_profiles[0])
         self.assertOnly(m, "profile-id")
 
     def test_duration_zero(self):

@@ -233,7 +233,8 @@ class SynthReportTest(unittest.TestCase):
         with open(self.pb, "rb") as f:
             raw = f.read()
         for name, blob in (("truncated", raw[: len(raw) // 2]), ("garbage", b"\xff" * 64),
-                           ("gzip-garbage", b"\x1f\x8b\x08\x00garbage")):
+                           ("gzip-garbage", b"\x1f\x8b\x08\x00garbage"),
+                           ("empty", b""), ("gzip-of-empty", gzip.compress(b""))):
             with open(bad, "wb") as f:
                 f.write(blob)
             for cmd in (["report", bad], ["flamegraph", bad, "-o", bad + ".svg"]):
@@ -243,6 +244,11 @@ class SynthReportTest(unittest.TestCase):
                 self.assertEqual(len(lines), 1, f"{name}: {r.stderr}")
                 self.assertTrue(lines[0].startswith("profcap: error: ") and bad in lines[0], lines[0])
                 self.assertEqual(r.stdout, "")
+        r = subprocess.run([PROFCAP, "report", "-"], input="", capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("empty input", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         r = subprocess.run([PROFCAP, "report", os.path.join(self.tmp.name, "missing.pb")],
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(r.returncode, 1)

@@ -113,8 +113,7 @@ TEST(keys_and_values)
 		  "\"mappingTable\":[{},{\"memoryStart\":\"4096\",\"memoryLimit\":\"8192\","));
 	CHECK(has(&out, "\"address\":\"4660\""));
 	CHECK(has(&out, "\"lines\":[{\"functionIndex\":"));
-	CHECK(has(&out, "\"linkTable\":[{\"traceId\":\"00000000000000000000000000000000\","
-			"\"spanId\":\"0000000000000000\"}]"));
+	CHECK(has(&out, "\"linkTable\":[{}],"));
 	CHECK(has(&out, "\"stackTable\":[{},{\"locationIndices\":[1,2]}]"));
 	CHECK(has(&out, "{\"stringValue\":\"beef\"}"));
 	CHECK(has(&out, "{\"intValue\":\"101\"}"));

@@ -256,19 +256,35 @@ TEST(loss_counts)
 	meta = *profile__meta(p);
 	meta.samples_dropped = 4;
 	meta.samples_truncated = 9;
+	meta.samples_truncated_depth = 2;
 	CHECK(!profile__set_meta(p, &meta));
 	report__default_opts(&o);
 	out = run(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "  dropped     4 samples (a table was full; not in this report)\n"));
-	CHECK(strstr(out, "  truncated   9 samples (stack cut at the depth limit)\n"));
+	/* By cause: not every truncated sample hit the depth limit. */
+	CHECK(strstr(out, "  truncated   9 samples (2 cut at the stack depth limit; 7 not unwound "
+			  "to the outermost frame: no unwind row, unreadable stack or unwind "
+			  "tables not loaded yet)\n"));
 	CHECK(!strstr(out, "no stack"));
 	free(out);
 	o = json_opts();
 	out = run(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"dropped_samples\":4,\"truncated_samples\":9,"
+			  "\"truncated_depth_limit_samples\":2,\"truncated_unwind_samples\":7,"
 			  "\"stack_missing_samples\":0}"));
+	free(out);
+	/* Only unwinder stops: no depth-limit wording at all. (A fresh copy:
+	 * set_meta freed the strings the old one pointed to.) */
+	meta = *profile__meta(p);
+	meta.samples_truncated_depth = 0;
+	CHECK(!profile__set_meta(p, &meta));
+	report__default_opts(&o);
+	out = run(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "  truncated   9 samples (9 not unwound"));
+	CHECK(!strstr(out, "depth limit"));
 	free(out);
 	profile__free(p);
 }

@@ -1,0 +1,38 @@
+/* pprof_read.h - read a pprof profile (perftools.profiles.Profile, gzip'd or
+ * not) into the profile model, so `convert` goes both ways between OTLP and
+ * pprof.
+ *
+ * The inverse of pprof.c: sample_type[0] and period_type become the model's
+ * value types (a second ("cpu","nanoseconds") value written by pprof.c is
+ * count x period and is dropped); each sample's first value is its count.
+ * Labels: "pid" (num) and "process", "process.executable.path",
+ * "process.command_line", "container.id" (str) describe the process (no pid
+ * label: one synthetic process, pid -1); "tid" (num) and "thread" (str) the
+ * thread. A location with several lines (inlined calls) gives one frame per
+ * line, innermost first. Mappings keep range, offset, file name and build
+ * id; frames in a mapping named "[kernel...]" are kernel frames. The model's
+ * meta gets time, duration and period; the caller sets the profile_id.
+ * Pure code: no I/O, no logging; hostile input fails with -EBADMSG.
+ */
+#ifndef PROFCAP_PPROF_READ_H
+#define PROFCAP_PPROF_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct profile;
+
+/* Whether @len bytes at @data (already gunzipped) look like a pprof Profile
+ * rather than OTLP: a well-formed protobuf message whose top level has a
+ * field numbered 3 to 14 (OTLP's ProfilesData and export request use only 1
+ * and 2) and a string_table (field 6). */
+bool pprof_read__looks_like(const void *data, size_t len);
+
+/* Parse pprof data (@len bytes at @data, gzip'd or not; gzip is inflated
+ * only up to what the input can plausibly hold, at most @max_bytes) into a
+ * new profile (*@out, freed by the caller). Returns 0, or -EBADMSG /
+ * -E2BIG / -ENOMEM with @err (@errlen bytes) saying why. */
+int pprof_read__parse(const void *data, size_t len, size_t max_bytes, struct profile **out,
+		      char *err, size_t errlen);
+
+#endif

@@ -9,6 +9,8 @@
 #   gopclntab    gopclntab__parse(), Go's function table (.gopclntab)
 #   debuglink    debuglink__parse(), the .gnu_debuglink section
 #   minidebug    minidebug__decompress(), MiniDebugInfo's xz (needs liblzma-dev)
+#   procctx      procctx__parse_header() and procctx__decode(), the OpenTelemetry
+#                process context another process publishes (OTEP 4719)
 # Built with clang -fsanitize=fuzzer,address,undefined against the system
 # glibc and zlib (zlib1g-dev), from the pure modules of src/, the nanopb
 # runtime in deps/prefix/nanopb and the generated code in build/gen (run
@@ -138,6 +140,14 @@ seeds_symbols() {
 	rm -rf "$tmp"
 }
 
+seeds_procctx() {
+	local d=$OUT/seeds/procctx
+	mkdir -p "$d"
+	if [ -x build/tests/test_procctx ]; then
+		PROCCTX_SEED_DIR=$d build/tests/test_procctx >/dev/null 2>&1
+	fi
+}
+
 # ---- run ----------------------------------------------------------------------------
 found=0
 run() { # NAME
@@ -190,6 +200,12 @@ if build gopclntab src/symbolize/gopclntab.c && build debuglink src/symbolize/de
 	seeds_symbols
 else
 	echo "fuzz: symbol parser harnesses do not build (see above); skipped" >&2
+fi
+if build procctx src/proc/procctx.c src/util/utf8.c; then
+	seeds_procctx
+	names+=(procctx)
+else
+	echo "fuzz: procctx harness does not build (see above); skipped" >&2
 fi
 for n in "${names[@]}"; do
 	[ -n "${FUZZ_ONLY:-}" ] && [ "$n" != "$FUZZ_ONLY" ] && continue

@@ -471,6 +471,9 @@ static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, const struct
 		res_add_str(&ra, "process.executable.path", d->exe_path);
 		res_add_str(&ra, "process.command_line", d->cmdline);
 		res_add_str(&ra, "container.id", d->container_id);
+		/* What the process published about itself (process context). */
+		for (size_t i = 0; i < d->nattrs; i++)
+			res_add_str(&ra, d->attrs[i].key, d->attrs[i].value);
 	}
 	/* Operator attributes (service.name, OTEL_RESOURCE_ATTRIBUTES) win
 	 * over the host ones but can never relabel a process. */

@@ -455,6 +455,8 @@ static void resource_attrs(struct jw *j, const struct profile *p, size_t proc)
 		res_str(&r, "process.executable.path", d->exe_path);
 		res_str(&r, "process.command_line", d->cmdline);
 		res_str(&r, "container.id", d->container_id);
+		for (i = 0; i < d->nattrs; i++)
+			res_str(&r, d->attrs[i].key, d->attrs[i].value);
 	}
 	for (i = 0; i < meta->nresource; i++)
 		if (strncmp(meta->resource[i].key, "process.", 8))

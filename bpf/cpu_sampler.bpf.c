@@ -28,6 +28,7 @@ const volatile __u32 want_kernel = 1;
 const volatile __u32 skip_idle = 0;
 
 __u32 gen = 0;
+__u64 first_sample_ns = 0; /* CLOCK_MONOTONIC of the first sample (start-up bench) */
 
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,16 +86,18 @@ struct {
 	__uint(max_entries, 1); /* sized by user space when following forks */
 } followed SEC(".maps");
 
+/* Processes already announced. An LRU: a process evicted from it is only
+ * announced again; user space deletes exited ones (a reused PID is new). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u8);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 8192);
 } seen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 64 * 1024);
 } events SEC(".maps");
 
 struct {
@@ -281,6 +284,8 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	if (filter_cgroups && !under_cgroups())
 		return 0;
 	stat_inc(STAT_SAMPLES);
+	if (!first_sample_ns)
+		first_sample_ns = bpf_ktime_get_ns();
 
 	if (tgid && !bpf_map_lookup_elem(&seen, &tgid)) {
 		struct proc_event *e;
@@ -301,23 +306,77 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	return record(ctx, &counts0, &stacks0, &ustack_ext0, tgid, tid, &comm);
 }
 
-/* sched_process_fork records put child_pid at offset 20 (comms as
- * __data_loc words, Linux >= 6.10) or 44 (comms inline); user space reads
- * it from the tracepoint's format file into fork_child_off. */
-/* Runs in the parent: when it is a kept process, its child will be too. */
-SEC("tracepoint/sched/sched_process_fork")
-int profcap_fork(void *ctx)
+/* ---- following new processes: three ways onto sched_process_fork --------
+ * User space loads exactly one of these (bpf_program__set_autoload):
+ *   profcap_fork_raw  raw_tracepoint/sched_process_fork (kernel BTF, >= 4.17)
+ *   profcap_fork_btf  tp_btf/sched_process_fork (kernel BTF, Linux >= 5.5)
+ *   profcap_fork_tp   tracepoint/sched/sched_process_fork (tracefs)
+ * The first two get the task pointers (parent, child) and read the child's
+ * pid at fork_pid_off, the offset of task_struct.pid that user space found
+ * in the kernel's BTF (no CO-RE relocations: the object must load on
+ * kernels without BTF). The third reads child_pid from the tracepoint
+ * record at fork_child_off, from the tracepoint's format file: 20 (comms as
+ * __data_loc words, Linux >= 6.10) or 44 (comms inline). */
+const volatile __u32 fork_pid_off = 0;
+
+/* Runs in the parent: when it is a kept process, its child will be too.
+ * @child is the child's global PID, the key of `followed`. */
+static __always_inline int follow_child(__u32 child)
 {
-	__u32 tgid, tid, child;
+	__u32 tgid, tid;
 	__u8 one = 1;
 
 	if (current_ids(&tgid, &tid))
 		return 0;
 	if (!bpf_map_lookup_elem(&pids, &tgid) && !is_followed())
 		return 0;
+	bpf_map_update_elem(&followed, &child, &one, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int follow_task(__u64 task)
+{
+	__s32 pid = 0;
+
+	if (!task || bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(task + fork_pid_off)))
+		return 0;
+	return pid > 0 ? follow_child((__u32)pid) : 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int profcap_fork_btf(__u64 *ctx)
+{
+	return follow_task(ctx[1]);
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int profcap_fork_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	return follow_task(ctx->args[1]);
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int profcap_fork_tp(void *ctx)
+{
+	__u32 child;
+
 	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + fork_child_off))
 		return 0;
-	bpf_map_update_elem(&followed, &child, &one, BPF_ANY);
+	return follow_child(child);
+}
+
+/* A process that exec()s is another program with the same PID: forget that
+ * it was announced, so its next sample announces it again and user space
+ * reads its new mappings (unwind tables, symbols) at once. A raw tracepoint:
+ * attached by name, no tracefs needed (Linux >= 4.17). */
+SEC("raw_tp/sched_process_exec")
+int profcap_exec(void *ctx)
+{
+	__u32 tgid, tid;
+
+	if (current_ids(&tgid, &tid) || !tgid)
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid);
 	return 0;
 }
 

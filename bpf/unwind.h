@@ -1,8 +1,9 @@
 /* unwind.h - types shared by the BPF table unwinder (bpf/unwind_bpf.h) and
  * user space (src/cfi.c builds rows, src/unwind_table.c loads them).
  *
- * Unwind rows of every file live in one BPF array (`unwind_rows`), each file
- * a sorted run [first, first + n). A row is one __u64:
+ * The unwind rows of each file are one BPF array sized to them, in slot
+ * `first` of the array of maps `unwind_files`, sorted by address
+ * [0, nrows). A row is one __u64:
  *   bits  0..31  ELF virtual address where the row starts (files whose code
  *                lies above 4 GiB get no table and use frame pointers)
  *   bits 32..34  CFA rule (UNWIND_CFA_*)
@@ -59,8 +60,27 @@ struct unwind_map {
 	__u64 start;
 	__u64 end;
 	__u64 bias;
-	__u32 first; /* first row in unwind_rows */
+	__u32 first; /* slot of the file's rows in unwind_files */
 	__u32 nrows; /* 0: no table, unwind with frame pointers */
+};
+
+/* Files with a table, by what the kernel knows of a mapping (Linux >= 5.17,
+ * bpf_find_vma): a process of a known binary unwinds from its first sample,
+ * before user space has read its mappings. dev is the kernel's s_dev
+ * (major << 20 | minor). */
+struct unwind_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+#define UNWIND_FILE_SEGS 8
+
+struct unwind_file {
+	__u32 slot; /* in unwind_files */
+	__u32 nrows;
+	__u32 nseg;
+	__u32 pad;
+	__u64 seg[UNWIND_FILE_SEGS][3]; /* PT_LOAD: file offset, vaddr, file size */
 };
 
 /* sample_key.flags: the unwinder stopped before the outermost frame. */
@@ -78,6 +98,7 @@ enum unwind_stat {
 	USTAT_EXT_FULL,	   /* deep stacks whose tail could not be stored */
 	USTAT_KERNEL_REGS, /* samples in kernel mode (user regs from the task) */
 	USTAT_NO_PROC,	   /* samples of processes without tables yet: FP */
+	USTAT_VMA,	   /* mappings found by the kernel's VMA (bpf_find_vma) */
 	USTAT__COUNT,
 };
 

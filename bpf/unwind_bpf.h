@@ -1,7 +1,9 @@
 /* unwind_bpf.h - the BPF half of table unwinding, included by
  * cpu_sampler.bpf.c: walk the user stack of the sampled thread with the
- * rows user space compiled from .eh_frame (see unwind.h), falling back to
- * frame pointers inside mappings that have no table.
+ * rows user space compiled from .eh_frame (see unwind.h). Hybrid: a PC with
+ * no row (code without CFI such as V8's builtins, a mapping without a table,
+ * JIT code) is crossed with frame pointers when the chain is plausible, and
+ * the next PC that has a row goes back to the tables.
  *
  * One call of the global function unwind_step() per frame (bounded loop +
  * BTF-checked global function: Linux >= 5.8 like the rest), so the verifier
@@ -10,7 +12,8 @@
  * sorted mappings), binary-searches the mapping's rows, computes the CFA and
  * reads the return address and the saved rbp with bpf_probe_read_user().
  * A walk that ends anywhere but an outermost frame (undefined return
- * address, return address 0) is flagged PROFCAP_F_USTACK_PARTIAL. Samples
+ * address, return address 0), i.e. where neither a row nor a plausible frame
+ * pointer goes on, is flagged PROFCAP_F_USTACK_PARTIAL. Samples
  * taken in kernel mode get the user registers from bpf_task_pt_regs()
  * (kernel BTF, Linux >= 5.15), enabled through unwind_task_regs.
  */
@@ -24,16 +27,41 @@
 
 const volatile __u32 want_unwind = 0;	   /* walk user stacks with the tables */
 const volatile __u32 unwind_task_regs = 0; /* kernel BTF: user regs of kernel-mode samples */
+/* Kernel BTF and bpf_find_vma() (Linux >= 5.17): mappings user space has not
+ * read yet are found from the VMA, with these field offsets (from BTF). */
+const volatile __u32 unwind_vma = 0;
+const volatile __u32 vma_start_off = 0, vma_end_off = 0, vma_pgoff_off = 0, vma_file_off = 0;
+const volatile __u32 file_inode_off = 0, inode_ino_off = 0, inode_sb_off = 0, sb_dev_off = 0;
 
 #define UNWIND_MAP_STEPS 17 /* 2^16 mappings per process */
 #define UNWIND_ROW_STEPS 24 /* 2^23 rows per file (CFI_MAX_ROWS is 2^22) */
+/* Frame pointers followed only this far above the sampled sp. */
+#define UNWIND_FP_MAX_STACK (512ull << 20)
 
-struct {
+/* The rows of one file: an array sized to them, created by user space when
+ * the file is added (BPF_F_INNER_MAP: each its own size, Linux >= 5.10). */
+struct unwind_rows_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+};
+
+/* File tables by slot (unwind_map.first); an empty slot has no map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
 	__uint(max_entries, 1); /* sized by user space */
-} unwind_rows SEC(".maps");
+	__array(values, struct unwind_rows_map);
+} unwind_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct unwind_file_key);
+	__type(value, struct unwind_file);
+	__uint(max_entries, 1); /* sized by user space */
+} unwind_file_idx SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -86,6 +114,7 @@ struct unwind_state {
 	__u32 done;  /* 1 complete, 2 partial */
 	__u32 why;   /* USTAT_* of a partial walk */
 	__u32 pad;
+	__u64 stack_lo; /* sp of the sampled frame */
 };
 
 struct {
@@ -145,21 +174,86 @@ static __always_inline int unwind_find_map(struct unwind_state *st, __u64 addr)
 	return 0;
 }
 
+struct unwind_vma {
+	__u64 start, end, pgoff;
+	struct unwind_file_key key;
+	__u32 found;
+};
+
+static long unwind_vma_cb(void *task, void *vma, void *data)
+{
+	struct unwind_vma *v = data;
+	__u64 file = 0, inode = 0, sb = 0;
+	__u32 dev = 0;
+
+	if (bpf_probe_read_kernel(&v->start, 8, (char *)vma + vma_start_off) ||
+	    bpf_probe_read_kernel(&v->end, 8, (char *)vma + vma_end_off) ||
+	    bpf_probe_read_kernel(&v->pgoff, 8, (char *)vma + vma_pgoff_off) ||
+	    bpf_probe_read_kernel(&file, 8, (char *)vma + vma_file_off) || !file ||
+	    bpf_probe_read_kernel(&inode, 8, (char *)file + file_inode_off) || !inode ||
+	    bpf_probe_read_kernel(&v->key.ino, 8, (char *)inode + inode_ino_off) ||
+	    bpf_probe_read_kernel(&sb, 8, (char *)inode + inode_sb_off) || !sb ||
+	    bpf_probe_read_kernel(&dev, 4, (char *)sb + sb_dev_off))
+		return 0;
+	v->key.dev = dev;
+	v->found = 1;
+	return 0;
+}
+
+/* The mapping of @addr from the kernel's VMA and the file's table, for code
+ * user space has not described yet (a new process, a library just loaded).
+ * 0 or -1. */
+static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
+{
+	struct unwind_vma v = {};
+	struct unwind_file *f;
+	__u64 off;
+	__u32 i;
+
+	if (!unwind_vma)
+		return -1;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &v, 0) || !v.found)
+		return -1;
+	f = bpf_map_lookup_elem(&unwind_file_idx, &v.key);
+	if (!f)
+		return -1;
+	off = v.pgoff << 12;
+	for (i = 0; i < UNWIND_FILE_SEGS; i++) {
+		if (i >= f->nseg)
+			break;
+		if (off >= f->seg[i][0] && off - f->seg[i][0] < f->seg[i][2]) {
+			st->m.start = v.start;
+			st->m.end = v.end;
+			st->m.bias = v.start - (f->seg[i][1] + (off - f->seg[i][0]));
+			st->m.first = f->slot;
+			st->m.nrows = f->nrows;
+			st->have_map = 1;
+			ustat_inc(USTAT_VMA);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* The row of ELF address @vaddr in the current mapping's table, 0 if none. */
 static __always_inline __u64 unwind_find_row(struct unwind_state *st, __u64 vaddr)
 {
-	__u32 lo = st->m.first, hi = st->m.first + st->m.nrows, i;
+	__u32 lo = 0, hi = st->m.nrows, i;
+	void *rows;
 	__u64 *r;
 
 	if (vaddr > 0xffffffffull)
 		return 0;
+	rows = bpf_map_lookup_elem(&unwind_files, &st->m.first);
+	if (!rows)
+		return 0; /* reclaimed meanwhile */
 	for (i = 0; i < UNWIND_ROW_STEPS; i++) {
 		__u32 mid;
 
 		if (lo >= hi)
 			break;
 		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		r = bpf_map_lookup_elem(rows, &mid);
 		if (!r)
 			return 0;
 		if (UNWIND_ROW_PC(*r) <= (__u32)vaddr)
@@ -167,11 +261,43 @@ static __always_inline __u64 unwind_find_row(struct unwind_state *st, __u64 vadd
 		else
 			hi = mid;
 	}
-	if (lo == st->m.first)
+	if (!lo)
 		return 0;
 	lo--;
-	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	r = bpf_map_lookup_elem(rows, &lo);
 	return r ? *r : 0;
+}
+
+/* Hybrid walking: one frame with frame pointers, for a PC that has no row
+ * (code without CFI, a mapping without a table, JIT code mapped after the
+ * tables were read). Taken only when the chain is plausible: rbp is known,
+ * 8-byte aligned, inside the stack (at or above sp, within
+ * UNWIND_FP_MAX_STACK of the sampled sp) and the saved rbp grows (or is 0,
+ * the outermost frame's). The next PC that has a row goes back to the
+ * tables. Otherwise the walk stops, partial for @why. 0 to go on, 1 when
+ * over. */
+static __always_inline int unwind_fp_step(struct unwind_state *st, __u32 why)
+{
+	__u64 bp = st->bp, ra = 0, next = 0;
+
+	if (!st->bp_ok || !bp || (bp & 7) || bp < st->sp || bp - st->stack_lo > UNWIND_FP_MAX_STACK)
+		return unwind_partial(st, why);
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(bp + 8)) ||
+	    bpf_probe_read_user(&next, sizeof(next), (void *)bp))
+		return unwind_partial(st, USTAT_READ_ERR);
+	st->sp = bp + 16;
+	st->bp = next;
+	/* A saved rbp below this frame is not a frame pointer: the next frame
+	 * needs a row (bp_ok = 0), the return address is still good. */
+	st->bp_ok = next > bp;
+	st->exact = 0;
+	st->pc = ra;
+	ustat_inc(USTAT_FP_FRAMES);
+	if (!ra) {
+		st->done = 1; /* outermost frame (return address 0) */
+		return 1;
+	}
+	return 0;
 }
 
 /* One frame. A global function: the verifier checks it once, whatever the
@@ -195,21 +321,11 @@ __attribute__((noinline)) int unwind_step(void)
 	st->hash ^= st->hash >> 29;
 
 	addr = st->exact ? pc : pc - 1;
-	if (unwind_find_map(st, addr))
-		return unwind_partial(st, USTAT_NO_MAPPING);
+	if (unwind_find_map(st, addr) && unwind_find_vma(st, addr))
+		return unwind_fp_step(st, USTAT_NO_MAPPING); /* JIT code? */
 
-	if (!st->m.nrows) {
-		/* No table: frame pointers. */
-		if (!st->bp_ok || !st->bp)
-			return unwind_partial(st, USTAT_NO_ROW);
-		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(st->bp + 8)) ||
-		    bpf_probe_read_user(&bp, sizeof(bp), (void *)st->bp))
-			return unwind_partial(st, USTAT_READ_ERR);
-		st->sp = st->bp + 16;
-		st->bp = bp;
-		ustat_inc(USTAT_FP_FRAMES);
-		goto next;
-	}
+	if (!st->m.nrows) /* no table: frame pointers */
+		return unwind_fp_step(st, USTAT_NO_ROW);
 
 	row = unwind_find_row(st, addr - st->m.bias);
 	switch (UNWIND_ROW_CFA(row)) {
@@ -247,8 +363,8 @@ __attribute__((noinline)) int unwind_step(void)
 	case UNWIND_CFA_END:
 		st->done = 1;
 		return 1;
-	default: /* NONE, UNSUPPORTED */
-		return unwind_partial(st, USTAT_NO_ROW);
+	default: /* NONE (code without CFI, e.g. V8 builtins), UNSUPPORTED */
+		return unwind_fp_step(st, USTAT_NO_ROW);
 	}
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		return unwind_partial(st, USTAT_READ_ERR);
@@ -263,7 +379,6 @@ __attribute__((noinline)) int unwind_step(void)
 	}
 	st->sp = cfa;
 	ustat_inc(USTAT_FRAMES);
-next:
 	st->exact = 0;
 	st->pc = ra;
 	if (!ra) {
@@ -323,7 +438,8 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	nmaps = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!nmaps) {
 		ustat_inc(USTAT_NO_PROC);
-		return ~0ull;
+		if (!unwind_vma) /* else every mapping comes from the VMAs */
+			return ~0ull;
 	}
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
@@ -333,10 +449,11 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->nr = 0;
 	st->hash = 0x9e3779b97f4a7c15ull;
 	st->tgid = tgid;
-	st->nmaps = *nmaps;
+	st->nmaps = nmaps ? *nmaps : 0;
 	st->have_map = 0;
 	st->exact = 1;
 	st->bp_ok = 1;
+	st->stack_lo = st->sp;
 	st->done = 0;
 	st->why = 0;
 	for (i = 0; i < PROFCAP_MAX_USTACK + 1; i++)

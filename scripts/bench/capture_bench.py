@@ -4,15 +4,24 @@
 Each tool samples all CPUs at 99 Hz with stacks for 1 second and produces its
 output (profcap: OTLP file; perf: perf.data + `perf script` text; bpftrace:
 aggregated stacks printed at exit). Measured per run, per tool: end-to-end
-wall time and peak RSS (from wait4 rusage; for perf the max of record and
-script, with their wall times added). Runs are interleaved (A B C A B C ...)
-so machine noise hits every tool alike; reports medians and ratios.
+wall time, CPU time (user + system) and peak RSS (from wait4 rusage; for
+perf the max RSS of record and script, their wall and CPU times added), and
+the kernel memory of the BPF maps the tool holds (peak over the run, polled
+every 100 ms, of the `memlock` of the maps in the fdinfo of the tool's
+processes; profcap's per-file row maps are held by an array of maps, not by
+a descriptor, so for profcap the peak it reports itself ("memory: ... BPF
+maps ... (peak N MiB)", the same fdinfo figures plus each row map's memlock
+read when it was created) is taken when larger; perf uses perf ring buffers,
+not maps: 0). Runs are interleaved (A B C A B C ...) so
+machine noise hits every tool alike; reports medians and ratios.
 
 Usage (root): scripts/bench/capture_bench.py [--runs 7] [--seconds 1] [--load]
   --load   keep both CPUs busy with a ground-truth workload during the runs
 """
 import argparse
 import os
+import re
+import threading
 import statistics
 import subprocess
 import sys
@@ -24,25 +33,93 @@ PROFCAP = os.path.join(REPO, "build", "profcap")
 WORKLOAD = os.path.join(REPO, "build", "tests", "workloads", "groundtruth")
 
 
-def run(cmd, cwd):
-    """Run cmd; return (wall seconds, peak RSS KiB, exit code)."""
+def tree(pid):
+    """@pid and its descendants."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                kids.setdefault(ppid, []).append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def bpf_maps(pids):
+    """{map id: memlock bytes} of the BPF maps open in @pids."""
+    maps = {}
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fdinfo")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    info = dict(l.split(":", 1) for l in f if ":" in l)
+            except OSError:
+                continue
+            if "map_id" in info:
+                maps[int(info["map_id"])] = int(info.get("memlock", "0"))
+    return maps
+
+
+class MapWatch:
+    """Peak memlock of the maps held by a process tree, polled every 100 ms."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.peak = 0
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def loop(self):
+        while not self.stop.wait(0.1):
+            self.peak = max(self.peak, sum(bpf_maps(tree(self.pid)).values()))
+
+    def done(self):
+        self.stop.set()
+        self.t.join()
+        return self.peak
+
+
+def run(cmd, cwd, stderr=subprocess.DEVNULL):
+    """Run cmd; return (wall seconds, peak RSS KiB, exit code, CPU seconds, BPF bytes)."""
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr)
+    w = MapWatch(p.pid)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
-    return wall, ru.ru_maxrss, os.waitstatus_to_exitcode(status)
+    return (wall, ru.ru_maxrss, os.waitstatus_to_exitcode(status), ru.ru_utime + ru.ru_stime,
+            w.done())
 
 
 def bench_profcap(tmp, secs):
-    return run([PROFCAP, "capture", "-a", "-F", "99", "--seconds", str(secs), "-q",
-                "-o", os.path.join(tmp, "p.pb")], tmp)
+    log = os.path.join(tmp, "p.log")
+    with open(log, "w") as err:
+        wall, rss, code, cpu, bpf = run([PROFCAP, "capture", "-a", "-F", "99", "--seconds",
+                                         str(secs), "-o", os.path.join(tmp, "p.pb")], tmp, err)
+    with open(log) as f:
+        m = re.search(r"BPF maps [0-9.]+ MiB \(peak ([0-9.]+) MiB\)", f.read())
+    if m:
+        bpf = max(bpf, float(m.group(1)) * 1048576)
+    return wall, rss, code, cpu, bpf
 
 
 def bench_perf(tmp, secs):
-    w1, r1, c1 = run(["perf", "record", "-q", "-g", "-a", "-F", "99", "-o",
-                      os.path.join(tmp, "perf.data"), "--", "sleep", str(secs)], tmp)
-    w2, r2, c2 = run(["sh", "-c", f"perf script -i {tmp}/perf.data > {tmp}/perf.txt"], tmp)
-    return w1 + w2, max(r1, r2), c1 or c2
+    w1, r1, c1, u1, b1 = run(["perf", "record", "-q", "-g", "-a", "-F", "99", "-o",
+                              os.path.join(tmp, "perf.data"), "--", "sleep", str(secs)], tmp)
+    w2, r2, c2, u2, b2 = run(["sh", "-c", f"perf script -i {tmp}/perf.data > {tmp}/perf.txt"],
+                             tmp)
+    return w1 + w2, max(r1, r2), c1 or c2, u1 + u2, max(b1, b2)
 
 
 def bench_bpftrace(tmp, secs):
@@ -69,27 +146,31 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(a.runs):
                 for name, fn in tools.items():
-                    wall, rss, code = fn(tmp, a.seconds)
+                    wall, rss, code, cpu, bpf = fn(tmp, a.seconds)
                     if code != 0:
                         sys.exit(f"{name} failed (exit {code}) in run {i}")
-                    res[name].append((wall, rss))
+                    res[name].append((wall, rss, cpu, bpf))
             size = os.path.getsize(os.path.join(tmp, "p.pb"))
     finally:
         for p in load:
             p.kill()
             p.wait()
-    base_w = statistics.median(w for w, _ in res["profcap"])
-    base_r = statistics.median(r for _, r in res["profcap"])
+    base_w = statistics.median(r[0] for r in res["profcap"])
+    base_r = statistics.median(r[1] for r in res["profcap"])
     print(f"{a.runs} interleaved runs, {a.seconds:g} s capture, 99 Hz, all CPUs, "
           f"{'loaded' if a.load else 'idle'} machine ({os.cpu_count()} CPUs)")
-    print(f"{'tool':22} {'wall median':>12} {'wall min-max':>16} {'peak RSS median':>16} "
-          f"{'wall/profcap':>13} {'RSS/profcap':>12}")
+    print(f"{'tool':20} {'wall med':>9} {'wall min-max':>14} {'RSS med':>9} {'RSS max':>9} "
+          f"{'CPU med':>8} {'BPF med':>9} {'BPF max':>9} {'wall/pc':>8} {'RSS/pc':>7}")
     for name, rows in res.items():
-        walls = [w for w, _ in rows]
-        rss = [r for _, r in rows]
+        walls = [r[0] for r in rows]
+        rss = [r[1] for r in rows]
+        cpu = [r[2] for r in rows]
+        bpf = [r[3] for r in rows]
         mw, mr = statistics.median(walls), statistics.median(rss)
-        print(f"{name:22} {mw:11.3f}s {min(walls):7.3f}-{max(walls):.3f}s {mr / 1024:14.1f}MB "
-              f"{mw / base_w:12.2f}x {mr / base_r:11.2f}x")
+        print(f"{name:20} {mw:8.3f}s {min(walls):6.3f}-{max(walls):.3f}s "
+              f"{mr / 1024:7.1f}MB {max(rss) / 1024:7.1f}MB {statistics.median(cpu):7.3f}s "
+              f"{statistics.median(bpf) / 1048576:6.1f}MiB {max(bpf) / 1048576:6.1f}MiB "
+              f"{mw / base_w:7.2f}x {mr / base_r:6.2f}x")
     print(f"profcap output: {size} bytes; binary: {os.path.getsize(PROFCAP)} bytes")
 
 

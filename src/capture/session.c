@@ -15,6 +15,7 @@
 #include "capture/session.h"
 #include "collect/sampler.h"
 #include "formats/otlp.h"
+#include "proc/privs.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolizer.h"
 #include "util/env.h"
@@ -95,9 +96,8 @@ static void on_new_process(void *ctx, __u32 tgid)
 {
 	struct session *s = ctx;
 
-	/* Unwind tables first: its samples already wait for them. */
-	sampler__add_process(s->smp, (int)tgid);
-	/* Snapshot maps and binaries while the process is alive. */
+	/* Snapshot maps and binaries while the process is alive; the
+	 * sampler builds its unwind tables (on its own thread). */
 	symbolizer__add_process(s->sym, (int)tgid);
 }
 
@@ -364,6 +364,7 @@ static int load_sampler(struct session *s)
 	size_t i;
 
 	target__sampler_opts(&s->tgt, &so);
+	target__warn_privileges(&s->tgt, "/proc");
 	t0 = now_ns(CLOCK_MONOTONIC);
 	s->smp = sampler__new(&so);
 	if (!s->smp)
@@ -387,11 +388,14 @@ static void load_kernel_symbols(struct session *s)
 {
 	int err = symbolizer__load_kernel(s->sym);
 
-	if (err == -EPERM)
-		pr_warn("kernel symbols are hidden (kernel.kptr_restrict): kernel frames "
-			"keep "
-			"addresses only; run as root or set kernel.kptr_restrict=0");
-	else if (err)
+	if (err == -EPERM) {
+		struct privs pv;
+		char why[400];
+
+		privs__read("/proc", &pv);
+		privs__kallsyms_hidden(&pv, why, sizeof(why));
+		pr_warn("kernel symbols are hidden: kernel frames keep addresses only; %s", why);
+	} else if (err)
 		pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
 			"only",
 			strerror(-err));

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "capture/status.h"
 #include "util/log.h"
@@ -61,23 +62,23 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 	const struct unwind_table_stats *ut = &us->tables;
 
 	pr_info("unwind tables: %llu files (%llu without CFI, %llu unreadable, %llu no "
-		"room), "
+		"room, %llu evicted), "
 		"%llu rows = %.1f of %.1f MiB, %llu processes, built in %.0f ms; stacks: "
 		"%llu complete, %llu partial",
 		(unsigned long long)ut->files_parsed, (unsigned long long)ut->files_no_cfi,
 		(unsigned long long)ut->files_failed, (unsigned long long)ut->files_no_room,
-		(unsigned long long)ut->rows, ut->rows * 8 / 1048576.0,
+		(unsigned long long)ut->files_evicted, (unsigned long long)ut->rows, ut->rows * 8 / 1048576.0,
 		ut->max_rows * 8 / 1048576.0, (unsigned long long)ut->processes,
 		ut->parse_ns / 1e6, (unsigned long long)us->complete,
 		(unsigned long long)us->partial);
 	pr_debug("unwinder: %llu table frames, %llu frame-pointer frames; partial: %llu no "
 		 "mapping, %llu no row, %llu read errors, %llu depth, %llu ext full, %llu "
-		 "no tables yet; %llu kernel-mode samples",
+		 "no tables yet; %llu kernel-mode samples; %llu mappings from VMAs",
 		 (unsigned long long)us->frames, (unsigned long long)us->fp_frames,
 		 (unsigned long long)us->no_mapping, (unsigned long long)us->no_row,
 		 (unsigned long long)us->read_err, (unsigned long long)us->depth,
 		 (unsigned long long)us->ext_full, (unsigned long long)us->no_proc,
-		 (unsigned long long)us->kernel_regs);
+		 (unsigned long long)us->kernel_regs, (unsigned long long)us->vma);
 }
 
 void status__summary(const struct status_window *w)
@@ -90,6 +91,16 @@ void status__summary(const struct status_window *w)
 	summary_losses(w);
 	if (w->us)
 		summary_unwind(w->us);
+	{
+		struct rusage ru = {0};
+
+		getrusage(RUSAGE_SELF, &ru);
+		pr_info("memory: peak rss %.1f MB, BPF maps %.1f MiB (peak %.1f MiB)",
+			ru.ru_maxrss / 1024.0, st->bpf_bytes / 1048576.0,
+			st->bpf_peak_bytes / 1048576.0);
+		pr_debug("first sample at CLOCK_MONOTONIC %llu ns",
+			 (unsigned long long)st->first_sample_ns);
+	}
 	if (st->foreign)
 		pr_info("%llu samples of tasks outside profcap's PID namespace were skipped; to "
 			"profile them, run profcap in the host PID namespace (hostPID: true)",
@@ -133,11 +144,12 @@ void status__window(const struct status_window *w, const struct status_totals *t
 			"\"samples_total\":%llu,\"files\":%llu,\"exported\":%llu,"
 			"\"export_failed\":%llu,\"spooled\":%llu,\"dropped_total\":%llu,"
 			"\"rescued\":%llu,\"lost\":%llu,\"export_pending\":%llu,"
-			"\"processes\":%zu,\"kernel_samples\":%llu,\"rss_kb\":%llu,\"status\":%d}"
-			"\n",
+			"\"processes\":%zu,\"kernel_samples\":%llu,\"rss_kb\":%llu,\"bpf_kb\":%llu,"
+			"\"status\":%d}\n",
 			v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
 			w->nproc,
-			(unsigned long long)w->st->samples, (unsigned long long)rss, ret);
+			(unsigned long long)w->st->samples, (unsigned long long)rss,
+			(unsigned long long)(w->st->bpf_bytes / 1024), ret);
 		return;
 	}
 	if (quiet)
@@ -145,9 +157,9 @@ void status__window(const struct status_window *w, const struct status_totals *t
 	fprintf(stderr,
 		"profcap: agent window %llu: %llu samples, %llu dropped, %zu processes; total: "
 		"%llu samples, %llu files, %llu exported, %llu export failures (%llu spooled), "
-		"%llu dropped, %llu rescued, %llu lost; rss %.1f MB\n",
+		"%llu dropped, %llu rescued, %llu lost; rss %.1f MB, bpf %.1f MiB\n",
 		v[0], v[1], v[2], w->nproc, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10],
-		rss / 1024.0);
+		rss / 1024.0, w->st->bpf_bytes / 1048576.0);
 }
 
 void status__totals(const struct status_totals *t, int ret)

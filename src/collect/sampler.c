@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,27 +15,37 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/btf.h>
 
 #include "cpu_sampler.h"
 #include "cpu_sampler.skel.h"
+#include "util/env.h"
 #include "util/log.h"
+#include "collect/forkhook.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
 
 /* Distinct keys (and stacks) one generation can hold. Sized from the sample
  * rate so that a drain interval's worth of samples always fits. */
-#define SAMPLER_MIN_ENTRIES 4096u
+#define SAMPLER_MIN_ENTRIES 1024u
 #define SAMPLER_MAX_ENTRIES 65536u
 
 /* Time for programs that read the old generation number to finish. A
  * perf_event program runs for microseconds with preemption disabled. */
 #define SAMPLER_GEN_SETTLE_NS 2000000L
 
+/* Announced processes waiting for their unwind tables. */
+#define SAMPLER_PENDING_MAX 4096u
+
+/* Exited processes and unused file tables are reclaimed this often. */
+#define SAMPLER_GC_NS 5000000000ull
+
 struct sampler {
 	struct cpu_sampler *skel;
 	int *pfds;
 	struct bpf_link **links;
 	struct bpf_link *fork_link; /* fork following, when asked */
+	struct bpf_link *exec_link; /* exec: announce the new program */
 	__u32 ncpus;		    /* size of pfds/links: highest online CPU + 1 */
 	__u32 nonline;
 	struct ring_buffer *rb;
@@ -44,8 +55,27 @@ struct sampler {
 	__u64 drains;
 	/* table unwinding (issue 4) */
 	struct unwind_table *unwind;
-	void *rows_mem;
+	int rows_fd; /* the file table being written (rows_begin .. rows_end) */
 	size_t rows_len;
+	__u32 unwind_rows; /* row store cap */
+	__u64 *slot_mem;   /* kernel memory of each file table */
+	struct unwind_file_key *slot_key; /* its file, in unwind_file_idx */
+	__u64 rows_mem;	   /* ... all of them */
+	__u64 bpf_peak;
+	/* The table builder thread (from sampler__start() on): processes
+	 * announced whose tables are still to build, oldest first; bit 31 of
+	 * an entry asks for a rate-limited refresh. Under mu: the queue,
+	 * stopped, quit and ut_stats; the unwind table is the worker's. */
+	pthread_t worker;
+	bool worker_on, stopped, quit, busy;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	__u32 pending[SAMPLER_PENDING_MAX];
+	__u32 pend_head, pend_n;
+	struct unwind_table_stats ut_stats;
+	__u32 refreshed[256]; /* tgids asked to refresh lately (main thread) */
+	__u64 refreshed_ns;
+	bool no_prealloc;  /* hash maps allocate on use (Linux >= 6.1) */
 	__u64 uips[PROFCAP_MAX_USTACK];
 	/* drain scratch */
 	struct stack_trace ust, kst;
@@ -180,13 +210,88 @@ static int perf_open_cpu(int cpu, __u32 hz)
 	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+#define SAMPLER_REFRESH_BIT 0x80000000u
+
+static void enqueue(struct sampler *s, __u32 entry)
+{
+	pthread_mutex_lock(&s->mu);
+	if (!s->stopped && s->pend_n < SAMPLER_PENDING_MAX) {
+		s->pending[(s->pend_head + s->pend_n) % SAMPLER_PENDING_MAX] = entry;
+		s->pend_n++;
+		pthread_cond_signal(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* The table builder: parses files and writes the maps off the thread that
+ * takes notices and drains samples, so a new binary's parse (hundreds of
+ * ms on a busy host) delays neither the snapshot of a short-lived process
+ * nor a drain. Also the periodic reclaim. */
+static void *worker_main(void *arg)
+{
+	struct sampler *s = arg;
+	__u64 last_gc = mono_ns();
+
+	pthread_mutex_lock(&s->mu);
+	while (!s->quit) {
+		__u32 entry;
+
+		if (!s->pend_n) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+			if (s->quit || s->pend_n || mono_ns() - last_gc < SAMPLER_GC_NS)
+				continue;
+			entry = 0; /* time for the reclaim */
+		} else {
+			/* Oldest first (one that exited meanwhile costs a
+			 * failed open of its maps, nothing more). */
+			entry = s->pending[s->pend_head];
+			s->pend_head = (s->pend_head + 1) % SAMPLER_PENDING_MAX;
+			s->pend_n--;
+		}
+		s->busy = true;
+		pthread_mutex_unlock(&s->mu);
+		if (entry & SAMPLER_REFRESH_BIT)
+			unwind_table__refresh(s->unwind, (int)(entry & ~SAMPLER_REFRESH_BIT));
+		else if (entry)
+			unwind_table__add_process(s->unwind, (int)entry);
+		if (mono_ns() - last_gc >= SAMPLER_GC_NS) {
+			unwind_table__gc(s->unwind, UNWIND_TABLE_FILE_TTL_NS);
+			last_gc = mono_ns();
+		}
+		pthread_mutex_lock(&s->mu);
+		s->busy = false;
+		unwind_table__stats(s->unwind, &s->ut_stats);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
 	const struct proc_event *e = data;
 
-	if (len >= sizeof(*e) && s->proc_fn)
+	if (len < sizeof(*e))
+		return 0;
+	/* The caller's snapshot (cheap) now, while a short-lived process is
+	 * still there; its tables (a parse for a new binary) after every
+	 * notice waiting has had its snapshot: see sampler__poll(). */
+	if (s->proc_fn)
 		s->proc_fn(s->proc_ctx, e->tgid);
+	if (s->worker_on)
+		enqueue(s, e->tgid);
 	return 0;
 }
 
@@ -202,37 +307,6 @@ static int own_pid_ns(__u64 *dev, __u64 *ino)
 	*dev = st.st_dev;
 	*ino = st.st_ino;
 	return 0;
-}
-
-/* Offset of child_pid in the sched_process_fork record, from the
- * tracepoint's format file: 20 (Linux >= 6.10) or 44 (older). */
-static int fork_child_offset(__u32 *off)
-{
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/sched/sched_process_fork/format",
-		"/sys/kernel/debug/tracing/events/sched/sched_process_fork/format",
-	};
-	char line[256];
-	unsigned int o;
-	FILE *f = NULL;
-	size_t i;
-	int err = -ENOENT;
-
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]) && !f; i++)
-		f = fopen(paths[i], "re");
-	if (!f)
-		return -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, " child_pid;");
-
-		if (!p || !(p = strstr(p, "offset:")) || sscanf(p, "offset:%u;", &o) != 1)
-			continue;
-		err = o == 20 || o == 44 ? 0 : -EOPNOTSUPP;
-		*off = o;
-		break;
-	}
-	fclose(f);
-	return err;
 }
 
 static int fill_filter(struct bpf_map *map, const void *key, __u32 key_size, const char *what)
@@ -335,13 +409,205 @@ static int unwind_del_proc(void *ctx, __u32 tgid)
 {
 	struct sampler *s = ctx;
 
+	/* Its next sample (a reused PID's first) announces it again. */
+	bpf_map__delete_elem(s->skel->maps.seen, &tgid, sizeof(tgid), 0);
 	return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0);
 }
 
-/* Before load: size the unwinder's maps and switch it on. */
-static void unwind_configure(struct sampler *s, const struct sampler_opts *o)
+static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __u64 (*seg)[3],
+			   unsigned int nseg, __u32 nrows)
+{
+	struct sampler *s = ctx;
+	struct unwind_file f = {.slot = slot, .nrows = nrows};
+	struct unwind_file_key k = {.dev = (dev >> 32) << 20 | (dev & 0xfffff), .ino = ino};
+	unsigned int i;
+
+	if (!s->skel->rodata->unwind_vma || slot >= SAMPLER_UNWIND_FILES)
+		return 0;
+	for (i = 0; i < nseg && i < UNWIND_FILE_SEGS; i++)
+		memcpy(f.seg[i], seg[i], sizeof(f.seg[i]));
+	f.nseg = i;
+	if (bpf_map__update_elem(s->skel->maps.unwind_file_idx, &k, sizeof(k), &f, sizeof(f),
+				 BPF_ANY))
+		return -errno;
+	s->slot_key[slot] = k;
+	return 0;
+}
+
+/* Byte offset of member @name of struct @sname in kernel BTF (inside
+ * anonymous structs and unions too), -1 if absent. */
+static long btf_member_off(const struct btf *btf, __u32 id, const char *name, int depth)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_member *m;
+	__u16 i;
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t)))
+		t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_composite(t) || depth > 4)
+		return -1;
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		const char *mn = btf__name_by_offset(btf, m->name_off);
+		long off;
+
+		if (mn && *mn) {
+			if (!strcmp(mn, name))
+				return (long)(btf_member_bit_offset(t, i) / 8);
+			continue;
+		}
+		off = btf_member_off(btf, m->type, name, depth + 1);
+		if (off >= 0)
+			return (long)(btf_member_bit_offset(t, i) / 8) + off;
+	}
+	return -1;
+}
+
+static int btf_off(const struct btf *btf, const char *sname, const char *name, __u32 *out)
+{
+	__s32 id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
+	long off = id > 0 ? btf_member_off(btf, (__u32)id, name, 0) : -1;
+
+	if (off < 0)
+		return -ENOENT;
+	*out = (__u32)off;
+	return 0;
+}
+
+/* Let the BPF walker find mappings from the kernel's VMAs (Linux >= 5.17
+ * with BTF): the offsets of the fields it reads. Off when any is missing. */
+static void unwind_vma_configure(struct sampler *s)
+{
+	struct cpu_sampler__rodata *r = s->skel->rodata;
+	struct btf *btf;
+
+	if (!kernel_at_least(5, 17) || access("/sys/kernel/btf/vmlinux", R_OK))
+		return;
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return;
+	if (!btf_off(btf, "vm_area_struct", "vm_start", (__u32 *)&r->vma_start_off) &&
+	    !btf_off(btf, "vm_area_struct", "vm_end", (__u32 *)&r->vma_end_off) &&
+	    !btf_off(btf, "vm_area_struct", "vm_pgoff", (__u32 *)&r->vma_pgoff_off) &&
+	    !btf_off(btf, "vm_area_struct", "vm_file", (__u32 *)&r->vma_file_off) &&
+	    !btf_off(btf, "file", "f_inode", (__u32 *)&r->file_inode_off) &&
+	    !btf_off(btf, "inode", "i_ino", (__u32 *)&r->inode_ino_off) &&
+	    !btf_off(btf, "inode", "i_sb", (__u32 *)&r->inode_sb_off) &&
+	    !btf_off(btf, "super_block", "s_dev", (__u32 *)&r->sb_dev_off))
+		r->unwind_vma = 1;
+	btf__free(btf);
+}
+
+/* Kernel memory charged for BPF map @fd (memlock in its fdinfo), 0 if unknown. */
+static __u64 fd_memlock(int fd)
+{
+	char path[64], line[128];
+	__u64 v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "memlock:", 8)) {
+			v = strtoull(line + 8, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* Kernel memory of all our maps: the skeleton's and the file tables. */
+static __u64 bpf_memory(const struct sampler *s)
+{
+	const struct bpf_map *m;
+	__u64 sum = __atomic_load_n(&s->rows_mem, __ATOMIC_RELAXED);
+
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (bpf_map__fd(m) >= 0)
+			sum += fd_memlock(bpf_map__fd(m));
+	return sum;
+}
+
+/* A file table: an array map sized to its rows, mapped here only while it
+ * is written, then put in its slot of unwind_files. */
+static __u64 *unwind_rows_begin(void *ctx, __u32 slot, __u32 n)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct sampler *s = ctx;
+	long page = sysconf(_SC_PAGESIZE);
+	void *mem;
+
+	(void)slot;
+	s->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
+				    sizeof(__u64), n, &opts);
+	if (s->rows_fd < 0)
+		return NULL;
+	s->rows_len = ((size_t)n * sizeof(__u64) + (size_t)page - 1) & ~((size_t)page - 1);
+	mem = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->rows_fd, 0);
+	if (mem == MAP_FAILED) {
+		close(s->rows_fd);
+		s->rows_fd = -1;
+		return NULL;
+	}
+	return mem;
+}
+
+static int unwind_rows_end(void *ctx, __u32 slot, __u64 *rows, __u32 n, bool ok)
+{
+	struct sampler *s = ctx;
+	int err = 0;
+
+	(void)n;
+	munmap(rows, s->rows_len);
+	if (ok && bpf_map__update_elem(s->skel->maps.unwind_files, &slot, sizeof(slot),
+				       &s->rows_fd, sizeof(s->rows_fd), BPF_ANY))
+		err = -errno;
+	if (ok && !err && slot < SAMPLER_UNWIND_FILES) {
+		s->rows_mem -= s->slot_mem[slot];
+		s->slot_mem[slot] = fd_memlock(s->rows_fd);
+		s->rows_mem += s->slot_mem[slot];
+	}
+	close(s->rows_fd); /* unwind_files holds the map now */
+	s->rows_fd = -1;
+	return err;
+}
+
+static int unwind_rows_del(void *ctx, __u32 slot)
+{
+	struct sampler *s = ctx;
+
+	if (slot < SAMPLER_UNWIND_FILES) {
+		s->rows_mem -= s->slot_mem[slot];
+		s->slot_mem[slot] = 0;
+		if (s->slot_key[slot].dev || s->slot_key[slot].ino)
+			bpf_map__delete_elem(s->skel->maps.unwind_file_idx, &s->slot_key[slot],
+					     sizeof(s->slot_key[slot]), 0);
+		memset(&s->slot_key[slot], 0, sizeof(s->slot_key[slot]));
+	}
+	return bpf_map__delete_elem(s->skel->maps.unwind_files, &slot, sizeof(slot), 0);
+}
+
+static void no_prealloc(struct bpf_map *m)
+{
+	bpf_map__set_map_flags(m, bpf_map__map_flags(m) | BPF_F_NO_PREALLOC);
+}
+
+/* Before load: size the unwinder's maps and switch it on. Its hash maps
+ * take memory as entries are added where the kernel lets perf_event
+ * programs use them so (Linux >= 6.1; the program only writes the deep-stack
+ * tails, rarely); before, they are preallocated, the deep-stack maps sized
+ * from the sample rate (@entries: distinct stacks of one drain interval). */
+static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __u32 entries)
 {
 	__u32 rows = o->unwind_rows ? o->unwind_rows : SAMPLER_UNWIND_ROWS;
+	const char *env = getenv("PROFCAP_UNWIND_ROWS"); /* benchmarks: store pressure */
+
+	if (!o->unwind_rows && env && strtoul(env, NULL, 10) > 0 &&
+	    strtoul(env, NULL, 10) < SAMPLER_UNWIND_ROWS)
+		rows = (__u32)strtoul(env, NULL, 10);
+	__u32 ext = s->no_prealloc ? SAMPLER_USTACK_EXT_MAX : entries / 4;
 
 	if (!o->unwind || !o->user)
 		return;
@@ -351,16 +617,24 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o)
 	 * and are flagged partial. */
 	s->skel->rodata->unwind_task_regs =
 		!access("/sys/kernel/btf/vmlinux", R_OK) && kernel_at_least(5, 15);
-	bpf_map__set_max_entries(s->skel->maps.unwind_rows, rows);
-	bpf_map__set_map_flags(s->skel->maps.unwind_rows,
-			       bpf_map__map_flags(s->skel->maps.unwind_rows) | BPF_F_MMAPABLE);
+	s->unwind_rows = rows;
+	unwind_vma_configure(s);
+	bpf_map__set_max_entries(s->skel->maps.unwind_file_idx, SAMPLER_UNWIND_FILES);
+	bpf_map__set_max_entries(s->skel->maps.unwind_files, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_maps, SAMPLER_UNWIND_MAPS);
 	bpf_map__set_max_entries(s->skel->maps.unwind_procs, UNWIND_TABLE_MAX_PROCS);
-	bpf_map__set_max_entries(s->skel->maps.ustack_ext0, SAMPLER_USTACK_EXT_MAX);
-	bpf_map__set_max_entries(s->skel->maps.ustack_ext1, SAMPLER_USTACK_EXT_MAX);
+	bpf_map__set_max_entries(s->skel->maps.ustack_ext0, ext);
+	bpf_map__set_max_entries(s->skel->maps.ustack_ext1, ext);
+	if (s->no_prealloc) {
+		no_prealloc(s->skel->maps.unwind_maps);
+		no_prealloc(s->skel->maps.unwind_file_idx);
+		no_prealloc(s->skel->maps.unwind_procs);
+		no_prealloc(s->skel->maps.ustack_ext0);
+		no_prealloc(s->skel->maps.ustack_ext1);
+	}
 }
 
-/* After load: map the row store and create the table builder. */
+/* After load: create the table builder (file tables are added as found). */
 static int unwind_open(struct sampler *s)
 {
 	struct unwind_table_sink sink = {
@@ -370,25 +644,19 @@ static int unwind_open(struct sampler *s)
 		.del_proc = unwind_del_proc,
 		.ctx = s,
 	};
-	int err;
 
 	if (!s->skel->rodata->want_unwind)
 		return 0;
-	sink.max_rows = bpf_map__max_entries(s->skel->maps.unwind_rows);
+	sink.max_rows = s->unwind_rows;
+	sink.max_files = SAMPLER_UNWIND_FILES;
 	sink.max_maps = SAMPLER_UNWIND_MAPS;
-	s->rows_len = (size_t)sink.max_rows * sizeof(__u64);
-	s->rows_mem = mmap(NULL, s->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			   bpf_map__fd(s->skel->maps.unwind_rows), 0);
-	if (s->rows_mem == MAP_FAILED) {
-		err = -errno;
-		s->rows_mem = NULL;
-		pr_err("cannot map the unwind row store (%s): needs Linux >= 5.5; use "
-		       "--no-unwind for frame pointers only",
-		       strerror(-err));
-		return err;
-	}
-	sink.rows = s->rows_mem;
-	s->unwind = unwind_table__new(&sink, "/proc");
+	sink.rows_begin = unwind_rows_begin;
+	sink.rows_end = unwind_rows_end;
+	sink.rows_del = unwind_rows_del;
+	sink.set_file = unwind_set_file;
+	s->slot_mem = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_mem));
+	s->slot_key = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_key));
+	s->unwind = s->slot_mem && s->slot_key ? unwind_table__new(&sink, "/proc") : NULL;
 	if (!s->unwind)
 		return -ENOMEM;
 	return 0;
@@ -404,12 +672,36 @@ _Static_assert(SAMPLER_REC_USTACK_ERR == PROFCAP_F_USTACK_ERR &&
 
 int sampler__add_process(struct sampler *s, int pid)
 {
-	return s->unwind ? unwind_table__add_process(s->unwind, pid) : 0;
+	if (!s->unwind)
+		return 0;
+	if (!s->worker_on)
+		return unwind_table__add_process(s->unwind, pid);
+	enqueue(s, (__u32)pid);
+	return 0;
 }
 
 int sampler__refresh_process(struct sampler *s, int pid)
 {
-	return s->unwind ? unwind_table__refresh(s->unwind, pid) : 0;
+	__u32 *last;
+	__u64 now;
+
+	if (!s->unwind)
+		return 0;
+	if (!s->worker_on)
+		return unwind_table__refresh(s->unwind, pid);
+	/* One request per process and second is plenty (the builder rate-
+	 * limits too): partial records come by the thousand. */
+	now = mono_ns();
+	if (now - s->refreshed_ns > UNWIND_TABLE_REFRESH_NS) {
+		memset(s->refreshed, 0, sizeof(s->refreshed));
+		s->refreshed_ns = now;
+	}
+	last = &s->refreshed[(__u32)pid % 256];
+	if (*last == (__u32)pid)
+		return 0;
+	*last = (__u32)pid;
+	enqueue(s, (__u32)pid | SAMPLER_REFRESH_BIT);
+	return 0;
 }
 
 bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats *st)
@@ -422,7 +714,13 @@ bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats 
 	memset(st, 0, sizeof(*st));
 	if (!s->unwind)
 		return false;
-	unwind_table__stats(s->unwind, &st->tables);
+	if (s->worker_on) {
+		pthread_mutex_lock((pthread_mutex_t *)&s->mu);
+		st->tables = s->ut_stats;
+		pthread_mutex_unlock((pthread_mutex_t *)&s->mu);
+	} else {
+		unwind_table__stats(s->unwind, &st->tables);
+	}
 	vals = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*vals)) : NULL;
 	if (vals) {
 		fd = bpf_map__fd(s->skel->maps.unwind_stats);
@@ -445,6 +743,7 @@ bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats 
 	st->ext_full = out[USTAT_EXT_FULL];
 	st->kernel_regs = out[USTAT_KERNEL_REGS];
 	st->no_proc = out[USTAT_NO_PROC];
+	st->vma = out[USTAT_VMA];
 	return true;
 }
 
@@ -464,51 +763,32 @@ static __u32 unwind_join(struct sampler *s, int ext_fd, __u64 hash, __u64 nr, __
 	return n;
 }
 
-struct sampler *sampler__new(const struct sampler_opts *o)
+static struct bpf_program *fork_prog(struct sampler *s, enum forkhook_kind kind)
 {
-	struct sampler *s = NULL;
-	bool *online = NULL;
-	__u32 ncpus = 0, entries, i;
-	__u64 pidns_dev = 0, pidns_ino = 0;
-	int err;
+	switch (kind) {
+	case FORKHOOK_TP_BTF:
+		return s->skel->progs.profcap_fork_btf;
+	case FORKHOOK_RAW_TP:
+		return s->skel->progs.profcap_fork_raw;
+	default:
+		return s->skel->progs.profcap_fork_tp;
+	}
+}
 
-	libbpf_set_print(libbpf_print);
-	if (!o->freq_hz || o->freq_hz > 100000) {
-		pr_err("sampling frequency %u Hz is out of range (1..100000)", o->freq_hz);
-		return NULL;
-	}
-	err = online_cpus(&online, &ncpus);
-	if (err) {
-		pr_err("cannot read the online CPU list: %s", strerror(-err));
-		return NULL;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		goto err_nomem;
-	s->ncpus = ncpus;
-	s->pfds = malloc(ncpus * sizeof(*s->pfds));
-	s->links = calloc(ncpus, sizeof(*s->links));
-	if (!s->pfds || !s->links)
-		goto err_nomem;
-	for (i = 0; i < ncpus; i++) {
-		s->pfds[i] = -1;
-		s->nonline += online[i];
-	}
+/* Open, configure and load the BPF object, with fork hook @fh (NULL: no
+ * fork following). On failure the skeleton is gone again; logs nothing. */
+static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh)
+{
+	__u64 pidns_dev = 0, pidns_ino = 0;
+	__u32 entries;
+	int k, err;
 
 	s->skel = cpu_sampler__open();
-	if (!s->skel) {
-		err = -errno;
-		explain_load_error(err);
-		goto err_out;
-	}
+	if (!s->skel)
+		return -errno;
 	s->skel->rodata->want_user = o->user;
 	s->skel->rodata->want_kernel = o->kernel;
 	s->skel->rodata->skip_idle = !o->idle;
-	if (o->ncgroups > PROFCAP_MAX_CGROUPS) {
-		pr_err("too many cgroups to filter on (%zu, at most %d)", o->ncgroups,
-		       PROFCAP_MAX_CGROUPS);
-		goto err_out;
-	}
 	s->skel->rodata->filter_pids = o->npids > 0;
 	s->skel->rodata->filter_tids = o->ntids > 0;
 	s->skel->rodata->filter_comms = o->ncomms > 0;
@@ -518,22 +798,17 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		s->skel->rodata->pidns_dev = pidns_dev;
 		s->skel->rodata->pidns_ino = pidns_ino;
 	}
-	if (o->follow_forks && o->npids) {
-		__u32 off = 0;
-
-		err = fork_child_offset(&off);
-		if (err) {
-			pr_err("cannot follow new processes: the sched_process_fork tracepoint "
-			       "format is %s; mount tracefs (mount -t tracefs nodev "
-			       "/sys/kernel/tracing)",
-			       err == -ENOENT ? "not readable" : "unknown");
-			goto err_out;
-		}
+	/* Exactly one fork program, or none, is loaded. */
+	for (k = 0; k < FORKHOOK__COUNT; k++)
+		bpf_program__set_autoload(fork_prog(s, (enum forkhook_kind)k),
+					  fh && fh->kind == (enum forkhook_kind)k);
+	if (fh) {
 		s->skel->rodata->follow_forks = 1;
-		s->skel->rodata->fork_child_off = off;
+		if (fh->kind == FORKHOOK_TRACEPOINT)
+			s->skel->rodata->fork_child_off = fh->off;
+		else
+			s->skel->rodata->fork_pid_off = fh->off;
 		bpf_map__set_max_entries(s->skel->maps.followed, SAMPLER_FOLLOWED_MAX);
-	} else {
-		bpf_program__set_autoload(s->skel->progs.profcap_fork, false);
 	}
 	/* One drain interval (about a second) of samples from every CPU must
 	 * fit in one generation, with room for two stacks per sample. */
@@ -550,29 +825,137 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
 	if (o->ncgroups)
 		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
-	unwind_configure(s, o);
+	unwind_configure(s, o, entries);
 
 	err = cpu_sampler__load(s->skel);
 	if (err) {
-		explain_load_error(err);
+		cpu_sampler__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return err;
+}
+
+/* Load the BPF object with the first fork hook that works here (see
+ * collect/forkhook.h; PROFCAP_FORK_HOOK names one) and attach it. Logs. */
+static int load_following(struct sampler *s, const struct sampler_opts *o)
+{
+	enum forkhook_kind first = FORKHOOK_RAW_TP, last = FORKHOOK_TRACEPOINT, k;
+	const char *env = env__get(env__process(), FORKHOOK_ENV), *why = "";
+	char reasons[512] = "";
+	struct forkhook fh;
+	size_t used = 0;
+	int err = -ENOENT;
+
+	if (env) {
+		if (forkhook__parse(env, &first)) {
+			pr_err("%s=%s names no fork hook: use tp_btf, raw_tp or tracepoint, or "
+			       "unset "
+			       "it",
+			       FORKHOOK_ENV, env);
+			return -EINVAL;
+		}
+		last = first;
+	}
+	for (k = first; k <= last; k++) {
+		if (k == FORKHOOK_TP_BTF && !kernel_at_least(5, 5)) {
+			err = -EOPNOTSUPP;
+			why = "needs Linux >= 5.5";
+		} else if (!(err = forkhook__prepare(&fh, k, NULL, &why))) {
+			err = skel_load(s, o, &fh);
+			if (err == -EPERM || err == -EACCES) {
+				forkhook__release(&fh);
+				explain_load_error(err);
+				return err;
+			}
+			if (err) {
+				why = "the kernel refused the program";
+			} else {
+				s->fork_link = bpf_program__attach(fork_prog(s, k));
+				if (!s->fork_link) {
+					err = -errno;
+					why = "attaching failed";
+					cpu_sampler__destroy(s->skel);
+					s->skel = NULL;
+				}
+			}
+			forkhook__release(&fh);
+		}
+		if (!err) {
+			pr_debug("following new processes through %s/sched_process_fork (%s)",
+				 forkhook__name(k),
+				 k == FORKHOOK_TRACEPOINT ? "tracefs format" : "kernel BTF");
+			return 0;
+		}
+		pr_debug("fork hook %s unusable: %s (%s)", forkhook__name(k), why, strerror(-err));
+		used += (size_t)snprintf(reasons + used, sizeof(reasons) - used, "%s%s: %s (%s)",
+					 used ? "; " : "", forkhook__name(k), why, strerror(-err));
+		if (used >= sizeof(reasons))
+			used = sizeof(reasons) - 1;
+	}
+	pr_err("cannot follow new processes: %s; needs kernel BTF (CONFIG_DEBUG_INFO_BTF) or "
+	       "tracefs: run as root so profcap can mount it, or mount it (mount -t tracefs "
+	       "nodev /sys/kernel/tracing)",
+	       reasons);
+	return err;
+}
+
+struct sampler *sampler__new(const struct sampler_opts *o)
+{
+	struct sampler *s = NULL;
+	bool *online = NULL;
+	__u32 ncpus = 0, i;
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	if (!o->freq_hz || o->freq_hz > 100000) {
+		pr_err("sampling frequency %u Hz is out of range (1..100000)", o->freq_hz);
+		return NULL;
+	}
+	err = online_cpus(&online, &ncpus);
+	if (err) {
+		pr_err("cannot read the online CPU list: %s", strerror(-err));
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto err_nomem;
+	s->ncpus = ncpus;
+	s->rows_fd = -1;
+	s->no_prealloc = kernel_at_least(6, 1);
+	s->pfds = malloc(ncpus * sizeof(*s->pfds));
+	s->links = calloc(ncpus, sizeof(*s->links));
+	if (!s->pfds || !s->links)
+		goto err_nomem;
+	for (i = 0; i < ncpus; i++) {
+		s->pfds[i] = -1;
+		s->nonline += online[i];
+	}
+
+	if (o->ncgroups > PROFCAP_MAX_CGROUPS) {
+		pr_err("too many cgroups to filter on (%zu, at most %d)", o->ncgroups,
+		       PROFCAP_MAX_CGROUPS);
 		goto err_out;
 	}
+	if (o->follow_forks && o->npids) {
+		err = load_following(s, o);
+	} else {
+		err = skel_load(s, o, NULL);
+		if (err)
+			explain_load_error(err);
+	}
+	if (err)
+		goto err_out;
 	err = unwind_open(s);
 	if (err)
 		goto err_out;
 	err = set_filters(s, o);
 	if (err)
 		goto err_out;
-	if (s->skel->rodata->follow_forks) {
-		s->fork_link = bpf_program__attach(s->skel->progs.profcap_fork);
-		if (!s->fork_link) {
-			err = -errno;
-			pr_err("cannot attach to the sched_process_fork tracepoint: %s; mount "
-			       "tracefs (mount -t tracefs nodev /sys/kernel/tracing)",
-			       strerror(-err));
-			goto err_out;
-		}
-	}
+	/* Without it (a kernel lacking the tracepoint), a process that
+	 * exec()s keeps the tables of its first program until a refresh. */
+	s->exec_link = bpf_program__attach(s->skel->progs.profcap_exec);
+	if (!s->exec_link)
+		pr_debug("exec tracepoint not attached: %s", strerror(errno));
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
 	if (!s->rb) {
 		err = -errno;
@@ -633,6 +1016,15 @@ int sampler__start(struct sampler *s)
 			return err;
 		}
 	}
+	if (s->unwind && !s->worker_on) {
+		unwind_table__stats(s->unwind, &s->ut_stats);
+		if (pthread_mutex_init(&s->mu, NULL) || pthread_cond_init(&s->cv, NULL) ||
+		    pthread_create(&s->worker, NULL, worker_main, s)) {
+			pr_err("cannot start the unwind table builder thread");
+			return -EAGAIN;
+		}
+		s->worker_on = true;
+	}
 	return 0;
 }
 
@@ -645,6 +1037,13 @@ void sampler__stop(struct sampler *s)
 	for (i = 0; i < s->ncpus; i++)
 		if (s->pfds[i] >= 0)
 			ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+	/* No sample will use tables now: do not build them. */
+	if (s->worker_on) {
+		pthread_mutex_lock(&s->mu);
+		s->stopped = true;
+		s->pend_n = 0;
+		pthread_mutex_unlock(&s->mu);
+	}
 }
 
 int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *ctx)
@@ -778,6 +1177,12 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		if (err)
 			break;
 	}
+	{ /* the full generation is the high-water mark */
+		__u64 mem = bpf_memory(s);
+
+		if (mem > s->bpf_peak)
+			s->bpf_peak = mem;
+	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
 	if (!err)
@@ -798,6 +1203,9 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 	st->ncpus = s->nonline;
 	st->drains = s->drains;
 	st->stacks_missing = s->stacks_missing;
+	st->bpf_bytes = bpf_memory(s);
+	st->first_sample_ns = s->skel->bss->first_sample_ns;
+	st->bpf_peak_bytes = st->bpf_bytes > s->bpf_peak ? st->bpf_bytes : s->bpf_peak;
 	if (ncpu <= 0)
 		return;
 	vals = calloc(ncpu, sizeof(*vals));
@@ -845,16 +1253,34 @@ void sampler__free(struct sampler *s)
 
 	if (!s)
 		return;
+	if (s->worker_on) {
+		bool busy;
+
+		pthread_mutex_lock(&s->mu);
+		s->quit = true;
+		busy = s->busy;
+		pthread_cond_signal(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		if (busy) {
+			/* In a parse (a large binary on a busy host can take
+			 * seconds): nothing needs it any more, and the process
+			 * is about to exit. Leave it what it uses. */
+			pthread_detach(s->worker);
+			return;
+		}
+		pthread_join(s->worker, NULL);
+	}
 	ring_buffer__free(s->rb);
 	bpf_link__destroy(s->fork_link);
+	bpf_link__destroy(s->exec_link);
 	for (i = 0; s->links && i < s->ncpus; i++)
 		bpf_link__destroy(s->links[i]);
 	for (i = 0; s->pfds && i < s->ncpus; i++)
 		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
 	unwind_table__free(s->unwind);
-	if (s->rows_mem)
-		munmap(s->rows_mem, s->rows_len);
+	free(s->slot_mem);
+	free(s->slot_key);
 	cpu_sampler__destroy(s->skel);
 	free(s->links);
 	free(s->pfds);

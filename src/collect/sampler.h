@@ -37,8 +37,9 @@ struct sampler_opts {
 	__u32 unwind_rows; /* row store size; 0 = SAMPLER_UNWIND_ROWS */
 };
 
-/* Default row store: 8 bytes a row, 32 MiB. */
+/* Row store cap: 8 bytes a row, 32 MiB; it grows file by file up to it. */
 #define SAMPLER_UNWIND_ROWS (4u << 20)
+#define SAMPLER_UNWIND_FILES 4096u /* file tables at once */
 #define SAMPLER_UNWIND_MAPS (1u << 16) /* mapping entries, all processes */
 /* Stacks deeper than PROFCAP_MAX_STACK per generation (their extra frames). */
 #define SAMPLER_USTACK_EXT_MAX 1024u
@@ -78,6 +79,9 @@ struct sampler_stats {
 	__u64 events_lost;    /* new-process notices lost */
 	__u64 foreign;	      /* samples of tasks outside profcap's PID namespace */
 	__u64 drains;
+	__u64 bpf_bytes;      /* kernel memory of the BPF maps now (memlock) */
+	__u64 bpf_peak_bytes; /* ... the most seen at a drain */
+	__u64 first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0: none yet */
 	__u32 ncpus;
 };
 
@@ -95,7 +99,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts);
 int sampler__start(struct sampler *s);
 
 /* Wait up to @timeout_ms for new-process notices and call @fn for each
- * (tgid first seen by the BPF program). Returns the number of notices,
+ * (tgid first seen by the BPF program), then build the unwind tables of
+ * those processes (until sampler__stop()), calling @fn for notices that
+ * arrive meanwhile before the next build. Returns the number of notices,
  * 0 on timeout, -EINTR when a signal arrived, other -errno on failure. */
 int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *ctx);
 
@@ -134,12 +140,15 @@ struct sampler_unwind_stats {
 	__u64 ext_full;	   /* deep stacks whose tail could not be stored */
 	__u64 kernel_regs; /* samples in kernel mode (user regs from the task) */
 	__u64 no_proc;	   /* samples of processes without tables yet */
+	__u64 vma;	   /* mappings found from the kernel's VMAs */
 };
 
 /* Fill @st; false (and zeros) when table unwinding is off. */
 bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats *st);
 
-/* Detach and free everything. Accepts NULL. */
+/* Detach and free everything. Accepts NULL. When the table builder thread
+ * is in the middle of a parse, it is left running with what it uses (not
+ * freed): call this only on the way out of the process. */
 void sampler__free(struct sampler *s);
 
 /* Check, before any work, that this process may load BPF programs and open

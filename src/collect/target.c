@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include "proc/container.h"
+#include "proc/privs.h"
 #include "util/log.h"
 #include "collect/target.h"
 
@@ -264,6 +266,30 @@ static int resolve_container(struct target *t, const char *proc_root, const char
 	return add_container_pids(t, proc_root, id);
 }
 
+/* The process of @pid: @pid itself, or, when -p named a thread other than a
+ * process's main thread, that process (with a note saying so). */
+static int process_of(const char *proc_root, int pid)
+{
+	char path[PATH_MAX], line[128];
+	int tgid = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	if (tgid <= 0 || tgid == pid)
+		return pid;
+	pr_info("PID %d is a thread of process %d: profiling all of process %d (for that "
+		"thread only, use --tid %d)",
+		pid, tgid, tgid, pid);
+	return tgid;
+}
+
 int target__resolve(struct target *t, const struct target_opts *o, const char *proc_root)
 {
 	char mnt[PATH_MAX], path[PATH_MAX];
@@ -280,7 +306,7 @@ int target__resolve(struct target *t, const struct target_opts *o, const char *p
 			       o->pids[i]);
 			return -ESRCH;
 		}
-		err = add_pid(t, o->pids[i]);
+		err = add_pid(t, process_of(proc_root, o->pids[i]));
 		if (err)
 			return err;
 	}
@@ -310,6 +336,24 @@ int target__resolve(struct target *t, const struct target_opts *o, const char *p
 			return err;
 	}
 	return 0;
+}
+
+void target__warn_privileges(const struct target *t, const char *proc_root)
+{
+	bool foreign = !t->npids || t->o->ntids || t->o->ncomms || t->ncgroups;
+	char msg[700], path[PATH_MAX];
+	struct privs pv;
+	struct stat st;
+	size_t i;
+
+	if (privs__read(proc_root, &pv) || !privs__foreign_cost(&pv, msg, sizeof(msg)))
+		return;
+	for (i = 0; i < t->npids && !foreign; i++) {
+		snprintf(path, sizeof(path), "%s/%d", proc_root, t->pids[i]);
+		foreign = !stat(path, &st) && st.st_uid != pv.euid;
+	}
+	if (foreign)
+		pr_warn("%s", msg);
 }
 
 void target__sampler_opts(const struct target *t, struct sampler_opts *so)

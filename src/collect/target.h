@@ -74,7 +74,8 @@ struct target {
 };
 
 /* Resolve @o (borrowed; must outlive @t) against the running system under
- * @proc_root: PIDs must exist, cgroups are opened, containers are found.
+ * @proc_root: PIDs must exist (a thread given as a PID stands for its
+ * process, with a note), cgroups are opened, containers are found.
  * Returns 0, or -errno after printing one error line that says what to do
  * (the caller exits 2). Free with target__release() either way. */
 int target__resolve(struct target *t, const struct target_opts *o, const char *proc_root);
@@ -91,6 +92,12 @@ void target__sampler_opts(const struct target *t, struct sampler_opts *so);
  * matching process at all, or matching processes that used no CPU. Returns
  * true when there is nothing matching at all. */
 bool target__explain_empty(const struct target *t, const char *proc_root, char *msg, size_t len);
+
+/* Warn once (one line) when profcap lacks what processes of other users
+ * need (proc/privs.h) and the targets may include such processes: a
+ * system-wide capture, --tid/--comm/--cgroup/--container, or a -p process
+ * owned by another uid. */
+void target__warn_privileges(const struct target *t, const char *proc_root);
 
 void target__release(struct target *t);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "collect/cfi.h"
+#include "proc/pfile.h"
 #include "proc/procmaps.h"
 #include "collect/unwind_table.h"
 
@@ -17,15 +18,28 @@
 
 struct ut_file {
 	__u64 dev, ino; /* key; dev == 0 && ino == 0: empty slot */
-	__u32 first, nrows;
+	__u32 slot, nrows;
+	bool stale; /* its table was evicted: parse again when mapped */
 	unsigned int nseg;
 	__u64 seg[CFI_MAX_SEGMENTS][3]; /* offset, vaddr, filesz */
+};
+
+/* A file table in the sink. */
+struct ut_slot {
+	__u64 dev, ino; /* its file */
+	__u32 nrows;
+	__u32 refs;	/* live processes mapping it */
+	__u64 idle_ns;	/* when refs fell to 0 */
+	bool used;
 };
 
 struct ut_proc {
 	__u32 pid;   /* 0: empty slot */
 	__u32 alloc; /* mapping entries ever written for it */
 	__u64 loaded_ns;
+	__u64 start;	/* start time (clock ticks since boot): tells a reused PID */
+	__u32 *slots;	/* file tables its mappings refer to (one reference each) */
+	__u32 nslots;
 };
 
 struct unwind_table {
@@ -35,9 +49,12 @@ struct unwind_table {
 	size_t nfiles, files_cap; /* cap: power of two */
 	struct ut_proc *procs;
 	size_t nprocs, procs_cap;
-	__u32 next_row;
+	struct ut_slot *slots; /* sink.max_files */
+	__u64 rows_used;
 	__u64 maps_used;
 	struct unwind_map *scratch; /* UNWIND_TABLE_MAX_PROC_MAPS */
+	__u32 *pin;		    /* slots of the process being added */
+	__u32 npin;
 	struct unwind_table_stats st;
 };
 
@@ -67,7 +84,9 @@ struct unwind_table *unwind_table__new(const struct unwind_table_sink *sink, con
 	u->sink = *sink;
 	u->proc_root = strdup(proc_root);
 	u->scratch = calloc(UNWIND_TABLE_MAX_PROC_MAPS, sizeof(*u->scratch));
-	if (!u->proc_root || !u->scratch) {
+	u->pin = calloc(UNWIND_TABLE_MAX_PROC_MAPS, sizeof(*u->pin));
+	u->slots = calloc(sink->max_files ? sink->max_files : 1, sizeof(*u->slots));
+	if (!u->proc_root || !u->scratch || !u->pin || !u->slots) {
 		unwind_table__free(u);
 		return NULL;
 	}
@@ -81,8 +100,12 @@ void unwind_table__free(struct unwind_table *u)
 		return;
 	free(u->proc_root);
 	free(u->files);
+	for (size_t i = 0; i < u->procs_cap; i++)
+		free(u->procs[i].slots);
 	free(u->procs);
 	free(u->scratch);
+	free(u->pin);
+	free(u->slots);
 	free(u);
 }
 
@@ -159,14 +182,73 @@ static struct ut_proc *proc_get(struct unwind_table *u, __u32 pid, bool create)
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-/* Compile @img into the row store as file @f. */
+/* ---- file tables ------------------------------------------------------------------------ */
+
+static void slot_unref(struct unwind_table *u, __u32 i)
+{
+	if (u->slots[i].refs && !--u->slots[i].refs)
+		u->slots[i].idle_ns = now_ns();
+}
+
+/* Drop file table @i: the sink's storage and the file's cached rows. */
+static void slot_evict(struct unwind_table *u, __u32 i)
+{
+	struct ut_slot *sl = &u->slots[i];
+	struct ut_file *f;
+
+	if (u->sink.rows_del)
+		u->sink.rows_del(u->sink.ctx, i);
+	if (u->files_cap) {
+		f = file_slot(u->files, u->files_cap, sl->dev, sl->ino);
+		if ((f->dev || f->ino) && f->nrows && f->slot == i) {
+			f->nrows = 0;
+			f->stale = true;
+		}
+	}
+	u->rows_used -= sl->nrows;
+	memset(sl, 0, sizeof(*sl));
+	u->st.tables--;
+	u->st.files_evicted++;
+	u->st.rows = u->rows_used;
+}
+
+/* A free slot with room for @n more rows, evicting unused tables (longest
+ * idle first) as needed. -ENOSPC when the used ones leave no room. */
+static int slot_alloc(struct unwind_table *u, __u32 n, __u32 *out)
+{
+	for (;;) {
+		__u32 i, free_i = u->sink.max_files, old = u->sink.max_files;
+
+		for (i = 0; i < u->sink.max_files; i++) {
+			const struct ut_slot *sl = &u->slots[i];
+
+			if (!sl->used) {
+				if (free_i == u->sink.max_files)
+					free_i = i;
+			} else if (!sl->refs &&
+				   (old == u->sink.max_files || sl->idle_ns < u->slots[old].idle_ns)) {
+				old = i;
+			}
+		}
+		if (free_i < u->sink.max_files && u->rows_used + n <= u->sink.max_rows) {
+			*out = free_i;
+			return 0;
+		}
+		if (old == u->sink.max_files)
+			return -ENOSPC;
+		slot_evict(u, old);
+	}
+}
+
+/* Compile @img into a new file table for file @f. */
 static void load_rows(struct unwind_table *u, struct ut_file *f, const void *img, size_t size)
 {
 	const struct cfi_row *rows;
 	struct cfi_table *t = NULL;
 	struct cfi_stats cs;
+	__u64 off, va, sz, *out;
+	__u32 slot;
 	size_t n, i;
-	__u64 off, va, sz;
 
 	if (cfi__parse(img, size, &t)) {
 		u->st.files_no_cfi++;
@@ -183,36 +265,40 @@ static void load_rows(struct unwind_table *u, struct ut_file *f, const void *img
 	cfi__stats(t, &cs);
 	if (!n || rows[n - 1].pc > 0xffffffffull) {
 		u->st.files_no_cfi++;
-	} else if (n > (size_t)(u->sink.max_rows - u->next_row)) {
+	} else if (n > u->sink.max_rows || slot_alloc(u, (__u32)n, &slot)) {
+		u->st.files_no_room++;
+	} else if (!(out = u->sink.rows_begin(u->sink.ctx, slot, (__u32)n))) {
 		u->st.files_no_room++;
 	} else {
 		for (i = 0; i < n; i++)
-			u->sink.rows[u->next_row + i] = cfi__pack(&rows[i]);
-		f->first = u->next_row;
-		f->nrows = (__u32)n;
-		u->next_row += (__u32)n;
-		u->st.rows = u->next_row;
-		u->st.unsupported += cs.unsupported;
-		u->st.files_parsed++;
+			out[i] = cfi__pack(&rows[i]);
+		if (u->sink.rows_end(u->sink.ctx, slot, out, (__u32)n, true)) {
+			u->st.files_no_room++;
+		} else {
+			u->slots[slot] = (struct ut_slot){
+				.dev = f->dev, .ino = f->ino, .nrows = (__u32)n, .used = true,
+				.idle_ns = now_ns()};
+			f->slot = slot;
+			f->nrows = (__u32)n;
+			if (u->sink.set_file && f->dev != VDSO_DEV)
+				u->sink.set_file(u->sink.ctx, slot, f->dev, f->ino,
+						 (const __u64(*)[3])f->seg, f->nseg, f->nrows);
+			u->rows_used += n;
+			u->st.rows = u->rows_used;
+			u->st.tables++;
+			u->st.unsupported += cs.unsupported;
+			u->st.files_parsed++;
+		}
 	}
 	cfi__free(t);
 }
 
 static int open_mapping(const struct unwind_table *u, int pid, const struct procmaps_entry *e)
 {
-	char path[4200];
-	int fd;
+	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", u->proc_root, pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || e->deleted || e->path[0] != '/')
-		return fd >= 0 ? fd : -ENOENT;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%d/root%s", u->proc_root, pid, e->path) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	err = pfile__open_mapped(u->proc_root, pid, e, &fd);
+	return err ? err : fd;
 }
 
 /* The vdso of this process: every process on this kernel maps the same. */
@@ -244,41 +330,42 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	__u64 dev = vdso ? VDSO_DEV : ((__u64)e->dev_major << 32 | e->dev_minor);
 	__u64 ino = vdso ? 0 : e->inode, t0;
 	struct ut_file *f;
+	static const char *const cfi_sections[] = {".eh_frame", ".debug_frame", NULL};
+	struct pfile_image img;
 	struct stat stb;
-	void *img;
 	int fd;
 
-	if (u->files_cap) {
+	f = u->files_cap ? file_slot(u->files, u->files_cap, dev, ino) : NULL;
+	if (f && (f->dev || f->ino) && !f->stale)
+		return f;
+	if (!f || (!f->dev && !f->ino)) {
+		if (u->nfiles >= UNWIND_TABLE_MAX_FILES)
+			return NULL;
+		if (2 * (u->nfiles + 1) > u->files_cap && files_grow(u))
+			return NULL;
 		f = file_slot(u->files, u->files_cap, dev, ino);
-		if (f->dev || f->ino)
-			return f;
+		u->nfiles++;
 	}
-	if (u->nfiles >= UNWIND_TABLE_MAX_FILES)
-		return NULL;
-	if (2 * (u->nfiles + 1) > u->files_cap && files_grow(u))
-		return NULL;
-	f = file_slot(u->files, u->files_cap, dev, ino);
-	memset(f, 0, sizeof(*f));
+	memset(f, 0, sizeof(*f)); /* new, or evicted: parse (again) */
 	f->dev = dev;
 	f->ino = ino;
-	u->nfiles++;
 	t0 = now_ns();
 	if (vdso) {
 		load_vdso(u, f);
 	} else {
 		fd = open_mapping(u, pid, e);
 		if (fd < 0) {
+			/* Gone before we could open it (short-lived process)?
+			 * The next process of this file tries again. */
 			u->st.files_failed++;
+			f->stale = true;
 		} else {
-			if (!fstat(fd, &stb) && S_ISREG(stb.st_mode) && stb.st_size > 0) {
-				img = mmap(NULL, (size_t)stb.st_size, PROT_READ, MAP_PRIVATE, fd,
-					   0);
-				if (img != MAP_FAILED) {
-					load_rows(u, f, img, (size_t)stb.st_size);
-					munmap(img, (size_t)stb.st_size);
-				} else {
-					u->st.files_failed++;
-				}
+			/* pread, not mmap: a file truncated meanwhile is an error,
+			 * not SIGBUS (proc/pfile.h). */
+			if (!fstat(fd, &stb) && stb.st_size > 0 &&
+			    !pfile__read_elf(fd, (size_t)stb.st_size, cfi_sections, &img)) {
+				load_rows(u, f, img.data, img.size);
+				pfile__image_free(&img);
 			} else {
 				u->st.files_failed++;
 			}
@@ -287,6 +374,54 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	}
 	u->st.parse_ns += now_ns() - t0;
 	return f;
+}
+
+/* Take a reference on file table @slot for the process being added (one
+ * per process): from now on it cannot be evicted to make room. */
+static void pin(struct unwind_table *u, __u32 slot)
+{
+	__u32 i;
+
+	for (i = 0; i < u->npin; i++)
+		if (u->pin[i] == slot)
+			return;
+	if (u->npin == UNWIND_TABLE_MAX_PROC_MAPS)
+		return;
+	u->pin[u->npin++] = slot;
+	u->slots[slot].refs++;
+}
+
+static void unpin_all(struct unwind_table *u)
+{
+	while (u->npin)
+		slot_unref(u, u->pin[--u->npin]);
+}
+
+/* Start time of @pid (field 22 of /proc/PID/stat), 0 when unreadable. */
+static __u64 proc_start(const struct unwind_table *u, __u32 pid)
+{
+	char path[4200], buf[1024], *p;
+	__u64 v = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", u->proc_root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (i = 0; i < 20 && p; i++) /* ") state" is field 3 */
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
 }
 
 /* Fill @m for mapping @e of @pid. */
@@ -309,19 +444,36 @@ static void describe(struct unwind_table *u, int pid, const struct procmaps_entr
 
 		if (e->offset >= off && e->offset - off < sz) {
 			m->bias = e->start - (va + (e->offset - off));
-			m->first = f->first;
+			m->first = f->slot;
 			m->nrows = f->nrows;
+			pin(u, f->slot);
 			return;
 		}
 	}
 }
 
-/* Drop the processes that have exited: delete their entries from the sink
- * and rebuild the process table with the live ones. Returns how many. */
+/* Delete the entries of @p from the sink and release its file tables. */
+static void proc_drop(struct unwind_table *u, struct ut_proc *p)
+{
+	for (__u32 k = 0; k < p->alloc; k++) {
+		struct unwind_map_key key = {.tgid = p->pid, .index = k};
+
+		u->sink.del_map(u->sink.ctx, &key);
+	}
+	u->sink.del_proc(u->sink.ctx, p->pid);
+	for (__u32 i = 0; i < p->nslots; i++)
+		slot_unref(u, p->slots[i]);
+	free(p->slots);
+	u->maps_used -= p->alloc;
+	u->nprocs--;
+}
+
+/* Drop the processes that have exited (or whose PID is another process's
+ * now): delete their entries from the sink and rebuild the process table
+ * with the live ones. Returns how many. */
 static size_t reclaim(struct unwind_table *u)
 {
 	struct ut_proc *n;
-	char path[4200];
 	size_t i, gone = 0;
 
 	if (!u->procs_cap || !u->sink.del_map || !u->sink.del_proc)
@@ -331,22 +483,16 @@ static size_t reclaim(struct unwind_table *u)
 		return 0;
 	for (i = 0; i < u->procs_cap; i++) {
 		struct ut_proc *p = &u->procs[i];
+		__u64 start;
 
 		if (!p->pid)
 			continue;
-		snprintf(path, sizeof(path), "%s/%u", u->proc_root, p->pid);
-		if (!access(path, F_OK)) {
+		start = proc_start(u, p->pid);
+		if (start && (!p->start || start == p->start)) {
 			*proc_slot(n, u->procs_cap, p->pid) = *p;
 			continue;
 		}
-		for (__u32 k = 0; k < p->alloc; k++) {
-			struct unwind_map_key key = {.tgid = p->pid, .index = k};
-
-			u->sink.del_map(u->sink.ctx, &key);
-		}
-		u->sink.del_proc(u->sink.ctx, p->pid);
-		u->maps_used -= p->alloc;
-		u->nprocs--;
+		proc_drop(u, p);
 		gone++;
 	}
 	free(u->procs);
@@ -355,18 +501,36 @@ static size_t reclaim(struct unwind_table *u)
 	return gone;
 }
 
+size_t unwind_table__gc(struct unwind_table *u, __u64 file_ttl_ns)
+{
+	size_t gone = reclaim(u);
+	__u64 now = now_ns();
+	__u32 i;
+
+	for (i = 0; i < u->sink.max_files; i++) {
+		const struct ut_slot *sl = &u->slots[i];
+
+		if (sl->used && !sl->refs && now - sl->idle_ns >= file_ttl_ns)
+			slot_evict(u, i);
+	}
+	return gone;
+}
+
 int unwind_table__add_process(struct unwind_table *u, int pid)
 {
 	struct procmaps *maps = NULL;
 	struct ut_proc *p;
 	char path[4200];
-	__u32 n = 0, i;
+	__u32 n = 0, i, *slots;
+	__u64 start;
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
+	start = proc_start(u, (__u32)pid);
 	err = procmaps__read(path, &maps);
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
+	u->npin = 0;
 	for (i = 0; i < procmaps__count(maps); i++) {
 		const struct procmaps_entry *e = procmaps__entry(maps, i);
 
@@ -384,13 +548,17 @@ int unwind_table__add_process(struct unwind_table *u, int pid)
 		p = proc_get(u, (__u32)pid, true);
 	if (!p) {
 		u->st.procs_skipped++;
+		unpin_all(u);
 		return u->nprocs >= UNWIND_TABLE_MAX_PROCS ? -E2BIG : -ENOMEM;
 	}
 	if (n > p->alloc) {
 		if (u->maps_used + (n - p->alloc) > u->sink.max_maps && reclaim(u))
 			p = proc_get(u, (__u32)pid, false); /* the table was rebuilt */
+		if (!p) /* reclaimed: its PID was reused by the process being added */
+			p = proc_get(u, (__u32)pid, true);
 		if (!p || u->maps_used + (n - p->alloc) > u->sink.max_maps) {
 			u->st.procs_skipped++;
+			unpin_all(u);
 			return -E2BIG;
 		}
 		u->maps_used += n - p->alloc;
@@ -401,16 +569,34 @@ int unwind_table__add_process(struct unwind_table *u, int pid)
 
 		err = u->sink.set_map(u->sink.ctx, &k, &u->scratch[i]);
 		if (err)
-			return err;
+			goto fail;
 	}
 	err = u->sink.set_proc(u->sink.ctx, (__u32)pid, n);
 	if (err)
-		return err;
+		goto fail;
+	/* The new list of file tables replaces the old one (references taken
+	 * by pin() while the mappings were described). */
+	slots = malloc((u->npin ? u->npin : 1) * sizeof(*slots));
+	if (!slots) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	memcpy(slots, u->pin, u->npin * sizeof(*slots));
+	for (i = 0; i < p->nslots; i++)
+		slot_unref(u, p->slots[i]);
+	free(p->slots);
+	p->slots = slots;
+	p->nslots = u->npin;
+	u->npin = 0;
+	p->start = start;
 	if (!p->loaded_ns)
 		u->st.processes++;
 	p->loaded_ns = now_ns();
 	u->st.mappings += n;
 	return 0;
+fail:
+	unpin_all(u);
+	return err;
 }
 
 int unwind_table__refresh(struct unwind_table *u, int pid)

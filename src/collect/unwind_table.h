@@ -3,19 +3,23 @@
  * For each process it is told about, it reads /proc/PID/maps, compiles the
  * call-frame information of every executable file mapping with cfi (once per
  * file: files are cached by device and inode, so N processes of one binary
- * cost one parse), appends the packed rows to the shared row store and
- * writes the process's sorted mapping list (start, end, load bias, row
- * range) through the sink's callbacks. Mappings without usable CFI
- * (anonymous/JIT code, files without .eh_frame, parse errors, a full store)
- * get nrows = 0: the BPF side uses frame pointers there.
+ * cost one parse), hands the packed rows of each file to the sink as one
+ * table in a slot (the sink sizes its storage to them: the row store grows
+ * file by file) and writes the process's sorted mapping list (start, end,
+ * load bias, slot, row count) through the sink's callbacks. Mappings without
+ * usable CFI (anonymous/JIT code, files without .eh_frame, parse errors, a
+ * full store) get nrows = 0: the BPF side uses frame pointers there.
  *
  * The sink is the BPF maps in production (sampler.c) and plain memory in the
- * unit tests, so everything here is pure code. Bounded: rows up to the
- * sink's max_rows (never reused: a capture only adds), mapping entries up
- * to max_maps, UNWIND_TABLE_MAX_FILES files, UNWIND_TABLE_MAX_PROCS
- * processes. When the mapping entries or the process table run out, the
- * entries of processes that have exited are deleted first (long captures).
- * Not thread-safe.
+ * unit tests, so everything here is pure code. Bounded: up to the sink's
+ * max_rows rows in max_files file tables, max_maps mapping entries,
+ * UNWIND_TABLE_MAX_FILES files, UNWIND_TABLE_MAX_PROCS processes. Each file
+ * table counts the live processes that map it; one no process maps is kept
+ * (the next process of that binary needs no parse) until the store needs
+ * its room or it has been unused for a while (unwind_table__gc()). When the
+ * mapping entries or the process table run out, and at every
+ * unwind_table__gc(), the entries of processes that have exited (or whose
+ * PID now belongs to another process) are deleted. Not thread-safe.
  */
 #ifndef PROFCAP_UNWIND_TABLE_H
 #define PROFCAP_UNWIND_TABLE_H
@@ -31,10 +35,25 @@
 /* A process is re-read at most this often by unwind_table__refresh(). */
 #define UNWIND_TABLE_REFRESH_NS 1000000000ull
 
+/* Unused file tables are dropped after this long (long agent runs). */
+#define UNWIND_TABLE_FILE_TTL_NS (60ull * 1000000000ull)
+
 struct unwind_table_sink {
-	__u64 *rows; /* row store: max_rows packed rows (the mmap'd BPF array) */
-	__u32 max_rows;
-	__u32 max_maps; /* mapping entries the map store holds */
+	__u32 max_rows;	 /* rows of all file tables together */
+	__u32 max_files; /* file table slots: 0 .. max_files - 1 */
+	__u32 max_maps;	 /* mapping entries the map store holds */
+	/* A writable buffer for the @n rows of the file table of @slot, NULL
+	 * on failure; then rows_end() publishes it (@ok) or drops it. */
+	__u64 *(*rows_begin)(void *ctx, __u32 slot, __u32 n);
+	int (*rows_end)(void *ctx, __u32 slot, __u64 *rows, __u32 n, bool ok);
+	/* Remove the file table of @slot (no process refers to it). */
+	int (*rows_del)(void *ctx, __u32 slot);
+	/* Optional: the table of @slot is that of file @dev (major << 32 |
+	 * minor), @ino, whose PT_LOAD segments are @seg[@nseg] (file offset,
+	 * vaddr, file size): lets the BPF side find it from a mapping it has
+	 * not been told about. Dropped with the table (rows_del). */
+	int (*set_file)(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __u64 (*seg)[3],
+			unsigned int nseg, __u32 nrows);
 	/* Store mapping entry @k; store the mapping count of @tgid. 0 or -errno. */
 	int (*set_map)(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m);
 	int (*set_proc)(void *ctx, __u32 tgid, __u32 nmaps);
@@ -52,8 +71,10 @@ struct unwind_table_stats {
 	__u64 files_no_cfi;  /* files without usable CFI (frame pointers there) */
 	__u64 files_failed;  /* files that could not be opened or mapped */
 	__u64 files_no_room; /* files left without a table: row store full */
-	__u64 rows;	     /* rows in the store */
+	__u64 rows;	     /* rows in the store now */
 	__u64 max_rows;
+	__u64 tables;	      /* file tables in the store now */
+	__u64 files_evicted;  /* file tables dropped: unused, store full or idle */
 	__u64 unsupported;     /* rows marked unsupported */
 	__u64 parse_ns;	       /* time spent opening and compiling files */
 	__u64 procs_skipped;   /* processes left without tables (a cap) */
@@ -79,6 +100,12 @@ int unwind_table__add_process(struct unwind_table *u, int pid);
  * ago (for samples that hit code mapped after the load, e.g. dlopen). 1 when
  * it reloaded, 0 when too early, or an error of unwind_table__add_process(). */
 int unwind_table__refresh(struct unwind_table *u, int pid);
+
+/* Maintenance for long runs: delete the entries of processes that have
+ * exited or whose PID was reused (start time changed), and the file tables
+ * no process has mapped for @file_ttl_ns (UNWIND_TABLE_FILE_TTL_NS).
+ * Returns the number of processes reclaimed. */
+size_t unwind_table__gc(struct unwind_table *u, __u64 file_ttl_ns);
 
 void unwind_table__stats(const struct unwind_table *u, struct unwind_table_stats *st);
 

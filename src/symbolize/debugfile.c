@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "proc/pfile.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/elfsym.h"
 #include "util/log.h"
@@ -20,26 +21,11 @@
 
 int debugfile__open_in_root(const char *root, const char *path)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	int rfd, fd;
+	int fd, err;
 
-	if (!root || !*root || !strcmp(root, "/")) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		return fd >= 0 ? fd : -errno;
-	}
-	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0)
-		return -errno;
-	while (*path == '/')
-		path++;
-	fd = (int)syscall(SYS_openat2, rfd, path, &how, sizeof(how));
-	if (fd < 0)
-		fd = -errno;
-	close(rfd);
-	return fd;
+	/* proc/pfile.h: regular files only, never blocking, inside @root. */
+	err = pfile__open_in_root_follow(root && *root ? root : "/", path, &fd, NULL);
+	return err ? err : fd;
 }
 
 int debugfile__crc32(int fd, __u32 *crc)

@@ -40,8 +40,8 @@ struct debugfile_query {
 int debugfile__open(const struct debugfile_query *q, const char **how);
 
 /* Open @path (absolute, inside the process's root @root; NULL = host) for
- * reading without following links out of @root. fd or -errno. The one place
- * symbolize opens files of a process by path. */
+ * reading without following links out of @root, through proc/pfile.h
+ * (regular files only, never blocks on a FIFO). fd or -errno. */
 int debugfile__open_in_root(const char *root, const char *path);
 
 /* process.executable.build_id.htlhash of the file on @fd: the first 16

@@ -505,7 +505,7 @@ int elfsym__open_fd(int fd, struct elfsym **out)
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	return parse_and_end(elf_begin(fd, ELF_C_READ_MMAP, NULL), out);
+	return parse_and_end(elf_begin(fd, ELF_C_READ, NULL), out);
 }
 
 int elfsym__open_mem(const void *image, size_t size, struct elfsym **out)
@@ -537,7 +537,7 @@ int elfsym__read_build_id_fd(int fd, char *hex, size_t size)
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto out;
@@ -748,7 +748,7 @@ int elfsym__add_debug_fd(struct elfsym *e, int fd)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	free_dnames(e);
 	err = add_symtab_of(elf, e);
 	elf_end(elf);
@@ -826,7 +826,7 @@ int elfsym__add_embedded_fd(struct elfsym *e, int fd)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
 		return -ENOEXEC;

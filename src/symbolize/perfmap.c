@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/openat2.h>
 
+#include "proc/pfile.h"
 #include "util/arena.h"
 #include "util/intern.h"
 #include "symbolize/perfmap.h"
@@ -661,64 +660,23 @@ int perfmap__update_fd(struct perfmap *m, int fd)
 
 int perfmap__open(const char *root, int nspid, unsigned int uid, int *fd)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
 	char name[64];
 	struct stat st;
-	int rootfd = -1, tmpfd = -1, f = -1, err = 0;
-	long r;
+	int f = -1, err;
 
 	*fd = -1;
 	if (nspid <= 0)
 		return -EINVAL;
-	/* The magic link of PROC/PID/root is followed here, on purpose. */
-	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return -errno;
-	snprintf(name, sizeof(name), "tmp/perf-%d.map", nspid);
-	r = syscall(SYS_openat2, rootfd, name, &how, sizeof(how));
-	if (r >= 0) {
-		f = (int)r;
-	} else if (errno == ENOSYS || errno == EPERM) {
-		/* No openat2 (or a seccomp filter refusing it): walk each
-		 * component without following any symlink. */
-		tmpfd = openat(rootfd, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (tmpfd < 0) {
-			err = errno == ENOTDIR ? -ELOOP : -errno;
-			goto out;
-		}
-		f = openat(tmpfd, name + 4, (int)how.flags);
-		if (f < 0) {
-			err = -errno;
-			goto out;
-		}
-	} else {
-		err = -errno;
-		goto out;
-	}
-	if (fstat(f, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		goto out;
-	}
+	snprintf(name, sizeof(name), "/tmp/perf-%d.map", nspid);
+	err = pfile__open_in_root(root, name, &f, &st);
+	if (err)
+		return err;
 	if (st.st_uid != 0 && st.st_uid != uid) {
-		err = -EPERM;
-		goto out;
+		close(f);
+		return -EPERM;
 	}
 	*fd = f;
-	f = -1;
-out:
-	if (f >= 0)
-		close(f);
-	if (tmpfd >= 0)
-		close(tmpfd);
-	close(rootfd);
-	return err;
+	return 0;
 }
 
 const struct perfmap_sym *perfmap__lookup(const struct perfmap *m, __u64 addr)

@@ -16,6 +16,7 @@
 #include "symbolize/kallsyms.h"
 #include "util/log.h"
 #include "symbolize/perfmap.h"
+#include "proc/pfile.h"
 #include "proc/procmaps.h"
 #include "proc/container.h"
 #include "proc/procctx.h"
@@ -517,25 +518,13 @@ static struct sym_file *vdso_file(struct symbolizer *s)
 	return s->vdso;
 }
 
-/* Open the file behind mapping @e of @pid. fd or -errno. */
+/* Open the file behind mapping @e of @pid (proc/pfile.h). fd or -errno. */
 static int open_mapped_file(struct symbolizer *s, int pid, const struct procmaps_entry *e)
 {
-	char path[PATH_MAX + 64];
-	int fd;
+	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", s->proc_root, pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	/* A deleted file's path now names another file or nothing. */
-	if (e->deleted || e->path[0] != '/')
-		return -ENOENT;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%d/root%s", s->proc_root, pid, e->path) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	err = pfile__open_mapped(s->proc_root, pid, e, &fd);
+	return err ? err : fd;
 }
 
 /* Add the symbols @elf (parsed from @fd, mapped by @e of @pid) lacks: from a

@@ -2,11 +2,12 @@
  *
  * Every variable profcap reads (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
  * the Kubernetes downward-API variables, OTEL_EXPORTER_OTLP_* through
- * otlp_config, PROFCAP_SPOOL_DIR, TMPDIR, XDG_STATE_HOME, HOME, PATH, and DEBUGINFOD_URLS,
+ * otlp_config, PROFCAP_SPOOL_DIR, PROFCAP_FORK_HOOK (collect/forkhook.h),
+ * TMPDIR, XDG_STATE_HOME, HOME, PATH, and DEBUGINFOD_URLS,
  * DEBUGINFOD_CACHE_PATH, DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXSIZE through
- * symbolize/debuginfod) is read
- * through a struct env, so tests pass a table instead of the process's
- * environment. An empty variable counts as unset everywhere.
+ * symbolize/debuginfod) is read through a struct env, so tests pass a table
+ * instead of the process's environment. An empty variable counts as unset
+ * everywhere.
  */
 #ifndef PROFCAP_ENV_H
 #define PROFCAP_ENV_H

@@ -140,8 +140,8 @@ class PerfMapTest(unittest.TestCase):
         self.assertNotIn("host_decoy", jit_frames(res))
         self.check_jitloop(res, "jit_hot", "jit_cold", "native")
 
-    @unittest.skipUnless(NODE, "node is not installed (apt-get install nodejs)")
-    def test_node_perf_basic_prof_v8js(self):
+    def node_capture(self):
+        """Capture node --perf-basic-prof running a JS CPU loop (default mode)."""
         script = ("function hotLoopJs(n) { let x = 0; for (let i = 0; i < n; i++)"
                   " { x = (x * 31 + i) | 0; } return x; }\n"
                   "let s = 0; const t0 = Date.now();\n"
@@ -157,7 +157,7 @@ class PerfMapTest(unittest.TestCase):
         try:
             line = proc.stdout.readline()
             self.assertTrue(line.startswith("ready"), f"node did not start: {line!r}")
-            res, _ = self.capture(proc.pid)
+            res, r = self.capture(proc.pid)
         finally:
             proc.kill()
             proc.wait()
@@ -165,6 +165,32 @@ class PerfMapTest(unittest.TestCase):
                 os.unlink(f"/tmp/perf-{proc.pid}.map")
             except OSError:
                 pass
+        return res, r
+
+    @unittest.skipUnless(NODE, "node is not installed (apt-get install nodejs)")
+    def test_node_stacks_complete_through_builtins(self):
+        # V8's builtins (Builtins_InterpreterEntryTrampoline, Builtins_JSEntry)
+        # sit in node's .text without CFI and JS code in anonymous memory:
+        # the unwinder crosses them with frame pointers and goes back to the
+        # tables in node's C++ code, down to node::Start and _start.
+        res, r = self.node_capture()
+        total = done = named = 0
+        for s in res["samples"]:
+            user = [f for f in s["frames"] if f[1] != "kernel"]
+            names = [f[0] for f in user]
+            total += s["value"]
+            if any(n.startswith("node::Start(") or "4node5StartE" in n for n in names):
+                done += s["value"]
+            if any(f[1] == "v8js" and "hotLoopJs" in f[0] for f in user):
+                named += s["value"]
+        self.assertGreater(total, 300, r.stderr)
+        self.assertGreaterEqual(done / total, 0.99,
+                                f"{done}/{total} samples reach node::Start\n{r.stderr}")
+        self.assertGreater(named / total, 0.5, f"JS frames named from the perf map: {named}/{total}")
+
+    @unittest.skipUnless(NODE, "node is not installed (apt-get install nodejs)")
+    def test_node_perf_basic_prof_v8js(self):
+        res, _ = self.node_capture()
         frames = jit_frames(res)
         hot = {fn: v for fn, v in frames.items() if "hotLoopJs" in fn}
         self.assertTrue(hot, f"no hotLoopJs frame; top frames: {sorted(frames)[:30]}")

@@ -266,6 +266,51 @@ class TargetingTest(unittest.TestCase):
         self.assertGreater(total, 0.85 * expected, f"{total} samples for {cpu:.2f} CPU s")
         self.assertLess(total, 1.15 * expected, f"{total} samples for {cpu:.2f} CPU s")
 
+    def test_capture_command_follows_children_by_every_hook(self):
+        """Each way of following new processes works where nothing is mounted,
+        and profcap leaves the host's mounts as it found them."""
+        gt = os.path.join(WORKLOADS, "groundtruth")
+
+        def tracing_mounts():
+            with open("/proc/self/mounts") as f:
+                return sorted(l for l in f if l.split()[2] in ("tracefs", "debugfs"))
+
+        before = tracing_mounts()
+        for hook in ("tp_btf", "raw_tp", "tracepoint"):
+            with self.subTest(hook=hook):
+                if hook != "tracepoint" and not os.access("/sys/kernel/btf/vmlinux", os.R_OK):
+                    continue  # needs kernel BTF; the tracepoint case still runs
+                out = os.path.join(self.dir, f"hook-{hook}.pb")
+                env = dict(os.environ, PROFCAP_FORK_HOOK=hook)
+                r = subprocess.run([PROFCAP, "capture", "-v", "-o", out, "--", "sh", "-c",
+                                    f"{gt} -d 0.7 >/dev/null & {gt} -d 0.7 >/dev/null; wait"],
+                                   capture_output=True, text=True, timeout=60, env=env)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn(f"following new processes through {hook}/sched_process_fork",
+                              r.stderr)
+                sh = [int(l.split("(pid ")[1].split(")")[0]) for l in r.stderr.splitlines()
+                      if "'sh' (pid " in l]
+                self.assertEqual(len(sh), 1, r.stderr)
+                children = [p for p in pids_of(decode(out)) if p != sh[0]]
+                self.assertGreaterEqual(len(children), 2, f"{hook}: {r.stderr}")
+                self.assertEqual(tracing_mounts(), before, f"{hook} left a mount behind")
+        env = dict(os.environ, PROFCAP_FORK_HOOK="tracefs")
+        r = subprocess.run([PROFCAP, "capture", "-o", os.path.join(self.dir, "x.pb"), "--",
+                            "true"], capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("PROFCAP_FORK_HOOK=tracefs names no fork hook", r.stderr)
+
+    def test_pid_of_a_thread_profiles_its_process(self):
+        out = os.path.join(self.dir, "tidp.pb")
+        with Workload("groundtruth", "-t") as w:
+            tids = [int(t) for t in os.listdir(f"/proc/{w.pid}/task") if int(t) != w.pid]
+            self.assertTrue(tids, "groundtruth -t has a second thread")
+            r = run_profcap(["capture", "--seconds", "1", "-p", str(tids[0]), "-o", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"PID {tids[0]} is a thread of process {w.pid}: profiling all of "
+                      f"process {w.pid} (for that thread only, use --tid {tids[0]})", r.stderr)
+        self.assertEqual(pids_of(decode(out)), [w.pid], r.stderr)
+
     def test_capture_command_seconds_limit_and_status(self):
         out = os.path.join(self.dir, "cmd2.pb")
         t0 = time.monotonic()

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -388,6 +389,7 @@ static int build_fake_root(unsigned long long pie_bias, unsigned long long lib_b
 	static const unsigned char mnotes[] = {4, 0, 0,	  0,   2,   0, 0,    0,	   3, 0,
 					       0, 0, 'G', 'N', 'U', 0, 0xe4, 0x04, 0, 0};
 	char maps[16384], path[4200], line[4300], libpath[4200], cmd[9000];
+	struct stat pst, lst;
 	static const char kallsyms[] = "ffffffff81000000 T _stext\n"
 				       "ffffffff81000100 T vfs_read\n"
 				       "ffffffff81100000 T _etext\n"
@@ -426,16 +428,22 @@ static int build_fake_root(unsigned long long pie_bias, unsigned long long lib_b
 	snprintf(cmd, sizeof(cmd), "cp '%s/libfx.so' '%s'", fixture_dir, libpath);
 	if (system(cmd))
 		return -EIO;
+	/* The files' real device and inode: profcap opens only the file mapped. */
+	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
+	if (stat(path, &pst) || stat(libpath, &lst))
+		return -errno;
 	n = snprintf(maps, sizeof(maps),
-		     "%llx-%llx r-xp %08llx fd:01 777001                     %s/fx_pie\n"
-		     "%llx-%llx r-xp %08llx fd:01 777002                     %s\n"
+		     "%llx-%llx r-xp %08llx %02x:%02x %llu                     %s/fx_pie\n"
+		     "%llx-%llx r-xp %08llx %02x:%02x %llu                     %s\n"
 		     "7f0000100000-7f0000101000 r-xp 00001000 fd:01 777003     "
 		     "/nonexistent/gone.so (deleted)\n"
 		     "7f0000200000-7f0000201000 rwxp 00000000 00:00 0 \n"
 		     "7f0000300000-7f0000301000 r--p 00000000 fd:01 777004     /etc/hostname\n",
 		     pie_bias + (vaddr & ~0xfffull), pie_bias + (vaddr & ~0xfffull) + 0x1000,
-		     off & ~0xfffull, fixture_dir, lib_bias + (lvaddr & ~0xfffull),
-		     lib_bias + (lvaddr & ~0xfffull) + 0x1000, loff & ~0xfffull, libpath);
+		     off & ~0xfffull, major(pst.st_dev), minor(pst.st_dev),
+		     (unsigned long long)pst.st_ino, fixture_dir, lib_bias + (lvaddr & ~0xfffull),
+		     lib_bias + (lvaddr & ~0xfffull) + 0x1000, loff & ~0xfffull, major(lst.st_dev),
+		     minor(lst.st_dev), (unsigned long long)lst.st_ino, libpath);
 	if (fake_file("proc/4242/maps", maps, (size_t)n) ||
 	    fake_file("proc/4242/comm", "fakecomm\n", 9) ||
 	    fake_file("proc/4242/cmdline", "a\0b c\0d\0", 8) ||

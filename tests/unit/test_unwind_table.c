@@ -13,7 +13,10 @@
 
 #define MAX_MAPS 512
 
-static __u64 rows[1u << 20];
+#define MAX_FILES 64
+
+static __u64 *rows[MAX_FILES]; /* file tables by slot */
+static int rows_dels;
 static struct unwind_map maps[MAX_MAPS];
 static __u32 nmaps_of_self;
 static int set_map_calls;
@@ -54,11 +57,43 @@ static int mem_del_proc(void *ctx, __u32 tgid)
 	return 0;
 }
 
+static __u64 *mem_rows_begin(void *ctx, __u32 slot, __u32 n)
+{
+	(void)ctx;
+	(void)slot;
+	return malloc(n * sizeof(__u64));
+}
+
+static int mem_rows_end(void *ctx, __u32 slot, __u64 *r, __u32 n, bool ok)
+{
+	(void)ctx;
+	(void)n;
+	if (!ok || slot >= MAX_FILES) {
+		free(r);
+		return ok ? -E2BIG : 0;
+	}
+	free(rows[slot]);
+	rows[slot] = r;
+	return 0;
+}
+
+static int mem_rows_del(void *ctx, __u32 slot)
+{
+	(void)ctx;
+	free(rows[slot]);
+	rows[slot] = NULL;
+	rows_dels++;
+	return 0;
+}
+
 static struct unwind_table *new_table(__u32 max_rows, __u32 max_maps)
 {
 	struct unwind_table_sink sink = {
-		.rows = rows,
 		.max_rows = max_rows,
+		.max_files = MAX_FILES,
+		.rows_begin = mem_rows_begin,
+		.rows_end = mem_rows_end,
+		.rows_del = mem_rows_del,
 		.max_maps = max_maps,
 		.set_map = mem_set_map,
 		.set_proc = mem_set_proc,
@@ -79,17 +114,18 @@ static const struct unwind_map *find_map(__u64 addr)
 
 static __u64 find_row(const struct unwind_map *m, __u64 vaddr)
 {
-	__u32 lo = m->first, hi = m->first + m->nrows;
+	const __u64 *r = rows[m->first];
+	__u32 lo = 0, hi = m->nrows;
 
 	while (lo < hi) {
 		__u32 mid = lo + (hi - lo) / 2;
 
-		if (UNWIND_ROW_PC(rows[mid]) <= vaddr)
+		if (UNWIND_ROW_PC(r[mid]) <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo > m->first ? rows[lo - 1] : 0;
+	return lo ? r[lo - 1] : 0;
 }
 
 /* The BPF walk, in user space, over our own memory. Returns frames found. */
@@ -281,11 +317,59 @@ TEST(exited_processes_are_reclaimed)
 	CHECK_EQ_U64(del_procs, 1);
 }
 
+/* Tables of files no live process maps stay for the next process of the
+ * same binary, and go at gc once unused long enough; a later process of
+ * that binary gets them parsed again, and unwinds. */
+TEST(unused_file_tables_are_kept_then_evicted)
+{
+	struct unwind_table *u = new_table(1u << 20, 4096);
+	struct unwind_table_stats a, b, c;
+	pid_t child;
+	int status;
+
+	CHECK(u != NULL);
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	CHECK_EQ_U64(unwind_table__add_process(u, child), 0);
+	unwind_table__stats(u, &a);
+	CHECK(a.tables >= 1);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	rows_dels = 0;
+	CHECK_EQ_U64(unwind_table__gc(u, UNWIND_TABLE_FILE_TTL_NS), 1); /* the child */
+	unwind_table__stats(u, &b);
+	CHECK_EQ_U64(b.tables, a.tables); /* unused, kept for a while */
+	CHECK_EQ_U64(rows_dels, 0);
+	CHECK_EQ_U64(unwind_table__gc(u, 0), 0);
+	unwind_table__stats(u, &b);
+	CHECK_EQ_U64(b.tables, 0);
+	CHECK_EQ_U64(b.rows, 0);
+	CHECK_EQ_U64(b.files_evicted, a.tables);
+	CHECK_EQ_U64(rows_dels, a.tables);
+	/* This process maps the same files: parsed again, then it unwinds. */
+	CHECK_EQ_U64(unwind_table__add_process(u, getpid()), 0);
+	unwind_table__stats(u, &c);
+	CHECK_EQ_U64(c.files_parsed, a.files_parsed * 2);
+	CHECK(c.tables >= 1);
+	/* Live: not evicted however old. */
+	CHECK_EQ_U64(unwind_table__gc(u, 0), 0);
+	unwind_table__stats(u, &b);
+	CHECK_EQ_U64(b.tables, c.tables);
+	outer();
+	CHECK(nframes >= 4);
+	CHECK_EQ_U64(frames[1], seen_ra[0]);
+	unwind_table__free(u);
+}
+
 int main(void)
 {
 	RUN(own_stack_unwinds_through_tables);
 	RUN(shared_file_parsed_once_and_refresh_rate_limited);
 	RUN(gone_process_and_caps);
 	RUN(exited_processes_are_reclaimed);
+	RUN(unused_file_tables_are_kept_then_evicted);
 	return TEST_DONE();
 }

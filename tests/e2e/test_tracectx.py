@@ -3,6 +3,7 @@ workload publishes its resource attributes through a memfd and through a
 named anonymous mapping; a real capture must put them on that process's
 resource (the detected process.* attributes still win), and leave processes
 without a context alone."""
+import json
 import os
 import tempfile
 import unittest
@@ -61,6 +62,21 @@ class ProcessContextTest(unittest.TestCase):
         p = by_pid[plain.pid]
         self.assertNotIn("service.instance.id", p, "a process without a context got one")
         self.assertNotIn("deployment.environment.name", p)
+        # A round trip through convert keeps each resource's own attributes
+        # (none leak from the writer onto the plain process).
+        conv = os.path.join(self.dir, "conv.json")
+        r = run_profcap(["convert", out, "-o", conv, "--to", "otlp-json"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(conv) as f:
+            doc = json.load(f)
+        conv_attrs = {}
+        for rp in doc["resourceProfiles"]:
+            kv = {a["key"]: a["value"] for a in rp["resource"]["attributes"]}
+            pid = kv.get("process.pid", {})
+            conv_attrs[int(pid.get("intValue", pid.get("stringValue", -1)))] = kv
+        self.assertEqual(conv_attrs[w.pid]["service.instance.id"]["stringValue"],
+                         f"{mode}-{w.pid}")
+        self.assertNotIn("service.instance.id", conv_attrs[plain.pid])
         if json_too:
             with open(jout) as f:
                 text = f.read()

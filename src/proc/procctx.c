@@ -366,15 +366,19 @@ int procctx__read(int mem_fd, __u64 start, __u64 end, struct procctx *out)
 	int err = -EAGAIN, tries;
 
 	memset(out, 0, sizeof(*out));
-	payload = malloc(PROCCTX_MAX_PAYLOAD);
-	if (!payload)
-		return -ENOMEM;
 	for (tries = 0; tries < PROCCTX_READ_TRIES; tries++) {
 		err = read_header(mem_fd, start, end, &h);
 		if (err == -EAGAIN)
 			continue;
 		if (err)
 			break;
+		/* Sized to this header (bounded by parse_header), not the cap. */
+		free(payload);
+		payload = malloc(h.payload_size ? h.payload_size : 1);
+		if (!payload) {
+			err = -ENOMEM;
+			break;
+		}
 		err = read_at(mem_fd, h.payload, payload, h.payload_size);
 		if (err)
 			break;

@@ -11,7 +11,11 @@
 #   build/profcap  stripped binary (build/profcap.debug keeps the symbols)
 #   build/tests/   unit test binaries, one per tests/unit/test_*.c
 #
-# Targets: all (default), profcap, tests, test, clean, distclean.
+#   build/fuzz/    `make fuzz`: sanitizer builds (clang, glibc) of the pure
+#                  layers as archives (build/fuzz/lib/) and one libFuzzer
+#                  binary per scripts/fuzz/fuzz_<name>.c (build/fuzz/<name>)
+#
+# Targets: all (default), profcap, tests, test, fuzz, clean, distclean.
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
@@ -102,7 +106,7 @@ TEST_DEPS :=
 .SECONDARY: $(PB_C) $(PB_H) $(BPF_OBJS) $(SKELS)
 
 # ---- top-level targets --------------------------------------------------------
-.PHONY: all profcap libs print-libs tests test clean distclean
+.PHONY: all profcap libs print-libs tests test fuzz clean distclean
 all: profcap tests
 profcap: $(BUILD)/profcap
 libs: $(LAYER_LIBS) $(PB_LIB)
@@ -182,5 +186,54 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LAYER_LIBS) $(PB_LIB) $(LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(PROFCAP_LIBS)
 
+# ---- fuzzers ----------------------------------------------------------------------
+# The layers below collect/'s BPF side are pure code: build them again with
+# clang against glibc, instrumented for libFuzzer (fuzzer-no-link), ASan and
+# UBSan, into archives of their own, and link every scripts/fuzz/fuzz_<name>.c
+# against them (the linker takes only the objects a harness needs). A module
+# that needs a library the fuzzers do not link (libbpf, libelf) is left out.
+FUZZ := $(BUILD)/fuzz
+FUZZ_CC := $(CLANG)
+FUZZ_LAYERS := util proc model collect symbolize formats
+FUZZ_SKIP := src/collect/sampler.c src/symbolize/elfsym.c
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -DPB_FIELD_32BIT \
+	-fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+	-Isrc -Ibpf -I$(BUILD)/gen -I$(NANOPB_DIR) -idirafter $(PREFIX)/include
+FUZZ_SRCS := $(filter-out $(FUZZ_SKIP),$(filter $(FUZZ_LAYERS:%=src/%/%),$(SRCS)))
+FUZZ_OBJS := $(FUZZ_SRCS:src/%.c=$(FUZZ)/obj/%.o)
+FUZZ_LIBS := $(foreach l,$(shell echo $(FUZZ_LAYERS) | tr ' ' '\n' | tac),$(FUZZ)/lib/lib$(l).a) \
+	$(FUZZ)/lib/libpb.a
+FUZZ_PB_OBJS := $(PROTO_REL:%=$(FUZZ)/obj/gen/%.pb.o) $(NANOPB_RT:%=$(FUZZ)/obj/nanopb/%.o)
+FUZZ_HARNESSES := $(sort $(wildcard scripts/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_HARNESSES:scripts/fuzz/fuzz_%.c=$(FUZZ)/%)
+
+fuzz: $(FUZZ_BINS)
+
+$(FUZZ_OBJS) $(FUZZ_PB_OBJS): | $(PB_H)
+
+$(FUZZ)/obj/%.o: src/%.c Makefile
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(FUZZ)/obj/gen/%.pb.o: $(BUILD)/gen/%.pb.c Makefile
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(FUZZ)/obj/nanopb/%.o: $(NANOPB_DIR)/%.c Makefile
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(FUZZ)/lib/lib%.a: Makefile
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $(filter %.o,$^)
+$(foreach l,$(FUZZ_LAYERS),$(eval $(FUZZ)/lib/lib$(l).a: $(filter $(FUZZ)/obj/$(l)/%,$(FUZZ_OBJS))))
+$(FUZZ)/lib/libpb.a: $(FUZZ_PB_OBJS)
+
+$(FUZZ)/%: scripts/fuzz/fuzz_%.c $(FUZZ_LIBS) Makefile | $(PB_H)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBS) -lz -llzma
+
 -include $(OBJS:.o=.d) $(PB_OBJS:.o=.d) $(NANOPB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
-	$(BPF_OBJS:.o=.d)
+	$(BPF_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) $(FUZZ_PB_OBJS:.o=.d)

@@ -175,37 +175,48 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
 /* ---- table unwinding (issue 4): bpf/unwind_bpf.h ---- */
 #include "unwind_bpf.h"
 
+/* Read the user and kernel stacks of the current thread into @stacks (and
+ * @ext, deep user stacks) and set their hashes and flags. @regs is @ctx when
+ * it is a struct pt_regs, NULL when not (the unwinder then takes the task's
+ * saved user registers). @kstack NULL: no kernel stack. */
+static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, void *ext, __u32 tgid,
+					__u64 *ustack, __u64 *kstack, __u32 *flags)
+{
+	__u32 zero = 0;
+	struct scratch *s;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return;
+	if (want_user && tgid) {
+		*ustack = want_unwind ? unwind_user(regs, stacks, ext, tgid, flags) : ~0ull;
+		if (*ustack == ~0ull) {
+			*ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks,
+					     PROFCAP_F_USTACK_ERR, PROFCAP_F_USTACK_LOST,
+					     PROFCAP_F_USTACK_TRUNC, flags);
+			/* Frame pointers only, where tables were wanted: unverified. */
+			if (want_unwind)
+				*flags |= PROFCAP_F_USTACK_PARTIAL;
+		}
+	}
+	if (want_kernel && kstack)
+		*kstack = read_stack(ctx, &s->kern, 0, stacks, PROFCAP_F_KSTACK_ERR,
+				     PROFCAP_F_KSTACK_LOST, PROFCAP_F_KSTACK_TRUNC, flags);
+	if (*flags & PROFCAP_F_USTACK_ERR)
+		stat_inc(STAT_USTACK_ERR);
+	if (*flags & PROFCAP_F_KSTACK_ERR)
+		stat_inc(STAT_KSTACK_ERR);
+}
+
 static __always_inline int record(void *ctx, void *counts, void *stacks, void *ext, __u32 tgid,
 				  __u32 tid, const struct comm_key *comm)
 {
 	struct sample_key key = {.tgid = tgid, .tid = tid};
-	__u32 zero = 0;
-	struct scratch *s;
 	__u64 one = 1, *cnt;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
 	key.comm[0] = comm->w[0];
 	key.comm[1] = comm->w[1];
-	if (want_user && tgid) {
-		key.ustack = want_unwind ? unwind_user(ctx, stacks, ext, tgid, &key.flags) : ~0ull;
-		if (key.ustack == ~0ull) {
-			key.ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks,
-						PROFCAP_F_USTACK_ERR, PROFCAP_F_USTACK_LOST,
-						PROFCAP_F_USTACK_TRUNC, &key.flags);
-			/* Frame pointers only, where tables were wanted: unverified. */
-			if (want_unwind)
-				key.flags |= PROFCAP_F_USTACK_PARTIAL;
-		}
-	}
-	if (want_kernel)
-		key.kstack = read_stack(ctx, &s->kern, 0, stacks, PROFCAP_F_KSTACK_ERR,
-					PROFCAP_F_KSTACK_LOST, PROFCAP_F_KSTACK_TRUNC, &key.flags);
-	if (key.flags & PROFCAP_F_USTACK_ERR)
-		stat_inc(STAT_USTACK_ERR);
-	if (key.flags & PROFCAP_F_KSTACK_ERR)
-		stat_inc(STAT_KSTACK_ERR);
+	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags);
 
 	cnt = bpf_map_lookup_elem(counts, &key);
 	if (cnt) {
@@ -261,12 +272,31 @@ static __always_inline int under_cgroups(void)
 	return 0;
 }
 
+/* Tell user space about a process the first time one of its threads is
+ * recorded, so it reads its maps (and unwind tables) while it lives. */
+static __always_inline void notice_process(__u32 tgid)
+{
+	struct proc_event *e;
+	__u8 one = 1;
+
+	if (!tgid || bpf_map_lookup_elem(&seen, &tgid))
+		return;
+	bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (e) {
+		e->tgid = tgid;
+		e->pad = 0;
+		bpf_ringbuf_submit(e, 0);
+	} else {
+		stat_inc(STAT_EVENTS_LOST);
+	}
+}
+
 SEC("perf_event")
 int profcap_sample(struct bpf_perf_event_data *ctx)
 {
 	struct comm_key comm = {};
 	__u32 tgid, tid;
-	__u8 one = 1;
 
 	if (current_ids(&tgid, &tid)) {
 		stat_inc(STAT_FOREIGN);
@@ -287,19 +317,7 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 	if (!first_sample_ns)
 		first_sample_ns = bpf_ktime_get_ns();
 
-	if (tgid && !bpf_map_lookup_elem(&seen, &tgid)) {
-		struct proc_event *e;
-
-		bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (e) {
-			e->tgid = tgid;
-			e->pad = 0;
-			bpf_ringbuf_submit(e, 0);
-		} else {
-			stat_inc(STAT_EVENTS_LOST);
-		}
-	}
+	notice_process(tgid);
 
 	if (gen & 1)
 		return record(ctx, &counts1, &stacks1, &ustack_ext1, tgid, tid, &comm);
@@ -379,5 +397,8 @@ int profcap_exec(void *ctx)
 	bpf_map_delete_elem(&seen, &tgid);
 	return 0;
 }
+
+/* ---- off-CPU time (issue 15): bpf/offcpu_bpf.h ---- */
+#include "offcpu_bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -404,7 +404,8 @@ static __always_inline int unwind_user_regs(struct bpf_perf_event_data *ctx,
 {
 	struct pt_regs regs;
 
-	if ((unwind_ctx_reg(ctx, offsetof(struct pt_regs, cs)) & 3) == 3) {
+	/* No @ctx (programs whose context is not pt_regs): the task's regs. */
+	if (ctx && (unwind_ctx_reg(ctx, offsetof(struct pt_regs, cs)) & 3) == 3) {
 		st->pc = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rip));
 		st->sp = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rsp));
 		st->bp = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rbp));

@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # run.sh [SECONDS] - build and run profcap's libFuzzer harnesses, one after
-# the other, SECONDS each (default 120):
+# the other, SECONDS each (default 120). Every scripts/fuzz/fuzz_<name>.c is
+# a harness; today:
 #   otlp_read    otlp_read__parse() (then otlp__encode() and a re-read)
-#   perf_script  perf_script__parse() (then the OTLP round trip), built only
-#                when src/formats/perf_script.c exists
+#   perf_script  perf_script__parse() (then the OTLP round trip)
 #   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
-#                and bare CFI sections), built only when src/collect/cfi.c exists
+#                and bare CFI sections)
 #   gopclntab    gopclntab__parse(), Go's function table (.gopclntab)
 #   debuglink    debuglink__parse(), the .gnu_debuglink section
 #   minidebug    minidebug__decompress(), MiniDebugInfo's xz (needs liblzma-dev)
 #   procctx      procctx__parse_header() and procctx__decode(), the OpenTelemetry
 #                process context another process publishes (OTEP 4719)
-# Built with clang -fsanitize=fuzzer,address,undefined against the system
-# glibc and zlib (zlib1g-dev), from the pure modules of src/, the nanopb
-# runtime in deps/prefix/nanopb and the generated code in build/gen (run
-# ./build.sh or make once first). Outputs under build/fuzz/:
+# Built by `make fuzz`: clang with -fsanitize=fuzzer,address,undefined against
+# the system glibc and zlib (zlib1g-dev), linking the sanitizer builds of the
+# pure layers of src/ (build/fuzz/lib/lib<layer>.a), so no harness lists
+# source files. Outputs under build/fuzz/:
 #   <name>          the fuzzer binary
-#   seeds/<name>/   seeds: scripts/fuzz/seeds/<name>/, the unit tests' files
-#                   and, as root with build/profcap or perf, fresh captures
+#   seeds/<name>/   seeds: scripts/fuzz/seeds/<name>/, plus what seeds_<name>
+#                   below adds (the unit tests' files and, as root with
+#                   build/profcap or perf, fresh captures)
 #   corpus/<name>/  the growing corpus (kept between runs)
 #   artifacts/      crashing inputs (<name>-crash-*), to replay with
 #                   build/fuzz/<name> FILE
@@ -30,11 +31,6 @@ cd "$(dirname "$0")/../.."
 
 SECS=${1:-120}
 OUT=build/fuzz
-CC=${CC:-clang}
-SRCS_COMMON="src/formats/otlp_read.c src/formats/otlp.c src/formats/pbbuf.c src/model/profile.c src/util/intern.c src/util/arena.c src/util/buf.c src/util/gz.c src/util/log.c"
-NANOPB=deps/prefix/nanopb
-CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -DPB_FIELD_32BIT -fsanitize=fuzzer,address,undefined
-	-fno-sanitize-recover=undefined -fno-omit-frame-pointer -Isrc -Ibpf -Ibuild/gen -I$NANOPB"
 
 die() {
 	echo "fuzz: $*" >&2
@@ -42,28 +38,18 @@ die() {
 }
 
 [[ $SECS =~ ^[0-9]+$ ]] || die "usage: scripts/fuzz/run.sh [SECONDS]"
-command -v "$CC" >/dev/null || die "$CC not found (apt-get install clang)"
-[ -f "$NANOPB/pb_decode.c" ] || die "missing $NANOPB: run ./build.sh first"
+command -v clang >/dev/null || die "clang not found (apt-get install clang)"
+[ -f deps/prefix/nanopb/pb_decode.c ] || die "missing deps/prefix/nanopb: run ./build.sh first"
 [ -f /usr/include/zlib.h ] || die "missing zlib.h: apt-get install zlib1g-dev"
-PB_C=$(find build/gen -name '*.pb.c' 2>/dev/null | sort)
-[ -n "$PB_C" ] || die "no generated code in build/gen: run make first"
 mkdir -p "$OUT/artifacts" "$OUT/seeds" "$OUT/corpus"
-
-build() { # NAME EXTRA_SOURCES...
-	local name=$1
-	shift
-	echo "== build $OUT/$name"
-	# shellcheck disable=SC2086
-	$CC $CFLAGS -o "$OUT/$name" "scripts/fuzz/fuzz_$name.c" $SRCS_COMMON "$@" $PB_C \
-		"$NANOPB/pb_common.c" "$NANOPB/pb_decode.c" "$NANOPB/pb_encode.c" -lz \
-		2>"$OUT/$name.build.log" || {
-		cat "$OUT/$name.build.log" >&2
-		return 1
-	}
+echo "== make fuzz"
+make -s -j"$(nproc)" fuzz >"$OUT/build.log" 2>&1 || {
+	cat "$OUT/build.log" >&2
+	die "make fuzz failed (see above)"
 }
 
 # ---- seeds ------------------------------------------------------------------------
-seeds_otlp() {
+seeds_otlp_read() {
 	local d=$OUT/seeds/otlp_read
 	mkdir -p "$d"
 	cp scripts/fuzz/seeds/otlp_read/* "$d"/ 2>/dev/null
@@ -83,7 +69,7 @@ seeds_otlp() {
 	fi
 }
 
-seeds_perf() {
+seeds_perf_script() {
 	local d=$OUT/seeds/perf_script tmp
 	mkdir -p "$d"
 	cp scripts/fuzz/seeds/perf_script/* "$d"/ 2>/dev/null
@@ -140,11 +126,21 @@ seeds_symbols() {
 	rm -rf "$tmp"
 }
 
+# The three symbol parsers share one seed builder.
+seeds_symbols_done=
+seeds_symbols_once() {
+	[ -n "$seeds_symbols_done" ] && return
+	seeds_symbols_done=1
+	seeds_symbols
+}
+seeds_gopclntab() { seeds_symbols_once; }
+seeds_debuglink() { seeds_symbols_once; }
+seeds_minidebug() { seeds_symbols_once; }
+
+# A valid header + payload written by the unit test.
 seeds_procctx() {
-	local d=$OUT/seeds/procctx
-	mkdir -p "$d"
 	if [ -x build/tests/test_procctx ]; then
-		PROCCTX_SEED_DIR=$d build/tests/test_procctx >/dev/null 2>&1
+		PROCCTX_SEED_DIR=$OUT/seeds/procctx build/tests/test_procctx >/dev/null 2>&1
 	fi
 }
 
@@ -171,44 +167,20 @@ run() { # NAME
 	fi
 }
 
-build otlp_read || die "build of the otlp_read fuzzer failed"
-seeds_otlp
-names=(otlp_read)
-if [ -f src/formats/perf_script.c ]; then
-	if build perf_script src/formats/perf_script.c; then
-		seeds_perf
-		names+=(perf_script)
-	else
-		echo "fuzz: perf_script harness does not build (see above); skipped" >&2
-	fi
-fi
-if [ -f src/collect/cfi.c ]; then
-	if build cfi src/collect/cfi.c; then
-		seeds_cfi
-		names+=(cfi)
-	else
-		echo "fuzz: cfi harness does not build (see above); skipped" >&2
-	fi
-fi
-if build gopclntab src/symbolize/gopclntab.c && build debuglink src/symbolize/debuglink.c; then
-	names+=(gopclntab debuglink)
-	if build minidebug src/symbolize/minidebug.c -llzma; then
-		names+=(minidebug)
-	else
-		echo "fuzz: minidebug harness does not build (liblzma-dev?); skipped" >&2
-	fi
-	seeds_symbols
-else
-	echo "fuzz: symbol parser harnesses do not build (see above); skipped" >&2
-fi
-if build procctx src/proc/procctx.c src/util/utf8.c; then
-	seeds_procctx
-	names+=(procctx)
-else
-	echo "fuzz: procctx harness does not build (see above); skipped" >&2
-fi
-for n in "${names[@]}"; do
+names=()
+for h in scripts/fuzz/fuzz_*.c; do
+	n=${h#scripts/fuzz/fuzz_}
+	n=${n%.c}
 	[ -n "${FUZZ_ONLY:-}" ] && [ "$n" != "$FUZZ_ONLY" ] && continue
+	[ -x "$OUT/$n" ] || die "$OUT/$n was not built"
+	mkdir -p "$OUT/seeds/$n"
+	cp scripts/fuzz/seeds/"$n"/* "$OUT/seeds/$n"/ 2>/dev/null
+	if declare -F "seeds_$n" >/dev/null; then
+		"seeds_$n"
+	fi
+	names+=("$n")
+done
+for n in "${names[@]}"; do
 	run "$n"
 done
 exit $found

@@ -8,6 +8,7 @@
 #include "capture/delivery.h"
 #include "capture/session.h"
 #include "capture/status.h"
+#include "collect/sampler.h"
 #include "util/log.h"
 
 struct run {
@@ -22,6 +23,7 @@ void capture__default_opts(struct capture_opts *o)
 	o->seconds = 10;
 	o->freq_hz = 99;
 	o->user = o->kernel = o->idle = o->unwind = true;
+	o->off_cpu_min_ns = SAMPLER_OFFCPU_MIN_NS;
 }
 
 /* `capture`: its one window gets a summary, then goes to the outputs. */

@@ -26,6 +26,10 @@ struct capture_opts {
 	char **cmd;		   /* `-- CMD ARGS...` (NULL-terminated, from argv) or NULL */
 	bool user, kernel, idle;
 	bool unwind;	    /* table unwinding of user stacks (default; --no-unwind) */
+	/* off-CPU profiles (issue 15) */
+	bool off_cpu;	       /* also an off-CPU profile per process */
+	__u64 off_cpu_min_ns;  /* --off-cpu-threshold: shorter waits are only counted */
+	bool off_cpu_runnable; /* --off-cpu-runnable: also time spent waiting for a CPU */
 	const char *output; /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
 	enum format format;	  /* of the file output; exports are always OTLP */
@@ -42,7 +46,8 @@ struct capture_opts {
 };
 
 /* Reset @o to the defaults both `capture` and `agent` start from: 99 Hz,
- * user and kernel stacks, idle samples, table unwinding, 10 s. Cannot fail. */
+ * user and kernel stacks, idle samples, table unwinding, 10 s, no off-CPU
+ * (threshold 100 us when asked). Cannot fail. */
 void capture__default_opts(struct capture_opts *o);
 
 /* Run the capture (or, with @o->agent, the agent) for @o; returns the

@@ -43,6 +43,7 @@ struct session {
 	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
 	/* counters of the current window */
 	__u64 model_dropped;  /* samples the model could not hold */
+	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
 	__u64 ustack_missing; /* samples of user processes without a user stack */
 	__u64 truncated;      /* samples whose stack hit the depth limit */
 	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
@@ -124,6 +125,26 @@ static const struct profile_process_desc *describe(struct session *s,
 	return known;
 }
 
+/* An off-CPU record (@n frames resolved in s->frames) into the off_cpu
+ * profile of its process. */
+static int add_off_cpu(struct session *s, const struct sampler_record *r,
+		       const struct profile_process_desc *desc, size_t n)
+{
+	struct profile_labels lab = {sampler__state_name(r->state), r->switches};
+	__u32 type;
+	int err;
+
+	err = profile__add_value_type(s->prof, "off_cpu", "nanoseconds", "context_switch", "count",
+				      1, &type);
+	err = err ?: profile__add_typed_sample(s->prof, type, desc, r->tid, r->comm, &lab,
+					       s->frames, n, r->count);
+	if (err == -E2BIG || err == -ENOMEM) {
+		s->off_cpu_dropped += r->switches;
+		return 0;
+	}
+	return err;
+}
+
 static int on_record(void *ctx, const struct sampler_record *r)
 {
 	struct session *s = ctx;
@@ -141,6 +162,9 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	for (i = 0; i < r->nustack; i++, n++)
 		symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], n == 0, &s->frames[n]);
 
+	/* Sample counters count CPU samples; off-CPU records carry nanoseconds. */
+	if (r->kind == SAMPLER_KIND_OFF_CPU)
+		return add_off_cpu(s, r, &desc, n);
 	if ((r->flags & SAMPLER_REC_USTACK_ERR) && known && known->exe_path && *known->exe_path)
 		s->ustack_missing += r->count;
 	/* A user stack the unwinder could not finish is cut at the root end,
@@ -200,6 +224,7 @@ static int new_window(struct session *s)
 	profile__free(s->prof);
 	s->prof = profile__new();
 	s->model_dropped = s->ustack_missing = s->truncated = s->partial = 0;
+	s->off_cpu_dropped = 0;
 	s->warned_full = false;
 	if (!s->prof) {
 		pr_err("out of memory");
@@ -230,7 +255,11 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	meta.samples_stack_missing =
 		st->stacks_missing - s->base.stacks_missing + s->ustack_missing;
 	w.status = (struct status_window){
-		.samples = profile__total(s->prof),
+		.samples = profile__type_total(s->prof, 0),
+		.off_cpu = s->o->off_cpu,
+		.off_cpu_min_ns = s->o->off_cpu_min_ns,
+		.off_cpu_runnable = s->o->off_cpu_runnable,
+		.off_cpu_dropped = s->off_cpu_dropped,
 		.dropped = meta.samples_dropped,
 		.model_dropped = s->model_dropped,
 		.ustack_missing = s->ustack_missing,
@@ -358,6 +387,9 @@ static int load_sampler(struct session *s)
 		.kernel = o->kernel,
 		.idle = o->idle,
 		.unwind = o->unwind,
+		.off_cpu = o->off_cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
+		.off_cpu_runnable = o->off_cpu_runnable,
 	};
 	pid_t cmd = s->child ? child__pid(s->child) : 0;
 	__s64 t0;

@@ -81,6 +81,25 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 		 (unsigned long long)us->kernel_regs, (unsigned long long)us->vma);
 }
 
+static void summary_off_cpu(const struct status_window *w)
+{
+	const struct sampler_stats *st = w->st;
+
+	pr_info("off-CPU: %llu waits of kept threads, %llu (%.3f s) of at least %.3g ms in the "
+		"profile, %llu (%.3f s) shorter only counted%s",
+		(unsigned long long)st->off_cpu_waits,
+		(unsigned long long)(st->off_cpu_waits - st->off_cpu_short),
+		st->off_cpu_long_ns / 1e9, w->off_cpu_min_ns / 1e6,
+		(unsigned long long)st->off_cpu_short, st->off_cpu_short_ns / 1e9,
+		w->off_cpu_runnable ? "" : "; preemption (waiting for a CPU) not counted");
+	if (st->off_cpu_counts_full || w->off_cpu_dropped)
+		pr_warn("%llu off-CPU waits lost (aggregation table full: %llu, profile full: "
+			"%llu)",
+			(unsigned long long)(st->off_cpu_counts_full + w->off_cpu_dropped),
+			(unsigned long long)st->off_cpu_counts_full,
+			(unsigned long long)w->off_cpu_dropped);
+}
+
 void status__summary(const struct status_window *w)
 {
 	const struct sampler_stats *st = w->st;
@@ -89,6 +108,8 @@ void status__summary(const struct status_window *w)
 		(unsigned long long)w->samples, w->nproc, w->nstacks, w->dur_ns / 1e9, w->freq_hz,
 		st->ncpus);
 	summary_losses(w);
+	if (w->off_cpu)
+		summary_off_cpu(w);
 	if (w->us)
 		summary_unwind(w->us);
 	{

@@ -24,6 +24,10 @@ struct status_window {
 	__s64 dur_ns;
 	__u32 freq_hz;
 	bool unwind;
+	bool off_cpu;		 /* --off-cpu: the kernel's wait counters below */
+	__u64 off_cpu_min_ns;	 /* its threshold */
+	bool off_cpu_runnable;	 /* preemption counted */
+	__u64 off_cpu_dropped;	 /* waits the profile could not hold */
 	const struct sampler_stats *st;	       /* cumulative kernel counters */
 	const struct sampler_unwind_stats *us; /* NULL without table unwinding */
 };

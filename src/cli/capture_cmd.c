@@ -30,6 +30,11 @@ void capture_cmd__usage(void)
 	       "      --no-kernel    do not collect kernel stacks\n"
 	       "      --no-user      do not collect user stacks\n"
 	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       "      --off-cpu      also profile where threads wait: an off_cpu profile\n"
+	       "                     (nanoseconds blocked) per process beside the CPU one\n"
+	       "      --off-cpu-threshold DUR  waits shorter than DUR are only counted, not\n"
+	       "                     walked (default 100us; 0 = every wait)\n"
+	       "      --off-cpu-runnable  also count time preempted threads wait for a CPU\n"
 	       "      --no-unwind    user stacks from frame pointers only (no .eh_frame\n"
 	       "                     tables)\n"
 	       "      --debug-dir DIR  also find debug files in DIR (DIR/.build-id/xx/\n"
@@ -89,6 +94,32 @@ static bool runnable(const char *name)
 	return false;
 }
 
+int capture_cmd__parse_duration_ns(const char *arg, __u64 *ns)
+{
+	static const struct {
+		const char *suffix;
+		double ns;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1e3}};
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end == arg || errno || !(v >= 0))
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		v *= units[i].ns;
+		if (v > 10e9)
+			return -EINVAL;
+		*ns = (__u64)(v + 0.5);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
 			 const char *cmd)
 {
@@ -119,6 +150,20 @@ int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, con
 		return 0;
 	case CAPTURE_OPT_NO_UNWIND:
 		o->unwind = false;
+		return 0;
+	case CAPTURE_OPT_OFF_CPU:
+		o->off_cpu = true;
+		return 0;
+	case CAPTURE_OPT_OFF_CPU_RUNNABLE:
+		o->off_cpu = o->off_cpu_runnable = true;
+		return 0;
+	case CAPTURE_OPT_OFF_CPU_THRESHOLD:
+		if (capture_cmd__parse_duration_ns(arg, &o->off_cpu_min_ns))
+			return log__usage_error(cmd,
+						"invalid --off-cpu-threshold '%s': expected a "
+						"duration such as 100us, 1ms or 0 (at most 10s)",
+						arg);
+		o->off_cpu = true;
 		return 0;
 	case CAPTURE_OPT_DEBUG_DIR: {
 		struct stat st;

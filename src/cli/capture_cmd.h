@@ -17,6 +17,9 @@ enum {
 	CAPTURE_OPT_NO_IDLE,
 	CAPTURE_OPT_FORMAT,
 	CAPTURE_OPT_NO_UNWIND,
+	CAPTURE_OPT_OFF_CPU,
+	CAPTURE_OPT_OFF_CPU_THRESHOLD,
+	CAPTURE_OPT_OFF_CPU_RUNNABLE,
 	CAPTURE_OPT_DEBUG_DIR,
 };
 
@@ -28,12 +31,21 @@ enum {
 	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
 	{ "format", required_argument, NULL, CAPTURE_OPT_FORMAT },       \
 	{ "no-unwind", no_argument, NULL, CAPTURE_OPT_NO_UNWIND },       \
+	{ "off-cpu", no_argument, NULL, CAPTURE_OPT_OFF_CPU },           \
+	{ "off-cpu-threshold", required_argument, NULL,                  \
+	  CAPTURE_OPT_OFF_CPU_THRESHOLD },                               \
+	{ "off-cpu-runnable", no_argument, NULL,                         \
+	  CAPTURE_OPT_OFF_CPU_RUNNABLE },                                \
 	{ "debug-dir", required_argument, NULL, CAPTURE_OPT_DEBUG_DIR }, \
 	{ "quiet", no_argument, NULL, 'q' },                             \
 	{ "verbose", no_argument, NULL, 'v' },                           \
 	TARGET_LONGOPTS,                                                 \
 	OTLP_CONFIG_LONGOPTS
 /* clang-format on */
+
+/* Parse a duration ("1ms", "250us", "2s", "500000ns"; a bare number is
+ * microseconds) of at most 10 s into *@ns. 0 or -EINVAL (nothing printed). */
+int capture_cmd__parse_duration_ns(const char *arg, __u64 *ns);
 
 /* Parse a positive number of seconds (at most a week) into *@out. 0 or
  * -EINVAL (nothing printed). */

@@ -14,13 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "util/buf.h"
 #include "cli/convert.h"
 #include "formats/format.h"
+#include "util/fdio.h"
+#include "util/id.h"
 #include "util/log.h"
 #include "formats/otlp_read.h"
 #include "formats/perf_script.h"
@@ -43,6 +45,7 @@ enum input_kind {
 
 struct convert_opts {
 	const char *in, *out, *title;
+	const char *type; /* --type: one value type; NULL = all (OTLP) or cpu */
 	enum format to;
 	enum input_kind from;
 	bool embed_original;
@@ -66,6 +69,8 @@ void convert__usage(void)
 	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
 	       "                       only with perf-script input and --to otlp/otlp-json\n"
 	       "      --title TEXT     title of the SVG flame graph\n"
+	       "      --type TYPE      only the cpu or off_cpu profile of a capture holding\n"
+	       "                       both (pprof, folded and svg take cpu by default)\n"
 	       "  -h, --help           this help\n"
 	       "\n"
 	       "perf script input: record with 'perf record -g', then run 'perf script' (default\n"
@@ -81,13 +86,14 @@ void convert__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE };
+	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"to", required_argument, NULL, OPT_TO},
 		{"from", required_argument, NULL, OPT_FROM},
 		{"embed-original", no_argument, NULL, OPT_EMBED},
 		{"title", required_argument, NULL, OPT_TITLE},
+		{"type", required_argument, NULL, OPT_TYPE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -125,20 +131,18 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		case OPT_TITLE:
 			o->title = optarg;
 			break;
+		case OPT_TYPE:
+			o->type = optarg;
+			break;
 		case 'h':
 			convert__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("convert", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no input: give a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one input at a time ('%s' is extra)", argv[optind + 1]);
-	o->in = argv[optind];
+	if (args__one_input("convert", argc, argv, &o->in))
+		return -EINVAL;
 	if (!o->out)
 		return usage_error("no output: give -o FILE, or -o - for standard output");
 	if (!have_to)
@@ -149,41 +153,6 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 	if (o->embed_original && o->to != FORMAT_OTLP && o->to != FORMAT_OTLP_JSON)
 		return usage_error("--embed-original only applies to --to otlp or otlp-json");
 	return 0;
-}
-
-static int write_stdout(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	while (len) {
-		ssize_t n = write(STDOUT_FILENO, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void random_id(__u8 id[16])
-{
-	bool nonzero = false;
-	size_t i;
-
-	if (getrandom(id, 16, 0) != 16) {
-		__u64 x = (__u64)time(NULL) ^ ((__u64)getpid() << 32);
-
-		for (i = 0; i < 16; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
-			id[i] = (__u8)(x >> 56);
-	}
-	for (i = 0; i < 16; i++)
-		nonzero |= id[i] != 0;
-	if (!nonzero)
-		id[0] = 1;
 }
 
 /* Parse perf script text into *@out and give it capture metadata. 0 or 1
@@ -221,7 +190,7 @@ static int read_perf_script(const struct convert_opts *o, const char *name, cons
 	m.os_type = "linux";
 	m.scope_name = "profcap";
 	m.scope_version = PROFCAP_VERSION;
-	random_id(m.profile_id);
+	id__random(m.profile_id);
 	if (o->embed_original) {
 		m.original_payload = in->data;
 		m.original_payload_len = in->len;
@@ -283,7 +252,7 @@ out:
 
 int convert__main(int argc, char **argv)
 {
-	struct profile *p = NULL;
+	struct profile *p = NULL, *sel = NULL;
 	struct sink *sink = NULL;
 	struct convert_opts o;
 	struct buf data;
@@ -302,7 +271,9 @@ int convert__main(int argc, char **argv)
 	if (ret)
 		goto out;
 	ret = 1;
-	err = format__encode(p, o.to, o.title, &data);
+	if (format__pick_type(p, o.type, format__single_type(o.to), &sel))
+		goto out;
+	err = format__encode(sel ? sel : p, o.to, o.title, &data);
 	if (err) {
 		pr_err("cannot encode %s as %s: %s", o.in, format__name(o.to),
 		       err == -E2BIG ? "the output would be larger than 1 GiB" : strerror(-err));
@@ -312,7 +283,7 @@ int convert__main(int argc, char **argv)
 		if (sink__deliver(sink, data.data, data.len))
 			goto out;
 	} else {
-		err = write_stdout(data.data, data.len);
+		err = fdio__write_all(STDOUT_FILENO, data.data, data.len);
 		if (err) {
 			pr_err("cannot write to standard output: %s", strerror(-err));
 			goto out;
@@ -321,6 +292,7 @@ int convert__main(int argc, char **argv)
 	ret = 0;
 out:
 	buf__release(&data);
+	profile__free(sel);
 	profile__free(p);
 	sink__free(sink);
 	return ret;

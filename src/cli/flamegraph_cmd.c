@@ -5,17 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "util/fdio.h"
+#include "cli/args.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "model/profile.h"
 #include "formats/flamegraph.h"
+#include "formats/format.h"
 #include "formats/otlp_read.h"
 #include "export/sink.h"
 #include "cli/flamegraph_cmd.h"
 
 struct fg_args {
 	const char *in, *out;
+	const char *type; /* --type */
 	struct flamegraph_opts o;
 };
 
@@ -38,6 +43,9 @@ void flamegraph__usage(void)
 	       "      --inverted        icicle graph: leaf functions at the top, their callers\n"
 	       "                        below\n"
 	       "      --width PX        image width (default %u)\n"
+	       "      --type TYPE       cpu (default) or off_cpu: a capture --off-cpu holds\n"
+	       "                        both; off-CPU graphs are drawn in blues, their\n"
+	       "                        widths are time blocked\n"
 	       "  -h, --help            this help\n"
 	       "\n"
 	       "Exit status: 0 written, 1 unreadable or malformed FILE or write failure,\n"
@@ -50,18 +58,18 @@ void flamegraph__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct fg_args *a)
 {
-	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH };
+	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"title", required_argument, NULL, OPT_TITLE},
 		{"pid", required_argument, NULL, OPT_PID},
 		{"inverted", no_argument, NULL, OPT_INVERTED},
 		{"width", required_argument, NULL, OPT_WIDTH},
+		{"type", required_argument, NULL, OPT_TYPE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	long long v;
-	char *end;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -76,20 +84,19 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			a->o.title = optarg;
 			break;
 		case OPT_PID:
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < INT32_MIN || v > INT32_MAX)
+			if (!args__int(optarg, INT32_MIN, INT32_MAX, &v))
 				return usage_error("--pid needs a process id, not '%s'", optarg);
 			a->o.filter_pid = true;
 			a->o.pid = v;
+			break;
+		case OPT_TYPE:
+			a->type = optarg;
 			break;
 		case OPT_INVERTED:
 			a->o.inverted = true;
 			break;
 		case OPT_WIDTH:
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 200 || v > 100000)
+			if (!args__int(optarg, 200, 100000, &v))
 				return usage_error("--width needs a number of pixels from 200 to "
 						   "100000, not '%s'",
 						   optarg);
@@ -98,17 +105,12 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		case 'h':
 			flamegraph__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("flamegraph", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no file given: name a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one file at a time: unexpected '%s'", argv[optind + 1]);
-	a->in = argv[optind];
+	if (args__one_input("flamegraph", argc, argv, &a->in))
+		return -EINVAL;
 	if (!a->out)
 		return usage_error("no output: give -o OUT.svg (or -o - for standard output)");
 	return 0;
@@ -120,11 +122,10 @@ static int write_out(const char *path, const struct buf *b)
 	int err;
 
 	if (!strcmp(path, "-")) {
-		if (fwrite(b->data, 1, b->len, stdout) != b->len || fflush(stdout)) {
-			pr_err("cannot write the SVG to standard output: %s", strerror(errno));
-			return -EIO;
-		}
-		return 0;
+		err = fdio__write_all(STDOUT_FILENO, b->data, b->len);
+		if (err)
+			pr_err("cannot write the SVG to standard output: %s", strerror(-err));
+		return err;
 	}
 	s = file_sink__new(path);
 	if (!s)
@@ -136,7 +137,7 @@ static int write_out(const char *path, const struct buf *b)
 
 int flamegraph__main(int argc, char **argv)
 {
-	struct profile *p = NULL;
+	struct profile *p = NULL, *sel = NULL;
 	struct fg_args a;
 	struct buf svg;
 	int ret, err;
@@ -146,6 +147,14 @@ int flamegraph__main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	if (otlp_read__file(a.in, &p))
 		return 1; /* logged */
+	if (format__pick_type(p, a.type, true, &sel)) {
+		profile__free(p);
+		return 1;
+	}
+	if (sel) {
+		profile__free(p);
+		p = sel;
+	}
 	if (a.o.filter_pid) {
 		size_t i;
 

@@ -10,14 +10,17 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli/args.h"
 #include "util/intern.h"
 #include "util/log.h"
+#include "formats/format.h"
 #include "formats/otlp_read.h"
 #include "model/profile.h"
 #include "model/view.h"
@@ -59,6 +62,8 @@ void report__usage(void)
 	       "      --pid PID         only samples of process PID\n"
 	       "      --comm NAME       only samples whose executable name or thread name is NAME\n"
 	       "      --json            one JSON document instead of text\n"
+	       "      --type TYPE       cpu (default) or off_cpu (capture --off-cpu): values\n"
+	       "                        of off_cpu are nanoseconds blocked, shares of that time\n"
 	       "  -h, --help            this help\n"
 	       "\n"
 	       "JSON keys: \"file\"; \"capture\": {\"host\", \"time\" (RFC 3339 UTC or\n"
@@ -81,19 +86,10 @@ void report__usage(void)
 
 #define usage_error(...) log__usage_error("report", __VA_ARGS__)
 
-static bool parse_num(const char *s, long long min, long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	return !errno && end != s && !*end && *out >= min;
-}
-
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON };
+	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE };
 	static const struct option longopts[] = {
 		{"top", required_argument, NULL, OPT_TOP},
 		{"by", required_argument, NULL, OPT_BY},
@@ -102,6 +98,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{"pid", required_argument, NULL, OPT_PID},
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"type", required_argument, NULL, OPT_TYPE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -115,7 +112,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TOP:
-			if (!parse_num(optarg, 0, &v) || v > 1000000)
+			if (!args__int(optarg, 0, 1000000, &v))
 				return usage_error(
 					"--top needs a number from 0 to 1000000, not '%s'", optarg);
 			o->top = (unsigned long)v;
@@ -137,7 +134,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->inclusive = true;
 			break;
 		case OPT_PID:
-			if (!parse_num(optarg, INT32_MIN, &v))
+			if (!args__int(optarg, INT32_MIN, LLONG_MAX, &v))
 				return usage_error("--pid needs a process id, not '%s'", optarg);
 			o->filter_pid = true;
 			o->pid = v;
@@ -147,23 +144,21 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				return usage_error("--comm needs a non-empty name");
 			o->comm = optarg;
 			break;
+		case OPT_TYPE:
+			o->type = optarg;
+			break;
 		case OPT_JSON:
 			o->json = true;
 			break;
 		case 'h':
 			report__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return args__bad_option("report", c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no file given: name a capture file, or '-' for standard input");
-	if (argc - optind > 1)
-		return usage_error("one file at a time: unexpected '%s'", argv[optind + 1]);
-	o->file = argv[optind];
+	if (args__one_input("report", argc, argv, &o->file))
+		return -EINVAL;
 	return 0;
 }
 
@@ -479,8 +474,8 @@ static void put_text(FILE *f, const char *s)
 	size_t n;
 
 	while (*s) {
-		n = utf8__seq(s);
-		if (!n || (unsigned char)*s < 0x20 || *s == 0x7f) {
+		n = utf8__printable(s, SIZE_MAX);
+		if (!n) {
 			fputc('?', f);
 			s++;
 			continue;
@@ -600,8 +595,12 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 	put_text(f, m->sample_type);
 	fputc('/', f);
 	put_text(f, m->sample_unit);
-	fprintf(f, "\n  total       %llu %s\n", (unsigned long long)profile__total(r->p),
+	fprintf(f, "\n  total       %llu %s", (unsigned long long)profile__total(r->p),
 		value_word(m));
+	/* Time values (off-CPU): also in seconds; shares below are of that time. */
+	if (!strcmp(m->sample_unit, "nanoseconds") && !strcmp(m->sample_type, "off_cpu"))
+		fprintf(f, " (%.3f s)", profile__total(r->p) / 1e9);
+	fputc('\n', f);
 	fprintf(f, "  processes   %zu\n  stacks      %zu\n", profile__process_count(r->p),
 		m->stacks);
 	/* What the capture could not keep whole: the report above is short of
@@ -665,28 +664,21 @@ static void text_frames(FILE *f, const struct report *r, const struct row *v, si
 	text_more(f, n, k);
 }
 
-static void text_procs(FILE *f, const struct report *r, const struct row *v, size_t n)
+/* The process table, or with @threads the thread table (one more column). */
+static void text_tasks(FILE *f, const struct report *r, const struct row *v, size_t n,
+		       bool threads)
 {
 	size_t i, k = shown(r->o, n);
 
-	fprintf(f, "\nProcesses (%zu):\n    SHARE       VALUE         PID  EXE\n", n);
+	fprintf(f, "\n%s (%zu):\n    SHARE       VALUE         PID%s\n",
+		threads ? "Threads" : "Processes", n,
+		threads ? "         TID  NAME" : "  EXE");
 	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu %11lld  ", 100.0 * share(v[i].self, r->total),
+		fprintf(f, "  %6.2f%% %11llu %11lld", 100.0 * share(v[i].self, r->total),
 			(unsigned long long)v[i].self, (long long)v[i].pid);
-		put_text(f, *v[i].name ? v[i].name : "(unknown)");
-		fputc('\n', f);
-	}
-	text_more(f, n, k);
-}
-
-static void text_threads(FILE *f, const struct report *r, const struct row *v, size_t n)
-{
-	size_t i, k = shown(r->o, n);
-
-	fprintf(f, "\nThreads (%zu):\n    SHARE       VALUE         PID         TID  NAME\n", n);
-	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu %11lld %11lld  ", 100.0 * share(v[i].self, r->total),
-			(unsigned long long)v[i].self, (long long)v[i].pid, (long long)v[i].tid);
+		if (threads)
+			fprintf(f, " %11lld", (long long)v[i].tid);
+		fputs("  ", f);
 		put_text(f, *v[i].name ? v[i].name : "(unknown)");
 		fputc('\n', f);
 	}
@@ -813,8 +805,8 @@ static int print_report(FILE *f, const struct report *r)
 	}
 	if (o->by == BY_FUNCTION || o->by == BY_MAPPING)
 		text_frames(f, r, frames, nf);
-	text_procs(f, r, procs, np);
-	text_threads(f, r, threads, nt);
+	text_tasks(f, r, procs, np, false);
+	text_tasks(f, r, threads, nt, true);
 out:
 	free(frames);
 	free(procs);
@@ -836,7 +828,7 @@ int report__print(FILE *f, const struct profile *p, const struct report_opts *o)
 
 int report__main(int argc, char **argv)
 {
-	struct profile *p = NULL;
+	struct profile *p = NULL, *sel = NULL;
 	struct report_opts o;
 	int ret, err;
 
@@ -845,6 +837,14 @@ int report__main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	if (otlp_read__file(o.file, &p))
 		return 1; /* logged */
+	if (format__pick_type(p, o.type, true, &sel)) {
+		profile__free(p);
+		return 1;
+	}
+	if (sel) {
+		profile__free(p);
+		p = sel;
+	}
 	err = report__print(stdout, p, &o);
 	profile__free(p);
 	if (err) {

@@ -29,6 +29,7 @@ struct report_opts {
 	__s64 pid;
 	const char *comm; /* only samples whose exe name or thread name is this */
 	bool json;
+	const char *type; /* --type: cpu, off_cpu; NULL = the first */
 };
 
 /* Defaults: file "-", top 20, by function, sorted by self, no filter, text. */

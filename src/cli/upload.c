@@ -15,6 +15,7 @@
 
 #include <pb_decode.h>
 
+#include "cli/args.h"
 #include "opentelemetry/proto/profiles/v1development/profiles.pb.h"
 
 #include "util/buf.h"
@@ -221,12 +222,10 @@ static int parse_args(int argc, char **argv, struct upload_opts *o)
 		case 'h':
 			upload__usage();
 			return 1;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			err = otlp_config__flag(&o->export, c, optarg);
+			err = c == ':' ? -ENOENT : otlp_config__flag(&o->export, c, optarg);
 			if (err == -ENOENT)
-				return usage_error("unknown option '%s'", argv[optind - 1]);
+				return args__bad_option("upload", c, argv);
 			if (err)
 				return err;
 			break;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/search.h"
 #include "collect/cfi.h"
 #include "unwind.h"
 
@@ -847,16 +848,8 @@ const struct cfi_row *cfi__rows(const struct cfi_table *t, size_t *n)
 
 const struct cfi_row *cfi__find(const struct cfi_table *t, __u64 pc)
 {
-	size_t lo = 0, hi = t->n;
+	size_t lo = search__upto(t->rows, t->n, sizeof(*t->rows), offsetof(struct cfi_row, pc), pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? &t->rows[lo - 1] : NULL;
 }
 

@@ -18,12 +18,15 @@
 #include <bpf/btf.h>
 
 #include "cpu_sampler.h"
+#include "offcpu_types.h"
 #include "cpu_sampler.skel.h"
 #include "util/env.h"
 #include "util/log.h"
 #include "collect/forkhook.h"
+#include "proc/status.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
+#include "collect/offcpu.h"
 
 /* Distinct keys (and stacks) one generation can hold. Sized from the sample
  * rate so that a drain interval's worth of samples always fits. */
@@ -46,6 +49,7 @@ struct sampler {
 	struct bpf_link **links;
 	struct bpf_link *fork_link; /* fork following, when asked */
 	struct bpf_link *exec_link; /* exec: announce the new program */
+	struct bpf_link *offcpu[OFFCPU_LINKS]; /* off-CPU programs, when asked */
 	__u32 ncpus;		    /* size of pfds/links: highest online CPU + 1 */
 	__u32 nonline;
 	struct ring_buffer *rb;
@@ -84,6 +88,9 @@ struct sampler {
 	struct sample_key *keys;
 	__u64 *vals;
 	__u32 cap;
+	struct offcpu_key *okeys;
+	struct offcpu_val *ovals;
+	__u32 ocap;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -93,32 +100,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int read_caps(__u64 *eff)
-{
-	char line[256];
-	FILE *f;
-	int err = -ENOENT;
-
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "CapEff:", 7)) {
-			*eff = strtoull(line + 7, NULL, 16);
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
-}
-
 int sampler__check_privileges(void)
 {
 	const int cap_sys_admin = 21, cap_perfmon = 38, cap_bpf = 39;
-	__u64 eff = 0;
+	unsigned long long eff = 0;
 
-	if (read_caps(&eff))
+	if (proc_status__self("CapEff:", 0, 16, &eff))
 		return 0; /* cannot tell: let the load itself fail clearly */
 	if (eff & (1ull << cap_sys_admin))
 		return 0;
@@ -775,6 +762,61 @@ static struct bpf_program *fork_prog(struct sampler *s, enum forkhook_kind kind)
 	}
 }
 
+/* After load: the exec hook and the ring buffer (the fork hook is attached
+ * by load_following()). 0, or -errno after logging why. */
+static int attach_events(struct sampler *s)
+{
+	int err;
+
+	/* Without it (a kernel lacking the tracepoint), a process that
+	 * exec()s keeps the tables of its first program until a refresh. */
+	s->exec_link = bpf_program__attach(s->skel->progs.profcap_exec);
+	if (!s->exec_link)
+		pr_debug("exec tracepoint not attached: %s", strerror(errno));
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_err("cannot open the BPF ring buffer: %s (needs Linux >= 5.8)", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* One cpu-clock perf event per online CPU (@online, s->ncpus entries). 0,
+ * or -errno after logging why, with a hint for each usual cause. */
+static int open_perf_events(struct sampler *s, const bool *online, __u32 freq_hz)
+{
+	__u32 i;
+	int err;
+
+	for (i = 0; i < s->ncpus; i++) {
+		if (!online[i])
+			continue;
+		s->pfds[i] = perf_open_cpu((int)i, freq_hz);
+		if (s->pfds[i] >= 0)
+			continue;
+		err = -errno;
+		if (err == -EACCES || err == -EPERM)
+			pr_err("perf events are not permitted (%s): run as root or grant "
+			       "CAP_PERFMON, or lower kernel.perf_event_paranoid "
+			       "(sysctl -w kernel.perf_event_paranoid=-1)",
+			       strerror(-err));
+		else if (err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP)
+			pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): the "
+			       "kernel needs CONFIG_PERF_EVENTS",
+			       i, strerror(-err));
+		else if (err == -EMFILE)
+			pr_err("out of file descriptors opening perf events for %u CPUs: "
+			       "raise the limit with 'ulimit -n'",
+			       s->ncpus);
+		else
+			pr_err("perf_event_open on CPU %u failed: %s", i, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+
 /* Open, configure and load the BPF object, with fork hook @fh (NULL: no
  * fork following). On failure the skeleton is gone again; logs nothing. */
 static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh)
@@ -826,8 +868,9 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 	if (o->ncgroups)
 		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
 	unwind_configure(s, o, entries);
-
-	err = cpu_sampler__load(s->skel);
+	err = offcpu__configure(s->skel, o, entries);
+	if (!err)
+		err = cpu_sampler__load(s->skel);
 	if (err) {
 		cpu_sampler__destroy(s->skel);
 		s->skel = NULL;
@@ -946,48 +989,14 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	if (err)
 		goto err_out;
 	err = unwind_open(s);
+	if (!err)
+		err = set_filters(s, o);
+	if (!err)
+		err = attach_events(s);
+	if (!err)
+		err = open_perf_events(s, online, o->freq_hz);
 	if (err)
 		goto err_out;
-	err = set_filters(s, o);
-	if (err)
-		goto err_out;
-	/* Without it (a kernel lacking the tracepoint), a process that
-	 * exec()s keeps the tables of its first program until a refresh. */
-	s->exec_link = bpf_program__attach(s->skel->progs.profcap_exec);
-	if (!s->exec_link)
-		pr_debug("exec tracepoint not attached: %s", strerror(errno));
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
-	if (!s->rb) {
-		err = -errno;
-		pr_err("cannot open the BPF ring buffer: %s (needs Linux >= 5.8)", strerror(-err));
-		goto err_out;
-	}
-
-	for (i = 0; i < ncpus; i++) {
-		if (!online[i])
-			continue;
-		s->pfds[i] = perf_open_cpu((int)i, o->freq_hz);
-		if (s->pfds[i] < 0) {
-			err = -errno;
-			if (err == -EACCES || err == -EPERM)
-				pr_err("perf events are not permitted (%s): run as root or grant "
-				       "CAP_PERFMON, or lower kernel.perf_event_paranoid "
-				       "(sysctl -w kernel.perf_event_paranoid=-1)",
-				       strerror(-err));
-			else if (err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP)
-				pr_err("the cpu-clock perf event is unavailable on CPU %u (%s): "
-				       "the "
-				       "kernel needs CONFIG_PERF_EVENTS",
-				       i, strerror(-err));
-			else if (err == -EMFILE)
-				pr_err("out of file descriptors opening perf events for %u CPUs: "
-				       "raise the limit with 'ulimit -n'",
-				       ncpus);
-			else
-				pr_err("perf_event_open on CPU %u failed: %s", i, strerror(-err));
-			goto err_out;
-		}
-	}
 	free(online);
 	return s;
 
@@ -1003,6 +1012,10 @@ int sampler__start(struct sampler *s)
 {
 	__u32 i;
 
+	int err = offcpu__attach(s->skel, s->offcpu);
+
+	if (err)
+		return err;
 	/* Attaching also enables each event, so sampling starts here. */
 	for (i = 0; i < s->ncpus; i++) {
 		if (s->pfds[i] < 0)
@@ -1010,8 +1023,7 @@ int sampler__start(struct sampler *s)
 		s->links[i] =
 			bpf_program__attach_perf_event(s->skel->progs.profcap_sample, s->pfds[i]);
 		if (!s->links[i]) {
-			int err = -errno;
-
+			err = -errno;
 			pr_err("cannot attach the BPF program to CPU %u: %s", i, strerror(-err));
 			return err;
 		}
@@ -1037,6 +1049,11 @@ void sampler__stop(struct sampler *s)
 	for (i = 0; i < s->ncpus; i++)
 		if (s->pfds[i] >= 0)
 			ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+	/* Waits that end after this are not counted. */
+	for (i = 0; i < OFFCPU_LINKS; i++) {
+		bpf_link__destroy(s->offcpu[i]);
+		s->offcpu[i] = NULL;
+	}
 	/* No sample will use tables now: do not build them. */
 	if (s->worker_on) {
 		pthread_mutex_lock(&s->mu);
@@ -1105,6 +1122,99 @@ static int clear_stacks(struct sampler *s, int fd)
 	return 0;
 }
 
+/* Look up the stacks of @r by hash and hand it to @fn. */
+static int emit_record(struct sampler *s, struct sampler_record *r, __u64 ustack, __u64 kstack,
+		       int sfd, int efd, sampler_record_fn fn, void *ctx)
+{
+	__u64 lost = r->kind == SAMPLER_KIND_CPU ? r->count : r->switches;
+
+	r->comm[16] = '\0';
+	if (ustack) {
+		if (!bpf_map_lookup_elem(sfd, &ustack, &s->ust)) {
+			r->ustack = s->ust.ips;
+			r->nustack = (__u32)(s->ust.nr < PROFCAP_MAX_STACK ? s->ust.nr
+									   : PROFCAP_MAX_STACK);
+			if (s->ust.nr > PROFCAP_MAX_STACK && s->unwind) {
+				r->ustack = s->uips;
+				r->nustack = unwind_join(s, efd, ustack, s->ust.nr, &r->flags);
+			}
+		} else {
+			s->stacks_missing += lost;
+			r->flags |= PROFCAP_F_USTACK_LOST;
+		}
+	}
+	if (kstack) {
+		if (!bpf_map_lookup_elem(sfd, &kstack, &s->kst)) {
+			r->kstack = s->kst.ips;
+			r->nkstack = (__u32)(s->kst.nr < PROFCAP_MAX_STACK ? s->kst.nr
+									   : PROFCAP_MAX_STACK);
+		} else {
+			s->stacks_missing += lost;
+			r->flags |= PROFCAP_F_KSTACK_LOST;
+		}
+	}
+	return fn(ctx, r);
+}
+
+static int grow_offcpu_scratch(struct sampler *s)
+{
+	__u32 ncap = s->ocap ? s->ocap * 2 : 1024;
+	struct offcpu_key *k;
+	struct offcpu_val *v;
+
+	k = realloc(s->okeys, ncap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	s->okeys = k;
+	v = realloc(s->ovals, ncap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->ovals = v;
+	s->ocap = ncap;
+	return 0;
+}
+
+/* The off-CPU counters of the idle generation: snapshot, emit, delete. */
+static int drain_offcpu(struct sampler *s, __u32 idle, int sfd, int efd, sampler_record_fn fn,
+			void *ctx)
+{
+	int cfd = bpf_map__fd(idle ? s->skel->maps.offcpu_counts1 : s->skel->maps.offcpu_counts0);
+	struct offcpu_key key, next;
+	__u32 n = 0, i;
+	bool have = false;
+	int err = 0;
+
+	while (!bpf_map_get_next_key(cfd, have ? &key : NULL, &next)) {
+		if (n == s->ocap) {
+			err = grow_offcpu_scratch(s);
+			if (err)
+				return err;
+		}
+		if (!bpf_map_lookup_elem(cfd, &next, &s->ovals[n]))
+			s->okeys[n++] = next;
+		key = next;
+		have = true;
+	}
+	for (i = 0; i < n && !err; i++) {
+		const struct offcpu_key *k = &s->okeys[i];
+		struct sampler_record r = {
+			.kind = SAMPLER_KIND_OFF_CPU,
+			.state = (enum sampler_state)k->state,
+			.switches = s->ovals[i].switches,
+			.tgid = k->tgid,
+			.tid = k->tid,
+			.flags = k->flags,
+			.count = s->ovals[i].ns,
+		};
+
+		memcpy(r.comm, k->comm, 16);
+		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(cfd, &s->okeys[i]);
+	return err;
+}
+
 int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 {
 	const struct timespec settle = {0, SAMPLER_GEN_SETTLE_NS};
@@ -1135,7 +1245,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		key = next;
 		have = true;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !err; i++) {
 		const struct sample_key *k = &s->keys[i];
 		struct sampler_record r = {
 			.tgid = k->tgid,
@@ -1145,37 +1255,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		};
 
 		memcpy(r.comm, k->comm, 16);
-		r.comm[16] = '\0';
-		if (k->ustack) {
-			if (!bpf_map_lookup_elem(sfd, &k->ustack, &s->ust)) {
-				r.ustack = s->ust.ips;
-				r.nustack =
-					(__u32)(s->ust.nr < PROFCAP_MAX_STACK ? s->ust.nr
-									      : PROFCAP_MAX_STACK);
-				if (s->ust.nr > PROFCAP_MAX_STACK && s->unwind) {
-					r.ustack = s->uips;
-					r.nustack =
-						unwind_join(s, efd, k->ustack, s->ust.nr, &r.flags);
-				}
-			} else {
-				s->stacks_missing += r.count;
-				r.flags |= PROFCAP_F_USTACK_LOST;
-			}
-		}
-		if (k->kstack) {
-			if (!bpf_map_lookup_elem(sfd, &k->kstack, &s->kst)) {
-				r.kstack = s->kst.ips;
-				r.nkstack =
-					(__u32)(s->kst.nr < PROFCAP_MAX_STACK ? s->kst.nr
-									      : PROFCAP_MAX_STACK);
-			} else {
-				s->stacks_missing += r.count;
-				r.flags |= PROFCAP_F_KSTACK_LOST;
-			}
-		}
-		err = fn(ctx, &r);
-		if (err)
-			break;
+		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
 	}
 	{ /* the full generation is the high-water mark */
 		__u64 mem = bpf_memory(s);
@@ -1185,6 +1265,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
+	if (!err && bpf_program__autoload(s->skel->progs.profcap_sys_exit))
+		err = drain_offcpu(s, idle, sfd, efd, fn, ctx);
 	if (!err)
 		err = clear_stacks(s, sfd);
 	if (!err && s->unwind)
@@ -1245,6 +1327,7 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 		}
 	}
 	free(vals);
+	offcpu__stats(s->skel, st);
 }
 
 void sampler__free(struct sampler *s)
@@ -1273,6 +1356,8 @@ void sampler__free(struct sampler *s)
 	ring_buffer__free(s->rb);
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exec_link);
+	for (i = 0; i < OFFCPU_LINKS; i++)
+		bpf_link__destroy(s->offcpu[i]);
 	for (i = 0; s->links && i < s->ncpus; i++)
 		bpf_link__destroy(s->links[i]);
 	for (i = 0; s->pfds && i < s->ncpus; i++)
@@ -1286,6 +1371,8 @@ void sampler__free(struct sampler *s)
 	free(s->pfds);
 	free(s->keys);
 	free(s->vals);
+	free(s->okeys);
+	free(s->ovals);
 	free(s->stack_keys);
 	free(s);
 }

@@ -35,7 +35,15 @@ struct sampler_opts {
 	/* table unwinding (issue 4): walk user stacks with .eh_frame tables */
 	bool unwind;
 	__u32 unwind_rows; /* row store size; 0 = SAMPLER_UNWIND_ROWS */
+	/* off-CPU time (issue 15): time threads spend blocked, by stack */
+	bool off_cpu;
+	__u64 off_cpu_min_ns;  /* waits shorter than this are only counted */
+	bool off_cpu_runnable; /* also record preempted threads (waiting for a CPU) */
 };
+
+/* Threads that can be off the CPU at once, all processes (an LRU). */
+#define SAMPLER_OFFCPU_THREADS 16384u
+#define SAMPLER_OFFCPU_MIN_NS 100000ull /* --off-cpu-threshold default: 100 us */
 
 /* Row store cap: 8 bytes a row, 32 MiB; it grows file by file up to it. */
 #define SAMPLER_UNWIND_ROWS (4u << 20)
@@ -56,9 +64,32 @@ struct sampler_opts {
 #define SAMPLER_REC_KSTACK_TRUNC 0x20	/* kernel stack cut at the depth limit */
 #define SAMPLER_REC_USTACK_PARTIAL 0x40 /* user stack not walked to its end */
 
-/* One aggregated record: @count samples with identical key. The stack arrays
- * are leaf first and borrowed for the duration of the callback. */
+enum sampler_kind {
+	SAMPLER_KIND_CPU = 0, /* @count CPU samples */
+	SAMPLER_KIND_OFF_CPU, /* @count nanoseconds off the CPU, in @switches waits */
+};
+
+/* Why an off-CPU record's thread waited (the BPF program's OFFCPU_STATE_*). */
+enum sampler_state {
+	SAMPLER_STATE_RUNNABLE = 0,	/* preempted: waiting for a CPU */
+	SAMPLER_STATE_INTERRUPTIBLE,	/* S: sleep, futex, pipe, socket, poll */
+	SAMPLER_STATE_UNINTERRUPTIBLE, /* D: mostly disk I/O */
+	SAMPLER_STATE_IDLE,		/* I: kernel worker waiting */
+	SAMPLER_STATE_OTHER,		/* stopped, traced, ... */
+	SAMPLER_STATE_UNKNOWN,		/* not readable on this kernel */
+	SAMPLER_STATE__COUNT,
+};
+
+/* Name of @st as carried in profiles ("interruptible", ...). */
+const char *sampler__state_name(enum sampler_state st);
+
+/* One aggregated record: @count samples (or nanoseconds, see @kind) with
+ * identical key. The stack arrays are leaf first and borrowed for the
+ * duration of the callback. */
 struct sampler_record {
+	enum sampler_kind kind;
+	enum sampler_state state; /* SAMPLER_KIND_OFF_CPU only */
+	__u64 switches;		  /* SAMPLER_KIND_OFF_CPU: waits summed in @count */
 	__u32 tgid, tid;
 	char comm[17];
 	__u32 flags; /* SAMPLER_REC_* */
@@ -83,6 +114,12 @@ struct sampler_stats {
 	__u64 bpf_peak_bytes; /* ... the most seen at a drain */
 	__u64 first_sample_ns; /* CLOCK_MONOTONIC of the first sample, 0: none yet */
 	__u32 ncpus;
+	/* off-CPU (zeros when off) */
+	__u64 off_cpu_waits;	   /* switch-ins of kept threads measured */
+	__u64 off_cpu_short;	   /* ... below the threshold: not in the profile */
+	__u64 off_cpu_short_ns;	   /* their time */
+	__u64 off_cpu_long_ns;	   /* time of the waits in the profile */
+	__u64 off_cpu_counts_full; /* waits lost: aggregation table full */
 };
 
 typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);

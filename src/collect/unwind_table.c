@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "collect/cfi.h"
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
@@ -57,14 +58,6 @@ struct unwind_table {
 	__u32 npin;
 	struct unwind_table_stats st;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
 
 static __u64 mix(__u64 a, __u64 b)
 {
@@ -187,7 +180,7 @@ static struct ut_proc *proc_get(struct unwind_table *u, __u32 pid, bool create)
 static void slot_unref(struct unwind_table *u, __u32 i)
 {
 	if (u->slots[i].refs && !--u->slots[i].refs)
-		u->slots[i].idle_ns = now_ns();
+		u->slots[i].idle_ns = clock__mono_ns();
 }
 
 /* Drop file table @i: the sink's storage and the file's cached rows. */
@@ -277,7 +270,7 @@ static void load_rows(struct unwind_table *u, struct ut_file *f, const void *img
 		} else {
 			u->slots[slot] = (struct ut_slot){
 				.dev = f->dev, .ino = f->ino, .nrows = (__u32)n, .used = true,
-				.idle_ns = now_ns()};
+				.idle_ns = clock__mono_ns()};
 			f->slot = slot;
 			f->nrows = (__u32)n;
 			if (u->sink.set_file && f->dev != VDSO_DEV)
@@ -349,7 +342,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	memset(f, 0, sizeof(*f)); /* new, or evicted: parse (again) */
 	f->dev = dev;
 	f->ino = ino;
-	t0 = now_ns();
+	t0 = clock__mono_ns();
 	if (vdso) {
 		load_vdso(u, f);
 	} else {
@@ -372,7 +365,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 			close(fd);
 		}
 	}
-	u->st.parse_ns += now_ns() - t0;
+	u->st.parse_ns += clock__mono_ns() - t0;
 	return f;
 }
 
@@ -504,7 +497,7 @@ static size_t reclaim(struct unwind_table *u)
 size_t unwind_table__gc(struct unwind_table *u, __u64 file_ttl_ns)
 {
 	size_t gone = reclaim(u);
-	__u64 now = now_ns();
+	__u64 now = clock__mono_ns();
 	__u32 i;
 
 	for (i = 0; i < u->sink.max_files; i++) {
@@ -591,7 +584,7 @@ int unwind_table__add_process(struct unwind_table *u, int pid)
 	p->start = start;
 	if (!p->loaded_ns)
 		u->st.processes++;
-	p->loaded_ns = now_ns();
+	p->loaded_ns = clock__mono_ns();
 	u->st.mappings += n;
 	return 0;
 fail:
@@ -604,11 +597,11 @@ int unwind_table__refresh(struct unwind_table *u, int pid)
 	struct ut_proc *p = proc_get(u, (__u32)pid, false);
 	int err;
 
-	if (p && p->loaded_ns && now_ns() - p->loaded_ns < UNWIND_TABLE_REFRESH_NS)
+	if (p && p->loaded_ns && clock__mono_ns() - p->loaded_ns < UNWIND_TABLE_REFRESH_NS)
 		return 0;
 	err = unwind_table__add_process(u, pid);
 	if (err == -ESRCH && (p = proc_get(u, (__u32)pid, true)))
-		p->loaded_ns = now_ns(); /* gone: do not retry it every time */
+		p->loaded_ns = clock__mono_ns(); /* gone: do not retry it every time */
 	return err ? err : 1;
 }
 

@@ -23,6 +23,7 @@
 
 #include "export/exporter.h"
 #include "export/grpc.h"
+#include "util/clock.h"
 #include "util/gz.h"
 #include "util/log.h"
 #include "export/retry.h"
@@ -54,6 +55,7 @@ struct exporter {
 	char ctype[64];
 	char errbuf[CURL_ERROR_SIZE];
 	__u64 rnd;
+	const struct clock *clock; /* the retry deadline and the backoff sleeps */
 };
 
 /* How one attempt ended. */
@@ -253,6 +255,7 @@ struct exporter *exporter__new(const struct otlp_config *cfg)
 	if (!e)
 		goto err_nomem;
 	e->cfg = cfg;
+	e->clock = &clock__system;
 	buf__init(&e->body, 0);
 	buf__init(&e->resp, RESP_MAX);
 	e->rnd = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL ^ (__u64)getpid() << 32 ^
@@ -656,21 +659,14 @@ static void attempt(struct exporter *e, __u64 budget_ms, struct attempt *a,
 
 /* ---- export --------------------------------------------------------------------- */
 
-static __u64 now_ms(void)
+static __u64 now_ms(const struct exporter *e)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+	return e->clock->now_ns(e->clock->ctx) / 1000000;
 }
 
-static void sleep_ms(__u64 ms)
+static void sleep_ms(const struct exporter *e, __u64 ms)
 {
-	struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
-			      .tv_nsec = (long)(ms % 1000) * 1000000};
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	e->clock->sleep_ns(e->clock->ctx, ms * 1000000);
 }
 
 static __u32 next_random(struct exporter *e)
@@ -718,9 +714,14 @@ static int build_body(struct exporter *e, const void *payload, size_t len, const
 	return 0;
 }
 
-static void finish(struct export_result *res, __u64 t0)
+static void finish(const struct exporter *e, struct export_result *res, __u64 t0)
 {
-	res->seconds = (now_ms() - t0) / 1000.0;
+	res->seconds = (now_ms(e) - t0) / 1000.0;
+}
+
+void exporter__set_clock(struct exporter *e, const struct clock *c)
+{
+	e->clock = c ? c : &clock__system;
 }
 
 int exporter__export(struct exporter *e, const void *payload, size_t len, struct export_result *res)
@@ -732,7 +733,7 @@ int exporter__export_within(struct exporter *e, const void *payload, size_t len,
 			    __u64 timeout_ms, struct export_result *res)
 {
 	__u64 limit = timeout_ms && timeout_ms < e->cfg->timeout_ms ? timeout_ms : e->cfg->timeout_ms;
-	__u64 t0 = now_ms(), deadline = t0 + limit, now, delay;
+	__u64 t0 = now_ms(e), deadline = t0 + limit, now, delay;
 	const void *body = NULL;
 	struct attempt a;
 	size_t blen = 0;
@@ -749,19 +750,19 @@ int exporter__export_within(struct exporter *e, const void *payload, size_t len,
 	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
 	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, body);
 	for (;;) {
-		now = now_ms();
+		now = now_ms(e);
 		res->attempts++;
 		attempt(e, deadline > now ? deadline - now : 1, &a, res);
 		if (!a.err) {
-			finish(res, t0);
+			finish(e, res, t0);
 			return 0;
 		}
 		/* A delivered-or-not answer is never retried. */
 		res->rejected = 0;
 		res->partial_message[0] = '\0';
-		now = now_ms();
+		now = now_ms(e);
 		if (!a.retryable) {
-			finish(res, t0);
+			finish(e, res, t0);
 			if (res->attempts == 1)
 				say(res->error, sizeof(res->error), "%s%s", a.why, a.hint);
 			else
@@ -773,7 +774,7 @@ int exporter__export_within(struct exporter *e, const void *payload, size_t len,
 		delay = a.delay_ms >= 0 ? (__u64)a.delay_ms
 					: retry__backoff_ms(res->attempts, next_random(e));
 		if (now + delay >= deadline) {
-			finish(res, t0);
+			finish(e, res, t0);
 			if (a.delay_ms >= 0)
 				say(res->error, sizeof(res->error),
 				    "%s after %u attempt%s in %.1f s; the endpoint asked to retry "
@@ -789,6 +790,6 @@ int exporter__export_within(struct exporter *e, const void *payload, size_t len,
 				    res->seconds, limit / 1000.0, a.hint);
 			return a.err == -EAGAIN ? -ETIMEDOUT : a.err;
 		}
-		sleep_ms(delay);
+		sleep_ms(e, delay);
 	}
 }

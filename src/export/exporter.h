@@ -30,12 +30,19 @@ struct export_result {
 };
 
 struct exporter;
+struct clock;
 
 /* Prepare an exporter for @cfg (borrowed; must outlive the exporter).
  * Initialises libcurl once. NULL on failure after logging why. */
 struct exporter *exporter__new(const struct otlp_config *cfg);
 
 void exporter__free(struct exporter *e);
+
+/* Read time from @c (borrowed; it must outlive @e) instead of the system
+ * clock: the deadline (--timeout), the backoff sleeps and res->seconds
+ * follow it, so tests step time instead of waiting. NULL restores the
+ * system clock. */
+void exporter__set_clock(struct exporter *e, const struct clock *c);
 
 /* Send @len bytes of @payload (one ProfilesData), retrying as described
  * above. Returns 0 when the endpoint accepted it (possibly partially: see

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <sys/syscall.h>
 
+#include "util/fdio.h"
 #include "util/log.h"
 #include "export/sink.h"
 
@@ -43,22 +44,6 @@ void sink__free(struct sink *s)
 {
 	if (s)
 		s->ops->free(s);
-}
-
-static int write_all(int fd, const unsigned char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* @path with "-@n" inserted before @ext (when @path ends with it) into @out. */
@@ -123,7 +108,7 @@ static int file_deliver(struct sink *base, const void *data, size_t len)
 
 	if (s->fd < 0)
 		return -EBADF;
-	err = write_all(s->fd, data, len);
+	err = fdio__write_all(s->fd, data, len);
 	if (!err && fsync(s->fd))
 		err = -errno;
 	if (!err && close(s->fd))

@@ -37,25 +37,9 @@
 
 /* ---- output with a sticky error ---------------------------------------------------- */
 
-struct out {
-	struct buf *b;
-	int err;
-};
+static void putf(struct buf_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void put(struct out *o, const void *s, size_t n)
-{
-	if (!o->err)
-		o->err = buf__append(o->b, s, n);
-}
-
-static void puts_(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
-}
-
-static void putf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void putf(struct out *o, const char *fmt, ...)
+static void putf(struct buf_out *o, const char *fmt, ...)
 {
 	char tmp[512];
 	va_list ap;
@@ -70,60 +54,47 @@ static void putf(struct out *o, const char *fmt, ...)
 		return;
 	}
 	/* Only short, fixed-format strings go through here. */
-	put(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Code point at @s of a valid @n-byte UTF-8 sequence. */
-static __u32 utf8_cp(const unsigned char *s, size_t n)
-{
-	static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
-	__u32 cp = s[0] & lead_mask[n];
-	size_t i;
-
-	for (i = 1; i < n; i++)
-		cp = (cp << 6) | (s[i] & 0x3f);
-	return cp;
+	buf__put(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
 /* Append @s escaped as XML character data, at most @max characters of it
  * (then ".." is appended; @max 0 = all). Bytes that XML 1.0 cannot carry
  * (invalid UTF-8, control characters, U+FFFE/U+FFFF) become U+FFFD. */
-static void put_xml(struct out *o, const char *s, size_t max)
+static void put_xml(struct buf_out *o, const char *s, size_t max)
 {
 	size_t n, count = 0;
-	__u32 cp;
+	__u32 cp = 0;
 
 	while (*s) {
 		if (max && count == max) {
-			puts_(o, "..");
+			buf__puts(o, "..");
 			return;
 		}
 		count++;
-		n = utf8__seq(s);
-		cp = n ? utf8_cp((const unsigned char *)s, n) : 0;
+		n = utf8__decode(s, SIZE_MAX, &cp);
 		if (!n || (cp < 0x20 && cp != '\t') || cp == 0xfffe || cp == 0xffff) {
-			puts_(o, "\xef\xbf\xbd");
+			buf__puts(o, "\xef\xbf\xbd");
 			s += n ? n : 1;
 			continue;
 		}
 		switch (*s) {
 		case '&':
-			puts_(o, "&amp;");
+			buf__puts(o, "&amp;");
 			break;
 		case '<':
-			puts_(o, "&lt;");
+			buf__puts(o, "&lt;");
 			break;
 		case '>':
-			puts_(o, "&gt;");
+			buf__puts(o, "&gt;");
 			break;
 		case '"':
-			puts_(o, "&quot;");
+			buf__puts(o, "&quot;");
 			break;
 		case '\'':
-			puts_(o, "&apos;");
+			buf__puts(o, "&apos;");
 			break;
 		default:
-			put(o, s, n);
+			buf__put(o, s, n);
 		}
 		s += n;
 	}
@@ -181,8 +152,10 @@ static enum palette palette_of(const char *type)
 	return PAL_OTHER;
 }
 
-/* Deterministic colour for @name in the palette of @type. */
-static void colour(const char *name, const char *type, __u8 rgb[3])
+/* Deterministic colour for @name in the palette of @type; @off: the cool
+ * palettes of off-CPU graphs (blues and purples), so one is never taken
+ * for a CPU graph (warm: reds, oranges, greens). */
+static void colour(const char *name, const char *type, bool off, __u8 rgb[3])
 {
 	/* Per palette: base and span of r, g, b; two hash-derived fractions
 	 * vary the hue within the palette. */
@@ -194,7 +167,25 @@ static void colour(const char *name, const char *type, __u8 rgb[3])
 		[PAL_MANAGED] = {50, 60, 165, 65, 50, 50},
 		[PAL_OTHER] = {160, 50, 95, 45, 195, 55},
 	};
+	static const __u8 cool[][6] = {
+		[PAL_ROOT] = {185, 10, 185, 10, 190, 10},
+		[PAL_PROCESS] = {150, 30, 150, 30, 160, 30},
+		[PAL_KERNEL] = {40, 40, 90, 60, 200, 55},
+		[PAL_NATIVE] = {30, 40, 150, 50, 180, 50},
+		[PAL_MANAGED] = {120, 50, 80, 40, 200, 55},
+		[PAL_OTHER] = {90, 40, 110, 40, 220, 35},
+	};
 	enum palette pal = palette_of(type);
+
+	if (off) {
+		__u32 h = (__u32)intern__hash(name, strlen(name));
+		double a = (h & 0xffff) / 65535.0, b = (h >> 16) / 65535.0;
+
+		rgb[0] = (__u8)(cool[pal][0] + cool[pal][1] * a);
+		rgb[1] = (__u8)(cool[pal][2] + cool[pal][3] * b);
+		rgb[2] = (__u8)(cool[pal][4] + cool[pal][5] * a);
+		return;
+	}
 	__u32 h = (__u32)intern__hash(name, strlen(name));
 	double a = (h & 0xffff) / 65535.0, b = (h >> 16) / 65535.0;
 
@@ -229,6 +220,7 @@ struct graph {
 	const struct flamegraph_opts *o;
 	unsigned width;
 	__u64 total;
+	bool off_cpu; /* values are nanoseconds off the CPU: cool colours, times */
 
 	struct intern *labels; /* "type\0name\0" -> label */
 	struct label *lab;
@@ -292,7 +284,7 @@ static int get_label(struct graph *g, const char *type, const char *name, __u32 
 	l->type = intern__get(g->labels, *idx, NULL);
 	l->name = l->type + tl + 1;
 	l->chars = text_chars(l->name);
-	colour(l->name, l->type, l->rgb);
+	colour(l->name, l->type, g->off_cpu, l->rgb);
 	return 0;
 }
 
@@ -543,6 +535,12 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 	memset(g, 0, sizeof(*g));
 	g->p = p;
 	g->o = o;
+	{
+		__u32 st, su, pt, pu;
+
+		profile__value_types(p, &st, &su, &pt, &pu);
+		g->off_cpu = !strcmp(profile__string(p, st, NULL), "off_cpu");
+	}
 	g->width = o->width ? o->width : FG_DEFAULT_WIDTH;
 	if (g->width < 4 * FG_PAD)
 		g->width = 4 * FG_PAD;
@@ -582,7 +580,7 @@ out:
 
 /* ---- SVG ------------------------------------------------------------------------------- */
 
-static void put_title(struct out *o, const struct profile *p, const struct flamegraph_opts *fo)
+static void put_title(struct buf_out *o, const struct profile *p, const struct flamegraph_opts *fo)
 {
 	const struct profile_meta *m = profile__meta(p);
 	char when[64] = "";
@@ -593,9 +591,9 @@ static void put_title(struct out *o, const struct profile *p, const struct flame
 		put_xml(o, fo->title, 0);
 		return;
 	}
-	puts_(o, "Flame graph");
+	buf__puts(o, "Flame graph");
 	if (m->host_name && *m->host_name) {
-		puts_(o, ": ");
+		buf__puts(o, ": ");
 		put_xml(o, m->host_name, 0);
 	}
 	t = (time_t)(m->time_unix_nano / 1000000000ull);
@@ -604,7 +602,7 @@ static void put_title(struct out *o, const struct profile *p, const struct flame
 		putf(o, "%s%s", m->host_name && *m->host_name ? ", " : ": ", when);
 }
 
-static void put_subtitle(struct out *o, const struct graph *g)
+static void put_subtitle(struct buf_out *o, const struct graph *g)
 {
 	const struct profile_meta *m = profile__meta(g->p);
 	__u32 st, su, pt, pu;
@@ -612,8 +610,13 @@ static void put_subtitle(struct out *o, const struct graph *g)
 
 	profile__value_types(g->p, &st, &su, &pt, &pu);
 	stype = profile__string(g->p, st, NULL);
-	putf(o, "%llu ", (unsigned long long)g->total);
-	put_xml(o, *stype ? stype : "samples", 0);
+	if (g->off_cpu) {
+		putf(o, "OFF-CPU: %.3f s blocked (widths are time off the CPU)",
+		     g->total / 1e9);
+	} else {
+		putf(o, "%llu ", (unsigned long long)g->total);
+		put_xml(o, *stype ? stype : "samples", 0);
+	}
 	putf(o, ", %zu process%s", g->nprocs, g->nprocs == 1 ? "" : "es");
 	if (m->duration_nano)
 		putf(o, ", %.1f s", m->duration_nano / 1e9);
@@ -622,13 +625,13 @@ static void put_subtitle(struct out *o, const struct graph *g)
 	if (g->o->filter_pid)
 		putf(o, ", pid %lld only", (long long)g->o->pid);
 	if (g->o->inverted)
-		puts_(o, ", inverted (leaf functions at the top, callers below)");
+		buf__puts(o, ", inverted (leaf functions at the top, callers below)");
 	if (g->dropped)
 		putf(o, "; %zu frame%s narrower than 0.1 px not drawn", g->dropped,
 		     g->dropped == 1 ? "" : "s");
 }
 
-static void put_legend(struct out *o)
+static void put_legend(struct buf_out *o, bool off)
 {
 	static const struct {
 		const char *label, *type, *name;
@@ -643,7 +646,7 @@ static void put_legend(struct out *o)
 	size_t i;
 
 	for (i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
-		colour(items[i].name, items[i].type, rgb);
+		colour(items[i].name, items[i].type, off, rgb);
 		putf(o,
 		     "<rect x=\"%u\" y=\"35\" width=\"10\" height=\"10\" fill=\"rgb(%u,%u,%u)\"/>"
 		     "<text x=\"%u\" y=\"44\" class=\"small\">%s</text>\n",
@@ -652,7 +655,7 @@ static void put_legend(struct out *o)
 	}
 }
 
-static void put_frame(struct out *o, const struct graph *g, const struct fg_frame *f)
+static void put_frame(struct buf_out *o, const struct graph *g, const struct fg_frame *f)
 {
 	const struct label *lab = &g->lab[f->label];
 	double scale = (double)(g->width - 2 * FG_PAD) / (double)g->total;
@@ -665,8 +668,12 @@ static void put_frame(struct out *o, const struct graph *g, const struct fg_fram
 	putf(o, "<g class=\"f\" data-x=\"%llu\" data-v=\"%llu\" data-d=\"%u\"><title>",
 	     (unsigned long long)f->x, (unsigned long long)f->v, f->depth);
 	put_xml(o, lab->name, 0);
-	putf(o, "\n%llu samples, %.2f%% of all, type ", (unsigned long long)f->v,
-	     100.0 * (double)f->v / (double)g->total);
+	if (g->off_cpu)
+		putf(o, "\n%.3f ms off-CPU, %.2f%% of all, type ", f->v / 1e6,
+		     100.0 * (double)f->v / (double)g->total);
+	else
+		putf(o, "\n%llu samples, %.2f%% of all, type ", (unsigned long long)f->v,
+		     100.0 * (double)f->v / (double)g->total);
 	put_xml(o, *lab->type ? lab->type : "unknown", 0);
 	putf(o,
 	     "</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%u\" "
@@ -674,10 +681,10 @@ static void put_frame(struct out *o, const struct graph *g, const struct fg_fram
 	     x, y, w, FG_FRAME_H - 1, lab->rgb[0], lab->rgb[1], lab->rgb[2], x + 3, y + 11);
 	if (chars >= 3)
 		put_xml(o, lab->name, lab->chars > chars ? chars - 2 : 0);
-	puts_(o, "</text></g>\n");
+	buf__puts(o, "</text></g>\n");
 }
 
-static void put_svg(struct out *o, const struct graph *g)
+static void put_svg(struct buf_out *o, const struct graph *g)
 {
 	unsigned w = g->width, h = FG_TOP + (g->max_depth + 1) * FG_FRAME_H + FG_BOTTOM;
 	size_t i;
@@ -687,16 +694,16 @@ static void put_svg(struct out *o, const struct graph *g)
 	     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"fg-svg\" "
 	     "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\">\n",
 	     w, h, w, h);
-	puts_(o, "<style>");
-	puts_(o, flamegraph_css);
-	puts_(o, "</style>\n");
+	buf__puts(o, "<style>");
+	buf__puts(o, flamegraph_css);
+	buf__puts(o, "</style>\n");
 	putf(o, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\"/>\n", w, h);
 	putf(o, "<text id=\"fg-title\" class=\"title\" x=\"%u\" y=\"20\">", w / 2);
 	put_title(o, g->p, g->o);
 	putf(o, "</text>\n<text id=\"fg-sub\" class=\"sub\" x=\"%u\" y=\"44\">", w - FG_PAD);
 	put_subtitle(o, g);
-	puts_(o, "</text>\n");
-	put_legend(o);
+	buf__puts(o, "</text>\n");
+	put_legend(o, g->off_cpu);
 	putf(o,
 	     "<text id=\"fg-reset\" class=\"btn\" x=\"%u\" y=\"20\" style=\"display:none\">"
 	     "Reset zoom</text>\n"
@@ -706,7 +713,7 @@ static void put_svg(struct out *o, const struct graph *g)
 	     (unsigned long long)g->total, w, FG_PAD);
 	for (i = 0; i < g->nframes; i++)
 		put_frame(o, g, &g->frames[i]);
-	puts_(o, "</g>\n");
+	buf__puts(o, "</g>\n");
 	if (!g->total)
 		putf(o, "<text class=\"small\" x=\"%u\" y=\"%u\">No samples to draw</text>\n",
 		     FG_PAD, FG_TOP + 12);
@@ -715,15 +722,15 @@ static void put_svg(struct out *o, const struct graph *g)
 	     "click to zoom, Ctrl-F to search</text>\n"
 	     "<text id=\"fg-matched\" class=\"small end\" x=\"%u\" y=\"%u\"></text>\n",
 	     FG_PAD, h - 10, w - FG_PAD, h - 10);
-	puts_(o, "<script><![CDATA[");
-	puts_(o, flamegraph_js);
-	puts_(o, "]]></script>\n</svg>\n");
+	buf__puts(o, "<script><![CDATA[");
+	buf__puts(o, flamegraph_js);
+	buf__puts(o, "]]></script>\n</svg>\n");
 }
 
 int flamegraph__render(const struct profile *p, const struct flamegraph_opts *o, struct buf *out)
 {
 	static const struct flamegraph_opts defaults;
-	struct out w = {.b = out};
+	struct buf_out w = {.b = out};
 	struct graph g;
 	int err;
 

@@ -13,6 +13,7 @@
 #include "formats/folded.h"
 #include "util/intern.h"
 #include "model/profile.h"
+#include "model/view.h"
 
 #define NAME_MAX_LEN 1024
 
@@ -21,13 +22,6 @@ struct folded {
 	__u64 *counts;	      /* per line index */
 	size_t cap;
 };
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
 
 /* Replace the characters that would break the line format. */
 static void sanitize(char *s)
@@ -39,29 +33,10 @@ static void sanitize(char *s)
 
 const char *folded__frame_name(const struct profile *p, __u32 loc, char *name, size_t len)
 {
-	const struct profile_location_entry *l = profile__location(p, loc);
-	const char *fn = NULL;
+	const char *s = view__frame_name(p, loc, VIEW_NAME_ADDRESS, name, len);
 
-	if (l->function) {
-		const struct profile_function_entry *f = profile__function(p, l->function);
-
-		fn = profile__string(p, f->name, NULL);
-		if (!*fn)
-			fn = profile__string(p, f->system_name, NULL);
-	}
-	if (fn && *fn) {
-		snprintf(name, len, "%s", fn);
-	} else if (l->mapping) {
-		const struct profile_mapping_entry *m = profile__mapping(p, l->mapping);
-		const char *path = profile__string(p, m->filename, NULL);
-
-		snprintf(name, len, "%s+0x%" PRIx64, *path ? base_name(path) : "[unknown]",
-			 (uint64_t)(l->address - m->start + m->file_offset));
-	} else if (l->address) {
-		snprintf(name, len, "0x%" PRIx64, (uint64_t)l->address);
-	} else {
-		snprintf(name, len, "[unknown]");
-	}
+	if (s != name)
+		snprintf(name, len, "%s", s);
 	sanitize(name);
 	return name;
 }

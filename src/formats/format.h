@@ -6,6 +6,9 @@
 #ifndef PROFCAP_FORMAT_H
 #define PROFCAP_FORMAT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "util/buf.h"
 
 struct profile;
@@ -27,6 +30,21 @@ const char *format__name(enum format f);
 /* Usual file name extension for @f (".pb", ".json", ".pb.gz", ".folded",
  * ".svg"). */
 const char *format__extension(enum format f);
+
+/* Does @f carry one value type only (pprof, folded, svg)? OTLP carries all. */
+bool format__single_type(enum format f);
+
+/* Pick the profile of one value type for an output or a report: @want
+ * names it ("cpu", "off_cpu", or any sample type), NULL = all types, or
+ * for @single outputs the first (cpu) with a note naming the others.
+ * *@out gets a new profile holding only that type (caller frees), or NULL
+ * when @p serves as is. 0, -ENOENT after an error line listing the types,
+ * -ENOMEM. */
+int format__pick_type(const struct profile *p, const char *want, bool single,
+		      struct profile **out);
+
+/* Comma-separated names of @p's value types into @buf; returns their count. */
+int format__type_names(const struct profile *p, char *buf, size_t len);
 
 /* Encode @p as @f, appended to @out. @title is used by the SVG (NULL: a
  * default from the profile). 0 or -errno (-E2BIG past @out's cap). */

@@ -18,6 +18,7 @@
 #include "formats/otlp.h"
 #include "formats/pbbuf.h"
 #include "model/profile.h"
+#include "model/view.h"
 
 /* The generated names carry the whole package; shorten them. */
 #define PF(x) opentelemetry_proto_profiles_v1development_##x
@@ -29,17 +30,8 @@ struct packed {
 	size_t n;
 };
 
-/* Inline resource attribute: string when @str is set, else int. */
-struct res_attr {
-	const char *key;
-	const char *str;
-	__s64 num;
-};
-
-#define RES_ATTRS_MAX (8 + PROFILE_MAX_RESOURCE_ATTRS)
-
 struct res_attrs {
-	struct res_attr a[RES_ATTRS_MAX];
+	struct view_resource_attr a[VIEW_MAX_RESOURCE_ATTRS];
 	size_t n;
 };
 
@@ -335,14 +327,14 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 	const struct profile_meta *meta = profile__meta(p);
 	PF(Profile) pr = PF(Profile_init_zero);
 	pb_ostream_t s = pbbuf__stream(k);
-	__u32 st, su, pt, pu;
+	__u32 st, su, pt, pu, type = proc == SIZE_MAX ? 0 : profile__process_type(p, proc);
 	struct samples_arg sa = {p, proc};
 	struct packed pk;
 	const __u32 *mattrs;
 	size_t nmattrs;
 
 	buf__reset(k->b);
-	profile__value_types(p, &st, &su, &pt, &pu);
+	profile__value_type(p, type, &st, &su, &pt, &pu);
 	pr.has_sample_type = true;
 	pr.sample_type.type_strindex = st;
 	pr.sample_type.unit_strindex = su;
@@ -356,7 +348,7 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 	if (meta) {
 		pr.time_unix_nano = meta->time_unix_nano;
 		pr.duration_nano = meta->duration_nano;
-		pr.period = (int64_t)meta->period_ns;
+		pr.period = (int64_t)profile__period(p, type);
 		pr.profile_id.size = sizeof(meta->profile_id);
 		memcpy(pr.profile_id.bytes, meta->profile_id, sizeof(meta->profile_id));
 	}
@@ -421,36 +413,6 @@ static bool enc_res_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 	return true;
 }
 
-static bool res_has(const struct res_attrs *ra, const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < ra->n; i++)
-		if (!strcmp(ra->a[i].key, key))
-			return true;
-	return false;
-}
-
-/* Keys stay unique within a resource: the first one added wins. */
-static void res_add_str(struct res_attrs *ra, const char *key, const char *val)
-{
-	if (!val || !*val || ra->n >= RES_ATTRS_MAX || res_has(ra, key))
-		return;
-	ra->a[ra->n].key = key;
-	ra->a[ra->n].str = val;
-	ra->n++;
-}
-
-static void res_add_int(struct res_attrs *ra, const char *key, __s64 val)
-{
-	if (ra->n >= RES_ATTRS_MAX || res_has(ra, key))
-		return;
-	ra->a[ra->n].key = key;
-	ra->a[ra->n].str = NULL;
-	ra->a[ra->n].num = val;
-	ra->n++;
-}
-
 /* Append one ResourceProfiles (process @proc, or host only when SIZE_MAX) to
  * @s, using @scratch for the Profile bytes. */
 static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, const struct profile *p,
@@ -458,33 +420,12 @@ static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, const struct
 {
 	const struct profile_meta *meta = profile__meta(p);
 	PF(ResourceProfiles) rp = PF(ResourceProfiles_init_zero);
-	struct res_attrs ra = {.n = 0};
+	struct res_attrs ra;
 	struct scope_arg sc;
 
 	if (!encode_profile(scratch, p, proc))
 		return false;
-	if (proc != SIZE_MAX) {
-		const struct profile_process_desc *d = profile__process(p, proc);
-
-		res_add_int(&ra, "process.pid", d->pid);
-		res_add_str(&ra, "process.executable.name", d->exe_name);
-		res_add_str(&ra, "process.executable.path", d->exe_path);
-		res_add_str(&ra, "process.command_line", d->cmdline);
-		res_add_str(&ra, "container.id", d->container_id);
-		/* What the process published about itself (process context). */
-		for (size_t i = 0; i < d->nattrs; i++)
-			res_add_str(&ra, d->attrs[i].key, d->attrs[i].value);
-	}
-	/* Operator attributes (service.name, OTEL_RESOURCE_ATTRIBUTES) win
-	 * over the host ones but can never relabel a process. */
-	for (size_t i = 0; meta && i < meta->nresource; i++)
-		if (strncmp(meta->resource[i].key, "process.", 8))
-			res_add_str(&ra, meta->resource[i].key, meta->resource[i].value);
-	if (meta) {
-		res_add_str(&ra, "host.name", meta->host_name);
-		res_add_str(&ra, "host.arch", meta->host_arch);
-		res_add_str(&ra, "os.type", meta->os_type);
-	}
+	ra.n = view__resource_attrs(p, proc, ra.a);
 	rp.has_resource = true;
 	rp.resource.attributes.funcs.encode = enc_res_attrs;
 	rp.resource.attributes.arg = &ra;

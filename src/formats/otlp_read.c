@@ -128,6 +128,8 @@ enum role {
 	ROLE_DROPPED, /* Profile attributes: sample loss counts */
 	ROLE_TRUNCATED,
 	ROLE_STACK_MISSING,
+	ROLE_OFF_CPU_STATE, /* sample labels of off-CPU profiles */
+	ROLE_OFF_CPU_SWITCHES,
 };
 
 enum value_kind {
@@ -232,6 +234,9 @@ struct rd {
 	bool have_profile, have_scope;
 	bool have_sample_type, have_period_type;
 	__u64 sample_type[2], period_type[2];
+	/* Value type of the Profile being read: 0 for the first Profile's
+	 * sample type, else one added to the model (off_cpu beside cpu). */
+	__u32 cur_type;
 };
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -970,20 +975,20 @@ static enum role attr_role(const char *key)
 		return ROLE_TRUNCATED;
 	if (!strcmp(key, PROFILE_ATTR_SAMPLES_STACK_MISSING))
 		return ROLE_STACK_MISSING;
+	if (!strcmp(key, PROFILE_ATTR_OFF_CPU_STATE))
+		return ROLE_OFF_CPU_STATE;
+	if (!strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES))
+		return ROLE_OFF_CPU_SWITCHES;
 	return ROLE_NONE;
 }
 
 /* Range-check every index of the dictionary, then turn mappings and
  * locations into the model's input descriptions, once. */
-static int resolve_dictionary(struct rd *r)
+/* Check the attribute table's string indices; note each key's role. */
+static int resolve_attrs(struct rd *r)
 {
-	size_t i, j;
-	int err;
-
-	err = ensure_zero_entries(r);
-	if (err)
-		return err;
-	r->ctx = CTX_ENTRY;
+	size_t i;
+	int err = 0;
 
 	r->table = "attribute_table";
 	for (i = 0; i < r->attrs.n && !err; i++) {
@@ -1000,6 +1005,14 @@ static int resolve_dictionary(struct rd *r)
 		if (!err)
 			a->role = attr_role(string_at(r, a->key));
 	}
+	return err;
+}
+
+/* Check the function table's string indices. */
+static int resolve_functions(struct rd *r)
+{
+	size_t i;
+	int err = 0;
 
 	r->table = "function_table";
 	for (i = 0; i < r->functions.n && !err; i++) {
@@ -1010,13 +1023,19 @@ static int resolve_dictionary(struct rd *r)
 		err = err ?: check_str(r, "system_name_strindex", f->system_name);
 		err = err ?: check_str(r, "filename_strindex", f->filename);
 	}
+	return err;
+}
+
+/* Check the mapping table; build the mapping descs. */
+static int resolve_mappings(struct rd *r)
+{
+	size_t i, j;
+	int err = 0;
 
 	r->table = "mapping_table";
-	if (!err) {
-		r->mdescs = calloc(r->mappings.n, sizeof(*r->mdescs));
-		if (!r->mdescs)
-			return nomem(r);
-	}
+	r->mdescs = calloc(r->mappings.n, sizeof(*r->mdescs));
+	if (!r->mdescs)
+		return nomem(r);
 	for (i = 0; i < r->mappings.n && !err; i++) {
 		const struct r_mapping *m = VEC_AT(r->mappings, struct r_mapping, i);
 		struct profile_mapping_desc *d = &r->mdescs[i];
@@ -1044,15 +1063,63 @@ static int resolve_dictionary(struct rd *r)
 				d->go_build_id = a->v.str;
 		}
 	}
+	return err;
+}
+
+/* The frame of location @l: address, mapping, the name of its first line's
+ * function, and its type. */
+static void location_frame(const struct rd *r, const struct r_location *l, struct profile_frame *f)
+{
+	size_t j;
+
+	f->address = l->address;
+	/* Index 0 is "no mapping"; an empty range is unusable. */
+	if (l->mapping && r->mdescs[l->mapping].start < r->mdescs[l->mapping].limit)
+		f->mapping = &r->mdescs[l->mapping];
+	/* The function of lines[0] names the frame. */
+	if (l->nlines) {
+		const struct r_function *fn =
+			VEC_AT(r->functions, struct r_function, r->line_fns.v[l->line_off]);
+		const char *name = string_at(r, fn->name);
+		const char *sys = string_at(r, fn->system_name);
+
+		if (!*name)
+			name = sys;
+		if (!*name)
+			name = string_at(r, fn->filename);
+		f->function = *name ? name : NULL;
+		if (*sys && strcmp(sys, name))
+			f->system_name = sys;
+	}
+	f->type = PROFILE_FRAME_NATIVE;
+	for (j = 0; j < l->nattrs; j++) {
+		const struct r_attr *a =
+			VEC_AT(r->attrs, struct r_attr, r->loc_attrs.v[l->attr_off + j]);
+
+		if (a->role != ROLE_FRAME_TYPE || a->v.kind != VAL_STR || !*a->v.str)
+			continue;
+		f->type_name = NULL;
+		if (!strcmp(a->v.str, "kernel"))
+			f->type = PROFILE_FRAME_KERNEL;
+		else if (!strcmp(a->v.str, "native"))
+			f->type = PROFILE_FRAME_NATIVE;
+		else
+			f->type_name = a->v.str;
+	}
+}
+
+/* Check the location table's references; build the frames. */
+static int resolve_locations(struct rd *r)
+{
+	size_t i, j;
+	int err = 0;
 
 	r->table = "location_table";
-	if (!err) {
-		r->lframes = calloc(r->locations.n, sizeof(*r->lframes));
-		r->lmodel = malloc(r->locations.n * sizeof(*r->lmodel));
-		if (!r->lframes || !r->lmodel)
-			return nomem(r);
-		memset(r->lmodel, 0xff, r->locations.n * sizeof(*r->lmodel));
-	}
+	r->lframes = calloc(r->locations.n, sizeof(*r->lframes));
+	r->lmodel = malloc(r->locations.n * sizeof(*r->lmodel));
+	if (!r->lframes || !r->lmodel)
+		return nomem(r);
+	memset(r->lmodel, 0xff, r->locations.n * sizeof(*r->lmodel));
 	for (i = 0; i < r->locations.n && !err; i++) {
 		const struct r_location *l = VEC_AT(r->locations, struct r_location, i);
 		struct profile_frame *f = &r->lframes[i];
@@ -1069,50 +1136,22 @@ static int resolve_dictionary(struct rd *r)
 		err = check_attrs(r, &r->loc_attrs, l->attr_off, l->nattrs);
 		if (err)
 			break;
-		f->address = l->address;
-		/* Index 0 is "no mapping"; an empty range is unusable. */
-		if (l->mapping && r->mdescs[l->mapping].start < r->mdescs[l->mapping].limit)
-			f->mapping = &r->mdescs[l->mapping];
-		/* The function of lines[0] names the frame. */
-		if (l->nlines) {
-			const struct r_function *fn =
-				VEC_AT(r->functions, struct r_function, r->line_fns.v[l->line_off]);
-			const char *name = string_at(r, fn->name);
-
-			const char *sys = string_at(r, fn->system_name);
-
-			if (!*name)
-				name = sys;
-			if (!*name)
-				name = string_at(r, fn->filename);
-			f->function = *name ? name : NULL;
-			if (*sys && strcmp(sys, name))
-				f->system_name = sys;
-		}
-		f->type = PROFILE_FRAME_NATIVE;
-		for (j = 0; j < l->nattrs; j++) {
-			const struct r_attr *a =
-				VEC_AT(r->attrs, struct r_attr, r->loc_attrs.v[l->attr_off + j]);
-
-			if (a->role != ROLE_FRAME_TYPE || a->v.kind != VAL_STR || !*a->v.str)
-				continue;
-			f->type_name = NULL;
-			if (!strcmp(a->v.str, "kernel"))
-				f->type = PROFILE_FRAME_KERNEL;
-			else if (!strcmp(a->v.str, "native"))
-				f->type = PROFILE_FRAME_NATIVE;
-			else
-				f->type_name = a->v.str;
-		}
+		location_frame(r, l, f);
 	}
+	return err;
+}
+
+/* Check the stack table's location indices. */
+static int resolve_stacks(struct rd *r)
+{
+	size_t i, j;
+	int err = 0;
 
 	r->table = "stack_table";
-	if (!err) {
-		r->smodel = malloc(r->stacks.n * sizeof(*r->smodel));
-		if (!r->smodel)
-			return nomem(r);
-		memset(r->smodel, 0xff, r->stacks.n * sizeof(*r->smodel));
-	}
+	r->smodel = malloc(r->stacks.n * sizeof(*r->smodel));
+	if (!r->smodel)
+		return nomem(r);
+	memset(r->smodel, 0xff, r->stacks.n * sizeof(*r->smodel));
 	for (i = 0; i < r->stacks.n && !err; i++) {
 		const struct r_stack *st = VEC_AT(r->stacks, struct r_stack, i);
 
@@ -1123,6 +1162,22 @@ static int resolve_dictionary(struct rd *r)
 						    r->stack_locs.v[st->off + j], "location_table",
 						    r->locations.n);
 	}
+	return err;
+}
+
+static int resolve_dictionary(struct rd *r)
+{
+	int err;
+
+	err = ensure_zero_entries(r);
+	if (err)
+		return err;
+	r->ctx = CTX_ENTRY;
+	err = resolve_attrs(r);
+	err = err ?: resolve_functions(r);
+	err = err ?: resolve_mappings(r);
+	err = err ?: resolve_locations(r);
+	err = err ?: resolve_stacks(r);
 	return err;
 }
 
@@ -1334,6 +1389,7 @@ static int add_sample(struct rd *r, const struct resource *res, pb_istream_t *s)
 	__u64 stack = 0, link = 0, value = 0;
 	size_t nvalues = 0, nts = 0, i, n;
 	const char *tname = NULL;
+	struct profile_labels lab = {0};
 	const struct r_stack *st;
 	__u32 tid = 0, tag;
 	pb_wire_type_t wt;
@@ -1386,6 +1442,11 @@ static int add_sample(struct rd *r, const struct resource *res, pb_istream_t *s)
 				tid = (__u32)v;
 		} else if (a->role == ROLE_THREAD_NAME && a->v.kind == VAL_STR) {
 			tname = a->v.str;
+		} else if (a->role == ROLE_OFF_CPU_STATE && a->v.kind == VAL_STR) {
+			lab.state = a->v.str;
+		} else if (a->role == ROLE_OFF_CPU_SWITCHES && a->v.kind == VAL_INT &&
+			   a->v.num > 0) {
+			lab.switches = (__u64)a->v.num;
 		}
 	}
 	if (!nvalues)
@@ -1419,8 +1480,8 @@ static int add_sample(struct rd *r, const struct resource *res, pb_istream_t *s)
 		err = err ?: profile__add_stack_locs(r->p, r->locs, n, &r->smodel[stack]);
 	}
 	if (!err)
-		err = profile__add_stack_sample(r->p, &res->desc, tid, tname, r->smodel[stack],
-						value);
+		err = profile__add_typed_stack_sample(r->p, r->cur_type, &res->desc, tid, tname,
+						      &lab, r->smodel[stack], value);
 	if (err == -E2BIG)
 		return fail(r, err, "too many distinct entries for the profile model");
 	if (err)
@@ -1479,12 +1540,39 @@ static void add_losses(struct rd *r, const struct ids *ids)
 	}
 }
 
+/* The model value type of a Profile (not the first) whose sample_type is
+ * @vt: 0 when it is the first Profile's, else one added for it. */
+static int profile_type(struct rd *r, const __u64 vt[2])
+{
+	const char *st = string_at(r, vt[0]), *su = string_at(r, vt[1]);
+	__u32 i, t[4];
+	int err;
+
+	r->cur_type = 0;
+	if (!strcmp(st, string_at(r, r->sample_type[0])) &&
+	    !strcmp(su, string_at(r, r->sample_type[1])))
+		return 0;
+	for (i = 1; i < profile__value_type_count(r->p); i++) {
+		profile__value_type(r->p, i, &t[0], &t[1], &t[2], &t[3]);
+		if (!strcmp(st, profile__string(r->p, t[0], NULL)) &&
+		    !strcmp(su, profile__string(r->p, t[1], NULL))) {
+			r->cur_type = i;
+			return 0;
+		}
+	}
+	err = profile__add_value_type(r->p, st, su, "", "", 0, &r->cur_type);
+	if (err == -E2BIG)
+		return fail(r, err, "more than %d sample types", PROFILE_MAX_TYPES);
+	return err ? nomem(r) : 0;
+}
+
 static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *res)
 {
 	const char *payload_format = NULL, *payload = NULL;
-	bool first = !r->have_profile;
+	bool first = !r->have_profile, have_pvt = false;
 	size_t payload_len = 0;
-	__u64 vt[2], x;
+	__u64 vt[2], pvt[2], x;
+	__s64 period = 0;
 	pb_istream_t sub;
 	__u32 tag;
 	pb_wire_type_t wt;
@@ -1493,6 +1581,7 @@ static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *re
 
 	r->have_profile = true;
 	r->isample = 0;
+	r->cur_type = 0;
 	while (!err && s->bytes_left) {
 		err = next_tag(r, s, &wt, &tag);
 		if (err)
@@ -1513,6 +1602,8 @@ static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *re
 			if (!err && first) {
 				memcpy(r->sample_type, vt, sizeof(vt));
 				r->have_sample_type = true;
+			} else if (!err) {
+				err = profile_type(r, vt);
 			}
 			break;
 		case F_PROFILE_PERIOD_TYPE:
@@ -1520,6 +1611,9 @@ static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *re
 			if (!err && first) {
 				memcpy(r->period_type, vt, sizeof(vt));
 				r->have_period_type = true;
+			} else if (!err) {
+				memcpy(pvt, vt, sizeof(vt));
+				have_pvt = true;
 			}
 			break;
 		case F_PROFILE_TIME:
@@ -1536,6 +1630,8 @@ static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *re
 			err = get_varint(r, s, wt, "period", &x);
 			if (!err && first)
 				r->meta.period_ns = (__s64)x > 0 ? x : 0;
+			else if (!err)
+				period = (__s64)x > 0 ? (__s64)x : 0;
 			break;
 		case F_PROFILE_ID:
 			err = open_sub(r, s, wt, "profile_id", &sub);
@@ -1568,6 +1664,11 @@ static int read_profile(struct rd *r, pb_istream_t *s, const struct resource *re
 		}
 	}
 	free(attrs.v);
+	if (!err && r->cur_type && have_pvt)
+		err = profile__set_period(r->p, r->cur_type, string_at(r, pvt[0]),
+					  string_at(r, pvt[1]), period);
+	if (err == -ENOMEM)
+		return nomem(r);
 	/* Kept from the first profile carrying one (the encoder writes it
 	 * once). */
 	if (!err && payload_len && payload_format && *payload_format &&

@@ -23,8 +23,22 @@ struct sample_key {
 	__u32 attrs[PROFILE_SAMPLE_MAX_ATTRS];
 };
 
+/* Key of p->pids: a process has one sample list per value type. */
+struct proc_key {
+	__s64 pid;
+	__u32 type;
+	__u32 pad;
+};
+
+struct value_type {
+	__u32 st, su, pt, pu; /* string indices */
+	__s64 period;	      /* 0: the meta's period_ns (type 0) */
+	__u64 total;
+};
+
 struct proc {
 	struct profile_process_desc desc; /* owned strings */
+	__u32 type;			  /* value type index */
 	struct intern *keys;		  /* struct sample_key -> sample index */
 	struct profile_sample_entry *samples;
 	size_t cap;
@@ -44,9 +58,10 @@ struct profile {
 
 	struct proc *procs;
 	size_t nprocs, procs_cap;
-	struct intern *pids; /* __s64 pid -> proc index */
+	struct intern *pids; /* struct proc_key -> proc index */
 
-	__u32 s_sample_type, s_sample_unit, s_period_type, s_period_unit;
+	struct value_type types[PROFILE_MAX_TYPES];
+	__u32 ntypes;
 	__u32 meta_attrs[PROFILE_META_ATTRS]; /* loss counts, as attributes */
 	size_t nmeta_attrs;
 	__u64 total;
@@ -182,10 +197,11 @@ static struct profile *profile_create(__u32 max_entries, const char *st, const c
 	err = err ?: intern__put(p->stacks, zero, 0, &idx, NULL);
 	err = err ?: intern_string(p->values, "", &idx);
 	err = err ?: add_attr(p, (const struct attr_key *)zero, &idx);
-	err = err ?: intern_string(p->strings, st, &p->s_sample_type);
-	err = err ?: intern_string(p->strings, su, &p->s_sample_unit);
-	err = err ?: intern_string(p->strings, pt, &p->s_period_type);
-	err = err ?: intern_string(p->strings, pu, &p->s_period_unit);
+	err = err ?: intern_string(p->strings, st, &p->types[0].st);
+	err = err ?: intern_string(p->strings, su, &p->types[0].su);
+	err = err ?: intern_string(p->strings, pt, &p->types[0].pt);
+	err = err ?: intern_string(p->strings, pu, &p->types[0].pu);
+	p->ntypes = 1;
 	if (err)
 		goto err_out;
 	return p;
@@ -385,13 +401,15 @@ const struct profile_meta *profile__meta(const struct profile *p)
 	return &p->meta;
 }
 
-static int get_proc(struct profile *p, const struct profile_process_desc *desc, struct proc **out)
+static int get_proc(struct profile *p, __u32 type, const struct profile_process_desc *desc,
+		    struct proc **out)
 {
+	struct proc_key pk = {.pid = desc->pid, .type = type};
 	struct proc *pr;
 	__u32 idx;
 	int err;
 
-	if (!intern__find(p->pids, &desc->pid, sizeof(desc->pid), &idx)) {
+	if (!intern__find(p->pids, &pk, sizeof(pk), &idx)) {
 		*out = &p->procs[idx];
 		return 0;
 	}
@@ -407,6 +425,7 @@ static int get_proc(struct profile *p, const struct profile_process_desc *desc, 
 	pr = &p->procs[p->nprocs];
 	memset(pr, 0, sizeof(*pr));
 	pr->desc.pid = desc->pid;
+	pr->type = type;
 	pr->desc.exe_name = dup_or_null(desc->exe_name);
 	pr->desc.exe_path = dup_or_null(desc->exe_path);
 	pr->desc.cmdline = dup_or_null(desc->cmdline);
@@ -419,7 +438,7 @@ static int get_proc(struct profile *p, const struct profile_process_desc *desc, 
 	    copy_attrs(&pr->desc, desc->attrs, desc->nattrs))
 		goto err_out;
 	/* Index in p->pids == index in p->procs: intern only once the proc exists. */
-	err = intern__put(p->pids, &desc->pid, sizeof(desc->pid), &idx, NULL);
+	err = intern__put(p->pids, &pk, sizeof(pk), &idx, NULL);
 	if (err)
 		goto err_out;
 	p->nprocs++;
@@ -538,6 +557,14 @@ int profile__add_stack(struct profile *p, const struct profile_frame *frames, si
 int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
 			      const char *thread_name, __u32 stack, __u64 count)
 {
+	return profile__add_typed_stack_sample(p, 0, proc, tid, thread_name, NULL, stack, count);
+}
+
+int profile__add_typed_stack_sample(struct profile *p, __u32 type,
+				    const struct profile_process_desc *proc, __u32 tid,
+				    const char *thread_name, const struct profile_labels *l,
+				    __u32 stack, __u64 count)
+{
 	struct sample_key key = {.stack = stack};
 	struct profile_sample_entry *s;
 	struct proc *pr = NULL;
@@ -545,14 +572,20 @@ int profile__add_stack_sample(struct profile *p, const struct profile_process_de
 	bool added;
 	int err;
 
-	if (!p || !proc || !count || stack >= intern__count(p->stacks))
+	if (!p || !proc || !count || stack >= intern__count(p->stacks) || type >= p->ntypes)
 		return -EINVAL;
-	err = get_proc(p, proc, &pr);
+	err = get_proc(p, type, proc, &pr);
 	if (err)
 		return err;
 	err = attr_int(p, "thread.id", tid, &key.attrs[key.nattrs++]);
 	if (!err && thread_name && *thread_name)
 		err = attr_str(p, "thread.name", thread_name, &key.attrs[key.nattrs++]);
+	if (!err && l && l->state && *l->state)
+		err = attr_str(p, PROFILE_ATTR_OFF_CPU_STATE, l->state, &key.attrs[key.nattrs++]);
+	if (!err && l && l->switches)
+		err = attr_int(p, PROFILE_ATTR_OFF_CPU_SWITCHES,
+			       l->switches > INT64_MAX ? INT64_MAX : (__s64)l->switches,
+			       &key.attrs[key.nattrs++]);
 	if (!err && intern__count(pr->keys) >= pr->cap) {
 		size_t ncap = pr->cap ? pr->cap * 2 : 64;
 
@@ -577,6 +610,7 @@ int profile__add_stack_sample(struct profile *p, const struct profile_process_de
 	}
 	pr->samples[idx].value += count;
 	p->total += count;
+	p->types[type].total += count;
 	return 0;
 fail:
 	p->dirty = true;
@@ -587,6 +621,15 @@ int profile__add_sample(struct profile *p, const struct profile_process_desc *pr
 			const char *thread_name, const struct profile_frame *frames, size_t nframes,
 			__u64 count)
 {
+	return profile__add_typed_sample(p, 0, proc, tid, thread_name, NULL, frames, nframes,
+					 count);
+}
+
+int profile__add_typed_sample(struct profile *p, __u32 type,
+			      const struct profile_process_desc *proc, __u32 tid,
+			      const char *thread_name, const struct profile_labels *l,
+			      const struct profile_frame *frames, size_t nframes, __u64 count)
+{
 	__u32 stack;
 	int err;
 
@@ -594,8 +637,108 @@ int profile__add_sample(struct profile *p, const struct profile_process_desc *pr
 		return -EINVAL;
 	err = profile__add_stack(p, frames, nframes, &stack);
 	if (!err)
-		err = profile__add_stack_sample(p, proc, tid, thread_name, stack, count);
+		err = profile__add_typed_stack_sample(p, type, proc, tid, thread_name, l, stack,
+						      count);
 	return err;
+}
+
+int profile__add_value_type(struct profile *p, const char *sample_type, const char *sample_unit,
+			    const char *period_type, const char *period_unit, __s64 period,
+			    __u32 *idx)
+{
+	struct value_type t = {.period = period};
+	__u32 i;
+	int err = 0;
+
+	if (!p || !sample_type || !sample_unit || !period_type || !period_unit || !idx)
+		return -EINVAL;
+	err = err ?: intern_string(p->strings, sample_type, &t.st);
+	err = err ?: intern_string(p->strings, sample_unit, &t.su);
+	err = err ?: intern_string(p->strings, period_type, &t.pt);
+	err = err ?: intern_string(p->strings, period_unit, &t.pu);
+	if (err) {
+		p->dirty = true;
+		return err;
+	}
+	for (i = 0; i < p->ntypes; i++) {
+		const struct value_type *o = &p->types[i];
+
+		if (o->st == t.st && o->su == t.su && o->pt == t.pt && o->pu == t.pu &&
+		    (!i || o->period == t.period)) {
+			*idx = i;
+			return 0;
+		}
+	}
+	if (p->ntypes == PROFILE_MAX_TYPES)
+		return -E2BIG;
+	p->types[p->ntypes] = t;
+	*idx = p->ntypes++;
+	return 0;
+}
+
+int profile__set_period(struct profile *p, __u32 type, const char *period_type,
+			const char *period_unit, __s64 period)
+{
+	struct value_type *t;
+	int err = 0;
+
+	if (!type || type >= p->ntypes || !period_type || !period_unit)
+		return -EINVAL;
+	t = &p->types[type];
+	err = err ?: intern_string(p->strings, period_type, &t->pt);
+	err = err ?: intern_string(p->strings, period_unit, &t->pu);
+	p->dirty = true; /* the replaced strings may be orphans now */
+	if (!err)
+		t->period = period;
+	return err;
+}
+
+size_t profile__value_type_count(const struct profile *p)
+{
+	return p->ntypes;
+}
+
+void profile__value_type(const struct profile *p, __u32 type, __u32 *sample_type,
+			 __u32 *sample_unit, __u32 *period_type, __u32 *period_unit)
+{
+	const struct value_type *t = &p->types[type < p->ntypes ? type : 0];
+
+	*sample_type = t->st;
+	*sample_unit = t->su;
+	*period_type = t->pt;
+	*period_unit = t->pu;
+}
+
+__s64 profile__period(const struct profile *p, __u32 type)
+{
+	if (type >= p->ntypes)
+		return 0;
+	if (!type && !p->types[0].period)
+		return (__s64)p->meta.period_ns;
+	return p->types[type].period;
+}
+
+__u64 profile__type_total(const struct profile *p, __u32 type)
+{
+	return type < p->ntypes ? p->types[type].total : 0;
+}
+
+int profile__find_value_type(const struct profile *p, const char *sample_type, __u32 *type)
+{
+	__u32 i;
+
+	for (i = 0; i < p->ntypes; i++) {
+		if (!strcmp(profile__string(p, p->types[i].st, NULL), sample_type)) {
+			*type = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+__u32 profile__process_type(const struct profile *p, size_t i)
+{
+	return p->procs[i].type;
 }
 
 /* ---- pruning: rebuild the profile from what samples reference ---- */
@@ -617,9 +760,10 @@ static void copy_build_ids(const struct profile *src, const struct profile_mappi
 	}
 }
 
-static int replay_sample(struct profile *dst, const struct profile *src, const struct proc *pr,
-			 const struct profile_sample_entry *s)
+static int replay_sample(struct profile *dst, __u32 type, const struct profile *src,
+			 const struct proc *pr, const struct profile_sample_entry *s)
 {
+	struct profile_labels lab = {0};
 	struct profile_mapping_desc *maps = NULL;
 	struct profile_frame *frames = NULL;
 	const char *tname = NULL;
@@ -641,6 +785,10 @@ static int replay_sample(struct profile *dst, const struct profile *src, const s
 			tid = (__u32)a->int_value;
 		else if (!strcmp(k, "thread.name"))
 			tname = a->str_value;
+		else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_STATE))
+			lab.state = a->str_value;
+		else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_SWITCHES))
+			lab.switches = (__u64)a->int_value;
 	}
 	for (i = 0; i < n; i++) {
 		const struct profile_location_entry *l = profile__location(src, locs[i]);
@@ -668,7 +816,8 @@ static int replay_sample(struct profile *dst, const struct profile *src, const s
 			f->mapping = &maps[i];
 		}
 	}
-	err = profile__add_sample(dst, &pr->desc, tid, tname, frames, n, s->value);
+	err = profile__add_typed_sample(dst, type, &pr->desc, tid, tname, &lab, frames, n,
+					s->value);
 out:
 	free(maps);
 	free(frames);
@@ -697,6 +846,70 @@ static bool all_stacks_used(const struct profile *p)
 	return ok;
 }
 
+static const char *type_str(const struct profile *p, __u32 idx)
+{
+	return profile__string(p, idx, NULL);
+}
+
+/* An empty profile with @p's value types (all of them, same indices, for
+ * @only UINT32_MAX; else type @only alone, as type 0). */
+static struct profile *copy_types(const struct profile *p, __u32 only)
+{
+	const struct value_type *t0 = &p->types[only == UINT32_MAX ? 0 : only];
+	struct profile *n;
+	__u32 i, idx;
+
+	n = profile_create(p->max_entries, type_str(p, t0->st), type_str(p, t0->su),
+			   type_str(p, t0->pt), type_str(p, t0->pu));
+	if (!n)
+		return NULL;
+	n->types[0].period = t0->period;
+	for (i = 1; only == UINT32_MAX && i < p->ntypes; i++) {
+		const struct value_type *t = &p->types[i];
+
+		if (profile__add_value_type(n, type_str(p, t->st), type_str(p, t->su),
+					    type_str(p, t->pt), type_str(p, t->pu), t->period,
+					    &idx) ||
+		    idx != i) {
+			profile__free(n);
+			return NULL;
+		}
+	}
+	return n;
+}
+
+struct profile *profile__extract_type(const struct profile *p, __u32 type)
+{
+	struct profile_meta meta;
+	struct profile *n;
+	size_t i, j;
+	int err;
+
+	if (type >= p->ntypes)
+		return NULL;
+	n = copy_types(p, type);
+	if (!n)
+		return NULL;
+	meta = p->meta;
+	meta.period_ns = (__u64)profile__period(p, type);
+	n->types[0].period = 0;
+	err = profile__set_meta(n, &meta);
+	for (i = 0; i < p->nprocs && !err; i++) {
+		const struct proc *pr = &p->procs[i];
+
+		if (pr->type != type)
+			continue;
+		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
+			err = replay_sample(n, 0, p, pr, &pr->samples[j]);
+	}
+	err = err ?: profile__prune(n);
+	if (err) {
+		profile__free(n);
+		return NULL;
+	}
+	return n;
+}
+
 int profile__prune(struct profile *p)
 {
 	struct profile *n;
@@ -705,10 +918,7 @@ int profile__prune(struct profile *p)
 
 	if (!p->dirty && all_stacks_used(p))
 		return 0;
-	n = profile_create(p->max_entries, profile__string(p, p->s_sample_type, NULL),
-			   profile__string(p, p->s_sample_unit, NULL),
-			   profile__string(p, p->s_period_type, NULL),
-			   profile__string(p, p->s_period_unit, NULL));
+	n = copy_types(p, UINT32_MAX);
 	if (!n)
 		return -ENOMEM;
 	err = profile__set_meta(n, &p->meta);
@@ -716,7 +926,7 @@ int profile__prune(struct profile *p)
 		const struct proc *pr = &p->procs[i];
 
 		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, p, pr, &pr->samples[j]);
+			err = replay_sample(n, pr->type, p, pr, &pr->samples[j]);
 	}
 	if (err) {
 		profile__free(n);
@@ -807,8 +1017,8 @@ const __u32 *profile__stack(const struct profile *p, __u32 idx, size_t *n)
 int profile__set_value_types(struct profile *p, const char *sample_type, const char *sample_unit,
 			     const char *period_type, const char *period_unit)
 {
-	__u32 st = p->s_sample_type, su = p->s_sample_unit, pt = p->s_period_type;
-	__u32 pu = p->s_period_unit;
+	__u32 st = p->types[0].st, su = p->types[0].su, pt = p->types[0].pt;
+	__u32 pu = p->types[0].pu;
 	int err = 0;
 
 	if (sample_type)
@@ -824,23 +1034,20 @@ int profile__set_value_types(struct profile *p, const char *sample_type, const c
 		return err;
 	}
 	/* The strings replaced may now be orphans: let prune rebuild. */
-	if (st != p->s_sample_type || su != p->s_sample_unit || pt != p->s_period_type ||
-	    pu != p->s_period_unit)
+	if (st != p->types[0].st || su != p->types[0].su || pt != p->types[0].pt ||
+	    pu != p->types[0].pu)
 		p->dirty = true;
-	p->s_sample_type = st;
-	p->s_sample_unit = su;
-	p->s_period_type = pt;
-	p->s_period_unit = pu;
+	p->types[0].st = st;
+	p->types[0].su = su;
+	p->types[0].pt = pt;
+	p->types[0].pu = pu;
 	return 0;
 }
 
 void profile__value_types(const struct profile *p, __u32 *sample_type, __u32 *sample_unit,
 			  __u32 *period_type, __u32 *period_unit)
 {
-	*sample_type = p->s_sample_type;
-	*sample_unit = p->s_sample_unit;
-	*period_type = p->s_period_type;
-	*period_unit = p->s_period_unit;
+	profile__value_type(p, 0, sample_type, sample_unit, period_type, period_unit);
 }
 
 size_t profile__process_count(const struct profile *p)

@@ -151,7 +151,7 @@ struct profile_attr_entry {
 	const char *str_value; /* PROFILE_ATTR_STR, NUL-terminated, owned by the profile */
 };
 
-#define PROFILE_SAMPLE_MAX_ATTRS 2
+#define PROFILE_SAMPLE_MAX_ATTRS 4
 
 struct profile_sample_entry {
 	__u32 stack; /* stack index */
@@ -161,6 +161,23 @@ struct profile_sample_entry {
 };
 
 struct profile;
+
+/* ---- value types: what sample values measure ----
+ * A profile holds up to PROFILE_MAX_TYPES value types; each process has one
+ * sample list (an OTLP Profile) per type it has samples of. Type 0 is made
+ * by profile__new(): samples/count with period cpu/nanoseconds (period =
+ * meta.period_ns). An off-CPU capture adds off_cpu/nanoseconds with period
+ * context_switch/count, 1 (every wait measured). */
+#define PROFILE_MAX_TYPES 8
+
+/* Extra labels of a sample (part of its identity). */
+struct profile_labels {
+	const char *state; /* off-CPU wait state ("interruptible", ...), or NULL */
+	__u64 switches;	   /* waits the value sums (off-CPU), 0 = not carried */
+};
+
+#define PROFILE_ATTR_OFF_CPU_STATE "profcap.off_cpu.state"
+#define PROFILE_ATTR_OFF_CPU_SWITCHES "profcap.off_cpu.switches"
 
 /* Allocate an empty profile with every table holding only its zero value.
  * Returns NULL on allocation failure. Free with profile__free(). */
@@ -196,6 +213,40 @@ int profile__add_sample(struct profile *p, const struct profile_process_desc *pr
 			const char *thread_name, const struct profile_frame *frames, size_t nframes,
 			__u64 count);
 
+/* profile__add_sample() for value type @type (from profile__add_value_type()),
+ * with optional labels @l (NULL = none). Same errors; -EINVAL for an unknown
+ * type. */
+int profile__add_typed_sample(struct profile *p, __u32 type,
+			      const struct profile_process_desc *proc, __u32 tid,
+			      const char *thread_name, const struct profile_labels *l,
+			      const struct profile_frame *frames, size_t nframes, __u64 count);
+
+/* Add (or find) a value type; *@idx gets its index. @period is the period
+ * in @period_unit (0 for type 0: meta.period_ns). 0, -EINVAL, -ENOMEM, or
+ * -E2BIG past PROFILE_MAX_TYPES. */
+int profile__add_value_type(struct profile *p, const char *sample_type, const char *sample_unit,
+			    const char *period_type, const char *period_unit, __s64 period,
+			    __u32 *idx);
+/* Set the period of value type @type (not 0: see profile__set_value_types()
+ * and meta.period_ns), for readers that learn it after the sample type.
+ * 0, -EINVAL or -ENOMEM. */
+int profile__set_period(struct profile *p, __u32 type, const char *period_type,
+			const char *period_unit, __s64 period);
+size_t profile__value_type_count(const struct profile *p);
+/* String indices of value type @type (type 0 when out of range). */
+void profile__value_type(const struct profile *p, __u32 type, __u32 *sample_type,
+			 __u32 *sample_unit, __u32 *period_type, __u32 *period_unit);
+/* Period of @type (type 0 without its own: meta.period_ns). */
+__s64 profile__period(const struct profile *p, __u32 type);
+/* Sum of the sample values of @type. */
+__u64 profile__type_total(const struct profile *p, __u32 type);
+/* The first type whose sample type string is @sample_type: 0 or -ENOENT. */
+int profile__find_value_type(const struct profile *p, const char *sample_type, __u32 *type);
+/* A new profile with only the samples of @type, which becomes its type 0
+ * (its period in meta.period_ns). NULL on allocation failure or a bad type.
+ * For encoders that carry one value type (pprof, folded, flame graphs). */
+struct profile *profile__extract_type(const struct profile *p, __u32 type);
+
 /* The two halves of profile__add_sample(), for readers whose input already
  * names each distinct stack once (an OTLP stack_table): intern @frames (leaf
  * first) as a stack and get its index in *@stack, then add samples that
@@ -205,6 +256,10 @@ int profile__add_stack(struct profile *p, const struct profile_frame *frames, si
 		       __u32 *stack);
 int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
 			      const char *thread_name, __u32 stack, __u64 count);
+int profile__add_typed_stack_sample(struct profile *p, __u32 type,
+				    const struct profile_process_desc *proc, __u32 tid,
+				    const char *thread_name, const struct profile_labels *l,
+				    __u32 stack, __u64 count);
 
 /* profile__add_stack() in two steps, for readers whose input also names
  * each distinct location once: intern one frame as a location (*@loc gets
@@ -247,13 +302,16 @@ int profile__set_value_types(struct profile *p, const char *sample_type, const c
 void profile__value_types(const struct profile *p, __u32 *sample_type, __u32 *sample_unit,
 			  __u32 *period_type, __u32 *period_unit);
 
-/* Processes, in order of first sample. */
+/* Processes, in order of first sample: one entry per (process, value type),
+ * so a process with CPU and off-CPU samples is listed twice. */
 size_t profile__process_count(const struct profile *p);
 const struct profile_process_desc *profile__process(const struct profile *p, size_t i);
+/* Value type of process entry @i. */
+__u32 profile__process_type(const struct profile *p, size_t i);
 size_t profile__sample_count(const struct profile *p, size_t proc);
 const struct profile_sample_entry *profile__sample(const struct profile *p, size_t proc, size_t i);
 
-/* Sum of all sample values. */
+/* Sum of all sample values (all types: see profile__type_total()). */
 __u64 profile__total(const struct profile *p);
 
 #endif

@@ -1,32 +1,64 @@
 /* view.c - read-side helpers on the profile model (see view.h). */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "model/profile.h"
 #include "model/view.h"
 
-const char *view__location_name(const struct profile *p, __u32 loc, char *scratch, size_t n)
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* The name of an unnamed frame by its mapping or address (enum view_naming). */
+static const char *place_name(const struct profile *p, const struct profile_location_entry *l,
+			      enum view_naming how, char *scratch, size_t n)
+{
+	const struct profile_mapping_entry *m = l->mapping ? profile__mapping(p, l->mapping) : NULL;
+	const char *base = m ? base_name(profile__string(p, m->filename, NULL)) : "";
+
+	if (how == VIEW_NAME_ADDRESS) {
+		if (m)
+			snprintf(scratch, n, "%s+0x%llx", *base ? base : "[unknown]",
+				 (unsigned long long)(l->address - m->start + m->file_offset));
+		else if (l->address)
+			snprintf(scratch, n, "0x%llx", (unsigned long long)l->address);
+		else
+			return "[unknown]";
+		return scratch;
+	}
+	if (*base == '[')
+		return base;
+	if (!*base)
+		return "[unknown]";
+	snprintf(scratch, n, "[%s]", base);
+	return scratch;
+}
+
+const char *view__frame_name(const struct profile *p, __u32 loc, enum view_naming how,
+			     char *scratch, size_t n)
 {
 	const struct profile_location_entry *l = profile__location(p, loc);
-	const char *name, *base;
 
 	if (l->function) {
-		name = profile__string(p, profile__function(p, l->function)->name, NULL);
+		const struct profile_function_entry *f = profile__function(p, l->function);
+		const char *name = profile__string(p, f->name, NULL);
+
+		if (!*name)
+			name = profile__string(p, f->system_name, NULL);
 		if (*name)
 			return name;
 	}
-	if (l->mapping) {
-		name = profile__string(p, profile__mapping(p, l->mapping)->filename, NULL);
-		base = strrchr(name, '/');
-		base = base ? base + 1 : name;
-		if (*base == '[')
-			return base;
-		if (*base) {
-			snprintf(scratch, n, "[%s]", base);
-			return scratch;
-		}
-	}
-	return "[unknown]";
+	return place_name(p, l, how, scratch, n);
+}
+
+const char *view__location_name(const struct profile *p, __u32 loc, char *scratch, size_t n)
+{
+	return view__frame_name(p, loc, VIEW_NAME_BRIEF, scratch, n);
 }
 
 const char *view__location_type(const struct profile *p, __u32 loc)
@@ -57,4 +89,50 @@ void view__sample_thread(const struct profile *p, const struct profile_sample_en
 		else if (a->kind == PROFILE_ATTR_STR && a->str_value && !strcmp(key, "thread.name"))
 			*name = a->str_value;
 	}
+}
+
+/* Append @key unless it is there already, the list is full, or (for a
+ * string) the value is empty: the first one added wins. */
+static void res_add(struct view_resource_attr *out, size_t *n, const char *key, const char *str,
+		    __s64 num, bool is_str)
+{
+	size_t i;
+
+	if ((is_str && (!str || !*str)) || *n >= VIEW_MAX_RESOURCE_ATTRS)
+		return;
+	for (i = 0; i < *n; i++)
+		if (!strcmp(out[i].key, key))
+			return;
+	out[*n].key = key;
+	out[*n].str = is_str ? str : NULL;
+	out[*n].num = num;
+	(*n)++;
+}
+
+size_t view__resource_attrs(const struct profile *p, size_t proc,
+			    struct view_resource_attr out[VIEW_MAX_RESOURCE_ATTRS])
+{
+	const struct profile_meta *meta = profile__meta(p);
+	size_t n = 0, i;
+
+	if (proc != SIZE_MAX) {
+		const struct profile_process_desc *d = profile__process(p, proc);
+
+		res_add(out, &n, "process.pid", NULL, d->pid, false);
+		res_add(out, &n, "process.executable.name", d->exe_name, 0, true);
+		res_add(out, &n, "process.executable.path", d->exe_path, 0, true);
+		res_add(out, &n, "process.command_line", d->cmdline, 0, true);
+		res_add(out, &n, "container.id", d->container_id, 0, true);
+		for (i = 0; i < d->nattrs; i++)
+			res_add(out, &n, d->attrs[i].key, d->attrs[i].value, 0, true);
+	}
+	if (!meta)
+		return n;
+	for (i = 0; i < meta->nresource; i++)
+		if (strncmp(meta->resource[i].key, "process.", 8))
+			res_add(out, &n, meta->resource[i].key, meta->resource[i].value, 0, true);
+	res_add(out, &n, "host.name", meta->host_name, 0, true);
+	res_add(out, &n, "host.arch", meta->host_arch, 0, true);
+	res_add(out, &n, "os.type", meta->os_type, 0, true);
+	return n;
 }

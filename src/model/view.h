@@ -1,7 +1,9 @@
-/* view.h - how a profile reads to people: one naming policy for frames
- * (function name, else "[mapping]", else "[unknown]"), a frame's type, and
- * the thread of a sample. Every reader (report, flame graph, folded) uses
- * these so the same frame carries the same name everywhere.
+/* view.h - how a profile reads to people and to OTLP: one naming policy for
+ * frames (function name, else system name, else the mapping, else the
+ * address, else "[unknown]"), a frame's type, the thread of a sample, and
+ * the resource attributes of a process with their precedence. Every reader
+ * (report, flame graph, folded) and both OTLP writers (protobuf, JSON) use
+ * these, so the same frame and resource read the same everywhere.
  */
 #ifndef PROFCAP_MODEL_VIEW_H
 #define PROFCAP_MODEL_VIEW_H
@@ -9,12 +11,29 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "model/profile.h"
+
 struct profile;
 struct profile_sample_entry;
 
-/* Printable name of location @loc of @p: its function name, else the base
- * name of its mapping in brackets ("[libc.so.6]"), else "[unknown]".
- * Returns a borrowed pointer into @p or into @scratch (@n bytes); never NULL. */
+/* How much of an unnamed frame's place its name keeps. */
+enum view_naming {
+	/* Per mapping: "[libc.so.6]", else "[unknown]" (report, flame graph:
+	 * the unnamed code of one library adds up). */
+	VIEW_NAME_BRIEF,
+	/* Per address: "libc.so.6+0x2f00" (file offset), "0xdead" without a
+	 * mapping, else "[unknown]" (folded stacks keep frames apart). */
+	VIEW_NAME_ADDRESS,
+};
+
+/* Printable name of location @loc of @p: its function name, else its
+ * function's system name, else by @how (see enum view_naming). Returns a
+ * borrowed pointer into @p or into @scratch (@n bytes, truncated with a
+ * NUL); never NULL. */
+const char *view__frame_name(const struct profile *p, __u32 loc, enum view_naming how,
+			     char *scratch, size_t n);
+
+/* view__frame_name(p, loc, VIEW_NAME_BRIEF, scratch, n). */
 const char *view__location_name(const struct profile *p, __u32 loc, char *scratch, size_t n);
 
 /* Frame type of location @loc ("native", "kernel", "v8js", ...), borrowed
@@ -25,5 +44,28 @@ const char *view__location_type(const struct profile *p, __u32 loc);
  * borrowed thread.name ("" when absent). */
 void view__sample_thread(const struct profile *p, const struct profile_sample_entry *s,
 			 __s64 *tid, const char **name);
+
+/* A resource attribute: a string when @str is set, else the int @num. */
+struct view_resource_attr {
+	const char *key;
+	const char *str;
+	__s64 num;
+};
+
+/* At most this many resource attributes per resource. */
+#define VIEW_MAX_RESOURCE_ATTRS (8 + 2 * PROFILE_MAX_RESOURCE_ATTRS)
+
+/* The resource attributes of process @proc of @p (SIZE_MAX: the host-only
+ * resource of a profile without processes) into @out, in the order every
+ * OTLP writer emits them: the process's own (process.pid, executable name
+ * and path, command line, container.id), then what the process published
+ * about itself (desc attrs: OpenTelemetry process context; a "process." key
+ * there never overrides a detected one), then the operator's (service.name,
+ * OTEL_RESOURCE_ATTRIBUTES, never a "process." key: they cannot relabel a
+ * process), then the host's (host.name, host.arch, os.type). Keys are
+ * unique, the first one wins; empty strings are left out. Strings are
+ * borrowed from @p. Returns how many (<= VIEW_MAX_RESOURCE_ATTRS). */
+size_t view__resource_attrs(const struct profile *p, size_t proc,
+			    struct view_resource_attr out[VIEW_MAX_RESOURCE_ATTRS]);
 
 #endif

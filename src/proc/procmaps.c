@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/search.h"
 #include "util/buf.h"
 #include "proc/procmaps.h"
 #include "util/scan.h"
@@ -174,17 +175,9 @@ const struct procmaps_entry *procmaps__entry(const struct procmaps *m, size_t i)
 
 const struct procmaps_entry *procmaps__find(const struct procmaps *m, __u64 addr)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo = search__upto(m->entries, m->n, sizeof(*m->entries),
+				 offsetof(struct procmaps_entry, start), addr);
 
-	/* First entry with start > addr; the candidate is the one before it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->entries[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo && addr < m->entries[lo - 1].end)
 		return &m->entries[lo - 1];
 	return NULL;

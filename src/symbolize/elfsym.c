@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/debuglink.h"
 #include "symbolize/demangle.h"
@@ -662,16 +663,10 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, __u64 off, __u64 *vaddr)
 /* Index of the symbol containing @vaddr, or -1. */
 static long find_sym(const struct elfsym *e, __u64 vaddr)
 {
-	size_t lo = 0, hi = e->nsyms, n;
+	size_t lo = search__upto(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, start),
+				 vaddr);
+	size_t n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (n = 0; lo > 0 && n < LOOKBACK; lo--, n++)
 		if (vaddr < e->syms[lo - 1].end)
 			return (long)(lo - 1);

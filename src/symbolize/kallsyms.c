@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/kallsyms.h"
 #include "util/scan.h"
@@ -306,17 +307,10 @@ void kallsyms__free(struct kallsyms *k)
 
 const char *kallsyms__lookup(const struct kallsyms *k, __u64 addr, __u64 *sym_addr, int *module)
 {
-	size_t lo = 0, hi = k->nsyms;
+	size_t lo = search__upto(k->syms, k->nsyms, sizeof(*k->syms), offsetof(struct ksym, addr),
+				 addr);
 	const struct ksym *s;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	s = &k->syms[lo - 1];

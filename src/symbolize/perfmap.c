@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "proc/pfile.h"
+#include "util/utf8.h"
+#include "util/search.h"
 #include "util/arena.h"
 #include "util/intern.h"
 #include "symbolize/perfmap.h"
@@ -69,18 +71,24 @@ struct perfmap *perfmap__new(void)
 	return perfmap__new_limited(PERFMAP_MAX_BYTES, PERFMAP_MAX_SEGMENTS);
 }
 
-static void release_all(struct perfmap *m)
+/* Drop the segments and their sparse index (the names stay). */
+static void release_segs(struct perfmap *m)
 {
-	arena__release(&m->names_mem);
-	free(m->names);
-	m->names = NULL;
-	m->names_cap = m->nnames = 0;
 	free(m->segs);
 	m->segs = NULL;
 	m->nsegs = m->segs_cap = 0;
 	free(m->sparse);
 	m->sparse = NULL;
 	m->nsparse = 0;
+}
+
+static void release_all(struct perfmap *m)
+{
+	arena__release(&m->names_mem);
+	free(m->names);
+	m->names = NULL;
+	m->names_cap = m->nnames = 0;
+	release_segs(m);
 }
 
 void perfmap__free(struct perfmap *m)
@@ -92,59 +100,6 @@ void perfmap__free(struct perfmap *m)
 }
 
 /* ---- names --------------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at @s (at most @len bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t len)
-{
-	size_t n, i;
-	__u32 cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates, beyond U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* Copy @len bytes of @src to @dst as valid UTF-8 without control characters
- * (each bad byte becomes '?'); same length. */
-static void sanitize(char *dst, const char *src, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0, n;
-
-	while (i < len) {
-		if (s[i] >= 0x20 && s[i] < 0x7f) {
-			dst[i] = (char)s[i];
-			i++;
-			continue;
-		}
-		n = utf8_seq(s + i, len - i);
-		if (!n || (n == 1 && (s[i] < 0x20 || s[i] == 0x7f))) {
-			dst[i++] = '?';
-			continue;
-		}
-		memcpy(dst + i, s + i, n);
-		i += n;
-	}
-}
 
 static int names_grow(struct perfmap *m)
 {
@@ -187,7 +142,7 @@ static const char *intern_name(struct perfmap *m, const char *raw, size_t len, _
 	p = arena__alloc(&m->names_mem, len + 1, 1);
 	if (!p)
 		return NULL;
-	sanitize(p, raw, len);
+	utf8__sanitize(p, raw, len, '?');
 	p[len] = '\0';
 	m->names[j].name = p;
 	m->names[j].hash = h;
@@ -243,22 +198,26 @@ static bool parse_line(const char *s, const char *end, __u64 *start, __u64 *size
 
 /* ---- flattening ------------------------------------------------------------------- */
 
-/* Stable LSD radix sorts by a 64-bit key, one byte per pass; passes where
- * every key has the same byte are skipped (addresses share their high
- * bytes). @tmp has room for @n elements. Stability keeps raw entries of the
- * same start in line order. */
-static void radix_raw(struct raw_entry *a, struct raw_entry *tmp, size_t n)
+/* Stable LSD radix sort of @n elements of @size bytes at @a by the __u64 key
+ * at byte @off, one byte per pass; passes where every key has the same byte
+ * are skipped (addresses share their high bytes). @tmp has room for @n
+ * elements. Stability keeps raw entries of the same start in line order.
+ * Always inlined so that each caller's element size is a constant. */
+static inline __attribute__((always_inline)) void radix_sort(void *a, void *tmp, size_t n,
+							       size_t size, size_t off)
 {
+	unsigned char *e = a, *t = tmp;
 	size_t count[256], i;
 	int shift;
 
+#define RADIX_KEY(p, i) (*(const __u64 *)(const void *)((p) + (i) * size + off))
 	for (shift = 0; shift < 64; shift += 8) {
 		size_t sum = 0;
 
 		memset(count, 0, sizeof(count));
 		for (i = 0; i < n; i++)
-			count[(a[i].start >> shift) & 0xff]++;
-		if (count[(a[0].start >> shift) & 0xff] == n)
+			count[(RADIX_KEY(e, i) >> shift) & 0xff]++;
+		if (count[(RADIX_KEY(e, 0) >> shift) & 0xff] == n)
 			continue;
 		for (i = 0; i < 256; i++) {
 			size_t c = count[i];
@@ -267,34 +226,11 @@ static void radix_raw(struct raw_entry *a, struct raw_entry *tmp, size_t n)
 			sum += c;
 		}
 		for (i = 0; i < n; i++)
-			tmp[count[(a[i].start >> shift) & 0xff]++] = a[i];
-		memcpy(a, tmp, n * sizeof(*a));
+			memcpy(t + count[(RADIX_KEY(e, i) >> shift) & 0xff]++ * size, e + i * size,
+			       size);
+		memcpy(e, t, n * size);
 	}
-}
-
-static void radix_u64(__u64 *a, __u64 *tmp, size_t n)
-{
-	size_t count[256], i;
-	int shift;
-
-	for (shift = 0; shift < 64; shift += 8) {
-		size_t sum = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < n; i++)
-			count[(a[i] >> shift) & 0xff]++;
-		if (count[(a[0] >> shift) & 0xff] == n)
-			continue;
-		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
-
-			count[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			tmp[count[(a[i] >> shift) & 0xff]++] = a[i];
-		memcpy(a, tmp, n * sizeof(*a));
-	}
+#undef RADIX_KEY
 }
 
 /* Append [start, end) -> name to @out (room is guaranteed by the caller),
@@ -368,12 +304,12 @@ static int flatten(struct raw_entry *raw, size_t n, struct perfmap_sym *out, siz
 		err = -ENOMEM;
 		goto out;
 	}
-	radix_raw(raw, tmp, n);
+	radix_sort(raw, tmp, n, sizeof(*raw), offsetof(struct raw_entry, start));
 	for (i = 0; i < n; i++) {
 		bounds[nb++] = raw[i].start;
 		bounds[nb++] = raw[i].end;
 	}
-	radix_u64(bounds, (__u64 *)(void *)tmp, nb);
+	radix_sort(bounds, tmp, nb, sizeof(*bounds), 0);
 	for (i = 0; i < nb; i++) {
 		__u64 b = bounds[i];
 
@@ -600,12 +536,7 @@ int perfmap__update_fd(struct perfmap *m, int fd)
 			     (__u64)st.st_size < m->offset)) {
 		/* Rewritten or replaced: start over. Names handed out stay
 		 * valid (and interned); the byte cap counts both reads. */
-		free(m->segs);
-		m->segs = NULL;
-		m->nsegs = m->segs_cap = 0;
-		free(m->sparse);
-		m->sparse = NULL;
-		m->nsparse = 0;
+		release_segs(m);
 		m->skip_line = false;
 		m->offset = 0;
 		m->st.segments = 0;
@@ -681,29 +612,16 @@ int perfmap__open(const char *root, int nspid, unsigned int uid, int *fd)
 
 const struct perfmap_sym *perfmap__lookup(const struct perfmap *m, __u64 addr)
 {
-	size_t lo = 0, hi = m->nsparse;
+	size_t lo, hi;
 
 	/* The last block whose first start is <= @addr, then within it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->sparse[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = search__upto(m->sparse, m->nsparse, sizeof(*m->sparse), 0, addr);
 	if (!lo)
 		return NULL;
 	hi = lo * SPARSE < m->nsegs ? lo * SPARSE : m->nsegs;
 	lo = (lo - 1) * SPARSE;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->segs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo += search__upto(m->segs + lo, hi - lo, sizeof(*m->segs),
+			   offsetof(struct perfmap_sym, start), addr);
 	if (lo && addr < m->segs[lo - 1].end)
 		return &m->segs[lo - 1];
 	return NULL;

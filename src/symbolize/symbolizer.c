@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/clock.h"
+#include "util/fdio.h"
+#include "util/search.h"
+#include "proc/status.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/elfsym.h"
@@ -23,7 +27,6 @@
 #include "symbolize/symbolizer.h"
 
 #define NOTES_MAX (64u << 10)
-#define STATUS_MAX (16u << 10)
 
 /* ---- a small chained hash table -------------------------------------------------- */
 
@@ -196,6 +199,7 @@ struct sym_proc {
 	char *exe_name, *exe_path, *cmdline;
 	char container_id[CONTAINER_ID_LEN + 1]; /* "" when not in a container */
 	struct sym_map **cur;			 /* current executable mappings, by start */
+	__u64 *cur_starts;			 /* their starts, for search__upto() */
 	size_t ncur;
 	struct sym_map *all;
 	size_t nall;
@@ -235,44 +239,15 @@ struct symbolizer {
 	size_t nmdescs;
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
+	const struct clock *clock; /* refresh rate limits and the grace */
 	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
 	size_t ndebug_dirs;
 	struct debuginfod *dinfod; /* NULL: no downloads */
 };
 
-static __u64 now_ns(void)
+static __u64 now_ns(const struct symbolizer *s)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-/* Read up to @cap bytes of small file @path into @dst. Returns the length or -errno. */
-static ssize_t read_small(const char *path, char *dst, size_t cap)
-{
-	size_t len = 0;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len < cap) {
-		n = read(fd, dst + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	return (ssize_t)len;
+	return s->clock->now_ns(s->clock->ctx);
 }
 
 /* Read raw ELF notes at @path and extract a build-id as a new string, or NULL. */
@@ -297,6 +272,7 @@ struct symbolizer *symbolizer__new(const char *proc_root)
 	if (!s)
 		return NULL;
 	s->file_grace_ns = SYMBOLIZER_FILE_GRACE_NS;
+	s->clock = &clock__system;
 	s->proc_root = strdup(proc_root ? proc_root : "/proc");
 	if (!s->proc_root) {
 		free(s);
@@ -319,7 +295,9 @@ static void free_maps(struct sym_proc *p)
 	p->all = NULL;
 	p->nall = 0;
 	free(p->cur);
+	free(p->cur_starts);
 	p->cur = NULL;
+	p->cur_starts = NULL;
 	p->ncur = 0;
 	perfmap__free(p->perfmap);
 	p->perfmap = NULL;
@@ -701,57 +679,28 @@ static bool jit_mapping(const struct sym_map *m)
 
 /* Number @idx (0 = first; -1 = last) on the line of PROC/PID/status text
  * @status that starts with @key, into *@val. False when absent. */
-static bool status_field(const char *status, const char *key, int idx, unsigned long *val)
-{
-	const char *line, *p;
-	size_t klen = strlen(key);
-	bool found = false;
-	int i = 0;
-
-	for (line = status; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
-		if (!strncmp(line, key, klen))
-			break;
-	if (!line || !*line)
-		return false;
-	for (p = line + klen; *p && *p != '\n'; i++) {
-		char *end;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p < '0' || *p > '9')
-			break;
-		*val = strtoul(p, &end, 10);
-		p = end;
-		found = true;
-		if (i == idx)
-			break;
-	}
-	return found && (idx < 0 || i == idx);
-}
-
 /* Read the pid @p has in its own PID namespace (the last NSpid field; the
  * pid itself on kernels without NSpid) and its effective uid. nspid stays 0
  * (no perf map) when the status is unreadable. */
 static void load_ids(struct symbolizer *s, struct sym_proc *p)
 {
 	char path[PATH_MAX], *status = NULL;
-	unsigned long uid, nspid;
+	unsigned long long uid, nspid;
 	ssize_t n;
 
 	p->nspid = 0;
-	status = malloc(STATUS_MAX + 1);
+	status = malloc(PROC_STATUS_MAX);
 	if (!status)
 		return;
 	snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, p->pid);
-	n = read_small(path, status, STATUS_MAX);
+	n = proc_status__read(path, status, PROC_STATUS_MAX);
 	if (n <= 0)
 		goto out;
-	status[n] = '\0';
 	/* "Uid: real effective saved fs". */
-	if (!status_field(status, "Uid:", 1, &uid))
+	if (!proc_status__field(status, "Uid:", 1, 10, &uid))
 		goto out;
-	if (!status_field(status, "NSpid:", -1, &nspid))
-		nspid = (unsigned long)p->pid;
+	if (!proc_status__field(status, "NSpid:", -1, 10, &nspid))
+		nspid = (unsigned long long)p->pid;
 	p->euid = (unsigned int)uid;
 	if (nspid > 0 && nspid <= INT_MAX)
 		p->nspid = (int)nspid;
@@ -797,7 +746,7 @@ static void update_perfmap(struct symbolizer *s, struct sym_proc *p)
 	char root[PATH_MAX];
 	int fd = -1, err;
 
-	p->perfmap_ns = now_ns();
+	p->perfmap_ns = now_ns(s);
 	if (p->nspid <= 0)
 		return;
 	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, p->pid);
@@ -833,7 +782,7 @@ static const char *jit_name(struct symbolizer *s, struct sym_proc *p, __u64 a)
 {
 	const struct perfmap_sym *sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
 
-	if (!sym && now_ns() - p->perfmap_ns >= SYMBOLIZER_PERFMAP_REFRESH_NS) {
+	if (!sym && now_ns(s) - p->perfmap_ns >= SYMBOLIZER_PERFMAP_REFRESH_NS) {
 		update_perfmap(s, p);
 		sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
 	}
@@ -951,6 +900,7 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 {
 	struct procmaps *pm = NULL;
 	struct sym_map **cur = NULL;
+	__u64 *starts = NULL;
 	char path[PATH_MAX];
 	size_t i, n, nx = 0, oi = 0;
 	int err;
@@ -975,7 +925,8 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 		goto out;
 	}
 	cur = calloc(nx ? nx : 1, sizeof(*cur));
-	if (!cur) {
+	starts = calloc(nx ? nx : 1, sizeof(*starts));
+	if (!cur || !starts) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -996,17 +947,22 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 			err = -ENOMEM;
 			goto out;
 		}
+		starts[nx] = m->desc.start;
 		cur[nx++] = m;
 	}
 	free(p->cur);
+	free(p->cur_starts);
 	p->cur = cur;
+	p->cur_starts = starts;
 	p->ncur = nx;
 	cur = NULL;
+	starts = NULL;
 	update_ctx(s, p);
 out:
 	free(cur);
+	free(starts);
 	procmaps__free(pm);
-	p->last_refresh_ns = now_ns();
+	p->last_refresh_ns = now_ns(s);
 	return err;
 }
 
@@ -1029,7 +985,7 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 			return -ENOMEM;
 	} else {
 		snprintf(path, sizeof(path), "%s/%d/comm", s->proc_root, p->pid);
-		n = read_small(path, comm, sizeof(comm) - 1);
+		n = fdio__read_file(path, comm, sizeof(comm) - 1);
 		if (n > 0) {
 			comm[n] = '\0';
 			comm[strcspn(comm, "\n")] = '\0';
@@ -1042,7 +998,7 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 	if (!cmd)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/%d/cmdline", s->proc_root, p->pid);
-	n = read_small(path, cmd, SYMBOLIZER_MAX_CMDLINE);
+	n = fdio__read_file(path, cmd, SYMBOLIZER_MAX_CMDLINE);
 	if (n < 0)
 		n = 0;
 	while (n > 0 && (cmd[n - 1] == '\0' || cmd[n - 1] == ' '))
@@ -1179,7 +1135,7 @@ static void htab_drop_unused(struct htab *t)
 static void evict_files(struct symbolizer *s)
 {
 	struct sym_file **pp, *f;
-	__u64 now = now_ns();
+	__u64 now = now_ns(s);
 	bool any = false;
 
 	for (f = s->files; f; f = f->next) {
@@ -1233,6 +1189,11 @@ void symbolizer__refresh_contexts(struct symbolizer *s)
 		}
 }
 
+void symbolizer__set_clock(struct symbolizer *s, const struct clock *c)
+{
+	s->clock = c ? c : &clock__system;
+}
+
 size_t symbolizer__forget_gone(struct symbolizer *s)
 {
 	char path[PATH_MAX];
@@ -1260,16 +1221,8 @@ size_t symbolizer__forget_gone(struct symbolizer *s)
 
 static struct sym_map *find_map(const struct sym_proc *p, __u64 addr)
 {
-	size_t lo = 0, hi = p->ncur;
+	size_t lo = search__upto(p->cur_starts, p->ncur, sizeof(__u64), 0, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->cur[mid]->desc.start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo && addr < p->cur[lo - 1]->desc.limit)
 		return p->cur[lo - 1];
 	return NULL;
@@ -1299,7 +1252,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	if (!p || p->gone)
 		return;
 	m = find_map(p, a);
-	if (!m && now_ns() - p->last_refresh_ns >= SYMBOLIZER_REFRESH_NS) {
+	if (!m && now_ns(s) - p->last_refresh_ns >= SYMBOLIZER_REFRESH_NS) {
 		s->st.maps_refreshes++;
 		load_maps(s, p);
 		m = find_map(p, a);

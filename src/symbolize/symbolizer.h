@@ -43,6 +43,7 @@
 #define SYMBOLIZER_MAX_CTX_UPDATES 16
 
 struct symbolizer;
+struct clock;
 
 struct symbolizer_stats {
 	__u64 processes;	 /* processes added and found alive */
@@ -113,6 +114,11 @@ void symbolizer__refresh_contexts(struct symbolizer *s);
 
 /* Change SYMBOLIZER_FILE_GRACE_NS (tests use 0: free at once). */
 void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns);
+
+/* Read time from @c (borrowed; it must outlive @s) instead of the system
+ * clock: the refresh rate limits and the file grace then follow it, so tests
+ * step time instead of sleeping. NULL restores the system clock. */
+void symbolizer__set_clock(struct symbolizer *s, const struct clock *c);
 
 /* Fill *@out for user address @addr of @pid (type PROFILE_FRAME_NATIVE).
  * An address in anonymous executable memory ([anon], [anon:x], /memfd:) or

@@ -93,3 +93,14 @@ int buf__read_file(struct buf *b, const char *path)
 	close(fd);
 	return err;
 }
+
+void buf__put(struct buf_out *o, const void *data, size_t len)
+{
+	if (!o->err)
+		o->err = buf__append(o->b, data, len);
+}
+
+void buf__puts(struct buf_out *o, const char *s)
+{
+	buf__put(o, s, strlen(s));
+}

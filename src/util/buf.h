@@ -31,6 +31,21 @@ int buf__append(struct buf *b, const void *data, size_t len);
 /* Drop the contents but keep the allocation. */
 void buf__reset(struct buf *b);
 
+/* A writer with a sticky error: once an append fails, later ones do nothing
+ * and @err keeps the first failure. For encoders that write many small
+ * pieces and check once at the end. */
+struct buf_out {
+	struct buf *b;
+	int err;
+};
+
+/* Append @len bytes of @data to @o->b unless @o->err is set; a failure is
+ * kept in @o->err. */
+void buf__put(struct buf_out *o, const void *data, size_t len);
+
+/* buf__put() of NUL-terminated @s (without the NUL). */
+void buf__puts(struct buf_out *o, const char *s);
+
 /* Read all of file @path into @b (replacing its contents). Stops with -E2BIG
  * when the file is larger than the cap. 0 or -errno. */
 int buf__read_file(struct buf *b, const char *path);

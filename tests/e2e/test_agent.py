@@ -181,7 +181,7 @@ class AgentTest(unittest.TestCase):
                           (["--output-dir", self.out, "--interval", "0"], "invalid --interval"),
                           (["--output-dir", self.out, "--max-dir-size", "1Q"],
                            "invalid --max-dir-size"),
-                          (["--output-dir", "/proc/nope"], "")]:
+                          (["--output-dir", "/proc/nope"], "/proc/nope")]:
             r = run_profcap(["agent"] + args, timeout=20)
             self.assertNotEqual(r.returncode, 0, args)
             self.assertIn(msg, r.stderr)

@@ -321,8 +321,12 @@ class TargetingTest(unittest.TestCase):
         self.assertIn("exited with status 3", r.stderr)
         self.assertGreater(time.monotonic() - t0, 1.4)
         d = decode(out)
-        self.assertLess(d["resources"][0]["profile"].duration_nano if d["resources"] else 0,
-                        1e9)
+        # A sleeping command may leave no samples, but the capture still
+        # holds a Profile (host-only when empty) that carries its duration.
+        self.assertTrue(d["resources"], "the capture holds no Profile")
+        for res in d["resources"]:
+            self.assertGreater(res["profile"].duration_nano, 0.3e9)
+            self.assertLess(res["profile"].duration_nano, 1e9)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
  *
  * Each test binary defines test functions with TEST(name) and lists them in
  * main() with RUN(name). A failing CHECK marks the current test failed and
- * returns from it. Output: one line per test ("ok NAME" / "FAIL NAME: why")
- * and a closing "unit: N passed, N failed" line that tests/run.sh adds up.
+ * returns from it. A test that truly cannot run here (no such file on this
+ * system, kallsyms unreadable) says so with SKIP("reason"), which returns
+ * from it too. Output: one line per test ("ok NAME", "FAIL NAME: why",
+ * "skip NAME: reason") and a closing "unit: N passed, N failed, N skipped"
+ * line that tests/run.sh adds up.
  */
 #ifndef PROFCAP_TEST_H
 #define PROFCAP_TEST_H
@@ -11,20 +14,34 @@
 #include <stdio.h>
 #include <string.h>
 
-static int test__passed, test__failed, test__cur_failed;
+static int test__passed, test__failed, test__skipped, test__cur_failed, test__cur_skipped;
 
 #define TEST(name) static void test_##name(void)
 
 #define RUN(name)                                 \
 	do {                                      \
 		test__cur_failed = 0;             \
+		test__cur_skipped = 0;            \
 		test_##name();                    \
 		if (test__cur_failed) {           \
 			test__failed++;           \
+		} else if (test__cur_skipped) {   \
+			test__skipped++;          \
 		} else {                          \
 			test__passed++;           \
 			printf("ok %s\n", #name); \
 		}                                 \
+	} while (0)
+
+/* Skip the current test: print "skip NAME: reason", count it, return. Only
+ * for what cannot run on this system, never to hide a failure. */
+#define SKIP(...)                                                  \
+	do {                                                       \
+		printf("skip %s: ", __func__ + sizeof("test_") - 1); \
+		printf(__VA_ARGS__);                               \
+		printf("\n");                                      \
+		test__cur_skipped = 1;                             \
+		return;                                            \
 	} while (0)
 
 #define CHECK(cond)                                                                          \
@@ -60,7 +77,9 @@ static int test__passed, test__failed, test__cur_failed;
 		}                                                                         \
 	} while (0)
 
-#define TEST_DONE() \
-	(printf("unit: %d passed, %d failed\n", test__passed, test__failed), test__failed ? 1 : 0)
+#define TEST_DONE()                                                                      \
+	(printf("unit: %d passed, %d failed, %d skipped\n", test__passed, test__failed, \
+		test__skipped),                                                          \
+	 test__failed ? 1 : 0)
 
 #endif

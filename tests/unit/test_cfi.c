@@ -236,8 +236,7 @@ TEST(debian_libc_matches_readelf)
 	int failed;
 
 	if (access(LIBC, R_OK)) {
-		printf("skip debian_libc_matches_readelf: %s not found\n", LIBC);
-		return;
+		SKIP("%s not found", LIBC);
 	}
 	check_file(LIBC, 1000, &failed);
 	CHECK(!failed);
@@ -252,8 +251,7 @@ TEST(libc_signal_trampoline_and_thread_start)
 	void *img = map_file(LIBC, &size);
 
 	if (!img) {
-		printf("skip libc_signal_trampoline_and_thread_start: %s not found\n", LIBC);
-		return;
+		SKIP("%s not found", LIBC);
 	}
 	CHECK_EQ_U64(cfi__parse(img, size, &t), 0);
 	cfi__stats(t, &st);

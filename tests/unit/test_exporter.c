@@ -14,6 +14,7 @@
 
 #include "util/buf.h"
 #include "export/exporter.h"
+#include "util/clock.h"
 #include "util/gz.h"
 #include "httpd.h"
 #include "export/otlp_config.h"
@@ -63,11 +64,36 @@ static size_t build_status(unsigned char *out, const char *msg)
 	return n + 4;
 }
 
+/* The exporter's clock in these tests: time moves only when the exporter
+ * sleeps between attempts, so deadlines and backoffs are exact and nothing
+ * waits. */
+struct fake_clock {
+	__u64 now_ns;
+	__u64 slept_ns;
+	unsigned int sleeps;
+};
+
+static __u64 fake_now(void *ctx)
+{
+	return ((struct fake_clock *)ctx)->now_ns;
+}
+
+static void fake_sleep(void *ctx, __u64 ns)
+{
+	struct fake_clock *c = ctx;
+
+	c->now_ns += ns;
+	c->slept_ns += ns;
+	c->sleeps++;
+}
+
 struct setup {
 	struct otlp_flags f;
 	struct otlp_config *cfg;
 	struct exporter *exp;
 	char url[128];
+	struct fake_clock time;
+	struct clock clock;
 };
 
 static void setup(struct setup *s, int port, const char *scheme, const char *protocol,
@@ -85,7 +111,12 @@ static int setup_open(struct setup *s)
 	if (otlp_config__resolve(&s->f, NULL, &s->cfg) || !s->cfg)
 		return -EINVAL;
 	s->exp = exporter__new(s->cfg);
-	return s->exp ? 0 : -EINVAL;
+	if (!s->exp)
+		return -EINVAL;
+	s->time.now_ns = 1000000000ull;
+	s->clock = (struct clock){fake_now, fake_sleep, &s->time};
+	exporter__set_clock(s->exp, &s->clock);
+	return 0;
 }
 
 static void teardown(struct setup *s)
@@ -159,7 +190,10 @@ TEST(http_503_503_200_delivers_once)
 	CHECK_EQ_U64(r.http_status, 200);
 	CHECK_EQ_U64(r.bytes_sent, PAYLOAD_LEN);
 	CHECK_STR(r.error, "");
-	CHECK(r.seconds >= 0.2 && r.seconds < 3);
+	/* One backoff (500 ms +-50%), then Retry-After: 0 (no wait). */
+	CHECK_EQ_U64(s.time.sleeps, 2);
+	CHECK(s.time.slept_ns >= 250000000ull && s.time.slept_ns <= 750000000ull);
+	CHECK(r.seconds * 1e9 > s.time.slept_ns - 1e6 && r.seconds * 1e9 < s.time.slept_ns + 1e6);
 	CHECK_STR(h.path, "/v1development/profiles");
 	for (int i = 0; i < 3; i++)
 		CHECK(h.body_lens[i] == PAYLOAD_LEN && !memcmp(h.bodies[i], payload, PAYLOAD_LEN));
@@ -274,7 +308,8 @@ TEST(retry_after_past_deadline_gives_up_early)
 	httpd_release(&h);
 	CHECK_EQ_U64(err, -ETIMEDOUT);
 	CHECK_EQ_U64(r.attempts, 1);
-	CHECK(r.seconds < 1.5);
+	CHECK_EQ_U64(s.time.sleeps, 0); /* gave up at once, without waiting */
+	CHECK(r.seconds == 0);
 	CHECK(strstr(r.error, "HTTP 429 after 1 attempt in"));
 	CHECK(strstr(r.error, "asked to retry in 30.0 s, past the 2.0 s deadline"));
 }
@@ -297,7 +332,8 @@ TEST(deadline_bounds_retries)
 	CHECK_EQ_U64(err, -ETIMEDOUT);
 	CHECK(r.attempts >= 2);
 	CHECK_EQ_U64(h.nrequests, r.attempts);
-	CHECK(r.seconds < 1.7);
+	CHECK_EQ_U64(s.time.sleeps, r.attempts - 1);
+	CHECK(s.time.slept_ns < 1600000000ull); /* never slept past the deadline */
 	CHECK(strstr(r.error, "HTTP 503 after "));
 	CHECK(strstr(r.error, " attempts in "));
 	CHECK(strstr(r.error, "another retry would pass the 1.6 s deadline"));
@@ -316,7 +352,8 @@ TEST(connection_refused_is_retried)
 	teardown(&s);
 	CHECK_EQ_U64(err, -ECONNREFUSED);
 	CHECK(r.attempts >= 2);
-	CHECK(r.seconds < 1.5);
+	CHECK_EQ_U64(s.time.sleeps, r.attempts - 1);
+	CHECK(s.time.slept_ns < 1200000000ull);
 	CHECK(!strncmp(r.error, "connection refused after ", 25));
 	CHECK_EQ_U64(r.http_status, 0);
 }

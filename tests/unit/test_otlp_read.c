@@ -304,6 +304,49 @@ TEST(round_trip)
 }
 
 /* The untranslated input of a conversion survives the round trip. */
+/* A capture --off-cpu file: each Profile's sample type, period and the
+ * off-CPU labels come back; single-type outputs take one type. */
+TEST(off_cpu_round_trip)
+{
+	struct profile *p = capture_like(), *q = NULL;
+	struct profile_labels lab = {"uninterruptible", 4};
+	struct profile_process_desc nginx = {100, NULL, NULL, NULL, NULL};
+	struct profile_frame f = {0xffffffff81234567, NULL, "io_schedule", PROFILE_FRAME_KERNEL,
+				  NULL};
+	__u32 t, st, su, pt, pu;
+	char err[256] = "";
+	struct buf b;
+
+	CHECK(p);
+	CHECK(!profile__add_value_type(p, "off_cpu", "nanoseconds", "context_switch", "count", 1,
+				       &t));
+	CHECK(!profile__add_typed_sample(p, t, &nginx, 101, "nginx", &lab, &f, 1, 123456789));
+	CHECK(!profile__prune(p));
+	CHECK(!encode(p, &b));
+	CHECK_EQ_U64(parse(&b, &q, err, sizeof(err)), 0);
+	CHECK(q);
+	CHECK_EQ_U64(profile__value_type_count(q), 2);
+	CHECK(!profile__find_value_type(q, "off_cpu", &t));
+	CHECK_EQ_U64(profile__type_total(q, t), 123456789);
+	CHECK_EQ_U64(profile__type_total(q, 0), profile__type_total(p, 0));
+	CHECK_EQ_U64(profile__period(q, t), 1);
+	profile__value_type(q, t, &st, &su, &pt, &pu);
+	CHECK(!strcmp(profile__string(q, su, NULL), "nanoseconds"));
+	CHECK(!strcmp(profile__string(q, pt, NULL), "context_switch"));
+	CHECK(!strcmp(profile__string(q, pu, NULL), "count"));
+	for (size_t i = 0; i < profile__process_count(q); i++) {
+		const struct profile_sample_entry *e;
+
+		if (profile__process_type(q, i) != t)
+			continue;
+		e = profile__sample(q, i, 0);
+		CHECK_EQ_U64(e->nattrs, 4); /* thread.id, thread.name, state, switches */
+	}
+	profile__free(q);
+	buf__release(&b);
+	profile__free(p);
+}
+
 TEST(original_payload)
 {
 	static const char perf[] = "app 123/124 [000] 1.0: cpu-clock:\n\t  401000 main (/app)\n";
@@ -1174,6 +1217,7 @@ TEST(read_file)
 int main(void)
 {
 	RUN(round_trip);
+	RUN(off_cpu_round_trip);
 	RUN(original_payload);
 	RUN(loss_counts);
 	RUN(empty_profile);

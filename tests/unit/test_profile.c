@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/profile.h"
 #include "test.h"
@@ -236,6 +237,63 @@ TEST(stack_then_samples)
 	profile__free(p);
 }
 
+/* An off-CPU value type beside the CPU one: per-process profiles per type,
+ * labels in the identity, totals per type, prune and extract keep them. */
+TEST(value_type_per_profile)
+{
+	struct profile *p = profile__new(), *off;
+	struct profile_labels sleep = {"interruptible", 3}, disk = {"uninterruptible", 1};
+	struct profile_frame f[3];
+	__u32 t, t2, st, su, pt, pu;
+
+	CHECK(p);
+	frames3(f, 0x7f0010);
+	CHECK(!profile__add_sample(p, &proc1, 1, "t", f, 3, 7));
+	CHECK(!profile__add_value_type(p, "off_cpu", "nanoseconds", "context_switch", "count", 1,
+				       &t));
+	CHECK_EQ_U64(t, 1);
+	CHECK(!profile__add_value_type(p, "off_cpu", "nanoseconds", "context_switch", "count", 1,
+				       &t2));
+	CHECK_EQ_U64(t2, 1);
+	CHECK_EQ_U64(profile__value_type_count(p), 2);
+	CHECK(!profile__add_typed_sample(p, t, &proc1, 1, "t", &sleep, f, 3, 5000));
+	CHECK(!profile__add_typed_sample(p, t, &proc1, 1, "t", &sleep, f, 3, 1000));
+	CHECK(!profile__add_typed_sample(p, t, &proc1, 1, "t", &disk, f, 3, 300));
+	CHECK(profile__add_typed_sample(p, 5, &proc1, 1, "t", NULL, f, 3, 1) == -EINVAL);
+	/* One process entry per (process, type). */
+	CHECK_EQ_U64(profile__process_count(p), 2);
+	CHECK_EQ_U64(profile__process_type(p, 0), 0);
+	CHECK_EQ_U64(profile__process_type(p, 1), 1);
+	CHECK_EQ_U64(profile__sample_count(p, 1), 2); /* two states */
+	CHECK_EQ_U64(profile__type_total(p, 0), 7);
+	CHECK_EQ_U64(profile__type_total(p, 1), 6300);
+	CHECK_EQ_U64(profile__period(p, 1), 1);
+	profile__value_type(p, 1, &st, &su, &pt, &pu);
+	CHECK(!strcmp(profile__string(p, st, NULL), "off_cpu"));
+	CHECK(!strcmp(profile__string(p, pt, NULL), "context_switch"));
+	CHECK(!profile__find_value_type(p, "off_cpu", &t2) && t2 == 1);
+	CHECK(profile__find_value_type(p, "wall", &t2) == -ENOENT);
+
+	off = profile__extract_type(p, 1);
+	CHECK(off);
+	CHECK_EQ_U64(profile__value_type_count(off), 1);
+	CHECK_EQ_U64(profile__total(off), 6300);
+	CHECK_EQ_U64(profile__meta(off)->period_ns, 1);
+	profile__value_types(off, &st, &su, &pt, &pu);
+	CHECK(!strcmp(profile__string(off, st, NULL), "off_cpu"));
+	CHECK(!strcmp(profile__string(off, su, NULL), "nanoseconds"));
+	CHECK_EQ_U64(count_orphans(off), 0);
+	profile__free(off);
+
+	/* prune keeps types and labels. */
+	CHECK(!profile__prune(p));
+	CHECK_EQ_U64(profile__value_type_count(p), 2);
+	CHECK_EQ_U64(profile__type_total(p, 1), 6300);
+	CHECK_EQ_U64(profile__sample_count(p, 1), 2);
+	CHECK_EQ_U64(profile__sample(p, 1, 0)->nattrs, 4);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(zero_entries);
@@ -244,5 +302,6 @@ int main(void)
 	RUN(prune_after_full_table);
 	RUN(value_types_and_frame_type_names);
 	RUN(stack_then_samples);
+	RUN(value_type_per_profile);
 	return TEST_DONE();
 }

@@ -1,0 +1,395 @@
+/* offcpu_bpf.h - off-CPU time, included by cpu_sampler.bpf.c so it shares
+ * the filters, stack tables, unwinder and generation switch of CPU samples.
+ *
+ * Tracepoints only (no kprobes, no fentry: kernels without them, or whose
+ * policy forbids them, still work), attached through bpf(), not tracefs:
+ *  - sched_switch, switch-out side (the thread leaving is `current`): a
+ *    kept thread's time and state go into `offcpu_start`, keyed by its
+ *    global thread ID, so a wake-up on another CPU finds it;
+ *  - sched_switch, switch-in side (`next`, with kernel BTF; the same BTF
+ *    tracepoint program does both sides, else a raw tracepoint does the
+ *    switch-out side alone): the wait is measured; waits below `offcpu_min_ns` are only counted.
+ *    A long wait gets `next`'s kernel stack (bpf_get_task_stack: the stack
+ *    it blocked in) and stays pending in the thread's entry;
+ *  - raw tracepoint sys_exit: the thread returns from the system call it
+ *    blocked in, its user registers are those of the call: the user stack
+ *    is walked here, in its own address space, and the pending time added
+ *    to (thread, stacks, state) -> {ns, switches} in the current generation.
+ *    Kernel threads are added at switch-in; a wait outside a system call
+ *    (page fault) keeps the user PC of switch-in as its user stack.
+ * Without kernel BTF there is no switch-in side: sys_exit ends the wait
+ * (the time also counts the few microseconds the thread ran before
+ * returning) and there is no kernel stack nor state.
+ */
+#ifndef PROFCAP_BPF_OFFCPU_BPF_H
+#define PROFCAP_BPF_OFFCPU_BPF_H
+
+#include "offcpu_types.h"
+
+const volatile __u64 offcpu_min_ns = 100000; /* waits walked and kept */
+const volatile __u32 offcpu_runnable = 0;     /* also keep waits for a CPU */
+const volatile __u32 offcpu_btf = 0;	      /* the switch-in program is loaded */
+const volatile __u32 offcpu_state_arg = 0;    /* prev_state is raw_tp args[3] */
+const volatile __u32 offcpu_state_off = 0;    /* else task_struct offset of the state, 0 = none */
+const volatile __u32 offcpu_pid_off = 0;      /* task_struct offsets (BTF) */
+const volatile __u32 offcpu_tgid_off = 0;
+const volatile __u32 offcpu_comm_off = 0;
+
+/* Threads with a wait pending (about: exited threads may keep it above
+ * the truth), so sys_exit costs one load while there are none. */
+__u64 offcpu_npending = 0;
+
+struct offcpu_counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_val);
+	__uint(max_entries, 1); /* sized by user space when enabled */
+};
+
+struct offcpu_counts_map offcpu_counts0 SEC(".maps");
+struct offcpu_counts_map offcpu_counts1 SEC(".maps");
+
+/* Threads off the CPU now, or with a wait pending. With kernel BTF, task
+ * local storage: found through the task itself (no hashing, freed with the
+ * task). Without, an LRU hash by thread ID: a thread that exits while off
+ * the CPU never comes back to clear its entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
+} offcpu_task SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+	__uint(max_entries, 1); /* sized by user space when enabled */
+} offcpu_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_stats);
+	__uint(max_entries, 1);
+} offcpu_stats SEC(".maps");
+
+static __always_inline struct offcpu_stats *ostats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&offcpu_stats, &zero);
+}
+
+/* TASK_* bits of prev_state (include/linux/sched.h). */
+static __always_inline __u32 offcpu_state(__u64 preempt, __u64 st)
+{
+	if (preempt & 1)
+		return OFFCPU_STATE_RUNNABLE;
+	st &= 0xffff;
+	if (!st)
+		return OFFCPU_STATE_RUNNABLE; /* TASK_RUNNING: yield */
+	if ((st & 0x0402) == 0x0402)
+		return OFFCPU_STATE_IDLE; /* TASK_IDLE = UNINTERRUPTIBLE | NOLOAD */
+	if (st & 0x0002)
+		return OFFCPU_STATE_UNINTERRUPTIBLE;
+	if (st & 0x0001)
+		return OFFCPU_STATE_INTERRUPTIBLE;
+	return OFFCPU_STATE_OTHER;
+}
+
+/* Does the current thread pass the targeting filters? */
+static __always_inline int offcpu_keep(__u32 tgid, __u32 tid)
+{
+	struct comm_key comm = {};
+
+	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid) && !is_followed())
+		return 0;
+	if (filter_tids && !bpf_map_lookup_elem(&tids, &tid))
+		return 0;
+	if (filter_comms) {
+		bpf_get_current_comm(comm.w, sizeof(comm.w));
+		if (!bpf_map_lookup_elem(&comms, &comm))
+			return 0;
+	}
+	if (filter_cgroups && !under_cgroups())
+		return 0;
+	return 1;
+}
+
+struct task_struct;
+
+/* The entry of thread @task (global thread ID @gtid), NULL if none. */
+static __always_inline struct offcpu_start *offcpu_get(struct task_struct *task, __u32 gtid)
+{
+	if (offcpu_btf)
+		return bpf_task_storage_get(&offcpu_task, task, NULL, 0);
+	return bpf_map_lookup_elem(&offcpu_start, &gtid);
+}
+
+static __always_inline void offcpu_new(struct task_struct *task, __u32 gtid,
+				       struct offcpu_start *v)
+{
+	if (offcpu_btf)
+		bpf_task_storage_get(&offcpu_task, task, v, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		bpf_map_update_elem(&offcpu_start, &gtid, v, BPF_ANY);
+}
+
+/* The current thread (`prev`, @task with BTF) leaves the CPU: note when, if
+ * it is kept. */
+static __always_inline void offcpu_out(struct task_struct *task, __u64 preempt, __u64 prev,
+				       __u64 raw)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct offcpu_start v = {}, *e;
+	__u32 gtid = (__u32)id, tgid, tid;
+
+	if (!(id >> 32))
+		return; /* the idle task */
+	if (!offcpu_state_arg && offcpu_state_off)
+		bpf_probe_read_kernel(&raw, sizeof(__u32), (void *)(prev + offcpu_state_off));
+	v.state = offcpu_state_arg || offcpu_state_off ? offcpu_state(preempt, raw)
+						       : OFFCPU_STATE_UNKNOWN;
+	if (v.state == OFFCPU_STATE_UNKNOWN && (preempt & 1))
+		v.state = OFFCPU_STATE_RUNNABLE;
+	if (v.state == OFFCPU_STATE_RUNNABLE && !offcpu_runnable)
+		return;
+	e = offcpu_get(task, gtid);
+	if (e) {
+		/* Kept before: a pending wait stays pending. */
+		e->state = v.state;
+		e->ts = bpf_ktime_get_ns();
+		return;
+	}
+	if (current_ids(&tgid, &tid) || !offcpu_keep(tgid, tid))
+		return;
+	v.ts = bpf_ktime_get_ns();
+	offcpu_new(task, gtid, &v);
+}
+
+/* Without kernel BTF: raw_tp args bool preempt, task_struct *prev, *next[,
+ * unsigned int prev_state (Linux >= 5.18)]. */
+SEC("raw_tp/sched_switch")
+int profcap_switch_out(struct bpf_raw_tracepoint_args *ctx)
+{
+	offcpu_out(NULL, ctx->args[0], ctx->args[1], offcpu_state_arg ? ctx->args[3] : 0);
+	return 0;
+}
+
+/* Add @ns (@switches waits) to the current thread's counter. @ustack == ~0:
+ * walk the user stack now. */
+static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 ustack, __u64 ns,
+				       __u64 switches)
+{
+	struct offcpu_val one = {.ns = ns, .switches = switches}, *v;
+	void *counts = gen & 1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
+	if (ustack == ~0ull) {
+		if (gen & 1)
+			fill_stacks(ctx, NULL, &stacks1, &ustack_ext1, key->tgid, &key->ustack,
+				    NULL, &key->flags);
+		else
+			fill_stacks(ctx, NULL, &stacks0, &ustack_ext0, key->tgid, &key->ustack,
+				    NULL, &key->flags);
+	} else {
+		key->ustack = ustack;
+	}
+	v = bpf_map_lookup_elem(counts, key);
+	if (!v && bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0)
+		return;
+	if (!v)
+		v = bpf_map_lookup_elem(counts, key); /* another CPU inserted it */
+	if (!v) {
+		struct offcpu_stats *os = ostats();
+
+		if (os)
+			os->counts_full++;
+		return;
+	}
+	__sync_fetch_and_add(&v->ns, ns);
+	__sync_fetch_and_add(&v->switches, switches);
+}
+
+/* Store @st under its hash in the current generation's stack table. */
+static __always_inline __u64 offcpu_put_stack(struct stack_trace *st, __u32 *flags)
+{
+	void *stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
+	__u64 h;
+	long err;
+
+	if (!st->nr)
+		return 0;
+	h = stack_hash(st);
+	if (bpf_map_lookup_elem(stacks, &h))
+		return h;
+	err = bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST */) {
+		*flags |= PROFCAP_F_KSTACK_LOST;
+		stat_inc(STAT_STACKS_FULL);
+		return 0;
+	}
+	return h;
+}
+
+/* With kernel BTF, one program does both sides: args bool preempt,
+ * task_struct *prev, task_struct *next[, unsigned int prev_state]. */
+SEC("tp_btf/sched_switch")
+int profcap_switch(__u64 *ctx)
+{
+	struct task_struct *next = (struct task_struct *)ctx[2];
+	__u32 gtid = 0, zero = 0, state;
+	struct offcpu_stats *os;
+	struct offcpu_start *e;
+	struct scratch *s;
+	struct pt_regs regs;
+	__u64 ns;
+	long n;
+
+	offcpu_out((struct task_struct *)ctx[1], ctx[0], ctx[1], offcpu_state_arg ? ctx[3] : 0);
+	e = bpf_task_storage_get(&offcpu_task, next, NULL, 0);
+	if (!e || !e->ts)
+		return 0;
+	ns = bpf_ktime_get_ns() - e->ts;
+	state = e->state;
+	e->ts = 0;
+	os = ostats();
+	if (!os)
+		return 0;
+	os->waits++;
+	if (ns < offcpu_min_ns) {
+		os->short_waits++;
+		os->short_ns += ns;
+		return 0;
+	}
+	os->long_ns += ns;
+	e->pend_ns += ns;
+	e->pend_switches++;
+	if (e->pend_switches > 1)
+		return 0; /* woke within the same system call: keeps the first stack */
+	__sync_fetch_and_add(&offcpu_npending, 1);
+	e->pend_state = state;
+	e->kgen = gen & 1;
+	e->kflags = 0;
+	e->kstack = 0;
+	e->uip = 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (want_kernel && s) {
+		n = bpf_get_task_stack(next, s->kern.ips, sizeof(s->kern.ips), 0);
+		if (n > 0) {
+			s->kern.nr = (__u64)n / sizeof(__u64);
+			if (s->kern.nr >= PROFCAP_MAX_STACK)
+				e->kflags |= PROFCAP_F_KSTACK_TRUNC;
+			e->kstack = offcpu_put_stack(&s->kern, &e->kflags);
+		} else {
+			e->kflags |= PROFCAP_F_KSTACK_ERR;
+		}
+	}
+	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)bpf_task_pt_regs(next)) ||
+	    (regs.cs & 3) != 3) {
+		/* A kernel thread: no system call to return from, add it now. */
+		struct offcpu_key key = {.state = e->pend_state, .flags = e->kflags,
+					 .kstack = e->kstack, .tid = gtid};
+
+		if (pidns_ino ||
+		    bpf_probe_read_kernel(&gtid, sizeof(gtid), (char *)next + offcpu_pid_off))
+			goto drop; /* cannot name it in our namespace */
+		bpf_probe_read_kernel(&key.tgid, sizeof(key.tgid), (char *)next + offcpu_tgid_off);
+		bpf_probe_read_kernel(key.comm, sizeof(key.comm), (char *)next + offcpu_comm_off);
+		key.tgid = key.tgid ? key.tgid : gtid;
+		offcpu_add(ctx, &key, 0, e->pend_ns, e->pend_switches);
+		goto drop;
+	}
+	if ((long)regs.orig_rax < 0) {
+		/* Not in a system call (a page fault): the user PC it stopped at. */
+		e->kflags |= OFFCPU_F_NO_SYSCALL;
+		e->uip = regs.rip;
+	}
+	return 0;
+drop:
+	e->pend_ns = e->pend_switches = 0;
+	__sync_fetch_and_add(&offcpu_npending, -1);
+	return 0;
+}
+
+/* The current thread returns to user space from a system call. */
+SEC("raw_tp/sys_exit")
+int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 gtid = (__u32)bpf_get_current_pid_tgid();
+	struct offcpu_key key = {};
+	struct offcpu_start *e;
+	__u64 ustack = ~0ull, ns, sw;
+	__u32 zero = 0;
+
+	if (offcpu_btf && !offcpu_npending)
+		return 0;
+	e = offcpu_get(offcpu_btf ? bpf_get_current_task_btf() : NULL, gtid);
+	if (!e)
+		return 0;
+	if (!offcpu_btf && e->ts) {
+		/* No switch-in side: the wait ends here. */
+		struct offcpu_stats *os = ostats();
+
+		ns = bpf_ktime_get_ns() - e->ts;
+		e->ts = 0;
+		if (!os)
+			return 0;
+		os->waits++;
+		if (ns < offcpu_min_ns) {
+			os->short_waits++;
+			os->short_ns += ns;
+			return 0;
+		}
+		os->long_ns += ns;
+		e->pend_ns += ns;
+		if (!e->pend_switches++)
+			e->pend_state = e->state;
+	}
+	if (!e->pend_ns)
+		return 0;
+	ns = e->pend_ns;
+	sw = e->pend_switches;
+	e->pend_ns = e->pend_switches = 0;
+	if (offcpu_btf)
+		__sync_fetch_and_add(&offcpu_npending, -1);
+	if (current_ids(&key.tgid, &key.tid))
+		return 0;
+	key.state = e->pend_state;
+	key.flags = e->kflags & ~OFFCPU_F_NO_SYSCALL;
+	key.kstack = e->kstack;
+	if (key.kstack && e->kgen != (gen & 1)) {
+		/* The generation changed since switch-in: copy the stack over. */
+		struct stack_trace *st = bpf_map_lookup_elem(e->kgen ? (void *)&stacks1
+								     : (void *)&stacks0,
+							     &key.kstack);
+
+		if (st) {
+			struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+			if (s) {
+				__builtin_memcpy(&s->kern, st, sizeof(*st));
+				key.kstack = offcpu_put_stack(&s->kern, &key.flags);
+			}
+		} else {
+			key.kstack = 0;
+			key.flags |= PROFCAP_F_KSTACK_LOST;
+		}
+	}
+	if (e->kflags & OFFCPU_F_NO_SYSCALL) {
+		struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+		ustack = 0;
+		if (s && e->uip) {
+			s->user.nr = 1;
+			s->user.ips[0] = e->uip;
+			ustack = offcpu_put_stack(&s->user, &key.flags);
+			key.flags |= PROFCAP_F_USTACK_PARTIAL;
+		}
+	}
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	notice_process(key.tgid);
+	offcpu_add(ctx, &key, ustack, ns, sw);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,65 @@
+/* offcpu_types.h - types shared by the off-CPU BPF programs (bpf/offcpu_bpf.h) and
+ * user space (src/collect/sampler.c).
+ *
+ * A thread that leaves the CPU gets its timestamp and state noted in
+ * `offcpu_start`, keyed by its global thread ID (not per CPU: it may wake on
+ * another CPU). When it runs again the elapsed time is added, in the kernel,
+ * to a counter keyed like a CPU sample plus the wait state; waits shorter
+ * than a threshold are only counted. Same two generations as CPU samples.
+ * Only __u32/__u64 here, so both sides agree on layout.
+ */
+#ifndef PROFCAP_BPF_OFFCPU_TYPES_H
+#define PROFCAP_BPF_OFFCPU_TYPES_H
+
+/* Why a thread was off the CPU (from sched_switch's prev_state/preempt). */
+#define OFFCPU_STATE_RUNNABLE 0	       /* preempted or yielded: waiting for a CPU */
+#define OFFCPU_STATE_INTERRUPTIBLE 1   /* S: sleep, poll, futex, pipe, socket */
+#define OFFCPU_STATE_UNINTERRUPTIBLE 2 /* D: mostly disk I/O */
+#define OFFCPU_STATE_IDLE 3	       /* I: TASK_IDLE (kernel workers waiting) */
+#define OFFCPU_STATE_OTHER 4	       /* stopped, traced, ... */
+#define OFFCPU_STATE_UNKNOWN 5	       /* state not readable (no BTF, old kernel) */
+#define OFFCPU_STATE__COUNT 6
+
+/* Per thread, keyed by global thread ID. */
+struct offcpu_start {
+	__u64 ts;	     /* bpf_ktime_get_ns() at switch-out, 0 = on a CPU */
+	__u32 state;	     /* OFFCPU_STATE_* of that switch-out */
+	__u32 pend_state;    /* state of the first pending wait */
+	__u64 pend_ns;	     /* long waits not yet added (user stack pending) */
+	__u64 pend_switches; /* ... their number */
+	__u64 kstack;	     /* kernel stack hash at the first pending switch-in */
+	__u64 uip;	     /* user PC then, when not in a system call */
+	__u32 kgen;	     /* generation @kstack was stored in */
+	__u32 kflags;	     /* PROFCAP_F_* of @kstack; OFFCPU_F_* */
+};
+
+/* offcpu_start.kflags: the wait did not happen in a system call (page
+ * fault): its user stack is the single PC @uip. */
+#define OFFCPU_F_NO_SYSCALL 0x80000000u
+
+/* The counter key: a CPU sample's, plus the wait state. */
+struct offcpu_key {
+	__u32 tgid;
+	__u32 tid;
+	__u64 ustack; /* hash of the user stack, 0 = none */
+	__u64 kstack; /* hash of the kernel stack, 0 = none */
+	__u32 flags;  /* PROFCAP_F_* */
+	__u32 state;  /* OFFCPU_STATE_* */
+	__u64 comm[2];
+};
+
+struct offcpu_val {
+	__u64 ns;	/* time off the CPU */
+	__u64 switches; /* waits it sums */
+};
+
+/* Per-CPU counters (one struct: one lookup per switch). */
+struct offcpu_stats {
+	__u64 waits;	   /* switch-ins of tracked threads */
+	__u64 short_waits; /* ... below the threshold: counted only */
+	__u64 short_ns;	   /* their total time */
+	__u64 long_ns;	   /* time of the waits with a stack */
+	__u64 counts_full; /* long waits lost: counter table full */
+};
+
+#endif

@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""offcpu_bench.py - cost of off-CPU profiling on a context-switch-heavy
+workload (tests/workloads/offcpu_pingpong.c: two threads ping-ponging a byte
+over two pipes), side by side with other tools, interleaved round by round.
+
+Configurations (each round runs all, in turn; medians over --runs rounds):
+  base         the workload alone
+  cpu          profcap capture -a (CPU profile only)
+  offcpu       profcap capture -a --off-cpu (default threshold)
+  offcpu-p     profcap capture -p PID --off-cpu (only the workload tracked)
+  offcpu-0     profcap capture -a --off-cpu --off-cpu-threshold 0 (every wait walked)
+  bpftrace     bpftrace -e 'tracepoint:sched:sched_switch { @ = count(); }'
+               (needs tracefs: this script mounts it for that run, then unmounts)
+  perf         perf record --off-cpu -a (when this perf was built with BPF
+               skeletons; else reported as unsupported)
+The workload is pinned to one CPU (--cpu), so every hop is a context switch
+on that CPU, as many per second as the machine does. For every
+configuration: the workload's wall time and CPU time (user + system of its
+two threads, which the tracepoint programs run on; steadier than wall time
+on a shared machine), medians of --runs rounds with kernel.bpf_stats_enabled
+=0 (stats cost two clock reads per program run), and from one more round
+with bpf_stats_enabled=1 the BPF ns per context switch: run_time_ns summed
+over the tool's programs divided by the run count of its sched_switch
+program (every switch on the machine). Also the memlock of profcap's maps
+(bpftool map show).
+
+Usage (root): scripts/bench/offcpu_bench.py [--runs 5] [--rounds 50000] [--cpu 1]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROFCAP = os.path.join(REPO, "build", "profcap")
+PINGPONG = os.path.join(REPO, "build", "tests", "workloads", "offcpu_pingpong")
+GO = "/tmp/offcpu-bench.go"
+TRACEFS = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
+
+
+def progs():
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout
+    return {p["id"]: p for p in json.loads(out or "[]")}
+
+
+def maps_memlock(names):
+    out = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
+    return {m["name"]: m.get("bytes_memlock", 0) for m in json.loads(out or "[]")
+            if m.get("name") in names}
+
+
+def wait_new_prog(before, name_part, timeout=20):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        new = {i: p for i, p in progs().items() if i not in before}
+        if any(name_part in p.get("name", "") for p in new.values()):
+            return set(new)
+        time.sleep(0.1)
+    return set()
+
+
+def mounted_tracefs():
+    with open("/proc/mounts") as f:
+        return [m for m in (line.split()[1] for line in f) if m in TRACEFS]
+
+
+def tool_cmd(cfg, pid):
+    if cfg == "cpu":
+        return [PROFCAP, "capture", "-a", "-q", "--seconds", "600", "-o", "/tmp/offcpu-bench.pb"]
+    if cfg == "offcpu":
+        return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--seconds", "600", "-o",
+                "/tmp/offcpu-bench.pb"]
+    if cfg == "offcpu-p":
+        return [PROFCAP, "capture", "-p", str(pid), "-q", "--off-cpu", "--seconds", "600", "-o",
+                "/tmp/offcpu-bench.pb"]
+    if cfg == "offcpu-0":
+        return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--off-cpu-threshold", "0",
+                "--seconds", "600", "-o", "/tmp/offcpu-bench.pb"]
+    if cfg == "bpftrace":
+        return ["bpftrace", "-e", "tracepoint:sched:sched_switch { @ = count(); }"]
+    if cfg == "perf":
+        return ["perf", "record", "--off-cpu", "-a", "-q", "-o", "/tmp/offcpu-bench.perf"]
+    return None
+
+
+def one(cfg, rounds, cpu):
+    """(workload seconds, BPF ns per switch, switches, memlock dict) of one run."""
+    if os.path.exists(GO):
+        os.unlink(GO)
+    mounted = False
+    if cfg == "bpftrace" and not mounted_tracefs():
+        mounted = subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS[0]]).returncode == 0
+    w = subprocess.Popen(["taskset", "-c", str(cpu), PINGPONG, "-n", str(rounds), "-g", GO],
+                         stdout=subprocess.PIPE, text=True)
+    pid = int(w.stdout.readline().split()[1])
+    before = progs()
+    tool, new, mem = None, set(), {}
+    cmd = tool_cmd(cfg, pid)
+    if cmd:
+        tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        part = {"bpftrace": "sched_switch", "perf": ""}.get(cfg, "profcap_")
+        part = "profcap_sys_exit" if cfg.startswith("offcpu") else part
+        if cfg == "perf":
+            time.sleep(2)
+        else:
+            new = wait_new_prog(before, part)
+            time.sleep(0.5)
+    base_stats = {i: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for i, p in progs().items()
+                  if i in new}
+    open(GO, "w").close()
+    line = w.stdout.readline().split()
+    w.wait()
+    secs = float(line[1])
+    cpu_s = float(line[5])
+    after = progs()
+    ns = runs = 0
+    for i in new:
+        if i in after and i in base_stats:
+            ns += after[i].get("run_time_ns", 0) - base_stats[i][0]
+            # Switches: runs of the program on sched_switch's switch-out side.
+            if after[i].get("name", "") in ("profcap_switch", "profcap_switch_out") or \
+                    "sched_switch" in after[i].get("name", ""):
+                runs += after[i].get("run_cnt", 0) - base_stats[i][1]
+    if cfg.startswith("offcpu"):
+        mem = maps_memlock({"offcpu_counts0", "offcpu_counts1", "offcpu_start", "offcpu_stats",
+                            "counts0", "counts1", "stacks0", "stacks1"})
+    if tool:
+        tool.send_signal(2)
+        try:
+            tool.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            tool.kill()
+            tool.wait()
+    if mounted:
+        subprocess.run(["umount", TRACEFS[0]])
+    return secs, cpu_s, (ns / runs if runs else 0.0), runs, mem
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=50000)
+    ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--configs", default="", help="comma-separated subset (base is always run)")
+    a = ap.parse_args()
+    if os.geteuid():
+        sys.exit("needs root")
+    cfgs = ["base", "cpu", "offcpu", "offcpu-p", "offcpu-0"]
+    if a.configs:
+        want = set(a.configs.split(",")) | {"base"}
+        cfgs = [c for c in cfgs if c in want]
+    if shutil.which("bpftrace") and (not a.configs or "bpftrace" in a.configs):
+        cfgs.append("bpftrace")
+    perf_ok = False
+    if shutil.which("perf"):
+        r = subprocess.run(["perf", "record", "--off-cpu", "-o", "/tmp/offcpu-bench.perf", "--",
+                            "true"], capture_output=True, text=True)
+        perf_ok = "ignored" not in r.stderr and r.returncode == 0
+    if perf_ok:
+        cfgs.append("perf")
+    else:
+        print("# perf record --off-cpu: unsupported by this perf (built without BPF skeletons)")
+    was_tracefs = mounted_tracefs()
+    stats = {"bpf_stats": open("/proc/sys/kernel/bpf_stats_enabled").read().strip()}
+    res = {c: [] for c in cfgs}
+    bpfns = {c: (0.0, 0) for c in cfgs}
+    mem = {}
+    try:
+        for r in range(a.runs + 1):
+            # The last round measures BPF run time; the others the workload.
+            stats_round = r == a.runs
+            subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={int(stats_round)}"])
+            for c in cfgs:
+                secs, cpu_s, nspr, runs, m = one(c, a.rounds, a.cpu)
+                if stats_round:
+                    bpfns[c] = (nspr, runs)
+                else:
+                    res[c].append((secs, nspr, runs, cpu_s))
+                mem.update(m)
+                print(f"# round {r} {c}: {secs:.3f} s wall, {cpu_s:.3f} s CPU, "
+                      f"{nspr:.0f} BPF ns/switch over {runs} switches",
+                      flush=True)
+    finally:
+        subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={stats['bpf_stats']}"])
+        for m in mounted_tracefs():
+            if m not in was_tracefs:
+                subprocess.run(["umount", m])
+    base = statistics.median(x[0] for x in res["base"])
+    base_cpu = statistics.median(x[3] for x in res["base"])
+    print(f"{'config':10} {'wall s':>8} {'slowdown':>9} {'CPU s':>7} {'CPU +':>7} "
+          f"{'BPF ns/switch':>14} {'switches/s':>11}")
+    for c in cfgs:
+        s = statistics.median(x[0] for x in res[c])
+        cs = statistics.median(x[3] for x in res[c])
+        ns = bpfns[c][0]
+        rps = statistics.median(2 * a.rounds / x[0] for x in res[c])  # workload hops/s
+        print(f"{c:10} {s:8.3f} {100 * (s / base - 1):+8.1f}% {cs:7.3f} "
+              f"{100 * (cs / base_cpu - 1):+6.1f}% {ns:14.0f} {rps:11.0f}")
+    print("memlock (bytes): " + ", ".join(f"{k} {v}" for k, v in sorted(mem.items())))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+/* args.h - the command-line steps every command shares: the error for an
+ * option getopt refused, and the one input file operand.
+ */
+#ifndef PROFCAP_CLI_ARGS_H
+#define PROFCAP_CLI_ARGS_H
+
+#include <stdbool.h>
+
+/* The usage error of command @cmd for getopt_long()'s answer @c about
+ * argv[optind - 1]: ':' a missing value, anything else an unknown option.
+ * Returns log__usage_error()'s -EINVAL. */
+int args__bad_option(const char *cmd, int c, char **argv);
+
+/* The one operand left after the options: *@in = argv[optind] ("-" is
+ * standard input). 0, or the usage error (-EINVAL) when there is none or
+ * more than one. */
+int args__one_input(const char *cmd, int argc, char **argv, const char **in);
+
+/* The whole of @s as a decimal number from @min to @max into *@v. False
+ * (and *@v unspecified) otherwise. */
+bool args__int(const char *s, long long min, long long max, long long *v);
+
+#endif

@@ -1,0 +1,193 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "cpu_sampler.h"
+#include "offcpu_types.h"
+#include "cpu_sampler.skel.h"
+#include "util/log.h"
+#include "collect/offcpu.h"
+
+static const char *const state_names[SAMPLER_STATE__COUNT] = {
+	[SAMPLER_STATE_RUNNABLE] = "runnable",
+	[SAMPLER_STATE_INTERRUPTIBLE] = "interruptible",
+	[SAMPLER_STATE_UNINTERRUPTIBLE] = "uninterruptible",
+	[SAMPLER_STATE_IDLE] = "idle",
+	[SAMPLER_STATE_OTHER] = "other",
+	[SAMPLER_STATE_UNKNOWN] = "unknown",
+};
+
+_Static_assert(SAMPLER_STATE_RUNNABLE == OFFCPU_STATE_RUNNABLE &&
+		       SAMPLER_STATE_INTERRUPTIBLE == OFFCPU_STATE_INTERRUPTIBLE &&
+		       SAMPLER_STATE_UNINTERRUPTIBLE == OFFCPU_STATE_UNINTERRUPTIBLE &&
+		       SAMPLER_STATE_IDLE == OFFCPU_STATE_IDLE &&
+		       SAMPLER_STATE_OTHER == OFFCPU_STATE_OTHER &&
+		       SAMPLER_STATE_UNKNOWN == OFFCPU_STATE_UNKNOWN &&
+		       SAMPLER_STATE__COUNT == OFFCPU_STATE__COUNT,
+	       "wait states are the BPF program's");
+
+const char *sampler__state_name(enum sampler_state st)
+{
+	return (unsigned)st < SAMPLER_STATE__COUNT ? state_names[st] : "unknown";
+}
+
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/* Byte offset of the first of @names that is a member of task_struct in
+ * kernel BTF @btf; 0 when none is. */
+static __u32 task_offset(const struct btf *btf, const char *const *names)
+{
+	const struct btf_type *t;
+	__s32 id;
+	int i, j;
+
+	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (j = 0; t && names[j]; j++) {
+		for (i = 0; i < btf_vlen(t); i++) {
+			const char *name = btf__name_by_offset(btf, btf_members(t)[i].name_off);
+
+			if (name && !strcmp(name, names[j]))
+				return btf_member_bit_offset(t, i) / 8;
+		}
+	}
+	return 0;
+}
+
+/* Read task_struct offsets from kernel BTF; false without BTF. */
+static bool task_offsets(struct cpu_sampler *skel)
+{
+	static const char *const state[] = {"__state", "state", NULL};
+	static const char *const pid[] = {"pid", NULL}, *const tgid[] = {"tgid", NULL};
+	static const char *const comm[] = {"comm", NULL};
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!btf)
+		return false;
+	if (!skel->rodata->offcpu_state_arg)
+		skel->rodata->offcpu_state_off = task_offset(btf, state);
+	skel->rodata->offcpu_pid_off = task_offset(btf, pid);
+	skel->rodata->offcpu_tgid_off = task_offset(btf, tgid);
+	skel->rodata->offcpu_comm_off = task_offset(btf, comm);
+	ok = skel->rodata->offcpu_pid_off && skel->rodata->offcpu_tgid_off &&
+	     skel->rodata->offcpu_comm_off;
+	btf__free(btf);
+	return ok;
+}
+
+int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries)
+{
+	bool btf;
+
+	if (!o->off_cpu) {
+		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
+		bpf_program__set_autoload(skel->progs.profcap_switch, false);
+		bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);
+		bpf_map__set_autocreate(skel->maps.offcpu_task, false);
+		return 0;
+	}
+	skel->rodata->offcpu_min_ns = o->off_cpu_min_ns;
+	skel->rodata->offcpu_runnable = o->off_cpu_runnable;
+	/* prev_state is the tracepoint's 4th argument since Linux 5.18. */
+	skel->rodata->offcpu_state_arg = kernel_at_least(5, 18);
+	btf = task_offsets(skel);
+	skel->rodata->offcpu_btf = btf;
+	if (btf) {
+		/* sys_exit walks user stacks from the task's registers. */
+		skel->rodata->unwind_task_regs = 1;
+		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
+		/* Thread entries live in task storage. */
+		bpf_map__set_autocreate(skel->maps.offcpu_start, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.profcap_switch, false);
+		bpf_map__set_autocreate(skel->maps.offcpu_task, false);
+		pr_warn("no kernel BTF: off-CPU waits end when their system call returns, "
+			"without kernel stacks%s",
+			skel->rodata->offcpu_state_arg ? "" : " nor wait states");
+	}
+	bpf_map__set_max_entries(skel->maps.offcpu_counts0, entries);
+	bpf_map__set_max_entries(skel->maps.offcpu_counts1, entries);
+	bpf_map__set_max_entries(skel->maps.offcpu_start, SAMPLER_OFFCPU_THREADS);
+	return 0;
+}
+
+static struct bpf_link *attach_raw(struct bpf_program *prog, const char *tp)
+{
+	/* Attached by name through bpf(): no tracefs needed. */
+	struct bpf_link *l = bpf_program__attach_raw_tracepoint(prog, tp);
+	int err;
+
+	if (!l) {
+		err = -errno;
+		pr_err("cannot attach to the %s raw tracepoint (%s): off-CPU profiling needs "
+		       "Linux >= 5.8 with CONFIG_BPF_EVENTS; run without --off-cpu",
+		       tp, strerror(-err));
+		errno = -err;
+	}
+	return l;
+}
+
+int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
+{
+	int i;
+
+	for (i = 0; i < OFFCPU_LINKS; i++)
+		links[i] = NULL;
+	if (!bpf_program__autoload(skel->progs.profcap_sys_exit))
+		return 0;
+	/* Consumers first: a wait noted before they run would be lost. */
+	links[0] = attach_raw(skel->progs.profcap_sys_exit, "sys_exit");
+	if (!links[0])
+		return -errno;
+	if (bpf_program__autoload(skel->progs.profcap_switch)) {
+		links[1] = bpf_program__attach_trace(skel->progs.profcap_switch);
+		if (!links[1]) {
+			int err = -errno;
+
+			pr_err("cannot attach to the sched_switch BTF tracepoint (%s): needs "
+			       "Linux >= 5.5; run without --off-cpu",
+			       strerror(-err));
+			return err;
+		}
+		return 0;
+	}
+	links[2] = attach_raw(skel->progs.profcap_switch_out, "sched_switch");
+	return links[2] ? 0 : -errno;
+}
+
+void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct offcpu_stats *v;
+	__u32 zero = 0;
+
+	if (!bpf_program__autoload(skel->progs.profcap_sys_exit) || ncpu <= 0)
+		return;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.offcpu_stats), &zero, v)) {
+		for (int c = 0; c < ncpu; c++) {
+			st->off_cpu_waits += v[c].waits;
+			st->off_cpu_short += v[c].short_waits;
+			st->off_cpu_short_ns += v[c].short_ns;
+			st->off_cpu_long_ns += v[c].long_ns;
+			st->off_cpu_counts_full += v[c].counts_full;
+		}
+	}
+	free(v);
+}

@@ -1,0 +1,57 @@
+/* fdio.c - whole reads and writes (see fdio.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "util/fdio.h"
+
+int fdio__write_all(int fd, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	while (len) {
+		ssize_t n = write(fd, c, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t fdio__read_full(int fd, void *dst, size_t cap)
+{
+	unsigned char *d = dst;
+	size_t len = 0;
+
+	while (len < cap) {
+		ssize_t n = read(fd, d + len, cap - len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+ssize_t fdio__read_file(const char *path, void *dst, size_t cap)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = fdio__read_full(fd, dst, cap);
+	close(fd);
+	return n;
+}

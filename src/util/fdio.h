@@ -1,0 +1,21 @@
+/* fdio.h - whole reads and writes on file descriptors: the loops that
+ * restart on EINTR and short counts, written once.
+ */
+#ifndef PROFCAP_UTIL_FDIO_H
+#define PROFCAP_UTIL_FDIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Write all @len bytes of @p to @fd. 0, or -errno of the failing write. */
+int fdio__write_all(int fd, const void *p, size_t len);
+
+/* Read @fd into @dst until end of file or @cap bytes. The length read, or
+ * -errno of the failing read. */
+ssize_t fdio__read_full(int fd, void *dst, size_t cap);
+
+/* fdio__read_full() of file @path (opened read-only, close-on-exec): the
+ * length read, or -errno when it cannot be opened or read. */
+ssize_t fdio__read_file(const char *path, void *dst, size_t cap);
+
+#endif

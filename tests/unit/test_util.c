@@ -1,0 +1,179 @@
+/* test_util.c - the shared helpers of util/ and proc/status: UTF-8
+ * decoding and sanitizing, the "last start <= key" search, whole-file reads
+ * and writes, random ids, the clock, /proc status fields.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "proc/status.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/fdio.h"
+#include "util/id.h"
+#include "util/search.h"
+#include "util/utf8.h"
+
+TEST(utf8_decode)
+{
+	__u32 cp = 0;
+
+	CHECK_EQ_U64(utf8__decode("a", 1, &cp), 1);
+	CHECK_EQ_U64(cp, 'a');
+	CHECK_EQ_U64(utf8__decode("\xc3\xa9", 2, &cp), 2);
+	CHECK_EQ_U64(cp, 0xe9);
+	CHECK_EQ_U64(utf8__decode("\xe2\x82\xac", 3, &cp), 3);
+	CHECK_EQ_U64(cp, 0x20ac);
+	CHECK_EQ_U64(utf8__decode("\xf0\x9f\x94\xa5", 4, &cp), 4);
+	CHECK_EQ_U64(cp, 0x1f525);
+	/* Truncated by the length, though the bytes are there. */
+	CHECK_EQ_U64(utf8__decode("\xe2\x82\xac", 2, &cp), 0);
+	/* Overlong, surrogate, past U+10FFFF, bare continuation, bad lead. */
+	CHECK_EQ_U64(utf8__decode("\xc0\xaf", 2, NULL), 0);
+	CHECK_EQ_U64(utf8__decode("\xe0\x80\xaf", 3, NULL), 0);
+	CHECK_EQ_U64(utf8__decode("\xed\xa0\x80", 3, NULL), 0);
+	CHECK_EQ_U64(utf8__decode("\xf4\x90\x80\x80", 4, NULL), 0);
+	CHECK_EQ_U64(utf8__decode("\x80", 1, NULL), 0);
+	CHECK_EQ_U64(utf8__decode("\xff", 1, NULL), 0);
+	/* NUL-terminated: the NUL ends a truncated sequence. */
+	CHECK_EQ_U64(utf8__seq("\xe2\x82"), 0);
+	CHECK_EQ_U64(utf8__seq("\xe2\x82\xac"), 3);
+}
+
+TEST(utf8_printable_and_sanitize)
+{
+	char in[] = "ok\x01\xc3\xa9\x7f\xe2\x82|\xff\tz";
+	char out[sizeof(in)];
+
+	CHECK_EQ_U64(utf8__printable("a", 1), 1);
+	CHECK_EQ_U64(utf8__printable("\n", 1), 0);
+	CHECK_EQ_U64(utf8__printable("\x7f", 1), 0);
+	CHECK_EQ_U64(utf8__printable("\xc3\xa9", 2), 2);
+	utf8__sanitize(out, in, sizeof(in) - 1, '?');
+	out[sizeof(in) - 1] = '\0';
+	CHECK_STR(out, "ok?\xc3\xa9???|??z");
+	/* In place. */
+	utf8__sanitize(in, in, sizeof(in) - 1, '_');
+	CHECK_STR(in, "ok_\xc3\xa9___|__z");
+}
+
+struct range {
+	__u32 pad;
+	__u64 start;
+};
+
+TEST(search_upto)
+{
+	static const struct range r[] = {{0, 10}, {0, 20}, {0, 20}, {0, 40}};
+	static const __u64 keys[] = {5, 7, 9};
+	const size_t off = offsetof(struct range, start);
+
+	CHECK_EQ_U64(search__upto(r, 4, sizeof(r[0]), off, 9), 0);
+	CHECK_EQ_U64(search__upto(r, 4, sizeof(r[0]), off, 10), 1);
+	CHECK_EQ_U64(search__upto(r, 4, sizeof(r[0]), off, 19), 1);
+	CHECK_EQ_U64(search__upto(r, 4, sizeof(r[0]), off, 20), 3);
+	CHECK_EQ_U64(search__upto(r, 4, sizeof(r[0]), off, 39), 3);
+	CHECK_EQ_U64(search__upto(r, 4, sizeof(r[0]), off, UINT64_MAX), 4);
+	CHECK_EQ_U64(search__upto(r, 0, sizeof(r[0]), off, 100), 0);
+	CHECK_EQ_U64(search__upto(keys, 3, sizeof(keys[0]), 0, 8), 2);
+}
+
+TEST(fdio_round_trip)
+{
+	char path[] = "/tmp/profcap-test-fdio-XXXXXX", back[64];
+	static const char text[] = "two lines\nof text\n";
+	ssize_t n;
+	int fd;
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	CHECK_EQ_U64(fdio__write_all(fd, text, sizeof(text) - 1), 0);
+	close(fd);
+	n = fdio__read_file(path, back, sizeof(back));
+	CHECK_EQ_U64(n, sizeof(text) - 1);
+	CHECK(!memcmp(back, text, sizeof(text) - 1));
+	/* Capped. */
+	CHECK_EQ_U64(fdio__read_file(path, back, 3), 3);
+	unlink(path);
+	CHECK(fdio__read_file(path, back, sizeof(back)) == -ENOENT);
+	CHECK(fdio__write_all(-1, text, 1) == -EBADF);
+}
+
+TEST(random_ids_differ_and_are_nonzero)
+{
+	__u8 a[16], b[16], zero[16] = {0};
+
+	id__random(a);
+	id__random(b);
+	CHECK(memcmp(a, zero, 16));
+	CHECK(memcmp(a, b, 16));
+}
+
+TEST(system_clock_moves)
+{
+	__u64 t0 = clock__system.now_ns(clock__system.ctx), t1;
+
+	CHECK(t0 > 0);
+	clock__system.sleep_ns(clock__system.ctx, 2000000);
+	t1 = clock__mono_ns();
+	CHECK(t1 >= t0 + 2000000);
+	CHECK(clock__ns(CLOCK_REALTIME) > 1600000000ull * 1000000000ull);
+}
+
+TEST(proc_status_fields)
+{
+	static const char text[] = "Name:\tcat\nUid:\t1000\t1001\t1002\t1003\n"
+				   "NSpid:\t4242\t17\nCapEff:\t000001ffffffffff\nVmRSS:\t  2048 kB\n";
+	unsigned long long v = 0;
+
+	CHECK(proc_status__field(text, "Uid:", 1, 10, &v));
+	CHECK_EQ_U64(v, 1001);
+	CHECK(proc_status__field(text, "NSpid:", -1, 10, &v));
+	CHECK_EQ_U64(v, 17);
+	CHECK(proc_status__field(text, "CapEff:", 0, 16, &v));
+	CHECK_EQ_U64(v, 0x1ffffffffffull);
+	CHECK(proc_status__field(text, "VmRSS:", 0, 10, &v));
+	CHECK_EQ_U64(v, 2048);
+	CHECK(!proc_status__field(text, "Uid:", 4, 10, &v));
+	CHECK(!proc_status__field(text, "Gid:", 0, 10, &v));
+	CHECK(!proc_status__field(text, "Name:", 0, 10, &v));
+	/* Our own status: VmRSS is there and not zero. */
+	CHECK_EQ_U64(proc_status__self("VmRSS:", 0, 10, &v), 0);
+	CHECK(v > 0);
+	CHECK(proc_status__self("NoSuchField:", 0, 10, &v) == -ENOENT);
+}
+
+TEST(sticky_writer)
+{
+	struct buf b;
+	struct buf_out o = {&b, 0};
+
+	buf__init(&b, 8);
+	buf__puts(&o, "abc");
+	buf__put(&o, "de", 2);
+	CHECK_EQ_U64(o.err, 0);
+	buf__puts(&o, "toolong"); /* past the 8-byte cap: the error sticks */
+	CHECK(o.err == -E2BIG);
+	buf__puts(&o, "f");
+	CHECK(o.err == -E2BIG);
+	CHECK_EQ_U64(b.len, 5);
+	CHECK(!memcmp(b.data, "abcde", 5));
+	buf__release(&b);
+}
+
+int main(void)
+{
+	RUN(utf8_decode);
+	RUN(utf8_printable_and_sanitize);
+	RUN(search_upto);
+	RUN(fdio_round_trip);
+	RUN(random_ids_differ_and_are_nonzero);
+	RUN(system_clock_moves);
+	RUN(proc_status_fields);
+	RUN(sticky_writer);
+	return TEST_DONE();
+}

@@ -205,7 +205,8 @@ FUZZ_OBJS := $(FUZZ_SRCS:src/%.c=$(FUZZ)/obj/%.o)
 FUZZ_LIBS := $(foreach l,$(shell echo $(FUZZ_LAYERS) | tr ' ' '\n' | tac),$(FUZZ)/lib/lib$(l).a) \
 	$(FUZZ)/lib/libpb.a
 FUZZ_PB_OBJS := $(PROTO_REL:%=$(FUZZ)/obj/gen/%.pb.o) $(NANOPB_RT:%=$(FUZZ)/obj/nanopb/%.o)
-FUZZ_HARNESSES := $(sort $(wildcard scripts/fuzz/fuzz_*.c))
+# fuzz_dwarf needs libdw built with the same instrumentation: not built here.
+FUZZ_HARNESSES := $(filter-out scripts/fuzz/fuzz_dwarf.c,$(sort $(wildcard scripts/fuzz/fuzz_*.c)))
 FUZZ_BINS := $(FUZZ_HARNESSES:scripts/fuzz/fuzz_%.c=$(FUZZ)/%)
 
 fuzz: $(FUZZ_BINS)

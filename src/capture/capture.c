@@ -1,7 +1,9 @@
 /* capture.c - run a capture or an agent: a session and a delivery (see
  * capture.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture/agent.h"
 #include "capture/capture.h"
@@ -52,10 +54,19 @@ static void run_hup(void *ctx)
 		delivery__reopen(r->d);
 }
 
+static void run_started(void *ctx)
+{
+	struct run *r = ctx;
+
+	if (r->o->agent)
+		status__start(r->o->interval, r->o->json, r->o->quiet);
+}
+
 static int run(struct run *r, struct session **sp)
 {
 	const struct capture_opts *o = r->o;
-	struct session_hooks hooks = {.window = run_window, .hup = run_hup, .ctx = r};
+	struct session_hooks hooks = {
+		.window = run_window, .hup = run_hup, .started = run_started, .ctx = r};
 	struct delivery_opts dopts;
 	__s64 wake;
 	int ret;
@@ -85,8 +96,6 @@ static int run(struct run *r, struct session **sp)
 	ret = session__start(*sp);
 	if (ret)
 		return ret;
-	if (o->agent)
-		status__start(o->interval, o->json, o->quiet);
 	while ((wake = session__step(*sp)) >= 0)
 		session__wait(*sp, wake);
 	ret = session__close(*sp);
@@ -101,6 +110,12 @@ int capture__run(const struct capture_opts *o)
 
 	log__set_level(o->verbose ? LOG_VERBOSE : o->quiet ? LOG_QUIET : LOG_NORMAL);
 	ret = run(&r, &s);
+	if (delivery__worker_busy(r.d)) {
+		/* Everything waiting is spooled; the export thread is still in
+		 * libcurl, where exit()'s clean-up must not run. */
+		fflush(NULL);
+		_exit(ret);
+	}
 	session__free(s);
 	agent__free(r.agent);
 	delivery__free(r.d);

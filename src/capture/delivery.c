@@ -650,6 +650,11 @@ void delivery__stats(struct delivery *d, struct delivery_stats *st)
 	pthread_mutex_unlock(&d->lock);
 }
 
+bool delivery__worker_busy(const struct delivery *d)
+{
+	return d && d->worker_left;
+}
+
 void delivery__free(struct delivery *d)
 {
 	if (!d)

@@ -111,6 +111,11 @@ void delivery__reopen(struct delivery *d);
 /* A snapshot of the counters (the export thread updates them). */
 void delivery__stats(struct delivery *d, struct delivery_stats *st);
 
+/* Did delivery__finish() leave the export thread inside an export (the
+ * endpoint did not answer in time)? The process must then end with
+ * _exit(): exit() would run the TLS library's clean-up under that thread. */
+bool delivery__worker_busy(const struct delivery *d);
+
 /* Free @d; an undelivered -o file leaves no partial output. Accepts NULL. */
 void delivery__free(struct delivery *d);
 

@@ -18,7 +18,9 @@
 #include "proc/privs.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolizer.h"
+#include "util/clock.h"
 #include "util/env.h"
+#include "util/id.h"
 #include "util/log.h"
 #include "util/version.h"
 
@@ -70,10 +72,7 @@ static void on_signal(int sig)
 
 static __s64 now_ns(clockid_t clk)
 {
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (__s64)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	return (__s64)clock__ns(clk);
 }
 
 static const char *host_arch(const char *machine)
@@ -97,6 +96,10 @@ static void on_new_process(void *ctx, __u32 tgid)
 {
 	struct session *s = ctx;
 
+	/* Stopping: the final drain still names the process (describe());
+	 * a snapshot now only delays the exit. */
+	if (stop_requested)
+		return;
 	/* Snapshot maps and binaries while the process is alive; the
 	 * sampler builds its unwind tables (on its own thread). */
 	symbolizer__add_process(s->sym, (int)tgid);
@@ -195,9 +198,6 @@ static int on_record(void *ctx, const struct sampler_record *r)
 static void fill_meta(struct profile_meta *m, const struct utsname *u, __s64 t_unix_ns,
 		      __s64 dur_ns, __u32 hz)
 {
-	size_t i;
-	bool nonzero = false;
-
 	memset(m, 0, sizeof(*m));
 	m->time_unix_nano = (__u64)t_unix_ns;
 	m->duration_nano = dur_ns > 0 ? (__u64)dur_ns : 1;
@@ -207,16 +207,7 @@ static void fill_meta(struct profile_meta *m, const struct utsname *u, __s64 t_u
 	m->os_type = "linux";
 	m->scope_name = "profcap";
 	m->scope_version = PROFCAP_VERSION;
-	if (getrandom(m->profile_id, sizeof(m->profile_id), 0) != sizeof(m->profile_id)) {
-		__u64 x = (__u64)t_unix_ns ^ ((__u64)getpid() << 32);
-
-		for (i = 0; i < sizeof(m->profile_id); i++, x = x * 6364136223846793005ull + 1)
-			m->profile_id[i] = (__u8)(x >> 56);
-	}
-	for (i = 0; i < sizeof(m->profile_id); i++)
-		nonzero |= m->profile_id[i] != 0;
-	if (!nonzero)
-		m->profile_id[0] = 1;
+	id__random(m->profile_id);
 }
 
 static int new_window(struct session *s)
@@ -418,6 +409,7 @@ static int load_sampler(struct session *s)
 
 static void load_kernel_symbols(struct session *s)
 {
+	__s64 t0 = now_ns(CLOCK_MONOTONIC);
 	int err = symbolizer__load_kernel(s->sym);
 
 	if (err == -EPERM) {
@@ -431,17 +423,31 @@ static void load_kernel_symbols(struct session *s)
 		pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
 			"only",
 			strerror(-err));
-	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - s->start) / 1e6);
+	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 }
 
 int session__start(struct session *s)
 {
 	const struct capture_opts *o = s->o;
+	sigset_t stop, old;
 	int ret;
 
 	ret = prepare(s);
+	/* A signal interrupts the verifier (EAGAIN, and libbpf's retries give
+	 * up under a stream of signals): hold them until the program is
+	 * loaded; the handlers only set flags, so nothing is lost. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	if (!ret)
 		ret = load_sampler(s);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* Agent: before the first window, so that windows keep their length
+	 * (a capture overlaps it with sampling: see below). */
+	if (!ret && o->agent && o->kernel)
+		load_kernel_symbols(s);
 	if (!ret && sampler__start(s->smp))
 		ret = 1;
 	if (ret)
@@ -450,9 +456,11 @@ int session__start(struct session *s)
 	s->wunix = now_ns(CLOCK_REALTIME);
 	if (s->child)
 		child__release(s->child);
+	if (s->hooks.started)
+		s->hooks.started(s->hooks.ctx);
 	/* Kernel symbols are first needed at the first drain: read them while
 	 * the CPUs are already being sampled. */
-	if (o->kernel)
+	if (o->kernel && !o->agent)
 		load_kernel_symbols(s);
 	/* capture: one window of --seconds (or until CMD exits); agent: windows
 	 * of --interval until a signal. */

@@ -42,6 +42,8 @@ struct session_hooks {
 	int (*window)(void *ctx, const struct session_window *w);
 	/* SIGHUP arrived (may be NULL). */
 	void (*hup)(void *ctx);
+	/* Sampling has begun: the first window starts now (may be NULL). */
+	void (*started)(void *ctx);
 	void *ctx;
 };
 

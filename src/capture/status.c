@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "capture/status.h"
+#include "proc/status.h"
 #include "util/log.h"
 
 void status__progress(__s64 elapsed_ns, double seconds, __u64 samples, bool final)
@@ -134,20 +135,9 @@ void status__summary(const struct status_window *w)
 
 static __u64 rss_kb(void)
 {
-	char line[256];
-	__u64 kb = 0;
-	FILE *f;
+	unsigned long long kb;
 
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmRSS:", 6)) {
-			kb = strtoull(line + 6, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return kb;
+	return proc_status__self("VmRSS:", 0, 10, &kb) ? 0 : kb;
 }
 
 void status__window(const struct status_window *w, const struct status_totals *t, int ret,

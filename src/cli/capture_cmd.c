@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/capture_cmd.h"
+#include "util/env.h"
 #include "util/log.h"
 
 void capture_cmd__usage(void)
@@ -78,7 +79,7 @@ int capture_cmd__parse_seconds(const char *arg, double *out)
 /* Is @name runnable: a path to an executable, or found in $PATH? */
 static bool runnable(const char *name)
 {
-	const char *path = getenv("PATH"), *p, *end;
+	const char *path = env__get(env__process(), "PATH"), *p, *end;
 	char full[4096];
 
 	if (strchr(name, '/'))

@@ -20,6 +20,7 @@
 #include "cli/args.h"
 #include "util/buf.h"
 #include "cli/convert.h"
+#include "cli/symbolize_opt.h"
 #include "formats/format.h"
 #include "util/fdio.h"
 #include "util/id.h"
@@ -49,6 +50,7 @@ struct convert_opts {
 	enum format to;
 	enum input_kind from;
 	bool embed_original;
+	struct symbolize_opt sym;
 };
 
 void convert__usage(void)
@@ -71,6 +73,7 @@ void convert__usage(void)
 	       "      --title TEXT     title of the SVG flame graph\n"
 	       "      --type TYPE      only the cpu or off_cpu profile of a capture holding\n"
 	       "                       both (pprof, folded and svg take cpu by default)\n"
+	       SYMBOLIZE_OPT_HELP
 	       "  -h, --help           this help\n"
 	       "\n"
 	       "perf script input: record with 'perf record -g', then run 'perf script' (default\n"
@@ -86,7 +89,7 @@ void convert__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE };
+	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE, OPT_SYMBOLIZE, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"to", required_argument, NULL, OPT_TO},
@@ -94,6 +97,8 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		{"embed-original", no_argument, NULL, OPT_EMBED},
 		{"title", required_argument, NULL, OPT_TITLE},
 		{"type", required_argument, NULL, OPT_TYPE},
+		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -133,6 +138,13 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			break;
 		case OPT_TYPE:
 			o->type = optarg;
+			break;
+		case OPT_SYMBOLIZE:
+			o->sym.on = true;
+			break;
+		case OPT_DEBUG_DIR:
+			if (symbolize_opt__add_dir(&o->sym, optarg))
+				return usage_error("at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
 			break;
 		case 'h':
 			convert__usage();
@@ -271,6 +283,8 @@ int convert__main(int argc, char **argv)
 	if (ret)
 		goto out;
 	ret = 1;
+	if (symbolize_opt__apply(&o.sym, o.in, &p))
+		goto out;
 	if (format__pick_type(p, o.type, format__single_type(o.to), &sel))
 		goto out;
 	err = format__encode(sel ? sel : p, o.to, o.title, &data);

@@ -17,11 +17,13 @@
 #include "formats/otlp_read.h"
 #include "export/sink.h"
 #include "cli/flamegraph_cmd.h"
+#include "cli/symbolize_opt.h"
 
 struct fg_args {
 	const char *in, *out;
 	const char *type; /* --type */
 	struct flamegraph_opts o;
+	struct symbolize_opt sym;
 };
 
 void flamegraph__usage(void)
@@ -46,6 +48,7 @@ void flamegraph__usage(void)
 	       "      --type TYPE       cpu (default) or off_cpu: a capture --off-cpu holds\n"
 	       "                        both; off-CPU graphs are drawn in blues, their\n"
 	       "                        widths are time blocked\n"
+	       SYMBOLIZE_OPT_HELP
 	       "  -h, --help            this help\n"
 	       "\n"
 	       "Exit status: 0 written, 1 unreadable or malformed FILE or write failure,\n"
@@ -58,7 +61,7 @@ void flamegraph__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct fg_args *a)
 {
-	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE };
+	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE, OPT_SYMBOLIZE, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"title", required_argument, NULL, OPT_TITLE},
@@ -66,6 +69,8 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		{"inverted", no_argument, NULL, OPT_INVERTED},
 		{"width", required_argument, NULL, OPT_WIDTH},
 		{"type", required_argument, NULL, OPT_TYPE},
+		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -101,6 +106,13 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 						   "100000, not '%s'",
 						   optarg);
 			a->o.width = (unsigned)v;
+			break;
+		case OPT_SYMBOLIZE:
+			a->sym.on = true;
+			break;
+		case OPT_DEBUG_DIR:
+			if (symbolize_opt__add_dir(&a->sym, optarg))
+				return usage_error("at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
 			break;
 		case 'h':
 			flamegraph__usage();
@@ -147,6 +159,10 @@ int flamegraph__main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	if (otlp_read__file(a.in, &p))
 		return 1; /* logged */
+	if (symbolize_opt__apply(&a.sym, a.in, &p)) {
+		profile__free(p);
+		return 1;
+	}
 	if (format__pick_type(p, a.type, true, &sel)) {
 		profile__free(p);
 		return 1;

@@ -64,6 +64,10 @@ void report__usage(void)
 	       "      --json            one JSON document instead of text\n"
 	       "      --type TYPE       cpu (default) or off_cpu (capture --off-cpu): values\n"
 	       "                        of off_cpu are nanoseconds blocked, shares of that time\n"
+	       "      --lines           one function row per source line: \"name file:line\"\n"
+	       "                        (captures with line information)\n"
+	       SYMBOLIZE_OPT_HELP
+	       "A function inlined into its caller gets rows of its own, marked \"[inlined]\".\n"
 	       "  -h, --help            this help\n"
 	       "\n"
 	       "JSON keys: \"file\"; \"capture\": {\"host\", \"time\" (RFC 3339 UTC or\n"
@@ -89,7 +93,7 @@ void report__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE };
+	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE, OPT_LINES, OPT_SYMBOLIZE, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{"top", required_argument, NULL, OPT_TOP},
 		{"by", required_argument, NULL, OPT_BY},
@@ -99,6 +103,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"type", required_argument, NULL, OPT_TYPE},
+		{"lines", no_argument, NULL, OPT_LINES},
+		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -149,6 +156,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_JSON:
 			o->json = true;
+			break;
+		case OPT_LINES:
+			o->lines = true;
+			break;
+		case OPT_SYMBOLIZE:
+			o->sym.on = true;
+			break;
+		case OPT_DEBUG_DIR:
+			if (symbolize_opt__add_dir(&o->sym, optarg))
+				return usage_error("at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
 			break;
 		case 'h':
 			report__usage();
@@ -249,7 +266,9 @@ struct report {
 	struct row *procs; /* one per process index */
 	struct group threads;
 	struct group frames; /* functions or mappings */
-	__u32 *loc_row;	     /* location -> row in frames, UINT32_MAX = not yet */
+	__u32 *loc_row;	     /* location -> its first row in rows, UINT32_MAX = not yet */
+	__u32 *rows;	     /* rows of each location's frames, innermost first */
+	size_t nrows, rows_cap;
 };
 
 static void report_release(struct report *r)
@@ -257,6 +276,7 @@ static void report_release(struct report *r)
 	free(r->stack_val);
 	free(r->procs);
 	free(r->loc_row);
+	free(r->rows);
 	group_release(&r->threads);
 	group_release(&r->frames);
 }
@@ -311,19 +331,101 @@ static int add_samples(struct report *r)
 	return 0;
 }
 
-/* Row in r->frames of location @loc. */
+static int frame_row(struct report *r, __u32 loc, __u32 *out);
+
+/* Name of frame @k of location @loc (of @n): the function, marked when
+ * inlined, with file:line under --lines. Borrowed from @p or @buf. */
+static const char *line_row_name(const struct report *r, __u32 loc, size_t k, size_t n,
+				 char *buf, size_t len)
+{
+	char scratch[256];
+	const char *name = view__line_name(r->p, loc, k, scratch, sizeof(scratch));
+	const char *file = "";
+	__s64 line = 0;
+
+	if (r->o->lines)
+		file = view__line_source(r->p, loc, k, &line);
+	if (!*file && k + 1 == n)
+		return name == scratch ? (snprintf(buf, len, "%s", name), buf) : name;
+	snprintf(buf, len, "%s%s%s%s", name, k + 1 < n ? " [inlined]" : "", *file ? " " : "",
+		 file);
+	if (*file && line)
+		snprintf(buf + strlen(buf), len - strlen(buf), ":%lld", (long long)line);
+	return buf;
+}
+
+/* Rows of the frames of location @loc (innermost first): *@out gets them,
+ * *@n their number. */
+static int frame_rows(struct report *r, __u32 loc, const __u32 **out, size_t *n)
+{
+	const char *type = view__location_type(r->p, loc);
+	size_t k, nl = view__line_count(r->p, loc);
+	char buf[1024];
+	struct row *row;
+	bool added;
+	__u32 *nv;
+	int err;
+
+	if (r->o->by == BY_MAPPING || nl == 1) {
+		__u32 one;
+
+		if (r->loc_row[loc] == UINT32_MAX) {
+			err = frame_row(r, loc, &one);
+			if (err)
+				return err;
+		}
+	}
+	if (r->loc_row[loc] != UINT32_MAX) {
+		*out = &r->rows[r->loc_row[loc]];
+		*n = r->o->by == BY_MAPPING ? 1 : nl;
+		return 0;
+	}
+	if (r->nrows + nl > r->rows_cap) {
+		size_t ncap = (r->rows_cap ? r->rows_cap * 2 : 256) + nl;
+
+		nv = realloc(r->rows, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		r->rows = nv;
+		r->rows_cap = ncap;
+	}
+	for (k = 0; k < nl; k++) {
+		const char *name = line_row_name(r, loc, k, nl, buf, sizeof(buf));
+
+		err = group_get(&r->frames, name, strlen(name) + 1, &row, &added);
+		if (err)
+			return err;
+		if (added)
+			row->type = type;
+		r->rows[r->nrows + k] = (__u32)(row - r->frames.rows);
+	}
+	r->loc_row[loc] = (__u32)r->nrows;
+	r->nrows += nl;
+	*out = &r->rows[r->loc_row[loc]];
+	*n = nl;
+	return 0;
+}
+
+/* Row in r->frames of location @loc read as one frame (a mapping, or a
+ * location without inlined frames), recorded in r->rows. */
 static int frame_row(struct report *r, __u32 loc, __u32 *out)
 {
 	const struct profile_location_entry *l;
 	const char *name, *type = NULL;
-	char scratch[256];
+	char scratch[1024];
 	struct row *row;
 	bool added;
+	__u32 *nv;
 	int err;
 
-	if (r->loc_row[loc] != UINT32_MAX) {
-		*out = r->loc_row[loc];
-		return 0;
+	if (r->nrows + 1 > r->rows_cap) {
+		size_t ncap = r->rows_cap ? r->rows_cap * 2 : 256;
+
+		nv = realloc(r->rows, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		r->rows = nv;
+		r->rows_cap = ncap;
 	}
 	if (r->o->by == BY_MAPPING) {
 		l = profile__location(r->p, loc);
@@ -334,7 +436,7 @@ static int frame_row(struct report *r, __u32 loc, __u32 *out)
 		if (!*name)
 			name = "[unknown]";
 	} else {
-		name = view__location_name(r->p, loc, scratch, sizeof(scratch));
+		name = line_row_name(r, loc, 0, 1, scratch, sizeof(scratch));
 		type = view__location_type(r->p, loc);
 	}
 	err = group_get(&r->frames, name, strlen(name) + 1, &row, &added);
@@ -343,7 +445,8 @@ static int frame_row(struct report *r, __u32 loc, __u32 *out)
 	if (added)
 		row->type = type;
 	*out = (__u32)(row - r->frames.rows);
-	r->loc_row[loc] = *out;
+	r->rows[r->nrows] = *out;
+	r->loc_row[loc] = (__u32)r->nrows++;
 	return 0;
 }
 
@@ -372,14 +475,21 @@ static int add_stacks(struct report *r)
 			continue;
 		}
 		for (k = 0; k < n; k++) {
-			err = frame_row(r, locs[k], &g);
+			const __u32 *rows;
+			size_t nr, m;
+
+			err = frame_rows(r, locs[k], &rows, &nr);
 			if (err)
 				return err;
-			if (!k)
-				r->frames.rows[g].self += v;
-			if (r->frames.stamp[g] != i + 1) {
-				r->frames.stamp[g] = i + 1;
-				r->frames.rows[g].incl += v;
+			for (m = 0; m < nr; m++) {
+				g = rows[m];
+				/* Self: the innermost frame of the leaf. */
+				if (!k && !m)
+					r->frames.rows[g].self += v;
+				if (r->frames.stamp[g] != i + 1) {
+					r->frames.stamp[g] = i + 1;
+					r->frames.rows[g].incl += v;
+				}
 			}
 		}
 	}
@@ -837,6 +947,10 @@ int report__main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	if (otlp_read__file(o.file, &p))
 		return 1; /* logged */
+	if (symbolize_opt__apply(&o.sym, o.file, &p)) {
+		profile__free(p);
+		return 1;
+	}
 	if (format__pick_type(p, o.type, true, &sel)) {
 		profile__free(p);
 		return 1;

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "cli/symbolize_opt.h"
+
 struct profile;
 
 enum report_by {
@@ -30,6 +32,8 @@ struct report_opts {
 	const char *comm; /* only samples whose exe name or thread name is this */
 	bool json;
 	const char *type; /* --type: cpu, off_cpu; NULL = the first */
+	bool lines; /* function rows per source line ("name file:line") */
+	struct symbolize_opt sym; /* report__main(): --symbolize, --debug-dir */
 };
 
 /* Defaults: file "-", top 20, by function, sorted by self, no filter, text. */

@@ -128,7 +128,11 @@ struct label {
 	const char *name; /* into the label table */
 	const char *type;
 	__u8 rgb[3];
-	size_t chars; /* text_chars(name) */
+	bool inlined;	  /* a function inlined into its caller */
+	bool mixed_lines; /* its locations show different lines */
+	size_t chars;	  /* text_chars(name) */
+	const char *file; /* source file, borrowed from the profile; NULL = unknown */
+	__s64 line;	  /* 0 = unknown */
 };
 
 static enum palette palette_of(const char *type)
@@ -225,7 +229,9 @@ struct graph {
 	struct intern *labels; /* "type\0name\0" -> label */
 	struct label *lab;
 	size_t lab_cap;
-	__u32 *loc_label;  /* location -> label */
+	__u32 *loc_label;  /* location -> its first label in loc_labels */
+	__u32 *loc_labels; /* labels of each location's frames, innermost first */
+	__u32 *loc_nlab;   /* location -> number of frames (inlined ones included) */
 	__u32 *proc_label; /* process -> label */
 	__u32 *rank;	   /* label -> position in name order */
 	__u32 *by_rank;	   /* position in name order -> label */
@@ -245,6 +251,8 @@ static void graph_release(struct graph *g)
 	intern__free(g->labels);
 	free(g->lab);
 	free(g->loc_label);
+	free(g->loc_labels);
+	free(g->loc_nlab);
 	free(g->proc_label);
 	free(g->rank);
 	free(g->by_rank);
@@ -253,7 +261,8 @@ static void graph_release(struct graph *g)
 	free(g->frames);
 }
 
-static int get_label(struct graph *g, const char *type, const char *name, __u32 *idx)
+static int get_label(struct graph *g, const char *type, const char *name, bool inlined,
+		     __u32 *idx)
 {
 	size_t tl = strlen(type), nl = strlen(name), n = intern__count(g->labels);
 	char stackbuf[512], *key = stackbuf;
@@ -268,14 +277,15 @@ static int get_label(struct graph *g, const char *type, const char *name, __u32 
 		g->lab = l;
 		g->lab_cap = g->lab_cap ? g->lab_cap * 2 : 256;
 	}
-	if (tl + nl + 2 > sizeof(stackbuf)) {
-		key = malloc(tl + nl + 2);
+	if (tl + nl + 3 > sizeof(stackbuf)) {
+		key = malloc(tl + nl + 3);
 		if (!key)
 			return -ENOMEM;
 	}
 	memcpy(key, type, tl + 1);
 	memcpy(key + tl + 1, name, nl + 1);
-	err = intern__put(g->labels, key, tl + nl + 2, idx, &added);
+	key[tl + nl + 2] = inlined;
+	err = intern__put(g->labels, key, tl + nl + 3, idx, &added);
 	if (key != stackbuf)
 		free(key);
 	if (err || !added)
@@ -284,8 +294,65 @@ static int get_label(struct graph *g, const char *type, const char *name, __u32 
 	l->type = intern__get(g->labels, *idx, NULL);
 	l->name = l->type + tl + 1;
 	l->chars = text_chars(l->name);
+	l->inlined = inlined;
+	l->mixed_lines = false;
+	l->file = NULL;
+	l->line = 0;
 	colour(l->name, l->type, g->off_cpu, l->rgb);
+	if (inlined) {
+		/* Inlined frames: the same hue, paler. */
+		l->rgb[0] = (__u8)(l->rgb[0] + (255 - l->rgb[0]) / 2);
+		l->rgb[1] = (__u8)(l->rgb[1] + (255 - l->rgb[1]) / 2);
+		l->rgb[2] = (__u8)(l->rgb[2] + (255 - l->rgb[2]) / 2);
+	}
 	return 0;
+}
+
+/* Remember where label @idx is in the source (for its tooltip). */
+static void label_source(struct graph *g, __u32 idx, const char *file, __s64 line)
+{
+	struct label *l = &g->lab[idx];
+
+	if (!*file)
+		return;
+	if (!l->file) {
+		l->file = file;
+		l->line = line;
+	} else if (strcmp(l->file, file) || l->line != line) {
+		l->mixed_lines = true;
+	}
+}
+
+/* Labels of every location's frames, innermost first. */
+static int location_labels(struct graph *g)
+{
+	size_t nloc = profile__location_count(g->p), i, k, total = 0;
+	char name[320];
+	const char *file;
+	__s64 line;
+	int err = 0;
+
+	for (i = 1; i < nloc; i++) {
+		g->loc_nlab[i] = (__u32)view__line_count(g->p, (__u32)i);
+		g->loc_label[i] = (__u32)total;
+		total += g->loc_nlab[i];
+	}
+	g->loc_labels = malloc((total + 1) * sizeof(*g->loc_labels));
+	if (!g->loc_labels)
+		return -ENOMEM;
+	for (i = 1; !err && i < nloc; i++) {
+		for (k = 0; !err && k < g->loc_nlab[i]; k++) {
+			__u32 *lab = &g->loc_labels[g->loc_label[i] + k];
+
+			err = get_label(g, view__location_type(g->p, (__u32)i),
+					view__line_name(g->p, (__u32)i, k, name, sizeof(name)),
+					k + 1 < g->loc_nlab[i], lab);
+			file = view__line_source(g->p, (__u32)i, k, &line);
+			if (!err)
+				label_source(g, *lab, file, line);
+		}
+	}
+	return err;
 }
 
 /* Sum of the values of process @i, 0 when it is filtered out. */
@@ -324,17 +391,15 @@ static int make_labels(struct graph *g)
 	__u32 idx;
 	int err;
 
-	err = get_label(g, "root", "all", &idx);
-	for (i = 1; !err && i < nloc; i++)
-		err = get_label(g, view__location_type(g->p, (__u32)i),
-				view__location_name(g->p, (__u32)i, name, sizeof(name)),
-				&g->loc_label[i]);
+	(void)nloc;
+	err = get_label(g, "root", "all", false, &idx);
+	err = err ?: location_labels(g);
 	for (i = 0; !err && i < np; i++) {
 		pd = profile__process(g->p, i);
 		snprintf(name, sizeof(name), "%s [%lld]",
 			 pd->exe_name && *pd->exe_name ? pd->exe_name : "(unknown)",
 			 (long long)pd->pid);
-		err = get_label(g, "process", name, &g->proc_label[i]);
+		err = get_label(g, "process", name, false, &g->proc_label[i]);
 	}
 	if (err)
 		return err;
@@ -407,7 +472,7 @@ static int cmp_item(const void *x, const void *y)
 static int process_items(struct graph *g, size_t i, struct item **items, size_t *nitems,
 			 __u32 **seq)
 {
-	size_t ns = profile__sample_count(g->p, i), nt = 0, total_len = 0, j, k, n, off;
+	size_t ns = profile__sample_count(g->p, i), nt = 0, total_len = 0, j, k, n, off, start;
 	const struct profile_sample_entry *s;
 	const __u32 *locs;
 	struct item *it;
@@ -417,8 +482,9 @@ static int process_items(struct graph *g, size_t i, struct item **items, size_t 
 		s = profile__sample(g->p, i, j);
 		if (!g->stack_val[s->stack]) {
 			g->touched[nt++] = s->stack;
-			profile__stack(g->p, s->stack, &n);
-			total_len += n;
+			locs = profile__stack(g->p, s->stack, &n);
+			for (k = 0; k < n; k++)
+				total_len += g->loc_nlab[locs[k]];
 		}
 		g->stack_val[s->stack] += s->value;
 	}
@@ -434,13 +500,19 @@ static int process_items(struct graph *g, size_t i, struct item **items, size_t 
 	for (off = 0, j = 0; j < nt; j++) {
 		locs = profile__stack(g->p, g->touched[j], &n);
 		it[j].seq = q + off;
-		it[j].len = (__u32)n;
 		it[j].value = g->stack_val[g->touched[j]];
 		g->stack_val[g->touched[j]] = 0;
-		/* Stacks are leaf first: walk from the root unless inverted. */
-		for (k = 0; k < n; k++)
-			q[off + k] = g->rank[g->loc_label[locs[g->o->inverted ? k : n - 1 - k]]];
-		off += n;
+		/* Stacks and a location's frames are innermost first: walk
+		 * from the root unless inverted. */
+		for (start = off, k = 0; k < n; k++) {
+			__u32 loc = locs[g->o->inverted ? k : n - 1 - k];
+			const __u32 *labs = &g->loc_labels[g->loc_label[loc]];
+			__u32 nl = g->loc_nlab[loc], m;
+
+			for (m = 0; m < nl; m++)
+				q[off++] = g->rank[labs[g->o->inverted ? m : nl - 1 - m]];
+		}
+		it[j].len = (__u32)(off - start);
 	}
 	qsort(it, nt, sizeof(*it), cmp_item);
 	*items = it;
@@ -546,12 +618,13 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 		g->width = 4 * FG_PAD;
 	g->labels = intern__new(PROFILE_MAX_ENTRIES);
 	g->loc_label = calloc(profile__location_count(p), sizeof(*g->loc_label));
+	g->loc_nlab = calloc(profile__location_count(p), sizeof(*g->loc_nlab));
 	g->proc_label = calloc(np + 1, sizeof(*g->proc_label));
 	g->stack_val = calloc(profile__stack_count(p), sizeof(*g->stack_val));
 	g->touched = malloc(profile__stack_count(p) * sizeof(*g->touched));
 	order = malloc((np + 1) * sizeof(*order));
 	err = -ENOMEM;
-	if (!g->labels || !g->loc_label || !g->proc_label || !g->stack_val || !g->touched || !order)
+	if (!g->labels || !g->loc_label || !g->loc_nlab || !g->proc_label || !g->stack_val || !g->touched || !order)
 		goto out;
 	err = make_labels(g);
 	if (err)
@@ -675,6 +748,16 @@ static void put_frame(struct buf_out *o, const struct graph *g, const struct fg_
 		putf(o, "\n%llu samples, %.2f%% of all, type ", (unsigned long long)f->v,
 		     100.0 * (double)f->v / (double)g->total);
 	put_xml(o, *lab->type ? lab->type : "unknown", 0);
+	if (lab->inlined)
+		buf__puts(o, ", inlined");
+	if (lab->file) {
+		buf__puts(o, "\n");
+		put_xml(o, lab->file, 0);
+		if (lab->line && !lab->mixed_lines)
+			putf(o, ":%lld", (long long)lab->line);
+		else if (lab->mixed_lines)
+			buf__puts(o, " (several lines)");
+	}
 	putf(o,
 	     "</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%u\" "
 	     "fill=\"rgb(%u,%u,%u)\"/><text x=\"%.1f\" y=\"%u\">",

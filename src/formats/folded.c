@@ -33,10 +33,33 @@ static void sanitize(char *s)
 
 const char *folded__frame_name(const struct profile *p, __u32 loc, char *name, size_t len)
 {
-	const char *s = view__frame_name(p, loc, VIEW_NAME_ADDRESS, name, len);
+	return folded__line_name(p, loc, 0, name, len);
+}
 
-	if (s != name)
-		snprintf(name, len, "%s", s);
+const char *folded__line_name(const struct profile *p, __u32 loc, size_t i, char *name,
+			      size_t len)
+{
+	const struct profile_location_entry *l = profile__location(p, loc);
+	const struct profile_line_entry *le;
+	const char *fn = NULL;
+	size_t nl;
+
+	le = profile__lines(p, l->lines, &nl);
+	if (i < nl && le[i].function) {
+		const struct profile_function_entry *f = profile__function(p, le[i].function);
+
+		fn = profile__string(p, f->name, NULL);
+		if (!*fn)
+			fn = profile__string(p, f->system_name, NULL);
+	}
+	if (fn && *fn) {
+		snprintf(name, len, "%s%s", fn, i + 1 < nl ? FOLDED_INLINE_MARK : "");
+	} else {
+		const char *s = view__place_name(p, loc, VIEW_NAME_ADDRESS, name, len);
+
+		if (s != name)
+			snprintf(name, len, "%s", s);
+	}
 	sanitize(name);
 	return name;
 }
@@ -67,9 +90,16 @@ static int build_line(const struct profile *p, size_t proc, const struct profile
 	locs = profile__stack(p, s->stack, &n);
 	/* The model is leaf first; folded lines go root first. */
 	for (i = n; i-- > 0 && !err;) {
-		err = buf__append(line, ";", 1);
-		if (!err)
-			err = add_str(line, folded__frame_name(p, locs[i], name, sizeof(name)));
+		size_t k, nl;
+
+		/* Inlined frames root first too: the caller, then what it inlined. */
+		profile__lines(p, profile__location(p, locs[i])->lines, &nl);
+		for (k = nl ? nl : 1; k-- > 0 && !err;) {
+			err = buf__append(line, ";", 1);
+			if (!err)
+				err = add_str(line, folded__line_name(p, locs[i], k, name,
+								      sizeof(name)));
+		}
 	}
 	if (!err)
 		err = buf__append(line, "", 1);

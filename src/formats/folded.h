@@ -5,7 +5,10 @@
  * threads of a process share one tower. A frame is its function name, or
  * "<mapping basename>+0x<file offset>" when only the mapping is known
  * ("libc.so.6+0x2724a"), or "0x<address>", or "[unknown]". ';' and line
- * breaks inside names become '_'. Lines are aggregated and sorted by byte
+ * breaks inside names become '_'. A location with inlined functions reads as
+ * several frames, the caller first; each inlined one carries the "_[i]"
+ * suffix (as stackcollapse-perf.pl --inline writes them and flamegraph.pl
+ * colours them). Lines are aggregated and sorted by byte
  * order, so the output is stable. Pure code.
  */
 #ifndef PROFCAP_FOLDED_H
@@ -26,5 +29,12 @@ int folded__encode(const struct profile *p, struct buf *out);
 /* Write the folded name of location @loc of @p (see above) into @name
  * (@len bytes, NUL-terminated, truncated if needed). Returns @name. */
 const char *folded__frame_name(const struct profile *p, __u32 loc, char *name, size_t len);
+
+#define FOLDED_INLINE_MARK "_[i]"
+
+/* The same for line @i of location @loc (0 = innermost): inlined lines
+ * (all but the last) get FOLDED_INLINE_MARK. Returns @name. */
+const char *folded__line_name(const struct profile *p, __u32 loc, size_t i, char *name,
+			      size_t len);
 
 #endif

@@ -136,13 +136,27 @@ static bool enc_mappings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	return true;
 }
 
-static bool enc_line(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
-{
-	const __u32 *function = *arg;
-	PF(Line) l = PF(Line_init_zero);
+struct line_list {
+	const struct profile_line_entry *v;
+	size_t n;
+};
 
-	l.function_index = *function;
-	return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, PF(Line_fields), &l);
+static bool enc_lines(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct line_list *ll = *arg;
+	size_t i;
+
+	for (i = 0; i < ll->n; i++) {
+		PF(Line) l = PF(Line_init_zero);
+
+		l.function_index = (int32_t)ll->v[i].function;
+		l.line = ll->v[i].line;
+		l.column = ll->v[i].column;
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PF(Line_fields), &l))
+			return false;
+	}
+	return true;
 }
 
 static bool enc_locations(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
@@ -153,15 +167,17 @@ static bool enc_locations(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 	for (i = 0; i < n; i++) {
 		PF(Location) l = PF(Location_init_zero);
 		const struct profile_location_entry *e;
+		struct line_list ll;
 		struct packed pk;
 
 		if (i) {
 			e = profile__location(p, i);
 			l.mapping_index = e->mapping;
 			l.address = e->address;
-			if (e->function) {
-				l.lines.funcs.encode = enc_line;
-				l.lines.arg = (void *)&e->function;
+			ll.v = profile__lines(p, e->lines, &ll.n);
+			if (ll.n) {
+				l.lines.funcs.encode = enc_lines;
+				l.lines.arg = &ll;
 			}
 			if (e->attr)
 				set_packed(&l.attribute_indices, &pk, &e->attr, 1);
@@ -187,6 +203,7 @@ static bool enc_functions(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 			fn.name_strindex = e->name;
 			fn.system_name_strindex = e->system_name;
 			fn.filename_strindex = e->filename;
+			fn.start_line = e->start_line;
 		}
 		if (!pb_encode_tag_for_field(s, f) ||
 		    !pb_encode_submessage(s, PF(Function_fields), &fn))
@@ -244,6 +261,10 @@ static bool enc_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 				kv.has_value = true;
 				kv.value.which_value = PC(AnyValue_int_value_tag);
 				kv.value.value.int_value = e->int_value;
+			} else if (e->kind == PROFILE_ATTR_BOOL) {
+				kv.has_value = true;
+				kv.value.which_value = PC(AnyValue_bool_value_tag);
+				kv.value.value.bool_value = e->int_value != 0;
 			}
 		}
 		if (!pb_encode_tag_for_field(s, f) ||

@@ -206,18 +206,24 @@ static void locations(struct buf_out *j, const struct profile *p)
 	buf__puts(j, "[{}");
 	for (i = 1; i < n; i++) {
 		const struct profile_location_entry *e = profile__location(p, (__u32)i);
+		const struct profile_line_entry *le;
 		bool first = true;
+		size_t nl, k;
 
 		buf__puts(j, ",{");
 		num32(j, &first, "mappingIndex", e->mapping);
 		u64s(j, &first, "address", e->address);
-		if (e->function) {
+		le = profile__lines(p, e->lines, &nl);
+		if (nl)
+			key(j, &first, "lines");
+		for (k = 0; k < nl; k++) {
 			bool lf = true;
 
-			key(j, &first, "lines");
-			buf__puts(j, "[{");
-			num32(j, &lf, "functionIndex", e->function);
-			buf__puts(j, "}]");
+			buf__puts(j, k ? ",{" : "[{");
+			num32(j, &lf, "functionIndex", le[k].function);
+			s64s(j, &lf, "line", le[k].line);
+			s64s(j, &lf, "column", le[k].column);
+			buf__puts(j, k + 1 == nl ? "}]" : "}");
 		}
 		indices(j, &first, "attributeIndices", &e->attr, e->attr ? 1 : 0);
 		buf__puts(j, "}");
@@ -238,6 +244,7 @@ static void functions(struct buf_out *j, const struct profile *p)
 		num32(j, &first, "nameStrindex", e->name);
 		num32(j, &first, "systemNameStrindex", e->system_name);
 		num32(j, &first, "filenameStrindex", e->filename);
+		s64s(j, &first, "startLine", e->start_line);
 		buf__puts(j, "}");
 	}
 	buf__puts(j, "]");
@@ -280,6 +287,12 @@ static void attributes(struct buf_out *j, const struct profile *p)
 			/* intValue is int64: a string even when 0. */
 			key(j, &vf, "intValue");
 			int64_str(j, e->int_value);
+			buf__puts(j, "}");
+		} else if (e->kind == PROFILE_ATTR_BOOL) {
+			key(j, &first, "value");
+			buf__puts(j, "{");
+			key(j, &vf, "boolValue");
+			buf__puts(j, e->int_value ? "true" : "false");
 			buf__puts(j, "}");
 		}
 		num32(j, &first, "unitStrindex", e->unit);

@@ -58,10 +58,13 @@ enum {
 	F_LOCATION_ATTRS = 4,
 
 	F_LINE_FUNCTION = 1,
+	F_LINE_LINE = 2,
+	F_LINE_COLUMN = 3,
 
 	F_FUNCTION_NAME = 1,
 	F_FUNCTION_SYSTEM_NAME = 2,
 	F_FUNCTION_FILENAME = 3,
+	F_FUNCTION_START_LINE = 4,
 
 	F_KVU_KEY = 1,
 	F_KVU_VALUE = 2,
@@ -123,6 +126,10 @@ enum role {
 	ROLE_THREAD_NAME,
 	ROLE_FRAME_TYPE,
 	ROLE_BUILD_ID,
+	ROLE_HAS_FUNCTIONS, /* mapping: pprof.mapping.has_*, in PROFILE_MAPPING_HAS_* order */
+	ROLE_HAS_FILENAMES,
+	ROLE_HAS_LINE_NUMBERS,
+	ROLE_HAS_INLINE_FRAMES,
 	ROLE_HTLHASH,
 	ROLE_GO_BUILD_ID,
 	ROLE_DROPPED, /* Profile attributes: sample loss counts */
@@ -136,6 +143,7 @@ enum value_kind {
 	VAL_NONE = 0,
 	VAL_STR,
 	VAL_INT,
+	VAL_BOOL, /* num 0 or 1 */
 	VAL_OTHER,
 };
 
@@ -189,6 +197,12 @@ struct r_location {
 
 struct r_function {
 	__u64 name, system_name, filename;
+	__s64 start_line;
+};
+
+/* Line and column of one line (beside its function index in line_fns). */
+struct r_linepos {
+	__s64 line, column;
 };
 
 struct r_attr {
@@ -214,12 +228,14 @@ struct rd {
 	/* dictionary, as read */
 	struct vec strings; /* const char * */
 	struct vec mappings, locations, functions, attrs, stacks;
+	struct vec line_pos; /* struct r_linepos, parallel to line_fns */
 	size_t nlinks;
 	struct ids map_attrs, loc_attrs, line_fns, stack_locs;
 
 	/* dictionary, resolved */
 	struct profile_mapping_desc *mdescs;
 	struct profile_frame *lframes;
+	struct profile_line *llines; /* the lines of lframes, as line_fns */
 	__u32 *lmodel; /* model index of each location, UINT32_MAX until a stack uses it */
 	__u32 *smodel; /* model index of each stack, UINT32_MAX until a sample uses it */
 
@@ -613,6 +629,10 @@ static int get_value(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const cha
 			err = get_varint(r, &sub, wt, "string_value_strindex", &v->strindex);
 			break;
 		case 2: /* bool */
+			v->kind = VAL_BOOL;
+			err = get_varint(r, &sub, wt, "bool_value", &x);
+			v->num = !!x;
+			break;
 		case 4: /* double */
 		case 5: /* array */
 		case 6: /* kvlist */
@@ -671,7 +691,8 @@ static int read_mapping(struct rd *r, pb_istream_t *s)
 
 static int read_line(struct rd *r, pb_istream_t *s)
 {
-	__u64 fn = 0;
+	struct r_linepos *pos;
+	__u64 fn = 0, line = 0, col = 0;
 	__u32 tag;
 	pb_wire_type_t wt;
 	int err = 0;
@@ -682,6 +703,10 @@ static int read_line(struct rd *r, pb_istream_t *s)
 			break;
 		if (tag == F_LINE_FUNCTION)
 			err = get_varint(r, s, wt, "lines.function_index", &fn);
+		else if (tag == F_LINE_LINE)
+			err = get_varint(r, s, wt, "lines.line", &line);
+		else if (tag == F_LINE_COLUMN)
+			err = get_varint(r, s, wt, "lines.column", &col);
 		else
 			err = skip(r, s, wt);
 	}
@@ -689,8 +714,12 @@ static int read_line(struct rd *r, pb_istream_t *s)
 		return too_large(r, "lines.function_index", fn);
 	if (!err) {
 		err = ids_push(&r->line_fns, (__u32)fn);
+		pos = err ? NULL : vec_push(&r->line_pos, sizeof(*pos), &err);
 		if (err)
 			return fail(r, err, "too many lines");
+		/* int64 on the wire: negative values are unknown, as 0. */
+		pos->line = (__s64)line > 0 ? (__s64)line : 0;
+		pos->column = (__s64)col > 0 ? (__s64)col : 0;
 	}
 	return err;
 }
@@ -739,6 +768,7 @@ static int read_location(struct rd *r, pb_istream_t *s)
 static int read_function(struct rd *r, pb_istream_t *s)
 {
 	struct r_function *f;
+	__u64 x;
 	__u32 tag;
 	pb_wire_type_t wt;
 	int err = 0;
@@ -759,6 +789,10 @@ static int read_function(struct rd *r, pb_istream_t *s)
 			break;
 		case F_FUNCTION_FILENAME:
 			err = get_varint(r, s, wt, "filename_strindex", &f->filename);
+			break;
+		case F_FUNCTION_START_LINE:
+			err = get_varint(r, s, wt, "start_line", &x);
+			f->start_line = (__s64)x > 0 ? (__s64)x : 0;
 			break;
 		default:
 			err = skip(r, s, wt);
@@ -965,6 +999,14 @@ static enum role attr_role(const char *key)
 		return ROLE_FRAME_TYPE;
 	if (!strcmp(key, "process.executable.build_id.gnu"))
 		return ROLE_BUILD_ID;
+	if (!strcmp(key, "pprof.mapping.has_functions"))
+		return ROLE_HAS_FUNCTIONS;
+	if (!strcmp(key, "pprof.mapping.has_filenames"))
+		return ROLE_HAS_FILENAMES;
+	if (!strcmp(key, "pprof.mapping.has_line_numbers"))
+		return ROLE_HAS_LINE_NUMBERS;
+	if (!strcmp(key, "pprof.mapping.has_inline_frames"))
+		return ROLE_HAS_INLINE_FRAMES;
 	if (!strcmp(key, "process.executable.build_id.htlhash"))
 		return ROLE_HTLHASH;
 	if (!strcmp(key, "process.executable.build_id.go"))
@@ -980,6 +1022,26 @@ static enum role attr_role(const char *key)
 	if (!strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES))
 		return ROLE_OFF_CPU_SWITCHES;
 	return ROLE_NONE;
+}
+
+/* Line @i of line_fns (range-checked) as the model's input. A function
+ * without a name is named by its system name, else its file name. */
+static void read_frame_line(struct rd *r, size_t i, struct profile_line *out)
+{
+	const struct r_function *fn = VEC_AT(r->functions, struct r_function, r->line_fns.v[i]);
+	const struct r_linepos *pos = VEC_AT(r->line_pos, struct r_linepos, i);
+	const char *name = string_at(r, fn->name);
+	const char *sys = string_at(r, fn->system_name);
+	const char *file = string_at(r, fn->filename);
+
+	if (!*name)
+		name = *sys ? sys : file;
+	out->function = *name ? name : NULL;
+	out->system_name = *sys ? sys : NULL;
+	out->filename = *file ? file : NULL;
+	out->start_line = fn->start_line;
+	out->line = pos->line;
+	out->column = pos->column;
 }
 
 /* Range-check every index of the dictionary, then turn mappings and
@@ -1053,6 +1115,9 @@ static int resolve_mappings(struct rd *r)
 			const struct r_attr *a =
 				VEC_AT(r->attrs, struct r_attr, r->map_attrs.v[m->attr_off + j]);
 
+			if (a->role >= ROLE_HAS_FUNCTIONS && a->role <= ROLE_HAS_INLINE_FRAMES &&
+			    a->v.kind == VAL_BOOL && a->v.num)
+				d->flags |= 1u << (a->role - ROLE_HAS_FUNCTIONS);
 			if (a->v.kind != VAL_STR)
 				continue;
 			if (a->role == ROLE_BUILD_ID)
@@ -1068,7 +1133,7 @@ static int resolve_mappings(struct rd *r)
 
 /* The frame of location @l: address, mapping, the name of its first line's
  * function, and its type. */
-static void location_frame(const struct rd *r, const struct r_location *l, struct profile_frame *f)
+static void location_frame(struct rd *r, const struct r_location *l, struct profile_frame *f)
 {
 	size_t j;
 
@@ -1077,19 +1142,13 @@ static void location_frame(const struct rd *r, const struct r_location *l, struc
 	if (l->mapping && r->mdescs[l->mapping].start < r->mdescs[l->mapping].limit)
 		f->mapping = &r->mdescs[l->mapping];
 	/* The function of lines[0] names the frame. */
+	for (j = 0; j < l->nlines; j++)
+		read_frame_line(r, l->line_off + j, &r->llines[l->line_off + j]);
 	if (l->nlines) {
-		const struct r_function *fn =
-			VEC_AT(r->functions, struct r_function, r->line_fns.v[l->line_off]);
-		const char *name = string_at(r, fn->name);
-		const char *sys = string_at(r, fn->system_name);
-
-		if (!*name)
-			name = sys;
-		if (!*name)
-			name = string_at(r, fn->filename);
-		f->function = *name ? name : NULL;
-		if (*sys && strcmp(sys, name))
-			f->system_name = sys;
+		f->lines = &r->llines[l->line_off];
+		f->nlines = l->nlines;
+		f->function = f->lines[0].function;
+		f->system_name = f->lines[0].system_name;
 	}
 	f->type = PROFILE_FRAME_NATIVE;
 	for (j = 0; j < l->nattrs; j++) {
@@ -1116,8 +1175,9 @@ static int resolve_locations(struct rd *r)
 
 	r->table = "location_table";
 	r->lframes = calloc(r->locations.n, sizeof(*r->lframes));
+	r->llines = calloc(r->line_fns.n + 1, sizeof(*r->llines));
 	r->lmodel = malloc(r->locations.n * sizeof(*r->lmodel));
-	if (!r->lframes || !r->lmodel)
+	if (!r->lframes || !r->llines || !r->lmodel)
 		return nomem(r);
 	memset(r->lmodel, 0xff, r->locations.n * sizeof(*r->lmodel));
 	for (i = 0; i < r->locations.n && !err; i++) {
@@ -1871,6 +1931,8 @@ static void rd_release(struct rd *r)
 	free(r->stack_locs.v);
 	free(r->mdescs);
 	free(r->lframes);
+	free(r->llines);
+	free(r->line_pos.d);
 	free(r->lmodel);
 	free(r->smodel);
 	free(r->locs);
@@ -1916,6 +1978,7 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 
 	r.strings.max = r.mappings.max = r.locations.max = MAX_TABLE;
 	r.functions.max = r.attrs.max = r.stacks.max = MAX_TABLE;
+	r.line_pos.max = MAX_POOL;
 	r.p = profile__new();
 	if (!r.p) {
 		ret = nomem(&r);

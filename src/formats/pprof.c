@@ -35,7 +35,7 @@ struct pp {
 	const struct profile *p;
 	struct intern *strings; /* pprof string table */
 	__u32 *build_id;	/* per mapping: string index, 0 = none */
-	bool *has_functions;	/* per mapping */
+	__u32 *has;		/* per mapping: PROFILE_MAPPING_HAS_* */
 	struct label_map *attr; /* per model attribute */
 	__u32 *process;		/* per process: string index of the exe name */
 	__u32 k_pid, k_process; /* label keys */
@@ -67,7 +67,7 @@ static void pp_free(struct pp *pp)
 {
 	intern__free(pp->strings);
 	free(pp->build_id);
-	free(pp->has_functions);
+	free(pp->has);
 	free(pp->attr);
 	free(pp->process);
 }
@@ -97,6 +97,24 @@ static int map_attr(struct pp *pp, const struct profile_attr_entry *a, struct la
 	return err;
 }
 
+/* What location @loc shows of its mapping (PROFILE_MAPPING_HAS_*). */
+static __u32 location_has(const struct profile *p, __u32 loc)
+{
+	const struct profile_line_entry *le;
+	__u32 has = 0;
+	size_t n, i;
+
+	le = profile__lines(p, profile__location(p, loc)->lines, &n);
+	for (i = 0; i < n; i++) {
+		const struct profile_function_entry *fn = profile__function(p, le[i].function);
+
+		has |= fn->name ? PROFILE_MAPPING_HAS_FUNCTIONS : 0;
+		has |= fn->filename ? PROFILE_MAPPING_HAS_FILENAMES : 0;
+		has |= le[i].line ? PROFILE_MAPPING_HAS_LINE_NUMBERS : 0;
+	}
+	return has | (n > 1 ? PROFILE_MAPPING_HAS_INLINE_FRAMES : 0);
+}
+
 static int pp_init(struct pp *pp, const struct profile *p)
 {
 	size_t i, nstr = profile__string_count(p), nmap = profile__mapping_count(p);
@@ -108,10 +126,10 @@ static int pp_init(struct pp *pp, const struct profile *p)
 	pp->p = p;
 	pp->strings = intern__new(PROFILE_MAX_ENTRIES + 64 + (__u32)nattr + (__u32)nmap);
 	pp->build_id = calloc(nmap, sizeof(*pp->build_id));
-	pp->has_functions = calloc(nmap, sizeof(*pp->has_functions));
+	pp->has = calloc(nmap, sizeof(*pp->has));
 	pp->attr = calloc(nattr, sizeof(*pp->attr));
 	pp->process = calloc(nproc ? nproc : 1, sizeof(*pp->process));
-	if (!pp->strings || !pp->build_id || !pp->has_functions || !pp->attr || !pp->process)
+	if (!pp->strings || !pp->build_id || !pp->has || !pp->attr || !pp->process)
 		return -ENOMEM;
 	/* The model's strings first: they keep their indices. */
 	for (i = 0; i < nstr && !err; i++) {
@@ -125,13 +143,10 @@ static int pp_init(struct pp *pp, const struct profile *p)
 		if (m->attr)
 			err = intern_str(pp->strings, profile__attr(p, m->attr)->str_value,
 					 &pp->build_id[i]);
+		pp->has[i] = m->flags;
 	}
-	for (i = 1; i < profile__location_count(p); i++) {
-		const struct profile_location_entry *l = profile__location(p, (__u32)i);
-
-		if (l->mapping && l->function)
-			pp->has_functions[l->mapping] = true;
-	}
+	for (i = 1; i < profile__location_count(p); i++)
+		pp->has[profile__location(p, (__u32)i)->mapping] |= location_has(p, (__u32)i);
 	for (i = 1; i < nattr && !err; i++)
 		err = map_attr(pp, profile__attr(p, (__u32)i), &pp->attr[i]);
 	for (i = 0; i < nproc && !err; i++)
@@ -283,7 +298,10 @@ static bool enc_mappings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 		m.file_offset = e->file_offset;
 		m.filename = e->filename;
 		m.build_id = pp->build_id[i];
-		m.has_functions = pp->has_functions[i];
+		m.has_functions = pp->has[i] & PROFILE_MAPPING_HAS_FUNCTIONS;
+		m.has_filenames = pp->has[i] & PROFILE_MAPPING_HAS_FILENAMES;
+		m.has_line_numbers = pp->has[i] & PROFILE_MAPPING_HAS_LINE_NUMBERS;
+		m.has_inline_frames = pp->has[i] & PROFILE_MAPPING_HAS_INLINE_FRAMES;
 		if (!pb_encode_tag_for_field(s, f) ||
 		    !pb_encode_submessage(s, PP(Mapping_fields), &m))
 			return false;
@@ -291,12 +309,24 @@ static bool enc_mappings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	return true;
 }
 
-static bool enc_line(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
-{
-	const __u32 *function = *arg;
-	PP(Line) l = {.function_id = *function};
+struct line_list {
+	const struct profile_line_entry *v;
+	size_t n;
+};
 
-	return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, PP(Line_fields), &l);
+static bool enc_lines(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct line_list *ll = *arg;
+	size_t i;
+
+	for (i = 0; i < ll->n; i++) {
+		PP(Line) l = {.function_id = ll->v[i].function, .line = ll->v[i].line};
+
+		if (!pb_encode_tag_for_field(s, f) ||
+		    !pb_encode_submessage(s, PP(Line_fields), &l))
+			return false;
+	}
+	return true;
 }
 
 static bool enc_locations(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
@@ -307,13 +337,15 @@ static bool enc_locations(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 	for (i = 1; i < n; i++) {
 		const struct profile_location_entry *e = profile__location(pp->p, (__u32)i);
 		PP(Location) l = PP(Location_init_zero);
+		struct line_list ll;
 
 		l.id = i;
 		l.mapping_id = e->mapping;
 		l.address = e->address;
-		if (e->function) {
-			l.line.funcs.encode = enc_line;
-			l.line.arg = (void *)&e->function;
+		ll.v = profile__lines(pp->p, e->lines, &ll.n);
+		if (ll.n) {
+			l.line.funcs.encode = enc_lines;
+			l.line.arg = &ll;
 		}
 		if (!pb_encode_tag_for_field(s, f) ||
 		    !pb_encode_submessage(s, PP(Location_fields), &l))
@@ -335,6 +367,7 @@ static bool enc_functions(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 		fn.name = e->name;
 		fn.system_name = e->system_name;
 		fn.filename = e->filename;
+		fn.start_line = e->start_line;
 		if (!pb_encode_tag_for_field(s, f) ||
 		    !pb_encode_submessage(s, PP(Function_fields), &fn))
 			return false;

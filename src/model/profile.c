@@ -50,6 +50,7 @@ struct profile {
 	struct intern *functions; /* struct profile_function_entry */
 	struct intern *mappings;  /* struct profile_mapping_entry */
 	struct intern *locations; /* struct profile_location_entry */
+	struct intern *lines;	  /* struct profile_line_entry[] */
 	struct intern *stacks;	  /* __u32[] */
 	struct intern *attrs;	  /* struct attr_key */
 	struct intern *values;	  /* NUL-terminated attribute string values */
@@ -135,15 +136,21 @@ static int attr_str(struct profile *p, const char *key, const char *value, __u32
 	return err;
 }
 
-static int attr_int(struct profile *p, const char *key, __s64 value, __u32 *idx)
+static int attr_kind_int(struct profile *p, const char *key, __u32 kind, __s64 value,
+			 __u32 *idx)
 {
-	struct attr_key k = {.kind = PROFILE_ATTR_INT, .int_value = value};
+	struct attr_key k = {.kind = kind, .int_value = value};
 	int err;
 
 	err = intern_string(p->strings, key, &k.key);
 	if (!err)
 		err = add_attr(p, &k, idx);
 	return err;
+}
+
+static int attr_int(struct profile *p, const char *key, __s64 value, __u32 *idx)
+{
+	return attr_kind_int(p, key, PROFILE_ATTR_INT, value, idx);
 }
 
 static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
@@ -162,7 +169,7 @@ struct profile *profile__new_limited(__u32 max_entries)
 static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
 				      const char *pt, const char *pu)
 {
-	static const __u8 zero[64]; /* >= every zero entry */
+	static const __u8 zero[128]; /* >= every zero entry */
 	struct profile *p;
 	__u32 idx;
 	int err = 0;
@@ -175,11 +182,12 @@ static struct profile *profile_create(__u32 max_entries, const char *st, const c
 	p->functions = intern__new(max_entries);
 	p->mappings = intern__new(max_entries);
 	p->locations = intern__new(max_entries);
+	p->lines = intern__new(max_entries);
 	p->stacks = intern__new(max_entries);
 	p->attrs = intern__new(max_entries);
 	p->values = intern__new(max_entries);
 	p->pids = intern__new(max_entries);
-	if (!p->strings || !p->functions || !p->mappings || !p->locations || !p->stacks ||
+	if (!p->strings || !p->functions || !p->mappings || !p->locations || !p->lines || !p->stacks ||
 	    !p->attrs || !p->values || !p->pids)
 		goto err_out;
 
@@ -195,6 +203,7 @@ static struct profile *profile_create(__u32 max_entries, const char *st, const c
 		      ?: intern__put(p->locations, zero, sizeof(struct profile_location_entry),
 				     &idx, NULL);
 	err = err ?: intern__put(p->stacks, zero, 0, &idx, NULL);
+	err = err ?: intern__put(p->lines, zero, 0, &idx, NULL);
 	err = err ?: intern_string(p->values, "", &idx);
 	err = err ?: add_attr(p, (const struct attr_key *)zero, &idx);
 	err = err ?: intern_string(p->strings, st, &p->types[0].st);
@@ -291,6 +300,7 @@ void profile__free(struct profile *p)
 	intern__free(p->functions);
 	intern__free(p->mappings);
 	intern__free(p->locations);
+	intern__free(p->lines);
 	intern__free(p->stacks);
 	intern__free(p->attrs);
 	intern__free(p->values);
@@ -449,8 +459,16 @@ err_out:
 	return err;
 }
 
+static const char *const has_keys[4] = {
+	"pprof.mapping.has_functions",
+	"pprof.mapping.has_filenames",
+	"pprof.mapping.has_line_numbers",
+	"pprof.mapping.has_inline_frames",
+};
+
 static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, __u32 *idx)
 {
+	size_t i;
 	struct profile_mapping_entry e = {
 		.start = m->start,
 		.limit = m->limit,
@@ -471,27 +489,74 @@ static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, 
 	if (!err && m->go_build_id && *m->go_build_id)
 		err = attr_str(p, "process.executable.build_id.go", m->go_build_id,
 			       &e.attrs[e.nattrs++]);
+	e.flags = m->flags & PROFILE_MAPPING_HAS__ALL;
+	for (i = 0; !err && e.flags && i < 4; i++)
+		err = attr_kind_int(p, has_keys[i], PROFILE_ATTR_BOOL, !!(e.flags & (1u << i)),
+				    &e.attrs[e.nattrs++]);
 	if (!err)
 		err = intern__put(p->mappings, &e, sizeof(e), idx, NULL);
+	return err;
+}
+
+static int add_function(struct profile *p, const struct profile_line *l, __u32 *idx)
+{
+	struct profile_function_entry fn = {.start_line = l->start_line > 0 ? l->start_line : 0};
+	int err;
+
+	err = intern_string(p->strings, l->function, &fn.name);
+	fn.system_name = fn.name;
+	if (!err && l->system_name && l->function && strcmp(l->system_name, l->function))
+		err = intern_string(p->strings, l->system_name, &fn.system_name);
+	if (!err && l->filename && *l->filename)
+		err = intern_string(p->strings, l->filename, &fn.filename);
+	if (!err)
+		err = intern__put(p->functions, &fn, sizeof(fn), idx, NULL);
+	return err;
+}
+
+/* Intern the lines of @f (or its lone function) as a line list. */
+static int add_lines(struct profile *p, const struct profile_frame *f, __u32 *idx)
+{
+	struct profile_line_entry le[PROFILE_MAX_LINES];
+	struct profile_line one = {.function = f->function, .system_name = f->system_name};
+	const struct profile_line *in = f->lines;
+	size_t n = f->nlines, i, k = 0;
+	int err = 0;
+
+	*idx = 0;
+	if (!n || !in) {
+		if (!f->function || !*f->function)
+			return 0;
+		in = &one;
+		n = 1;
+	}
+	if (n > PROFILE_MAX_LINES)
+		n = PROFILE_MAX_LINES;
+	for (i = 0; i < n && !err; i++) {
+		/* A line needs a function: one without a name gets an empty
+		 * name, so its file and line still show. */
+		if ((!in[i].function || !*in[i].function) && !in[i].filename && !in[i].line)
+			continue;
+		memset(&le[k], 0, sizeof(le[k]));
+		le[k].line = in[i].line > 0 ? in[i].line : 0;
+		le[k].column = in[i].column > 0 ? in[i].column : 0;
+		err = add_function(p, &in[i], &le[k].function);
+		k++;
+	}
+	if (!err && k)
+		err = intern__put(p->lines, le, k * sizeof(le[0]), idx, NULL);
 	return err;
 }
 
 static int add_location(struct profile *p, const struct profile_frame *f, __u32 *idx)
 {
 	struct profile_location_entry e = {.address = f->address};
-	struct profile_function_entry fn = {0};
 	int err = 0;
 
 	if (f->mapping && f->mapping->start < f->mapping->limit)
 		err = add_mapping(p, f->mapping, &e.mapping);
-	if (!err && f->function && *f->function) {
-		err = intern_string(p->strings, f->function, &fn.name);
-		fn.system_name = fn.name;
-		if (!err && f->system_name && *f->system_name)
-			err = intern_string(p->strings, f->system_name, &fn.system_name);
-		if (!err)
-			err = intern__put(p->functions, &fn, sizeof(fn), &e.function, NULL);
-	}
+	if (!err)
+		err = add_lines(p, f, &e.lines);
 	if (!err)
 		err = attr_str(p, "profile.frame.type",
 			       f->type_name ? f->type_name : profile__frame_type_name(f->type),
@@ -743,6 +808,26 @@ __u32 profile__process_type(const struct profile *p, size_t i)
 
 /* ---- pruning: rebuild the profile from what samples reference ---- */
 
+static void replay_lines(const struct profile *src, __u32 idx, struct profile_line *out,
+			 size_t *nout)
+{
+	const struct profile_line_entry *le;
+	size_t n, i;
+
+	le = profile__lines(src, idx, &n);
+	for (i = 0; i < n && i < PROFILE_MAX_LINES; i++) {
+		const struct profile_function_entry *fn = profile__function(src, le[i].function);
+
+		out[i].function = profile__string(src, fn->name, NULL);
+		out[i].system_name = profile__string(src, fn->system_name, NULL);
+		out[i].filename = fn->filename ? profile__string(src, fn->filename, NULL) : NULL;
+		out[i].start_line = fn->start_line;
+		out[i].line = le[i].line;
+		out[i].column = le[i].column;
+	}
+	*nout = i;
+}
+
 /* The htlhash and Go build-id of mapping @m of @src into @d. */
 static void copy_build_ids(const struct profile *src, const struct profile_mapping_entry *m,
 			   struct profile_mapping_desc *d)
@@ -761,11 +846,13 @@ static void copy_build_ids(const struct profile *src, const struct profile_mappi
 }
 
 static int replay_sample(struct profile *dst, __u32 type, const struct profile *src,
-			 const struct proc *pr, const struct profile_sample_entry *s)
+			 const struct proc *pr, const struct profile_sample_entry *s,
+			 profile_frame_edit_fn edit, void *arg)
 {
 	struct profile_labels lab = {0};
 	struct profile_mapping_desc *maps = NULL;
 	struct profile_frame *frames = NULL;
+	struct profile_line *lines = NULL;
 	const char *tname = NULL;
 	__u32 tid = 0;
 	size_t n, i;
@@ -774,8 +861,9 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 
 	frames = calloc(n + 1, sizeof(*frames));
 	maps = calloc(n + 1, sizeof(*maps));
+	lines = calloc((n + 1) * PROFILE_MAX_LINES, sizeof(*lines));
 	err = -ENOMEM;
-	if (!frames || !maps)
+	if (!frames || !maps || !lines)
 		goto out;
 	for (i = 0; i < s->nattrs; i++) {
 		const struct profile_attr_entry *a = profile__attr(src, s->attrs[i]);
@@ -795,13 +883,8 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 		struct profile_frame *f = &frames[i];
 
 		f->address = l->address;
-		if (l->function) {
-			const struct profile_function_entry *fe = profile__function(src, l->function);
-
-			f->function = profile__string(src, fe->name, NULL);
-			if (fe->system_name != fe->name)
-				f->system_name = profile__string(src, fe->system_name, NULL);
-		}
+		f->lines = &lines[i * PROFILE_MAX_LINES];
+		replay_lines(src, l->lines, &lines[i * PROFILE_MAX_LINES], &f->nlines);
 		if (l->attr)
 			f->type_name = profile__attr(src, l->attr)->str_value;
 		if (l->mapping) {
@@ -812,13 +895,17 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 			maps[i].file_offset = m->file_offset;
 			maps[i].path = profile__string(src, m->filename, NULL);
 			maps[i].build_id = m->attr ? profile__attr(src, m->attr)->str_value : NULL;
+			maps[i].flags = m->flags;
 			copy_build_ids(src, m, &maps[i]);
 			f->mapping = &maps[i];
 		}
+		if (edit)
+			edit(arg, locs[i], i, f, &maps[i]);
 	}
 	err = profile__add_typed_sample(dst, type, &pr->desc, tid, tname, &lab, frames, n,
 					s->value);
 out:
+	free(lines);
 	free(maps);
 	free(frames);
 	return err;
@@ -900,7 +987,7 @@ struct profile *profile__extract_type(const struct profile *p, __u32 type)
 		if (pr->type != type)
 			continue;
 		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, 0, p, pr, &pr->samples[j]);
+			err = replay_sample(n, 0, p, pr, &pr->samples[j], NULL, NULL);
 	}
 	err = err ?: profile__prune(n);
 	if (err) {
@@ -926,7 +1013,7 @@ int profile__prune(struct profile *p)
 		const struct proc *pr = &p->procs[i];
 
 		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, pr->type, p, pr, &pr->samples[j]);
+			err = replay_sample(n, pr->type, p, pr, &pr->samples[j], NULL, NULL);
 	}
 	if (err) {
 		profile__free(n);
@@ -940,6 +1027,32 @@ int profile__prune(struct profile *p)
 		*n = tmp;
 	}
 	profile__free(n);
+	return 0;
+}
+
+int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *arg,
+		     struct profile **out)
+{
+	struct profile *n;
+	size_t i, j;
+	int err;
+
+	*out = NULL;
+	n = copy_types(p, UINT32_MAX);
+	if (!n)
+		return -ENOMEM;
+	err = profile__set_meta(n, &p->meta);
+	for (i = 0; i < p->nprocs && !err; i++) {
+		const struct proc *pr = &p->procs[i];
+
+		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
+			err = replay_sample(n, pr->type, p, pr, &pr->samples[j], edit, arg);
+	}
+	if (err) {
+		profile__free(n);
+		return err;
+	}
+	*out = n;
 	return 0;
 }
 
@@ -1003,6 +1116,23 @@ const struct profile_location_entry *profile__location(const struct profile *p, 
 const struct profile_attr_entry *profile__attr(const struct profile *p, __u32 idx)
 {
 	return &p->attr_views[idx];
+}
+
+const struct profile_line_entry *profile__lines(const struct profile *p, __u32 idx, size_t *n)
+{
+	size_t len;
+	const struct profile_line_entry *l = intern__get(p->lines, idx, &len);
+
+	*n = len / sizeof(*l);
+	return l;
+}
+
+__u32 profile__location_function(const struct profile *p, const struct profile_location_entry *l)
+{
+	size_t n;
+	const struct profile_line_entry *le = profile__lines(p, l->lines, &n);
+
+	return n ? le[0].function : 0;
 }
 
 const __u32 *profile__stack(const struct profile *p, __u32 idx, size_t *n)

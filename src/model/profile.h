@@ -30,15 +30,37 @@ const char *profile__frame_type_name(enum profile_frame_type t);
 
 /* ---- input descriptions (borrowed by the add functions, copied inside) ---- */
 
+/* What symbolization found in a mapping's file, carried as the
+ * pprof.mapping.has_* boolean attributes (all four, when any is set). */
+#define PROFILE_MAPPING_HAS_FUNCTIONS (1u << 0)
+#define PROFILE_MAPPING_HAS_FILENAMES (1u << 1)
+#define PROFILE_MAPPING_HAS_LINE_NUMBERS (1u << 2)
+#define PROFILE_MAPPING_HAS_INLINE_FRAMES (1u << 3)
+#define PROFILE_MAPPING_HAS__ALL 0xfu
+
 struct profile_mapping_desc {
 	__u64 start;	      /* first mapped address */
 	__u64 limit;	      /* one past the last mapped address; start < limit */
 	__u64 file_offset;    /* file offset of @start */
 	const char *path;     /* "/usr/lib/x/libc.so.6", "[vdso]", "[kernel.kallsyms]" */
 	const char *build_id; /* lower-case hex GNU build-id, or NULL */
+	__u32 flags;	      /* PROFILE_MAPPING_HAS_*; 0 = nothing stated */
 	const char *htlhash;	 /* process.executable.build_id.htlhash (32 hex), or NULL */
 	const char *go_build_id; /* Go's build-id string, or NULL */
 };
+
+/* One function of a location: the function containing the address, or one
+ * inlined into it. Lines and columns are 1-based, 0 = unknown. */
+struct profile_line {
+	const char *function;	 /* name (demangled); NULL/"" = unknown */
+	const char *system_name; /* linker (mangled) name; NULL = same as @function */
+	const char *filename;	 /* source file of the function; NULL = unknown */
+	__s64 start_line;	 /* first line of the function; 0 = unknown */
+	__s64 line;		 /* source line executing at the address */
+	__s64 column;
+};
+
+#define PROFILE_MAX_LINES 64 /* lines kept per location (innermost first) */
 
 struct profile_frame {
 	__u64 address;				    /* absolute address as sampled */
@@ -47,6 +69,12 @@ struct profile_frame {
 	enum profile_frame_type type;
 	const char *type_name; /* profile.frame.type value overriding @type ("v8js"), or NULL */
 	const char *system_name; /* linker (mangled) name when @function is demangled, else NULL */
+	/* Lines of the location, innermost inlined function first and the
+	 * function that contains the address (into which the others were
+	 * inlined) last, as OTLP orders Location.lines. When @nlines is 0 a
+	 * non-empty @function stands for one line without file or line. */
+	const struct profile_line *lines;
+	size_t nlines;
 };
 
 #define PROFILE_MAX_RESOURCE_ATTRS 64
@@ -116,23 +144,36 @@ struct profile_function_entry {
 	__u32 name;	   /* string index */
 	__u32 system_name; /* string index */
 	__u32 filename;	   /* string index */
+	__u32 pad;
+	__s64 start_line; /* 0 = unknown */
 };
 
-#define PROFILE_MAPPING_MAX_ATTRS 3
+#define PROFILE_MAPPING_MAX_ATTRS 7
 
 struct profile_mapping_entry {
 	__u64 start, limit, file_offset;
 	__u32 filename; /* string index */
 	__u32 attr;	/* attribute index of the GNU build-id attribute, 0 = none */
-	__u32 nattrs;	/* all attributes: build_id.gnu, .htlhash, .go (those present) */
+	__u32 flags;	/* PROFILE_MAPPING_HAS_* */
+	__u32 nattrs;	/* all attributes: build_id.gnu, .htlhash, .go (those present),
+			 * then the four pprof.mapping.has_* when flags are set */
 	__u32 attrs[PROFILE_MAPPING_MAX_ATTRS];
+	__u32 pad;
+};
+
+/* One Line of a location (see struct profile_line). */
+struct profile_line_entry {
+	__u32 function; /* function index, never 0 */
+	__u32 pad;
+	__s64 line;
+	__s64 column;
 };
 
 struct profile_location_entry {
 	__u64 address;
-	__u32 mapping;	/* mapping index, 0 = unknown */
-	__u32 function; /* function index, 0 = no line emitted */
-	__u32 attr;	/* attribute index of profile.frame.type, 0 = none */
+	__u32 mapping; /* mapping index, 0 = unknown */
+	__u32 lines;   /* line-list index (profile__lines()), 0 = no lines */
+	__u32 attr;    /* attribute index of profile.frame.type, 0 = none */
 	__u32 pad;
 };
 
@@ -140,6 +181,7 @@ enum profile_attr_kind {
 	PROFILE_ATTR_NONE = 0, /* only the zero entry */
 	PROFILE_ATTR_STR,
 	PROFILE_ATTR_INT,
+	PROFILE_ATTR_BOOL, /* int_value 0 or 1 */
 };
 
 struct profile_attr_entry {
@@ -274,6 +316,19 @@ int profile__add_stack_locs(struct profile *p, const __u32 *locs, size_t nlocs, 
  * renumber the tables, keeping index 0 as the zero value. 0 or -ENOMEM. */
 int profile__prune(struct profile *p);
 
+/* Called by profile__rebuild() for frame @pos (0 = leaf) of a stack, read
+ * from location @loc of the source: may change *@f (its strings and lines
+ * must stay valid until the rebuild returns) and *@map, the frame's mapping
+ * desc (used when f->mapping points to it). */
+typedef void (*profile_frame_edit_fn)(void *arg, __u32 loc, size_t pos, struct profile_frame *f,
+				      struct profile_mapping_desc *map);
+
+/* A new profile (*@out, the caller's) with @p's meta, value types and
+ * samples, every frame passed through @edit first (NULL: a plain copy).
+ * 0, -ENOMEM or -E2BIG (nothing in *@out). */
+int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *arg,
+		     struct profile **out);
+
 /* Dictionary table sizes, zero entry included (so always >= 1). */
 size_t profile__string_count(const struct profile *p);
 size_t profile__function_count(const struct profile *p);
@@ -288,6 +343,12 @@ const struct profile_function_entry *profile__function(const struct profile *p, 
 const struct profile_mapping_entry *profile__mapping(const struct profile *p, __u32 idx);
 const struct profile_location_entry *profile__location(const struct profile *p, __u32 idx);
 const struct profile_attr_entry *profile__attr(const struct profile *p, __u32 idx);
+/* Lines of line-list @idx (a location's `lines`), innermost first; *@n
+ * gets their number (0 for index 0). Borrowed. */
+const struct profile_line_entry *profile__lines(const struct profile *p, __u32 idx, size_t *n);
+/* Function index of the innermost line of location @loc (the name a flat
+ * reader shows), 0 when it has no lines. */
+__u32 profile__location_function(const struct profile *p, const struct profile_location_entry *l);
 /* Location indices of stack @idx, leaf first; *@n gets the length. */
 const __u32 *profile__stack(const struct profile *p, __u32 idx, size_t *n);
 

@@ -44,8 +44,10 @@ const char *view__frame_name(const struct profile *p, __u32 loc, enum view_namin
 {
 	const struct profile_location_entry *l = profile__location(p, loc);
 
-	if (l->function) {
-		const struct profile_function_entry *f = profile__function(p, l->function);
+	__u32 fn = profile__location_function(p, l);
+
+	if (fn) {
+		const struct profile_function_entry *f = profile__function(p, fn);
 		const char *name = profile__string(p, f->name, NULL);
 
 		if (!*name)
@@ -56,9 +58,59 @@ const char *view__frame_name(const struct profile *p, __u32 loc, enum view_namin
 	return place_name(p, l, how, scratch, n);
 }
 
+const char *view__place_name(const struct profile *p, __u32 loc, enum view_naming how,
+			     char *scratch, size_t n)
+{
+	return place_name(p, profile__location(p, loc), how, scratch, n);
+}
+
 const char *view__location_name(const struct profile *p, __u32 loc, char *scratch, size_t n)
 {
 	return view__frame_name(p, loc, VIEW_NAME_BRIEF, scratch, n);
+}
+
+const char *view__line_name(const struct profile *p, __u32 loc, size_t i, char *scratch,
+			    size_t n)
+{
+	const struct profile_location_entry *l = profile__location(p, loc);
+	const struct profile_line_entry *le;
+	const char *name;
+	size_t nl;
+
+	le = profile__lines(p, l->lines, &nl);
+	if (i < nl && le[i].function) {
+		const struct profile_function_entry *f = profile__function(p, le[i].function);
+
+		name = profile__string(p, f->name, NULL);
+		if (!*name)
+			name = profile__string(p, f->system_name, NULL);
+		if (*name)
+			return name;
+	}
+	return place_name(p, l, VIEW_NAME_BRIEF, scratch, n);
+}
+
+size_t view__line_count(const struct profile *p, __u32 loc)
+{
+	size_t n;
+
+	profile__lines(p, profile__location(p, loc)->lines, &n);
+	return n ? n : 1;
+}
+
+const char *view__line_source(const struct profile *p, __u32 loc, size_t i, __s64 *line)
+{
+	const struct profile_line_entry *le;
+	const struct profile_function_entry *fn;
+	size_t nl;
+
+	*line = 0;
+	le = profile__lines(p, profile__location(p, loc)->lines, &nl);
+	if (i >= nl)
+		return "";
+	fn = profile__function(p, le[i].function);
+	*line = le[i].line;
+	return fn->filename ? profile__string(p, fn->filename, NULL) : "";
 }
 
 const char *view__location_type(const struct profile *p, __u32 loc)

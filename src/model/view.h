@@ -33,8 +33,25 @@ enum view_naming {
 const char *view__frame_name(const struct profile *p, __u32 loc, enum view_naming how,
 			     char *scratch, size_t n);
 
+/* The name location @loc of @p gets when it has no function name: by its
+ * mapping or address, as @how says. Same ownership as view__frame_name(). */
+const char *view__place_name(const struct profile *p, __u32 loc, enum view_naming how,
+			     char *scratch, size_t n);
+
 /* view__frame_name(p, loc, VIEW_NAME_BRIEF, scratch, n). */
 const char *view__location_name(const struct profile *p, __u32 loc, char *scratch, size_t n);
+
+/* Inlined frames: a location reads as view__line_count() frames (at least
+ * 1), i = 0 the innermost inlined function and the last the function that
+ * contains the address. view__line_name() names frame @i as
+ * view__location_name() does; view__line_source() gives its source file
+ * ("" when unknown, borrowed) and *@line (0 when unknown). A frame i > 0 of
+ * a location is the caller into which frame i - 1 was inlined: readers mark
+ * frames i < count - 1 as inlined. */
+size_t view__line_count(const struct profile *p, __u32 loc);
+const char *view__line_name(const struct profile *p, __u32 loc, size_t i, char *scratch,
+			    size_t n);
+const char *view__line_source(const struct profile *p, __u32 loc, size_t i, __s64 *line);
 
 /* Frame type of location @loc ("native", "kernel", "v8js", ...), borrowed
  * from @p; "" when the location carries none. Never NULL. */

@@ -14,6 +14,7 @@
 #include "util/fdio.h"
 #include "util/search.h"
 #include "proc/status.h"
+#include "symbolize/dwarf.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/elfsym.h"
@@ -170,6 +171,7 @@ static void htab_release(struct htab *t)
 struct sym_file {
 	struct sym_file *next; /* all files, for freeing */
 	struct elfsym *elf;
+	struct dwarf_lines *dw; /* lines and inlined frames; NULL: no DWARF */
 	size_t refs;	     /* sym_maps using it; 0 = evictable (never for the vdso) */
 	__u64 idle_since_ns; /* when refs was first seen 0 by an eviction pass */
 	char htlhash[DEBUGFILE_HTLHASH_HEX]; /* "" when unknown (the vdso) */
@@ -240,6 +242,7 @@ struct symbolizer {
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
 	const struct clock *clock; /* refresh rate limits and the grace */
+	bool no_lines;	     /* symbolizer__set_lines(false) */
 	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
 	size_t ndebug_dirs;
 	struct debuginfod *dinfod; /* NULL: no downloads */
@@ -352,6 +355,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (f = s->files; f; f = next) {
 		next = f->next;
 		elfsym__free(f->elf);
+		dwarf_lines__free(f->dw);
 		free(f);
 	}
 	if (s->vdso) {
@@ -445,6 +449,8 @@ void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile
 	out->system_name = NULL;
 	out->type = PROFILE_FRAME_KERNEL;
 	out->type_name = NULL;
+	out->lines = NULL;
+	out->nlines = 0;
 	if (!s->ksyms)
 		return;
 	name = kallsyms__lookup(s->ksyms, addr, NULL, &mod);
@@ -496,6 +502,24 @@ static struct sym_file *vdso_file(struct symbolizer *s)
 	return s->vdso;
 }
 
+/* Hook for lines (get_file()): a file's dwarf_lines come from its own DWARF,
+ * else from the debug file find_debug_info() found for it. */
+
+/* What mapping descs of @f say symbolization found (PROFILE_MAPPING_HAS_*). */
+static __u32 file_flags(const struct sym_file *f)
+{
+	__u32 flags = 0;
+
+	if (!f || !f->elf)
+		return 0;
+	if (elfsym__symbol_count(f->elf))
+		flags |= PROFILE_MAPPING_HAS_FUNCTIONS;
+	if (f->dw)
+		flags |= PROFILE_MAPPING_HAS_FUNCTIONS | PROFILE_MAPPING_HAS_FILENAMES |
+			 PROFILE_MAPPING_HAS_LINE_NUMBERS | PROFILE_MAPPING_HAS_INLINE_FRAMES;
+	return flags;
+}
+
 /* Open the file behind mapping @e of @pid (proc/pfile.h). fd or -errno. */
 static int open_mapped_file(struct symbolizer *s, int pid, const struct procmaps_entry *e)
 {
@@ -508,8 +532,8 @@ static int open_mapped_file(struct symbolizer *s, int pid, const struct procmaps
 /* Add the symbols @elf (parsed from @fd, mapped by @e of @pid) lacks: from a
  * debug file found by build-id or debuglink, else downloaded from
  * debuginfod (when enabled), else from MiniDebugInfo or Go's pclntab. */
-static void find_debug_info(struct symbolizer *s, int pid, const struct procmaps_entry *e,
-			    int fd, struct elfsym *elf)
+static int find_debug_info(struct symbolizer *s, int pid, const struct procmaps_entry *e,
+			   int fd, struct elfsym *elf, bool want_dwarf)
 {
 	char root[PATH_MAX];
 	struct debugfile_query q = {
@@ -523,23 +547,27 @@ static void find_debug_info(struct symbolizer *s, int pid, const struct procmaps
 	const char *how = NULL;
 	int dfd, err;
 
-	if (elfsym__has_symtab(elf))
-		return;
+	bool want_syms = !elfsym__has_symtab(elf);
+
+	if (!want_syms && !want_dwarf)
+		return -1;
 	q.debuglink = elfsym__debuglink(elf, &q.debuglink_crc);
 	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
 	dfd = debugfile__open(&q, &how);
+	if (!want_syms)
+		return dfd >= 0 ? dfd : -1; /* for its DWARF only */
 	if (dfd < 0 && s->dinfod && q.build_id) {
 		dfd = debuginfod__open(s->dinfod, q.build_id);
 		how = "debuginfod";
 	}
 	if (dfd >= 0) {
 		err = elfsym__add_debug_fd(elf, dfd);
-		close(dfd);
 		if (!err) {
 			s->st.debug_files++;
 			pr_debug("%s: symbols from its debug file (%s)", e->path, how);
-			return;
+			return dfd; /* the caller's, for its DWARF */
 		}
+		close(dfd);
 		pr_warn("%s: its debug file (found by %s) has no usable symbols: %s", e->path,
 			how, err == -ENOENT ? "no function symbols" : strerror(-err));
 	}
@@ -550,6 +578,7 @@ static void find_debug_info(struct symbolizer *s, int pid, const struct procmaps
 		pr_warn("%s: its MiniDebugInfo or Go function table is unreadable (%s): "
 			"skipped",
 			e->path, strerror(-err));
+	return -1;
 }
 
 /* The cached file for mapping @e of @pid, parsing it on first sight. NULL when
@@ -559,10 +588,11 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 	__u64 dev = (__u64)e->dev_major << 32 | e->dev_minor;
 	__u64 ih = hash_u64(dev, e->inode), bh;
 	char hex[ELFSYM_BUILD_ID_HEX];
+	struct dwarf_lines *dw = NULL;
 	struct elfsym *elf = NULL;
 	struct sym_file *f = NULL;
 	struct hnode *n;
-	int fd, err;
+	int fd, dfd, err;
 
 	n = htab_find(&s->by_inode, ih, dev, e->inode, NULL);
 	if (n) {
@@ -593,13 +623,26 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 		s->st.elf_errors++;
 	else
 		s->st.elf_files_parsed++;
-	if (elf)
-		find_debug_info(s, pid, e, fd, elf);
+	if (elf) {
+		/* Lines: the binary's own DWARF, else its debug file's. */
+		if (!s->no_lines)
+			dwarf_lines__open_fd(fd, &dw);
+		dfd = find_debug_info(s, pid, e, fd, elf, !s->no_lines && !dw);
+		if (dfd >= 0 && !dw && !s->no_lines)
+			dwarf_lines__open_fd(dfd, &dw);
+		if (dfd >= 0)
+			close(dfd);
+		if (dw)
+			s->st.dwarf_files++;
+	}
 	f = new_file(s, elf);
 	if (!f) {
 		elfsym__free(elf);
+		dwarf_lines__free(dw);
 		goto out_close;
 	}
+	f->dw = dw;
+	dw = NULL;
 	if (debugfile__htlhash(fd, f->htlhash))
 		f->htlhash[0] = '\0';
 	/* On failure to index, the file is just parsed again next time. */
@@ -832,6 +875,7 @@ static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
 	m->desc.file_offset = e->offset;
 	m->desc.path = m->path;
 	m->desc.build_id = m->file && m->file->elf ? elfsym__build_id(m->file->elf) : NULL;
+	m->desc.flags = file_flags(m->file);
 	m->desc.go_build_id = m->file && m->file->elf ? elfsym__go_build_id(m->file->elf) : NULL;
 	m->desc.htlhash = m->file && m->file->htlhash[0] ? m->file->htlhash : NULL;
 	if (!p->runtime && e->path[0] == '/')
@@ -1161,6 +1205,7 @@ static void evict_files(struct symbolizer *s)
 		}
 		*pp = f->next;
 		elfsym__free(f->elf);
+		dwarf_lines__free(f->dw);
 		free(f);
 		s->nfiles--;
 		s->st.elf_files_evicted++;
@@ -1241,6 +1286,8 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	out->system_name = NULL;
 	out->type = PROFILE_FRAME_NATIVE;
 	out->type_name = NULL;
+	out->lines = NULL;
+	out->nlines = 0;
 	if (pid <= 0 || (!leaf && !addr))
 		return;
 	a = leaf ? addr : addr - 1;
@@ -1274,6 +1321,13 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	if (elfsym__offset_to_vaddr(m->file->elf, a - m->desc.start + m->desc.file_offset, &vaddr))
 		return;
 	out->function = elfsym__lookup_demangled(m->file->elf, vaddr, &out->system_name);
+	if (m->file->dw)
+		dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines, &out->nlines);
+}
+
+void symbolizer__set_lines(struct symbolizer *s, bool on)
+{
+	s->no_lines = !on;
 }
 
 const struct profile_process_desc *symbolizer__process(const struct symbolizer *s, int pid)

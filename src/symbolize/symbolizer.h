@@ -55,6 +55,7 @@ struct symbolizer_stats {
 	__u64 perfmaps;		 /* processes with a perf map found */
 	__u64 perfmap_reads;	 /* perf map reads (each reads only new lines) */
 	__u64 perfmap_errors;	 /* perf maps refused (symlink, owner, type) or unreadable */
+	__u64 dwarf_files;	 /* files whose DWARF gives lines and inlined frames */
 	__u64 debug_files;	 /* files named from a separate debug file */
 	__u64 debug_embedded;	 /* files named from MiniDebugInfo or Go's pclntab */
 	__u64 process_contexts;	 /* OpenTelemetry process contexts read (updates included) */
@@ -111,6 +112,10 @@ size_t symbolizer__forget_gone(struct symbolizer *s);
  * ones that changed, so the next profile gets the new attributes. Processes
  * without a context cost nothing. What a capture calls between windows. */
 void symbolizer__refresh_contexts(struct symbolizer *s);
+
+/* Lines and inlined frames from DWARF (dwarf.h) for files parsed from now
+ * on: on by default. A resolved user frame then carries out->lines. */
+void symbolizer__set_lines(struct symbolizer *s, bool on);
 
 /* Change SYMBOLIZER_FILE_GRACE_NS (tests use 0: free at once). */
 void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns);

@@ -73,7 +73,7 @@ class CaptureFaultTest(unittest.TestCase):
             subprocess.run(["umount", m], check=False)
         self.tmp.cleanup()
 
-    def tmpfs(self, name, size="32k"):
+    def tmpfs(self, name, size="4k"):
         d = os.path.join(self.dir, name)
         os.mkdir(d)
         r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "none", d],
@@ -264,13 +264,28 @@ class AgentFaultTest(unittest.TestCase):
         self.assertEqual(done["files"], done["windows"], err)
         self.assertEqual(os.listdir(self.rescue), [])
 
+    def test_pid_target_exited_warns_once(self):
+        w = Workload("groundtruth")
+        try:
+            a = self.start("--interval", "0.3s", "--output-dir", self.out, "-p", str(w.pid))
+            self.assertTrue(a.stderr.readline().startswith('{"event":"start"'))
+            self.assertTrue(self.wait_captures(self.out, 1))
+        finally:
+            w.stop()
+        self.assertTrue(self.wait_captures(self.out, len(captures(self.out)) + 4))
+        err, _ = self.stop(a)
+        self.assertEqual(a.returncode, 0, err)
+        self.assertEqual(err.count("every process given with -p has exited"), 1, err)
+
     def _endpoint_fault(self, url, *extra, receiver=None):
         with Workload("groundtruth") as w:
             a = self.start("--interval", "0.5s", "--output-dir", self.out, "--max-dir-size",
                            "8K", "--endpoint", url, "--protocol", "http/protobuf",
                            "--timeout", "1", "--spool-dir", self.spool, "-p", str(w.pid),
                            *extra)
-            time.sleep(4)
+            first = a.stderr.readline()
+            self.assertTrue(first.startswith('{"event":"start"'), first)
+            time.sleep(3)
             err, took = self.stop(a)
         self.assertEqual(a.returncode, 3, err)
         self.assertLess(took, 8, "SIGTERM must fit a 10 s container grace")

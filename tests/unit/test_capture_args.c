@@ -156,6 +156,10 @@ TEST(agent_flags)
 	CHECK(APARSE(&o, "--output-dir", "d", "--max-dir-size", "5MB") == -EINVAL);
 	CHECK(APARSE(&o, "--output-dir", "d", "stray") == -EINVAL);
 	CHECK(APARSE(&o, "--endpoint", "http://h", "--format", "svg") == -EINVAL);
+	/* Capture's targeting flags, -a included. */
+	CHECK(!APARSE(&o, "--output-dir", "d", "-a"));
+	CHECK(!APARSE(&o, "--output-dir", "d", "--all-cpus"));
+	CHECK(APARSE(&o, "--output-dir", "d", "-a", "-p", "1") == -EINVAL);
 }
 
 TEST(help)

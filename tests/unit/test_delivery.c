@@ -225,6 +225,122 @@ TEST(export_fails_kept_in_otlp_file)
 	(void)hidden;
 }
 
+TEST(export_fails_non_otlp_file_spooled)
+{
+	struct fake_export fx = {.fail = -ECONNREFUSED};
+	struct delivery_opts o;
+	struct otlp_flags f;
+	struct delivery_stats st;
+	struct delivery *d;
+	struct buf b = payload(10), svg = payload(30);
+	char dir[512], path[600];
+	int hidden;
+
+	/* upload takes OTLP only: an SVG file cannot stand in for the export. */
+	base_opts(&o, &f, &fx);
+	fresh("svg", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/out.svg", dir);
+	o.output = path;
+	o.format = FORMAT_SVG;
+	CHECK_EQ_U64(delivery__open(&o, &d), 0);
+	CHECK(delivery__wants_file_format(d));
+	CHECK_EQ_U64(delivery__deliver(d, &b, &svg, 0, DELIVERY_LAST), 3);
+	delivery__stats(d, &st);
+	delivery__free(d);
+	buf__release(&b);
+	buf__release(&svg);
+	CHECK_EQ_U64(file_size(path), 30);
+	CHECK_EQ_U64(st.files, 1);
+	CHECK_EQ_U64(st.spooled, 1);
+	CHECK_EQ_U64(count_files(spool, &hidden), 1);
+}
+
+TEST(file_fails_still_exported_and_rescued)
+{
+	struct fake_export fx = {0};
+	struct delivery_opts o;
+	struct otlp_flags f;
+	struct delivery_stats st;
+	struct delivery *d;
+	struct buf b = payload(10);
+	char dir[512], path[600];
+	int hidden;
+
+	base_opts(&o, &f, &fx);
+	fresh("gone", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/out.pb", dir);
+	o.output = path;
+	CHECK_EQ_U64(delivery__open(&o, &d), 0);
+	rm_rf(dir); /* the -o directory disappears during the capture */
+	CHECK_EQ_U64(delivery__deliver(d, &b, NULL, 0, DELIVERY_LAST), 1);
+	delivery__stats(d, &st);
+	delivery__free(d);
+	buf__release(&b);
+	CHECK_EQ_U64(fx.calls, 1);
+	CHECK_EQ_U64(st.exported, 1);
+	CHECK_EQ_U64(st.rescued, 1);
+	CHECK_EQ_U64(count_files(tmpdir, &hidden), 1);
+	CHECK_EQ_U64(hidden, 0);
+}
+
+TEST(urgent_spools_first_and_bounds_the_export)
+{
+	struct fake_export fx = {0};
+	struct delivery_opts o;
+	struct otlp_flags f;
+	struct delivery_stats st;
+	struct delivery *d;
+	struct buf b = payload(10);
+	int hidden;
+
+	base_opts(&o, &f, &fx);
+	CHECK_EQ_U64(delivery__open(&o, &d), 0);
+	CHECK_EQ_U64(delivery__deliver(d, &b, NULL, 0, DELIVERY_LAST | DELIVERY_URGENT), 0);
+	delivery__stats(d, &st);
+	CHECK_EQ_U64(fx.bound_ms, DELIVERY_LAST_EXPORT_MS);
+	/* Exported: the copy spooled first is gone again. */
+	CHECK_EQ_U64(st.exported, 1);
+	CHECK_EQ_U64(st.spooled, 0);
+	CHECK_EQ_U64(count_files(spool, &hidden), 0);
+	fx.fail = -ETIMEDOUT;
+	CHECK_EQ_U64(delivery__deliver(d, &b, NULL, 0, DELIVERY_LAST | DELIVERY_URGENT), 3);
+	delivery__stats(d, &st);
+	delivery__free(d);
+	buf__release(&b);
+	CHECK_EQ_U64(st.spooled, 1);
+	CHECK_EQ_U64(count_files(spool, &hidden), 1);
+}
+
+TEST(agent_exports_off_the_caller_and_queue_overflow_spools)
+{
+	struct fake_export fx = {.fail = -ECONNREFUSED};
+	struct delivery_opts o;
+	struct otlp_flags f;
+	struct delivery_stats st;
+	struct delivery *d;
+	struct buf b = payload(10);
+	int hidden, n = 20, ret;
+
+	base_opts(&o, &f, &fx);
+	o.per_window = true;
+	CHECK_EQ_U64(delivery__open(&o, &d), 0);
+	for (int i = 0; i < n; i++)
+		delivery__deliver(d, &b, NULL, 0, 0);
+	/* 0 when queued, 3 when the full queue spooled it at once. */
+	ret = delivery__deliver(d, &b, NULL, 0, DELIVERY_LAST | DELIVERY_URGENT);
+	CHECK(ret == 0 || ret == 3);
+	CHECK_EQ_U64(delivery__finish(d, true), 3);
+	delivery__stats(d, &st);
+	delivery__free(d);
+	buf__release(&b);
+	/* Every window failed to export and waits in the spool, none lost. */
+	CHECK_EQ_U64(st.export_failed, n + 1);
+	CHECK_EQ_U64(st.spooled, n + 1);
+	CHECK_EQ_U64(st.rescued + st.lost + st.exported, 0);
+	CHECK_EQ_U64(count_files(spool, &hidden), n + 1);
+	CHECK_EQ_U64(hidden, 0);
+}
+
 TEST(spool_unusable_rescued_to_tmpdir)
 {
 	struct fake_export fx = {.fail = -ECONNREFUSED};
@@ -307,6 +423,10 @@ int main(void)
 	RUN(export_ok);
 	RUN(export_fails_spooled);
 	RUN(export_fails_kept_in_otlp_file);
+	RUN(export_fails_non_otlp_file_spooled);
+	RUN(file_fails_still_exported_and_rescued);
+	RUN(urgent_spools_first_and_bounds_the_export);
+	RUN(agent_exports_off_the_caller_and_queue_overflow_spools);
 	RUN(spool_unusable_rescued_to_tmpdir);
 	RUN(output_dir_never_clobbers_and_trims);
 	RUN(bad_output_fails_at_open);

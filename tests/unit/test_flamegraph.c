@@ -7,15 +7,15 @@
 #include "model/profile.h"
 #include "test.h"
 
-static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL};
+static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL, 0};
 static const struct profile_mapping_desc map_k = {0xffffffff81000000ull, 0xffffffff82000000ull, 0,
-						  "[kernel.kallsyms]", NULL};
+						  "[kernel.kallsyms]", NULL, 0};
 static const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
 static const struct profile_process_desc other = {200, "other", "/usr/bin/other", NULL, NULL};
 
 static struct profile_frame fr(const char *fn, __u64 addr)
 {
-	struct profile_frame f = {addr, &map_app, fn, PROFILE_FRAME_NATIVE, NULL};
+	struct profile_frame f = {addr, &map_app, fn, PROFILE_FRAME_NATIVE, NULL, NULL, 0};
 
 	return f;
 }
@@ -28,10 +28,10 @@ static struct profile *model(void)
 				     fr("main", 0x400030)};
 	struct profile_frame s2[] = {fr("h", 0x400040), fr("main", 0x400034)};
 	struct profile_frame s3[] = {
-		{0xffffffff81000100ull, &map_k, "k_func", PROFILE_FRAME_KERNEL, NULL},
+		{0xffffffff81000100ull, &map_k, "k_func", PROFILE_FRAME_KERNEL, NULL, NULL, 0},
 		fr("f", 0x400018),
 		fr("main", 0x400038)};
-	struct profile_frame s4[] = {{0x400050, &map_app, "x", PROFILE_FRAME_NATIVE, "v8js"}};
+	struct profile_frame s4[] = {{0x400050, &map_app, "x", PROFILE_FRAME_NATIVE, "v8js", NULL, 0}};
 
 	if (!p)
 		return NULL;

@@ -10,26 +10,26 @@
 #include "model/profile.h"
 #include "test.h"
 
-static const struct profile_mapping_desc app_map = {0x1000, 0x2000, 0, "/usr/bin/app", NULL};
+static const struct profile_mapping_desc app_map = {0x1000, 0x2000, 0, "/usr/bin/app", NULL, 0};
 static const struct profile_mapping_desc libc_map = {0x7f0000, 0x800000, 0x1000,
-						     "/lib/x86_64-linux-gnu/libc.so.6", NULL};
+						     "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0};
 
 static struct profile *small_model(void)
 {
 	const struct profile_process_desc app = {100, "app", "/usr/bin/app", "app -x", NULL};
 	const struct profile_process_desc anon = {200, NULL, NULL, NULL, NULL};
 	const struct profile_frame work_main[] = {
-		{0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL},
-		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL},
+		{0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
 	};
 	const struct profile_frame libc_main[] = {
-		{0x7f1f00, &libc_map, NULL, PROFILE_FRAME_NATIVE, NULL},
-		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL},
+		{0x7f1f00, &libc_map, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
 	};
 	const struct profile_frame odd[] = {
-		{0xdead, NULL, NULL, PROFILE_FRAME_NATIVE, NULL},
-		{0, NULL, NULL, PROFILE_FRAME_NATIVE, NULL},
-		{0xffffffff81000010ull, NULL, "do_sys;call\n", PROFILE_FRAME_KERNEL, NULL},
+		{0xdead, NULL, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0, NULL, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0xffffffff81000010ull, NULL, "do_sys;call\n", PROFILE_FRAME_KERNEL, NULL, NULL, 0},
 	};
 	struct profile *p = profile__new();
 

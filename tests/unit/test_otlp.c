@@ -455,7 +455,7 @@ static int compare(const struct profile *p, const struct decoded *d)
 		const struct profile_location_entry *l = profile__location(p, i);
 
 		if (e->l.address != l->address || (__u32)e->l.mapping_index != l->mapping ||
-		    e->nlines != (l->function ? 1 : 0) || e->function != l->function ||
+		    e->nlines != (l->lines ? 1 : 0) || e->function != profile__location_function(p, l) ||
 		    e->attrs.n != (l->attr ? 1 : 0) || (l->attr && e->attrs.v[0] != l->attr) ||
 		    (!i && !e->empty))
 			return __LINE__;

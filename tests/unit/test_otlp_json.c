@@ -56,11 +56,11 @@ static bool has(const struct buf *b, const char *needle)
 
 static struct profile *model(void)
 {
-	static const struct profile_mapping_desc map = {0x1000, 0x2000, 0, "/usr/bin/app", "beef"};
+	static const struct profile_mapping_desc map = {0x1000, 0x2000, 0, "/usr/bin/app", "beef", 0};
 	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
 	const struct profile_frame frames[] = {
-		{0x1234, &map, "quote\"back\\slash\x01tab\t", PROFILE_FRAME_NATIVE, NULL},
-		{0x1100, &map, "bad\xff utf8 \xc3\xa9", PROFILE_FRAME_KERNEL, NULL},
+		{0x1234, &map, "quote\"back\\slash\x01tab\t", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x1100, &map, "bad\xff utf8 \xc3\xa9", PROFILE_FRAME_KERNEL, NULL, NULL, 0},
 	};
 	const struct profile_meta meta = {
 		.time_unix_nano = 1700000000000000000ull,

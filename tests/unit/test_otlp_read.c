@@ -88,11 +88,11 @@ static char *describe(const struct profile *p)
 						profile__location(p, locs[k]);
 
 					put(&line, " | %llx", (unsigned long long)l->address);
-					if (l->function)
+					if (profile__location_function(p, l))
 						put(&line, " %s",
 						    profile__string(
 							    p,
-							    profile__function(p, l->function)->name,
+							    profile__function(p, profile__location_function(p, l))->name,
 							    NULL));
 					if (l->attr)
 						put(&line, " [%s]",
@@ -152,11 +152,11 @@ static struct profile *capture_like(void)
 {
 	static const struct profile_mapping_desc libc = {
 		0x7f0000000000, 0x7f0000200000, 0x28000, "/usr/lib/x86_64-linux-gnu/libc.so.6",
-		"0123456789abcdef0123456789abcdef01234567"};
+		"0123456789abcdef0123456789abcdef01234567", 0};
 	static const struct profile_mapping_desc exe = {0x555555554000, 0x555555600000, 0,
-							"/usr/sbin/nginx", NULL};
+							"/usr/sbin/nginx", NULL, 0};
 	static const struct profile_mapping_desc kern = {0xffffffff81000000, 0xffffffff83000000, 0,
-							 "[kernel.kallsyms]", NULL};
+							 "[kernel.kallsyms]", NULL, 0};
 	struct profile_meta meta = {
 		.time_unix_nano = 1700000000123456789ull,
 		.duration_nano = 5000000000ull,
@@ -176,12 +176,12 @@ static struct profile *capture_like(void)
 	struct profile_process_desc other = {4242, "python3", "/usr/bin/python3.11",
 					     "python3 app.py", NULL};
 	struct profile_frame f[6] = {
-		{0xffffffff81234567, &kern, "do_syscall_64", PROFILE_FRAME_KERNEL, NULL},
-		{0x7f0000031234, &libc, "__libc_write", PROFILE_FRAME_NATIVE, NULL},
-		{0x555555560010, &exe, "ngx_process_events", PROFILE_FRAME_NATIVE, NULL},
-		{0x555555561000, &exe, NULL, PROFILE_FRAME_NATIVE, NULL},
-		{0x1234, NULL, "jit_fn", PROFILE_FRAME_NATIVE, "v8js"},
-		{0x5678, NULL, NULL, PROFILE_FRAME_NATIVE, NULL},
+		{0xffffffff81234567, &kern, "do_syscall_64", PROFILE_FRAME_KERNEL, NULL, NULL, 0},
+		{0x7f0000031234, &libc, "__libc_write", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x555555560010, &exe, "ngx_process_events", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x555555561000, &exe, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x1234, NULL, "jit_fn", PROFILE_FRAME_NATIVE, "v8js", NULL, 0},
+		{0x5678, NULL, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, 0},
 	};
 	struct profile *p = profile__new();
 	int err = 0;

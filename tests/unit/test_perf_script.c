@@ -45,8 +45,8 @@ static const char *stack_names(const struct profile *p, size_t proc, size_t i, c
 		const struct profile_location_entry *l = profile__location(p, locs[k]);
 		const char *name = "?";
 
-		if (l->function)
-			name = profile__string(p, profile__function(p, l->function)->name, NULL);
+		if (profile__location_function(p, l))
+			name = profile__string(p, profile__function(p, profile__location_function(p, l))->name, NULL);
 		used += (size_t)snprintf(out + used, len - used, "%s%s", k ? ";" : "", name);
 		if (used >= len)
 			break;

@@ -38,7 +38,9 @@ struct decoded {
 	PP(Mapping) mappings[MAXN];
 	size_t nmappings;
 	PP(Location) locations[MAXN];
-	__u64 loc_fn[MAXN]; /* function id of the single line, 0 = none */
+	__u64 loc_fn[MAXN]; /* function id of the first line, 0 = none */
+	PP(Line) loc_lines[MAXN][4];
+	size_t loc_nlines[MAXN];
 	size_t nlocations;
 	PP(Function) functions[MAXN];
 	size_t nfunctions;
@@ -130,13 +132,16 @@ static bool dec_mapping(pb_istream_t *s, const pb_field_t *f, void **arg)
 
 static bool dec_line(pb_istream_t *s, const pb_field_t *f, void **arg)
 {
-	__u64 *fn = *arg;
+	struct decoded *d = *arg;
+	size_t i = d->nlocations - 1;
 	PP(Line) l = PP(Line_init_zero);
 
 	(void)f;
-	if (*fn || !pb_decode(s, PP(Line_fields), &l))
-		return false; /* one line per location expected */
-	*fn = l.function_id;
+	if (d->loc_nlines[i] >= 4 || !pb_decode(s, PP(Line_fields), &l))
+		return false;
+	if (!d->loc_nlines[i])
+		d->loc_fn[i] = l.function_id;
+	d->loc_lines[i][d->loc_nlines[i]++] = l;
 	return true;
 }
 
@@ -150,7 +155,8 @@ static bool dec_location(pb_istream_t *s, const pb_field_t *f, void **arg)
 		return false;
 	l = &d->locations[d->nlocations];
 	l->line.funcs.decode = dec_line;
-	l->line.arg = &d->loc_fn[d->nlocations++];
+	l->line.arg = d;
+	d->nlocations++;
 	return pb_decode(s, PP(Location_fields), l);
 }
 
@@ -250,15 +256,15 @@ static bool label(const struct decoded *d, const struct d_sample *sm, const char
 	return false;
 }
 
-static const struct profile_mapping_desc app_map = {0x1000, 0x2000, 0, "/usr/bin/app", "0123abcd"};
+static const struct profile_mapping_desc app_map = {0x1000, 0x2000, 0, "/usr/bin/app", "0123abcd", 0};
 
 static struct profile *model(void)
 {
 	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
 	const struct profile_frame frames[] = {
-		{0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL},
-		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL},
-		{0x1555, &app_map, NULL, PROFILE_FRAME_NATIVE, NULL},
+		{0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+		{0x1555, &app_map, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, 0},
 	};
 	const struct profile_meta meta = {
 		.time_unix_nano = 1700000000000000000ull,
@@ -350,6 +356,49 @@ TEST(roundtrip)
 	decoded_free(d);
 }
 
+/* A location with an inlined function: two Lines, innermost first, with
+ * their line numbers; functions with file and start line; the mapping's
+ * has_* flags. */
+TEST(inlined_lines)
+{
+	static const struct profile_mapping_desc map = {0x1000, 0x2000, 0, "/usr/bin/app", NULL,
+							 PROFILE_MAPPING_HAS__ALL};
+	const struct profile_line lines[] = {
+		{"mix", NULL, "/src/app.c", 14, 17, 5},
+		{"hot_caller", "_Z10hot_callerm", "/src/app.c", 23, 25, 9},
+	};
+	struct profile_frame f = {0x1234, &map, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, lines, 2};
+	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
+	struct profile *p = profile__new();
+	struct decoded *d = NULL;
+	struct buf out;
+	size_t i;
+
+	buf__init(&out, 1 << 20);
+	CHECK(p);
+	CHECK(!profile__add_sample(p, &app, 100, NULL, &f, 1, 3));
+	CHECK(!pprof__encode(p, &out));
+	d = decode(&out);
+	CHECK(d);
+	CHECK_EQ_U64(d->nlocations, 1);
+	CHECK_EQ_U64(d->loc_nlines[0], 2);
+	CHECK_EQ_U64(d->loc_lines[0][0].line, 17);
+	CHECK_EQ_U64(d->loc_lines[0][1].line, 25);
+	for (i = 0; i < d->nfunctions; i++)
+		if (d->functions[i].id == d->loc_lines[0][1].function_id)
+			break;
+	CHECK(i < d->nfunctions);
+	CHECK_STR(d->strings[d->functions[i].name], "hot_caller");
+	CHECK_STR(d->strings[d->functions[i].system_name], "_Z10hot_callerm");
+	CHECK_STR(d->strings[d->functions[i].filename], "/src/app.c");
+	CHECK_EQ_U64(d->functions[i].start_line, 23);
+	CHECK(d->mappings[0].has_functions && d->mappings[0].has_filenames);
+	CHECK(d->mappings[0].has_line_numbers && d->mappings[0].has_inline_frames);
+	decoded_free(d);
+	profile__free(p);
+	buf__release(&out);
+}
+
 TEST(non_cpu_profile_has_one_value)
 {
 	struct profile *p = model();
@@ -388,6 +437,7 @@ TEST(cap)
 int main(void)
 {
 	RUN(roundtrip);
+	RUN(inlined_lines);
 	RUN(non_cpu_profile_has_one_value);
 	RUN(cap);
 	return TEST_DONE();

@@ -28,9 +28,9 @@ static const struct profile_process_desc proc2 = {.pid = 202, .exe_name = "b"};
 
 static void frames3(struct profile_frame *f, __u64 leaf)
 {
-	f[0] = (struct profile_frame){leaf, &map_b, "leaf", PROFILE_FRAME_NATIVE, NULL};
-	f[1] = (struct profile_frame){0x400100, &map_a, "mid", PROFILE_FRAME_NATIVE, NULL};
-	f[2] = (struct profile_frame){0x400200, &map_a, "main", PROFILE_FRAME_NATIVE, NULL};
+	f[0] = (struct profile_frame){leaf, &map_b, "leaf", PROFILE_FRAME_NATIVE, NULL, NULL, 0};
+	f[1] = (struct profile_frame){0x400100, &map_a, "mid", PROFILE_FRAME_NATIVE, NULL, NULL, 0};
+	f[2] = (struct profile_frame){0x400200, &map_a, "main", PROFILE_FRAME_NATIVE, NULL, NULL, 0};
 }
 
 /* Every non-zero table entry must be referenced (the OTLP orphan rule). */
@@ -66,7 +66,7 @@ static int count_orphans(const struct profile *p)
 
 		if (!rl[i])
 			continue;
-		rm[l->mapping] = rf[l->function] = ra[l->attr] = 1;
+		rm[l->mapping] = rf[profile__location_function(p, l)] = ra[l->attr] = 1;
 	}
 	for (i = 1; i < nm; i++)
 		if (rm[i]) {
@@ -149,9 +149,9 @@ TEST(kernel_frames_and_empty_stack)
 {
 	struct profile *p = profile__new();
 	struct profile_mapping_desc k = {0xffffffff81000000ull, 0xffffffff82000000ull, 0,
-					 "[kernel.kallsyms]", NULL};
+					 "[kernel.kallsyms]", NULL, 0};
 	struct profile_frame f = {0xffffffff81000100ull, &k, "do_sys_open", PROFILE_FRAME_KERNEL,
-				  NULL};
+				  NULL, NULL, 0};
 	const struct profile_location_entry *l;
 
 	CHECK(p);

@@ -8,16 +8,16 @@
 #include "util/utf8.h"
 #include "test.h"
 
-static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL};
-static const struct profile_mapping_desc map_z = {0x7f0000, 0x7f8000, 0, "/lib/libz.so.1", NULL};
+static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL, 0};
+static const struct profile_mapping_desc map_z = {0x7f0000, 0x7f8000, 0, "/lib/libz.so.1", NULL, 0};
 static const struct profile_mapping_desc map_k = {0xffffffff81000000ull, 0xffffffff82000000ull, 0,
-						  "[kernel.kallsyms]", NULL};
+						  "[kernel.kallsyms]", NULL, 0};
 static const struct profile_process_desc app = {100, "app", "/usr/bin/app", "app -x", NULL};
 static const struct profile_process_desc other = {200, "other", "/usr/bin/other", NULL, NULL};
 
 static struct profile_frame fr(const char *fn, __u64 addr)
 {
-	struct profile_frame f = {addr, &map_app, fn, PROFILE_FRAME_NATIVE, NULL};
+	struct profile_frame f = {addr, &map_app, fn, PROFILE_FRAME_NATIVE, NULL, NULL, 0};
 
 	return f;
 }
@@ -31,11 +31,11 @@ static struct profile *model(void)
 				     fr("main", 0x400030)};
 	struct profile_frame s2[] = {fr("h", 0x400040), fr("main", 0x400034)};
 	struct profile_frame s3[] = {
-		{0xffffffff81000100ull, &map_k, "k_func", PROFILE_FRAME_KERNEL, NULL},
+		{0xffffffff81000100ull, &map_k, "k_func", PROFILE_FRAME_KERNEL, NULL, NULL, 0},
 		fr("f", 0x400018),
 		fr("main", 0x400038)};
 	struct profile_frame s4[] = {fr("x", 0x400050)};
-	struct profile_frame s5[] = {{0x7f0010, &map_z, NULL, PROFILE_FRAME_NATIVE, NULL},
+	struct profile_frame s5[] = {{0x7f0010, &map_z, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, 0},
 				     fr("main", 0x400030)};
 
 	if (!p)

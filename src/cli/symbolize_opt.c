@@ -1,0 +1,44 @@
+/* symbolize_opt.c - --symbolize / --debug-dir (see symbolize_opt.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "model/profile.h"
+#include "symbolize/resymbolize.h"
+#include "cli/symbolize_opt.h"
+
+int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir)
+{
+	if (o->ndirs >= SYMBOLIZE_OPT_MAX_DIRS)
+		return -E2BIG;
+	o->dirs[o->ndirs++] = dir;
+	o->on = true;
+	return 0;
+}
+
+int symbolize_opt__apply(const struct symbolize_opt *o, const char *what, struct profile **p)
+{
+	struct resymbolize_stats st;
+	struct profile *n = NULL;
+	int err;
+
+	if (!o->on)
+		return 0;
+	err = resymbolize__profile(*p, o->dirs, o->ndirs, &n, &st);
+	if (err) {
+		pr_err("%s: cannot symbolize: %s", what, strerror(-err));
+		return err;
+	}
+	profile__free(*p);
+	*p = n;
+	if (st.mappings && !st.files_found)
+		pr_warn("%s: --symbolize found none of the %llu files by build-id; install their "
+			"debug packages or give --debug-dir DIR",
+			what, (unsigned long long)st.mappings);
+	else
+		pr_info("%s: symbolized with %llu of %llu files: %llu frames named, %llu with "
+			"lines",
+			what, (unsigned long long)st.files_found, (unsigned long long)st.mappings,
+			(unsigned long long)st.frames_named, (unsigned long long)st.frames_lined);
+	return 0;
+}

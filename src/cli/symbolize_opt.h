@@ -1,0 +1,39 @@
+/* symbolize_opt.h - the --symbolize / --debug-dir options that report,
+ * flamegraph and convert share: symbolize a capture later, on a machine that
+ * has the debug files (symbolize/resymbolize.h).
+ *   --symbolize      name what the capture left unnamed, add lines and
+ *                    inlined frames (files found by build-id)
+ *   --debug-dir DIR  also look in DIR (DIR/.build-id/xx/rest.debug, and
+ *                    DIR/<path> as perf --symfs); repeatable; implies
+ *                    --symbolize
+ */
+#ifndef PROFCAP_SYMBOLIZE_OPT_H
+#define PROFCAP_SYMBOLIZE_OPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct profile;
+
+#define SYMBOLIZE_OPT_MAX_DIRS 16
+#define SYMBOLIZE_OPT_HELP                                                                  \
+	"      --symbolize       name unnamed frames and add source lines and inlined\n"     \
+	"                        frames from files matched by build-id (debug files under\n" \
+	"                        /usr/lib/debug/.build-id, the mapped files themselves)\n"   \
+	"      --debug-dir DIR   also look in DIR (DIR/.build-id/xx/rest.debug, DIR/PATH);\n" \
+	"                        repeatable; implies --symbolize\n"
+
+struct symbolize_opt {
+	bool on;
+	const char *dirs[SYMBOLIZE_OPT_MAX_DIRS];
+	size_t ndirs;
+};
+
+/* Take --debug-dir @dir. 0, or -E2BIG past SYMBOLIZE_OPT_MAX_DIRS. */
+int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir);
+
+/* When @o is on, replace *@p by its symbolized copy and say on stderr what
+ * was found. 0, or -errno with *@p unchanged (logged). */
+int symbolize_opt__apply(const struct symbolize_opt *o, const char *what, struct profile **p);
+
+#endif

@@ -1,0 +1,723 @@
+/* dwarf.c - source lines and inlined frames from DWARF (see dwarf.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <libelf.h>
+
+#include "symbolize/dwarf.h"
+
+#define CACHE_MIN 1024
+#define CHUNK_LINES 4096
+#define MAX_DEPTH 256 /* DIE nesting walked per unit */
+
+/* A subprogram or inlined subroutine with code. */
+struct scope {
+	Dwarf_Die die;
+	__s32 parent; /* index of the enclosing scope in the unit, -1 = none */
+	bool inlined; /* DW_TAG_inlined_subroutine */
+};
+
+/* [lo, hi) whose innermost scope is @scope. */
+struct seg {
+	__u64 lo, hi;
+	__u32 scope;
+};
+
+struct unit {
+	Dwarf_Die cudie;
+	const char *comp_dir; /* DW_AT_comp_dir, NULL = none */
+	bool indexed;
+	struct scope *scopes;
+	size_t nscopes;
+	struct seg *segs;
+	size_t nsegs;
+};
+
+/* An address range of a unit. */
+struct urange {
+	__u64 lo, hi;
+	__u32 unit;
+};
+
+struct centry {
+	__u64 addr; /* key + 1; 0 = empty slot */
+	const struct profile_line *lines;
+	__u32 n;
+};
+
+struct pentry {
+	const char *key;
+	char *path;
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t used;
+	struct profile_line v[CHUNK_LINES];
+};
+
+struct dwarf_lines {
+	Elf *elf;
+	Dwarf *dw;
+	struct unit *units;
+	size_t nunits;
+	struct urange *ranges;
+	size_t nranges;
+	struct centry *cache;
+	size_t ncache, cache_cap; /* cap a power of two */
+	struct chunk *chunks;
+	/* Relative source file names joined with their unit's comp_dir,
+	 * keyed by libdw's (stable) name pointer. */
+	struct pentry *paths;
+	size_t npaths, paths_cap;
+	bool has_inline;
+	struct dwarf_lines_stats st;
+};
+
+/* ---- growable arrays ------------------------------------------------------ */
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	nv = realloc(*v, ncap * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- open: unit ranges -------------------------------------------------- */
+
+static int cmp_urange(const void *a, const void *b)
+{
+	const struct urange *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int add_unit_ranges(struct dwarf_lines *d, Dwarf_Die *cudie, size_t *rcap)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	size_t added = 0;
+	int err;
+
+	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		err = grow((void **)&d->ranges, rcap, d->nranges, sizeof(*d->ranges));
+		if (err)
+			return err;
+		d->ranges[d->nranges++] = (struct urange){lo, hi, (__u32)d->nunits};
+		added++;
+	}
+	return added ? 1 : 0;
+}
+
+static const char *comp_dir(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+
+	if (!dwarf_attr(cudie, DW_AT_comp_dir, &a))
+		return NULL;
+	dir = dwarf_formstring(&a);
+	return dir && *dir == '/' ? dir : NULL;
+}
+
+static int index_units(struct dwarf_lines *d)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Die cudie, subdie;
+	Dwarf_Half version;
+	uint8_t type;
+	size_t ucap = 0, rcap = 0;
+	int err, r;
+
+	while (dwarf_get_units(d->dw, cu, &next, &version, &type, &cudie, &subdie) == 0) {
+		cu = next;
+		/* Split units: the skeleton's ranges and lines are what we have. */
+		if (type != DW_UT_compile && type != DW_UT_skeleton && type != DW_UT_partial)
+			continue;
+		err = grow((void **)&d->units, &ucap, d->nunits, sizeof(*d->units));
+		if (err)
+			return err;
+		r = add_unit_ranges(d, &cudie, &rcap);
+		if (r < 0)
+			return r;
+		if (!r)
+			continue;
+		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+		d->units[d->nunits].cudie = cudie;
+		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
+	}
+	qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
+	d->st.units = d->nunits;
+	return 0;
+}
+
+int dwarf_lines__open_fd(int fd, struct dwarf_lines **out)
+{
+	struct dwarf_lines *d;
+	int err;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	err = -ENOEXEC;
+	d->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
+		goto fail;
+	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	if (!d->dw) {
+		err = -ENOENT; /* no (usable) DWARF */
+		goto fail;
+	}
+	/* Everything is read from the mapping from now on. */
+	elf_cntl(d->elf, ELF_C_FDDONE);
+	err = index_units(d);
+	if (err)
+		goto fail;
+	if (!d->nranges) {
+		err = -ENOENT;
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	dwarf_lines__free(d);
+	return err;
+}
+
+void dwarf_lines__free(struct dwarf_lines *d)
+{
+	struct chunk *c, *next;
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->nunits; i++) {
+		free(d->units[i].scopes);
+		free(d->units[i].segs);
+	}
+	free(d->units);
+	free(d->ranges);
+	free(d->cache);
+	for (i = 0; i < d->paths_cap; i++)
+		free(d->paths[i].path);
+	free(d->paths);
+	for (c = d->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->elf)
+		elf_end(d->elf);
+	free(d);
+}
+
+/* ---- per unit: scope segments ------------------------------------------- */
+
+struct raw_range {
+	__u64 lo, hi;
+	__u32 scope, depth;
+};
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1; /* the enclosing one first */
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+struct walk {
+	struct unit *u;
+	size_t scap;
+	struct raw_range *raw;
+	size_t nraw, rcap;
+};
+
+static bool descend_into(int tag)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Record @die (a subprogram or inlined subroutine) and its ranges; its
+ * scope index goes to *@idx (unchanged when it has no code). */
+static int add_scope(struct walk *w, Dwarf_Die *die, int tag, __s32 parent, __u32 depth,
+		     __s32 *idx)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	struct scope *s;
+	size_t first = w->nraw;
+	int err;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		err = grow((void **)&w->raw, &w->rcap, w->nraw, sizeof(*w->raw));
+		if (err)
+			return err;
+		w->raw[w->nraw++] = (struct raw_range){lo, hi, (__u32)w->u->nscopes, depth};
+	}
+	if (w->nraw == first)
+		return 0;
+	err = grow((void **)&w->u->scopes, &w->scap, w->u->nscopes, sizeof(*s));
+	if (err)
+		return err;
+	s = &w->u->scopes[w->u->nscopes];
+	s->die = *die;
+	s->parent = parent;
+	s->inlined = tag == DW_TAG_inlined_subroutine;
+	*idx = (__s32)w->u->nscopes++;
+	return 0;
+}
+
+/* Walk the unit's DIE tree once (iteratively, at most MAX_DEPTH deep). */
+static int walk_unit(struct walk *w)
+{
+	Dwarf_Die stack[MAX_DEPTH];
+	__s32 owner[MAX_DEPTH]; /* innermost scope at each level */
+	int depth = 0, err = 0, tag;
+
+	if (dwarf_child(&w->u->cudie, &stack[0]) != 0)
+		return 0;
+	owner[0] = -1;
+	while (depth >= 0 && !err) {
+		Dwarf_Die *die = &stack[depth];
+		__s32 me = owner[depth];
+
+		tag = dwarf_tag(die);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+			err = add_scope(w, die, tag, owner[depth], (__u32)depth, &me);
+		if (!err && descend_into(tag) && depth + 1 < MAX_DEPTH &&
+		    dwarf_child(die, &stack[depth + 1]) == 0) {
+			owner[++depth] = me;
+			continue;
+		}
+		/* Next sibling, or climb until one has one. */
+		while (depth >= 0 && dwarf_siblingof(&stack[depth], &stack[depth]) != 0)
+			depth--;
+	}
+	return err;
+}
+
+static int emit_seg(struct unit *u, size_t *cap, __u64 lo, __u64 hi, __u32 scope)
+{
+	int err;
+
+	if (lo >= hi)
+		return 0;
+	err = grow((void **)&u->segs, cap, u->nsegs, sizeof(*u->segs));
+	if (!err)
+		u->segs[u->nsegs++] = (struct seg){lo, hi, scope};
+	return err;
+}
+
+/* Nested ranges sorted by (lo, hi desc) -> segments naming the innermost. */
+static int flatten(struct unit *u, const struct raw_range *raw, size_t n)
+{
+	struct raw_range st[MAX_DEPTH];
+	size_t cap = 0, i;
+	int top = -1, err = 0;
+	__u64 cur = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		while (top >= 0 && st[top].hi <= raw[i].lo && !err) {
+			err = emit_seg(u, &cap, cur, st[top].hi, st[top].scope);
+			cur = cur > st[top].hi ? cur : st[top].hi;
+			top--;
+		}
+		if (top >= 0 && !err)
+			err = emit_seg(u, &cap, cur, raw[i].lo, st[top].scope);
+		cur = raw[i].lo;
+		if (top + 1 == MAX_DEPTH)
+			continue; /* deeper than anything real: keep the outer one */
+		st[++top] = raw[i];
+		/* A range reaching past its parent's end (bad DWARF) is cut. */
+		if (top > 0 && st[top].hi > st[top - 1].hi)
+			st[top].hi = st[top - 1].hi;
+	}
+	while (top >= 0 && !err) {
+		err = emit_seg(u, &cap, cur, st[top].hi, st[top].scope);
+		cur = cur > st[top].hi ? cur : st[top].hi;
+		top--;
+	}
+	return err;
+}
+
+static int index_unit(struct dwarf_lines *d, struct unit *u)
+{
+	struct walk w = {.u = u};
+	size_t i;
+	int err;
+
+	u->indexed = true;
+	d->st.units_indexed++;
+	err = walk_unit(&w);
+	if (!err) {
+		qsort(w.raw, w.nraw, sizeof(*w.raw), cmp_raw);
+		err = flatten(u, w.raw, w.nraw);
+	}
+	for (i = 0; i < u->nscopes; i++)
+		d->has_inline |= u->scopes[i].inlined;
+	free(w.raw);
+	return err;
+}
+
+/* ---- lookup ------------------------------------------------------------ */
+
+static struct unit *find_unit(struct dwarf_lines *d, __u64 a)
+{
+	size_t lo = 0, hi = d->nranges, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->ranges[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges of different units may overlap (rare): look back a little. */
+	for (k = lo; k-- > 0 && lo - k <= 8;)
+		if (a < d->ranges[k].hi)
+			return &d->units[d->ranges[k].unit];
+	return NULL;
+}
+
+static const struct seg *find_seg(const struct unit *u, __u64 a)
+{
+	size_t lo = 0, hi = u->nsegs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->segs[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < u->segs[lo - 1].hi ? &u->segs[lo - 1] : NULL;
+}
+
+static const char *linkage_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		return dwarf_formstring(&a);
+	return NULL;
+}
+
+static __s64 die_udata(Dwarf_Die *die, int at)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (!dwarf_attr(die, at, &a) || dwarf_formudata(&a, &w) != 0 || w > INT32_MAX)
+		return 0;
+	return (__s64)w;
+}
+
+/* Name, linkage name and first line of the function of @die. Its file is
+ * the file of the line shown (the line table's, with its directory, as
+ * addr2line prints it); the declaration's file only when that is unknown. */
+static void fill_function(struct profile_line *l, Dwarf_Die *die, const char *file)
+{
+	int line = 0;
+
+	l->function = dwarf_diename(die);
+	l->system_name = linkage_name(die);
+	l->filename = file ? file : dwarf_decl_file(die);
+	if (dwarf_decl_line(die, &line) == 0 && line > 0)
+		l->start_line = line;
+}
+
+/* Source file @idx of the unit's line table (DW_AT_call_file), or NULL. */
+static const char *unit_file(Dwarf_Die *cudie, __s64 idx)
+{
+	Dwarf_Files *files;
+	size_t n;
+
+	if (idx < 0 || dwarf_getsrcfiles(cudie, &files, &n) != 0 || (size_t)idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, (size_t)idx, NULL, NULL);
+}
+
+static struct pentry *path_slot(struct pentry *t, size_t cap, const char *key)
+{
+	size_t i = (size_t)(((uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 24) & (cap - 1);
+
+	while (t[i].key && t[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* @file as addr2line shows it: joined with the unit's comp_dir when
+ * relative. Falls back to @file itself on allocation failure. */
+static const char *full_path(struct dwarf_lines *d, const struct unit *u, const char *file)
+{
+	struct pentry *e, *nt;
+	size_t i, len;
+
+	if (!file || *file == '/' || !u->comp_dir)
+		return file;
+	if ((d->npaths + 1) * 2 > d->paths_cap) {
+		size_t ncap = d->paths_cap ? d->paths_cap * 2 : 256;
+
+		nt = calloc(ncap, sizeof(*nt));
+		if (!nt)
+			return file;
+		for (i = 0; i < d->paths_cap; i++)
+			if (d->paths[i].key)
+				*path_slot(nt, ncap, d->paths[i].key) = d->paths[i];
+		free(d->paths);
+		d->paths = nt;
+		d->paths_cap = ncap;
+	}
+	e = path_slot(d->paths, d->paths_cap, file);
+	if (e->key)
+		return e->path;
+	len = strlen(u->comp_dir) + strlen(file) + 2;
+	e->path = malloc(len);
+	if (!e->path)
+		return file;
+	snprintf(e->path, len, "%s/%s", u->comp_dir, file);
+	e->key = file;
+	d->npaths++;
+	return e->path;
+}
+
+/* Compute the lines of @a into @out (at most PROFILE_MAX_LINES); count. */
+static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
+{
+	struct unit *u = find_unit(d, a);
+	const struct seg *sg;
+	Dwarf_Line *row;
+	__s64 line = 0, col = 0;
+	const char *file = NULL;
+	size_t n = 0;
+	__s32 si;
+	int v;
+
+	if (!u) {
+		d->st.no_unit++;
+		return 0;
+	}
+	if (!u->indexed && index_unit(d, u))
+		return 0;
+	row = dwarf_getsrc_die(&u->cudie, a);
+	if (row) {
+		file = full_path(d, u, dwarf_linesrc(row, NULL, NULL));
+		if (dwarf_lineno(row, &v) == 0 && v > 0)
+			line = v;
+		if (dwarf_linecol(row, &v) == 0 && v > 0)
+			col = v;
+	}
+	sg = find_seg(u, a);
+	for (si = sg ? (__s32)sg->scope : -1; si >= 0 && n < PROFILE_MAX_LINES;) {
+		struct scope *s = &u->scopes[si];
+
+		memset(&out[n], 0, sizeof(out[n]));
+		fill_function(&out[n], &s->die, file);
+		out[n].line = line;
+		out[n].column = col;
+		n++;
+		if (!s->inlined)
+			break;
+		/* The caller's line is where this one was inlined. */
+		line = die_udata(&s->die, DW_AT_call_line);
+		col = die_udata(&s->die, DW_AT_call_column);
+		file = full_path(d, u, unit_file(&u->cudie, die_udata(&s->die, DW_AT_call_file)));
+		si = s->parent;
+	}
+	if (!n && row) {
+		/* Lines but no scope (assembly, or no subprogram DIEs). */
+		memset(&out[0], 0, sizeof(out[0]));
+		out[0].filename = file;
+		out[0].line = line;
+		out[0].column = col;
+		n = 1;
+	}
+	return n;
+}
+
+static bool mangled(const char *name)
+{
+	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
+
+static struct centry *cache_slot(struct dwarf_lines *d, __u64 key)
+{
+	size_t mask = d->cache_cap - 1, i;
+
+	i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+	while (d->cache[i].addr && d->cache[i].addr != key)
+		i = (i + 1) & mask;
+	return &d->cache[i];
+}
+
+static int cache_grow(struct dwarf_lines *d)
+{
+	struct centry *old = d->cache;
+	size_t oldcap = d->cache_cap, i;
+
+	d->cache_cap = oldcap ? oldcap * 2 : CACHE_MIN;
+	d->cache = calloc(d->cache_cap, sizeof(*d->cache));
+	if (!d->cache) {
+		d->cache = old;
+		d->cache_cap = oldcap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < oldcap; i++)
+		if (old[i].addr)
+			*cache_slot(d, old[i].addr) = old[i];
+	free(old);
+	return 0;
+}
+
+static struct profile_line *store(struct dwarf_lines *d, const struct profile_line *v, size_t n)
+{
+	struct chunk *c = d->chunks;
+	struct profile_line *dst;
+
+	if (!c || c->used + n > CHUNK_LINES) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->next = d->chunks;
+		d->chunks = c;
+	}
+	dst = &c->v[c->used];
+	memcpy(dst, v, n * sizeof(*v));
+	c->used += n;
+	return dst;
+}
+
+bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_name,
+			 const struct profile_line **lines, size_t *n)
+{
+	struct profile_line tmp[PROFILE_MAX_LINES];
+	struct centry *e;
+	size_t k;
+
+	*lines = NULL;
+	*n = 0;
+	d->st.lookups++;
+	if (d->cache_cap && (e = cache_slot(d, vaddr + 1))->addr) {
+		d->st.cache_hits++;
+		*lines = e->lines;
+		*n = e->n;
+		return e->n > 0;
+	}
+	if (d->ncache >= DWARF_LINES_MAX_CACHE)
+		return false;
+	if ((d->ncache + 1) * 2 > d->cache_cap && cache_grow(d))
+		return false;
+	k = resolve(d, vaddr, tmp);
+	if (k && outer_name && *outer_name) {
+		/* A readable symbol-table name qualifies C++ members and names
+		 * what DWARF left unnamed; a mangled one is the system name. */
+		if (mangled(outer_name)) {
+			if (!tmp[k - 1].system_name)
+				tmp[k - 1].system_name = outer_name;
+			if (!tmp[k - 1].function)
+				tmp[k - 1].function = outer_name;
+		} else {
+			tmp[k - 1].function = outer_name;
+		}
+	}
+	e = cache_slot(d, vaddr + 1);
+	e->addr = vaddr + 1;
+	e->n = (__u32)k;
+	e->lines = k ? store(d, tmp, k) : NULL;
+	if (k && !e->lines)
+		e->n = 0;
+	d->ncache++;
+	*lines = e->lines;
+	*n = e->n;
+	return e->n > 0;
+}
+
+bool dwarf_lines__has_inline(const struct dwarf_lines *d)
+{
+	return d->has_inline;
+}
+
+void dwarf_lines__stats(const struct dwarf_lines *d, struct dwarf_lines_stats *st)
+{
+	*st = d->st;
+}
+
+/* ---- libdw glue ------------------------------------------------------------
+ * The two symbols libdw.a references that a static musl build of only
+ * libelf + libdw lacks (defined here so they come with this object). Weak,
+ * so a fuller build (libebl, a libc with error()) wins.
+ *   error(): glibc's; libdw calls it only when its allocator runs out of
+ *            memory, to exit. Same here, with the message on stderr.
+ *   ebl_closebackend(): libebl's; dwarf_end() calls it only for CFI opened
+ *            with dwarf_getcfi_elf(), which profcap never calls.
+ */
+struct ebl;
+
+
+void error(int status, int errnum, const char *fmt, ...) __attribute__((weak));
+void ebl_closebackend(struct ebl *ebl) __attribute__((weak));
+
+void error(int status, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("profcap: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+	if (status)
+		exit(status);
+}
+
+void ebl_closebackend(struct ebl *ebl)
+{
+	(void)ebl;
+}

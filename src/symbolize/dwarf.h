@@ -1,0 +1,69 @@
+/* dwarf.h - source lines and inlined frames of one ELF file from its DWARF.
+ *
+ * libdw decodes (DWARF 2-5, compressed sections, dwz alternate files via
+ * .gnu_debugaltlink, which libdw opens itself from the debug file's
+ * directory or /usr/lib/debug/.build-id); the lookups are our own indexes,
+ * not libdwfl's per-address walks:
+ *   - at open, every unit's address ranges (from the unit DIE, so files
+ *     without .debug_aranges work) sorted into one table: address -> unit;
+ *   - per unit, built once on the first lookup that lands in it: the ranges
+ *     of its subprograms and inlined subroutines flattened into sorted,
+ *     non-overlapping segments, each naming its innermost scope;
+ *   - line rows through libdw's own sorted per-unit line table (binary
+ *     search, dwarf_getsrc_die()).
+ * Results are cached by address (one dwarf_lines per file, which the caller
+ * keys by build-id), so a hot address costs one hash probe.
+ *
+ * Everything a lookup returns (line arrays, names, file names) is owned by
+ * the dwarf_lines and stays valid until dwarf_lines__free(). Bounded:
+ * DWARF_LINES_MAX_CACHE addresses are cached; past that, lookups return no
+ * lines. Malformed DWARF yields fewer or no lines, never a crash. Not
+ * thread-safe.
+ */
+#ifndef PROFCAP_DWARF_H
+#define PROFCAP_DWARF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "model/profile.h"
+
+#define DWARF_LINES_MAX_CACHE (4u << 20)
+
+struct dwarf_lines;
+
+struct dwarf_lines_stats {
+	__u64 units;	       /* units with address ranges */
+	__u64 units_indexed;   /* units whose scopes were indexed */
+	__u64 lookups;	       /* dwarf_lines__lookup() calls */
+	__u64 cache_hits;      /* answered from the address cache */
+	__u64 no_unit;	       /* addresses in no unit's ranges */
+};
+
+/* Open the DWARF of the ELF file on @fd (the binary itself or its debug
+ * file). @fd stays the caller's and may be closed right after (the file is
+ * mapped). Only the unit ranges are read here. *@out gets a new object.
+ * 0, -ENOENT (no DWARF in the file), -ENOEXEC (not ELF / unreadable DWARF)
+ * or -ENOMEM. */
+int dwarf_lines__open_fd(int fd, struct dwarf_lines **out);
+
+/* Free @d and everything it handed out. Accepts NULL. */
+void dwarf_lines__free(struct dwarf_lines *d);
+
+/* Lines of ELF virtual address @vaddr: *@lines gets an array of *@n lines,
+ * innermost inlined function first and the function containing @vaddr last
+ * (struct profile_frame's order), borrowed from @d. When @outer_name is not
+ * NULL it names the last line (the caller's symbol-table name, which
+ * qualifies C++ methods). *@n is 0 when the DWARF does not cover @vaddr.
+ * Returns true when lines were found. */
+bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_name,
+			 const struct profile_line **lines, size_t *n);
+
+/* True when the file's DWARF has any inlined subroutine indexed so far
+ * (for pprof.mapping.has_inline_frames; false before the first lookup). */
+bool dwarf_lines__has_inline(const struct dwarf_lines *d);
+
+void dwarf_lines__stats(const struct dwarf_lines *d, struct dwarf_lines_stats *st);
+
+#endif

@@ -19,6 +19,8 @@
 #   gopclntab    gopclntab__parse(), Go's function table (.gopclntab)
 #   debuglink    debuglink__parse(), the .gnu_debuglink section
 #   minidebug    minidebug__decompress(), MiniDebugInfo's xz (needs liblzma-dev)
+#   procctx      procctx__parse_header() and procctx__decode(), the OpenTelemetry
+#                process context another process publishes (OTEP 4719)
 # Built by `make fuzz`: clang with -fsanitize=fuzzer,address,undefined against
 # the system glibc and zlib (zlib1g-dev), linking the sanitizer builds of the
 # pure layers of src/ (build/fuzz/lib/lib<layer>.a), so no harness lists
@@ -169,6 +171,13 @@ seeds_symbols_once() {
 seeds_gopclntab() { seeds_symbols_once; }
 seeds_debuglink() { seeds_symbols_once; }
 seeds_minidebug() { seeds_symbols_once; }
+
+# A valid header + payload written by the unit test.
+seeds_procctx() {
+	if [ -x build/tests/test_procctx ]; then
+		PROCCTX_SEED_DIR=$OUT/seeds/procctx build/tests/test_procctx >/dev/null 2>&1
+	fi
+}
 
 # ---- run ----------------------------------------------------------------------------
 found=0

@@ -511,6 +511,7 @@ static void window_edge(struct session *s, __s64 now)
 	end_window(s, now - s->wstart, &st, false);
 	s->base = st;
 	symbolizer__forget_gone(s->sym);
+	symbolizer__refresh_contexts(s->sym);
 	if (new_window(s)) {
 		s->over = true;
 		return;

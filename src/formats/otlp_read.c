@@ -1249,7 +1249,32 @@ static int resolve_dictionary(struct rd *r)
 struct resource {
 	struct profile_process_desc desc;
 	bool has_pid;
+	/* Its other attributes (service.*, ...: what the process published or
+	 * the operator gave), kept with the process so each resource gets back
+	 * exactly its own. */
+	struct profile_kv kv[PROFILE_MAX_RESOURCE_ATTRS];
+	size_t nkv;
 };
+
+static bool kv_has(const struct profile_kv *kv, size_t n, const char *key, const char *value)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(kv[i].key, key) && (!value || !strcmp(kv[i].value, value)))
+			return true;
+	return false;
+}
+
+/* Capture-wide (meta) attributes are those every resource carries with the
+ * same value: drop from r->kv what resource @res lacks. */
+static void meta_keep_common(struct rd *r, const struct resource *res)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < r->meta.nresource; i++)
+		if (kv_has(res->kv, res->nkv, r->kv[i].key, r->kv[i].value))
+			r->kv[k++] = r->kv[i];
+	r->meta.nresource = k;
+}
 
 /* Parse a decimal integer filling all of @s. */
 static bool parse_int(const char *s, __s64 *v)
@@ -1336,12 +1361,18 @@ static int read_keyvalue(struct rd *r, pb_istream_t *s, struct resource *res)
 	} else if (!strcmp(key, "os.type")) {
 		if (!r->meta.os_type)
 			r->meta.os_type = v.str;
-	} else if (r->ires == 0 && strncmp(key, "process.", 8) && *key &&
-		   r->meta.nresource < PROFILE_MAX_RESOURCE_ATTRS) {
-		/* Operator attributes (service.name, ...), from the first resource. */
-		r->kv[r->meta.nresource].key = key;
-		r->kv[r->meta.nresource].value = v.str;
-		r->meta.nresource++;
+	} else if (strncmp(key, "process.", 8) && *key &&
+		   res->nkv < PROFILE_MAX_RESOURCE_ATTRS && !kv_has(res->kv, res->nkv, key, NULL)) {
+		res->kv[res->nkv].key = key;
+		res->kv[res->nkv].value = v.str;
+		res->nkv++;
+		if (r->ires == 0 && r->meta.nresource < PROFILE_MAX_RESOURCE_ATTRS) {
+			/* Operator attributes (service.name, ...): candidates from
+			 * the first resource, kept if every other one has them. */
+			r->kv[r->meta.nresource].key = key;
+			r->kv[r->meta.nresource].value = v.str;
+			r->meta.nresource++;
+		}
 	}
 	return 0;
 }
@@ -1799,6 +1830,10 @@ static int read_resource_profiles(struct rd *r, pb_istream_t *s)
 		return err;
 	if (!res.has_pid)
 		res.desc.pid = -(__s64)r->ires - 1;
+	res.desc.attrs = res.kv;
+	res.desc.nattrs = res.nkv;
+	if (r->ires > 0)
+		meta_keep_common(r, &res);
 
 	r->iscope = 0;
 	while (!err && s->bytes_left) {

@@ -239,12 +239,49 @@ static void meta_free(struct profile_meta *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static void free_kvs(struct profile_kv *kv, size_t n)
+{
+	for (size_t i = 0; kv && i < n; i++) {
+		free((char *)kv[i].key);
+		free((char *)kv[i].value);
+	}
+	free(kv);
+}
+
+/* Copy the first PROFILE_MAX_RESOURCE_ATTRS of @n attributes at @src (NULL
+ * keys or values skipped) into @d. 0 or -ENOMEM. */
+static int copy_attrs(struct profile_process_desc *d, const struct profile_kv *src, size_t n)
+{
+	struct profile_kv *kv;
+	size_t i, k = 0;
+
+	if (!src || !n)
+		return 0;
+	if (n > PROFILE_MAX_RESOURCE_ATTRS)
+		n = PROFILE_MAX_RESOURCE_ATTRS;
+	kv = calloc(n, sizeof(*kv));
+	if (!kv)
+		return -ENOMEM;
+	d->attrs = kv;
+	for (i = 0; i < n; i++) {
+		if (!src[i].key || !src[i].value)
+			continue;
+		kv[k].key = strdup(src[i].key);
+		kv[k].value = strdup(src[i].value);
+		d->nattrs = ++k;
+		if (!kv[k - 1].key || !kv[k - 1].value)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static void proc_free(struct proc *pr)
 {
 	free((char *)pr->desc.exe_name);
 	free((char *)pr->desc.exe_path);
 	free((char *)pr->desc.cmdline);
 	free((char *)pr->desc.container_id);
+	free_kvs((struct profile_kv *)pr->desc.attrs, pr->desc.nattrs);
 	intern__free(pr->keys);
 	free(pr->samples);
 }
@@ -439,7 +476,8 @@ static int get_proc(struct profile *p, __u32 type, const struct profile_process_
 	err = -ENOMEM;
 	if (!pr->keys || (desc->exe_name && !pr->desc.exe_name) ||
 	    (desc->exe_path && !pr->desc.exe_path) || (desc->cmdline && !pr->desc.cmdline) ||
-	    (desc->container_id && !pr->desc.container_id))
+	    (desc->container_id && !pr->desc.container_id) ||
+	    copy_attrs(&pr->desc, desc->attrs, desc->nattrs))
 		goto err_out;
 	/* Index in p->pids == index in p->procs: intern only once the proc exists. */
 	err = intern__put(p->pids, &pk, sizeof(pk), &idx, NULL);

@@ -77,21 +77,28 @@ struct profile_frame {
 	size_t nlines;
 };
 
+#define PROFILE_MAX_RESOURCE_ATTRS 64
+
+/* A string resource attribute: given by the operator (service.name,
+ * OTEL_RESOURCE_ATTRIBUTES) or published by a process. */
+struct profile_kv {
+	const char *key;
+	const char *value;
+};
+
 struct profile_process_desc {
 	__s64 pid;
 	const char *exe_name;	  /* "nginx"; NULL or "" when unknown */
 	const char *exe_path;	  /* "/usr/sbin/nginx"; NULL or "" when unknown */
 	const char *cmdline;	  /* space-joined argv; NULL or "" when unknown */
 	const char *container_id; /* semconv container.id; NULL when not in a container */
-};
-
-#define PROFILE_MAX_RESOURCE_ATTRS 64
-
-/* A string resource attribute given by the operator (service.name,
- * OTEL_RESOURCE_ATTRIBUTES). */
-struct profile_kv {
-	const char *key;
-	const char *value;
+	/* Resource attributes the process published itself (OpenTelemetry
+	 * process context: service.name, service.instance.id, ...), at most
+	 * PROFILE_MAX_RESOURCE_ATTRS. Encoders put them on the process's
+	 * Resource after the detected process.* ones (which win on a clash)
+	 * and before the operator-given ones. NULL/0 = none. */
+	const struct profile_kv *attrs;
+	size_t nattrs;
 };
 
 /* Capture-wide facts, copied by profile__set_meta(). */

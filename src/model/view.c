@@ -175,6 +175,8 @@ size_t view__resource_attrs(const struct profile *p, size_t proc,
 		res_add(out, &n, "process.executable.path", d->exe_path, 0, true);
 		res_add(out, &n, "process.command_line", d->cmdline, 0, true);
 		res_add(out, &n, "container.id", d->container_id, 0, true);
+		for (i = 0; i < d->nattrs; i++)
+			res_add(out, &n, d->attrs[i].key, d->attrs[i].value, 0, true);
 	}
 	if (!meta)
 		return n;

@@ -70,12 +70,14 @@ struct view_resource_attr {
 };
 
 /* At most this many resource attributes per resource. */
-#define VIEW_MAX_RESOURCE_ATTRS (8 + PROFILE_MAX_RESOURCE_ATTRS)
+#define VIEW_MAX_RESOURCE_ATTRS (8 + 2 * PROFILE_MAX_RESOURCE_ATTRS)
 
 /* The resource attributes of process @proc of @p (SIZE_MAX: the host-only
  * resource of a profile without processes) into @out, in the order every
  * OTLP writer emits them: the process's own (process.pid, executable name
- * and path, command line, container.id), then the operator's (service.name,
+ * and path, command line, container.id), then what the process published
+ * about itself (desc attrs: OpenTelemetry process context; a "process." key
+ * there never overrides a detected one), then the operator's (service.name,
  * OTEL_RESOURCE_ATTRIBUTES, never a "process." key: they cannot relabel a
  * process), then the host's (host.name, host.arch, os.type). Keys are
  * unique, the first one wins; empty strings are left out. Strings are

@@ -24,6 +24,7 @@
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
 #include "proc/container.h"
+#include "proc/procctx.h"
 #include "symbolize/symbolizer.h"
 
 #define NOTES_MAX (64u << 10)
@@ -185,6 +186,14 @@ struct sym_map {
 	char *path; /* owned; desc.path points here */
 };
 
+/* One decoded process context; replaced ones stay on the list (descs
+ * handed out may point at their attributes) until the process is dropped. */
+struct sym_ctx {
+	struct sym_ctx *prev;
+	struct procctx c;
+	struct profile_kv kv[PROCCTX_MAX_ATTRS]; /* views of c */
+};
+
 struct sym_proc {
 	int pid;
 	bool gone;
@@ -204,6 +213,15 @@ struct sym_proc {
 	const char *runtime; /* profile.frame.type of its perf map entries, NULL = native */
 	__u64 perfmap_ns;    /* last perf map read */
 	bool perfmap_warned;
+	/* OpenTelemetry process context: its mapping (0 = none seen), the
+	 * current context (desc.attrs points into it), how many were read, and
+	 * whether one failed and at which timestamp (not retried until it
+	 * changes). */
+	__u64 ctx_start, ctx_end;
+	struct sym_ctx *ctx;
+	size_t nctx;
+	__u64 ctx_bad_ns;
+	bool ctx_failed;
 };
 
 struct symbolizer {
@@ -288,10 +306,29 @@ static void free_maps(struct sym_proc *p)
 	p->perfmap = NULL;
 }
 
+static void free_ctx(struct sym_proc *p)
+{
+	struct sym_ctx *c, *prev;
+
+	for (c = p->ctx; c; c = prev) {
+		prev = c->prev;
+		procctx__clear(&c->c);
+		free(c);
+	}
+	p->ctx = NULL;
+	p->nctx = 0;
+	p->ctx_start = p->ctx_end = 0;
+	p->ctx_bad_ns = 0;
+	p->ctx_failed = false;
+	p->desc.attrs = NULL;
+	p->desc.nattrs = 0;
+}
+
 static void free_proc(struct sym_proc *p)
 {
 	if (!p)
 		return;
+	free_ctx(p);
 	free_maps(p);
 	free(p->exe_name);
 	free(p->exe_path);
@@ -849,6 +886,58 @@ static struct sym_map *new_map(struct symbolizer *s, struct sym_proc *p,
 	return m;
 }
 
+/* Read the process context of @p when its mapping is known and its publish
+ * timestamp is new: the cost of a process without one is the name check
+ * in load_maps(). A context that fails to read is logged once per
+ * timestamp and left out (the process keeps its last good one). */
+static void update_ctx(struct symbolizer *s, struct sym_proc *p)
+{
+	struct sym_ctx *c = NULL;
+	char path[PATH_MAX];
+	int fd = -1, err;
+	__u64 ts;
+	size_t i;
+
+	if (!p->ctx_start || p->nctx >= SYMBOLIZER_MAX_CTX_UPDATES)
+		return;
+	snprintf(path, sizeof(path), "%s/%d/mem", s->proc_root, p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ts = procctx__published_at(fd, p->ctx_start, p->ctx_end);
+	if (ts && p->ctx && ts == p->ctx->c.published_at_ns)
+		goto out; /* unchanged: the common case after the first read */
+	if (p->ctx_failed && ts == p->ctx_bad_ns)
+		goto out; /* the same broken context: do not retry */
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto out;
+	err = procctx__read(fd, p->ctx_start, p->ctx_end, &c->c);
+	if (err) {
+		if (err != -EAGAIN) {
+			s->st.process_context_errors++;
+			pr_debug("pid %d: OpenTelemetry process context unreadable: %s (ignored)",
+				 p->pid, strerror(-err));
+			p->ctx_failed = true;
+			p->ctx_bad_ns = ts;
+		}
+		free(c);
+		goto out;
+	}
+	for (i = 0; i < c->c.n; i++) {
+		c->kv[i].key = c->c.kv[i].key;
+		c->kv[i].value = c->c.kv[i].value;
+	}
+	c->prev = p->ctx;
+	p->ctx = c;
+	p->nctx++;
+	p->desc.attrs = c->kv;
+	p->desc.nattrs = c->c.n;
+	s->st.process_contexts++;
+out:
+	close(fd);
+}
+
 /* Re-read PROC/PID/maps and rebuild the current mapping list, reusing the
  * descs of unchanged mappings. On error the old list stays. */
 static int load_maps(struct symbolizer *s, struct sym_proc *p)
@@ -865,8 +954,16 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
 	n = procmaps__count(pm);
-	for (i = 0; i < n; i++)
-		nx += !!(procmaps__entry(pm, i)->perms & PROCMAPS_EXEC);
+	p->ctx_start = p->ctx_end = 0;
+	for (i = 0; i < n; i++) {
+		const struct procmaps_entry *e = procmaps__entry(pm, i);
+
+		nx += !!(e->perms & PROCMAPS_EXEC);
+		if (!p->ctx_start && procctx__is_mapping(e)) {
+			p->ctx_start = e->start;
+			p->ctx_end = e->end;
+		}
+	}
 	if (nx > SYMBOLIZER_MAX_PROC_MAPS - p->nall) {
 		err = -E2BIG;
 		goto out;
@@ -904,6 +1001,7 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 	p->ncur = nx;
 	cur = NULL;
 	starts = NULL;
+	update_ctx(s, p);
 out:
 	free(cur);
 	free(starts);
@@ -1006,6 +1104,7 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 	}
 	/* New, or a process that was gone when last added (it never handed out
 	 * pointers): start from scratch. */
+	free_ctx(p);
 	free_maps(p);
 	free(p->exe_name);
 	free(p->exe_path);
@@ -1119,6 +1218,20 @@ static void evict_files(struct symbolizer *s)
 void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns)
 {
 	s->file_grace_ns = ns;
+}
+
+void symbolizer__refresh_contexts(struct symbolizer *s)
+{
+	struct hnode *h;
+	size_t i;
+
+	for (i = 0; i < s->procs.nb; i++)
+		for (h = s->procs.b[i]; h; h = h->next) {
+			struct sym_proc *p = h->val;
+
+			if (!p->gone && p->ctx_start)
+				update_ctx(s, p);
+		}
 }
 
 void symbolizer__set_clock(struct symbolizer *s, const struct clock *c)

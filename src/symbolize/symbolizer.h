@@ -38,6 +38,9 @@
 /* A JIT address its perf map does not name re-reads the map (only what was
  * appended) at most this often. */
 #define SYMBOLIZER_PERFMAP_REFRESH_NS 250000000ull
+/* Process-context updates read per process over its lifetime (each one kept
+ * until the process is dropped, see the top of this file). */
+#define SYMBOLIZER_MAX_CTX_UPDATES 16
 
 struct symbolizer;
 struct clock;
@@ -55,6 +58,8 @@ struct symbolizer_stats {
 	__u64 dwarf_files;	 /* files whose DWARF gives lines and inlined frames */
 	__u64 debug_files;	 /* files named from a separate debug file */
 	__u64 debug_embedded;	 /* files named from MiniDebugInfo or Go's pclntab */
+	__u64 process_contexts;	 /* OpenTelemetry process contexts read (updates included) */
+	__u64 process_context_errors; /* contexts refused as malformed or unreadable */
 };
 
 struct debuginfod;
@@ -76,7 +81,9 @@ int symbolizer__load_kernel(struct symbolizer *s);
 /* Snapshot process @pid now: executable mappings, exe path, comm, cmdline,
  * and its perf map PROC/PID/root/tmp/perf-<NSpid>.map when there is one
  * (see perfmap__open() for what is refused; a refused map is warned about
- * once per process and otherwise ignored).
+ * once per process and otherwise ignored), and its OpenTelemetry process
+ * context when maps show one (procctx.h): its resource attributes become
+ * the desc's attrs; one that fails to read is left out and counted.
  * Each mapped file is opened through PROC/PID/map_files/<start>-<end> (works
  * for deleted files and other mount namespaces), falling back to
  * PROC/PID/root/<path> for files not marked deleted, and parsed into the
@@ -99,6 +106,12 @@ void symbolizer__forget_process(struct symbolizer *s, int pid);
  * process has mapped for SYMBOLIZER_FILE_GRACE_NS: what a long-running capture calls between
  * windows so memory stays flat under process churn. Returns how many processes. */
 size_t symbolizer__forget_gone(struct symbolizer *s);
+
+/* Re-check the publish timestamp of every known process that has an
+ * OpenTelemetry process context (one 32-byte read each) and re-read the
+ * ones that changed, so the next profile gets the new attributes. Processes
+ * without a context cost nothing. What a capture calls between windows. */
+void symbolizer__refresh_contexts(struct symbolizer *s);
 
 /* Lines and inlined frames from DWARF (dwarf.h) for files parsed from now
  * on: on by default. A resolved user frame then carries out->lines. */

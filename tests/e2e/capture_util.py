@@ -102,7 +102,9 @@ def decode(path):
                         loc = d.location_table[li]
                         fn = "?"
                         if loc.lines:
-                            fn = strings[d.function_table[loc.lines[0].function_index].name_strindex]
+                            # The function whose code holds the address: the
+                            # last line (inlined callees come before it).
+                            fn = strings[d.function_table[loc.lines[-1].function_index].name_strindex]
                         m = d.mapping_table[loc.mapping_index]
                         frames.append((fn, attrs(loc.attribute_indices).get("profile.frame.type"),
                                        strings[m.filename_strindex], loc.address))

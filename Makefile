@@ -206,8 +206,10 @@ FUZZ_OBJS := $(FUZZ_SRCS:src/%.c=$(FUZZ)/obj/%.o)
 FUZZ_LIBS := $(foreach l,$(shell echo $(FUZZ_LAYERS) | tr ' ' '\n' | tac),$(FUZZ)/lib/lib$(l).a) \
 	$(FUZZ)/lib/libpb.a
 FUZZ_PB_OBJS := $(PROTO_REL:%=$(FUZZ)/obj/gen/%.pb.o) $(NANOPB_RT:%=$(FUZZ)/obj/nanopb/%.o)
-# fuzz_dwarf needs libdw built with the same instrumentation: not built here.
-FUZZ_HARNESSES := $(filter-out scripts/fuzz/fuzz_dwarf.c,$(sort $(wildcard scripts/fuzz/fuzz_*.c)))
+FUZZ_HARNESSES := $(sort $(wildcard scripts/fuzz/fuzz_*.c))
+# fuzz_dwarf drives libdw itself: libelf + libdw from deps/src/elfutils,
+# instrumented like the harnesses, by the same recipe build.sh uses.
+FUZZ_EU := $(FUZZ)/elfutils
 FUZZ_BINS := $(FUZZ_HARNESSES:scripts/fuzz/fuzz_%.c=$(FUZZ)/%)
 
 fuzz: $(FUZZ_BINS)
@@ -232,6 +234,15 @@ $(FUZZ)/lib/lib%.a: Makefile
 	$(AR) rcs $@ $(filter %.o,$^)
 $(foreach l,$(FUZZ_LAYERS),$(eval $(FUZZ)/lib/lib$(l).a: $(filter $(FUZZ)/obj/$(l)/%,$(FUZZ_OBJS))))
 $(FUZZ)/lib/libpb.a: $(FUZZ_PB_OBJS)
+
+$(FUZZ_EU)/lib/libdw.a: third_party/elfutils.mk
+	$(MAKE) -s -f third_party/elfutils.mk SRCDIR=$(DEPS)/src/elfutils OBJDIR=$(FUZZ_EU)/obj \
+		PREFIX=$(FUZZ_EU) CC=$(FUZZ_CC) \
+		DEPS_CFLAGS="-g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -fno-omit-frame-pointer" install
+
+$(FUZZ)/dwarf: scripts/fuzz/fuzz_dwarf.c $(FUZZ_LIBS) $(FUZZ_EU)/lib/libdw.a Makefile | $(PB_H)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(FUZZ_EU)/include -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBS) \
+		$(FUZZ_EU)/lib/libdw.a $(FUZZ_EU)/lib/libelf.a -lz -llzma
 
 $(FUZZ)/%: scripts/fuzz/fuzz_%.c $(FUZZ_LIBS) Makefile | $(PB_H)
 	@mkdir -p $(@D)

@@ -40,7 +40,7 @@ APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobu
 	linux-libc-dev dpkg-dev xz-utils file make gcc binutils
 	autoconf automake libtool pkg-config perl patch
 	python3-grpcio openssl curl chromium golang-github-google-pprof-dev golang-go
-	linux-perf nodejs g++ rustc libc6-dbg bpftrace zlib1g-dev libelf-dev"
+	linux-perf nodejs g++ rustc libc6-dbg bpftrace zlib1g-dev libelf-dev dwz"
 # A source package may name its suite (package/suite): elfutils comes from
 # bookworm-backports (0.192: DWARF without .debug_aranges, zstd sections).
 # xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers.

@@ -9,6 +9,7 @@ import subprocess
 import json
 import os
 import re
+import shutil
 import tempfile
 import unittest
 
@@ -28,6 +29,39 @@ def marker_lines():
                 if "/* %s */" % m in line:
                     out[m] = n
     return out
+
+
+def inline_share(path, m):
+    """(samples whose leaf reads mix (inlined, its loop) <- hot_caller (the call
+    site), samples in hot_caller or mix) of the capture at @path."""
+    pb = _pb2()
+    data = pb.ProfilesData()
+    with open(path, "rb") as f:
+        data.ParseFromString(f.read())
+    d = data.dictionary
+    s = d.string_table
+    total = right = 0
+    for rp in data.resource_profiles:
+        for sp in rp.scope_profiles:
+            for prof in sp.profiles:
+                for smp in prof.samples:
+                    locs = d.stack_table[smp.stack_index].location_indices
+                    if not locs:
+                        continue
+                    v = sum(smp.values) or 1
+                    loc = d.location_table[locs[0]]
+                    fns = [d.function_table[l.function_index] for l in loc.lines]
+                    names = [s[f.name_strindex] for f in fns]
+                    if "hot_caller" not in names and "mix" not in names:
+                        continue  # the workload's main loop, libc
+                    total += v
+                    if (len(loc.lines) >= 2 and names[0] == "mix"
+                            and names[1] == "hot_caller"
+                            and m["MIX_FIRST"] <= loc.lines[0].line <= m["MIX_LAST"]
+                            and loc.lines[1].line == m["CALL_SITE"]
+                            and s[fns[0].filename_strindex].endswith("inlined.c")):
+                        right += v
+    return right, total
 
 
 class LinesGroundTruth(unittest.TestCase):
@@ -57,34 +91,7 @@ class LinesGroundTruth(unittest.TestCase):
         self.assertTrue(ok, out)
 
     def test_inlined_frame_and_line(self):
-        pb = _pb2()
-        data = pb.ProfilesData()
-        with open(self.pb, "rb") as f:
-            data.ParseFromString(f.read())
-        d = data.dictionary
-        s = d.string_table
-        m = self.marks
-        total = right = 0
-        for rp in data.resource_profiles:
-            for sp in rp.scope_profiles:
-                for prof in sp.profiles:
-                    for smp in prof.samples:
-                        locs = d.stack_table[smp.stack_index].location_indices
-                        if not locs:
-                            continue
-                        v = sum(smp.values) or 1
-                        loc = d.location_table[locs[0]]
-                        fns = [d.function_table[l.function_index] for l in loc.lines]
-                        names = [s[f.name_strindex] for f in fns]
-                        if "hot_caller" not in names and "mix" not in names:
-                            continue  # the workload's main loop, libc
-                        total += v
-                        if (len(loc.lines) >= 2 and names[0] == "mix"
-                                and names[1] == "hot_caller"
-                                and m["MIX_FIRST"] <= loc.lines[0].line <= m["MIX_LAST"]
-                                and loc.lines[1].line == m["CALL_SITE"]
-                                and s[fns[0].filename_strindex].endswith("inlined.c")):
-                            right += v
+        right, total = inline_share(self.pb, self.marks)
         self.assertGreater(total, 100, "too few samples in hot_caller")
         share = right / total
         print("\n# inlined frame + line right in %d of %d samples (%.1f %%)"
@@ -209,3 +216,70 @@ class SymbolizeLater(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(svg) as f:
             self.assertIn("hot_caller", f.read())
+
+
+class DistroDwarf(unittest.TestCase):
+    """What distributions ship: compressed debug sections, clang's DWARF
+    without .debug_aranges, and dwz's shared alternate file."""
+
+    @classmethod
+    def setUpClass(cls):
+        ok, why = can_sample()
+        if not ok:
+            raise unittest.SkipTest(why)
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.marks = marker_lines()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def build(self, name, cc="gcc"):
+        out = os.path.join(self.tmp.name, name)
+        subprocess.run([cc, "-O2", "-g", "-fno-omit-frame-pointer", "-o", out, SRC], check=True)
+        return out
+
+    def assertLines(self, binary):
+        pb = binary + ".pb"
+        proc = subprocess.Popen([binary], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertTrue(proc.stdout.readline().startswith("ready"))
+            r = run_profcap(["capture", "-p", str(proc.pid), "--seconds", "2", "-F", "499",
+                             "--no-kernel", "-o", pb])
+        finally:
+            proc.kill()
+            proc.wait()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ok, why = check_conformance(pb)
+        self.assertTrue(ok, why)
+        right, total = inline_share(pb, self.marks)
+        self.assertGreater(total, 100, "too few samples in hot_caller")
+        print("\n# %s: inlined frame + line right in %d of %d samples"
+              % (os.path.basename(binary), right, total))
+        self.assertGreaterEqual(right / total, 0.80)
+
+    def test_compressed_debug_sections(self):
+        b = self.build("inlined_zlib")
+        subprocess.run(["objcopy", "--compress-debug-sections=zlib-gabi", b], check=True)
+        sections = subprocess.run(["readelf", "-SW", b], capture_output=True, text=True).stdout
+        self.assertRegex(sections, r"\.debug_info .* C ", "objcopy did not compress")
+        self.assertLines(b)
+
+    def test_clang_without_aranges(self):
+        if not shutil.which("clang"):
+            self.skipTest("clang not installed (build.sh installs it)")
+        b = self.build("inlined_clang", cc="clang")
+        sections = subprocess.run(["readelf", "-SW", b], capture_output=True, text=True).stdout
+        self.assertNotIn(".debug_aranges", sections)
+        self.assertLines(b)
+
+    def test_dwz_alternate_file(self):
+        if not shutil.which("dwz"):
+            self.skipTest("dwz not installed (build.sh installs it)")
+        a, b = self.build("inlined_dwz_a"), self.build("inlined_dwz_b")
+        common = os.path.join(self.tmp.name, "common.debug")
+        subprocess.run(["dwz", "-m", common, "-M", common, a, b], check=True)
+        sections = subprocess.run(["readelf", "-SW", a], capture_output=True, text=True).stdout
+        self.assertIn(".gnu_debugaltlink", sections)
+        self.assertLines(a)
+

@@ -163,7 +163,8 @@ static int index_units(struct dwarf_lines *d)
 		d->units[d->nunits].cudie = cudie;
 		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
 	}
-	qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
+	if (d->nranges) /* qsort() wants a non-NULL array even for 0 */
+		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
 	d->st.units = d->nunits;
 	return 0;
 }

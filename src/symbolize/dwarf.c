@@ -391,7 +391,8 @@ static int index_unit(struct dwarf_lines *d, struct unit *u)
 	d->st.units_indexed++;
 	err = walk_unit(&w);
 	if (!err) {
-		qsort(w.raw, w.nraw, sizeof(*w.raw), cmp_raw);
+		if (w.nraw)
+			qsort(w.raw, w.nraw, sizeof(*w.raw), cmp_raw);
 		err = flatten(u, w.raw, w.nraw);
 	}
 	for (i = 0; i < u->nscopes; i++)

@@ -23,18 +23,23 @@ def has_fn(sample, name):
     return any(f[0] == name or f[0].startswith(name + ".") for f in sample["frames"])
 
 
-def attached(timeout=10.0):
-    """Wait until a capture's off-CPU program is attached (bpftool), else sleep."""
+def attached(timeout=15.0):
+    """Wait until a capture's off-CPU programs are attached: bpftool lists a
+    link on the sys_exit tracepoint and perf_event links (attached last, in
+    sampler__start). A loaded program is not enough: the -p process's tables
+    are built between load and attach. Without bpftool, sleep."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        r = subprocess.run(["bpftool", "prog", "show"], capture_output=True, text=True)
+        r = subprocess.run(["bpftool", "-j", "link", "show"], capture_output=True, text=True)
         if r.returncode != 0:
             time.sleep(3)
             return
-        if "profcap_sys_exit" in r.stdout:
-            time.sleep(0.3)
+        links = json.loads(r.stdout or "[]")
+        if (any(l.get("tp_name") == "sys_exit" for l in links)
+                and any(l.get("type") == "perf_event" for l in links)):
+            time.sleep(0.05)
             return
-        time.sleep(0.1)
+        time.sleep(0.05)
 
 
 @unittest.skipUnless(OK, WHY)

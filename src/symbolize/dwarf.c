@@ -1,6 +1,8 @@
 /* dwarf.c - source lines and inlined frames from DWARF (see dwarf.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,13 +10,21 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <libelf.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "symbolize/dwarf.h"
 
 #define CACHE_MIN 1024
 #define CHUNK_LINES 4096
 #define MAX_DEPTH 256 /* DIE nesting walked per unit */
+/* Files whose DWARF is not begun yet each hold a descriptor (libdw finds a
+ * dwz alternate file relative to it): past this many, begin at open. */
+#define MAX_PENDING 256
+
+static atomic_int pending_fds;
 
 /* A subprogram or inlined subroutine with code. */
 struct scope {
@@ -65,6 +75,9 @@ struct chunk {
 struct dwarf_lines {
 	Elf *elf;
 	Dwarf *dw;
+	int fd;	     /* ours, until the DWARF is begun; -1 after */
+	bool begun;  /* dwarf_begin_elf() and the unit index were tried */
+	bool broken; /* ... and failed: no lines */
 	struct unit *units;
 	size_t nunits;
 	struct urange *ranges;
@@ -169,6 +182,83 @@ static int index_units(struct dwarf_lines *d)
 	return 0;
 }
 
+/* True when the ELF has a .debug_info (or .zdebug_info) with contents. */
+static bool has_debug_info(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return true;
+	}
+	return false;
+}
+
+static void drop_fd(struct dwarf_lines *d)
+{
+	if (d->fd < 0)
+		return;
+	/* Everything is read from the mapping from now on. */
+	if (d->elf)
+		elf_cntl(d->elf, ELF_C_FDDONE);
+	close(d->fd);
+	d->fd = -1;
+	atomic_fetch_sub(&pending_fds, 1);
+}
+
+/* Indexing the units read a page or more of every unit across the mapped
+ * file (libpython: 8 MB resident). Lookups need only a few units' pages:
+ * let the others go (the mapping is private and read-only, so they are
+ * read back from the page cache when touched again). */
+static void release_pages(struct dwarf_lines *d)
+{
+	size_t size = 0;
+	char *img = elf_rawfile(d->elf, &size);
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t lo, hi;
+
+	if (!img || !size || page <= 0)
+		return;
+	lo = ((uintptr_t)img + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	hi = ((uintptr_t)img + size) & ~((uintptr_t)page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Begin the DWARF and index its units, once. libdw decompresses every
+ * compressed debug section here (libc's debug file: ~10 MB), which is why
+ * it waits for the first lookup. 0 or -errno (then the file has no lines). */
+static int begin(struct dwarf_lines *d)
+{
+	int err;
+
+	if (d->begun)
+		return d->broken ? -ENOENT : 0;
+	d->begun = true;
+	d->broken = true;
+	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	drop_fd(d);
+	if (!d->dw)
+		return -ENOENT; /* no usable DWARF */
+	err = index_units(d);
+	if (err)
+		return err;
+	if (!d->nranges)
+		return -ENOENT;
+	d->broken = false;
+	release_pages(d);
+	return 0;
+}
+
 int dwarf_lines__open_fd(int fd, struct dwarf_lines **out)
 {
 	struct dwarf_lines *d;
@@ -179,23 +269,24 @@ int dwarf_lines__open_fd(int fd, struct dwarf_lines **out)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	d->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (d->fd < 0) {
+		err = -errno;
+		free(d);
+		return err;
+	}
+	atomic_fetch_add(&pending_fds, 1);
 	err = -ENOEXEC;
-	d->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
 		goto fail;
-	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
-	if (!d->dw) {
-		err = -ENOENT; /* no (usable) DWARF */
+	err = -ENOENT;
+	if (!has_debug_info(d->elf))
 		goto fail;
-	}
-	/* Everything is read from the mapping from now on. */
-	elf_cntl(d->elf, ELF_C_FDDONE);
-	err = index_units(d);
-	if (err)
-		goto fail;
-	if (!d->nranges) {
-		err = -ENOENT;
-		goto fail;
+	if (atomic_load(&pending_fds) > MAX_PENDING) {
+		err = begin(d);
+		if (err)
+			goto fail;
 	}
 	*out = d;
 	return 0;
@@ -211,6 +302,7 @@ void dwarf_lines__free(struct dwarf_lines *d)
 
 	if (!d)
 		return;
+	drop_fd(d);
 	for (i = 0; i < d->nunits; i++) {
 		free(d->units[i].scopes);
 		free(d->units[i].segs);
@@ -643,6 +735,8 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 	*lines = NULL;
 	*n = 0;
 	d->st.lookups++;
+	if (begin(d))
+		return false;
 	if (d->cache_cap && (e = cache_slot(d, vaddr + 1))->addr) {
 		d->st.cache_hits++;
 		*lines = e->lines;

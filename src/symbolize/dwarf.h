@@ -4,7 +4,9 @@
  * .gnu_debugaltlink, which libdw opens itself from the debug file's
  * directory or /usr/lib/debug/.build-id); the lookups are our own indexes,
  * not libdwfl's per-address walks:
- *   - at open, every unit's address ranges (from the unit DIE, so files
+ *   - at the first lookup (not at open: libdw decompresses every compressed
+ *     debug section when it begins, ~10 MB for libc's debug file, and most
+ *     files a process maps never get a sample), every unit's address ranges (from the unit DIE, so files
  *     without .debug_aranges work) sorted into one table: address -> unit;
  *   - per unit, built once on the first lookup that lands in it: the ranges
  *     of its subprograms and inlined subroutines flattened into sorted,
@@ -43,9 +45,11 @@ struct dwarf_lines_stats {
 
 /* Open the DWARF of the ELF file on @fd (the binary itself or its debug
  * file). @fd stays the caller's and may be closed right after (the file is
- * mapped). Only the unit ranges are read here. *@out gets a new object.
- * 0, -ENOENT (no DWARF in the file), -ENOEXEC (not ELF / unreadable DWARF)
- * or -ENOMEM. */
+ * mapped). Only the section headers are read here; @d keeps a duplicate
+ * of @fd until its first lookup begins the DWARF (beyond 256 such files,
+ * the DWARF is begun here). *@out gets a new object. 0, -ENOENT (no
+ * .debug_info in the file), -ENOEXEC (not ELF), -EMFILE or -ENOMEM. DWARF
+ * found unreadable later yields no lines. */
 int dwarf_lines__open_fd(int fd, struct dwarf_lines **out);
 
 /* Free @d and everything it handed out. Accepts NULL. */

@@ -1,20 +1,26 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/kallsyms.h"
 #include "util/scan.h"
 
+/* 16 bytes: a kernel has 120k+ text symbols. A symbol's end is the next
+ * symbol's address (see sym_end()), not stored. */
 struct ksym {
 	__u64 addr;
-	__u64 end;  /* computed after sorting */
-	__u32 name; /* offset in names */
-	__u32 rank; /* lower is the preferred name among aliases */
-	int module; /* index in modules, -1 = core */
+	__u32 name;   /* offset in names */
+	__u16 rank;   /* lower is the preferred name among aliases */
+	__u16 module; /* index in modules, CORE = the core kernel */
 };
+
+#define CORE 0xffff
+#define READ_CHUNK (64u << 10)
 
 struct kallsyms {
 	struct ksym *syms;
@@ -73,16 +79,17 @@ static int module_index(struct kallsyms *k, const char *name, size_t len, int *e
 	return (int)k->nmodules++;
 }
 
-static __u32 ksym_rank(char type, const char *name, size_t len)
+/* Type (T, W, w, t), then fewer leading underscores, then shorter. */
+static __u16 ksym_rank(char type, const char *name, size_t len)
 {
 	__u32 b = (type == 'T') ? 0 : (type == 'W') ? 1 : (type == 'w') ? 2 : 3;
 	__u32 us = 0;
 
 	while (us < len && us < 7 && name[us] == '_')
 		us++;
-	if (len > 0xffff)
-		len = 0xffff;
-	return b << 24 | us << 16 | (__u32)len;
+	if (len > 0x7ff)
+		len = 0x7ff;
+	return (__u16)(b << 14 | us << 11 | (__u32)len);
 }
 
 static int add_sym(struct kallsyms *k, __u64 addr, char type, const char *name, size_t len,
@@ -111,10 +118,9 @@ static int add_sym(struct kallsyms *k, __u64 addr, char type, const char *name, 
 		return err;
 	s = &k->syms[k->nsyms++];
 	s->addr = addr;
-	s->end = 0;
 	s->name = off;
 	s->rank = ksym_rank(type, name, len);
-	s->module = module;
+	s->module = module < 0 ? CORE : (__u16)module;
 	return 0;
 }
 
@@ -172,6 +178,19 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* End of symbol @i: the next symbol of the same owner, else the next one
+ * within KALLSYMS_MAX_SPAN, else KALLSYMS_MAX_SPAN bytes. */
+static __u64 sym_end(const struct kallsyms *k, size_t i)
+{
+	const struct ksym *s = &k->syms[i];
+	__u64 cap = s->addr + KALLSYMS_MAX_SPAN < s->addr ? ~0ull : s->addr + KALLSYMS_MAX_SPAN;
+
+	if (i + 1 < k->nsyms &&
+	    (k->syms[i + 1].module == s->module || k->syms[i + 1].addr < cap))
+		return k->syms[i + 1].addr;
+	return cap;
+}
+
 static void finish(struct kallsyms *k)
 {
 	const char *names = (const char *)k->names.data;
@@ -181,7 +200,7 @@ static void finish(struct kallsyms *k)
 	for (i = 0; i < k->nsyms; i++) {
 		const char *n = names + k->syms[i].name;
 
-		if (k->syms[i].module >= 0)
+		if (k->syms[i].module != CORE)
 			continue;
 		if (!strcmp(n, "_stext"))
 			stext = k->syms[i].addr;
@@ -203,28 +222,21 @@ static void finish(struct kallsyms *k)
 		k->modules[i].end = 0;
 	}
 	for (i = 0; i < k->nsyms; i++) {
-		struct ksym *s = &k->syms[i];
-		__u64 cap =
-			s->addr + KALLSYMS_MAX_SPAN < s->addr ? ~0ull : s->addr + KALLSYMS_MAX_SPAN;
+		const struct ksym *s = &k->syms[i];
+		__u64 end = sym_end(k, i);
 
-		if (i + 1 < k->nsyms && k->syms[i + 1].module == s->module)
-			s->end = k->syms[i + 1].addr;
-		else if (i + 1 < k->nsyms && k->syms[i + 1].addr < cap)
-			s->end = k->syms[i + 1].addr;
-		else
-			s->end = cap;
-		if (s->module >= 0) {
+		if (s->module != CORE) {
 			struct kallsyms_module *m = &k->modules[s->module];
 
 			if (!m->start || s->addr < m->start)
 				m->start = s->addr;
-			if (s->end > m->end)
-				m->end = s->end;
+			if (end > m->end)
+				m->end = end;
 		} else {
 			if (!cmin || s->addr < cmin)
 				cmin = s->addr;
-			if (s->end > cmax)
-				cmax = s->end;
+			if (end > cmax)
+				cmax = end;
 		}
 	}
 	/* The core kernel's text is more than _stext.._etext: init text and
@@ -232,65 +244,162 @@ static void finish(struct kallsyms *k)
 	 * (the idle task's start_kernel frames), so cover every core symbol. */
 	k->text_start = stext && stext < cmin ? stext : cmin;
 	k->text_end = etext > cmax ? etext : cmax;
+	/* Give back what growth by doubling left unused. */
+	if (k->nsyms < k->cap) {
+		struct ksym *t = realloc(k->syms, k->nsyms * sizeof(*t));
+
+		if (t) {
+			k->syms = t;
+			k->cap = k->nsyms;
+		}
+	}
+	buf__shrink(&k->names);
 }
 
-int kallsyms__parse(const char *text, size_t len, struct kallsyms **out)
+static struct kallsyms *parse_begin(void)
 {
-	struct kallsyms *k = NULL;
-	const char *p = text, *end = text + len;
-	size_t ntext = 0, nzero = 0;
-	int err = 0;
+	struct kallsyms *k = calloc(1, sizeof(*k));
 
-	*out = NULL;
-	k = calloc(1, sizeof(*k));
 	if (!k)
-		return -ENOMEM;
+		return NULL;
 	buf__init(&k->names, KALLSYMS_MAX_FILE);
 	k->modules = calloc(KALLSYMS_MAX_MODULES, sizeof(*k->modules));
 	k->module_names = calloc(KALLSYMS_MAX_MODULES, sizeof(*k->module_names));
 	if (!k->modules || !k->module_names) {
-		err = -ENOMEM;
-		goto err_free;
+		kallsyms__free(k);
+		return NULL;
 	}
-	while (p < end) {
+	return k;
+}
+
+/* Parse the whole lines in [@text, @text + @len) (a last line without a
+ * newline too). Returns the bytes used, or -errno; *@full is set once
+ * KALLSYMS_MAX_SYMBOLS is reached (the rest is ignored). */
+static int parse_lines(struct kallsyms *k, const char *text, size_t len, size_t *ntext,
+		       size_t *nzero, bool *full)
+{
+	const char *p = text, *end = text + len;
+	int err;
+
+	while (p < end && !*full) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
 		bool is_text, zero;
 
 		err = parse_line(k, p, le, &is_text, &zero);
 		if (err == -E2BIG)
-			break; /* keep what fits */
-		if (err)
-			goto err_free;
-		ntext += is_text;
-		nzero += zero;
+			*full = true; /* keep what fits */
+		else if (err)
+			return err;
+		*ntext += is_text;
+		*nzero += zero;
 		p = le + 1;
 	}
-	err = 0;
-	if (!k->nsyms) {
-		err = ntext && nzero == ntext ? -EPERM : -ENOENT;
-		goto err_free;
-	}
-	finish(k);
-	*out = k;
 	return 0;
-
-err_free:
-	kallsyms__free(k);
-	return err;
 }
 
-int kallsyms__load(const char *path, struct kallsyms **out)
+static int parse_end(struct kallsyms *k, size_t ntext, size_t nzero)
 {
-	struct buf b;
+	if (!k->nsyms)
+		return ntext && nzero == ntext ? -EPERM : -ENOENT;
+	finish(k);
+	return 0;
+}
+
+int kallsyms__parse(const char *text, size_t len, struct kallsyms **out)
+{
+	struct kallsyms *k;
+	size_t ntext = 0, nzero = 0;
+	bool full = false;
 	int err;
 
 	*out = NULL;
-	buf__init(&b, KALLSYMS_MAX_FILE);
-	err = buf__read_file(&b, path);
+	k = parse_begin();
+	if (!k)
+		return -ENOMEM;
+	err = parse_lines(k, text, len, &ntext, &nzero, &full);
 	if (!err)
-		err = kallsyms__parse((const char *)b.data, b.len, out);
-	buf__release(&b);
+		err = parse_end(k, ntext, nzero);
+	if (err) {
+		kallsyms__free(k);
+		return err;
+	}
+	*out = k;
+	return 0;
+}
+
+/* The file is read in READ_CHUNK pieces and parsed line by line: never
+ * whole (5+ MB of text for 120k symbols). A line longer than a chunk is
+ * not a kallsyms line and is skipped. */
+int kallsyms__load(const char *path, struct kallsyms **out)
+{
+	struct kallsyms *k = NULL;
+	size_t have = 0, total = 0, ntext = 0, nzero = 0;
+	bool full = false, skip = false;
+	char *chunk = NULL;
+	int fd = -1, err;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	chunk = malloc(READ_CHUNK);
+	k = parse_begin();
+	err = -ENOMEM;
+	if (!chunk || !k)
+		goto out;
+	while (!full) {
+		ssize_t n = read(fd, chunk + have, READ_CHUNK - have);
+		char *last;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		err = -errno;
+		if (n < 0)
+			goto out;
+		total += (size_t)n;
+		err = -EFBIG;
+		if (total > KALLSYMS_MAX_FILE)
+			goto out;
+		have += (size_t)n;
+		if (skip) { /* the rest of a line longer than a chunk */
+			char *nl = memchr(chunk, '\n', have);
+
+			if (!nl) {
+				have = 0;
+				if (!n)
+					break;
+				continue;
+			}
+			have -= (size_t)(nl + 1 - chunk);
+			memmove(chunk, nl + 1, have);
+			skip = false;
+		}
+		/* At the end, the last line needs no newline. */
+		last = n ? memrchr(chunk, '\n', have) : chunk + have;
+		if (!last) {
+			if (have == READ_CHUNK) {
+				skip = true;
+				have = 0;
+			}
+			continue;
+		}
+		err = parse_lines(k, chunk, (size_t)(last - chunk), &ntext, &nzero, &full);
+		if (err)
+			goto out;
+		if (!n)
+			break;
+		have -= (size_t)(last + 1 - chunk);
+		memmove(chunk, last + 1, have);
+	}
+	err = parse_end(k, ntext, nzero);
+out:
+	if (err)
+		kallsyms__free(k);
+	else
+		*out = k;
+	free(chunk);
+	close(fd);
 	return err;
 }
 
@@ -314,12 +423,12 @@ const char *kallsyms__lookup(const struct kallsyms *k, __u64 addr, __u64 *sym_ad
 	if (!lo)
 		return NULL;
 	s = &k->syms[lo - 1];
-	if (addr >= s->end)
+	if (addr >= sym_end(k, lo - 1))
 		return NULL;
 	if (sym_addr)
 		*sym_addr = s->addr;
 	if (module)
-		*module = s->module;
+		*module = s->module == CORE ? -1 : s->module;
 	return (const char *)k->names.data + s->name;
 }
 

@@ -1,6 +1,7 @@
 /* kallsyms.h - kernel text symbols from /proc/kallsyms.
  *
- * Parses the kallsyms text (from a buffer, or a file read with a size cap),
+ * Parses the kallsyms text (from a buffer, or a file read 64 KiB at a time
+ * with a size cap: the 5+ MB text is never held whole),
  * keeps text symbols (types t T w W) with their module ("[ext4]" -> "ext4"),
  * sorts them and answers address -> function name lookups. A symbol covers
  * the addresses up to the next symbol of the same owner (core kernel or one

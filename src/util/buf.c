@@ -47,6 +47,23 @@ int buf__reserve(struct buf *b, size_t extra)
 	return 0;
 }
 
+void buf__shrink(struct buf *b)
+{
+	unsigned char *n;
+
+	if (!b->data || b->len == b->cap)
+		return;
+	if (!b->len) {
+		buf__release(b);
+		return;
+	}
+	n = realloc(b->data, b->len);
+	if (n) {
+		b->data = n;
+		b->cap = b->len;
+	}
+}
+
 int buf__append(struct buf *b, const void *data, size_t len)
 {
 	int err;

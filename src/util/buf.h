@@ -31,6 +31,10 @@ int buf__append(struct buf *b, const void *data, size_t len);
 /* Drop the contents but keep the allocation. */
 void buf__reset(struct buf *b);
 
+/* Give back the allocation beyond the contents (for a buffer that is done
+ * growing). Keeps the old allocation if the smaller one cannot be had. */
+void buf__shrink(struct buf *b);
+
 /* A writer with a sticky error: once an append fails, later ones do nothing
  * and @err keeps the first failure. For encoders that write many small
  * pieces and check once at the end. */

@@ -1,5 +1,7 @@
 /* test_kallsyms.c - /proc/kallsyms parsing on fixture text. */
 #include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +150,72 @@ TEST(real_kallsyms_if_readable)
 	kallsyms__free(k);
 }
 
+/* The file is read 64 KiB at a time: lines across chunk edges, a line
+ * longer than a chunk (skipped) and no final newline give the same table
+ * as parsing the text whole (minus the over-long line). */
+TEST(load_in_chunks_matches_parse)
+{
+	char path[] = "/tmp/test_kallsyms_XXXXXX";
+	struct kallsyms *a = NULL, *b = NULL;
+	size_t cap = 1u << 20, len = 0, i;
+	char *text = malloc(cap), *whole = malloc(cap);
+	size_t wlen = 0;
+	FILE *f;
+	int fd;
+
+	CHECK(text && whole);
+	for (i = 0; i < 6000; i++) {
+		int n = snprintf(text + len, cap - len, "ffffffff8%07zx %c fn_%zu_%.*s\n",
+				 i * 16, i % 3 ? 't' : 'T', i, (int)(i % 40), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+
+		len += (size_t)n;
+		if (i == 3000) { /* a 100 KiB line */
+			memcpy(text + len, "ffffffff8fffff00 t ", 19);
+			len += 19;
+			memset(text + len, 'y', 100 << 10);
+			len += 100 << 10;
+			text[len++] = '\n';
+		}
+	}
+	memcpy(text + len, "ffffffff8ffffff0 T last_no_newline", 34);
+	len += 34;
+	/* The same text without the over-long line. */
+	for (i = 0; i < len;) {
+		char *nl = memchr(text + i, '\n', len - i);
+		size_t l = nl ? (size_t)(nl - text - i) + 1 : len - i;
+
+		if (l < 4096) {
+			memcpy(whole + wlen, text + i, l);
+			wlen += l;
+		}
+		i += l;
+	}
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	f = fdopen(fd, "w");
+	CHECK(f && fwrite(text, 1, len, f) == len);
+	fclose(f);
+	CHECK(!kallsyms__load(path, &a));
+	CHECK(!kallsyms__parse(whole, wlen, &b));
+	unlink(path);
+	CHECK_EQ_U64(kallsyms__count(a), kallsyms__count(b));
+	CHECK_EQ_U64(kallsyms__count(a), 6001);
+	for (i = 0; i < 6000; i += 7) {
+		__u64 x = 0xffffffff80000000ull + i * 16 + 3, sa = 0, sb = 0;
+		const char *na = kallsyms__lookup(a, x, &sa, NULL);
+		const char *nb = kallsyms__lookup(b, x, &sb, NULL);
+
+		CHECK(na && nb);
+		CHECK_STR(na, nb);
+		CHECK_EQ_U64(sa, sb);
+	}
+	CHECK_STR(kallsyms__lookup(a, 0xffffffff8ffffff4ull, NULL, NULL), "last_no_newline");
+	kallsyms__free(a);
+	kallsyms__free(b);
+	free(text);
+	free(whole);
+}
+
 int main(void)
 {
 	RUN(core_lookup);
@@ -156,6 +224,7 @@ int main(void)
 	RUN(no_stext_uses_symbol_range);
 	RUN(long_names_and_no_newline);
 	RUN(real_kallsyms_if_readable);
+	RUN(load_in_chunks_matches_parse);
 	kallsyms__free(NULL);
 	return TEST_DONE();
 }

@@ -242,13 +242,23 @@ $(FUZZ_EU)/lib/libdw.a: third_party/elfutils.mk
 		DEPS_CFLAGS="-g -O1 $(FUZZ_SAN) -fno-sanitize=alignment -fsanitize=fuzzer-no-link \
 		-fno-omit-frame-pointer" install
 
-$(FUZZ)/dwarf: scripts/fuzz/fuzz_dwarf.c $(FUZZ_LIBS) $(FUZZ_EU)/lib/libdw.a Makefile | $(PB_H)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(FUZZ_EU)/include -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBS) \
-		$(FUZZ_EU)/lib/libdw.a $(FUZZ_EU)/lib/libelf.a -lz -llzma
+# The demanglers (symbolize/demangle.c calls them) the same way.
+FUZZ_DEMANGLE := $(FUZZ)/libiberty/lib/libdemangle.a
+$(FUZZ_DEMANGLE): third_party/libiberty.mk
+	$(MAKE) -s -f third_party/libiberty.mk SRCDIR=$(DEPS)/src/libiberty \
+		OBJDIR=$(FUZZ)/libiberty/obj PREFIX=$(FUZZ)/libiberty CC=$(FUZZ_CC) \
+		DEPS_CFLAGS="-g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -fno-omit-frame-pointer" \
+		install
 
-$(FUZZ)/%: scripts/fuzz/fuzz_%.c $(FUZZ_LIBS) Makefile | $(PB_H)
+$(FUZZ)/dwarf: scripts/fuzz/fuzz_dwarf.c $(FUZZ_LIBS) $(FUZZ_EU)/lib/libdw.a $(FUZZ_DEMANGLE) \
+		Makefile | $(PB_H)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(FUZZ_EU)/include -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBS) \
+		$(FUZZ_EU)/lib/libdw.a $(FUZZ_EU)/lib/libelf.a $(FUZZ_DEMANGLE) -lz -llzma
+
+$(FUZZ)/%: scripts/fuzz/fuzz_%.c $(FUZZ_LIBS) $(FUZZ_DEMANGLE) Makefile | $(PB_H)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBS) -lelf -lz -llzma
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBS) $(FUZZ_DEMANGLE) \
+		-lelf -lz -llzma
 
 -include $(OBJS:.o=.d) $(PB_OBJS:.o=.d) $(NANOPB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
 	$(BPF_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) $(FUZZ_PB_OBJS:.o=.d)

@@ -3,6 +3,7 @@
 # the other, SECONDS each (default 120). Every scripts/fuzz/fuzz_<name>.c is
 # a harness; today:
 #   otlp_read    otlp_read__parse() (then otlp__encode() and a re-read)
+#   otlp_json_read  otlp_json_read__transcode(), OTLP/JSON (then otlp_read)
 #   perf_script  perf_script__parse() (then the OTLP round trip)
 #   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
 #                and bare CFI sections), built only when src/collect/cfi.c exists
@@ -76,6 +77,21 @@ seeds_otlp_read() {
 		kill "$busy" 2>/dev/null
 		wait "$busy" 2>/dev/null
 		[ -f "$d/capture_pid.pb" ] && gzip -c "$d/capture_pid.pb" >"$d/capture_pid.pb.gz"
+	fi
+}
+
+seeds_otlp_json_read() {
+	local d=$OUT/seeds/otlp_json_read
+	mkdir -p "$d"
+	printf '{"dictionary":{"stringTable":["","a\\u00e9\\ud83d\\ude00"]}}' >"$d/strings.json"
+	if [ "$(id -u)" = 0 ] && [ -x build/profcap ]; then
+		# A short real capture as JSON, small enough to mutate quickly.
+		sh -c 'end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done' &
+		local busy=$!
+		build/profcap capture -q --seconds 0.5 -F 99 -p "$busy" -o "$d/capture.json" \
+			--format otlp-json >/dev/null 2>&1
+		kill "$busy" 2>/dev/null
+		wait "$busy" 2>/dev/null
 	fi
 }
 

@@ -4,7 +4,7 @@
  * before any work. The whole input is read into memory, its kind decided
  * (--from, else: pprof when the gunzipped bytes are a pprof Profile, perf
  * script text when its first record is a perf script sample header, else
- * OTLP), parsed into the profile model and encoded with format__encode().
+ * OTLP, protobuf or JSON), parsed into the profile model and encoded with format__encode().
  * Without --to the output format follows the output name (.svg, .json,
  * .folded, .pb.gz/.pprof for pprof), else OTLP.
  *
@@ -28,6 +28,7 @@
 #include "util/fdio.h"
 #include "util/id.h"
 #include "util/log.h"
+#include "formats/otlp_json_read.h"
 #include "formats/otlp_read.h"
 #include "formats/perf_script.h"
 #include "formats/pprof_read.h"
@@ -65,8 +66,9 @@ void convert__usage(void)
 	printf("Usage: profcap convert IN -o OUT --to FORMAT [options]\n"
 	       "\n"
 	       "Convert a capture to another format. IN is an OTLP Profiles file (ProfilesData\n"
-	       "or ExportProfilesServiceRequest, gzip'd or not, from any tool) or the text\n"
-	       "output of 'perf script'; '-' reads standard input.\n"
+	       "or ExportProfilesServiceRequest, protobuf or OTLP/JSON, gzip'd or not, from\n"
+	       "any tool), a pprof profile or the text output of 'perf script'; '-' reads\n"
+	       "standard input.\n"
 	       "\n"
 	       "Options:\n"
 	       "  -o, --output OUT     where to write; '-' = standard output (files are\n"
@@ -74,8 +76,9 @@ void convert__usage(void)
 	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg (default: from\n"
 	       "                       OUT's name: .svg, .json, .folded, .pb.gz or .pprof\n"
 	       "                       for pprof; otherwise otlp)\n"
-	       "      --from KIND      otlp | pprof | perf-script (default: detected from\n"
-	       "                       the content; gzip'd input is inflated first)\n"
+	       "      --from KIND      otlp | otlp-json | pprof | perf-script (default:\n"
+	       "                       detected from the content; gzip'd input is\n"
+	       "                       inflated first)\n"
 	       "      --embed-original keep the perf script text in the OTLP profile\n"
 	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
 	       "                       only with perf-script input and --to otlp/otlp-json\n"
@@ -130,15 +133,16 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			have_to = true;
 			break;
 		case OPT_FROM:
-			if (!strcmp(optarg, "otlp"))
+			/* The OTLP reader tells protobuf from JSON itself. */
+			if (!strcmp(optarg, "otlp") || !strcmp(optarg, "otlp-json"))
 				o->from = INPUT_OTLP;
 			else if (!strcmp(optarg, "perf-script"))
 				o->from = INPUT_PERF_SCRIPT;
 			else if (!strcmp(optarg, "pprof"))
 				o->from = INPUT_PPROF;
 			else
-				return usage_error("unknown --from '%s': expected otlp, pprof or "
-						   "perf-script",
+				return usage_error("unknown --from '%s': expected otlp, otlp-json, "
+						   "pprof or perf-script",
 						   optarg);
 			break;
 		case OPT_EMBED:
@@ -268,6 +272,8 @@ static enum input_kind detect(const struct buf *in)
 		return INPUT_PPROF;
 	if (perf_script__looks_like(in->data, in->len))
 		return INPUT_PERF_SCRIPT;
+	if (otlp_json_read__looks_like(in->data, in->len))
+		return INPUT_OTLP; /* OTLP/JSON: the OTLP reader transcodes it */
 	return looks_like_text(in) ? INPUT_TEXT : INPUT_OTLP;
 }
 

@@ -30,6 +30,7 @@
 #include "util/buf.h"
 #include "util/gz.h"
 #include "util/log.h"
+#include "formats/otlp_json_read.h"
 #include "formats/otlp_read.h"
 #include "model/profile.h"
 
@@ -1955,13 +1956,14 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 			    char *err, size_t errlen)
 {
 	struct rd r = {.err = err, .errlen = errlen};
-	struct buf plain;
+	struct buf plain, wire;
 	int ret;
 
 	*out = NULL;
 	if (err && errlen)
 		err[0] = '\0';
 	buf__init(&plain, max_bytes);
+	buf__init(&wire, max_bytes);
 	if (!len) {
 		/* Zero bytes are a valid empty ProfilesData, but no capture: every
 		 * capture writes a resource, even one without samples. */
@@ -2000,6 +2002,21 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 		goto out;
 	}
 
+	/* OTLP/JSON: transcoded to the wire format, then read like it. A
+	 * protobuf message never starts with '{' (field 15, a group); one may
+	 * start with white space and '{' bytes (field 1 of length 123): when
+	 * that does not read as JSON, it is read as protobuf. */
+	if (otlp_json_read__looks_like(data, len)) {
+		ret = otlp_json_read__transcode(data, len, &wire, err, err ? errlen : 0);
+		if (!ret) {
+			data = wire.data;
+			len = wire.len;
+		} else if (*(const char *)data == '{') {
+			goto out;
+		} else if (err && errlen) {
+			err[0] = '\0';
+		}
+	}
 	r.strings.max = r.mappings.max = r.locations.max = MAX_TABLE;
 	r.functions.max = r.attrs.max = r.stacks.max = MAX_TABLE;
 	r.line_pos.max = MAX_POOL;
@@ -2019,6 +2036,7 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 out:
 	profile__free(r.p);
 	rd_release(&r);
+	buf__release(&wire);
 	buf__release(&plain);
 	return ret;
 }

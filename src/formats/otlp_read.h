@@ -2,7 +2,8 @@
  *
  * Accepts one serialized ProfilesData or ExportProfilesServiceRequest (the
  * same wire format), gzip-compressed or not, written by profcap or any other
- * tool. Parsing is done on the wire format with nanopb's stream primitives
+ * tool, as protobuf or as OTLP/JSON (transcoded to protobuf first, see
+ * otlp_json_read.h). Parsing is done on the wire format with nanopb's stream primitives
  * and bounds-checks every length and index: malformed input is an error with
  * a message naming what is wrong, never a crash. Pure code.
  */

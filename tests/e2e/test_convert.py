@@ -274,6 +274,57 @@ if __name__ != "__main__":
             with open(out, "rb") as f:
                 self.assertEqual(r.stdout, f.read())
 
+        def test_otlp_json_roundtrip(self):
+            """OTLP -> OTLP/JSON -> OTLP loses nothing: the capture read back from
+            JSON (ours, gzip'd, and the canonical protobuf JSON of the official
+            schema, with base64 ids and snake_case names) encodes to the very
+            bytes the capture itself converts to."""
+            direct = self.convert("otlp")
+            with open(direct, "rb") as f:
+                want = f.read()
+            ours = self.convert("otlp-json")
+            gz = os.path.join(self.tmp.name, "ours.json.gz")
+            with open(ours, "rb") as f, gzip.open(gz, "wb") as g:
+                g.write(f.read())
+            canon = os.path.join(self.tmp.name, "canonical.json")
+            sys.path.insert(0, HERE)
+            import otlp_check  # noqa: E402
+            gen = otlp_check.generate("official")
+            if gen is None:
+                self.skipTest("official .proto files missing (../shared/otlp-proto)")
+            code = ("import sys; sys.path.insert(0, sys.argv[1]);"
+                    "from google.protobuf import json_format as j;"
+                    "from opentelemetry.proto.profiles.v1development import profiles_pb2 as p;"
+                    "d = p.ProfilesData.FromString(open(sys.argv[2], 'rb').read());"
+                    "open(sys.argv[3], 'w').write(j.MessageToJson(d, "
+                    "preserving_proto_field_name=True))")
+            subprocess.run([sys.executable, "-c", code, gen, self.src, canon], check=True,
+                           timeout=60)
+            with open(canon) as f:
+                self.assertIn('"resource_profiles"', f.read())
+            for src in (ours, gz, canon):
+                back = os.path.join(self.tmp.name, "back.pb")
+                r = run_profcap(["convert", src, "-o", back])
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(back, "rb") as f:
+                    self.assertEqual(f.read(), want, src)
+            # report and flamegraph read OTLP/JSON as well.
+            r = run_profcap(["report", ours])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("burn_a", r.stdout)
+            # Malformed JSON: one error naming the byte, no output.
+            with open(ours, "rb") as f:
+                data = f.read()
+            bad = os.path.join(self.tmp.name, "bad.json")
+            with open(bad, "wb") as f:
+                f.write(data[:len(data) // 2])
+            out = os.path.join(self.tmp.name, "bad.pb")
+            r = run_profcap(["convert", bad, "-o", out])
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("OTLP/JSON at byte", r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertFalse(os.path.exists(out))
+
         def test_pprof(self):
             if not ensure_pprof_module():
                 self.skipTest("reference profile.proto missing: apt-get install "

@@ -1,0 +1,725 @@
+/* otlp_json_read.c - OTLP/JSON to protobuf (see otlp_json_read.h).
+ *
+ * The schema below lists every message of ProfilesData with its fields'
+ * .proto names, numbers and kinds; the JSON is walked once, recursively,
+ * each object encoded into its own buffer and appended to its parent's
+ * with a length prefix (protobuf needs a submessage's length first).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/otlp_json_read.h"
+#include "util/scan.h"
+
+enum kind {
+	K_MSG,
+	K_STRING,
+	K_BYTES, /* base64 */
+	K_ID,	 /* hex (trace, span and profile ids) */
+	K_INT32,
+	K_INT64,
+	K_UINT32,
+	K_UINT64,
+	K_FIXED64,
+	K_BOOL,
+	K_DOUBLE,
+};
+
+struct msg;
+
+struct field {
+	const char *name; /* as in the .proto */
+	__u32 num;
+	enum kind kind;
+	bool repeated;
+	const struct msg *msg; /* K_MSG */
+};
+
+struct msg {
+	const struct field *f;
+	size_t n;
+};
+
+#define MSG(name, ...)                                                                             \
+	static const struct field name##_f[] = {__VA_ARGS__};                                      \
+	static const struct msg name = {name##_f, sizeof(name##_f) / sizeof(name##_f[0])}
+
+static const struct msg any_value, key_value;
+
+MSG(array_value, {"values", 1, K_MSG, true, &any_value});
+MSG(kvlist_value, {"values", 1, K_MSG, true, &key_value});
+MSG(any_value, {"string_value", 1, K_STRING, false, NULL}, {"bool_value", 2, K_BOOL, false, NULL},
+    {"int_value", 3, K_INT64, false, NULL}, {"double_value", 4, K_DOUBLE, false, NULL},
+    {"array_value", 5, K_MSG, false, &array_value},
+    {"kvlist_value", 6, K_MSG, false, &kvlist_value}, {"bytes_value", 7, K_BYTES, false, NULL},
+    {"string_value_strindex", 8, K_INT32, false, NULL});
+MSG(key_value, {"key", 1, K_STRING, false, NULL}, {"value", 2, K_MSG, false, &any_value},
+    {"key_strindex", 3, K_INT32, false, NULL});
+MSG(entity_ref, {"schema_url", 1, K_STRING, false, NULL}, {"type", 2, K_STRING, false, NULL},
+    {"id_keys", 3, K_STRING, true, NULL}, {"description_keys", 4, K_STRING, true, NULL});
+MSG(resource, {"attributes", 1, K_MSG, true, &key_value},
+    {"dropped_attributes_count", 2, K_UINT32, false, NULL},
+    {"entity_refs", 3, K_MSG, true, &entity_ref});
+MSG(scope, {"name", 1, K_STRING, false, NULL}, {"version", 2, K_STRING, false, NULL},
+    {"attributes", 3, K_MSG, true, &key_value},
+    {"dropped_attributes_count", 4, K_UINT32, false, NULL});
+MSG(value_type, {"type_strindex", 1, K_INT32, false, NULL},
+    {"unit_strindex", 2, K_INT32, false, NULL});
+MSG(sample, {"stack_index", 1, K_INT32, false, NULL}, {"attribute_indices", 2, K_INT32, true, NULL},
+    {"link_index", 3, K_INT32, false, NULL}, {"values", 4, K_INT64, true, NULL},
+    {"timestamps_unix_nano", 5, K_FIXED64, true, NULL});
+MSG(profile, {"sample_type", 1, K_MSG, false, &value_type}, {"samples", 2, K_MSG, true, &sample},
+    {"time_unix_nano", 3, K_FIXED64, false, NULL}, {"duration_nano", 4, K_UINT64, false, NULL},
+    {"period_type", 5, K_MSG, false, &value_type}, {"period", 6, K_INT64, false, NULL},
+    {"profile_id", 7, K_ID, false, NULL}, {"dropped_attributes_count", 8, K_UINT32, false, NULL},
+    {"original_payload_format", 9, K_STRING, false, NULL},
+    {"original_payload", 10, K_BYTES, false, NULL},
+    {"attribute_indices", 11, K_INT32, true, NULL});
+MSG(scope_profiles, {"scope", 1, K_MSG, false, &scope}, {"profiles", 2, K_MSG, true, &profile},
+    {"schema_url", 3, K_STRING, false, NULL});
+MSG(resource_profiles, {"resource", 1, K_MSG, false, &resource},
+    {"scope_profiles", 2, K_MSG, true, &scope_profiles}, {"schema_url", 3, K_STRING, false, NULL});
+MSG(mapping, {"memory_start", 1, K_UINT64, false, NULL}, {"memory_limit", 2, K_UINT64, false, NULL},
+    {"file_offset", 3, K_UINT64, false, NULL}, {"filename_strindex", 4, K_INT32, false, NULL},
+    {"attribute_indices", 5, K_INT32, true, NULL});
+MSG(line, {"function_index", 1, K_INT32, false, NULL}, {"line", 2, K_INT64, false, NULL},
+    {"column", 3, K_INT64, false, NULL});
+MSG(location, {"mapping_index", 1, K_INT32, false, NULL}, {"address", 2, K_UINT64, false, NULL},
+    {"lines", 3, K_MSG, true, &line}, {"attribute_indices", 4, K_INT32, true, NULL});
+MSG(function, {"name_strindex", 1, K_INT32, false, NULL},
+    {"system_name_strindex", 2, K_INT32, false, NULL},
+    {"filename_strindex", 3, K_INT32, false, NULL}, {"start_line", 4, K_INT64, false, NULL});
+MSG(link, {"trace_id", 1, K_ID, false, NULL}, {"span_id", 2, K_ID, false, NULL});
+MSG(key_value_and_unit, {"key_strindex", 1, K_INT32, false, NULL},
+    {"value", 2, K_MSG, false, &any_value}, {"unit_strindex", 3, K_INT32, false, NULL});
+MSG(stack, {"location_indices", 1, K_INT32, true, NULL});
+MSG(dictionary, {"mapping_table", 1, K_MSG, true, &mapping},
+    {"location_table", 2, K_MSG, true, &location}, {"function_table", 3, K_MSG, true, &function},
+    {"link_table", 4, K_MSG, true, &link}, {"string_table", 5, K_STRING, true, NULL},
+    {"attribute_table", 6, K_MSG, true, &key_value_and_unit},
+    {"stack_table", 7, K_MSG, true, &stack});
+/* ExportProfilesServiceRequest has the same two fields. */
+MSG(profiles_data, {"resource_profiles", 1, K_MSG, true, &resource_profiles},
+    {"dictionary", 2, K_MSG, false, &dictionary});
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
+
+struct rd {
+	const char *start, *p, *end;
+	int depth;
+	size_t max; /* cap of every buffer (the caller's output cap) */
+	struct buf str; /* the string being decoded */
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct rd *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n = 0;
+
+	if (!r->errlen)
+		return -EBADMSG;
+	n = snprintf(r->err, r->errlen, "OTLP/JSON at byte %zu: ", (size_t)(r->p - r->start));
+	if (n >= 0 && (size_t)n < r->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EBADMSG;
+}
+
+/* ---- protobuf output ------------------------------------------------------ */
+
+static int put_varint(struct buf *b, __u64 v)
+{
+	unsigned char t[10];
+	size_t n = 0;
+
+	do {
+		t[n] = (unsigned char)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			t[n] |= 0x80;
+		n++;
+	} while (v);
+	return buf__append(b, t, n);
+}
+
+static int put_tag(struct buf *b, __u32 num, int wt)
+{
+	return put_varint(b, (__u64)num << 3 | (__u64)wt);
+}
+
+static int put_fixed64(struct buf *b, __u64 v)
+{
+	unsigned char t[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		t[i] = (unsigned char)(v >> (8 * i));
+	return buf__append(b, t, 8);
+}
+
+static int put_len(struct buf *b, __u32 num, const void *data, size_t len)
+{
+	return put_tag(b, num, WT_LEN) ?: put_varint(b, len) ?: buf__append(b, data, len);
+}
+
+/* ---- JSON lexing ---------------------------------------------------------- */
+
+static void skip_ws(struct rd *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+		r->p++;
+}
+
+/* Consume @c (after white space). */
+static bool eat(struct rd *r, char c)
+{
+	skip_ws(r);
+	if (r->p < r->end && *r->p == c) {
+		r->p++;
+		return true;
+	}
+	return false;
+}
+
+static bool eat_word(struct rd *r, const char *w)
+{
+	size_t n = strlen(w);
+
+	skip_ws(r);
+	if ((size_t)(r->end - r->p) >= n && !memcmp(r->p, w, n)) {
+		r->p += n;
+		return true;
+	}
+	return false;
+}
+
+static int hex4(struct rd *r, __u32 *cp)
+{
+	int i, d;
+
+	if (r->end - r->p < 4)
+		return fail(r, "truncated \\u escape");
+	*cp = 0;
+	for (i = 0; i < 4; i++) {
+		d = scan__hex_digit(r->p[i]);
+		if (d < 0)
+			return fail(r, "bad \\u escape");
+		*cp = *cp << 4 | (__u32)d;
+	}
+	r->p += 4;
+	return 0;
+}
+
+static int put_utf8(struct buf *b, __u32 cp)
+{
+	unsigned char t[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		t[0] = (unsigned char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		t[0] = (unsigned char)(0xc0 | cp >> 6);
+		t[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		t[0] = (unsigned char)(0xe0 | cp >> 12);
+		t[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		t[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		t[0] = (unsigned char)(0xf0 | cp >> 18);
+		t[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+		t[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		t[3] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	return buf__append(b, t, n);
+}
+
+/* One \-escape (the backslash consumed) into r->str. */
+static int escape(struct rd *r)
+{
+	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+	const char *e;
+	__u32 cp, lo;
+	int err;
+
+	if (r->p >= r->end)
+		return fail(r, "truncated escape");
+	if (*r->p != 'u') {
+		e = strchr(from, *r->p);
+		if (!e || !*r->p)
+			return fail(r, "bad escape '\\%c'", *r->p);
+		r->p++;
+		return buf__append(&r->str, &to[e - from], 1);
+	}
+	r->p++;
+	err = hex4(r, &cp);
+	if (err)
+		return err;
+	if (cp >= 0xd800 && cp < 0xdc00) { /* a high surrogate wants its low one */
+		if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
+			return put_utf8(&r->str, 0xfffd);
+		r->p += 2;
+		err = hex4(r, &lo);
+		if (err)
+			return err;
+		if (lo < 0xdc00 || lo >= 0xe000)
+			return put_utf8(&r->str, 0xfffd) ?: put_utf8(&r->str, lo);
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+	} else if (cp >= 0xdc00 && cp < 0xe000) {
+		cp = 0xfffd; /* a lone low surrogate */
+	}
+	return put_utf8(&r->str, cp);
+}
+
+/* A string into r->str (not NUL-terminated: r->str.len bytes). */
+static int string(struct rd *r)
+{
+	int err;
+
+	buf__reset(&r->str);
+	if (!eat(r, '"'))
+		return fail(r, "expected a string");
+	for (;;) {
+		const char *q = r->p;
+
+		while (q < r->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+			q++;
+		err = buf__append(&r->str, r->p, (size_t)(q - r->p));
+		if (err)
+			return err;
+		r->p = q;
+		if (q == r->end)
+			return fail(r, "unterminated string");
+		if (*q == '"') {
+			r->p++;
+			return 0;
+		}
+		if ((unsigned char)*q < 0x20)
+			return fail(r, "control character in a string");
+		r->p++;
+		err = escape(r);
+		if (err)
+			return err;
+	}
+}
+
+/* A number's text, or a string's contents for 64-bit integers written as
+ * strings, into @tok (NUL-terminated, at most @cap - 1 bytes). */
+static int number_token(struct rd *r, char *tok, size_t cap)
+{
+	size_t n;
+	int err;
+
+	skip_ws(r);
+	if (r->p < r->end && *r->p == '"') {
+		err = string(r);
+		if (err)
+			return err;
+		if (r->str.len >= cap || memchr(r->str.data, '\0', r->str.len))
+			return fail(r, "bad number in a string");
+		memcpy(tok, r->str.data, r->str.len);
+		tok[r->str.len] = '\0';
+		return 0;
+	}
+	for (n = 0; r->p + n < r->end && strchr("+-0123456789.eE", r->p[n]) && r->p[n]; n++)
+		;
+	if (!n || n >= cap)
+		return fail(r, "expected a number");
+	memcpy(tok, r->p, n);
+	tok[n] = '\0';
+	r->p += n;
+	return 0;
+}
+
+/* An integer in [@lo, @hi] (as signed) or [0, @uhi] (unsigned). JSON
+ * numbers like 1e3 or 5.0 that are integers are taken too. */
+static int integer(struct rd *r, bool is_signed, __s64 lo, __s64 hi, __u64 uhi, __u64 *out)
+{
+	char tok[64], *end = NULL;
+	int err = number_token(r, tok, sizeof(tok));
+
+	if (err)
+		return err;
+	errno = 0;
+	if (!strpbrk(tok, ".eE")) {
+		if (is_signed) {
+			long long v = strtoll(tok, &end, 10);
+
+			if (errno || *end || end == tok || v < lo || v > hi)
+				return fail(r, "integer '%s' out of range", tok);
+			*out = (__u64)v;
+		} else {
+			unsigned long long v = tok[0] == '-' ? 1 : strtoull(tok, &end, 10);
+
+			if (tok[0] == '-' || errno || *end || end == tok || v > uhi)
+				return fail(r, "integer '%s' out of range", tok);
+			*out = v;
+		}
+		return 0;
+	} else {
+		double d = strtod(tok, &end);
+
+		if (errno || *end || end == tok)
+			return fail(r, "bad number '%s'", tok);
+		/* Range first: converting an out-of-range double is undefined. */
+		if (is_signed ? !(d >= (double)lo && d < -(double)INT64_MIN && d <= (double)hi)
+			      : !(d >= 0 && d < 18446744073709551616.0 && d <= (double)uhi))
+			return fail(r, "integer '%s' out of range", tok);
+		*out = is_signed ? (__u64)(__s64)d : (__u64)d;
+		if (is_signed ? (double)(__s64)*out != d : (double)*out != d)
+			return fail(r, "'%s' is not an integer", tok);
+		return 0;
+	}
+}
+
+static int real(struct rd *r, double *out)
+{
+	char tok[64], *end = NULL;
+	int err;
+
+	skip_ws(r);
+	if (r->p < r->end && *r->p == '"') { /* "NaN", "Infinity", "-Infinity" */
+		err = string(r);
+		if (err)
+			return err;
+		if (r->str.len == 3 && !memcmp(r->str.data, "NaN", 3))
+			*out = __builtin_nan("");
+		else if (r->str.len == 8 && !memcmp(r->str.data, "Infinity", 8))
+			*out = __builtin_inf();
+		else if (r->str.len == 9 && !memcmp(r->str.data, "-Infinity", 9))
+			*out = -__builtin_inf();
+		else
+			return fail(r, "bad double");
+		return 0;
+	}
+	err = number_token(r, tok, sizeof(tok));
+	if (err)
+		return err;
+	errno = 0;
+	*out = strtod(tok, &end);
+	if (*end || end == tok)
+		return fail(r, "bad number '%s'", tok);
+	return 0;
+}
+
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+/* Decode r->str in place as base64 (padding optional). */
+static int base64(struct rd *r)
+{
+	unsigned char *s = r->str.data;
+	size_t i, n = r->str.len, o = 0;
+	__u32 acc = 0;
+	int bits = 0, v;
+
+	while (n && s[n - 1] == '=')
+		n--;
+	for (i = 0; i < n; i++) {
+		v = b64_value(s[i]);
+		if (v < 0)
+			return fail(r, "bad base64");
+		acc = acc << 6 | (__u32)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			s[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	if (bits >= 6)
+		return fail(r, "bad base64 length");
+	r->str.len = o;
+	return 0;
+}
+
+/* Decode r->str in place as hex, else as base64. */
+static int id_bytes(struct rd *r)
+{
+	unsigned char *s = r->str.data;
+	size_t i, n = r->str.len;
+
+	for (i = 0; i < n; i++)
+		if (scan__hex_digit((char)s[i]) < 0)
+			return base64(r);
+	if (n % 2)
+		return base64(r);
+	for (i = 0; i < n / 2; i++)
+		s[i] = (unsigned char)(scan__hex_digit((char)s[2 * i]) << 4 |
+				       scan__hex_digit((char)s[2 * i + 1]));
+	r->str.len = n / 2;
+	return 0;
+}
+
+/* Skip any value (of an unknown field). */
+static int skip_value(struct rd *r)
+{
+	int err;
+
+	skip_ws(r);
+	if (r->p >= r->end)
+		return fail(r, "expected a value");
+	if (*r->p == '"')
+		return string(r);
+	if (*r->p == '{' || *r->p == '[') {
+		char close = *r->p == '{' ? '}' : ']';
+		bool obj = *r->p == '{';
+
+		if (++r->depth > OTLP_JSON_MAX_DEPTH)
+			return fail(r, "nested deeper than %d levels", OTLP_JSON_MAX_DEPTH);
+		r->p++;
+		if (!eat(r, close)) {
+			do {
+				if (obj && (err = string(r) ?: (eat(r, ':') ? 0 : fail(r, "expected ':'"))))
+					return err;
+				err = skip_value(r);
+				if (err)
+					return err;
+			} while (eat(r, ','));
+			if (!eat(r, close))
+				return fail(r, "expected ',' or '%c'", close);
+		}
+		r->depth--;
+		return 0;
+	}
+	if (eat_word(r, "true") || eat_word(r, "false") || eat_word(r, "null"))
+		return 0;
+	{
+		char tok[64];
+
+		return number_token(r, tok, sizeof(tok));
+	}
+}
+
+/* ---- values --------------------------------------------------------------- */
+
+static int object(struct rd *r, const struct msg *m, struct buf *out);
+
+/* One scalar of @f: appended to @out as a tagged field, or (packed) as a
+ * bare value. */
+static int scalar(struct rd *r, const struct field *f, struct buf *out, bool packed)
+{
+	__u64 v = 0;
+	double d = 0;
+	int err;
+
+	switch (f->kind) {
+	case K_STRING:
+	case K_BYTES:
+	case K_ID:
+		err = string(r);
+		if (!err && f->kind == K_BYTES)
+			err = base64(r);
+		if (!err && f->kind == K_ID)
+			err = id_bytes(r);
+		return err ?: put_len(out, f->num, r->str.data, r->str.len);
+	case K_BOOL:
+		if (eat_word(r, "true"))
+			v = 1;
+		else if (!eat_word(r, "false"))
+			return fail(r, "expected true or false");
+		break;
+	case K_INT32:
+		err = integer(r, true, INT32_MIN, INT32_MAX, 0, &v);
+		if (err)
+			return err;
+		break;
+	case K_INT64:
+		err = integer(r, true, INT64_MIN, INT64_MAX, 0, &v);
+		if (err)
+			return err;
+		break;
+	case K_UINT32:
+		err = integer(r, false, 0, 0, UINT32_MAX, &v);
+		if (err)
+			return err;
+		break;
+	case K_UINT64:
+	case K_FIXED64:
+		err = integer(r, false, 0, 0, UINT64_MAX, &v);
+		if (err)
+			return err;
+		break;
+	case K_DOUBLE:
+		err = real(r, &d);
+		if (err)
+			return err;
+		memcpy(&v, &d, sizeof(v));
+		break;
+	default:
+		return fail(r, "internal: not a scalar");
+	}
+	if (f->kind == K_FIXED64 || f->kind == K_DOUBLE)
+		return (packed ? 0 : put_tag(out, f->num, WT_I64)) ?: put_fixed64(out, v);
+	return (packed ? 0 : put_tag(out, f->num, WT_VARINT)) ?: put_varint(out, v);
+}
+
+/* A submessage of @f, appended to @out with its tag and length. */
+static int submessage(struct rd *r, const struct field *f, struct buf *out)
+{
+	struct buf sub;
+	int err;
+
+	buf__init(&sub, r->max);
+	err = object(r, f->msg, &sub);
+	if (!err)
+		err = put_len(out, f->num, sub.data ? (const void *)sub.data : "", sub.len);
+	buf__release(&sub);
+	return err;
+}
+
+static int value(struct rd *r, const struct field *f, struct buf *out, bool packed)
+{
+	return f->kind == K_MSG ? submessage(r, f, out) : scalar(r, f, out, packed);
+}
+
+/* The value of a repeated field: an array (or, leniently, one element). */
+static int repeated(struct rd *r, const struct field *f, struct buf *out)
+{
+	bool packed = f->kind != K_MSG && f->kind != K_STRING && f->kind != K_BYTES &&
+		      f->kind != K_ID;
+	struct buf pk;
+	int err = 0;
+
+	if (!eat(r, '['))
+		return value(r, f, out, false);
+	if (++r->depth > OTLP_JSON_MAX_DEPTH)
+		return fail(r, "nested deeper than %d levels", OTLP_JSON_MAX_DEPTH);
+	buf__init(&pk, r->max);
+	if (!eat(r, ']')) {
+		do {
+			err = value(r, f, packed ? &pk : out, packed);
+		} while (!err && eat(r, ','));
+		if (!err && !eat(r, ']'))
+			err = fail(r, "expected ',' or ']' in an array");
+	}
+	if (!err && packed && pk.len)
+		err = put_len(out, f->num, pk.data, pk.len);
+	buf__release(&pk);
+	r->depth--;
+	return err;
+}
+
+/* Does JSON key @k (@n bytes) name @proto_name, as is or in lowerCamelCase? */
+static bool key_is(const char *proto_name, const char *k, size_t n)
+{
+	const char *s = proto_name;
+	size_t i = 0;
+
+	if (strlen(s) == n && !memcmp(s, k, n))
+		return true;
+	for (; *s && i < n; s++, i++) {
+		char c = *s;
+
+		if (c == '_' && s[1] >= 'a' && s[1] <= 'z')
+			c = (char)(*++s - 'a' + 'A');
+		if (c != k[i])
+			return false;
+	}
+	return !*s && i == n;
+}
+
+static const struct field *find_field(const struct msg *m, const char *k, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (key_is(m->f[i].name, k, n))
+			return &m->f[i];
+	return NULL;
+}
+
+static int object(struct rd *r, const struct msg *m, struct buf *out)
+{
+	char key[64];
+	int err;
+
+	if (!eat(r, '{'))
+		return fail(r, "expected an object");
+	if (++r->depth > OTLP_JSON_MAX_DEPTH)
+		return fail(r, "nested deeper than %d levels", OTLP_JSON_MAX_DEPTH);
+	if (eat(r, '}')) {
+		r->depth--;
+		return 0;
+	}
+	do {
+		const struct field *f;
+		size_t n;
+
+		err = string(r);
+		if (err)
+			return err;
+		n = r->str.len < sizeof(key) ? r->str.len : sizeof(key) - 1;
+		memcpy(key, r->str.data, n);
+		f = r->str.len < sizeof(key) ? find_field(m, key, n) : NULL;
+		if (!eat(r, ':'))
+			return fail(r, "expected ':' after a key");
+		if (!f || eat_word(r, "null"))
+			err = f ? 0 : skip_value(r);
+		else
+			err = f->repeated ? repeated(r, f, out) : value(r, f, out, false);
+		if (err)
+			return err;
+	} while (eat(r, ','));
+	if (!eat(r, '}'))
+		return fail(r, "expected ',' or '}' in an object");
+	r->depth--;
+	return 0;
+}
+
+bool otlp_json_read__looks_like(const void *data, size_t len)
+{
+	const char *p = data, *end = p + len;
+
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p < end && *p == '{';
+}
+
+int otlp_json_read__transcode(const char *json, size_t len, struct buf *out, char *err,
+			      size_t errlen)
+{
+	struct rd r = {json, json, json + len, 0, out->max, {0}, err, errlen};
+	int ret;
+
+	if (errlen)
+		err[0] = '\0';
+	buf__init(&r.str, out->max);
+	ret = object(&r, &profiles_data, out);
+	if (!ret) {
+		skip_ws(&r);
+		if (r.p != r.end)
+			ret = fail(&r, "text after the document");
+	}
+	if (ret == -E2BIG && errlen)
+		snprintf(err, errlen, "OTLP/JSON document transcodes to more than %zu bytes",
+			 out->max);
+	else if (ret == -ENOMEM && errlen)
+		snprintf(err, errlen, "out of memory reading OTLP/JSON");
+	buf__release(&r.str);
+	return ret;
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "export/grpc.h"
+#include "util/scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		break;
 	case 2:
-		n = grpc__base64_decode(text, size, out, sizeof(out));
+		n = scan__base64(text, size, out, sizeof(out));
 		if (n > (int)sizeof(out) || (n < 0 && n != -EINVAL && n != -ENOSPC))
 			abort();
 		break;

@@ -101,7 +101,7 @@ void convert__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE, OPT_SYMBOLIZE, OPT_DEBUG_DIR };
+	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"to", required_argument, NULL, OPT_TO},
@@ -109,13 +109,12 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		{"embed-original", no_argument, NULL, OPT_EMBED},
 		{"title", required_argument, NULL, OPT_TITLE},
 		{"type", required_argument, NULL, OPT_TYPE},
-		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	bool have_to = false;
-	int c;
+	int c, err;
 
 	memset(o, 0, sizeof(*o));
 	optind = 0;
@@ -154,18 +153,16 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		case OPT_TYPE:
 			o->type = optarg;
 			break;
-		case OPT_SYMBOLIZE:
-			o->sym.on = true;
-			break;
-		case OPT_DEBUG_DIR:
-			if (symbolize_opt__add_dir(&o->sym, optarg))
-				return usage_error("at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
-			break;
 		case 'h':
 			convert__usage();
 			return 1;
 		default:
-			return args__bad_option("convert", c, argv);
+			err = symbolize_opt__parse(&o->sym, "convert", c, optarg);
+			if (err > 0)
+				return args__bad_option("convert", c, argv);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (args__one_input("convert", argc, argv, &o->in))
@@ -251,10 +248,9 @@ static bool looks_like_text(const struct buf *in)
  * plausibly hold), perf script text, other text, else OTLP. */
 static enum input_kind detect(const struct buf *in)
 {
-	const unsigned char *b = in->data;
 	enum input_kind kind = INPUT_OTLP;
 
-	if (in->len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+	if (gz__is_gzip(in->data, in->len)) {
 		size_t size = 0;
 		struct buf plain;
 

@@ -61,7 +61,7 @@ void flamegraph__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct fg_args *a)
 {
-	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE, OPT_SYMBOLIZE, OPT_DEBUG_DIR };
+	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"title", required_argument, NULL, OPT_TITLE},
@@ -69,13 +69,12 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		{"inverted", no_argument, NULL, OPT_INVERTED},
 		{"width", required_argument, NULL, OPT_WIDTH},
 		{"type", required_argument, NULL, OPT_TYPE},
-		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	long long v;
-	int c;
+	int c, err;
 
 	memset(a, 0, sizeof(*a));
 	optind = 0;
@@ -107,18 +106,16 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 						   optarg);
 			a->o.width = (unsigned)v;
 			break;
-		case OPT_SYMBOLIZE:
-			a->sym.on = true;
-			break;
-		case OPT_DEBUG_DIR:
-			if (symbolize_opt__add_dir(&a->sym, optarg))
-				return usage_error("at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
-			break;
 		case 'h':
 			flamegraph__usage();
 			return 1;
 		default:
-			return args__bad_option("flamegraph", c, argv);
+			err = symbolize_opt__parse(&a->sym, "flamegraph", c, optarg);
+			if (err > 0)
+				return args__bad_option("flamegraph", c, argv);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (args__one_input("flamegraph", argc, argv, &a->in))

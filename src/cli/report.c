@@ -96,7 +96,7 @@ void report__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE, OPT_LINES, OPT_SYMBOLIZE, OPT_DEBUG_DIR };
+	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE, OPT_LINES };
 	static const struct option longopts[] = {
 		{"top", required_argument, NULL, OPT_TOP},
 		{"by", required_argument, NULL, OPT_BY},
@@ -107,14 +107,13 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"type", required_argument, NULL, OPT_TYPE},
 		{"lines", no_argument, NULL, OPT_LINES},
-		{"symbolize", no_argument, NULL, OPT_SYMBOLIZE},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	long long v;
 	size_t i;
-	int c;
+	int c, err;
 
 	report__default_opts(o);
 	optind = 0;
@@ -163,18 +162,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_LINES:
 			o->lines = true;
 			break;
-		case OPT_SYMBOLIZE:
-			o->sym.on = true;
-			break;
-		case OPT_DEBUG_DIR:
-			if (symbolize_opt__add_dir(&o->sym, optarg))
-				return usage_error("at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
-			break;
 		case 'h':
 			report__usage();
 			return 1;
 		default:
-			return args__bad_option("report", c, argv);
+			err = symbolize_opt__parse(&o->sym, "report", c, optarg);
+			if (err > 0)
+				return args__bad_option("report", c, argv);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (args__one_input("report", argc, argv, &o->file))

@@ -16,6 +16,19 @@ int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir)
 	return 0;
 }
 
+int symbolize_opt__parse(struct symbolize_opt *o, const char *cmd, int c, const char *arg)
+{
+	if (c == SYMBOLIZE_OPT_ON) {
+		o->on = true;
+		return 0;
+	}
+	if (c != SYMBOLIZE_OPT_DIR)
+		return 1;
+	if (symbolize_opt__add_dir(o, arg))
+		return log__usage_error(cmd, "at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
+	return 0;
+}
+
 int symbolize_opt__apply(const struct symbolize_opt *o, const char *what, struct profile **p)
 {
 	struct resymbolize_stats st;

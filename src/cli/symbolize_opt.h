@@ -10,6 +10,7 @@
 #ifndef PROFCAP_SYMBOLIZE_OPT_H
 #define PROFCAP_SYMBOLIZE_OPT_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -28,6 +29,20 @@ struct symbolize_opt {
 	const char *dirs[SYMBOLIZE_OPT_MAX_DIRS];
 	size_t ndirs;
 };
+
+/* getopt_long() codes of the two options, above any command's own, and
+ * their entries for a command's option table. */
+enum { SYMBOLIZE_OPT_ON = 0x1000, SYMBOLIZE_OPT_DIR };
+#define SYMBOLIZE_OPT_LONGOPTS                                  \
+	{"symbolize", no_argument, NULL, SYMBOLIZE_OPT_ON},     \
+	{                                                       \
+		"debug-dir", required_argument, NULL, SYMBOLIZE_OPT_DIR \
+	}
+
+/* getopt_long() returned @c (with @arg) in command @cmd: 0 when it was one
+ * of these options (taken), 1 when it is not, -EINVAL after a usage error
+ * line. */
+int symbolize_opt__parse(struct symbolize_opt *o, const char *cmd, int c, const char *arg);
 
 /* Take --debug-dir @dir. 0, or -E2BIG past SYMBOLIZE_OPT_MAX_DIRS. */
 int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir);

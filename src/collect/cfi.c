@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/search.h"
 #include "collect/cfi.h"
 #include "unwind.h"
@@ -191,20 +192,11 @@ static int push_row(struct parse *ps, const struct cfi_row *row)
 {
 	struct cfi_table *t = ps->t;
 
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 1024;
-		struct cfi_row *nr;
+	int err = array__grow((void **)&t->rows, &t->cap, t->n, sizeof(*t->rows), 1024,
+			      CFI_MAX_ROWS);
 
-		if (t->n >= CFI_MAX_ROWS)
-			return -E2BIG;
-		if (ncap > CFI_MAX_ROWS)
-			ncap = CFI_MAX_ROWS;
-		nr = realloc(t->rows, ncap * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		t->rows = nr;
-		t->cap = ncap;
-	}
+	if (err)
+		return err;
 	t->rows[t->n++] = *row;
 	return 0;
 }

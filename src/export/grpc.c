@@ -132,48 +132,6 @@ void grpc__decode_message(const char *in, size_t len, char *out, size_t outlen)
 			out[i] = ' ';
 }
 
-static int b64val(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
-}
-
-int grpc__base64_decode(const char *in, size_t len, unsigned char *out, size_t outlen)
-{
-	unsigned int acc = 0, bits = 0;
-	size_t o = 0;
-	int v;
-
-	while (len && (in[len - 1] == '=' || isspace((unsigned char)in[len - 1])))
-		len--;
-	for (size_t i = 0; i < len; i++) {
-		v = b64val(in[i]);
-		if (v < 0)
-			return -EINVAL;
-		acc = (acc << 6 | (unsigned int)v) & 0xffffff;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o == outlen)
-				return -ENOSPC;
-			out[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	/* A lone trailing sextet cannot encode a byte. */
-	if (bits >= 6)
-		return -EINVAL;
-	return (int)o;
-}
-
 void grpc__reply_header(struct grpc_reply *r, const char *line, size_t len)
 {
 	const char *colon = memchr(line, ':', len), *v, *e = line + len;
@@ -204,7 +162,7 @@ void grpc__reply_header(struct grpc_reply *r, const char *line, size_t len)
 	} else if (nlen == 13 && !strncasecmp(line, "grpc-encoding", nlen)) {
 		r->gzip = (size_t)(e - v) == 4 && !strncasecmp(v, "gzip", 4);
 	} else if (nlen == 23 && !strncasecmp(line, "grpc-status-details-bin", nlen)) {
-		n = grpc__base64_decode(v, (size_t)(e - v), bin, sizeof(bin));
+		n = scan__base64(v, (size_t)(e - v), bin, sizeof(bin));
 		if (n >= 0)
 			grpc__decode_status(bin, (size_t)n, &code, NULL, 0, &r->retry_delay_ms);
 	}

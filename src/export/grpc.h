@@ -72,11 +72,6 @@ void grpc__reply_header(struct grpc_reply *r, const char *line, size_t len);
  * escapes are kept as they are, as the gRPC spec asks. */
 void grpc__decode_message(const char *in, size_t len, char *out, size_t outlen);
 
-/* Decode base64 (standard alphabet, padding optional, as in "-bin" headers)
- * @in of @len bytes into @out (@outlen bytes). Returns the decoded length or
- * -EINVAL (bad character) / -ENOSPC. */
-int grpc__base64_decode(const char *in, size_t len, unsigned char *out, size_t outlen);
-
 /* Decode a serialized google.rpc.Status of @len bytes: *@code, its message
  * into @msg (@msglen bytes, may be NULL) and the delay of a
  * google.rpc.RetryInfo among its details into *@retry_delay_ms (-1 when

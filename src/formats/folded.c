@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "formats/folded.h"
 #include "util/intern.h"
 #include "model/profile.h"
@@ -112,15 +114,10 @@ static int count_line(struct folded *fo, const struct buf *line, __u64 value)
 	bool added;
 	int err;
 
-	if (intern__count(fo->lines) >= fo->cap) {
-		size_t ncap = fo->cap ? fo->cap * 2 : 256;
-		__u64 *c = realloc(fo->counts, ncap * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		fo->counts = c;
-		fo->cap = ncap;
-	}
+	err = array__grow((void **)&fo->counts, &fo->cap, intern__count(fo->lines),
+			  sizeof(*fo->counts), 256, SIZE_MAX / sizeof(*fo->counts));
+	if (err)
+		return err;
 	err = intern__put(fo->lines, line->data, line->len, &idx, &added);
 	if (err)
 		return err;

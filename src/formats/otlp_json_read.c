@@ -328,7 +328,7 @@ static int number_token(struct rd *r, char *tok, size_t cap)
 		err = string(r);
 		if (err)
 			return err;
-		if (r->str.len >= cap || memchr(r->str.data, '\0', r->str.len))
+		if (!r->str.len || r->str.len >= cap || memchr(r->str.data, '\0', r->str.len))
 			return fail(r, "bad number in a string");
 		memcpy(tok, r->str.data, r->str.len);
 		tok[r->str.len] = '\0';
@@ -415,45 +415,14 @@ static int real(struct rd *r, double *out)
 	return 0;
 }
 
-static int b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
-}
-
 /* Decode r->str in place as base64 (padding optional). */
 static int base64(struct rd *r)
 {
-	unsigned char *s = r->str.data;
-	size_t i, n = r->str.len, o = 0;
-	__u32 acc = 0;
-	int bits = 0, v;
+	int n = scan__base64((const char *)r->str.data, r->str.len, r->str.data, r->str.len);
 
-	while (n && s[n - 1] == '=')
-		n--;
-	for (i = 0; i < n; i++) {
-		v = b64_value(s[i]);
-		if (v < 0)
-			return fail(r, "bad base64");
-		acc = acc << 6 | (__u32)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			s[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	if (bits >= 6)
-		return fail(r, "bad base64 length");
-	r->str.len = o;
+	if (n < 0)
+		return fail(r, "bad base64");
+	r->str.len = (size_t)n;
 	return 0;
 }
 
@@ -544,23 +513,13 @@ static int scalar(struct rd *r, const struct field *f, struct buf *out, bool pac
 			return fail(r, "expected true or false");
 		break;
 	case K_INT32:
-		err = integer(r, true, INT32_MIN, INT32_MAX, 0, &v);
-		if (err)
-			return err;
-		break;
 	case K_INT64:
-		err = integer(r, true, INT64_MIN, INT64_MAX, 0, &v);
-		if (err)
-			return err;
-		break;
 	case K_UINT32:
-		err = integer(r, false, 0, 0, UINT32_MAX, &v);
-		if (err)
-			return err;
-		break;
 	case K_UINT64:
 	case K_FIXED64:
-		err = integer(r, false, 0, 0, UINT64_MAX, &v);
+		err = f->kind == K_INT32   ? integer(r, true, INT32_MIN, INT32_MAX, 0, &v)
+		      : f->kind == K_INT64 ? integer(r, true, INT64_MIN, INT64_MAX, 0, &v)
+		      : integer(r, false, 0, 0, f->kind == K_UINT32 ? UINT32_MAX : UINT64_MAX, &v);
 		if (err)
 			return err;
 		break;
@@ -674,7 +633,8 @@ static int object(struct rd *r, const struct msg *m, struct buf *out)
 		if (err)
 			return err;
 		n = r->str.len < sizeof(key) ? r->str.len : sizeof(key) - 1;
-		memcpy(key, r->str.data, n);
+		if (n) /* an empty string has no buffer yet */
+			memcpy(key, r->str.data, n);
 		f = r->str.len < sizeof(key) ? find_field(m, key, n) : NULL;
 		if (!eat(r, ':'))
 			return fail(r, "expected ':' after a key");

@@ -1945,18 +1945,12 @@ static void rd_release(struct rd *r)
 	free(r->sattrs.v);
 }
 
-static bool is_gzip(const void *data, size_t len)
-{
-	const unsigned char *b = data;
-
-	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
-}
-
 int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, struct profile **out,
 			    char *err, size_t errlen)
 {
 	struct rd r = {.err = err, .errlen = errlen};
 	struct buf plain, wire;
+	char why[192];
 	int ret;
 
 	*out = NULL;
@@ -1970,35 +1964,9 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 		ret = fail(&r, -EBADMSG, "empty input (0 bytes): not a capture");
 		goto out;
 	}
-	if (is_gzip(data, len)) {
-		/* Measure first (constant memory), then inflate into a buffer of
-		 * exactly that size: a gzip bomb is refused before any allocation. */
-		size_t cap = gz__plausible_size(len, max_bytes), size = 0;
-
-		ret = gz__inflated_size(data, len, cap, &size);
-		if (ret == -E2BIG) {
-			ret = fail(&r, ret,
-				   "gzip data of %zu bytes inflates past %zu bytes, more than a "
-				   "profile of that size can hold (a gzip bomb?)",
-				   len, cap);
-			goto out;
-		}
-		if (!ret && !size) {
-			ret = fail(&r, -EBADMSG, "empty input (gzip of 0 bytes): not a capture");
-			goto out;
-		}
-		plain.max = size;
-		ret = ret ?: gz__decompress(data, len, &plain);
-		if (ret) {
-			ret = fail(&r, ret, "%s",
-				   ret == -EBADMSG ? "corrupt or truncated gzip data"
-						   : "cannot decompress (out of memory)");
-			goto out;
-		}
-		data = plain.data;
-		len = plain.len;
-	} else if (len > max_bytes) {
-		ret = fail(&r, -E2BIG, "input of %zu bytes is larger than %zu", len, max_bytes);
+	ret = gz__reader_input(&data, &len, max_bytes, &plain, why, sizeof(why));
+	if (ret) {
+		ret = fail(&r, ret, "%s", why);
 		goto out;
 	}
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/buf.h"
 #include "util/gz.h"
 #include "formats/pprof_read.h"
@@ -276,15 +277,9 @@ static int function(struct rd *r, struct cur c)
 
 static int add_line_fn(struct rd *r, __u64 id)
 {
-	if (r->nline_fns == r->cap_line_fns) {
-		size_t ncap = r->cap_line_fns ? r->cap_line_fns * 2 : 256;
-		__u64 *n = realloc(r->line_fns, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		r->line_fns = n;
-		r->cap_line_fns = ncap;
-	}
+	if (array__grow((void **)&r->line_fns, &r->cap_line_fns, r->nline_fns,
+			sizeof(*r->line_fns), 256, SIZE_MAX / sizeof(*r->line_fns)))
+		return -ENOMEM;
 	r->line_fns[r->nline_fns++] = id;
 	return 0;
 }
@@ -564,13 +559,6 @@ static int build(struct rd *r, struct cur top)
 	return err ?: profile__prune(r->p);
 }
 
-static bool is_gzip(const void *data, size_t len)
-{
-	const unsigned char *b = data;
-
-	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
-}
-
 bool pprof_read__looks_like(const void *data, size_t len)
 {
 	struct cur c = {data, (const unsigned char *)data + len};
@@ -593,39 +581,16 @@ int pprof_read__parse(const void *data, size_t len, size_t max_bytes, struct pro
 	struct rd r = {.err = err, .errlen = errlen};
 	struct buf plain;
 	struct cur top;
+	char why[192];
 	int ret;
 
 	*out = NULL;
 	if (err && errlen)
 		err[0] = '\0';
 	buf__init(&plain, max_bytes);
-	if (is_gzip(data, len)) {
-		size_t cap = gz__plausible_size(len, max_bytes), size = 0;
-
-		ret = gz__inflated_size(data, len, cap, &size);
-		if (ret == -E2BIG) {
-			ret = fail(&r, ret,
-				   "gzip data of %zu bytes inflates past %zu bytes, more than a "
-				   "profile of that size can hold (a gzip bomb?)",
-				   len, cap);
-			goto out;
-		}
-		if (!ret && !size) {
-			ret = fail(&r, -EBADMSG, "empty input (gzip of 0 bytes)");
-			goto out;
-		}
-		plain.max = size;
-		ret = ret ?: gz__decompress(data, len, &plain);
-		if (ret) {
-			ret = fail(&r, ret, "%s",
-				   ret == -EBADMSG ? "corrupt or truncated gzip data"
-						   : "cannot decompress (out of memory)");
-			goto out;
-		}
-		data = plain.data;
-		len = plain.len;
-	} else if (len > max_bytes) {
-		ret = fail(&r, -E2BIG, "input of %zu bytes is larger than %zu", len, max_bytes);
+	ret = gz__reader_input(&data, &len, max_bytes, &plain, why, sizeof(why));
+	if (ret) {
+		ret = fail(&r, ret, "%s", why);
 		goto out;
 	}
 	top.p = data;

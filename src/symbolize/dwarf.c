@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "symbolize/dwarf.h"
 
 #define CACHE_MIN 1024
@@ -97,18 +98,7 @@ struct dwarf_lines {
 
 static int grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	nv = realloc(*v, ncap * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
+	return array__grow(v, cap, n, size, 64, SIZE_MAX / size);
 }
 
 /* ---- open: unit ranges -------------------------------------------------- */

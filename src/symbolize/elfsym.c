@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "util/array.h"
 #include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/debuglink.h"
@@ -286,18 +287,9 @@ static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *n
 		e->truncated = true;
 		return -E2BIG;
 	}
-	if (e->nsyms == e->cap) {
-		size_t ncap = e->cap ? e->cap * 2 : 256;
-		struct sym *n;
-
-		if (ncap > ELFSYM_MAX_SYMBOLS)
-			ncap = ELFSYM_MAX_SYMBOLS;
-		n = realloc(e->syms, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		e->syms = n;
-		e->cap = ncap;
-	}
+	if (array__grow((void **)&e->syms, &e->cap, e->nsyms, sizeof(*e->syms), 256,
+			ELFSYM_MAX_SYMBOLS))
+		return -ENOMEM;
 	if (buf__append(&e->names, name, len) || buf__append(&e->names, "", 1)) {
 		e->names.len = off;
 		return -ENOMEM;

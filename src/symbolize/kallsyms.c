@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/kallsyms.h"
@@ -99,20 +100,10 @@ static int add_sym(struct kallsyms *k, __u64 addr, char type, const char *name, 
 	__u32 off;
 	int err;
 
-	if (k->nsyms == KALLSYMS_MAX_SYMBOLS)
-		return -E2BIG;
-	if (k->nsyms == k->cap) {
-		size_t ncap = k->cap ? k->cap * 2 : 4096;
-		struct ksym *n;
-
-		if (ncap > KALLSYMS_MAX_SYMBOLS)
-			ncap = KALLSYMS_MAX_SYMBOLS;
-		n = realloc(k->syms, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->syms = n;
-		k->cap = ncap;
-	}
+	err = array__grow((void **)&k->syms, &k->cap, k->nsyms, sizeof(*k->syms), 4096,
+			  KALLSYMS_MAX_SYMBOLS);
+	if (err)
+		return err;
 	err = add_name(k, name, len, &off);
 	if (err)
 		return err;

@@ -1,6 +1,7 @@
 /* gz.c - whole-buffer gzip with zlib (see gz.h). */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <zlib.h>
 
@@ -156,5 +157,57 @@ int gz__inflated_size(const void *in, size_t len, size_t limit, size_t *size)
 	inflateEnd(&z);
 	if (!err)
 		*size = total;
+	return err;
+}
+
+bool gz__is_gzip(const void *in, size_t len)
+{
+	const unsigned char *b = in;
+
+	return len >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+int gz__inflate_input(const void *in, size_t len, size_t max, struct buf *out, char *why,
+		      size_t whylen)
+{
+	size_t cap = gz__plausible_size(len, max), size = 0;
+	int err = gz__inflated_size(in, len, cap, &size);
+
+	if (err == -E2BIG) {
+		snprintf(why, whylen,
+			 "gzip data of %zu bytes inflates past %zu bytes, more than a profile of "
+			 "that size can hold (a gzip bomb?)",
+			 len, cap);
+		return err;
+	}
+	if (!err && !size) {
+		snprintf(why, whylen, "empty input (gzip of 0 bytes): no profile");
+		return -EBADMSG;
+	}
+	out->max = size;
+	err = err ?: gz__decompress(in, len, out);
+	if (err)
+		snprintf(why, whylen, "%s",
+			 err == -EBADMSG ? "corrupt or truncated gzip data"
+					 : "cannot decompress (out of memory)");
+	return err;
+}
+
+int gz__reader_input(const void **data, size_t *len, size_t max, struct buf *plain, char *why,
+		     size_t whylen)
+{
+	int err;
+
+	if (!gz__is_gzip(*data, *len)) {
+		if (*len <= max)
+			return 0;
+		snprintf(why, whylen, "input of %zu bytes is larger than %zu", *len, max);
+		return -E2BIG;
+	}
+	err = gz__inflate_input(*data, *len, max, plain, why, whylen);
+	if (!err) {
+		*data = plain->data;
+		*len = plain->len;
+	}
 	return err;
 }

@@ -4,6 +4,7 @@
 #ifndef PROFCAP_GZ_H
 #define PROFCAP_GZ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/buf.h"
@@ -31,5 +32,24 @@ size_t gz__plausible_size(size_t len, size_t max);
  * passes @limit bytes, -ENOMEM or -EBADMSG (not gzip, truncated, corrupt).
  * Use before gz__decompress() to size (or refuse) the output buffer. */
 int gz__inflated_size(const void *in, size_t len, size_t limit, size_t *size);
+
+/* True when @in starts with the gzip magic (1f 8b). */
+bool gz__is_gzip(const void *in, size_t len);
+
+/* Inflate the gzip input of a profile reader, @in (@len bytes), into @out
+ * (initialised by the caller, empty; its cap is replaced): measured first
+ * against gz__plausible_size(@len, @max), so a gzip bomb is refused before
+ * anything is allocated. 0; else -E2BIG (a bomb), -EBADMSG (corrupt,
+ * truncated, or inflating to nothing) or -ENOMEM, with a phrase saying so
+ * in @why (@whylen bytes). */
+int gz__inflate_input(const void *in, size_t len, size_t max, struct buf *out, char *why,
+		      size_t whylen);
+
+/* A profile reader's input: when *@data (*@len bytes) is gzip, inflate it
+ * into @plain with gz__inflate_input() and point *@data, *@len at the
+ * result; else check that *@len is at most @max. Same returns and @why as
+ * gz__inflate_input() (-E2BIG also for plain input over @max). */
+int gz__reader_input(const void **data, size_t *len, size_t max, struct buf *plain, char *why,
+		     size_t whylen);
 
 #endif

@@ -1,3 +1,6 @@
+#include <ctype.h>
+#include <errno.h>
+
 #include "util/scan.h"
 
 int scan__hex_digit(char c)
@@ -48,4 +51,46 @@ bool scan__dec(const char **p, const char *end, __u64 *val)
 	*p = s;
 	*val = v;
 	return true;
+}
+
+static int b64val(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+int scan__base64(const char *in, size_t len, unsigned char *out, size_t outlen)
+{
+	unsigned int acc = 0, bits = 0;
+	size_t o = 0;
+	int v;
+
+	while (len && (in[len - 1] == '=' || isspace((unsigned char)in[len - 1])))
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		v = b64val(in[i]);
+		if (v < 0)
+			return -EINVAL;
+		acc = (acc << 6 | (unsigned int)v) & 0xffffff;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o == outlen)
+				return -ENOSPC;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	/* A lone trailing sextet cannot encode a byte. */
+	if (bits >= 6)
+		return -EINVAL;
+	return (int)o;
 }

@@ -8,6 +8,7 @@
 #define PROFCAP_SCAN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 /* The value of hex digit @c (either case), or -1 when @c is not one. */
@@ -20,5 +21,11 @@ bool scan__hex(const char **p, const char *end, __u64 *val);
 /* Decimal digits up to the first non-digit.
  * False when there is no digit or the value does not fit in 64 bits. */
 bool scan__dec(const char **p, const char *end, __u64 *val);
+
+/* Decode base64 (standard or URL-safe alphabet, padding and trailing white
+ * space optional: gRPC "-bin" headers, OTLP/JSON bytes) @in of @len bytes
+ * into @out (@outlen bytes; may be @in itself, decoding in place). Returns
+ * the decoded length or -EINVAL (bad character) / -ENOSPC. */
+int scan__base64(const char *in, size_t len, unsigned char *out, size_t outlen);
 
 #endif

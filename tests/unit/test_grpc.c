@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "export/grpc.h"
+#include "util/scan.h"
 #include "test.h"
 
 /* ---- a tiny protobuf writer, independent of the code under test ---- */
@@ -202,16 +203,16 @@ TEST(base64)
 	unsigned char out[16];
 	char enc[32];
 
-	CHECK_EQ_U64(grpc__base64_decode("aGVsbG8", 7, out, sizeof(out)), 5);
+	CHECK_EQ_U64(scan__base64("aGVsbG8", 7, out, sizeof(out)), 5);
 	CHECK(!memcmp(out, "hello", 5));
-	CHECK_EQ_U64(grpc__base64_decode("aGVsbG8=", 8, out, sizeof(out)), 5);
-	CHECK_EQ_U64(grpc__base64_decode("aGk=", 4, out, sizeof(out)), 2);
-	CHECK_EQ_U64(grpc__base64_decode("", 0, out, sizeof(out)), 0);
-	CHECK_EQ_U64(grpc__base64_decode("a!==", 4, out, sizeof(out)), -EINVAL);
-	CHECK_EQ_U64(grpc__base64_decode("a", 1, out, sizeof(out)), -EINVAL);
-	CHECK_EQ_U64(grpc__base64_decode("aGVsbG8", 7, out, 3), -ENOSPC);
+	CHECK_EQ_U64(scan__base64("aGVsbG8=", 8, out, sizeof(out)), 5);
+	CHECK_EQ_U64(scan__base64("aGk=", 4, out, sizeof(out)), 2);
+	CHECK_EQ_U64(scan__base64("", 0, out, sizeof(out)), 0);
+	CHECK_EQ_U64(scan__base64("a!==", 4, out, sizeof(out)), -EINVAL);
+	CHECK_EQ_U64(scan__base64("a", 1, out, sizeof(out)), -EINVAL);
+	CHECK_EQ_U64(scan__base64("aGVsbG8", 7, out, 3), -ENOSPC);
 	b64((const unsigned char *)"\xff\xfe\x00", 3, enc, 1);
-	CHECK_EQ_U64(grpc__base64_decode(enc, strlen(enc), out, sizeof(out)), 3);
+	CHECK_EQ_U64(scan__base64(enc, strlen(enc), out, sizeof(out)), 3);
 	CHECK(!memcmp(out, "\xff\xfe\x00", 3));
 }
 

@@ -39,6 +39,17 @@ const volatile __u32 offcpu_comm_off = 0;
  * the truth), so sys_exit costs one load while there are none. */
 __u64 offcpu_npending = 0;
 
+/* With kernel BTF, per CPU: the task (pointer) last switched in there with a
+ * wait pending. A thread that runs with a pending wait switched in last on
+ * its CPU, so sys_exit of any other thread returns after one compare, even
+ * while waits are pending elsewhere (or leaked by threads that exited). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} offcpu_cur SEC(".maps");
+
 struct offcpu_counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct offcpu_key);
@@ -119,14 +130,6 @@ static __always_inline int offcpu_keep(__u32 tgid, __u32 tid)
 
 struct task_struct;
 
-/* The entry of thread @task (global thread ID @gtid), NULL if none. */
-static __always_inline struct offcpu_start *offcpu_get(struct task_struct *task, __u32 gtid)
-{
-	if (offcpu_btf)
-		return bpf_task_storage_get(&offcpu_task, task, NULL, 0);
-	return bpf_map_lookup_elem(&offcpu_start, &gtid);
-}
-
 static __always_inline void offcpu_new(struct task_struct *task, __u32 gtid,
 				       struct offcpu_start *v)
 {
@@ -136,36 +139,43 @@ static __always_inline void offcpu_new(struct task_struct *task, __u32 gtid,
 		bpf_map_update_elem(&offcpu_start, &gtid, v, BPF_ANY);
 }
 
-/* The current thread (`prev`, @task with BTF) leaves the CPU: note when, if
- * it is kept. */
-static __always_inline void offcpu_out(struct task_struct *task, __u64 preempt, __u64 prev,
-				       __u64 raw)
+/* The state @prev (a task_struct pointer) leaves the CPU in. */
+static __always_inline __u32 offcpu_out_state(__u64 preempt, __u64 prev, __u64 raw)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct offcpu_start v = {}, *e;
-	__u32 gtid = (__u32)id, tgid, tid;
+	__u32 state;
 
-	if (!(id >> 32))
-		return; /* the idle task */
 	if (!offcpu_state_arg && offcpu_state_off)
 		bpf_probe_read_kernel(&raw, sizeof(__u32), (void *)(prev + offcpu_state_off));
-	v.state = offcpu_state_arg || offcpu_state_off ? offcpu_state(preempt, raw)
-						       : OFFCPU_STATE_UNKNOWN;
-	if (v.state == OFFCPU_STATE_UNKNOWN && (preempt & 1))
-		v.state = OFFCPU_STATE_RUNNABLE;
+	state = offcpu_state_arg || offcpu_state_off ? offcpu_state(preempt, raw)
+						     : OFFCPU_STATE_UNKNOWN;
+	if (state == OFFCPU_STATE_UNKNOWN && (preempt & 1))
+		state = OFFCPU_STATE_RUNNABLE;
+	return state;
+}
+
+/* The current thread (`prev`, @task with BTF, whose entry is @e or NULL)
+ * leaves the CPU at @now (0: read the clock): note when, if it is kept.
+ * A kept thread has an entry, so the filters run only for threads without
+ * one. */
+static __always_inline void offcpu_out(struct task_struct *task, struct offcpu_start *e,
+				       __u64 preempt, __u64 prev, __u64 raw, __u64 now)
+{
+	struct offcpu_start v = {};
+	__u32 tgid, tid;
+
+	v.state = offcpu_out_state(preempt, prev, raw);
 	if (v.state == OFFCPU_STATE_RUNNABLE && !offcpu_runnable)
 		return;
-	e = offcpu_get(task, gtid);
 	if (e) {
 		/* Kept before: a pending wait stays pending. */
 		e->state = v.state;
-		e->ts = bpf_ktime_get_ns();
+		e->ts = now ? now : bpf_ktime_get_ns();
 		return;
 	}
-	if (current_ids(&tgid, &tid) || !offcpu_keep(tgid, tid))
+	if (current_ids(&tgid, &tid) || !tgid /* the idle task */ || !offcpu_keep(tgid, tid))
 		return;
-	v.ts = bpf_ktime_get_ns();
-	offcpu_new(task, gtid, &v);
+	v.ts = now ? now : bpf_ktime_get_ns();
+	offcpu_new(task, (__u32)bpf_get_current_pid_tgid(), &v);
 }
 
 /* Without kernel BTF: raw_tp args bool preempt, task_struct *prev, *next[,
@@ -173,7 +183,12 @@ static __always_inline void offcpu_out(struct task_struct *task, __u64 preempt, 
 SEC("raw_tp/sched_switch")
 int profcap_switch_out(struct bpf_raw_tracepoint_args *ctx)
 {
-	offcpu_out(NULL, ctx->args[0], ctx->args[1], offcpu_state_arg ? ctx->args[3] : 0);
+	__u32 gtid = (__u32)bpf_get_current_pid_tgid();
+
+	if (!gtid)
+		return 0; /* the idle task */
+	offcpu_out(NULL, bpf_map_lookup_elem(&offcpu_start, &gtid), ctx->args[0], ctx->args[1],
+		   offcpu_state_arg ? ctx->args[3] : 0, 0);
 	return 0;
 }
 
@@ -245,11 +260,25 @@ int profcap_switch(__u64 *ctx)
 	__u64 ns;
 	long n;
 
-	offcpu_out((struct task_struct *)ctx[1], ctx[0], ctx[1], offcpu_state_arg ? ctx[3] : 0);
+	struct task_struct *prev = (struct task_struct *)ctx[1];
+	struct offcpu_start *pe;
+	__u64 now = 0, *cur;
+
+	/* Both entries first: one clock read serves both sides. */
+	pe = bpf_task_storage_get(&offcpu_task, prev, NULL, 0);
 	e = bpf_task_storage_get(&offcpu_task, next, NULL, 0);
-	if (!e || !e->ts)
+	if (pe || (e && e->ts))
+		now = bpf_ktime_get_ns();
+	offcpu_out(prev, pe, ctx[0], ctx[1], offcpu_state_arg ? ctx[3] : 0, now);
+	if (!e)
 		return 0;
-	ns = bpf_ktime_get_ns() - e->ts;
+	if (!e->ts) {
+		/* Back from a preemption not timed: a wait may still be pending. */
+		if (e->pend_ns && (cur = bpf_map_lookup_elem(&offcpu_cur, &zero)))
+			*cur = (__u64)next;
+		return 0;
+	}
+	ns = now - e->ts;
 	state = e->state;
 	e->ts = 0;
 	os = ostats();
@@ -259,11 +288,16 @@ int profcap_switch(__u64 *ctx)
 	if (ns < offcpu_min_ns) {
 		os->short_waits++;
 		os->short_ns += ns;
+		if (e->pend_ns && (cur = bpf_map_lookup_elem(&offcpu_cur, &zero)))
+			*cur = (__u64)next;
 		return 0;
 	}
 	os->long_ns += ns;
 	e->pend_ns += ns;
 	e->pend_switches++;
+	cur = bpf_map_lookup_elem(&offcpu_cur, &zero);
+	if (cur)
+		*cur = (__u64)next;
 	if (e->pend_switches > 1)
 		return 0; /* woke within the same system call: keeps the first stack */
 	__sync_fetch_and_add(&offcpu_npending, 1);
@@ -321,9 +355,22 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u64 ustack = ~0ull, ns, sw;
 	__u32 zero = 0;
 
-	if (offcpu_btf && !offcpu_npending)
-		return 0;
-	e = offcpu_get(offcpu_btf ? bpf_get_current_task_btf() : NULL, gtid);
+	if (offcpu_btf) {
+		struct task_struct *task;
+		__u64 *cur;
+
+		if (!offcpu_npending)
+			return 0;
+		/* Only the thread switched in last on this CPU with a wait pending. */
+		cur = bpf_map_lookup_elem(&offcpu_cur, &zero);
+		task = bpf_get_current_task_btf();
+		if (!cur || *cur != (__u64)task)
+			return 0;
+		*cur = 0;
+		e = bpf_task_storage_get(&offcpu_task, task, NULL, 0);
+	} else {
+		e = bpf_map_lookup_elem(&offcpu_start, &gtid);
+	}
 	if (!e)
 		return 0;
 	if (!offcpu_btf && e->ts) {

@@ -47,10 +47,30 @@ def progs():
     return {p["id"]: p for p in json.loads(out or "[]")}
 
 
-def maps_memlock(names):
+def maps_memlock(names, pid):
     out = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
+    mine = owned_ids(pid, "map_id")
     return {m["name"]: m.get("bytes_memlock", 0) for m in json.loads(out or "[]")
-            if m.get("name") in names}
+            if m.get("name") in names and m.get("id") in mine}
+
+
+def owned_ids(pid, key):
+    """IDs (key "prog_id" or "map_id") of the BPF objects process @pid holds fds
+    of: other tools running meanwhile on a shared machine are left out."""
+    ids = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                for line in f:
+                    if line.startswith(key + ":"):
+                        ids.add(int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+    return ids
 
 
 def wait_new_prog(before, name_part, timeout=20):
@@ -88,7 +108,8 @@ def tool_cmd(cfg, pid):
 
 
 def one(cfg, rounds, cpu):
-    """(workload seconds, BPF ns per switch, switches, memlock dict) of one run."""
+    """(workload seconds, CPU seconds, BPF ns per switch, switches, memlock dict,
+    {program: (run ns, runs)}) of one run."""
     if os.path.exists(GO):
         os.unlink(GO)
     mounted = False
@@ -109,6 +130,12 @@ def one(cfg, rounds, cpu):
         else:
             new = wait_new_prog(before, part)
             time.sleep(0.5)
+    if tool and cfg != "perf":
+        # The tool's own programs: those it holds fds of, else (bpftrace keeps
+        # only perf event fds) the new ones named like its programs.
+        owned = owned_ids(tool.pid, "prog_id")
+        now = progs()
+        new = new & owned if owned else {i for i in new if part in now.get(i, {}).get("name", "")}
     base_stats = {i: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for i, p in progs().items()
                   if i in new}
     open(GO, "w").close()
@@ -118,16 +145,23 @@ def one(cfg, rounds, cpu):
     cpu_s = float(line[5])
     after = progs()
     ns = runs = 0
+    per_prog = {}
     for i in new:
         if i in after and i in base_stats:
-            ns += after[i].get("run_time_ns", 0) - base_stats[i][0]
+            d_ns = after[i].get("run_time_ns", 0) - base_stats[i][0]
+            d_runs = after[i].get("run_cnt", 0) - base_stats[i][1]
+            ns += d_ns
+            if d_runs:
+                name = after[i].get("name", "") or str(i)
+                per_prog[name] = (d_ns, d_runs)
             # Switches: runs of the program on sched_switch's switch-out side.
             if after[i].get("name", "") in ("profcap_switch", "profcap_switch_out") or \
                     "sched_switch" in after[i].get("name", ""):
                 runs += after[i].get("run_cnt", 0) - base_stats[i][1]
     if cfg.startswith("offcpu"):
         mem = maps_memlock({"offcpu_counts0", "offcpu_counts1", "offcpu_start", "offcpu_stats",
-                            "counts0", "counts1", "stacks0", "stacks1"})
+                            "offcpu_task", "offcpu_cur", "counts0", "counts1", "stacks0",
+                            "stacks1"}, tool.pid)
     if tool:
         tool.send_signal(2)
         try:
@@ -137,7 +171,7 @@ def one(cfg, rounds, cpu):
             tool.wait()
     if mounted:
         subprocess.run(["umount", TRACEFS[0]])
-    return secs, cpu_s, (ns / runs if runs else 0.0), runs, mem
+    return secs, cpu_s, (ns / runs if runs else 0.0), runs, mem, per_prog
 
 
 def main():
@@ -175,9 +209,14 @@ def main():
             stats_round = r == a.runs
             subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={int(stats_round)}"])
             for c in cfgs:
-                secs, cpu_s, nspr, runs, m = one(c, a.rounds, a.cpu)
+                secs, cpu_s, nspr, runs, m, pp = one(c, a.rounds, a.cpu)
                 if stats_round:
                     bpfns[c] = (nspr, runs)
+                    # Where the ns go: runs per switch and ns per run of each program
+                    # (bpf_stats' own two clock reads included in every run).
+                    for name, (pns, pruns) in sorted(pp.items()):
+                        print(f"#   {c} {name}: {pruns / runs if runs else 0:.2f} runs/switch, "
+                              f"{pns / pruns:.0f} ns/run", flush=True)
                 else:
                     res[c].append((secs, nspr, runs, cpu_s))
                 mem.update(m)
@@ -192,14 +231,15 @@ def main():
     base = statistics.median(x[0] for x in res["base"])
     base_cpu = statistics.median(x[3] for x in res["base"])
     print(f"{'config':10} {'wall s':>8} {'slowdown':>9} {'CPU s':>7} {'CPU +':>7} "
-          f"{'BPF ns/switch':>14} {'switches/s':>11}")
+          f"{'BPF ns/switch':>14} {'switches/s':>11} {'CPU s min..max':>15}")
     for c in cfgs:
         s = statistics.median(x[0] for x in res[c])
         cs = statistics.median(x[3] for x in res[c])
         ns = bpfns[c][0]
         rps = statistics.median(2 * a.rounds / x[0] for x in res[c])  # workload hops/s
         print(f"{c:10} {s:8.3f} {100 * (s / base - 1):+8.1f}% {cs:7.3f} "
-              f"{100 * (cs / base_cpu - 1):+6.1f}% {ns:14.0f} {rps:11.0f}")
+              f"{100 * (cs / base_cpu - 1):+6.1f}% {ns:14.0f} {rps:11.0f} "
+              f"{min(x[3] for x in res[c]):7.3f}..{max(x[3] for x in res[c]):.3f}")
     print("memlock (bytes): " + ", ".join(f"{k} {v}" for k, v in sorted(mem.items())))
 
 

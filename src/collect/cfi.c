@@ -282,13 +282,13 @@ static void state_to_row(const struct cfa_state *s, const struct cie *c, __u64 p
 	default:
 		return;
 	}
-	row->cfa_off = (int)s->cfa_off;
+	row->cfa_off = (__s32)s->cfa_off;
 	if (s->rbp_rule == RULE_SAME) {
 		row->rbp_type = UNWIND_RBP_SAME;
 	} else if (s->rbp_rule == RULE_OFFSET && !(s->rbp_off & 7) && s->rbp_off >= -1024 &&
 		   s->rbp_off <= 1016) {
 		row->rbp_type = UNWIND_RBP_AT_CFA;
-		row->rbp_off = (int)s->rbp_off;
+		row->rbp_off = (__s16)s->rbp_off;
 	}
 }
 

@@ -8,11 +8,12 @@
  * TLS block of the executable.
  *
  * Good threads (burn_t0, burn_t1, ...): thread i owns one record (trace id
- * 0x11..i.., three spans). It cycles: span 0 for 1 slice, span 1 for 2 slices,
+ * bytes 0x10 * (i + 1) + k, three spans). It cycles: span 0 for 1 slice, span 1 for 2 slices,
  * span 2 for 3 slices, then 1 slice with no context (pointer NULL), a slice
  * being SLICE_MS of its own CPU time. Span changes follow the OTEP's fixed-
  * record protocol: valid 0, compiler fence, new ids, fence, valid 1.
- * With -m, three more threads publish malformed contexts a reader must
+ * With -m, three more threads (each on the CPU about a quarter of the
+ * time) publish malformed contexts a reader must
  * ignore: burn_invalid (valid 0 with ids set), burn_unmapped (the pointer
  * names unmapped memory) and burn_garbage (valid 0xa5 and random bytes).
  *
@@ -39,7 +40,7 @@
 
 #define MAX_THREADS 8
 #define NSPANS 3
-#define SLICE_MS 20
+#define SLICE_MS 5 /* short: many cycles, so load bursts average out */
 
 /* OTEP 4947 Thread-Local Context Record: byte-packed, host endian. */
 struct otel_thread_ctx_record {
@@ -161,6 +162,15 @@ NOINLINE static void burn_invalid(double s) { BURN_FOR(s); }
 NOINLINE static void burn_unmapped(double s) { BURN_FOR(s); }
 NOINLINE static void burn_garbage(double s) { BURN_FOR(s); }
 
+/* A quarter of the time on the CPU: the good threads keep most of it. */
+static void duty(void (*burn)(double))
+{
+	struct timespec nap = {0, 15 * 1000 * 1000};
+
+	burn(0.005);
+	nanosleep(&nap, NULL);
+}
+
 static void *bad_main(void *arg)
 {
 	struct thread_truth *t = arg;
@@ -177,7 +187,7 @@ static void *bad_main(void *arg)
 		rec.valid = 0; /* ids set but not valid: "being changed" */
 		otel_thread_ctx_v1 = &rec;
 		while (!stop)
-			burn_invalid(0.05);
+			duty(burn_invalid);
 	} else if (t == &bad[1]) {
 		/* A page mapped then unmapped: nothing there now. */
 		hole = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -185,7 +195,7 @@ static void *bad_main(void *arg)
 			munmap(hole, 4096);
 		otel_thread_ctx_v1 = hole == MAP_FAILED ? (void *)0x10 : hole;
 		while (!stop)
-			burn_unmapped(0.05);
+			duty(burn_unmapped);
 	} else {
 		unsigned long x = 0x9e3779b97f4a7c15ul;
 
@@ -196,7 +206,7 @@ static void *bad_main(void *arg)
 		rec.valid = 0xa5; /* reserved: not 1 */
 		otel_thread_ctx_v1 = &rec;
 		while (!stop)
-			burn_garbage(0.05);
+			duty(burn_garbage);
 	}
 	t->cpu = cpu_now() - t0;
 	otel_thread_ctx_v1 = NULL;

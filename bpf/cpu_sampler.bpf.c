@@ -216,15 +216,17 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
  * then the record's 28-byte head. Only a record whose valid byte is 1 and
  * whose ids are not all zero gives ids; everything else (no pointer,
  * unmapped memory, a page not resident, valid 0 while the writer changes
- * it, garbage, zero ids) gives none. One map lookup for every other process. */
+ * it, garbage, zero ids) gives none. One map lookup for every other process,
+ * none while no process has an entry. */
 const volatile __u32 want_threadctx = 0;
 __u64 tctx_fsbase_off = 0;
+__u32 tctx_nprocs = 0; /* entries user space added: 0 = skip the lookup */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
 	__type(value, __s64);
-	__uint(max_entries, PROFCAP_THREADCTX_PROCS);
+	__uint(max_entries, 1); /* PROFCAP_THREADCTX_PROCS when on */
 } threadctx_procs SEC(".maps");
 
 struct threadctx_head {
@@ -241,7 +243,7 @@ static __always_inline void read_threadctx(__u32 tgid, struct sample_key *key)
 	__u64 fsbase = 0, rec = 0, off;
 	__s64 *toff;
 
-	if (!want_threadctx)
+	if (!want_threadctx || !tctx_nprocs)
 		return;
 	toff = bpf_map_lookup_elem(&threadctx_procs, &tgid);
 	if (!toff)

@@ -833,6 +833,9 @@ static void threadctx_configure(struct sampler *s, const struct sampler_opts *o)
 	if (!o->user || (env && *env && strcmp(env, "0")))
 		return;
 	s->skel->rodata->want_threadctx = !access("/sys/kernel/btf/vmlinux", R_OK);
+	if (!s->skel->rodata->want_threadctx)
+		return;
+	bpf_map__set_max_entries(s->skel->maps.threadctx_procs, PROFCAP_THREADCTX_PROCS);
 	if (s->no_prealloc)
 		no_prealloc(s->skel->maps.threadctx_procs);
 }
@@ -886,6 +889,7 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
 		return err;
 	}
 	s->tctx_procs++;
+	__atomic_store_n(&s->skel->bss->tctx_nprocs, s->tctx_procs, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -54,6 +54,8 @@ def main():
     ap.add_argument("--rows", type=int, default=150000)
     ap.add_argument("--copies", type=int, default=8)
     ap.add_argument("--life", type=float, default=0.5)
+    ap.add_argument("--agent-args", default="", help="extra agent flags, e.g. '--no-unwind'")
+    ap.add_argument("--series", action="store_true", help="print RSS per window too")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("unwind_soak.py: run as root")
@@ -62,7 +64,8 @@ def main():
         os.mkdir(out)
         env = dict(os.environ, PROFCAP_UNWIND_ROWS=str(a.rows))
         agent = subprocess.Popen([PROFCAP, "agent", "--interval", "1s", "-F", "99", "--json",
-                                  "--output-dir", out], stderr=subprocess.PIPE, text=True,
+                                  "--output-dir", out] + a.agent_args.split(),
+                                 stderr=subprocess.PIPE, text=True,
                                  env=env)
         stop = threading.Event()
         t = threading.Thread(target=churn, args=(tmp, a.copies, a.life, stop), daemon=True)
@@ -104,6 +107,8 @@ def main():
     if not rss:
         sys.exit("no status lines from the agent")
     half = len(rss) // 2
+    if a.series:
+        print("RSS MB per window: " + " ".join(f"{x:.0f}" for x in rss))
     print(f"{len(status)} windows of 1 s, 99 Hz, row store {a.rows} rows "
           f"({a.rows * 8 / 1048576:.1f} MiB), {a.copies} distinct binaries rewritten "
           f"round-robin, {a.life} s each")

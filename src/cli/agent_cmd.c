@@ -189,11 +189,5 @@ int agent_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 
 int agent_cmd__main(int argc, char **argv)
 {
-	struct capture_opts o;
-	int ret;
-
-	ret = agent_cmd__parse_args(argc, argv, &o);
-	if (ret)
-		return ret > 0 ? 0 : 2;
-	return capture__run(&o);
+	return capture_cmd__run(agent_cmd__parse_args, argc, argv);
 }

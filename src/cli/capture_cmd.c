@@ -277,13 +277,18 @@ int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 	return 0;
 }
 
-int capture_cmd__main(int argc, char **argv)
+int capture_cmd__run(int (*parse)(int, char **, struct capture_opts *), int argc, char **argv)
 {
 	struct capture_opts o;
 	int ret;
 
-	ret = capture_cmd__parse_args(argc, argv, &o);
+	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	return capture__run(&o);
+}
+
+int capture_cmd__main(int argc, char **argv)
+{
+	return capture_cmd__run(capture_cmd__parse_args, argc, argv);
 }

@@ -68,6 +68,10 @@ int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o);
  * to the endpoint (kept in the -o file or the spool directory). */
 int capture_cmd__main(int argc, char **argv);
 
+/* Parse @argv with @parse (capture_cmd__parse_args() or the agent's) and
+ * run the capture. The exit status: 0, 1 (failure, logged) or 2 (usage). */
+int capture_cmd__run(int (*parse)(int, char **, struct capture_opts *), int argc, char **argv);
+
 void capture_cmd__usage(void);
 
 #endif

@@ -157,9 +157,7 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			convert__usage();
 			return 1;
 		default:
-			err = symbolize_opt__parse(&o->sym, "convert", c, optarg);
-			if (err > 0)
-				return args__bad_option("convert", c, argv);
+			err = symbolize_opt__parse(&o->sym, "convert", c, optarg, argv);
 			if (err)
 				return err;
 			break;

@@ -110,9 +110,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			flamegraph__usage();
 			return 1;
 		default:
-			err = symbolize_opt__parse(&a->sym, "flamegraph", c, optarg);
-			if (err > 0)
-				return args__bad_option("flamegraph", c, argv);
+			err = symbolize_opt__parse(&a->sym, "flamegraph", c, optarg, argv);
 			if (err)
 				return err;
 			break;

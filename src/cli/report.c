@@ -205,9 +205,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			report__usage();
 			return 1;
 		default:
-			err = symbolize_opt__parse(&o->sym, "report", c, optarg);
-			if (err > 0)
-				return args__bad_option("report", c, argv);
+			err = symbolize_opt__parse(&o->sym, "report", c, optarg, argv);
 			if (err)
 				return err;
 			break;

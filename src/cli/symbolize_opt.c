@@ -5,6 +5,7 @@
 #include "util/log.h"
 #include "model/profile.h"
 #include "symbolize/resymbolize.h"
+#include "cli/args.h"
 #include "cli/symbolize_opt.h"
 
 int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir)
@@ -16,14 +17,15 @@ int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir)
 	return 0;
 }
 
-int symbolize_opt__parse(struct symbolize_opt *o, const char *cmd, int c, const char *arg)
+int symbolize_opt__parse(struct symbolize_opt *o, const char *cmd, int c, const char *arg,
+			  char **argv)
 {
 	if (c == SYMBOLIZE_OPT_ON) {
 		o->on = true;
 		return 0;
 	}
 	if (c != SYMBOLIZE_OPT_DIR)
-		return 1;
+		return args__bad_option(cmd, c, argv);
 	if (symbolize_opt__add_dir(o, arg))
 		return log__usage_error(cmd, "at most %d --debug-dir", SYMBOLIZE_OPT_MAX_DIRS);
 	return 0;

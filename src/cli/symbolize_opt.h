@@ -39,10 +39,12 @@ enum { SYMBOLIZE_OPT_ON = 0x1000, SYMBOLIZE_OPT_DIR };
 		"debug-dir", required_argument, NULL, SYMBOLIZE_OPT_DIR \
 	}
 
-/* getopt_long() returned @c (with @arg) in command @cmd: 0 when it was one
- * of these options (taken), 1 when it is not, -EINVAL after a usage error
- * line. */
-int symbolize_opt__parse(struct symbolize_opt *o, const char *cmd, int c, const char *arg);
+/* getopt_long() returned @c (with @arg) in command @cmd, for an option the
+ * command itself does not take: 0 when it is one of these (taken), else
+ * -EINVAL after one usage error line (too many --debug-dir, or an unknown
+ * option of @argv, as args__bad_option() says it). */
+int symbolize_opt__parse(struct symbolize_opt *o, const char *cmd, int c, const char *arg,
+			  char **argv);
 
 /* Take --debug-dir @dir. 0, or -E2BIG past SYMBOLIZE_OPT_MAX_DIRS. */
 int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir);

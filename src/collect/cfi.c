@@ -66,29 +66,9 @@ static __u64 rd_bytes(struct reader *r, unsigned int n)
 	return v;
 }
 
-static __u64 rd_uleb(struct reader *r)
-{
-	__u64 v = 0;
-	unsigned int shift = 0;
-
-	while (!r->bad) {
-		__u8 b;
-
-		if (r->p >= r->end) {
-			r->bad = true;
-			break;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static __s64 rd_sleb(struct reader *r)
+/* A LEB128 number, sign-extended when @is_signed. 0 with r->bad set when
+ * it runs past the end. */
+static __u64 rd_leb(struct reader *r, bool is_signed)
 {
 	__u64 v = 0;
 	unsigned int shift = 0;
@@ -106,9 +86,19 @@ static __s64 rd_sleb(struct reader *r)
 		if (!(b & 0x80))
 			break;
 	}
-	if (shift < 64 && (b & 0x40))
+	if (is_signed && shift < 64 && (b & 0x40))
 		v |= ~0ull << shift;
-	return (__s64)v;
+	return v;
+}
+
+static __u64 rd_uleb(struct reader *r)
+{
+	return rd_leb(r, false);
+}
+
+static __s64 rd_sleb(struct reader *r)
+{
+	return (__s64)rd_leb(r, true);
 }
 
 /* Read a pointer in encoding @enc; @vaddr is the address of the field. */
@@ -129,13 +119,11 @@ static __u64 rd_encoded(struct reader *r, __u8 enc, __u64 vaddr)
 		v = (__u64)rd_sleb(r);
 		break;
 	case PE_UDATA2:
-		v = rd_bytes(r, 2);
+	case PE_UDATA4:
+		v = rd_bytes(r, (enc & 0x0f) == PE_UDATA2 ? 2 : 4);
 		break;
 	case PE_SDATA2:
 		v = (__u64)(__s64)(__s16)rd_bytes(r, 2);
-		break;
-	case PE_UDATA4:
-		v = rd_bytes(r, 4);
 		break;
 	case PE_SDATA4:
 		v = (__u64)(__s64)(__s32)rd_bytes(r, 4);
@@ -294,13 +282,13 @@ static void state_to_row(const struct cfa_state *s, const struct cie *c, __u64 p
 	default:
 		return;
 	}
-	row->cfa_off = (int)s->cfa_off;
+	row->cfa_off = (__s32)s->cfa_off;
 	if (s->rbp_rule == RULE_SAME) {
 		row->rbp_type = UNWIND_RBP_SAME;
 	} else if (s->rbp_rule == RULE_OFFSET && !(s->rbp_off & 7) && s->rbp_off >= -1024 &&
 		   s->rbp_off <= 1016) {
 		row->rbp_type = UNWIND_RBP_AT_CFA;
-		row->rbp_off = (int)s->rbp_off;
+		row->rbp_off = (__s16)s->rbp_off;
 	}
 }
 

@@ -25,12 +25,14 @@
 #define CFI_MAX_STATES 16
 #define CFI_MAX_SEGMENTS 16
 
+/* 16 bytes: a large binary has a million rows, all held while its table is
+ * compiled (state_to_row() keeps the offsets within these widths). */
 struct cfi_row {
-	__u64 pc;     /* ELF virtual address where the row starts */
-	int cfa_type; /* UNWIND_CFA_* (bpf/unwind.h) */
-	int cfa_off;
-	int rbp_type; /* UNWIND_RBP_* */
-	int rbp_off;  /* caller's rbp at CFA + rbp_off when UNWIND_RBP_AT_CFA */
+	__u64 pc;	/* ELF virtual address where the row starts */
+	__s32 cfa_off;	/* within UNWIND_CFA_OFF_MIN..MAX */
+	__s16 rbp_off;	/* caller's rbp at CFA + rbp_off when UNWIND_RBP_AT_CFA */
+	__u8 cfa_type;	/* UNWIND_CFA_* (bpf/unwind.h) */
+	__u8 rbp_type;	/* UNWIND_RBP_* */
 };
 
 struct cfi_stats {

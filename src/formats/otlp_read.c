@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -119,6 +120,7 @@ enum {
 /* Deeper stacks keep their leaf-most frames (the model keeps fewer). */
 #define MAX_FRAMES 65536
 #define ARENA_CHUNK (256u << 10)
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* What an attribute table entry means to the reader. */
 enum role {
@@ -653,86 +655,131 @@ static int get_value(struct rd *r, pb_istream_t *s, pb_wire_type_t wt, const cha
 
 /* ---- dictionary ------------------------------------------------------------------ */
 
+/* The dictionary's messages are read by table: each known field's number,
+ * kind, name (for errors) and where its value goes. */
+enum field_kind {
+	FK_VARINT, /* a __u64 (or __s64) in the entry */
+	FK_VALUE,  /* a struct value in the entry */
+	FK_IDS,	   /* appended to a struct ids of struct rd (index pools) */
+	FK_LINE,   /* Location.lines: read_line() */
+};
+
+struct field_desc {
+	__u32 num;
+	enum field_kind kind;
+	const char *name;
+	size_t off; /* in the entry, or in struct rd for FK_IDS */
+};
+
+#define IN_ENTRY(num, kind, name, type, member) {num, kind, name, offsetof(type, member)}
+#define IN_POOL(num, name, member) {num, FK_IDS, name, offsetof(struct rd, member)}
+
+static int read_line(struct rd *r, pb_istream_t *s);
+
+/* Read the fields of message @s that @fd (@n of them) describes into
+ * @entry; others are skipped. */
+static int read_fields(struct rd *r, pb_istream_t *s, const struct field_desc *fd, size_t n,
+		       void *entry)
+{
+	pb_istream_t sub;
+	pb_wire_type_t wt;
+	__u32 tag;
+	int err = 0;
+	size_t i;
+
+	while (!err && s->bytes_left) {
+		err = next_tag(r, s, &wt, &tag);
+		if (err)
+			break;
+		for (i = 0; i < n && fd[i].num != tag; i++)
+			;
+		if (i == n) {
+			err = skip(r, s, wt);
+			continue;
+		}
+		switch (fd[i].kind) {
+		case FK_VARINT:
+			err = get_varint(r, s, wt, fd[i].name, (__u64 *)((char *)entry + fd[i].off));
+			break;
+		case FK_VALUE:
+			err = get_value(r, s, wt, fd[i].name,
+					(struct value *)((char *)entry + fd[i].off));
+			break;
+		case FK_IDS:
+			err = get_ids(r, s, wt, fd[i].name, (struct ids *)((char *)r + fd[i].off));
+			break;
+		case FK_LINE:
+			err = open_sub(r, s, wt, fd[i].name, &sub);
+			err = err ?: read_line(r, &sub);
+			err = err ?: close_sub(r, s, &sub);
+			break;
+		}
+	}
+	return err;
+}
+
+static const struct field_desc mapping_fields[] = {
+	IN_ENTRY(F_MAPPING_START, FK_VARINT, "memory_start", struct r_mapping, start),
+	IN_ENTRY(F_MAPPING_LIMIT, FK_VARINT, "memory_limit", struct r_mapping, limit),
+	IN_ENTRY(F_MAPPING_OFFSET, FK_VARINT, "file_offset", struct r_mapping, offset),
+	IN_ENTRY(F_MAPPING_FILENAME, FK_VARINT, "filename_strindex", struct r_mapping, filename),
+	IN_POOL(F_MAPPING_ATTRS, "attribute_indices", map_attrs),
+};
+
 static int read_mapping(struct rd *r, pb_istream_t *s)
 {
 	struct r_mapping *m;
-	__u32 tag;
-	pb_wire_type_t wt;
 	int err = 0;
 
 	m = vec_push(&r->mappings, sizeof(*m), &err);
 	if (!m)
 		return fail(r, err, "too many mappings");
 	m->attr_off = r->map_attrs.n;
-	while (!err && s->bytes_left) {
-		err = next_tag(r, s, &wt, &tag);
-		if (err)
-			break;
-		switch (tag) {
-		case F_MAPPING_START:
-			err = get_varint(r, s, wt, "memory_start", &m->start);
-			break;
-		case F_MAPPING_LIMIT:
-			err = get_varint(r, s, wt, "memory_limit", &m->limit);
-			break;
-		case F_MAPPING_OFFSET:
-			err = get_varint(r, s, wt, "file_offset", &m->offset);
-			break;
-		case F_MAPPING_FILENAME:
-			err = get_varint(r, s, wt, "filename_strindex", &m->filename);
-			break;
-		case F_MAPPING_ATTRS:
-			err = get_ids(r, s, wt, "attribute_indices", &r->map_attrs);
-			break;
-		default:
-			err = skip(r, s, wt);
-		}
-	}
+	err = read_fields(r, s, mapping_fields, ARRAY_LEN(mapping_fields), m);
 	m->nattrs = r->map_attrs.n - m->attr_off;
 	return err;
 }
 
+struct r_line {
+	__u64 fn, line, col;
+};
+
+static const struct field_desc line_fields[] = {
+	IN_ENTRY(F_LINE_FUNCTION, FK_VARINT, "lines.function_index", struct r_line, fn),
+	IN_ENTRY(F_LINE_LINE, FK_VARINT, "lines.line", struct r_line, line),
+	IN_ENTRY(F_LINE_COLUMN, FK_VARINT, "lines.column", struct r_line, col),
+};
+
 static int read_line(struct rd *r, pb_istream_t *s)
 {
+	struct r_line l = {0};
 	struct r_linepos *pos;
-	__u64 fn = 0, line = 0, col = 0;
-	__u32 tag;
-	pb_wire_type_t wt;
-	int err = 0;
+	int err = read_fields(r, s, line_fields, ARRAY_LEN(line_fields), &l);
 
-	while (!err && s->bytes_left) {
-		err = next_tag(r, s, &wt, &tag);
-		if (err)
-			break;
-		if (tag == F_LINE_FUNCTION)
-			err = get_varint(r, s, wt, "lines.function_index", &fn);
-		else if (tag == F_LINE_LINE)
-			err = get_varint(r, s, wt, "lines.line", &line);
-		else if (tag == F_LINE_COLUMN)
-			err = get_varint(r, s, wt, "lines.column", &col);
-		else
-			err = skip(r, s, wt);
-	}
-	if (!err && fn > UINT32_MAX - 1)
-		return too_large(r, "lines.function_index", fn);
+	if (!err && l.fn > UINT32_MAX - 1)
+		return too_large(r, "lines.function_index", l.fn);
 	if (!err) {
-		err = ids_push(&r->line_fns, (__u32)fn);
+		err = ids_push(&r->line_fns, (__u32)l.fn);
 		pos = err ? NULL : vec_push(&r->line_pos, sizeof(*pos), &err);
 		if (err)
 			return fail(r, err, "too many lines");
 		/* int64 on the wire: negative values are unknown, as 0. */
-		pos->line = (__s64)line > 0 ? (__s64)line : 0;
-		pos->column = (__s64)col > 0 ? (__s64)col : 0;
+		pos->line = (__s64)l.line > 0 ? (__s64)l.line : 0;
+		pos->column = (__s64)l.col > 0 ? (__s64)l.col : 0;
 	}
 	return err;
 }
 
+static const struct field_desc location_fields[] = {
+	IN_ENTRY(F_LOCATION_MAPPING, FK_VARINT, "mapping_index", struct r_location, mapping),
+	IN_ENTRY(F_LOCATION_ADDRESS, FK_VARINT, "address", struct r_location, address),
+	{F_LOCATION_LINES, FK_LINE, "lines", 0},
+	IN_POOL(F_LOCATION_ATTRS, "attribute_indices", loc_attrs),
+};
+
 static int read_location(struct rd *r, pb_istream_t *s)
 {
 	struct r_location *l;
-	pb_istream_t sub;
-	__u32 tag;
-	pb_wire_type_t wt;
 	int err = 0;
 
 	l = vec_push(&r->locations, sizeof(*l), &err);
@@ -740,121 +787,65 @@ static int read_location(struct rd *r, pb_istream_t *s)
 		return fail(r, err, "too many locations");
 	l->attr_off = r->loc_attrs.n;
 	l->line_off = r->line_fns.n;
-	while (!err && s->bytes_left) {
-		err = next_tag(r, s, &wt, &tag);
-		if (err)
-			break;
-		switch (tag) {
-		case F_LOCATION_MAPPING:
-			err = get_varint(r, s, wt, "mapping_index", &l->mapping);
-			break;
-		case F_LOCATION_ADDRESS:
-			err = get_varint(r, s, wt, "address", &l->address);
-			break;
-		case F_LOCATION_LINES:
-			err = open_sub(r, s, wt, "lines", &sub);
-			err = err ?: read_line(r, &sub);
-			err = err ?: close_sub(r, s, &sub);
-			break;
-		case F_LOCATION_ATTRS:
-			err = get_ids(r, s, wt, "attribute_indices", &r->loc_attrs);
-			break;
-		default:
-			err = skip(r, s, wt);
-		}
-	}
+	err = read_fields(r, s, location_fields, ARRAY_LEN(location_fields), l);
 	l->nattrs = r->loc_attrs.n - l->attr_off;
 	l->nlines = r->line_fns.n - l->line_off;
 	return err;
 }
 
+static const struct field_desc function_fields[] = {
+	IN_ENTRY(F_FUNCTION_NAME, FK_VARINT, "name_strindex", struct r_function, name),
+	IN_ENTRY(F_FUNCTION_SYSTEM_NAME, FK_VARINT, "system_name_strindex", struct r_function,
+		 system_name),
+	IN_ENTRY(F_FUNCTION_FILENAME, FK_VARINT, "filename_strindex", struct r_function, filename),
+	IN_ENTRY(F_FUNCTION_START_LINE, FK_VARINT, "start_line", struct r_function, start_line),
+};
+
 static int read_function(struct rd *r, pb_istream_t *s)
 {
 	struct r_function *f;
-	__u64 x;
-	__u32 tag;
-	pb_wire_type_t wt;
 	int err = 0;
 
 	f = vec_push(&r->functions, sizeof(*f), &err);
 	if (!f)
 		return fail(r, err, "too many functions");
-	while (!err && s->bytes_left) {
-		err = next_tag(r, s, &wt, &tag);
-		if (err)
-			break;
-		switch (tag) {
-		case F_FUNCTION_NAME:
-			err = get_varint(r, s, wt, "name_strindex", &f->name);
-			break;
-		case F_FUNCTION_SYSTEM_NAME:
-			err = get_varint(r, s, wt, "system_name_strindex", &f->system_name);
-			break;
-		case F_FUNCTION_FILENAME:
-			err = get_varint(r, s, wt, "filename_strindex", &f->filename);
-			break;
-		case F_FUNCTION_START_LINE:
-			err = get_varint(r, s, wt, "start_line", &x);
-			f->start_line = (__s64)x > 0 ? (__s64)x : 0;
-			break;
-		default:
-			err = skip(r, s, wt);
-		}
-	}
+	err = read_fields(r, s, function_fields, ARRAY_LEN(function_fields), f);
+	if (f->start_line < 0) /* int64 on the wire: negative is unknown, as 0 */
+		f->start_line = 0;
 	return err;
 }
+
+static const struct field_desc attr_fields[] = {
+	IN_ENTRY(F_KVU_KEY, FK_VARINT, "key_strindex", struct r_attr, key),
+	IN_ENTRY(F_KVU_VALUE, FK_VALUE, "value", struct r_attr, v),
+	IN_ENTRY(F_KVU_UNIT, FK_VARINT, "unit_strindex", struct r_attr, unit),
+};
 
 static int read_attr(struct rd *r, pb_istream_t *s)
 {
 	struct r_attr *a;
-	__u32 tag;
-	pb_wire_type_t wt;
 	int err = 0;
 
 	a = vec_push(&r->attrs, sizeof(*a), &err);
 	if (!a)
 		return fail(r, err, "too many attributes");
-	while (!err && s->bytes_left) {
-		err = next_tag(r, s, &wt, &tag);
-		if (err)
-			break;
-		switch (tag) {
-		case F_KVU_KEY:
-			err = get_varint(r, s, wt, "key_strindex", &a->key);
-			break;
-		case F_KVU_VALUE:
-			err = get_value(r, s, wt, "value", &a->v);
-			break;
-		case F_KVU_UNIT:
-			err = get_varint(r, s, wt, "unit_strindex", &a->unit);
-			break;
-		default:
-			err = skip(r, s, wt);
-		}
-	}
-	return err;
+	return read_fields(r, s, attr_fields, ARRAY_LEN(attr_fields), a);
 }
+
+static const struct field_desc stack_fields[] = {
+	IN_POOL(F_STACK_LOCATIONS, "location_indices", stack_locs),
+};
 
 static int read_stack(struct rd *r, pb_istream_t *s)
 {
 	struct r_stack *st;
-	__u32 tag;
-	pb_wire_type_t wt;
 	int err = 0;
 
 	st = vec_push(&r->stacks, sizeof(*st), &err);
 	if (!st)
 		return fail(r, err, "too many stacks");
 	st->off = r->stack_locs.n;
-	while (!err && s->bytes_left) {
-		err = next_tag(r, s, &wt, &tag);
-		if (err)
-			break;
-		if (tag == F_STACK_LOCATIONS)
-			err = get_ids(r, s, wt, "location_indices", &r->stack_locs);
-		else
-			err = skip(r, s, wt);
-	}
+	err = read_fields(r, s, stack_fields, ARRAY_LEN(stack_fields), st);
 	st->n = r->stack_locs.n - st->off;
 	return err;
 }
@@ -918,12 +909,27 @@ static int read_string(struct rd *r, pb_istream_t *s, pb_wire_type_t wt)
 	return get_string(r, s, wt, "string", slot);
 }
 
+/* The dictionary tables of messages: their reader and where they go. */
+static const struct {
+	__u32 num;
+	int (*read)(struct rd *, pb_istream_t *);
+	const char *name;
+	size_t vec; /* offset of the struct vec in struct rd */
+} dict_tables[] = {
+	{F_DICT_MAPPING, read_mapping, "mapping_table", offsetof(struct rd, mappings)},
+	{F_DICT_LOCATION, read_location, "location_table", offsetof(struct rd, locations)},
+	{F_DICT_FUNCTION, read_function, "function_table", offsetof(struct rd, functions)},
+	{F_DICT_ATTRIBUTE, read_attr, "attribute_table", offsetof(struct rd, attrs)},
+	{F_DICT_STACK, read_stack, "stack_table", offsetof(struct rd, stacks)},
+};
+
 static int read_dictionary(struct rd *r, pb_istream_t *s)
 {
 	pb_istream_t sub;
 	__u32 tag;
 	pb_wire_type_t wt;
 	int err = 0;
+	size_t i;
 
 	r->ctx = CTX_DICT;
 	while (!err && s->bytes_left) {
@@ -934,47 +940,29 @@ static int read_dictionary(struct rd *r, pb_istream_t *s)
 		err = next_tag(r, s, &wt, &tag);
 		if (err)
 			break;
-		switch (tag) {
-		case F_DICT_MAPPING:
-			entry = read_mapping;
-			name = "mapping_table";
-			v = &r->mappings;
-			break;
-		case F_DICT_LOCATION:
-			entry = read_location;
-			name = "location_table";
-			v = &r->locations;
-			break;
-		case F_DICT_FUNCTION:
-			entry = read_function;
-			name = "function_table";
-			v = &r->functions;
-			break;
-		case F_DICT_ATTRIBUTE:
-			entry = read_attr;
-			name = "attribute_table";
-			v = &r->attrs;
-			break;
-		case F_DICT_STACK:
-			entry = read_stack;
-			name = "stack_table";
-			v = &r->stacks;
-			break;
-		case F_DICT_STRING:
+		for (i = 0; i < ARRAY_LEN(dict_tables); i++)
+			if (dict_tables[i].num == tag) {
+				entry = dict_tables[i].read;
+				name = dict_tables[i].name;
+				v = (struct vec *)((char *)r + dict_tables[i].vec);
+			}
+		if (!entry && tag == F_DICT_STRING) {
 			r->ctx = CTX_ENTRY;
 			r->table = "string_table";
 			r->ientry = r->strings.n;
 			err = read_string(r, s, wt);
 			r->ctx = CTX_DICT;
 			continue;
-		case F_DICT_LINK:
+		}
+		if (!entry && tag == F_DICT_LINK) {
 			r->ctx = CTX_ENTRY;
 			r->table = "link_table";
 			r->ientry = r->links.n;
 			err = read_link(r, s, wt);
 			r->ctx = CTX_DICT;
 			continue;
-		default:
+		}
+		if (!entry) {
 			err = skip(r, s, wt);
 			continue;
 		}

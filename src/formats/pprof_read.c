@@ -224,55 +224,50 @@ static int value_type(struct rd *r, struct cur c, __u64 *type, __u64 *unit)
 	return 0;
 }
 
-static int mapping(struct rd *r, struct cur c)
+/* The varint fields 1..@n of message @c into v[0..@n-1] (others skipped,
+ * a repeated field keeps its last value). 0, or -1 when malformed. */
+static int varints(struct cur c, __u64 *v, size_t n)
 {
-	struct pmap *m = &r->maps[r->nmaps++];
-	__u64 filename = 0, build_id = 0;
 	struct field f;
 	int ret;
 
-	while ((ret = next(&c, &f)) > 0) {
-		if (f.wt != WT_VARINT)
-			continue;
-		switch (f.num) {
-		case 1: m->id = f.v; break;
-		case 2: m->d.start = f.v; break;
-		case 3: m->d.limit = f.v; break;
-		case 4: m->d.file_offset = f.v; break;
-		case 5: filename = f.v; break;
-		case 6: build_id = f.v; break;
-		}
-	}
-	if (ret < 0 || !m->id || !str_at(r, filename) || !str_at(r, build_id))
+	while ((ret = next(&c, &f)) > 0)
+		if (f.wt == WT_VARINT && f.num >= 1 && f.num <= n)
+			v[f.num - 1] = f.v;
+	return ret < 0 ? -1 : 0;
+}
+
+/* Mapping: 1 id, 2 memory_start, 3 memory_limit, 4 file_offset,
+ * 5 filename, 6 build_id (string indexes). */
+static int mapping(struct rd *r, struct cur c)
+{
+	struct pmap *m = &r->maps[r->nmaps++];
+	__u64 v[6] = {0};
+
+	if (varints(c, v, 6) || !v[0] || !str_at(r, v[4]) || !str_at(r, v[5]))
 		return fail(r, -EBADMSG, "malformed mapping (id 0, or a string index out of range)");
-	m->d.path = str_at(r, filename);
-	m->d.build_id = build_id ? str_at(r, build_id) : NULL;
+	m->id = v[0];
+	m->d.start = v[1];
+	m->d.limit = v[2];
+	m->d.file_offset = v[3];
+	m->d.path = str_at(r, v[4]);
+	m->d.build_id = v[5] ? str_at(r, v[5]) : NULL;
 	m->kernel = !strncmp(m->d.path, "[kernel", 7);
 	if (m->d.limit <= m->d.start) /* the model wants a range: keep the address space */
 		m->d.start = 0, m->d.limit = UINT64_MAX;
 	return 0;
 }
 
+/* Function: 1 id, 2 name, 3 system_name (string indexes). */
 static int function(struct rd *r, struct cur c)
 {
 	struct pfn *fn = &r->fns[r->nfns++];
-	__u64 name = 0, system_name = 0;
-	struct field f;
-	int ret;
+	__u64 v[3] = {0};
 
-	while ((ret = next(&c, &f)) > 0) {
-		if (f.wt != WT_VARINT)
-			continue;
-		if (f.num == 1)
-			fn->id = f.v;
-		else if (f.num == 2)
-			name = f.v;
-		else if (f.num == 3)
-			system_name = f.v;
-	}
-	if (ret < 0 || !fn->id || !str_at(r, name) || !str_at(r, system_name))
+	if (varints(c, v, 3) || !v[0] || !str_at(r, v[1]) || !str_at(r, v[2]))
 		return fail(r, -EBADMSG, "malformed function (id 0, or a string index out of range)");
-	fn->name = name ? str_at(r, name) : system_name ? str_at(r, system_name) : NULL;
+	fn->id = v[0];
+	fn->name = v[1] ? str_at(r, v[1]) : v[2] ? str_at(r, v[2]) : NULL;
 	return 0;
 }
 

@@ -1075,27 +1075,13 @@ struct profile *profile__extract_type(const struct profile *p, __u32 type)
 int profile__prune(struct profile *p)
 {
 	struct profile *n;
-	size_t i, j;
-	int err = 0;
+	int err;
 
 	if (!p->dirty && all_stacks_used(p))
 		return 0;
-	n = copy_types(p, UINT32_MAX);
-	if (!n)
-		return -ENOMEM;
-	err = profile__set_meta(n, &p->meta);
-	n->max_links = p->max_links;
-	n->links_capped = p->links_capped;
-	for (i = 0; i < p->nprocs && !err; i++) {
-		const struct proc *pr = &p->procs[i];
-
-		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, pr->type, p, pr, &pr->samples[j], NULL, NULL);
-	}
-	if (err) {
-		profile__free(n);
+	err = profile__rebuild(p, NULL, NULL, &n);
+	if (err)
 		return err;
-	}
 	/* Swap contents: @p keeps its address for the caller. */
 	{
 		struct profile tmp = *p;
@@ -1119,6 +1105,7 @@ int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *
 	if (!n)
 		return -ENOMEM;
 	err = profile__set_meta(n, &p->meta);
+	n->links_capped = p->links_capped;
 	for (i = 0; i < p->nprocs && !err; i++) {
 		const struct proc *pr = &p->procs[i];
 

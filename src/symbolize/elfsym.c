@@ -551,25 +551,21 @@ static size_t self_image_size(const unsigned char *base)
 
 	if (memcmp(base, ELFMAG, SELFMAG))
 		return 0;
-	if (base[EI_CLASS] == ELFCLASS64) {
-		const Elf64_Ehdr *h = (const void *)base;
-
-		eh.e_phoff = h->e_phoff;
-		eh.e_phnum = h->e_phnum;
-		eh.e_phentsize = h->e_phentsize;
-		eh.e_shoff = h->e_shoff;
-		eh.e_shnum = h->e_shnum;
-		eh.e_shentsize = h->e_shentsize;
-	} else {
-		const Elf32_Ehdr *h = (const void *)base;
-
-		eh.e_phoff = h->e_phoff;
-		eh.e_phnum = h->e_phnum;
-		eh.e_phentsize = h->e_phentsize;
-		eh.e_shoff = h->e_shoff;
-		eh.e_shnum = h->e_shnum;
-		eh.e_shentsize = h->e_shentsize;
-	}
+/* The table offsets and sizes of ELF header @h (either class). */
+#define TABLES_OF(h)                                                                   \
+	do {                                                                           \
+		eh.e_phoff = (h)->e_phoff;                                             \
+		eh.e_phnum = (h)->e_phnum;                                             \
+		eh.e_phentsize = (h)->e_phentsize;                                     \
+		eh.e_shoff = (h)->e_shoff;                                             \
+		eh.e_shnum = (h)->e_shnum;                                             \
+		eh.e_shentsize = (h)->e_shentsize;                                     \
+	} while (0)
+	if (base[EI_CLASS] == ELFCLASS64)
+		TABLES_OF((const Elf64_Ehdr *)(const void *)base);
+	else
+		TABLES_OF((const Elf32_Ehdr *)(const void *)base);
+#undef TABLES_OF
 	size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
 	if (eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize > size)
 		size = eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize;

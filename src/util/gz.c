@@ -58,13 +58,24 @@ int gz__compress(const void *in, size_t len, struct buf *out)
 			}
 		} while (z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
 	} while (left);
-	deflateEnd(&z);
-	return 0;
-
+	err = 0;
 err_out:
 	deflateEnd(&z);
-	out->len = start;
+	if (err)
+		out->len = start;
 	return err;
+}
+
+/* A gzip inflater reading @len bytes at @in. 0, -E2BIG or -ENOMEM. */
+static int inflate_begin(z_stream *z, const void *in, size_t len)
+{
+	if (len > SLICE)
+		return -E2BIG;
+	if (inflateInit2(z, 15 + 16) != Z_OK)
+		return -ENOMEM;
+	z->next_in = (Bytef *)in;
+	z->avail_in = (uInt)len;
+	return 0;
 }
 
 int gz__decompress(const void *in, size_t len, struct buf *out)
@@ -73,12 +84,9 @@ int gz__decompress(const void *in, size_t len, struct buf *out)
 	z_stream z = {0};
 	int err, zr;
 
-	if (len > SLICE)
-		return -E2BIG;
-	if (inflateInit2(&z, 15 + 16) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)len;
+	err = inflate_begin(&z, in, len);
+	if (err)
+		return err;
 	for (;;) {
 		err = room(out, &z.next_out, &z.avail_out);
 		if (err)
@@ -101,12 +109,11 @@ int gz__decompress(const void *in, size_t len, struct buf *out)
 			goto err_out;
 		}
 	}
-	inflateEnd(&z);
-	return 0;
-
+	err = 0;
 err_out:
 	inflateEnd(&z);
-	out->len = start;
+	if (err)
+		out->len = start;
 	return err;
 }
 
@@ -127,12 +134,9 @@ int gz__inflated_size(const void *in, size_t len, size_t limit, size_t *size)
 	int err = 0, zr;
 
 	*size = 0;
-	if (len > SLICE)
-		return -E2BIG;
-	if (inflateInit2(&z, 15 + 16) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)len;
+	err = inflate_begin(&z, in, len);
+	if (err)
+		return err;
 	for (;;) {
 		z.next_out = scratch;
 		z.avail_out = sizeof(scratch);

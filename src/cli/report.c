@@ -1012,15 +1012,15 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 		fprintf(f, "null");
 	fprintf(f, ",\"comm\":");
 	put_json_str(f, o->comm);
-	{
+	{ /* only when given: the filter object keeps its keys otherwise */
 		char hex[33];
 
 		hex_into(hex, o->trace_id, sizeof(o->trace_id));
-		fprintf(f, ",\"trace_id\":");
-		put_json_str(f, o->filter_trace ? hex : NULL);
+		if (o->filter_trace)
+			fprintf(f, ",\"trace_id\":\"%s\"", hex);
 		hex_into(hex, o->span_id, sizeof(o->span_id));
-		fprintf(f, ",\"span_id\":");
-		put_json_str(f, o->filter_span ? hex : NULL);
+		if (o->filter_span)
+			fprintf(f, ",\"span_id\":\"%s\"", hex);
 	}
 	fprintf(f, "},\n\"total\":%llu,\"by\":\"%s\",\"sort\":\"%s\"", (unsigned long long)r->total,
 		by_names[o->by], o->inclusive ? "inclusive" : "self");

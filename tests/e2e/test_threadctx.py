@@ -6,7 +6,7 @@ in the proportions of that truth, never link a sample to a span its thread
 was not in, and give no link to threads whose record is malformed (valid 0,
 a pointer to unmapped memory, garbage). The links survive OTLP -> pprof and
 OTLP -> OTLP/JSON conversion, and `report --by span` / `--trace-id` /
-`--span-id` read them."""
+`--span-id` and `flamegraph --trace-id` read them."""
 import json
 import os
 import tempfile
@@ -163,6 +163,13 @@ class ThreadContextTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(t["func"], r.stdout)
         self.assertNotIn(other, r.stdout)
+        svg = os.path.join(self.tmp.name, "trace.svg")
+        r = run_profcap(["flamegraph", self.out, "--trace-id", t["trace_id"], "-o", svg])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(svg) as f:
+            text = f.read()
+        self.assertIn(f"<title>{t['func']}\n", text)
+        self.assertNotIn(f"<title>{other}\n", text)
         r = run_profcap(["report", self.out, "--trace-id", "zz"])
         self.assertNotEqual(r.returncode, 0)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)

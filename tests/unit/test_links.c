@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/report.h"
+#include "formats/flamegraph.h"
 #include "formats/otlp.h"
 #include "formats/otlp_json.h"
 #include "formats/otlp_json_read.h"
@@ -222,6 +223,27 @@ TEST(report)
 	profile__free(p);
 }
 
+TEST(flamegraph_trace)
+{
+	struct profile *p = model();
+	struct flamegraph_opts o = {0};
+	struct buf b;
+
+	CHECK(p);
+	buf__init(&b, 1 << 24);
+	CHECK(flamegraph__render(p, &o, &b) == 0); /* unfiltered: f and h drawn */
+	CHECK(memmem(b.data, b.len, "<title>f\n", 9) && memmem(b.data, b.len, "<title>h\n", 9));
+	b.len = 0;
+	o.filter_trace = true;
+	memset(o.trace_id, 2, sizeof(o.trace_id));
+	CHECK(flamegraph__render(p, &o, &b) == 0);
+	CHECK(memmem(b.data, b.len, "<title>g\n", 9));
+	CHECK(!memmem(b.data, b.len, "<title>f\n", 9) && !memmem(b.data, b.len, "<title>h\n", 9));
+	CHECK(memmem(b.data, b.len, "trace 02020202020202020202020202020202 only", 43));
+	buf__release(&b);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(model_links);
@@ -230,5 +252,6 @@ int main(void)
 	RUN(otlp_json_round_trip);
 	RUN(pprof_round_trip);
 	RUN(report);
+	RUN(flamegraph_trace);
 	return TEST_DONE();
 }

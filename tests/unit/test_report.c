@@ -184,7 +184,7 @@ TEST(filters)
 	o.pid = 200;
 	out = run(p, &o);
 	CHECK(out);
-	CHECK(strstr(out, "\"filter\":{\"pid\":200,\"comm\":null,\"trace_id\":null,\"span_id\":null}"));
+	CHECK(strstr(out, "\"filter\":{\"pid\":200,\"comm\":null}"));
 	CHECK(strstr(out, "\"total\":6,"));
 	CHECK(!strstr(out, "\"name\":\"f\""));
 	CHECK(strstr(out, "\"self_share\":0.666667")); /* x: 4 of 6 */

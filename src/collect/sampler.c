@@ -871,8 +871,9 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
 	if (!s->skel->rodata->want_threadctx || (s->tctx_btf_tried && !s->skel->bss->tctx_fsbase_off)) {
 		if (!s->tctx_warned)
 			pr_warn("process %d publishes OpenTelemetry thread context but this kernel "
-				"has no BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF) to find "
-				"its threads' TLS: its samples carry no trace/span links",
+				"has no BTF with task_struct.thread.fsbase (/sys/kernel/btf/vmlinux, "
+				"CONFIG_DEBUG_INFO_BTF) to find its threads' TLS: its samples carry no "
+				"trace/span links",
 				pid);
 		s->tctx_warned = true;
 		return -EOPNOTSUPP;

@@ -102,11 +102,13 @@ static int find_symbol(int fd, const Elf64_Shdr *sh, __u32 nsh, const Elf64_Shdr
 	return err;
 }
 
-/* st_value of the symbol, from .dynsym (SHT_DYNSYM) else .symtab. */
+/* st_value of the symbol, from .dynsym (SHT_DYNSYM): where the OTEP says
+ * it must be, even in static binaries. .symtab is not searched: it can be
+ * tens of MiB in an unstripped binary and this runs for every new process. */
 static int symbol_value(int fd, const Elf64_Ehdr *eh, __u64 fsize, __u64 *value)
 {
 	Elf64_Shdr *sh = NULL;
-	int err, kind, i;
+	int err, i;
 
 	if (!eh->e_shnum)
 		return -ENOENT; /* stripped of section headers: no table to look in */
@@ -118,10 +120,9 @@ static int symbol_value(int fd, const Elf64_Ehdr *eh, __u64 fsize, __u64 *value)
 	err = read_at(fd, sh, (size_t)eh->e_shnum * sizeof(*sh), eh->e_shoff, fsize);
 	if (!err)
 		err = -ENOENT;
-	for (kind = 0; kind < 2 && err == -ENOENT; kind++)
-		for (i = 0; i < eh->e_shnum && err == -ENOENT; i++)
-			if (sh[i].sh_type == (kind ? SHT_SYMTAB : SHT_DYNSYM))
-				err = find_symbol(fd, sh, eh->e_shnum, &sh[i], fsize, value);
+	for (i = 0; i < eh->e_shnum && err == -ENOENT; i++)
+		if (sh[i].sh_type == SHT_DYNSYM)
+			err = find_symbol(fd, sh, eh->e_shnum, &sh[i], fsize, value);
 	free(sh);
 	return err;
 }

@@ -28,12 +28,11 @@
 
 #define THREADCTX_SYMBOL "otel_thread_ctx_v1"
 #define THREADCTX_RECORD_HEAD 28       /* trace id, span id, valid, flags, attrs size */
-#define THREADCTX_MAX_SYMTAB (64u << 20) /* larger symbol tables are refused */
+#define THREADCTX_MAX_SYMTAB (16u << 20) /* larger symbol tables are refused */
 
 /* Offset (negative) from the thread pointer of `otel_thread_ctx_v1` in the
  * ELF file open at @fd (an x86_64 executable, PIE or not, static or not),
- * into *@off. Looks in .dynsym first (where the OTEP says it must be), then
- * .symtab. 0, -ENOENT (no such STT_TLS symbol, or no PT_TLS), -ENOEXEC (not
+ * into *@off. Looks in .dynsym only (where the OTEP says it must be). 0, -ENOENT (no such STT_TLS symbol, or no PT_TLS), -ENOEXEC (not
  * a 64-bit little-endian x86_64 ELF, or malformed: sizes past the file, a
  * symbol outside the TLS segment), -EFBIG (symbol table over the cap), or
  * -errno of a read. */

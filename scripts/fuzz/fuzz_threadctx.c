@@ -6,7 +6,6 @@
  * with a documented error; an offset found is negative (the executable's
  * block ends at the thread pointer) and the 8-byte variable lies inside it.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,13 +5,14 @@ context (OTEP 4947) in the BPF program, and the memory of its maps
 bpftool while the capture runs; memlock of the maps that program uses).
 
 Workloads: threadctx_writer (2 threads switching spans, the record read at
-every sample) and groundtruth (no thread context: one map lookup). Each is
-captured with -p by:
+every sample) and groundtruth (no thread context: no lookup, as no profiled
+process has an entry). Each is captured with -p, by all of these AT ONCE
+(paired: the same samples under the same load; the attach order rotates):
   before    /work/main's profcap (or --before BIN), when it exists: the
             program as it was before thread context (smaller key)
   off       this profcap with PROFCAP_NO_THREAD_CTX=1 (no lookup at all)
   on        this profcap (the default)
-Configurations run --runs times interleaved; medians are printed.
+Per workload, --runs rounds; medians of ns and of per-round ratios to 'off'.
 
 Usage (root): scripts/bench/threadctx_bench.py [--runs 5] [--seconds 3] [--freq 999]
 """
@@ -62,18 +63,29 @@ def maps_memlock(ids):
     return out
 
 
-def one(binary, env, pid, secs, freq):
-    p = subprocess.Popen([binary, "capture", "-q", "-p", str(pid), "-F", str(freq), "--seconds",
-                          str(secs), "-o", "/tmp/threadctx-bench.pb"], env=env)
+def together(confs, pid, secs, freq, outdir):
+    """Capture @pid with every (name, binary, env) of @confs at the same time:
+    each program runs on the same samples under the same load, so their
+    ratio is free of the host's noise. {name: (ns per run, runs, memlock)}."""
+    procs = []
+    for name, binary, env in confs:
+        procs.append((name, subprocess.Popen(
+            [binary, "capture", "-q", "-p", str(pid), "-F", str(freq), "--seconds", str(secs),
+             "-o", os.path.join(outdir, name.replace(" ", "_") + ".pb")], env=env)))
     time.sleep(secs - 0.3)
-    # Others may be capturing too: the program this capture holds open.
-    held = held_prog_ids(p.pid)
-    mine = [v for k, v in sample_progs().items() if k in held]
-    mem = maps_memlock(set(mine[0].get("map_ids", []))) if len(mine) == 1 else {}
-    p.wait()
-    if len(mine) != 1 or not mine[0].get("run_cnt"):
-        return float("nan"), 0, mem
-    return mine[0]["run_time_ns"] / mine[0]["run_cnt"], mine[0]["run_cnt"], mem
+    progs = sample_progs()
+    out = {}
+    for name, p in procs:
+        held = held_prog_ids(p.pid)
+        mine = [v for k, v in progs.items() if k in held]
+        mem = maps_memlock(set(mine[0].get("map_ids", []))) if len(mine) == 1 else {}
+        if len(mine) == 1 and mine[0].get("run_cnt"):
+            out[name] = (mine[0]["run_time_ns"] / mine[0]["run_cnt"], mine[0]["run_cnt"], mem)
+        else:
+            out[name] = (float("nan"), 0, mem)
+    for _, p in procs:
+        p.wait()
+    return out
 
 
 def main():
@@ -98,39 +110,36 @@ def main():
     plain.stdout.readline()
     on = dict(os.environ)
     off = dict(os.environ, PROFCAP_NO_THREAD_CTX="1")
-    configs = {}
-    for wname, pid in (("writer (thread ctx)", writer.pid), ("groundtruth (none)", plain.pid)):
-        if os.path.exists(a.before):
-            configs[f"{wname:20} before"] = (a.before, on, pid)
-        configs[f"{wname:20} off"] = (PROFCAP, off, pid)
-        configs[f"{wname:20} on"] = (PROFCAP, on, pid)
-    res = {k: [] for k in configs}
+    confs = [("on", PROFCAP, on), ("off", PROFCAP, off)]
+    if os.path.exists(a.before):
+        confs.append(("before", a.before, on))
+    work = (("writer (thread ctx)", writer.pid), ("groundtruth (none)", plain.pid))
+    res = {w: [] for w, _ in work}
     try:
-        for _ in range(a.runs):
-            for k, (binary, env, pid) in configs.items():
-                res[k].append(one(binary, env, pid, a.seconds, a.freq))
+        for r in range(a.runs):
+            for w, pid in work:
+                # Rotate the attach order: the program attached first runs first.
+                c = confs[r % len(confs):] + confs[:r % len(confs)]
+                res[w].append(together(c, pid, a.seconds, a.freq, tmp.name))
     finally:
         writer.kill()
         plain.kill()
         open("/proc/sys/kernel/bpf_stats_enabled", "w").write(old)
         tmp.cleanup()
 
-    def med(v, i):
-        ok = [x[i] for x in v if x[1]]
-        return statistics.median(ok) if ok else float("nan")
-
-    print(f"{a.freq} Hz, {a.seconds:g} s, {a.runs} runs interleaved, 2 shared CPUs; "
-          "ns per BPF run of profcap_sample (median)")
-    base = {}
-    for k, v in res.items():
-        m = med(v, 0)
-        w = k.rsplit(" ", 1)[0]
-        base.setdefault(w, m)
-        mem = v[-1][2]
-        key = {n: b for n, b in mem.items() if n in ("counts0", "counts1", "threadctx_procs")}
-        print(f"  {k:30} {m:7.0f} ns  x{m / base[w]:.2f}  runs {med(v, 1):6.0f}  "
-              f"memlock {sum(mem.values()) / 1048576:.2f} MiB  "
-              + " ".join(f"{n} {b // 1024} KiB" for n, b in sorted(key.items())))
+    print(f"{a.freq} Hz, {a.seconds:g} s, {a.runs} runs, the configurations of a workload "
+          "captured at the same time (paired); ns per BPF run of profcap_sample: median, and "
+          "median of the per-run ratios to 'off'")
+    for w, runs in res.items():
+        for name, _, _ in confs:
+            ns = [r[name][0] for r in runs if r[name][1]]
+            ratio = [r[name][0] / r["off"][0] for r in runs if r[name][1] and r["off"][1]]
+            mem = runs[-1][name][2]
+            key = {n: b for n, b in mem.items() if n in ("counts0", "counts1", "threadctx_procs")}
+            print(f"  {w:20} {name:7} {statistics.median(ns) if ns else float('nan'):7.0f} ns  "
+                  f"x{statistics.median(ratio) if ratio else float('nan'):.2f} vs off  "
+                  f"memlock {sum(mem.values()) / 1048576:.2f} MiB  "
+                  + " ".join(f"{n} {b // 1024} KiB" for n, b in sorted(key.items())))
 
 
 if __name__ == "__main__":

@@ -258,6 +258,31 @@ static int new_window(struct session *s)
 /* Close the current window (already drained): encode it and hand it to
  * the window hook. @st holds the sampler counters now. Returns the hook's
  * exit code, or 1 when encoding failed. */
+static int cmp_s64(const void *a, const void *b)
+{
+	__s64 x = *(const __s64 *)a, y = *(const __s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Processes in @p: its entries are per (process, value type), so a process
+ * with CPU and off-CPU samples is one entry of each. */
+static size_t distinct_pids(const struct profile *p)
+{
+	size_t n = profile__process_count(p), i, k = 0;
+	__s64 *pids = n ? malloc(n * sizeof(*pids)) : NULL;
+
+	if (!pids)
+		return n; /* none, or no memory: count entries */
+	for (i = 0; i < n; i++)
+		pids[i] = profile__process(p, i)->pid;
+	qsort(pids, n, sizeof(*pids), cmp_s64);
+	for (i = 0; i < n; i++)
+		k += !i || pids[i] != pids[i - 1];
+	free(pids);
+	return k;
+}
+
 static int end_window(struct session *s, __s64 dur, const struct sampler_stats *st, bool final)
 {
 	struct sampler_unwind_stats us;
@@ -290,7 +315,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.ustack_missing = s->ustack_missing,
 		.truncated = s->truncated,
 		.partial = s->partial,
-		.nproc = profile__process_count(s->prof),
+		.nproc = distinct_pids(s->prof),
 		.nstacks = profile__stack_count(s->prof) - 1,
 		.dur_ns = dur,
 		.freq_hz = s->o->freq_hz,

@@ -208,6 +208,71 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
 		stat_inc(STAT_KSTACK_ERR);
 }
 
+/* ---- OpenTelemetry thread context (OTEP 4947) ----
+ * For a process user space found `otel_thread_ctx_v1` in (threadctx_procs:
+ * tgid -> offset of the variable from the thread pointer), read the thread
+ * pointer (task_struct.thread.fsbase, at tctx_fsbase_off, from kernel BTF
+ * found by user space: 0 = unknown, read nothing), the record pointer there,
+ * then the record's 28-byte head. Only a record whose valid byte is 1 and
+ * whose ids are not all zero gives ids; everything else (no pointer,
+ * unmapped memory, a page not resident, valid 0 while the writer changes
+ * it, garbage, zero ids) gives none. One map lookup for every other process,
+ * none while no process has an entry. */
+const volatile __u32 want_threadctx = 0;
+__u64 tctx_fsbase_off = 0;
+__u32 tctx_nprocs = 0; /* entries user space added: 0 = skip the lookup */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __s64);
+	__uint(max_entries, 1); /* PROFCAP_THREADCTX_PROCS when on */
+} threadctx_procs SEC(".maps");
+
+struct threadctx_head {
+	__u64 trace_id[2];
+	__u64 span_id;
+	__u8 valid;
+	__u8 trace_flags;
+	__u16 attrs_size;
+};
+
+static __always_inline void read_threadctx(__u32 tgid, struct sample_key *key)
+{
+	struct threadctx_head h;
+	__u64 fsbase = 0, rec = 0, off;
+	__s64 *toff;
+
+	if (!want_threadctx || !tctx_nprocs)
+		return;
+	toff = bpf_map_lookup_elem(&threadctx_procs, &tgid);
+	if (!toff)
+		return;
+	off = tctx_fsbase_off;
+	if (!off || bpf_probe_read_kernel(&fsbase, sizeof(fsbase),
+					  (void *)(bpf_get_current_task() + off)) || !fsbase ||
+	    bpf_probe_read_user(&rec, sizeof(rec), (void *)(fsbase + *toff))) {
+		stat_inc(STAT_TCTX_BAD);
+		return;
+	}
+	if (!rec) {
+		stat_inc(STAT_TCTX_NONE);
+		return;
+	}
+	if (bpf_probe_read_user(&h, 28, (void *)rec) || h.valid != 1) {
+		stat_inc(STAT_TCTX_BAD);
+		return;
+	}
+	if (!(h.trace_id[0] | h.trace_id[1]) || !h.span_id) {
+		stat_inc(STAT_TCTX_NONE); /* zeros: no span active */
+		return;
+	}
+	key->trace_id[0] = h.trace_id[0];
+	key->trace_id[1] = h.trace_id[1];
+	key->span_id = h.span_id;
+	stat_inc(STAT_TCTX_LINKED);
+}
+
 static __always_inline int record(void *ctx, void *counts, void *stacks, void *ext, __u32 tgid,
 				  __u32 tid, const struct comm_key *comm)
 {
@@ -216,6 +281,7 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 
 	key.comm[0] = comm->w[0];
 	key.comm[1] = comm->w[1];
+	read_threadctx(tgid, &key);
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags);
 
 	cnt = bpf_map_lookup_elem(counts, &key);

@@ -28,7 +28,15 @@ struct sample_key {
 	__u32 flags;
 	__u32 pad;
 	__u64 comm[PROFCAP_COMM_WORDS];
+	/* OpenTelemetry thread context (OTEP 4947) of the sampled thread when
+	 * its record was valid: trace id and span id as the record's bytes;
+	 * all zero = none. */
+	__u64 trace_id[2];
+	__u64 span_id;
 };
+
+/* Processes whose thread context the program reads (threadctx_procs). */
+#define PROFCAP_THREADCTX_PROCS 1024
 
 struct stack_trace {
 	__u64 nr;
@@ -43,6 +51,9 @@ enum profcap_stat {
 	STAT_STACKS_FULL, /* stacks not stored: stack table full */
 	STAT_EVENTS_LOST, /* new-process notices lost: ring buffer full */
 	STAT_FOREIGN,	  /* samples of tasks outside profcap's PID namespace (skipped) */
+	STAT_TCTX_LINKED, /* samples of a process in threadctx_procs with a valid record */
+	STAT_TCTX_NONE,	  /* ... with no record (pointer 0) */
+	STAT_TCTX_BAD,	  /* ... unreadable or invalid (valid != 1, ids 0) */
 	STAT__COUNT,
 };
 

@@ -22,6 +22,8 @@
 #   minidebug    minidebug__decompress(), MiniDebugInfo's xz (needs liblzma-dev)
 #   procctx      procctx__parse_header() and procctx__decode(), the OpenTelemetry
 #                process context another process publishes (OTEP 4719)
+#   threadctx    threadctx__elf_offset(), where an executable keeps its
+#                otel_thread_ctx_v1 TLS variable (OTEP 4947)
 # Built by `make fuzz`: clang with -fsanitize=fuzzer,address,undefined against
 # the system glibc and zlib (zlib1g-dev), linking the sanitizer builds of the
 # pure layers of src/ (build/fuzz/lib/lib<layer>.a), so no harness lists
@@ -193,6 +195,13 @@ seeds_procctx() {
 	if [ -x build/tests/test_procctx ]; then
 		PROCCTX_SEED_DIR=$OUT/seeds/procctx build/tests/test_procctx >/dev/null 2>&1
 	fi
+}
+
+seeds_threadctx() {
+	local d=$OUT/seeds/threadctx
+	mkdir -p "$d"
+	# The writer workload: its variable in .dynsym, and under -max_len.
+	[ -f build/tests/workloads/threadctx_writer ] && cp build/tests/workloads/threadctx_writer "$d/"
 }
 
 # ---- run ----------------------------------------------------------------------------

@@ -33,6 +33,7 @@ struct capture_opts {
 	const char *output; /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
 	enum format format;	  /* of the file output; exports are always OTLP */
+	bool format_set;	  /* --format given (else capture infers it from -o) */
 	struct otlp_flags export; /* --endpoint & co, merged with OTEL_* later */
 	/* agent mode (agent.c) */
 	bool agent;

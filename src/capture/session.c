@@ -16,6 +16,7 @@
 #include "collect/sampler.h"
 #include "formats/otlp.h"
 #include "proc/privs.h"
+#include "proc/threadctx.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolizer.h"
 #include "util/clock.h"
@@ -93,9 +94,29 @@ static const char *host_arch(const char *machine)
 	return machine;
 }
 
+/* OpenTelemetry thread context (OTEP 4947): tell the sampler where process
+ * @pid's threads keep it, or that they do not (a new program after exec).
+ * Only the executable's own variable is found (proc/threadctx.h). */
+static void find_thread_ctx(struct session *s, int pid)
+{
+	__s64 off = 0;
+	int err;
+
+	if (pid <= 0)
+		return;
+	err = threadctx__process_offset(NULL, pid, &off);
+	if (err && err != -ENOENT)
+		pr_debug("thread context of process %d not looked up: %s", pid, strerror(-err));
+	if (!sampler__set_thread_ctx(s->smp, pid, !err, off) && !err)
+		pr_debug("process %d: thread context at %lld from the thread pointer", pid,
+			 (long long)off);
+}
+
 static void on_new_process(void *ctx, __u32 tgid)
 {
 	struct session *s = ctx;
+
+	find_thread_ctx(s, (int)tgid);
 
 	/* Stopping: the final drain still names the process (describe());
 	 * a snapshot now only delays the exit. */
@@ -134,7 +155,7 @@ static const struct profile_process_desc *describe(struct session *s,
 static int add_off_cpu(struct session *s, const struct sampler_record *r,
 		       const struct profile_process_desc *desc, size_t n)
 {
-	struct profile_labels lab = {sampler__state_name(r->state), r->switches};
+	struct profile_labels lab = {.state = sampler__state_name(r->state), .switches = r->switches};
 	__u32 type;
 	int err;
 
@@ -154,6 +175,8 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	struct session *s = ctx;
 	const struct profile_process_desc *known;
 	struct profile_process_desc desc;
+	struct profile_labels lab = {0};
+	struct profile_link link;
 	size_t n = 0;
 	__u32 i;
 	int err;
@@ -184,7 +207,12 @@ static int on_record(void *ctx, const struct sampler_record *r)
 			sampler__refresh_process(s->smp, (int)r->tgid);
 	}
 
-	err = profile__add_sample(s->prof, &desc, r->tid, r->comm, s->frames, n, r->count);
+	/* The span of the samples (thread context), when the record had one. */
+	memcpy(link.trace_id, r->trace_id, sizeof(link.trace_id));
+	memcpy(link.span_id, r->span_id, sizeof(link.span_id));
+	lab.link = &link;
+	err = profile__add_typed_sample(s->prof, 0, &desc, r->tid, r->comm, &lab, s->frames, n,
+					r->count);
 	if (err == -E2BIG || err == -ENOMEM) {
 		s->model_dropped += r->count;
 		if (!s->warned_full) {
@@ -230,6 +258,31 @@ static int new_window(struct session *s)
 /* Close the current window (already drained): encode it and hand it to
  * the window hook. @st holds the sampler counters now. Returns the hook's
  * exit code, or 1 when encoding failed. */
+static int cmp_s64(const void *a, const void *b)
+{
+	__s64 x = *(const __s64 *)a, y = *(const __s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Processes in @p: its entries are per (process, value type), so a process
+ * with CPU and off-CPU samples is one entry of each. */
+static size_t distinct_pids(const struct profile *p)
+{
+	size_t n = profile__process_count(p), i, k = 0;
+	__s64 *pids = n ? malloc(n * sizeof(*pids)) : NULL;
+
+	if (!pids)
+		return n; /* none, or no memory: count entries */
+	for (i = 0; i < n; i++)
+		pids[i] = profile__process(p, i)->pid;
+	qsort(pids, n, sizeof(*pids), cmp_s64);
+	for (i = 0; i < n; i++)
+		k += !i || pids[i] != pids[i - 1];
+	free(pids);
+	return k;
+}
+
 static int end_window(struct session *s, __s64 dur, const struct sampler_stats *st, bool final)
 {
 	struct sampler_unwind_stats us;
@@ -255,12 +308,14 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.off_cpu_min_ns = s->o->off_cpu_min_ns,
 		.off_cpu_runnable = s->o->off_cpu_runnable,
 		.off_cpu_dropped = s->off_cpu_dropped,
+		.links_capped = profile__links_capped(s->prof),
+		.links_cap = profile__link_cap(s->prof),
 		.dropped = meta.samples_dropped,
 		.model_dropped = s->model_dropped,
 		.ustack_missing = s->ustack_missing,
 		.truncated = s->truncated,
 		.partial = s->partial,
-		.nproc = profile__process_count(s->prof),
+		.nproc = distinct_pids(s->prof),
 		.nstacks = profile__stack_count(s->prof) - 1,
 		.dur_ns = dur,
 		.freq_hz = s->o->freq_hz,
@@ -398,6 +453,9 @@ static int load_sampler(struct session *s)
 		return 1;
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	for (i = 0; i < s->tgt.npids; i++)
+		if (s->tgt.pids[i] != (int)cmd)
+			find_thread_ctx(s, s->tgt.pids[i]);
 	if (o->unwind) {
 		t0 = now_ns(CLOCK_MONOTONIC);
 		/* Not CMD: it has not run exec yet; its first sample's notice

@@ -113,6 +113,13 @@ void status__summary(const struct status_window *w)
 		summary_off_cpu(w);
 	if (w->us)
 		summary_unwind(w->us);
+	if (st->tctx_linked || st->tctx_none || st->tctx_bad || w->links_capped)
+		pr_info("thread context: %llu samples linked to a span, %llu without a span, %llu "
+			"with an unreadable or invalid record; %llu over the cap of %u distinct "
+			"links per window kept without a link",
+			(unsigned long long)st->tctx_linked, (unsigned long long)st->tctx_none,
+			(unsigned long long)st->tctx_bad, (unsigned long long)w->links_capped,
+			w->links_cap);
 	{
 		struct rusage ru = {0};
 

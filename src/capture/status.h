@@ -28,6 +28,8 @@ struct status_window {
 	__u64 off_cpu_min_ns;	 /* its threshold */
 	bool off_cpu_runnable;	 /* preemption counted */
 	__u64 off_cpu_dropped;	 /* waits the profile could not hold */
+	__u64 links_capped;	 /* samples kept without their span link: over the cap */
+	__u32 links_cap;	 /* distinct links a window keeps */
 	const struct sampler_stats *st;	       /* cumulative kernel counters */
 	const struct sampler_unwind_stats *us; /* NULL without table unwinding */
 };

@@ -44,7 +44,9 @@ void capture_cmd__usage(void)
 	       "                     target processes are downloaded before sampling\n"
 	       "  -o, --output FILE  output file (default profcap-<host>-<UTC time>.pb; with\n"
 	       "                     --endpoint and no -o, no file is written)\n"
-	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
+	       "      --format F     file format: otlp, otlp-json, pprof, folded, svg (default:\n"
+	       "                     from -o's name: .json, .pb.gz or .pprof, .folded, .svg;\n"
+	       "                     otherwise otlp)\n"
 	       "  -q, --quiet        no progress line and no summary\n"
 	       "  -v, --verbose      debug detail (libbpf messages, per-step timings)\n"
 	       "  -h, --help         this help\n"
@@ -181,6 +183,7 @@ int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, con
 		return 0;
 	}
 	case CAPTURE_OPT_FORMAT:
+		o->format_set = true;
 		if (format__parse(arg, &o->format))
 			return log__usage_error(cmd,
 						"invalid --format '%s': expected otlp, otlp-json, "
@@ -270,6 +273,8 @@ int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 		return usage_error("--no-user and --no-kernel together leave nothing to sample");
 	if (o->output && !*o->output)
 		return usage_error("-o needs a file name");
+	if (o->output && !o->format_set) /* as convert: -o cpu.svg writes SVG */
+		format__from_filename(o->output, &o->format);
 	if (o->format != FORMAT_OTLP && o->export.endpoint && !o->output)
 		return usage_error("--format %s applies to the file output: add -o FILE (the "
 				   "endpoint always gets OTLP)",

@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/scan.h"
 #include "model/profile.h"
 #include "formats/flamegraph.h"
 #include "formats/format.h"
@@ -42,6 +43,8 @@ void flamegraph__usage(void)
 	       "  -o, --output OUT      the SVG file to write ('-' = standard output); required\n"
 	       "      --title TEXT      title (default: host and capture time)\n"
 	       "      --pid PID         only process PID\n"
+	       "      --trace-id ID     only samples taken in trace ID (32 hex digits;\n"
+	       "                        OpenTelemetry thread context)\n"
 	       "      --inverted        icicle graph: leaf functions at the top, their callers\n"
 	       "                        below\n"
 	       "      --width PX        image width (default %u)\n"
@@ -61,7 +64,7 @@ void flamegraph__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct fg_args *a)
 {
-	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE };
+	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE, OPT_TRACE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"title", required_argument, NULL, OPT_TITLE},
@@ -69,6 +72,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		{"inverted", no_argument, NULL, OPT_INVERTED},
 		{"width", required_argument, NULL, OPT_WIDTH},
 		{"type", required_argument, NULL, OPT_TYPE},
+		{"trace-id", required_argument, NULL, OPT_TRACE},
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -95,6 +99,23 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			break;
 		case OPT_TYPE:
 			a->type = optarg;
+			break;
+		case OPT_TRACE:
+			if (strlen(optarg) != 2 * sizeof(a->o.trace_id))
+				return usage_error("--trace-id needs 32 hex digits (a W3C trace id), "
+						   "not '%s'",
+						   optarg);
+			for (size_t b = 0; b < sizeof(a->o.trace_id); b++) {
+				int hi = scan__hex_digit(optarg[2 * b]);
+				int lo = scan__hex_digit(optarg[2 * b + 1]);
+
+				if (hi < 0 || lo < 0)
+					return usage_error("--trace-id needs 32 hex digits (a W3C "
+							   "trace id), not '%s'",
+							   optarg);
+				a->o.trace_id[b] = (__u8)(hi << 4 | lo);
+			}
+			a->o.filter_trace = true;
 			break;
 		case OPT_INVERTED:
 			a->o.inverted = true;

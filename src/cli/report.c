@@ -24,6 +24,7 @@
 #include "formats/otlp_read.h"
 #include "model/profile.h"
 #include "model/view.h"
+#include "util/scan.h"
 #include "util/utf8.h"
 #include "cli/report.h"
 
@@ -41,6 +42,7 @@ static const char *const by_names[] = {
 	[BY_PROCESS] = "process",
 	[BY_THREAD] = "thread",
 	[BY_MAPPING] = "mapping",
+	[BY_SPAN] = "span",
 };
 
 void report__usage(void)
@@ -55,12 +57,15 @@ void report__usage(void)
 	       "Options:\n"
 	       "      --top N           rows per table (default %d; 0 = all)\n"
 	       "      --by KEY          group the main table by function (default), process,\n"
-	       "                        thread or mapping\n"
+	       "                        thread, mapping or span (TRACE_ID/SPAN_ID of the\n"
+	       "                        OpenTelemetry span the samples were taken in)\n"
 	       "      --self            sort by self value (default)\n"
 	       "      --inclusive       sort by inclusive value (a function counts once per\n"
 	       "                        stack, whatever its recursion depth)\n"
 	       "      --pid PID         only samples of process PID\n"
 	       "      --comm NAME       only samples whose executable name or thread name is NAME\n"
+	       "      --trace-id ID     only samples taken in trace ID (32 hex digits)\n"
+	       "      --span-id ID      only samples taken in span ID (16 hex digits)\n"
 	       "      --json            one JSON document instead of text\n"
 	       "      --type TYPE       cpu (default) or off_cpu (capture --off-cpu): values\n"
 	       "                        of off_cpu are nanoseconds blocked, shares of that time\n"
@@ -93,10 +98,28 @@ void report__usage(void)
 
 #define usage_error(...) log__usage_error("report", __VA_ARGS__)
 
+/* Exactly 2 * @n hex digits (either case) of @s into @out. */
+static bool parse_hex_id(const char *s, __u8 *out, size_t n)
+{
+	size_t i;
+
+	if (strlen(s) != 2 * n)
+		return false;
+	for (i = 0; i < n; i++) {
+		int hi = scan__hex_digit(s[2 * i]), lo = scan__hex_digit(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (__u8)(hi << 4 | lo);
+	}
+	return true;
+}
+
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE, OPT_LINES };
+	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE, OPT_LINES,
+	       OPT_TRACE, OPT_SPAN };
 	static const struct option longopts[] = {
 		{"top", required_argument, NULL, OPT_TOP},
 		{"by", required_argument, NULL, OPT_BY},
@@ -107,6 +130,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"type", required_argument, NULL, OPT_TYPE},
 		{"lines", no_argument, NULL, OPT_LINES},
+		{"trace-id", required_argument, NULL, OPT_TRACE},
+		{"span-id", required_argument, NULL, OPT_SPAN},
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -131,8 +156,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				if (!strcmp(optarg, by_names[i]))
 					break;
 			if (i == sizeof(by_names) / sizeof(by_names[0]))
-				return usage_error("--by takes function, process, thread or "
-						   "mapping, not '%s'",
+				return usage_error("--by takes function, process, thread, "
+						   "mapping or span, not '%s'",
 						   optarg);
 			o->by = (enum report_by)i;
 			break;
@@ -161,6 +186,20 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_LINES:
 			o->lines = true;
+			break;
+		case OPT_TRACE:
+			if (!parse_hex_id(optarg, o->trace_id, sizeof(o->trace_id)))
+				return usage_error("--trace-id needs 32 hex digits (a W3C trace id), "
+						   "not '%s'",
+						   optarg);
+			o->filter_trace = true;
+			break;
+		case OPT_SPAN:
+			if (!parse_hex_id(optarg, o->span_id, sizeof(o->span_id)))
+				return usage_error("--span-id needs 16 hex digits (a W3C span id), "
+						   "not '%s'",
+						   optarg);
+			o->filter_span = true;
 			break;
 		case 'h':
 			report__usage();
@@ -286,6 +325,7 @@ struct report {
 	__u64 *stack_val;
 	struct row *procs; /* one per process index */
 	struct group threads;
+	struct group spans;  /* --by span: "TRACE_ID/SPAN_ID" or "(no span)" */
 	struct group frames; /* functions or mappings */
 	__u32 *loc_row;	     /* location -> its first row in rows, UINT32_MAX = not yet */
 	__u32 *rows;	     /* rows of each location's frames, innermost first */
@@ -299,7 +339,62 @@ static void report_release(struct report *r)
 	free(r->loc_row);
 	free(r->rows);
 	group_release(&r->threads);
+	group_release(&r->spans);
 	group_release(&r->frames);
+}
+
+/* Whether sample @s passes --trace-id/--span-id. */
+static bool link_kept(const struct report_opts *o, const struct profile *p,
+		      const struct profile_sample_entry *s)
+{
+	const struct profile_link *l;
+
+	if (!o->filter_trace && !o->filter_span)
+		return true;
+	if (!s->link)
+		return false;
+	l = profile__link(p, s->link);
+	return (!o->filter_trace || !memcmp(l->trace_id, o->trace_id, sizeof(l->trace_id))) &&
+	       (!o->filter_span || !memcmp(l->span_id, o->span_id, sizeof(l->span_id)));
+}
+
+static void hex_into(char *out, const __u8 *v, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[v[i] >> 4];
+		out[2 * i + 1] = digits[v[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* --by span: count @s in its span's row (keyed and named by its text). */
+static int add_span(struct report *r, const struct profile_sample_entry *s)
+{
+	char key[2 * 16 + 1 + 2 * 8 + 1] = "(no span)";
+	struct row *row;
+	bool added;
+	int err;
+
+	if (s->link) {
+		const struct profile_link *l = profile__link(r->p, s->link);
+
+		hex_into(key, l->trace_id, sizeof(l->trace_id));
+		key[32] = '/';
+		hex_into(key + 33, l->span_id, sizeof(l->span_id));
+	}
+	err = group_get(&r->spans, key, strlen(key) + 1, &row, &added);
+	if (err)
+		return err;
+	if (added) {
+		row->pid = -1;
+		row->tid = -1;
+	}
+	row->self += s->value;
+	row->incl += s->value;
+	return 0;
 }
 
 static int add_samples(struct report *r)
@@ -326,6 +421,13 @@ static int add_samples(struct report *r)
 		ns = profile__sample_count(p, i);
 		for (j = 0; j < ns; j++) {
 			s = profile__sample(p, i, j);
+			if (!link_kept(o, p, s))
+				continue;
+			if (o->by == BY_SPAN) {
+				err = add_span(r, s);
+				if (err)
+					return err;
+			}
 			memset(&tk, 0, sizeof(tk));
 			tk.proc = i;
 			view__sample_thread(p, s, &tk.tid, &tname);
@@ -526,6 +628,8 @@ static int report_build(struct report *r, const struct report_opts *o, const str
 	r->o = o;
 	r->p = p;
 	err = group_init(&r->threads);
+	if (!err)
+		err = group_init(&r->spans);
 	if (!err)
 		err = group_init(&r->frames);
 	if (err)
@@ -794,6 +898,18 @@ static void text_frames(FILE *f, const struct report *r, const struct row *v, si
 	text_more(f, n, k);
 }
 
+/* --by span: the samples' OpenTelemetry spans. */
+static void text_spans(FILE *f, const struct report *r, const struct row *v, size_t n)
+{
+	size_t i, k = shown(r->o, n);
+
+	fprintf(f, "\nSpans (%zu):\n    SHARE       VALUE  TRACE_ID/SPAN_ID\n", n);
+	for (i = 0; i < k; i++)
+		fprintf(f, "  %6.2f%% %11llu  %s\n", 100.0 * share(v[i].self, r->total),
+			(unsigned long long)v[i].self, v[i].name);
+	text_more(f, n, k);
+}
+
 /* The process table, or with @threads the thread table (one more column). */
 static void text_tasks(FILE *f, const struct report *r, const struct row *v, size_t n,
 		       bool threads)
@@ -896,6 +1012,16 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 		fprintf(f, "null");
 	fprintf(f, ",\"comm\":");
 	put_json_str(f, o->comm);
+	{ /* only when given: the filter object keeps its keys otherwise */
+		char hex[33];
+
+		hex_into(hex, o->trace_id, sizeof(o->trace_id));
+		if (o->filter_trace)
+			fprintf(f, ",\"trace_id\":\"%s\"", hex);
+		hex_into(hex, o->span_id, sizeof(o->span_id));
+		if (o->filter_span)
+			fprintf(f, ",\"span_id\":\"%s\"", hex);
+	}
 	fprintf(f, "},\n\"total\":%llu,\"by\":\"%s\",\"sort\":\"%s\"", (unsigned long long)r->total,
 		by_names[o->by], o->inclusive ? "inclusive" : "self");
 }
@@ -903,8 +1029,8 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 static int print_report(FILE *f, const struct report *r)
 {
 	const struct report_opts *o = r->o;
-	struct row *frames = NULL, *procs = NULL, *threads = NULL;
-	size_t nf = 0, np = 0, nt = 0;
+	struct row *frames = NULL, *procs = NULL, *threads = NULL, *spans = NULL;
+	size_t nf = 0, np = 0, nt = 0, nsp = 0;
 	struct meta_view m;
 	int err;
 
@@ -913,6 +1039,8 @@ static int print_report(FILE *f, const struct report *r)
 		err = sorted(r->threads.rows, group_count(&r->threads), false, &threads, &nt);
 	if (!err)
 		err = sorted(r->frames.rows, group_count(&r->frames), o->inclusive, &frames, &nf);
+	if (!err)
+		err = sorted(r->spans.rows, group_count(&r->spans), false, &spans, &nsp);
 	if (err)
 		goto out;
 	meta_view(r->p, &m);
@@ -922,6 +1050,8 @@ static int print_report(FILE *f, const struct report *r)
 			json_rows(f, r, "top", procs, np, BY_PROCESS);
 		else if (o->by == BY_THREAD)
 			json_rows(f, r, "top", threads, nt, BY_THREAD);
+		else if (o->by == BY_SPAN)
+			json_rows(f, r, "top", spans, nsp, BY_SPAN);
 		else
 			json_rows(f, r, "top", frames, nf, o->by);
 		json_rows(f, r, "processes", procs, np, BY_PROCESS);
@@ -932,17 +1062,22 @@ static int print_report(FILE *f, const struct report *r)
 	text_header(f, r, &m);
 	if (!r->total) {
 		fprintf(f, "\nNo samples%s.\n",
-			o->filter_pid || o->comm ? " match the filter" : " in this capture");
+			o->filter_pid || o->comm || o->filter_trace || o->filter_span
+				? " match the filter"
+				: " in this capture");
 		goto out;
 	}
 	if (o->by == BY_FUNCTION || o->by == BY_MAPPING)
 		text_frames(f, r, frames, nf);
+	if (o->by == BY_SPAN)
+		text_spans(f, r, spans, nsp);
 	text_tasks(f, r, procs, np, false);
 	text_tasks(f, r, threads, nt, true);
 out:
 	free(frames);
 	free(procs);
 	free(threads);
+	free(spans);
 	return err;
 }
 

@@ -18,6 +18,7 @@ enum report_by {
 	BY_PROCESS,
 	BY_THREAD,
 	BY_MAPPING, /* mapping file name */
+	BY_SPAN,    /* the span samples were taken in (thread context) */
 };
 
 #define REPORT_DEFAULT_TOP 20
@@ -30,6 +31,10 @@ struct report_opts {
 	bool filter_pid;
 	__s64 pid;
 	const char *comm; /* only samples whose exe name or thread name is this */
+	bool filter_trace; /* only samples linked to trace @trace_id */
+	__u8 trace_id[16];
+	bool filter_span; /* only samples linked to span @span_id */
+	__u8 span_id[8];
 	bool json;
 	const char *type; /* --type: cpu, off_cpu; NULL = the first */
 	bool lines; /* function rows per source line ("name file:line") */

@@ -91,6 +91,10 @@ struct sampler {
 	struct offcpu_key *okeys;
 	struct offcpu_val *ovals;
 	__u32 ocap;
+	/* thread context (OTEP 4947) */
+	bool tctx_btf_tried; /* task_struct.thread.fsbase looked up */
+	bool tctx_warned;
+	__u32 tctx_procs;    /* entries in threadctx_procs (upper bound) */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -819,6 +823,77 @@ static int open_perf_events(struct sampler *s, const bool *online, __u32 freq_hz
 
 /* Open, configure and load the BPF object, with fork hook @fh (NULL: no
  * fork following). On failure the skeleton is gone again; logs nothing. */
+/* Thread context: on where kernel BTF can give the thread pointer's place
+ * (looked up on first use, sampler__set_thread_ctx()); then each sample of
+ * a process without an entry costs one map lookup. */
+static void threadctx_configure(struct sampler *s, const struct sampler_opts *o)
+{
+	const char *env = getenv("PROFCAP_NO_THREAD_CTX"); /* benchmarks: the baseline */
+
+	if (!o->user || (env && *env && strcmp(env, "0")))
+		return;
+	s->skel->rodata->want_threadctx = !access("/sys/kernel/btf/vmlinux", R_OK);
+	if (!s->skel->rodata->want_threadctx)
+		return;
+	bpf_map__set_max_entries(s->skel->maps.threadctx_procs, PROFCAP_THREADCTX_PROCS);
+	if (s->no_prealloc)
+		no_prealloc(s->skel->maps.threadctx_procs);
+}
+
+/* Offset of task_struct.thread.fsbase (x86_64: the user thread pointer as
+ * saved for the task) from kernel BTF into the program's .bss; once. */
+static void threadctx_btf(struct sampler *s)
+{
+	__u32 thread = 0, fsbase = 0;
+	struct btf *btf;
+
+	s->tctx_btf_tried = true;
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return;
+	if (!btf_off(btf, "task_struct", "thread", &thread) &&
+	    !btf_off(btf, "thread_struct", "fsbase", &fsbase) && thread + fsbase)
+		__atomic_store_n(&s->skel->bss->tctx_fsbase_off, (__u64)thread + fsbase,
+				 __ATOMIC_RELEASE);
+	btf__free(btf);
+}
+
+int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
+{
+	__u32 key = (__u32)pid;
+	int err;
+
+	if (!has) {
+		if (s->tctx_procs)
+			bpf_map__delete_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), 0);
+		return 0;
+	}
+	if (!s->skel->rodata->want_threadctx || (s->tctx_btf_tried && !s->skel->bss->tctx_fsbase_off)) {
+		if (!s->tctx_warned)
+			pr_warn("process %d publishes OpenTelemetry thread context but this kernel "
+				"has no BTF with task_struct.thread.fsbase (/sys/kernel/btf/vmlinux, "
+				"CONFIG_DEBUG_INFO_BTF) to find its threads' TLS: its samples carry no "
+				"trace/span links",
+				pid);
+		s->tctx_warned = true;
+		return -EOPNOTSUPP;
+	}
+	if (!s->tctx_btf_tried)
+		threadctx_btf(s);
+	if (!s->skel->bss->tctx_fsbase_off)
+		return sampler__set_thread_ctx(s, pid, true, off); /* warns */
+	err = bpf_map__update_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), &off,
+				   sizeof(off), BPF_ANY);
+	if (err) {
+		pr_debug("thread context of process %d not read: %s (at most %u processes)", pid,
+			 strerror(-err), PROFCAP_THREADCTX_PROCS);
+		return err;
+	}
+	s->tctx_procs++;
+	__atomic_store_n(&s->skel->bss->tctx_nprocs, s->tctx_procs, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh)
 {
 	__u64 pidns_dev = 0, pidns_ino = 0;
@@ -868,6 +943,7 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 	if (o->ncgroups)
 		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
 	unwind_configure(s, o, entries);
+	threadctx_configure(s, o);
 	err = offcpu__configure(s->skel, o, entries);
 	if (!err)
 		err = cpu_sampler__load(s->skel);
@@ -1255,6 +1331,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		};
 
 		memcpy(r.comm, k->comm, 16);
+		memcpy(r.trace_id, k->trace_id, sizeof(r.trace_id));
+		memcpy(r.span_id, &k->span_id, sizeof(r.span_id));
 		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
 	}
 	{ /* the full generation is the high-water mark */
@@ -1323,6 +1401,15 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 			break;
 		case STAT_FOREIGN:
 			st->foreign = sum;
+			break;
+		case STAT_TCTX_LINKED:
+			st->tctx_linked = sum;
+			break;
+		case STAT_TCTX_NONE:
+			st->tctx_none = sum;
+			break;
+		case STAT_TCTX_BAD:
+			st->tctx_bad = sum;
 			break;
 		}
 	}

@@ -98,6 +98,10 @@ struct sampler_record {
 	const __u64 *kstack;
 	__u32 nkstack;
 	__u64 count;
+	/* OpenTelemetry thread context of the samples (OTEP 4947), as the
+	 * record's bytes; all zero = none. CPU samples only. */
+	__u8 trace_id[16];
+	__u8 span_id[8];
 };
 
 struct sampler_stats {
@@ -120,6 +124,10 @@ struct sampler_stats {
 	__u64 off_cpu_short_ns;	   /* their time */
 	__u64 off_cpu_long_ns;	   /* time of the waits in the profile */
 	__u64 off_cpu_counts_full; /* waits lost: aggregation table full */
+	/* thread context: samples of processes that publish it */
+	__u64 tctx_linked; /* with a valid record (trace and span ids) */
+	__u64 tctx_none;   /* with no record attached (or zero ids) */
+	__u64 tctx_bad;	   /* record unreadable or not valid: no link */
 };
 
 typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);
@@ -151,6 +159,16 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx);
 void sampler__stop(struct sampler *s);
 
 void sampler__stats(const struct sampler *s, struct sampler_stats *st);
+
+/* ---- thread context (OTEP 4947) ---- */
+
+/* Read the thread context of process @pid's samples (@has, with @off the
+ * offset of otel_thread_ctx_v1 from the thread pointer: see proc/threadctx.h)
+ * or stop reading it (!@has: a process that exec()ed something else). The
+ * first call with @has looks up the thread pointer's place in kernel BTF
+ * (~0.3 s CPU, once). 0; -EOPNOTSUPP without kernel BTF (warned once: its
+ * samples carry no links), or -errno of the map update (table full). */
+int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off);
 
 /* ---- table unwinding ---- */
 

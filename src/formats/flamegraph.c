@@ -355,6 +355,14 @@ static int location_labels(struct graph *g)
 	return err;
 }
 
+/* Whether sample @s passes the trace filter. */
+static bool sample_kept(const struct graph *g, const struct profile_sample_entry *s)
+{
+	return !g->o->filter_trace ||
+	       (s->link && !memcmp(profile__link(g->p, s->link)->trace_id, g->o->trace_id,
+				   sizeof(g->o->trace_id)));
+}
+
 /* Sum of the values of process @i, 0 when it is filtered out. */
 static __u64 process_sum(const struct graph *g, size_t i)
 {
@@ -364,7 +372,8 @@ static __u64 process_sum(const struct graph *g, size_t i)
 	if (g->o->filter_pid && profile__process(g->p, i)->pid != g->o->pid)
 		return 0;
 	for (j = 0; j < ns; j++)
-		sum += profile__sample(g->p, i, j)->value;
+		if (sample_kept(g, profile__sample(g->p, i, j)))
+			sum += profile__sample(g->p, i, j)->value;
 	return sum;
 }
 
@@ -480,6 +489,8 @@ static int process_items(struct graph *g, size_t i, struct item **items, size_t 
 
 	for (j = 0; j < ns; j++) {
 		s = profile__sample(g->p, i, j);
+		if (!sample_kept(g, s))
+			continue;
 		if (!g->stack_val[s->stack]) {
 			g->touched[nt++] = s->stack;
 			locs = profile__stack(g->p, s->stack, &n);
@@ -698,6 +709,12 @@ static void put_subtitle(struct buf_out *o, const struct graph *g)
 		putf(o, ", %.0f Hz", 1e9 / (double)m->period_ns);
 	if (g->o->filter_pid)
 		putf(o, ", pid %lld only", (long long)g->o->pid);
+	if (g->o->filter_trace) {
+		buf__puts(o, ", trace ");
+		for (size_t b = 0; b < sizeof(g->o->trace_id); b++)
+			putf(o, "%02x", g->o->trace_id[b]);
+		buf__puts(o, " only");
+	}
 	if (g->o->inverted)
 		buf__puts(o, ", inverted (leaf functions at the top, callers below)");
 	if (g->dropped)

@@ -26,6 +26,8 @@ struct flamegraph_opts {
 	const char *title; /* NULL: "Flame graph: <host>, <UTC time>" from the profile */
 	bool filter_pid;   /* only process @pid */
 	__s64 pid;
+	bool filter_trace; /* only samples taken in trace @trace_id (thread context) */
+	__u8 trace_id[16];
 	bool inverted;	/* icicle: leaf at the top, callers below */
 	unsigned width; /* image width in px; 0 = 1200 */
 };

@@ -212,15 +212,30 @@ static bool enc_functions(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 	return true;
 }
 
-/* Only link_table[0], which must be exactly the zero value Link{}: empty
- * trace_id and span_id (an empty submessage), as the official conformance
- * checker requires; ids of full width are for the entries after it. */
+/* link_table[0] must be exactly the zero value Link{}: empty trace_id and
+ * span_id (an empty submessage), as the official conformance checker
+ * requires; the samples' spans (thread context) follow with ids of full
+ * width, each once. */
 static bool enc_links(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
-	PF(Link) l = PF(Link_init_zero);
+	const struct profile *p = *arg;
+	size_t i, n = profile__link_count(p);
 
-	(void)arg;
-	return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, PF(Link_fields), &l);
+	for (i = 0; i < n; i++) {
+		PF(Link) l = PF(Link_init_zero);
+
+		if (i) {
+			const struct profile_link *e = profile__link(p, (__u32)i);
+
+			l.trace_id.size = sizeof(e->trace_id);
+			memcpy(l.trace_id.bytes, e->trace_id, sizeof(e->trace_id));
+			l.span_id.size = sizeof(e->span_id);
+			memcpy(l.span_id.bytes, e->span_id, sizeof(e->span_id));
+		}
+		if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, PF(Link_fields), &l))
+			return false;
+	}
+	return true;
 }
 
 static bool enc_strings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
@@ -308,6 +323,7 @@ static bool encode_dictionary(pb_ostream_t *s, const struct profile *p)
 	d.function_table.funcs.encode = enc_functions;
 	d.function_table.arg = arg;
 	d.link_table.funcs.encode = enc_links;
+	d.link_table.arg = arg;
 	d.string_table.funcs.encode = enc_strings;
 	d.string_table.arg = arg;
 	d.attribute_table.funcs.encode = enc_attrs;
@@ -331,6 +347,7 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 		struct packed pk;
 
 		sm.stack_index = e->stack;
+		sm.link_index = (int32_t)e->link;
 		set_packed(&sm.attribute_indices, &pk, e->attrs, e->nattrs);
 		sm.values.funcs.encode = enc_value;
 		sm.values.arg = (void *)&e->value;

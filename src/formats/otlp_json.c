@@ -317,6 +317,24 @@ static void stacks(struct buf_out *j, const struct profile *p)
 	buf__puts(j, "]");
 }
 
+/* Trace and span ids in hex, as OTLP/JSON writes them. */
+static void links(struct buf_out *j, const struct profile *p)
+{
+	size_t i, n = profile__link_count(p);
+
+	buf__puts(j, "[{}");
+	for (i = 1; i < n; i++) {
+		const struct profile_link *l = profile__link(p, (__u32)i);
+		bool first = true;
+
+		buf__puts(j, ",{");
+		hex(j, &first, "traceId", l->trace_id, sizeof(l->trace_id));
+		hex(j, &first, "spanId", l->span_id, sizeof(l->span_id));
+		buf__puts(j, "}");
+	}
+	buf__puts(j, "]");
+}
+
 static void dictionary(struct buf_out *j, const struct profile *p)
 {
 	bool first = true;
@@ -330,7 +348,7 @@ static void dictionary(struct buf_out *j, const struct profile *p)
 	functions(j, p);
 	/* link_table[0] is the zero value Link{}, as otlp.c writes it. */
 	key(j, &first, "linkTable");
-	buf__puts(j, "[{}]");
+	links(j, p);
 	key(j, &first, "stringTable");
 	strings(j, p);
 	key(j, &first, "attributeTable");
@@ -392,6 +410,7 @@ static void samples(struct buf_out *j, const struct profile *p, size_t proc)
 		buf__puts(j, i ? ",{" : "{");
 		num32(j, &first, "stackIndex", e->stack);
 		indices(j, &first, "attributeIndices", e->attrs, e->nattrs);
+		num32(j, &first, "linkIndex", e->link);
 		key(j, &first, "values");
 		buf__puts(j, "[");
 		uint64_str(j, e->value);

@@ -234,6 +234,7 @@ struct rd {
 	struct vec mappings, locations, functions, attrs, stacks;
 	struct vec line_pos; /* struct r_linepos, parallel to line_fns */
 	size_t nlinks;
+	struct vec links; /* struct profile_link, as read (a malformed one: zeros) */
 	struct ids map_attrs, loc_attrs, line_fns, stack_locs;
 
 	/* dictionary, resolved */
@@ -849,6 +850,54 @@ static int read_stack(struct rd *r, pb_istream_t *s)
 	return err;
 }
 
+/* One Link: trace_id (16 bytes) and span_id (8 bytes). Ids of another
+ * width (the zero Link{} has none) read as no link. */
+static int read_link(struct rd *r, pb_istream_t *s, pb_wire_type_t wt)
+{
+	struct profile_link l = {0}, *out;
+	bool ok_trace = false, ok_span = false;
+	pb_istream_t sub, id;
+	pb_wire_type_t iwt;
+	__u32 tag;
+	int err;
+
+	err = open_sub(r, s, wt, "link_table", &sub);
+	while (!err && sub.bytes_left) {
+		err = next_tag(r, &sub, &iwt, &tag);
+		if (err)
+			break;
+		if (tag != 1 && tag != 2) {
+			err = skip(r, &sub, iwt);
+			continue;
+		}
+		err = open_sub(r, &sub, iwt, tag == 1 ? "trace_id" : "span_id", &id);
+		if (err)
+			break;
+		if (tag == 1 && id.bytes_left == sizeof(l.trace_id)) {
+			ok_trace = pb_read(&id, l.trace_id, sizeof(l.trace_id));
+			err = ok_trace ? 0 : wire_err(r, &id);
+		} else if (tag == 2 && id.bytes_left == sizeof(l.span_id)) {
+			ok_span = pb_read(&id, l.span_id, sizeof(l.span_id));
+			err = ok_span ? 0 : wire_err(r, &id);
+		} else if (tag == 1) {
+			ok_trace = false;
+		} else {
+			ok_span = false;
+		}
+		err = err ?: close_sub(r, &sub, &id);
+	}
+	err = err ?: close_sub(r, s, &sub);
+	if (err)
+		return err;
+	out = vec_push(&r->links, sizeof(*out), &err);
+	if (!out)
+		return err == -E2BIG ? fail(r, err, "link_table: too many entries") : nomem(r);
+	if (ok_trace && ok_span)
+		*out = l;
+	r->nlinks = r->links.n;
+	return 0;
+}
+
 static int read_string(struct rd *r, pb_istream_t *s, pb_wire_type_t wt)
 {
 	const char **slot;
@@ -906,10 +955,11 @@ static int read_dictionary(struct rd *r, pb_istream_t *s)
 			continue;
 		}
 		if (!entry && tag == F_DICT_LINK) {
-			/* Links are only counted, for the range check of samples. */
-			err = want(r, wt, PB_WT_STRING, "link_table");
-			err = err ?: skip(r, s, wt);
-			r->nlinks++;
+			r->ctx = CTX_ENTRY;
+			r->table = "link_table";
+			r->ientry = r->links.n;
+			err = read_link(r, s, wt);
+			r->ctx = CTX_DICT;
 			continue;
 		}
 		if (!entry) {
@@ -1478,6 +1528,8 @@ static int add_sample(struct rd *r, const struct resource *res, pb_istream_t *s)
 		return out_of_range(r, "stack_index", stack, "stack_table", r->stacks.n);
 	if (link >= r->nlinks)
 		return out_of_range(r, "link_index", link, "link_table", r->nlinks);
+	if (link)
+		lab.link = VEC_AT(r->links, struct profile_link, link);
 	for (i = 0; i < r->sattrs.n; i++) {
 		const struct r_attr *a;
 
@@ -1914,6 +1966,7 @@ static void rd_release(struct rd *r)
 {
 	arena_free(r->arena);
 	free(r->strings.d);
+	free(r->links.d);
 	free(r->mappings.d);
 	free(r->locations.d);
 	free(r->functions.d);
@@ -1974,7 +2027,7 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 		}
 	}
 	r.strings.max = r.mappings.max = r.locations.max = MAX_TABLE;
-	r.functions.max = r.attrs.max = r.stacks.max = MAX_TABLE;
+	r.functions.max = r.attrs.max = r.stacks.max = r.links.max = MAX_TABLE;
 	r.line_pos.max = MAX_POOL;
 	r.p = profile__new();
 	if (!r.p) {

@@ -41,6 +41,8 @@ struct pp {
 	__u32 *pextra;		/* per process: PP_EXTRA string indices (0 = none) */
 	__u32 k_pid, k_process; /* label keys */
 	__u32 k_extra[3];	/* keys of PP_EXTRA labels */
+	__u32 k_trace, k_span;	/* trace_id/span_id label keys */
+	__u32 *link;		/* per model link: trace, span hex string indices */
 	__u32 cpu, nanoseconds; /* second sample type, when cpu_value */
 	bool cpu_value;		/* add count x period as a second value */
 	__u64 period;
@@ -86,6 +88,22 @@ static void pp_free(struct pp *pp)
 	free(pp->attr);
 	free(pp->process);
 	free(pp->pextra);
+	free(pp->link);
+}
+
+/* Lower-case hex of @n bytes (n <= 16) as a pprof string. */
+static int intern_hex(struct intern *t, const __u8 *v, size_t n, __u32 *idx)
+{
+	static const char digits[] = "0123456789abcdef";
+	char h[33];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h[2 * i] = digits[v[i] >> 4];
+		h[2 * i + 1] = digits[v[i] & 15];
+	}
+	h[2 * n] = '\0';
+	return intern_str(t, h, idx);
 }
 
 /* Label of model attribute @a, interning what it needs. */
@@ -146,7 +164,9 @@ static int pp_init(struct pp *pp, const struct profile *p)
 	pp->attr = calloc(nattr, sizeof(*pp->attr));
 	pp->process = calloc(nproc ? nproc : 1, sizeof(*pp->process));
 	pp->pextra = calloc((nproc ? nproc : 1) * PP_EXTRA, sizeof(*pp->pextra));
-	if (!pp->strings || !pp->build_id || !pp->has || !pp->attr || !pp->process || !pp->pextra)
+	pp->link = calloc(2 * profile__link_count(p), sizeof(*pp->link));
+	if (!pp->strings || !pp->build_id || !pp->has || !pp->attr || !pp->process || !pp->pextra ||
+	    !pp->link)
 		return -ENOMEM;
 	/* The model's strings first: they keep their indices. */
 	for (i = 0; i < nstr && !err; i++) {
@@ -178,6 +198,18 @@ static int pp_init(struct pp *pp, const struct profile *p)
 	}
 	for (i = 0; i < PP_EXTRA && !err; i++)
 		err = intern_str(pp->strings, extra_keys[i], &pp->k_extra[i]);
+	for (i = 1; i < profile__link_count(p) && !err; i++) {
+		const struct profile_link *l = profile__link(p, (__u32)i);
+
+		err = intern_hex(pp->strings, l->trace_id, sizeof(l->trace_id), &pp->link[2 * i]);
+		if (!err)
+			err = intern_hex(pp->strings, l->span_id, sizeof(l->span_id),
+					 &pp->link[2 * i + 1]);
+	}
+	if (!err && profile__link_count(p) > 1)
+		err = intern_str(pp->strings, "trace_id", &pp->k_trace);
+	if (!err && profile__link_count(p) > 1)
+		err = intern_str(pp->strings, "span_id", &pp->k_span);
 	if (!err)
 		err = intern_str(pp->strings, "pid", &pp->k_pid);
 	if (!err)
@@ -287,6 +319,14 @@ static bool enc_labels(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 			l.str = m->str;
 		else
 			l.num = m->num;
+		if (!enc_label(s, f, &l))
+			return false;
+	}
+	if (sa->s->link) { /* the span the samples were taken in, in hex */
+		l = (PP(Label)){.key = pp->k_trace, .str = pp->link[2 * sa->s->link]};
+		if (!enc_label(s, f, &l))
+			return false;
+		l = (PP(Label)){.key = pp->k_span, .str = pp->link[2 * sa->s->link + 1]};
 		if (!enc_label(s, f, &l))
 			return false;
 	}

@@ -16,6 +16,7 @@
 #include "util/buf.h"
 #include "util/gz.h"
 #include "formats/pprof_read.h"
+#include "util/scan.h"
 #include "model/profile.h"
 
 #define MAX_FRAMES 4096
@@ -401,7 +402,26 @@ struct smp {
 	__u32 tid;
 	const char *thread;
 	int bad; /* -EBADMSG: unknown id */
+	struct profile_link link; /* trace_id/span_id labels, as pprof.c writes them */
+	bool has_trace, has_span;
 };
+
+/* Exactly 2 * @n hex digits of @v into @out. */
+static bool hex_bytes(const char *v, __u8 *out, size_t n)
+{
+	size_t i;
+
+	if (strlen(v) != 2 * n)
+		return false;
+	for (i = 0; i < n; i++) {
+		int hi = scan__hex_digit(v[2 * i]), lo = scan__hex_digit(v[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (__u8)(hi << 4 | lo);
+	}
+	return true;
+}
 
 static int on_location(void *arg, __u64 id)
 {
@@ -492,6 +512,10 @@ static int label(struct smp *s, struct cur c)
 		s->desc.cmdline = v;
 	else if (!strcmp(k, "container.id"))
 		s->desc.container_id = *v ? v : NULL;
+	else if (!strcmp(k, "trace_id"))
+		s->has_trace = hex_bytes(v, s->link.trace_id, sizeof(s->link.trace_id));
+	else if (!strcmp(k, "span_id"))
+		s->has_span = hex_bytes(v, s->link.span_id, sizeof(s->link.span_id));
 	return 0;
 }
 
@@ -519,7 +543,12 @@ static int sample(struct rd *r, struct cur c)
 		return 0;
 	if (!s.tid && s.desc.pid > 0)
 		s.tid = (__u32)s.desc.pid;
-	err = profile__add_sample(r->p, &s.desc, s.tid, s.thread, r->frames, s.nframes, s.value);
+	{ /* A span only when both ids are well formed. */
+		struct profile_labels lab = {.link = s.has_trace && s.has_span ? &s.link : NULL};
+
+		err = profile__add_typed_sample(r->p, 0, &s.desc, s.tid, s.thread, &lab, r->frames,
+						s.nframes, s.value);
+	}
 	if (err)
 		return fail(r, err, "cannot add a sample to the profile (%s)", strerror(-err));
 	return 0;

@@ -21,6 +21,7 @@ struct sample_key {
 	__u32 stack;
 	__u32 nattrs;
 	__u32 attrs[PROFILE_SAMPLE_MAX_ATTRS];
+	__u32 link;
 };
 
 /* Key of p->pids: a process has one sample list per value type. */
@@ -54,6 +55,9 @@ struct profile {
 	struct intern *stacks;	  /* __u32[] */
 	struct intern *attrs;	  /* struct attr_key */
 	struct intern *values;	  /* NUL-terminated attribute string values */
+	struct intern *links;	  /* struct profile_link */
+	__u32 max_links;	  /* distinct links kept, zero link included */
+	__u64 links_capped;	  /* sample values kept without their link */
 	struct profile_attr_entry *attr_views;
 	size_t attr_views_cap;
 
@@ -187,8 +191,10 @@ static struct profile *profile_create(__u32 max_entries, const char *st, const c
 	p->attrs = intern__new(max_entries);
 	p->values = intern__new(max_entries);
 	p->pids = intern__new(max_entries);
+	p->links = intern__new(max_entries);
+	p->max_links = PROFILE_MAX_LINKS + 1;
 	if (!p->strings || !p->functions || !p->mappings || !p->locations || !p->lines || !p->stacks ||
-	    !p->attrs || !p->values || !p->pids)
+	    !p->attrs || !p->values || !p->pids || !p->links)
 		goto err_out;
 
 	/* Zero values at index 0 of every dictionary table. */
@@ -204,6 +210,7 @@ static struct profile *profile_create(__u32 max_entries, const char *st, const c
 				     &idx, NULL);
 	err = err ?: intern__put(p->stacks, zero, 0, &idx, NULL);
 	err = err ?: intern__put(p->lines, zero, 0, &idx, NULL);
+	err = err ?: intern__put(p->links, zero, sizeof(struct profile_link), &idx, NULL);
 	err = err ?: intern_string(p->values, "", &idx);
 	err = err ?: add_attr(p, (const struct attr_key *)zero, &idx);
 	err = err ?: intern_string(p->strings, st, &p->types[0].st);
@@ -305,6 +312,7 @@ void profile__free(struct profile *p)
 	intern__free(p->attrs);
 	intern__free(p->values);
 	intern__free(p->pids);
+	intern__free(p->links);
 	free(p->attr_views);
 	free(p);
 }
@@ -651,6 +659,34 @@ int profile__add_stack(struct profile *p, const struct profile_frame *frames, si
 	return profile__add_stack_locs(p, locs, nframes, stack);
 }
 
+static bool link_is_zero(const struct profile_link *l)
+{
+	static const struct profile_link zero;
+
+	return !memcmp(l, &zero, sizeof(zero));
+}
+
+/* Index of link @l in *@idx: 0 for the zero link, and for a new one past the
+ * cap (its @count is then counted as capped). */
+static int add_link(struct profile *p, const struct profile_link *l, __u64 count, __u32 *idx)
+{
+	int err;
+
+	*idx = 0;
+	if (link_is_zero(l))
+		return 0;
+	if (!intern__find(p->links, l, sizeof(*l), idx))
+		return 0;
+	if (intern__count(p->links) >= p->max_links) {
+		p->links_capped += count;
+		return 0;
+	}
+	err = intern__put(p->links, l, sizeof(*l), idx, NULL);
+	if (err)
+		*idx = 0;
+	return err;
+}
+
 int profile__add_stack_sample(struct profile *p, const struct profile_process_desc *proc, __u32 tid,
 			      const char *thread_name, __u32 stack, __u64 count)
 {
@@ -683,6 +719,8 @@ int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 		err = attr_int(p, PROFILE_ATTR_OFF_CPU_SWITCHES,
 			       l->switches > INT64_MAX ? INT64_MAX : (__s64)l->switches,
 			       &key.attrs[key.nattrs++]);
+	if (!err && l && l->link)
+		err = add_link(p, l->link, count, &key.link);
 	if (!err && intern__count(pr->keys) >= pr->cap) {
 		size_t ncap = pr->cap ? pr->cap * 2 : 64;
 
@@ -703,6 +741,8 @@ int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 		s->stack = key.stack;
 		s->nattrs = key.nattrs;
 		memcpy(s->attrs, key.attrs, sizeof(s->attrs));
+		s->link = key.link;
+		s->pad = 0;
 		s->value = 0;
 	}
 	pr->samples[idx].value += count;
@@ -910,6 +950,8 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 		else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_SWITCHES))
 			lab.switches = (__u64)a->int_value;
 	}
+	if (s->link)
+		lab.link = profile__link(src, s->link);
 	for (i = 0; i < n; i++) {
 		const struct profile_location_entry *l = profile__location(src, locs[i]);
 		struct profile_frame *f = &frames[i];
@@ -983,6 +1025,7 @@ static struct profile *copy_types(const struct profile *p, __u32 only)
 	if (!n)
 		return NULL;
 	n->types[0].period = t0->period;
+	n->max_links = p->max_links;
 	for (i = 1; only == UINT32_MAX && i < p->ntypes; i++) {
 		const struct value_type *t = &p->types[i];
 
@@ -1062,6 +1105,7 @@ int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *
 	if (!n)
 		return -ENOMEM;
 	err = profile__set_meta(n, &p->meta);
+	n->links_capped = p->links_capped;
 	for (i = 0; i < p->nprocs && !err; i++) {
 		const struct proc *pr = &p->procs[i];
 
@@ -1077,6 +1121,31 @@ int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *
 }
 
 /* ---- read side ---- */
+
+size_t profile__link_count(const struct profile *p)
+{
+	return intern__count(p->links);
+}
+
+const struct profile_link *profile__link(const struct profile *p, __u32 idx)
+{
+	return intern__get(p->links, idx, NULL);
+}
+
+void profile__set_link_cap(struct profile *p, __u32 cap)
+{
+	p->max_links = (cap ? cap : PROFILE_MAX_LINKS) + 1;
+}
+
+__u32 profile__link_cap(const struct profile *p)
+{
+	return p->max_links - 1;
+}
+
+__u64 profile__links_capped(const struct profile *p)
+{
+	return p->links_capped;
+}
 
 size_t profile__string_count(const struct profile *p)
 {

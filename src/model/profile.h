@@ -203,8 +203,24 @@ struct profile_sample_entry {
 	__u32 stack; /* stack index */
 	__u32 nattrs;
 	__u32 attrs[PROFILE_SAMPLE_MAX_ATTRS]; /* attribute indices, unique keys */
-	__u64 value;			       /* aggregated sample count */
+	__u32 link;			       /* link index (profile__link()), 0 = none */
+	__u32 pad;
+	__u64 value; /* aggregated sample count */
 };
+
+/* The span a sample was taken in (OpenTelemetry thread context, OTEP
+ * 4947): W3C trace id and span id bytes. The link table holds each distinct
+ * one once, the zero link (no span) at index 0. */
+struct profile_link {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+};
+
+/* Distinct links a profile (one capture window) keeps by default; samples
+ * of further spans are kept without a link and counted
+ * (profile__links_capped()), so high-cardinality tracing cannot blow up a
+ * window. */
+#define PROFILE_MAX_LINKS 4096u
 
 struct profile;
 
@@ -220,6 +236,7 @@ struct profile;
 struct profile_labels {
 	const char *state; /* off-CPU wait state ("interruptible", ...), or NULL */
 	__u64 switches;	   /* waits the value sums (off-CPU), 0 = not carried */
+	const struct profile_link *link; /* span of the samples; NULL or all zero = none */
 };
 
 #define PROFILE_ATTR_OFF_CPU_STATE "profcap.off_cpu.state"
@@ -382,6 +399,17 @@ const struct profile_process_desc *profile__process(const struct profile *p, siz
 __u32 profile__process_type(const struct profile *p, size_t i);
 size_t profile__sample_count(const struct profile *p, size_t proc);
 const struct profile_sample_entry *profile__sample(const struct profile *p, size_t proc, size_t i);
+
+/* Links: table size (zero entry included, so >= 1) and entry @idx
+ * (borrowed; @idx below the count). */
+size_t profile__link_count(const struct profile *p);
+const struct profile_link *profile__link(const struct profile *p, __u32 idx);
+/* Set the cap of distinct links (0 = PROFILE_MAX_LINKS); links already in
+ * stay. Sample values added without their link because of the cap are
+ * summed in profile__links_capped(). */
+void profile__set_link_cap(struct profile *p, __u32 cap);
+__u32 profile__link_cap(const struct profile *p);
+__u64 profile__links_capped(const struct profile *p);
 
 /* Sum of all sample values (all types: see profile__type_total()). */
 __u64 profile__total(const struct profile *p);

@@ -184,9 +184,13 @@ static __u64 sym_end(const struct kallsyms *k, size_t i)
 
 static void finish(struct kallsyms *k)
 {
-	const char *names = (const char *)k->names.data;
+	const char *names;
 	__u64 stext = 0, etext = 0, cmin = 0, cmax = 0;
 	size_t i, j = 0;
+
+	/* First: the module names below point into the final buffer. */
+	buf__shrink(&k->names);
+	names = (const char *)k->names.data;
 
 	for (i = 0; i < k->nsyms; i++) {
 		const char *n = names + k->syms[i].name;
@@ -244,7 +248,6 @@ static void finish(struct kallsyms *k)
 			k->cap = k->nsyms;
 		}
 	}
-	buf__shrink(&k->names);
 }
 
 static struct kallsyms *parse_begin(void)

@@ -75,7 +75,8 @@ def decode(path):
     """Decode a capture into plain Python data:
     {"resources": [{"attrs": {...}, "profile": Profile, "samples": [
         {"frames": [(function, frame_type, mapping_filename, address)], "value": int,
-         "attrs": {...}}]}], "data": ProfilesData}"""
+         "attrs": {...}, "link": (trace_id hex, span_id hex) or None}]}],
+     "data": ProfilesData}"""
     pb = _pb2()
     data = pb.ProfilesData()
     with open(path, "rb") as f:
@@ -108,7 +109,12 @@ def decode(path):
                         m = d.mapping_table[loc.mapping_index]
                         frames.append((fn, attrs(loc.attribute_indices).get("profile.frame.type"),
                                        strings[m.filename_strindex], loc.address))
-                    samples.append({"frames": frames, "value": sum(s.values), "attrs": attrs(s.attribute_indices)})
+                    link = None
+                    if s.link_index:
+                        ln = d.link_table[s.link_index]
+                        link = (ln.trace_id.hex(), ln.span_id.hex())
+                    samples.append({"frames": frames, "value": sum(s.values), "attrs": attrs(s.attribute_indices),
+                                    "link": link})
                 resources.append({"attrs": rattrs, "profile": prof, "samples": samples,
                                   "scope": sp.scope})
     return {"resources": resources, "data": data}

@@ -231,6 +231,26 @@ class CaptureTest(unittest.TestCase):
             ok, report = check_conformance(os.path.join(self.dir, f))
             self.assertTrue(ok, report)
 
+    def test_file_format_follows_the_output_name(self):
+        """-o NAME picks the file format as convert does; --format wins."""
+        want = {"c.svg": b"<?xml", "c.json": b"{", "c.folded": None, "c.pb.gz": b"\x1f\x8b",
+                "c.pb": b"\x0a"}
+        for name, head in want.items():
+            out = os.path.join(self.dir, name)
+            r = run_profcap(["capture", "--seconds", "0.3", "-q", "-a", "-o", out])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, "rb") as f:
+                data = f.read()
+            if head is None:  # folded: "comm;frames count" lines
+                self.assertRegex(data.decode().splitlines()[0], r"^\S.* \d+$", name)
+            else:
+                self.assertTrue(data.startswith(head), (name, data[:16]))
+        out = os.path.join(self.dir, "forced.svg")
+        r = run_profcap(["capture", "--seconds", "0.3", "-q", "-a", "--format", "otlp", "-o", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ok, report = check_conformance(out)
+        self.assertTrue(ok, report)
+
     def test_exited_process_is_still_symbolized(self):
         out = os.path.join(self.dir, "exit.pb")
         p = subprocess.Popen([PROFCAP, "capture", "-a", "--seconds", "4", "-o", out, "-q"],

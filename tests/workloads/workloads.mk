@@ -24,6 +24,9 @@ $(BUILD)/tests/workloads/nofp_main: tests/workloads/nofp_main.c tests/workloads/
 $(BUILD)/tests/workloads/fp_main: tests/workloads/nofp_main.c tests/workloads/lib/burn.h $(BUILD)/tests/workloads/libnofp.so
 	gcc $(WORKLOAD_CFLAGS) -o $@ $< -L$(@D) -lnofp -Wl,-rpath,'$$ORIGIN'
 
+# OTEP 4947: the thread-context TLS variable must be in .dynsym.
+$(BUILD)/tests/workloads/threadctx_writer: WORKLOAD_CFLAGS += -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
+
 TEST_DEPS += $(WORKLOAD_BINS) $(NOFP_BINS)
 $(BUILD)/tests/test_cfi: | $(NOFP_BINS)
 

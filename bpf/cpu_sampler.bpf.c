@@ -241,6 +241,7 @@ static __always_inline void read_threadctx(__u32 tgid, struct sample_key *key)
 {
 	struct threadctx_head h;
 	__u64 fsbase = 0, rec = 0, off;
+	__u32 n;
 	__s64 *toff;
 
 	if (!want_threadctx || !tctx_nprocs)
@@ -270,6 +271,14 @@ static __always_inline void read_threadctx(__u32 tgid, struct sample_key *key)
 	key->trace_id[0] = h.trace_id[0];
 	key->trace_id[1] = h.trace_id[1];
 	key->span_id = h.span_id;
+	n = h.attrs_size;
+	if (n > PROFCAP_TCTX_ATTRS)
+		n = PROFCAP_TCTX_ATTRS;
+	/* A failed read leaves no attributes (size 0), the ids still count. */
+	if (n && !bpf_probe_read_user(key->attrs, n & 0x3f, (void *)(rec + 28)))
+		key->attrs_size = h.attrs_size;
+	else if (n)
+		__builtin_memset(key->attrs, 0, sizeof(key->attrs));
 	stat_inc(STAT_TCTX_LINKED);
 }
 

@@ -11,6 +11,13 @@
 
 #define PROFCAP_MAX_STACK 127 /* the kernel's default perf_event_max_stack */
 #define PROFCAP_COMM_WORDS 2  /* 16-byte comm as two __u64 */
+/* attrs-data bytes of a thread-context record kept in the sample key: two
+ * short string attributes (e.g. a route and a method: 2 + 2 header bytes
+ * and 44 of values), the size the OTEP expects a record's attributes to
+ * take ("a single cache line of 64 bytes" with the 28-byte head). Each byte
+ * grows every key of the count table, so this is kept a multiple of 8 and
+ * small; longer attrs-data is cut (user space counts it). */
+#define PROFCAP_TCTX_ATTRS 48
 
 /* sample_key.flags */
 #define PROFCAP_F_USTACK_ERR 0x1    /* user stack could not be read */
@@ -26,13 +33,16 @@ struct sample_key {
 	__u64 ustack; /* hash of the user stack, 0 = none */
 	__u64 kstack; /* hash of the kernel stack, 0 = none */
 	__u32 flags;
-	__u32 pad;
+	__u32 attrs_size; /* thread context: the record's attrs-data-size */
 	__u64 comm[PROFCAP_COMM_WORDS];
 	/* OpenTelemetry thread context (OTEP 4947) of the sampled thread when
 	 * its record was valid: trace id and span id as the record's bytes;
 	 * all zero = none. */
 	__u64 trace_id[2];
 	__u64 span_id;
+	/* ... and the first min(attrs_size, PROFCAP_TCTX_ATTRS) bytes of its
+	 * attrs-data (zeros after them), decoded in user space. */
+	__u8 attrs[PROFCAP_TCTX_ATTRS];
 };
 
 /* Processes whose thread context the program reads (threadctx_procs). */

@@ -51,6 +51,10 @@ struct session {
 	__u64 truncated;      /* samples whose stack was cut short (any cause) */
 	__u64 depth_cut;      /* ... of those, at the depth limit */
 	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
+	__u64 attrs_kept;     /* samples with thread-context attributes */
+	__u64 attrs_unknown;  /* attributes dropped (x samples): key index not in the key map */
+	__u64 attrs_bad;      /* samples whose attrs-data was cut or malformed (decoding
+			       * stopped; the entries before kept) */
 	bool warned_full, matched_checked, tty, over, warned_gone;
 	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
 	__s64 start, deadline, window_ns, wstart, wunix, wdeadline, next_drain, next_progress;
@@ -170,12 +174,52 @@ static int add_off_cpu(struct session *s, const struct sampler_record *r,
 	return err;
 }
 
+/* The thread-context attributes of @r (OTEP 4947 attrs-data, decoded
+ * against its process's key map; an unknown key index refreshes that map
+ * once) into @lab, with @ctx and @vals as storage. */
+static void thread_attrs(struct session *s, const struct sampler_record *r,
+			 struct profile_labels *lab, struct profile_ctx_attr *ctx,
+			 char (*vals)[SAMPLER_TCTX_ATTRS])
+{
+	size_t len = r->attrs_size < SAMPLER_TCTX_ATTRS ? r->attrs_size : SAMPLER_TCTX_ATTRS;
+	const char *const *keys;
+	struct threadctx_attrs a;
+	size_t nkeys = symbolizer__thread_keys(s->sym, (int)r->tgid, &keys);
+	unsigned i;
+
+	threadctx__decode_attrs(r->attrs, len, nkeys, &a);
+	if (a.unknown) {
+		symbolizer__refresh_context(s->sym, (int)r->tgid);
+		nkeys = symbolizer__thread_keys(s->sym, (int)r->tgid, &keys);
+		threadctx__decode_attrs(r->attrs, len, nkeys, &a);
+	}
+	s->attrs_unknown += (__u64)(a.unknown + a.overflow) * r->count;
+	if (a.malformed || r->attrs_size > SAMPLER_TCTX_ATTRS)
+		s->attrs_bad += r->count;
+	for (i = 0; i < a.n && lab->nctx < PROFILE_MAX_CTX_ATTRS; i++) {
+		if (!keys[a.attr[i].key] || a.attr[i].len >= SAMPLER_TCTX_ATTRS) {
+			s->attrs_unknown += r->count;
+			continue;
+		}
+		memcpy(vals[lab->nctx], a.attr[i].value, a.attr[i].len);
+		vals[lab->nctx][a.attr[i].len] = '\0';
+		ctx[lab->nctx].key = keys[a.attr[i].key];
+		ctx[lab->nctx].value = vals[lab->nctx];
+		lab->nctx++;
+	}
+	lab->ctx = ctx;
+	if (lab->nctx)
+		s->attrs_kept += r->count;
+}
+
 static int on_record(void *ctx, const struct sampler_record *r)
 {
 	struct session *s = ctx;
 	const struct profile_process_desc *known;
 	struct profile_process_desc desc;
 	struct profile_labels lab = {0};
+	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
+	char vals[PROFILE_MAX_CTX_ATTRS][SAMPLER_TCTX_ATTRS];
 	struct profile_link link;
 	size_t n = 0;
 	__u32 i;
@@ -211,6 +255,8 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	memcpy(link.trace_id, r->trace_id, sizeof(link.trace_id));
 	memcpy(link.span_id, r->span_id, sizeof(link.span_id));
 	lab.link = &link;
+	if (r->attrs_size)
+		thread_attrs(s, r, &lab, cattrs, vals);
 	err = profile__add_typed_sample(s->prof, 0, &desc, r->tid, r->comm, &lab, s->frames, n,
 					r->count);
 	if (err == -E2BIG || err == -ENOMEM) {
@@ -246,6 +292,7 @@ static int new_window(struct session *s)
 	profile__free(s->prof);
 	s->prof = profile__new();
 	s->model_dropped = s->ustack_missing = s->truncated = s->partial = s->depth_cut = 0;
+	s->attrs_kept = s->attrs_unknown = s->attrs_bad = 0;
 	s->off_cpu_dropped = 0;
 	s->warned_full = false;
 	if (!s->prof) {
@@ -310,6 +357,9 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.off_cpu_dropped = s->off_cpu_dropped,
 		.links_capped = profile__links_capped(s->prof),
 		.links_cap = profile__link_cap(s->prof),
+		.attrs_kept = s->attrs_kept,
+		.attrs_unknown = s->attrs_unknown,
+		.attrs_bad = s->attrs_bad,
 		.dropped = meta.samples_dropped,
 		.model_dropped = s->model_dropped,
 		.ustack_missing = s->ustack_missing,

@@ -120,6 +120,12 @@ void status__summary(const struct status_window *w)
 			(unsigned long long)st->tctx_linked, (unsigned long long)st->tctx_none,
 			(unsigned long long)st->tctx_bad, (unsigned long long)w->links_capped,
 			w->links_cap);
+	if (w->attrs_kept || w->attrs_unknown || w->attrs_bad)
+		pr_info("thread-context attributes: %llu samples with attributes, %llu attributes "
+			"dropped (key index not in the process context's key map), %llu samples "
+			"with attrs-data cut at %u bytes or malformed",
+			(unsigned long long)w->attrs_kept, (unsigned long long)w->attrs_unknown,
+			(unsigned long long)w->attrs_bad, SAMPLER_TCTX_ATTRS);
 	{
 		struct rusage ru = {0};
 

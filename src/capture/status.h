@@ -29,6 +29,10 @@ struct status_window {
 	bool off_cpu_runnable;	 /* preemption counted */
 	__u64 off_cpu_dropped;	 /* waits the profile could not hold */
 	__u64 links_capped;	 /* samples kept without their span link: over the cap */
+	__u64 attrs_kept;	 /* samples with thread-context attributes */
+	__u64 attrs_unknown;	 /* thread-context attributes dropped: key index not in the
+				  * process context's key map (x samples) */
+	__u64 attrs_bad;	 /* samples whose attrs-data was cut or malformed */
 	__u32 links_cap;	 /* distinct links a window keeps */
 	const struct sampler_stats *st;	       /* cumulative kernel counters */
 	const struct sampler_unwind_stats *us; /* NULL without table unwinding */

@@ -655,6 +655,7 @@ static int unwind_open(struct sampler *s)
 
 _Static_assert(SAMPLER_MAX_KSTACK == PROFCAP_MAX_STACK, "kernel stack depth");
 _Static_assert(SAMPLER_MAX_USTACK == PROFCAP_MAX_USTACK, "user stack depth");
+_Static_assert(SAMPLER_TCTX_ATTRS == PROFCAP_TCTX_ATTRS, "thread-context attrs bytes");
 _Static_assert(SAMPLER_REC_USTACK_ERR == PROFCAP_F_USTACK_ERR &&
 		       SAMPLER_REC_USTACK_TRUNC == PROFCAP_F_USTACK_TRUNC &&
 		       SAMPLER_REC_KSTACK_TRUNC == PROFCAP_F_KSTACK_TRUNC &&
@@ -1333,6 +1334,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		memcpy(r.comm, k->comm, 16);
 		memcpy(r.trace_id, k->trace_id, sizeof(r.trace_id));
 		memcpy(r.span_id, &k->span_id, sizeof(r.span_id));
+		r.attrs_size = k->attrs_size;
+		memcpy(r.attrs, k->attrs, sizeof(r.attrs));
 		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
 	}
 	{ /* the full generation is the high-water mark */

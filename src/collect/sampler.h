@@ -83,6 +83,8 @@ enum sampler_state {
 /* Name of @st as carried in profiles ("interruptible", ...). */
 const char *sampler__state_name(enum sampler_state st);
 
+#define SAMPLER_TCTX_ATTRS 48 /* = PROFCAP_TCTX_ATTRS (bpf/cpu_sampler.h) */
+
 /* One aggregated record: @count samples (or nanoseconds, see @kind) with
  * identical key. The stack arrays are leaf first and borrowed for the
  * duration of the callback. */
@@ -102,6 +104,11 @@ struct sampler_record {
 	 * record's bytes; all zero = none. CPU samples only. */
 	__u8 trace_id[16];
 	__u8 span_id[8];
+	/* ... and its attrs-data (proc/threadctx.h decodes it): the record's
+	 * attrs-data-size, of which the first min(attrs_size,
+	 * SAMPLER_TCTX_ATTRS) bytes are in @attrs. */
+	__u32 attrs_size;
+	__u8 attrs[SAMPLER_TCTX_ATTRS];
 };
 
 struct sampler_stats {

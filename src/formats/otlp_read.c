@@ -1492,6 +1492,7 @@ static int add_sample(struct rd *r, const struct resource *res, pb_istream_t *s)
 	size_t nvalues = 0, nts = 0, i, n;
 	const char *tname = NULL;
 	struct profile_labels lab = {0};
+	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
 	const struct r_stack *st;
 	__u32 tid = 0, tag;
 	pb_wire_type_t wt;
@@ -1551,8 +1552,14 @@ static int add_sample(struct rd *r, const struct resource *res, pb_istream_t *s)
 		} else if (a->role == ROLE_OFF_CPU_SWITCHES && a->v.kind == VAL_INT &&
 			   a->v.num > 0) {
 			lab.switches = (__u64)a->v.num;
+		} else if (a->role == ROLE_NONE && a->v.kind == VAL_STR &&
+			   lab.nctx < PROFILE_MAX_CTX_ATTRS) {
+			/* other string labels: thread-context attributes */
+			cattrs[lab.nctx].key = string_at(r, a->key);
+			cattrs[lab.nctx++].value = a->v.str;
 		}
 	}
+	lab.ctx = cattrs;
 	if (!nvalues)
 		value = nts;
 	else if ((__s64)value < 0)

@@ -693,6 +693,36 @@ int profile__add_stack_sample(struct profile *p, const struct profile_process_de
 	return profile__add_typed_stack_sample(p, 0, proc, tid, thread_name, NULL, stack, count);
 }
 
+bool profile__ctx_key_ok(const char *key)
+{
+	return key && *key && strcmp(key, "thread.id") && strcmp(key, "thread.name") &&
+	       strcmp(key, PROFILE_ATTR_OFF_CPU_STATE) && strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES);
+}
+
+/* The thread-context attributes of @l into @key (see struct profile_labels). */
+static int add_ctx_attrs(struct profile *p, const struct profile_labels *l, struct sample_key *key)
+{
+	size_t i, j, kept = 0;
+	int err;
+
+	for (i = 0; i < l->nctx && kept < PROFILE_MAX_CTX_ATTRS; i++) {
+		const struct profile_ctx_attr *a = &l->ctx[i];
+
+		if (!profile__ctx_key_ok(a->key) || !a->value || !*a->value)
+			continue;
+		for (j = 0; j < i && strcmp(l->ctx[j].key ? l->ctx[j].key : "", a->key); j++)
+			;
+		if (j < i)
+			continue; /* a key given twice: the first wins */
+		err = attr_str(p, a->key, a->value, &key->attrs[key->nattrs]);
+		if (err)
+			return err;
+		key->nattrs++;
+		kept++;
+	}
+	return 0;
+}
+
 int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 				    const struct profile_process_desc *proc, __u32 tid,
 				    const char *thread_name, const struct profile_labels *l,
@@ -719,6 +749,8 @@ int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 		err = attr_int(p, PROFILE_ATTR_OFF_CPU_SWITCHES,
 			       l->switches > INT64_MAX ? INT64_MAX : (__s64)l->switches,
 			       &key.attrs[key.nattrs++]);
+	if (!err && l)
+		err = add_ctx_attrs(p, l, &key);
 	if (!err && l && l->link)
 		err = add_link(p, l->link, count, &key.link);
 	if (!err && intern__count(pr->keys) >= pr->cap) {
@@ -922,6 +954,7 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 			 profile_frame_edit_fn edit, void *arg)
 {
 	struct profile_labels lab = {0};
+	struct profile_ctx_attr ctx[PROFILE_MAX_CTX_ATTRS];
 	struct profile_mapping_desc *maps = NULL;
 	struct profile_frame *frames = NULL;
 	struct profile_line *lines = NULL;
@@ -949,7 +982,12 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 			lab.state = a->str_value;
 		else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_SWITCHES))
 			lab.switches = (__u64)a->int_value;
+		else if (a->kind == PROFILE_ATTR_STR && lab.nctx < PROFILE_MAX_CTX_ATTRS) {
+			ctx[lab.nctx].key = k;
+			ctx[lab.nctx++].value = a->str_value;
+		}
 	}
+	lab.ctx = ctx;
 	if (s->link)
 		lab.link = profile__link(src, s->link);
 	for (i = 0; i < n; i++) {

@@ -14,6 +14,7 @@
 #ifndef PROFCAP_PROFILE_H
 #define PROFCAP_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -197,7 +198,10 @@ struct profile_attr_entry {
 	const char *str_value; /* PROFILE_ATTR_STR, NUL-terminated, owned by the profile */
 };
 
-#define PROFILE_SAMPLE_MAX_ATTRS 4
+/* Thread-context attributes (OTEP 4947) a sample can carry, on top of
+ * thread.id, thread.name and the two off-CPU labels. */
+#define PROFILE_MAX_CTX_ATTRS 4
+#define PROFILE_SAMPLE_MAX_ATTRS (4 + PROFILE_MAX_CTX_ATTRS)
 
 struct profile_sample_entry {
 	__u32 stack; /* stack index */
@@ -237,7 +241,23 @@ struct profile_labels {
 	const char *state; /* off-CPU wait state ("interruptible", ...), or NULL */
 	__u64 switches;	   /* waits the value sums (off-CPU), 0 = not carried */
 	const struct profile_link *link; /* span of the samples; NULL or all zero = none */
+	/* String attributes of the thread context (key, value): at most
+	 * PROFILE_MAX_CTX_ATTRS are kept, in order; an empty or NULL key or
+	 * value, a key given twice, or one of the labels above
+	 * (profile__ctx_key_ok()) is skipped. */
+	const struct profile_ctx_attr *ctx;
+	size_t nctx;
 };
+
+struct profile_ctx_attr {
+	const char *key;
+	const char *value;
+};
+
+/* True when @key may name a thread-context attribute: not empty and none of
+ * the sample labels the model sets itself (thread.id, thread.name,
+ * profcap.off_cpu.*). */
+bool profile__ctx_key_ok(const char *key);
 
 #define PROFILE_ATTR_OFF_CPU_STATE "profcap.off_cpu.state"
 #define PROFILE_ATTR_OFF_CPU_SWITCHES "profcap.off_cpu.switches"

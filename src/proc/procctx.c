@@ -14,6 +14,9 @@
  * resource/common protos it uses). */
 enum {
 	F_CTX_RESOURCE = 1,
+	F_CTX_ATTRIBUTES = 2,
+	F_ANY_ARRAY = 5,
+	F_ARRAY_VALUES = 1,
 	F_RES_ATTRIBUTES = 1,
 	F_KV_KEY = 1,
 	F_KV_VALUE = 2,
@@ -293,8 +296,109 @@ static int read_resource(struct pb r, struct procctx *c)
 	return 0;
 }
 
+/* The key map: ArrayValue @r of AnyValue strings into out->thread_keys. */
+static int read_key_map(struct pb r, struct procctx *c)
+{
+	struct pb sub = {NULL, NULL}, any, str;
+	int wt, err, wt2;
+	__u32 f, f2;
+	__u64 num;
+
+	while (r.p < r.end) {
+		err = pb_next(&r, &f, &wt, &sub, &num);
+		if (err)
+			return err;
+		if (f != F_ARRAY_VALUES || wt != WT_LEN)
+			continue;
+		if (c->nthread_keys >= PROCCTX_MAX_THREAD_KEYS)
+			return 0; /* indexes are uint8: the rest can never be named */
+		any = sub;
+		str.p = NULL;
+		while (any.p < any.end) {
+			struct pb s2 = {NULL, NULL};
+
+			err = pb_next(&any, &f2, &wt2, &s2, &num);
+			if (err)
+				return err;
+			if (f2 == F_ANY_STRING && wt2 == WT_LEN)
+				str = s2;
+			else if (f2 >= 1 && f2 <= 8)
+				str.p = NULL; /* a later member of another type wins */
+		}
+		if (str.p && str.p != str.end && text_ok(&str, PROCCTX_MAX_KEY)) {
+			c->thread_keys[c->nthread_keys] = dup_text(&str);
+			if (!c->thread_keys[c->nthread_keys])
+				return -ENOMEM;
+		}
+		c->nthread_keys++;
+	}
+	return 0;
+}
+
+static bool key_is(const struct pb *k, const char *name)
+{
+	size_t len = strlen(name);
+
+	return (size_t)(k->end - k->p) == len && !memcmp(k->p, name, len);
+}
+
+/* One KeyValue of ProcessContext.attributes: the OTEP 4947 entries. */
+static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, bool *other_schema)
+{
+	struct pb sub = {NULL, NULL}, key = {NULL, NULL}, val = {NULL, NULL}, v2;
+	int wt, err;
+	__u32 f;
+	__u64 num;
+
+	while (r.p < r.end) {
+		err = pb_next(&r, &f, &wt, &sub, &num);
+		if (err)
+			return err;
+		if (f == F_KV_KEY && wt == WT_LEN)
+			key = sub;
+		else if (f == F_KV_VALUE && wt == WT_LEN)
+			val = sub;
+	}
+	if (!key.p || !val.p)
+		return 0;
+	if (key_is(&key, PROCCTX_SCHEMA)) {
+		char *schema = NULL;
+
+		err = read_any(val, &schema);
+		if (err)
+			return err;
+		*other_schema = !schema || (strcmp(schema, "tlsdesc_v1_dev") && strcmp(schema, "tls_v1"));
+		free(schema);
+		return 0;
+	}
+	if (!key_is(&key, PROCCTX_KEY_MAP) || *seen_map)
+		return 0;
+	*seen_map = true;
+	while (val.p < val.end) {
+		err = pb_next(&val, &f, &wt, &v2, &num);
+		if (err)
+			return err;
+		if (f == F_ANY_ARRAY && wt == WT_LEN) {
+			err = read_key_map(v2, c);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static void drop_thread_keys(struct procctx *c)
+{
+	for (size_t i = 0; i < c->nthread_keys; i++)
+		free(c->thread_keys[i]);
+	memset(c->thread_keys, 0, sizeof(c->thread_keys));
+	c->nthread_keys = 0;
+}
+
 int procctx__decode(const void *buf, size_t len, struct procctx *out)
 {
+	bool seen_map = false, other_schema = false;
+
 	struct pb r = {buf, (const unsigned char *)buf + len}, sub = {NULL, NULL};
 	int wt, err = 0;
 	__u32 f;
@@ -307,7 +411,11 @@ int procctx__decode(const void *buf, size_t len, struct procctx *out)
 		err = pb_next(&r, &f, &wt, &sub, &num);
 		if (!err && f == F_CTX_RESOURCE && wt == WT_LEN)
 			err = read_resource(sub, out);
+		else if (!err && f == F_CTX_ATTRIBUTES && wt == WT_LEN)
+			err = read_ctx_attr(sub, out, &seen_map, &other_schema);
 	}
+	if (!err && other_schema)
+		drop_thread_keys(out);
 	if (err)
 		procctx__clear(out);
 	return err;
@@ -321,6 +429,7 @@ void procctx__clear(struct procctx *c)
 		free(c->kv[i].key);
 		free(c->kv[i].value);
 	}
+	drop_thread_keys(c);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -45,11 +45,23 @@ struct procctx_kv {
 	char *value;
 };
 
-/* A decoded context. Owned by the caller; procctx__clear() frees it. */
+/* OTEP 4947's entries in ProcessContext.attributes. */
+#define PROCCTX_KEY_MAP "threadlocal.attribute_key_map"
+#define PROCCTX_SCHEMA "threadlocal.schema_version"
+#define PROCCTX_MAX_THREAD_KEYS 256 /* key indexes are uint8 */
+
+/* A decoded context. Owned by the caller; procctx__clear() frees it.
+ * thread_keys[i] names thread-context key index i (NULL: an entry of the map
+ * that is not a valid string, whose attributes are dropped like unknown
+ * ones); nthread_keys is 0 when the context has no key map, or its
+ * threadlocal.schema_version names a schema other than the TLS record's
+ * ("tlsdesc_v1_dev", "tls_v1"; absent = assumed). */
 struct procctx {
 	__u64 published_at_ns;
 	size_t n;
 	struct procctx_kv kv[PROCCTX_MAX_ATTRS];
+	size_t nthread_keys;
+	char *thread_keys[PROCCTX_MAX_THREAD_KEYS];
 };
 
 /* True when maps entry @e is a process-context mapping: "[anon:OTEL_CTX]",
@@ -68,7 +80,9 @@ int procctx__parse_header(const void *buf, size_t len, __u64 map_start, __u64 ma
 
 /* Decode @len payload bytes (a ProcessContext) into *@out (zeroed first):
  * the string-convertible attributes of its resource, first of a duplicated
- * key wins, at most PROCCTX_MAX_ATTRS. Returns 0, -EBADMSG (not a valid
+ * key wins, at most PROCCTX_MAX_ATTRS; and from its attributes the
+ * thread-context key map (first occurrence wins, at most
+ * PROCCTX_MAX_THREAD_KEYS keys of at most PROCCTX_MAX_KEY bytes). Returns 0, -EBADMSG (not a valid
  * message: truncated, bad wire type, too deep, a key or string that is not
  * UTF-8 or holds NUL) or -ENOMEM; on error *@out is left empty. */
 int procctx__decode(const void *buf, size_t len, struct procctx *out);

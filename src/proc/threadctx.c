@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/utf8.h"
 #include "proc/threadctx.h"
 
 #define MAX_PHDRS 256
@@ -174,4 +175,62 @@ int threadctx__process_offset(const char *proc_root, int pid, __s64 *off)
 	err = threadctx__elf_offset(fd, off);
 	close(fd);
 	return err;
+}
+
+/* True when @len bytes at @s are UTF-8 without NUL. */
+static bool value_ok(const char *s, size_t len)
+{
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (!s[i])
+			return false;
+		n = utf8__decode(s + i, len - i, NULL);
+		if (!n)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+void threadctx__decode_attrs(const void *buf, size_t len, size_t nkeys,
+			     struct threadctx_attrs *out)
+{
+	const unsigned char *p = buf;
+	size_t i = 0;
+	unsigned k;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		len = 0;
+	while (i < len) {
+		__u8 key, vlen;
+
+		if (len - i < 2) {
+			out->malformed = true; /* cannot hold a complete entry */
+			break;
+		}
+		key = p[i];
+		vlen = p[i + 1];
+		if (vlen > len - i - 2 || !value_ok((const char *)p + i + 2, vlen)) {
+			out->malformed = true;
+			break;
+		}
+		i += 2;
+		if (key >= nkeys) {
+			out->unknown++;
+		} else {
+			for (k = 0; k < out->n && out->attr[k].key != key; k++)
+				;
+			if (k == out->n && out->n == THREADCTX_MAX_ATTRS) {
+				out->overflow++;
+			} else {
+				out->attr[k].key = key; /* the last occurrence wins */
+				out->attr[k].len = vlen;
+				out->attr[k].value = (const char *)p + i;
+				out->n += k == out->n;
+			}
+		}
+		i += vlen;
+	}
 }

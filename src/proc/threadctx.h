@@ -24,6 +24,8 @@
 #ifndef PROFCAP_THREADCTX_H
 #define PROFCAP_THREADCTX_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 #define THREADCTX_SYMBOL "otel_thread_ctx_v1"
@@ -42,5 +44,36 @@ int threadctx__elf_offset(int fd, __s64 *off);
  * @proc_root/PID/exe (@proc_root NULL = "/proc"). Same returns, and -errno
  * of the open (-ENOENT: process gone). */
 int threadctx__process_offset(const char *proc_root, int pid, __s64 *off);
+
+/* ---- attrs-data: the record's attributes ----
+ * After the 28-byte head come attrs-data-size bytes of entries packed with
+ * no padding: key index (uint8, into the process context's
+ * threadlocal.attribute_key_map), value length (uint8), then that many
+ * UTF-8 bytes. A reader stops at an entry that does not fit; the last
+ * occurrence of a key index wins. */
+#define THREADCTX_MAX_ATTRS 8 /* distinct attributes kept per record */
+
+struct threadctx_attr {
+	__u8 key;	    /* key index */
+	__u8 len;	    /* value bytes */
+	const char *value; /* borrowed from the decoded buffer, not NUL-terminated */
+};
+
+struct threadctx_attrs {
+	unsigned n;	   /* entries in attr[] */
+	unsigned unknown;  /* entries dropped: key index >= the key map's size */
+	unsigned overflow; /* entries dropped: more than THREADCTX_MAX_ATTRS keys */
+	bool malformed;	   /* decoding stopped early: a truncated entry, or a value
+			    * that is not UTF-8 or holds NUL */
+	struct threadctx_attr attr[THREADCTX_MAX_ATTRS];
+};
+
+/* Decode the @len attrs-data bytes at @buf (untrusted; may be NULL when
+ * @len is 0) against a key map of @nkeys keys into *@out (zeroed first).
+ * Entries whose index is >= @nkeys are dropped and counted; a malformed or
+ * incomplete entry ends decoding (the entries before it are kept). Never
+ * reads outside [@buf, @buf + @len); values point into @buf. */
+void threadctx__decode_attrs(const void *buf, size_t len, size_t nkeys,
+			     struct threadctx_attrs *out);
 
 #endif

@@ -1234,6 +1234,25 @@ void symbolizer__refresh_contexts(struct symbolizer *s)
 		}
 }
 
+void symbolizer__refresh_context(struct symbolizer *s, int pid)
+{
+	struct sym_proc *p = find_proc(s, pid);
+
+	if (p && !p->gone && p->ctx_start)
+		update_ctx(s, p);
+}
+
+size_t symbolizer__thread_keys(const struct symbolizer *s, int pid, const char *const **keys)
+{
+	const struct sym_proc *p = find_proc(s, pid);
+
+	*keys = NULL;
+	if (!p || !p->ctx || !p->ctx->c.nthread_keys)
+		return 0;
+	*keys = (const char *const *)p->ctx->c.thread_keys;
+	return p->ctx->c.nthread_keys;
+}
+
 void symbolizer__set_clock(struct symbolizer *s, const struct clock *c)
 {
 	s->clock = c ? c : &clock__system;

@@ -113,6 +113,17 @@ size_t symbolizer__forget_gone(struct symbolizer *s);
  * without a context cost nothing. What a capture calls between windows. */
 void symbolizer__refresh_contexts(struct symbolizer *s);
 
+/* The same for process @pid only (e.g. when a thread-context record names a
+ * key index its key map does not have yet: the OTEP says to refresh). */
+void symbolizer__refresh_context(struct symbolizer *s, int pid);
+
+/* The thread-context key map (OTEP 4947, threadlocal.attribute_key_map) of
+ * process @pid's current process context: *@keys[i] names key index i
+ * (NULL: unusable entry). Returns the number of keys, 0 (and *@keys NULL)
+ * when the process has no context or no key map. Borrowed: valid until
+ * @pid is forgotten. */
+size_t symbolizer__thread_keys(const struct symbolizer *s, int pid, const char *const **keys);
+
 /* Lines and inlined frames from DWARF (dwarf.h) for files parsed from now
  * on: on by default. A resolved user frame then carries out->lines. */
 void symbolizer__set_lines(struct symbolizer *s, bool on);

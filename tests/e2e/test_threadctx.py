@@ -6,7 +6,10 @@ in the proportions of that truth, never link a sample to a span its thread
 was not in, and give no link to threads whose record is malformed (valid 0,
 a pointer to unmapped memory, garbage). The links survive OTLP -> pprof and
 OTLP -> OTLP/JSON conversion, and `report --by span` / `--trace-id` /
-`--span-id` and `flamegraph --trace-id` read them."""
+`--span-id` and `flamegraph --trace-id` read them. Each span's record also
+carries attributes (http.route, http.method, and one key index the process
+context's key map lacks): the samples of a span carry its values as sample
+attributes, the unknown one is dropped and counted."""
 import json
 import os
 import tempfile
@@ -118,6 +121,59 @@ class ThreadContextTest(unittest.TestCase):
                                f"{t['func']} was not sampled")
             linked = [s["link"] for s in samples if s["link"]]
             self.assertEqual(linked, [], f"{t['func']}: malformed record linked")
+
+    def test_attributes_match_span(self):
+        by = self.samples_by_tid()
+        report = []
+        for t in self.truth["threads"]:
+            good = bad = 0
+            for s in by.get(t["tid"], []):
+                if not s["link"] or s["link"][1] not in t["attrs"]:
+                    # no span: no span attributes either
+                    self.assertNotIn("http.route", s["attrs"], f"{t['func']}: route without span")
+                    continue
+                want = t["attrs"][s["link"][1]]
+                got = {k: s["attrs"].get(k) for k in want}
+                if got == want:
+                    good += s["value"]
+                else:
+                    bad += s["value"]
+                # Only known keys: the entry with index 9 is dropped.
+                extra = set(s["attrs"]) - set(want) - {"thread.id", "thread.name"}
+                self.assertEqual(extra, set(), f"{t['func']}: unexpected attributes")
+            self.assertGreater(good + bad, 50, f"too few linked samples of {t['func']}")
+            acc = good / (good + bad)
+            report.append(f"{t['func']} attributes right: {good}/{good + bad} = {acc:.3f}")
+            self.assertGreaterEqual(acc, 0.95, report[-1])
+        print("\n" + "\n".join(report))
+        self.assertRegex(self.stderr, r"thread-context attributes: [1-9]\d* samples with "
+                                      r"attributes, [1-9]\d* attributes dropped")
+
+    def test_attributes_in_report_json(self):
+        d = self.tmp.name
+        back = os.path.join(d, "attrs-back.pb")
+        mid = os.path.join(d, "attrs-mid.json")
+        r = run_profcap(["convert", self.out, "--to", "otlp-json", "-o", mid])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(mid) as f:
+            text = f.read()
+        route = self.truth["threads"][0]["attrs"]
+        for v in route.values():
+            self.assertIn(v["http.route"], text)
+        r = run_profcap(["convert", mid, "--to", "otlp", "-o", back])
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+        def routes(path):
+            got = {}
+            for res in decode(path)["resources"]:
+                for s in res["samples"]:
+                    k = s["attrs"].get("http.route")
+                    if k:
+                        got[k] = got.get(k, 0) + s["value"]
+            return got
+        self.assertEqual(routes(back), routes(self.out), "attributes changed through OTLP/JSON")
+        ok, report = check_conformance(back)
+        self.assertTrue(ok, report)
 
     def test_summary(self):
         self.assertRegex(self.stderr, r"thread context: \d+ samples linked to a span")

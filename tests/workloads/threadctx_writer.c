@@ -12,6 +12,12 @@
  * span 2 for 3 slices, then 1 slice with no context (pointer NULL), a slice
  * being SLICE_MS of its own CPU time. Span changes follow the OTEP's fixed-
  * record protocol: valid 0, compiler fence, new ids, fence, valid 1.
+ * Each span's record also carries attributes (attrs-data): key 0
+ * "http.route" = "/t<i>/s<s>", key 1 "http.method" = "GET"/"POST"/"PUT"
+ * by span, then an entry with key index 9, which the key map does not
+ * have (a reader drops it). The key map is published as the process
+ * context's threadlocal.attribute_key_map (with threadlocal.schema_version
+ * "tlsdesc_v1_dev", OTEP 4947) in a memfd mapping named OTEL_CTX (OTEP 4719).
  * With -m, three more threads (each on the CPU about a quarter of the
  * time) publish malformed contexts a reader must
  * ignore: burn_invalid (valid 0 with ids set), burn_unmapped (the pointer
@@ -21,7 +27,8 @@
  *        threadctx_writer -T  (prints the variable's offset from the thread pointer)
  * Prints "ready PID", waits until GOFILE exists, runs SECONDS, writes
  * {"threads": [{"tid": T, "func": "burn_t0", "trace_id": "hex",
- *   "spans": {"span hex": cpu_s, ...}, "none": cpu_s}, ...],
+ *   "spans": {"span hex": cpu_s, ...}, "none": cpu_s,
+ *   "attrs": {"span hex": {"http.route": "/t0/s0", "http.method": "GET"}, ...}}, ...],
  *  "malformed": [{"tid": T, "func": "burn_invalid", "cpu": s}, ...]}
  * prints "done", then waits to be killed.
  */
@@ -32,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,10 +69,14 @@ struct thread_truth {
 	uint8_t trace_id[16];
 	uint8_t span_ids[NSPANS][8];
 	double span_cpu[NSPANS];
+	uint8_t attrs[NSPANS][36]; /* attrs-data of each span */
+	uint16_t attrs_size[NSPANS];
+	char route[NSPANS][16];
 	double none_cpu;
 	double cpu; /* malformed threads: all their CPU time */
 };
 
+static const char *const methods[NSPANS] = {"GET", "POST", "PUT"};
 static volatile int stop;
 static struct thread_truth good[MAX_THREADS], bad[3];
 static int ngood = 2;
@@ -93,7 +105,9 @@ static void set_span(volatile struct otel_thread_ctx_record *r, const struct thr
 	for (int i = 0; i < 8; i++)
 		r->span_id[i] = t->span_ids[s][i];
 	r->trace_flags = 1; /* sampled */
-	r->attrs_data_size = 0;
+	for (int i = 0; i < t->attrs_size[s]; i++)
+		r->attrs_data[i] = t->attrs[s][i];
+	r->attrs_data_size = t->attrs_size[s];
 	fence();
 	r->valid = 1;
 }
@@ -239,7 +253,14 @@ static int write_truth(const char *path, int malformed)
 			hex(f, t->span_ids[s], 8);
 			fprintf(f, "\": %.6f", t->span_cpu[s]);
 		}
-		fprintf(f, "}, \"none\": %.6f}", t->none_cpu);
+		fprintf(f, "}, \"none\": %.6f, \"attrs\": {", t->none_cpu);
+		for (s = 0; s < NSPANS; s++) {
+			fprintf(f, "%s\"", s ? ", " : "");
+			hex(f, t->span_ids[s], 8);
+			fprintf(f, "\": {\"http.route\": \"%s\", \"http.method\": \"%s\"}",
+				t->route[s], methods[s]);
+		}
+		fprintf(f, "}}");
 	}
 	fprintf(f, "], \"malformed\": [");
 	for (i = 0; malformed && i < 3; i++)
@@ -247,6 +268,96 @@ static int write_truth(const char *path, int malformed)
 			bad[i].tid, bad[i].func, bad[i].cpu);
 	fprintf(f, "]}\n");
 	return fclose(f);
+}
+
+/* Append attrs-data entry (@key, @val) to span @s of @t. */
+static void add_attr(struct thread_truth *t, int s, uint8_t key, const char *val)
+{
+	size_t len = strlen(val), at = t->attrs_size[s];
+
+	t->attrs[s][at] = key;
+	t->attrs[s][at + 1] = (uint8_t)len;
+	memcpy(&t->attrs[s][at + 2], val, len);
+	t->attrs_size[s] = (uint16_t)(at + 2 + len);
+}
+
+/* ---- the process context (OTEP 4719) holding the key map ---- */
+
+static size_t varint(uint8_t *b, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		b[n] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+		v >>= 7;
+		n++;
+	} while (v);
+	return n;
+}
+
+static size_t field(uint8_t *b, int f, const void *data, size_t len)
+{
+	size_t n = varint(b, (uint64_t)f << 3 | 2);
+
+	n += varint(b + n, len);
+	memcpy(b + n, data, len);
+	return n + len;
+}
+
+/* KeyValue{@k, AnyValue bytes @any} as field @f. */
+static size_t kv(uint8_t *b, int f, const char *k, const uint8_t *any, size_t nany)
+{
+	uint8_t tmp[512];
+	size_t n = field(tmp, 1, k, strlen(k));
+
+	n += field(tmp + n, 2, any, nany);
+	return field(b, f, tmp, n);
+}
+
+static size_t str_kv(uint8_t *b, int f, const char *k, const char *v)
+{
+	uint8_t any[128];
+
+	return kv(b, f, k, any, field(any, 1, v, strlen(v)));
+}
+
+static int publish_key_map(void)
+{
+	static const char *const keys[] = {"http.route", "http.method"};
+	struct {
+		char signature[8];
+		uint32_t version, payload_size;
+		uint64_t published_at_ns, payload;
+	} *h;
+	uint8_t res[256], arr[256], any[256], *pl;
+	size_t n, na = 0, i;
+	struct timespec ts;
+	int fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
+
+	if (fd < 0 || ftruncate(fd, 4096))
+		return -1;
+	h = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED)
+		return -1;
+	pl = (uint8_t *)(h + 1);
+	n = str_kv(res, 1, "service.name", "threadctx_writer");
+	n = field(pl, 1, res, n); /* ProcessContext.resource */
+	n += str_kv(pl + n, 2, "threadlocal.schema_version", "tlsdesc_v1_dev");
+	for (i = 0; i < 2; i++) {
+		uint8_t s1[64];
+
+		na += field(arr + na, 1, s1, field(s1, 1, keys[i], strlen(keys[i])));
+	}
+	n += kv(pl + n, 2, "threadlocal.attribute_key_map", any, field(any, 5, arr, na));
+	h->version = 2;
+	h->payload_size = (uint32_t)n;
+	h->payload = (uint64_t)(uintptr_t)pl;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	h->published_at_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memcpy(h->signature, "OTEL_CTX", 8);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -282,6 +393,16 @@ int main(int argc, char **argv)
 		for (s = 0; s < NSPANS; s++)
 			for (int b = 0; b < 8; b++)
 				good[i].span_ids[s][b] = (uint8_t)(0xa0 + 0x10 * s + i + (b == 7));
+		for (s = 0; s < NSPANS; s++) {
+			snprintf(good[i].route[s], sizeof(good[i].route[s]), "/t%d/s%d", i, s);
+			add_attr(&good[i], s, 0, good[i].route[s]);
+			add_attr(&good[i], s, 1, methods[s]);
+			add_attr(&good[i], s, 9, "x"); /* not in the key map */
+		}
+	}
+	if (publish_key_map()) {
+		perror("threadctx_writer: process context");
+		return 1;
 	}
 	bad[0].func = "burn_invalid";
 	bad[1].func = "burn_unmapped";

@@ -6,7 +6,8 @@
  * goes through procctx__parse_header() (for a mapping at 0x1000-0x2000);
  * the rest through procctx__decode(). Any input must decode or fail with a
  * documented error; a decoded context must hold at most PROCCTX_MAX_ATTRS
- * unique, non-empty, bounded, NUL-free keys with bounded values.
+ * unique, non-empty, bounded, NUL-free keys with bounded values, and a
+ * thread-context key map of at most PROCCTX_MAX_THREAD_KEYS bounded names.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -51,6 +52,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!strcmp(c.kv[i].key, c.kv[j].key))
 				abort();
 	}
+	if (c.nthread_keys > PROCCTX_MAX_THREAD_KEYS || (err && c.nthread_keys))
+		abort();
+	for (i = 0; i < c.nthread_keys; i++)
+		if (c.thread_keys[i] &&
+		    (!c.thread_keys[i][0] || strlen(c.thread_keys[i]) > PROCCTX_MAX_KEY))
+			abort();
 	procctx__clear(&c);
 	return 0;
 }

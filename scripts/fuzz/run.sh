@@ -24,6 +24,8 @@
 #                process context another process publishes (OTEP 4719)
 #   threadctx    threadctx__elf_offset(), where an executable keeps its
 #                otel_thread_ctx_v1 TLS variable (OTEP 4947)
+#   threadctx_attrs  threadctx__decode_attrs(), a thread-context record's
+#                attrs-data (OTEP 4947)
 # Built by `make fuzz`: clang with -fsanitize=fuzzer,address,undefined against
 # the system glibc and zlib (zlib1g-dev), linking the sanitizer builds of the
 # pure layers of src/ (build/fuzz/lib/lib<layer>.a), so no harness lists

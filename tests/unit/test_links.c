@@ -108,6 +108,70 @@ TEST(cap)
 	profile__free(p);
 }
 
+/* The value of string sample attribute @key of sample @i of process 0, or
+ * NULL. */
+static const char *sattr(const struct profile *p, size_t i, const char *key)
+{
+	const struct profile_sample_entry *s = profile__sample(p, 0, i);
+
+	for (__u32 k = 0; k < s->nattrs; k++) {
+		const struct profile_attr_entry *a = profile__attr(p, s->attrs[k]);
+
+		if (!strcmp(profile__string(p, a->key, NULL), key))
+			return a->kind == PROFILE_ATTR_STR ? a->str_value : "?";
+	}
+	return NULL;
+}
+
+/* Thread-context attributes: sample identity, order, skipped keys, and the
+ * OTLP round trip. */
+TEST(ctx_attrs)
+{
+	static const struct profile_ctx_attr a1[] = {
+		{"http.route", "/a"}, {"http.method", "GET"}, {"http.route", "/dup"},
+		{"thread.id", "7"},   {"", "x"},	      {"empty", ""},
+		{"k3", "3"},	      {"k4", "4"},	      {"k5", "5"}};
+	static const struct profile_ctx_attr a2[] = {{"http.route", "/b"}};
+	struct profile_frame f = {0x400010, &map, "f", PROFILE_FRAME_NATIVE, NULL, NULL, NULL, 0};
+	struct profile_labels l1 = {.ctx = a1, .nctx = 9}, l2 = {.ctx = a2, .nctx = 1};
+	struct profile *p = profile__new(), *q = NULL;
+	const struct profile_sample_entry *s;
+	struct buf b;
+	char err[256];
+
+	CHECK(p);
+	CHECK(profile__add_typed_sample(p, 0, &app, 101, "t", &l1, &f, 1, 2) == 0);
+	CHECK(profile__add_typed_sample(p, 0, &app, 101, "t", &l1, &f, 1, 1) == 0);
+	CHECK(profile__add_typed_sample(p, 0, &app, 101, "t", &l2, &f, 1, 5) == 0);
+	CHECK(profile__sample_count(p, 0) == 2);
+	s = profile__sample(p, 0, 0);
+	CHECK(s->value == 3);
+	/* thread.id, thread.name + the first 4 usable: route, method, k3, k4 */
+	CHECK_EQ_U64(s->nattrs, 2 + PROFILE_MAX_CTX_ATTRS);
+	CHECK_STR(sattr(p, 0, "http.route"), "/a");
+	CHECK_STR(sattr(p, 0, "http.method"), "GET");
+	CHECK_STR(sattr(p, 0, "k4"), "4");
+	CHECK(sattr(p, 0, "k5") == NULL && sattr(p, 0, "empty") == NULL);
+	CHECK_STR(sattr(p, 1, "http.route"), "/b");
+	CHECK(!profile__ctx_key_ok("thread.name") && profile__ctx_key_ok("http.route"));
+	buf__init(&b, 1 << 20);
+	CHECK(otlp__encode(p, &b) == 0);
+	CHECK(otlp_read__parse(b.data, b.len, &q, err, sizeof(err)) == 0);
+	CHECK(q && profile__sample_count(q, 0) == 2);
+	if (q) {
+		for (size_t i = 0; i < 2; i++) {
+			const char *r = sattr(q, i, "http.route");
+
+			CHECK(r && (!strcmp(r, "/a") ? profile__sample(q, 0, i)->value == 3 &&
+							       !strcmp(sattr(q, i, "k3"), "3")
+						     : profile__sample(q, 0, i)->value == 5));
+		}
+	}
+	profile__free(q);
+	buf__release(&b);
+	profile__free(p);
+}
+
 static void check_same_links(const struct profile *p)
 {
 	struct profile_link a = mk(1, 1), b = mk(2, 2);
@@ -248,6 +312,7 @@ int main(void)
 {
 	RUN(model_links);
 	RUN(cap);
+	RUN(ctx_attrs);
 	RUN(otlp_round_trip);
 	RUN(otlp_json_round_trip);
 	RUN(pprof_round_trip);

@@ -188,6 +188,78 @@ TEST(decode_malformed)
 	}
 }
 
+/* Hand-encoded protobuf pieces for the OTEP 4947 key map. */
+static size_t pb_len(unsigned char *b, int field, const void *data, size_t len)
+{
+	b[0] = (unsigned char)(field << 3 | 2);
+	b[1] = (unsigned char)len; /* tests keep every piece < 128 bytes */
+	memcpy(b + 2, data, len);
+	return 2 + len;
+}
+
+/* ProcessContext.attributes entry @key = AnyValue bytes @any. */
+static size_t ctx_attr(unsigned char *b, const char *key, const unsigned char *any, size_t nany)
+{
+	unsigned char kv[128];
+	size_t n = pb_len(kv, 1, key, strlen(key));
+
+	n += pb_len(kv + n, 2, any, nany);
+	return pb_len(b, 2, kv, n);
+}
+
+static size_t key_map_payload(unsigned char *out, const char *schema, bool int_entry)
+{
+	unsigned char arr[128], any[128], s1[64], any1[64];
+	size_t n = 0, na = 0;
+
+	na += pb_len(arr + na, 1, any1, pb_len(any1, 1, "http.route", 10));
+	if (int_entry) { /* AnyValue{int_value 5}: index 1 has no usable name */
+		s1[0] = 3 << 3;
+		s1[1] = 5;
+		na += pb_len(arr + na, 1, s1, 2);
+	}
+	na += pb_len(arr + na, 1, any1, pb_len(any1, 1, "http.method", 11));
+	if (schema)
+		n += ctx_attr(out + n, "threadlocal.schema_version", any,
+			      pb_len(any, 1, schema, strlen(schema)));
+	n += ctx_attr(out + n, "threadlocal.attribute_key_map", any, pb_len(any, 5, arr, na));
+	return n;
+}
+
+TEST(key_map)
+{
+	unsigned char buf[512];
+	struct procctx c;
+	size_t len = key_map_payload(buf, "tlsdesc_v1_dev", true);
+
+	CHECK_EQ_U64(procctx__decode(buf, len, &c), 0);
+	CHECK_EQ_U64(c.n, 0); /* not resource attributes */
+	CHECK_EQ_U64(c.nthread_keys, 3);
+	CHECK_STR(c.thread_keys[0], "http.route");
+	CHECK(c.thread_keys[1] == NULL);
+	CHECK_STR(c.thread_keys[2], "http.method");
+	write_seed("key_map.bin", buf, len);
+	procctx__clear(&c);
+	CHECK(c.nthread_keys == 0);
+	/* No schema: the map is taken. Another schema (e.g. Go's): ignored. */
+	len = key_map_payload(buf, NULL, false);
+	CHECK_EQ_U64(procctx__decode(buf, len, &c), 0);
+	CHECK_EQ_U64(c.nthread_keys, 2);
+	procctx__clear(&c);
+	len = key_map_payload(buf, "go_pprof_labels_v1", false);
+	CHECK_EQ_U64(procctx__decode(buf, len, &c), 0);
+	CHECK_EQ_U64(c.nthread_keys, 0);
+	/* Truncated anywhere: refused, nothing left allocated. */
+	len = key_map_payload(buf, "tls_v1", false);
+	for (size_t cut = 1; cut < len; cut++) {
+		int err = procctx__decode(buf, cut, &c);
+
+		CHECK(err == 0 || err == -EBADMSG);
+		CHECK(err == 0 || c.nthread_keys == 0);
+		procctx__clear(&c);
+	}
+}
+
 TEST(header_checks)
 {
 	unsigned char h[PROCCTX_HEADER_SIZE];
@@ -353,6 +425,7 @@ int main(void)
 {
 	RUN(decode_nanopb_payload);
 	RUN(decode_malformed);
+	RUN(key_map);
 	RUN(header_checks);
 	RUN(mapping_names);
 	RUN(read_protocol_and_symbolizer);

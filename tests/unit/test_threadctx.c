@@ -100,6 +100,49 @@ TEST(malformed)
 	unlink(path);
 }
 
+/* attrs-data decoding (OTEP 4947): entries, unknown key indexes, the last
+ * occurrence winning, and every malformed shape stopping cleanly. */
+TEST(attrs)
+{
+	static const unsigned char ok[] = {0, 3, '/', 'a', 'b', 1, 3, 'G', 'E', 'T',
+					   9, 1, 'x', 0, 2, '/', 'c', 2, 0};
+	static const unsigned char cut_head[] = {0, 1, 'a', 1};
+	static const unsigned char cut_val[] = {0, 1, 'a', 1, 5, 'P', 'O'};
+	static const unsigned char bad_utf8[] = {0, 1, 'a', 1, 2, 0xc3, 0x28, 0, 1, 'z'};
+	static const unsigned char nul[] = {0, 2, 'a', 0};
+	unsigned char many[64];
+	struct threadctx_attrs a;
+	size_t n = 0;
+
+	threadctx__decode_attrs(ok, sizeof(ok), 3, &a);
+	CHECK(!a.malformed);
+	CHECK_EQ_U64(a.n, 3);
+	CHECK_EQ_U64(a.unknown, 1); /* key 9 */
+	CHECK(a.attr[0].key == 0 && a.attr[0].len == 2 && !memcmp(a.attr[0].value, "/c", 2));
+	CHECK(a.attr[1].key == 1 && a.attr[1].len == 3 && !memcmp(a.attr[1].value, "GET", 3));
+	CHECK(a.attr[2].key == 2 && a.attr[2].len == 0);
+	/* No key map: every entry is unknown, none kept. */
+	threadctx__decode_attrs(ok, sizeof(ok), 0, &a);
+	CHECK(a.n == 0 && a.unknown == 5 && !a.malformed);
+	threadctx__decode_attrs(cut_head, sizeof(cut_head), 3, &a);
+	CHECK(a.n == 1 && a.malformed);
+	threadctx__decode_attrs(cut_val, sizeof(cut_val), 3, &a);
+	CHECK(a.n == 1 && a.malformed);
+	threadctx__decode_attrs(bad_utf8, sizeof(bad_utf8), 3, &a);
+	CHECK(a.n == 1 && a.malformed);
+	threadctx__decode_attrs(nul, sizeof(nul), 3, &a);
+	CHECK(a.n == 0 && a.malformed);
+	threadctx__decode_attrs(NULL, 10, 3, &a);
+	CHECK(a.n == 0 && !a.malformed);
+	for (int k = 0; k < THREADCTX_MAX_ATTRS + 2; k++) {
+		many[n++] = (unsigned char)k;
+		many[n++] = 1;
+		many[n++] = (unsigned char)('a' + k);
+	}
+	threadctx__decode_attrs(many, n, 255, &a);
+	CHECK(a.n == THREADCTX_MAX_ATTRS && a.overflow == 2 && !a.malformed);
+}
+
 int main(void)
 {
 	char dir[4000];
@@ -114,5 +157,6 @@ int main(void)
 	RUN(writer_offset);
 	RUN(process_offset);
 	RUN(malformed);
+	RUN(attrs);
 	return TEST_DONE();
 }

@@ -55,6 +55,10 @@ struct session {
 	__u64 attrs_unknown;  /* attributes dropped (x samples): key index not in the key map */
 	__u64 attrs_bad;      /* samples whose attrs-data was cut or malformed (decoding
 			       * stopped; the entries before kept) */
+	/* processes whose key map was re-read this window (an unknown key
+	 * index re-reads it once per window, not per record) */
+	__u32 refreshed[16];
+	unsigned nrefreshed;
 	bool warned_full, matched_checked, tty, over, warned_gone;
 	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
 	__s64 start, deadline, window_ns, wstart, wunix, wdeadline, next_drain, next_progress;
@@ -188,7 +192,10 @@ static void thread_attrs(struct session *s, const struct sampler_record *r,
 	unsigned i;
 
 	threadctx__decode_attrs(r->attrs, len, nkeys, &a);
-	if (a.unknown) {
+	for (i = 0; a.unknown && i < s->nrefreshed && s->refreshed[i] != r->tgid; i++)
+		;
+	if (a.unknown && i == s->nrefreshed && i < sizeof(s->refreshed) / sizeof(s->refreshed[0])) {
+		s->refreshed[s->nrefreshed++] = r->tgid;
 		symbolizer__refresh_context(s->sym, (int)r->tgid);
 		nkeys = symbolizer__thread_keys(s->sym, (int)r->tgid, &keys);
 		threadctx__decode_attrs(r->attrs, len, nkeys, &a);
@@ -293,6 +300,7 @@ static int new_window(struct session *s)
 	s->prof = profile__new();
 	s->model_dropped = s->ustack_missing = s->truncated = s->partial = s->depth_cut = 0;
 	s->attrs_kept = s->attrs_unknown = s->attrs_bad = 0;
+	s->nrefreshed = 0;
 	s->off_cpu_dropped = 0;
 	s->warned_full = false;
 	if (!s->prof) {

@@ -13,8 +13,10 @@ if [ ! -f deps/stamps/all.done ] && [ ! -f deps/prefix/lib/libbpf.a ]; then
 	echo "tests/run.sh: dependencies are not built; run ./build.sh first" >&2
 	exit 2
 fi
-if ! make -s -j"$(nproc)" all >/tmp/profcap-make.log 2>&1; then
-	cat /tmp/profcap-make.log >&2
+# The build log stays in build/ (no litter in /tmp).
+mkdir -p build
+if ! make -s -j"$(nproc)" all >build/make.log 2>&1; then
+	cat build/make.log >&2
 	echo "tests/run.sh: build failed (see above)" >&2
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1

@@ -68,12 +68,11 @@ static __u32 task_offset(const struct btf *btf, const char *const *names)
 }
 
 /* Read task_struct offsets from kernel BTF; false without BTF. */
-static bool task_offsets(struct cpu_sampler *skel)
+static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 {
 	static const char *const state[] = {"__state", "state", NULL};
 	static const char *const pid[] = {"pid", NULL}, *const tgid[] = {"tgid", NULL};
 	static const char *const comm[] = {"comm", NULL};
-	struct btf *btf = btf__load_vmlinux_btf();
 	bool ok;
 
 	if (!btf)
@@ -85,13 +84,13 @@ static bool task_offsets(struct cpu_sampler *skel)
 	skel->rodata->offcpu_comm_off = task_offset(btf, comm);
 	ok = skel->rodata->offcpu_pid_off && skel->rodata->offcpu_tgid_off &&
 	     skel->rodata->offcpu_comm_off;
-	btf__free(btf);
 	return ok;
 }
 
-int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries)
+int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
+		      const struct btf *btf)
 {
-	bool btf;
+	bool offsets;
 
 	if (!o->off_cpu) {
 		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
@@ -104,9 +103,9 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 	skel->rodata->offcpu_runnable = o->off_cpu_runnable;
 	/* prev_state is the tracepoint's 4th argument since Linux 5.18. */
 	skel->rodata->offcpu_state_arg = kernel_at_least(5, 18);
-	btf = task_offsets(skel);
-	skel->rodata->offcpu_btf = btf;
-	if (btf) {
+	offsets = task_offsets(skel, btf);
+	skel->rodata->offcpu_btf = offsets;
+	if (offsets) {
 		/* sys_exit walks user stacks from the task's registers. */
 		skel->rodata->unwind_task_regs = 1;
 		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);

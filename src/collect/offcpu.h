@@ -13,11 +13,14 @@
 
 struct cpu_sampler;
 struct bpf_link;
+struct btf;
 
 /* Before load: enable (size the maps, @entries counters per generation, set
- * the rodata) or disable (no autoload) the off-CPU programs. 0 or -errno
+ * the rodata, task_struct offsets from kernel BTF @btf, borrowed; NULL =
+ * none) or disable (no autoload) the off-CPU programs. 0 or -errno
  * (logged). */
-int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries);
+int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
+		      const struct btf *btf);
 
 #define OFFCPU_LINKS 3
 

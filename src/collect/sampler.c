@@ -92,7 +92,6 @@ struct sampler {
 	struct offcpu_val *ovals;
 	__u32 ocap;
 	/* thread context (OTEP 4947) */
-	bool tctx_btf_tried; /* task_struct.thread.fsbase looked up */
 	bool tctx_warned;
 	__u32 tctx_procs;    /* entries in threadctx_procs (upper bound) */
 };
@@ -467,15 +466,11 @@ static int btf_off(const struct btf *btf, const char *sname, const char *name, _
 
 /* Let the BPF walker find mappings from the kernel's VMAs (Linux >= 5.17
  * with BTF): the offsets of the fields it reads. Off when any is missing. */
-static void unwind_vma_configure(struct sampler *s)
+static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 {
 	struct cpu_sampler__rodata *r = s->skel->rodata;
-	struct btf *btf;
 
-	if (!kernel_at_least(5, 17) || access("/sys/kernel/btf/vmlinux", R_OK))
-		return;
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
+	if (!kernel_at_least(5, 17) || !btf)
 		return;
 	if (!btf_off(btf, "vm_area_struct", "vm_start", (__u32 *)&r->vma_start_off) &&
 	    !btf_off(btf, "vm_area_struct", "vm_end", (__u32 *)&r->vma_end_off) &&
@@ -486,7 +481,6 @@ static void unwind_vma_configure(struct sampler *s)
 	    !btf_off(btf, "inode", "i_sb", (__u32 *)&r->inode_sb_off) &&
 	    !btf_off(btf, "super_block", "s_dev", (__u32 *)&r->sb_dev_off))
 		r->unwind_vma = 1;
-	btf__free(btf);
 }
 
 /* Kernel memory charged for BPF map @fd (memlock in its fdinfo), 0 if unknown. */
@@ -590,10 +584,12 @@ static void no_prealloc(struct bpf_map *m)
  * programs use them so (Linux >= 6.1; the program only writes the deep-stack
  * tails, rarely); before, they are preallocated, the deep-stack maps sized
  * from the sample rate (@entries: distinct stacks of one drain interval). */
-static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __u32 entries)
+static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __u32 entries,
+			     const struct btf *btf)
 {
 	__u32 rows = o->unwind_rows ? o->unwind_rows : SAMPLER_UNWIND_ROWS;
-	const char *env = getenv("PROFCAP_UNWIND_ROWS"); /* benchmarks: store pressure */
+	/* benchmarks: store pressure */
+	const char *env = env__get(env__process(), "PROFCAP_UNWIND_ROWS");
 
 	if (!o->unwind_rows && env && strtoul(env, NULL, 10) > 0 &&
 	    strtoul(env, NULL, 10) < SAMPLER_UNWIND_ROWS)
@@ -609,7 +605,7 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __
 	s->skel->rodata->unwind_task_regs =
 		!access("/sys/kernel/btf/vmlinux", R_OK) && kernel_at_least(5, 15);
 	s->unwind_rows = rows;
-	unwind_vma_configure(s);
+	unwind_vma_configure(s, btf);
 	bpf_map__set_max_entries(s->skel->maps.unwind_file_idx, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_files, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_maps, SAMPLER_UNWIND_MAPS);
@@ -827,36 +823,26 @@ static int open_perf_events(struct sampler *s, const bool *online, __u32 freq_hz
 /* Thread context: on where kernel BTF can give the thread pointer's place
  * (looked up on first use, sampler__set_thread_ctx()); then each sample of
  * a process without an entry costs one map lookup. */
-static void threadctx_configure(struct sampler *s, const struct sampler_opts *o)
+/* Thread context needs user stacks and task_struct.thread.fsbase (x86_64:
+ * the user thread pointer as saved for the task) from kernel BTF @btf. */
+static void threadctx_configure(struct sampler *s, const struct sampler_opts *o,
+				const struct btf *btf)
 {
-	const char *env = getenv("PROFCAP_NO_THREAD_CTX"); /* benchmarks: the baseline */
+	/* benchmarks: the baseline */
+	const char *env = env__get(env__process(), "PROFCAP_NO_THREAD_CTX");
+	__u32 thread = 0, fsbase = 0;
 
 	if (!o->user || (env && *env && strcmp(env, "0")))
 		return;
-	s->skel->rodata->want_threadctx = !access("/sys/kernel/btf/vmlinux", R_OK);
-	if (!s->skel->rodata->want_threadctx)
-		return;
-	bpf_map__set_max_entries(s->skel->maps.threadctx_procs, PROFCAP_THREADCTX_PROCS);
-	if (s->no_prealloc)
-		no_prealloc(s->skel->maps.threadctx_procs);
-}
-
-/* Offset of task_struct.thread.fsbase (x86_64: the user thread pointer as
- * saved for the task) from kernel BTF into the program's .bss; once. */
-static void threadctx_btf(struct sampler *s)
-{
-	__u32 thread = 0, fsbase = 0;
-	struct btf *btf;
-
-	s->tctx_btf_tried = true;
-	btf = btf__load_vmlinux_btf();
+	s->skel->rodata->want_threadctx = btf != NULL;
 	if (!btf)
 		return;
 	if (!btf_off(btf, "task_struct", "thread", &thread) &&
 	    !btf_off(btf, "thread_struct", "fsbase", &fsbase) && thread + fsbase)
-		__atomic_store_n(&s->skel->bss->tctx_fsbase_off, (__u64)thread + fsbase,
-				 __ATOMIC_RELEASE);
-	btf__free(btf);
+		s->skel->bss->tctx_fsbase_off = (__u64)thread + fsbase;
+	bpf_map__set_max_entries(s->skel->maps.threadctx_procs, PROFCAP_THREADCTX_PROCS);
+	if (s->no_prealloc)
+		no_prealloc(s->skel->maps.threadctx_procs);
 }
 
 int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
@@ -869,7 +855,7 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
 			bpf_map__delete_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), 0);
 		return 0;
 	}
-	if (!s->skel->rodata->want_threadctx || (s->tctx_btf_tried && !s->skel->bss->tctx_fsbase_off)) {
+	if (!s->skel->rodata->want_threadctx || !s->skel->bss->tctx_fsbase_off) {
 		if (!s->tctx_warned)
 			pr_warn("process %d publishes OpenTelemetry thread context but this kernel "
 				"has no BTF with task_struct.thread.fsbase (/sys/kernel/btf/vmlinux, "
@@ -879,10 +865,6 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
 		s->tctx_warned = true;
 		return -EOPNOTSUPP;
 	}
-	if (!s->tctx_btf_tried)
-		threadctx_btf(s);
-	if (!s->skel->bss->tctx_fsbase_off)
-		return sampler__set_thread_ctx(s, pid, true, off); /* warns */
 	err = bpf_map__update_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), &off,
 				   sizeof(off), BPF_ANY);
 	if (err) {
@@ -897,6 +879,7 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
 
 static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh)
 {
+	struct btf *btf;
 	__u64 pidns_dev = 0, pidns_ino = 0;
 	__u32 entries;
 	int k, err;
@@ -943,9 +926,14 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
 	if (o->ncgroups)
 		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
-	unwind_configure(s, o, entries);
-	threadctx_configure(s, o);
-	err = offcpu__configure(s->skel, o, entries);
+	/* Kernel BTF, parsed once (5+ MB) for every offset the programs read. */
+	btf = (o->user || o->off_cpu) && !access("/sys/kernel/btf/vmlinux", R_OK)
+		      ? btf__load_vmlinux_btf()
+		      : NULL;
+	unwind_configure(s, o, entries, btf);
+	threadctx_configure(s, o, btf);
+	err = offcpu__configure(s->skel, o, entries, btf);
+	btf__free(btf);
 	if (!err)
 		err = cpu_sampler__load(s->skel);
 	if (err) {

@@ -276,7 +276,9 @@ static int read_kv(struct pb r, struct procctx *c)
 	return 0;
 }
 
-static int read_resource(struct pb r, struct procctx *c)
+/* Call @fn on every length-delimited field @field of message @r. */
+static int each_field(struct pb r, __u32 field, int (*fn)(struct pb, struct procctx *),
+		      struct procctx *c)
 {
 	struct pb sub = {NULL, NULL};
 	int wt, err;
@@ -287,13 +289,18 @@ static int read_resource(struct pb r, struct procctx *c)
 		err = pb_next(&r, &f, &wt, &sub, &num);
 		if (err)
 			return err;
-		if (f == F_RES_ATTRIBUTES && wt == WT_LEN) {
-			err = read_kv(sub, c);
+		if (f == field && wt == WT_LEN) {
+			err = fn(sub, c);
 			if (err)
 				return err;
 		}
 	}
 	return 0;
+}
+
+static int read_resource(struct pb r, struct procctx *c)
+{
+	return each_field(r, F_RES_ATTRIBUTES, read_kv, c);
 }
 
 /* The key map: ArrayValue @r of AnyValue strings into out->thread_keys. */
@@ -345,7 +352,7 @@ static bool key_is(const struct pb *k, const char *name)
 /* One KeyValue of ProcessContext.attributes: the OTEP 4947 entries. */
 static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, bool *other_schema)
 {
-	struct pb sub = {NULL, NULL}, key = {NULL, NULL}, val = {NULL, NULL}, v2;
+	struct pb sub = {NULL, NULL}, key = {NULL, NULL}, val = {NULL, NULL};
 	int wt, err;
 	__u32 f;
 	__u64 num;
@@ -374,17 +381,7 @@ static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, bool *o
 	if (!key_is(&key, PROCCTX_KEY_MAP) || *seen_map)
 		return 0;
 	*seen_map = true;
-	while (val.p < val.end) {
-		err = pb_next(&val, &f, &wt, &v2, &num);
-		if (err)
-			return err;
-		if (f == F_ANY_ARRAY && wt == WT_LEN) {
-			err = read_key_map(v2, c);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
+	return each_field(val, F_ANY_ARRAY, read_key_map, c);
 }
 
 static void drop_thread_keys(struct procctx *c)

@@ -59,10 +59,10 @@ void report__usage(void)
 	       "\n"
 	       "Options:\n"
 	       "      --top N           rows per table (default %d; 0 = all)\n"
-	       "      --by KEY          group the main table by function (default), process,\n"
+	       "      --by WHAT         group the main table by function (default), process,\n"
 	       "                        thread, mapping, span (TRACE_ID/SPAN_ID of the\n"
 	       "                        OpenTelemetry span the samples were taken in) or\n"
-	       "                        attr:NAME (the values of sample attribute NAME, e.g.\n"
+	       "                        attr:KEY (the values of sample attribute KEY, e.g.\n"
 	       "                        attr:http.route from the thread context; \"(none)\"\n"
 	       "                        for samples without it)\n"
 	       "      --self            sort by self value (default)\n"
@@ -175,7 +175,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 					break;
 			if (i == BY_ATTR)
 				return usage_error("--by takes function, process, thread, "
-						   "mapping, span or attr:NAME (e.g. "
+						   "mapping, span or attr:KEY (e.g. "
 						   "attr:http.route), not '%s'",
 						   optarg);
 			o->by = (enum report_by)i;

@@ -17,6 +17,7 @@ samples of one value."""
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -362,6 +363,15 @@ class ThreadContextTest(unittest.TestCase):
                 k = (s["attrs"].get("http.route"), s["attrs"].get("http.method"))
                 want[k] = want.get(k, 0) + s["value"]
         self.assertEqual(got, want, "attribute labels differ from the OTLP attributes")
+        go = shutil.which("go")
+        if go:  # Debian's golang-go ships `go tool pprof`: it lists the labels as tags
+            r = subprocess.run([go, "tool", "pprof", "-tags", "-symbolize=none", mid],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("http.route: Total", r.stdout)
+            for t in self.truth["threads"]:
+                for a in t["attrs"].values():
+                    self.assertIn(f": {a['http.route']}\n", r.stdout)
 
     def test_summary(self):
         self.assertRegex(self.stderr, r"thread context: \d+ samples linked to a span")

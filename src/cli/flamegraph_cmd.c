@@ -174,6 +174,18 @@ static int write_out(const char *path, const struct buf *b)
 	return err;
 }
 
+/* Whether any sample of @p passes the --attr filters of @o. */
+static bool any_match(const struct profile *p, const struct flamegraph_opts *o)
+{
+	size_t i, j;
+
+	for (i = 0; i < profile__process_count(p); i++)
+		for (j = 0; j < profile__sample_count(p, i); j++)
+			if (view__sample_matches(p, profile__sample(p, i, j), o->attrs, o->nattrs))
+				return true;
+	return false;
+}
+
 int flamegraph__main(int argc, char **argv)
 {
 	struct profile *p = NULL, *sel = NULL;
@@ -209,6 +221,11 @@ int flamegraph__main(int argc, char **argv)
 				"'profcap report %s --by process' to see the processes",
 				a.in, (long long)a.o.pid, a.in);
 	}
+	if (a.o.nattrs && !any_match(p, &a.o))
+		pr_warn("%s has no samples with %s=%s%s: the flame graph is empty; run "
+			"'profcap report %s --by attr:%s' to see its values",
+			a.in, a.o.attrs[0].key, a.o.attrs[0].value,
+			a.o.nattrs > 1 ? " and the other --attr" : "", a.in, a.o.attrs[0].key);
 	buf__init(&svg, FG_MAX_BYTES);
 	err = flamegraph__render(p, &a.o, &svg);
 	if (err)

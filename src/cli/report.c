@@ -371,7 +371,7 @@ static void report_release(struct report *r)
 }
 
 /* Whether sample @s passes --trace-id/--span-id and --attr. */
-static bool link_kept(const struct report_opts *o, const struct profile *p,
+static bool sample_kept(const struct report_opts *o, const struct profile *p,
 		      const struct profile_sample_entry *s)
 {
 	const struct profile_link *l;
@@ -456,7 +456,7 @@ static int add_samples(struct report *r)
 		ns = profile__sample_count(p, i);
 		for (j = 0; j < ns; j++) {
 			s = profile__sample(p, i, j);
-			if (!link_kept(o, p, s))
+			if (!sample_kept(o, p, s))
 				continue;
 			memset(&tk, 0, sizeof(tk));
 			tk.proc = i;
@@ -1100,10 +1100,12 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	}
 	fprintf(f, "},\n\"total\":%llu,\"by\":", (unsigned long long)r->total);
 	if (o->by == BY_ATTR) {
-		char by[256];
+		char *by = NULL;
 
-		snprintf(by, sizeof(by), BY_ATTR_PREFIX "%s", o->by_attr);
-		put_json_str(f, by);
+		if (asprintf(&by, BY_ATTR_PREFIX "%s", o->by_attr) < 0)
+			by = NULL;
+		put_json_str(f, by ? by : BY_ATTR_PREFIX);
+		free(by);
 	} else {
 		fprintf(f, "\"%s\"", by_names[o->by]);
 	}

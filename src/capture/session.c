@@ -104,8 +104,9 @@ static const char *host_arch(const char *machine)
 }
 
 /* OpenTelemetry thread context (OTEP 4947): tell the sampler where process
- * @pid's threads keep it (its executable or a library, proc/threadctx.h),
- * or that they do not (a new program after exec). */
+ * @pid's threads keep it (its executable, or a library when its process
+ * context announces thread context: proc/threadctx.h), or that they do not
+ * (a new program after exec). */
 static void find_thread_ctx(struct session *s, int pid)
 {
 	struct threadctx_loc loc;
@@ -113,7 +114,8 @@ static void find_thread_ctx(struct session *s, int pid)
 
 	if (pid <= 0)
 		return;
-	err = threadctx__process_locate(NULL, pid, s->tctx_files, &loc);
+	err = threadctx__process_locate(NULL, pid, symbolizer__thread_ctx(s->sym, pid),
+					s->tctx_files, &loc);
 	if (err && err != -ENOENT)
 		pr_debug("thread context of process %d not looked up: %s", pid, strerror(-err));
 	if (!sampler__set_thread_ctx(s->smp, pid, err ? NULL : &loc) && !err)
@@ -126,15 +128,15 @@ static void on_new_process(void *ctx, __u32 tgid)
 {
 	struct session *s = ctx;
 
+	/* Snapshot maps and binaries while the process is alive (the sampler
+	 * builds its unwind tables on its own thread). Stopping: the final
+	 * drain still names the process (describe()); a snapshot now only
+	 * delays the exit. */
+	if (!stop_requested)
+		symbolizer__add_process(s->sym, (int)tgid);
+	/* After the snapshot: it read the process context, which says whether
+	 * the thread-context variable may be in a library. */
 	find_thread_ctx(s, (int)tgid);
-
-	/* Stopping: the final drain still names the process (describe());
-	 * a snapshot now only delays the exit. */
-	if (stop_requested)
-		return;
-	/* Snapshot maps and binaries while the process is alive; the
-	 * sampler builds its unwind tables (on its own thread). */
-	symbolizer__add_process(s->sym, (int)tgid);
 }
 
 /* The process of record @r as the model knows it. */

@@ -349,8 +349,10 @@ static bool key_is(const struct pb *k, const char *name)
 	return (size_t)(k->end - k->p) == len && !memcmp(k->p, name, len);
 }
 
+enum { SCHEMA_NONE, SCHEMA_TLS, SCHEMA_OTHER }; /* threadlocal.schema_version */
+
 /* One KeyValue of ProcessContext.attributes: the OTEP 4947 entries. */
-static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, bool *other_schema)
+static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, int *schema_kind)
 {
 	struct pb sub = {NULL, NULL}, key = {NULL, NULL}, val = {NULL, NULL};
 	int wt, err;
@@ -374,7 +376,9 @@ static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, bool *o
 		err = read_any(val, &schema);
 		if (err)
 			return err;
-		*other_schema = !schema || (strcmp(schema, "tlsdesc_v1_dev") && strcmp(schema, "tls_v1"));
+		*schema_kind = !schema || (strcmp(schema, "tlsdesc_v1_dev") && strcmp(schema, "tls_v1"))
+				       ? SCHEMA_OTHER
+				       : SCHEMA_TLS;
 		free(schema);
 		return 0;
 	}
@@ -394,7 +398,8 @@ static void drop_thread_keys(struct procctx *c)
 
 int procctx__decode(const void *buf, size_t len, struct procctx *out)
 {
-	bool seen_map = false, other_schema = false;
+	bool seen_map = false;
+	int schema = SCHEMA_NONE;
 
 	struct pb r = {buf, (const unsigned char *)buf + len}, sub = {NULL, NULL};
 	int wt, err = 0;
@@ -409,10 +414,11 @@ int procctx__decode(const void *buf, size_t len, struct procctx *out)
 		if (!err && f == F_CTX_RESOURCE && wt == WT_LEN)
 			err = read_resource(sub, out);
 		else if (!err && f == F_CTX_ATTRIBUTES && wt == WT_LEN)
-			err = read_ctx_attr(sub, out, &seen_map, &other_schema);
+			err = read_ctx_attr(sub, out, &seen_map, &schema);
 	}
-	if (!err && other_schema)
+	if (!err && schema == SCHEMA_OTHER)
 		drop_thread_keys(out);
+	out->thread_ctx = !err && (schema == SCHEMA_TLS || (schema == SCHEMA_NONE && seen_map));
 	if (err)
 		procctx__clear(out);
 	return err;

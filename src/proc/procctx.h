@@ -62,6 +62,9 @@ struct procctx {
 	struct procctx_kv kv[PROCCTX_MAX_ATTRS];
 	size_t nthread_keys;
 	char *thread_keys[PROCCTX_MAX_THREAD_KEYS];
+	/* the process publishes OTEP 4947 thread context: a TLS
+	 * threadlocal.schema_version, or a key map with no schema */
+	bool thread_ctx;
 };
 
 /* True when maps entry @e is a process-context mapping: "[anon:OTEL_CTX]",

@@ -422,12 +422,13 @@ static int locate_in_libraries(const char *root, int pid, struct threadctx_files
 	return err;
 }
 
-int threadctx__process_locate(const char *proc_root, int pid, struct threadctx_files *seen,
-			      struct threadctx_loc *loc)
+int threadctx__process_locate(const char *proc_root, int pid, bool libraries,
+			      struct threadctx_files *seen, struct threadctx_loc *loc)
 {
 	const char *root = proc_root ? proc_root : "/proc";
 	char path[96];
 	struct stat st;
+	__u64 dev = 0;
 	int fd, err;
 
 	memset(loc, 0, sizeof(*loc));
@@ -435,11 +436,16 @@ int threadctx__process_locate(const char *proc_root, int pid, struct threadctx_f
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	err = threadctx__elf_offset(fd, &loc->off);
-	if (err == -ENOENT && !fstat(fd, &st))
-		files_add(seen, ((__u64)major(st.st_dev) << 32) | minor(st.st_dev), st.st_ino);
+	err = fstat(fd, &st) ? -errno : 0;
+	if (!err) {
+		dev = ((__u64)major(st.st_dev) << 32) | minor(st.st_dev);
+		err = files_known(seen, dev, st.st_ino) ? -ENOENT
+							: threadctx__elf_offset(fd, &loc->off);
+		if (err == -ENOENT)
+			files_add(seen, dev, st.st_ino);
+	}
 	close(fd);
-	if (err == -ENOENT)
+	if (err == -ENOENT && libraries)
 		err = locate_in_libraries(root, pid, seen, loc);
 	return err;
 }

@@ -100,12 +100,14 @@ struct threadctx_files *threadctx_files__new(void); /* NULL: -ENOMEM */
 void threadctx_files__free(struct threadctx_files *f); /* accepts NULL */
 
 /* Where process @pid (under @proc_root, NULL = "/proc") keeps the variable:
- * its executable first, then each mapped file not in @seen (may be NULL;
- * files without the variable are added), opened through map_files
- * (proc/pfile.h). 0 and *@loc; -ENOENT (none), -EAGAIN (see above), or
- * -errno (process gone: -ENOENT/-ESRCH). */
-int threadctx__process_locate(const char *proc_root, int pid, struct threadctx_files *seen,
-			      struct threadctx_loc *loc);
+ * its executable, then, with @libraries (the process's context says it
+ * publishes thread context, as the OTEP asks readers to check first), each
+ * mapped file, opened through map_files (proc/pfile.h). Files in @seen
+ * (may be NULL) are skipped; files without the variable are added. 0 and
+ * *@loc; -ENOENT (none), -EAGAIN (see above), or -errno (process gone:
+ * -ENOENT/-ESRCH). */
+int threadctx__process_locate(const char *proc_root, int pid, bool libraries,
+			      struct threadctx_files *seen, struct threadctx_loc *loc);
 
 /* ---- attrs-data: the record's attributes ----
  * After the 28-byte head come attrs-data-size bytes of entries packed with

@@ -1253,6 +1253,13 @@ size_t symbolizer__thread_keys(const struct symbolizer *s, int pid, const char *
 	return p->ctx->c.nthread_keys;
 }
 
+bool symbolizer__thread_ctx(const struct symbolizer *s, int pid)
+{
+	const struct sym_proc *p = find_proc(s, pid);
+
+	return p && p->ctx && p->ctx->c.thread_ctx;
+}
+
 void symbolizer__set_clock(struct symbolizer *s, const struct clock *c)
 {
 	s->clock = c ? c : &clock__system;

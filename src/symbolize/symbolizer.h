@@ -124,6 +124,12 @@ void symbolizer__refresh_context(struct symbolizer *s, int pid);
  * @pid is forgotten. */
 size_t symbolizer__thread_keys(const struct symbolizer *s, int pid, const char *const **keys);
 
+/* True when process @pid's process context (read when it was added, or
+ * refreshed since) says it publishes OTEP 4947 thread context: where the
+ * thread-context variable may be is then worth looking up in its
+ * libraries. */
+bool symbolizer__thread_ctx(const struct symbolizer *s, int pid);
+
 /* Lines and inlined frames from DWARF (dwarf.h) for files parsed from now
  * on: on by default. A resolved user frame then carries out->lines. */
 void symbolizer__set_lines(struct symbolizer *s, bool on);

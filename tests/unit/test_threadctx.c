@@ -63,8 +63,8 @@ TEST(process_offset)
 	struct threadctx_loc loc;
 
 	/* This test program has no such variable. */
-	CHECK(threadctx__process_locate(NULL, (int)getpid(), NULL, &loc) == -ENOENT);
-	CHECK(threadctx__process_locate(NULL, 0x7ffffff0, NULL, &loc) == -ENOENT);
+	CHECK(threadctx__process_locate(NULL, (int)getpid(), true, NULL, &loc) == -ENOENT);
+	CHECK(threadctx__process_locate(NULL, 0x7ffffff0, true, NULL, &loc) == -ENOENT);
 }
 
 /* The SDK-like library in both dialects: the symbol and the relocation

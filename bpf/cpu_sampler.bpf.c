@@ -127,10 +127,16 @@ static __always_inline void stat_inc(__u32 which)
 		(*v)++;
 }
 
-static __always_inline __u64 stack_hash(const struct stack_trace *st)
+/* A global function (BTF-checked, Linux >= 5.8 like the rest): the verifier
+ * walks its loop once, not once per call site and path. */
+__attribute__((noinline)) __u64 stack_hash(const struct stack_trace *st)
 {
-	__u64 h = 0x9e3779b97f4a7c15ull ^ st->nr;
+	__u64 h;
 	__u32 i;
+
+	if (!st)
+		return 0;
+	h = 0x9e3779b97f4a7c15ull ^ st->nr;
 
 	for (i = 0; i < PROFCAP_MAX_STACK; i++) {
 		if (i >= st->nr)
@@ -400,7 +406,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int full)
 
 	notice_process(tgid);
 
-	if (gen & 1)
+	/* The start-up program counts into generation 0: user space drains
+	 * (and swaps generations) only after the hand-over. */
+	if (full && (gen & 1))
 		return record(ctx, &counts1, &stacks1, &ustack_ext1, tgid, tid, &comm, full);
 	return record(ctx, &counts0, &stacks0, &ustack_ext0, tgid, tid, &comm, full);
 }
@@ -418,7 +426,8 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
  * the first (counts, stacks, seen, events, stats, filters), and samples with
  * it at once: frame-pointer user stacks, flagged partial when tables were
  * wanted, exactly what profcap_sample records for a process whose tables are
- * not loaded yet. profcap_sample is then loaded in the background and put
+ * not loaded yet, into generation 0 (nothing is drained before the
+ * hand-over). profcap_sample is then loaded in the background and put
  * into `handover`: from that update on, every tick of profcap_quick tail-
  * calls it before doing anything, so a tick is counted by one program or
  * the other, never both and never neither (same perf events, no gap). */

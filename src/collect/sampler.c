@@ -974,13 +974,14 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 
 /* ---- quick start (issue 13) ------------------------------------------------------- */
 
-/* The maps the start-up program fills: the full object uses the start-up
+/* The maps the start-up program fills (generation 0 only: nothing is
+ * drained before the hand-over): the full object uses the start-up
  * object's (the same kernel maps), so the hand-over changes nothing for
- * user space. Everything else (tables, thread context, .rodata, .bss) is
- * the full object's own. */
+ * user space. Everything else (generation 1, tables, thread context,
+ * .rodata, .bss) is the full object's own, created in the background. */
 static const char *const shared_maps[] = {
-	"counts0", "counts1", "stacks0", "stacks1", "seen",    "events",
-	"stats",   "scratch", "pids",    "tids",    "cgroups", "comms",
+	"counts0", "stacks0", "seen", "events", "stats",
+	"scratch", "pids",    "tids", "cgroups", "comms",
 };
 
 static bool is_shared(const struct bpf_map *m)

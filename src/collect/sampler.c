@@ -92,6 +92,11 @@ struct sampler {
 	struct offcpu_key *okeys;
 	struct offcpu_val *ovals;
 	__u32 ocap;
+	/* the table maps the builder writes (table_fds()) */
+	struct {
+		int maps, procs, files, file_idx, seen;
+		bool vma; /* fill file_idx */
+	} tfd;
 	/* thread context (OTEP 4947) */
 	bool tctx_warned;
 	__u32 tctx_procs;    /* entries in threadctx_procs (upper bound) */
@@ -104,11 +109,13 @@ struct sampler {
 	bool halted;		   /* sampler__stop() was called */
 	bool quick_mode;	   /* s->skel is the start-up object until sampler__start() */
 	struct cpu_sampler *quick; /* the start-up object, or NULL */
+	int qhandover;		   /* its prog array */
 	struct sampler_opts qopts; /* the options, for the loader (no lists) */
+	__u32 *deferred;	   /* notices of the quick phase, for proc_fn later */
+	__u32 ndeferred, deferred_cap;
 	pthread_t loader;
 	bool loader_on;	      /* started, not joined yet */
 	bool loader_done;     /* under lmu */
-	bool start_worker;    /* sampler__start() came before the hand-over */
 	int loader_err;	      /* the loader's result, then the hand-over's */
 	pthread_mutex_t lmu;
 	pthread_cond_t lcv;
@@ -287,6 +294,22 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Quick phase: the caller's notice handler (thread context: the full
+ * object's maps) runs after the hand-over; up to SAMPLER_PENDING_MAX wait. */
+static void defer(struct sampler *s, __u32 tgid)
+{
+	if (s->ndeferred == s->deferred_cap) {
+		__u32 cap = s->deferred_cap ? s->deferred_cap * 2 : 256;
+		__u32 *d = cap <= SAMPLER_PENDING_MAX ? realloc(s->deferred, cap * sizeof(*d)) : NULL;
+
+		if (!d)
+			return; /* its first drain still names it (the caller's describe) */
+		s->deferred = d;
+		s->deferred_cap = cap;
+	}
+	s->deferred[s->ndeferred++] = tgid;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
@@ -297,7 +320,9 @@ static int on_event(void *ctx, void *data, size_t len)
 	/* The caller's snapshot (cheap) now, while a short-lived process is
 	 * still there; its tables (a parse for a new binary) after every
 	 * notice waiting has had its snapshot: see sampler__poll(). */
-	if (s->proc_fn)
+	if (s->loader_on)
+		defer(s, e->tgid);
+	else if (s->proc_fn)
 		s->proc_fn(s->proc_ctx, e->tgid);
 	if (s->worker_on)
 		enqueue(s, e->tgid);
@@ -385,16 +410,14 @@ static int unwind_set_map(void *ctx, const struct unwind_map_key *k, const struc
 {
 	struct sampler *s = ctx;
 
-	return bpf_map__update_elem(s->skel->maps.unwind_maps, k, sizeof(*k), m, sizeof(*m),
-				    BPF_ANY);
+	return bpf_map_update_elem(s->tfd.maps, k, m, BPF_ANY) ? -errno : 0;
 }
 
 static int unwind_set_proc(void *ctx, __u32 tgid, __u32 nmaps)
 {
 	struct sampler *s = ctx;
 
-	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &nmaps,
-				    sizeof(nmaps), BPF_ANY);
+	return bpf_map_update_elem(s->tfd.procs, &tgid, &nmaps, BPF_ANY) ? -errno : 0;
 }
 
 static bool kernel_at_least(int major, int minor)
@@ -411,7 +434,7 @@ static int unwind_del_map(void *ctx, const struct unwind_map_key *k)
 {
 	struct sampler *s = ctx;
 
-	return bpf_map__delete_elem(s->skel->maps.unwind_maps, k, sizeof(*k), 0);
+	return bpf_map_delete_elem(s->tfd.maps, k) ? -errno : 0;
 }
 
 static int unwind_del_proc(void *ctx, __u32 tgid)
@@ -419,8 +442,8 @@ static int unwind_del_proc(void *ctx, __u32 tgid)
 	struct sampler *s = ctx;
 
 	/* Its next sample (a reused PID's first) announces it again. */
-	bpf_map__delete_elem(s->skel->maps.seen, &tgid, sizeof(tgid), 0);
-	return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0);
+	bpf_map_delete_elem(s->tfd.seen, &tgid);
+	return bpf_map_delete_elem(s->tfd.procs, &tgid) ? -errno : 0;
 }
 
 static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __u64 (*seg)[3],
@@ -431,13 +454,12 @@ static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __
 	struct unwind_file_key k = {.dev = (dev >> 32) << 20 | (dev & 0xfffff), .ino = ino};
 	unsigned int i;
 
-	if (!s->skel->rodata->unwind_vma || slot >= SAMPLER_UNWIND_FILES)
+	if (!s->tfd.vma || slot >= SAMPLER_UNWIND_FILES)
 		return 0;
 	for (i = 0; i < nseg && i < UNWIND_FILE_SEGS; i++)
 		memcpy(f.seg[i], seg[i], sizeof(f.seg[i]));
 	f.nseg = i;
-	if (bpf_map__update_elem(s->skel->maps.unwind_file_idx, &k, sizeof(k), &f, sizeof(f),
-				 BPF_ANY))
+	if (bpf_map_update_elem(s->tfd.file_idx, &k, &f, BPF_ANY))
 		return -errno;
 	s->slot_key[slot] = k;
 	return 0;
@@ -565,8 +587,7 @@ static int unwind_rows_end(void *ctx, __u32 slot, __u64 *rows, __u32 n, bool ok)
 
 	(void)n;
 	munmap(rows, s->rows_len);
-	if (ok && bpf_map__update_elem(s->skel->maps.unwind_files, &slot, sizeof(slot),
-				       &s->rows_fd, sizeof(s->rows_fd), BPF_ANY))
+	if (ok && bpf_map_update_elem(s->tfd.files, &slot, &s->rows_fd, BPF_ANY))
 		err = -errno;
 	if (ok && !err && slot < SAMPLER_UNWIND_FILES) {
 		s->rows_mem -= s->slot_mem[slot];
@@ -586,11 +607,26 @@ static int unwind_rows_del(void *ctx, __u32 slot)
 		s->rows_mem -= s->slot_mem[slot];
 		s->slot_mem[slot] = 0;
 		if (s->slot_key[slot].dev || s->slot_key[slot].ino)
-			bpf_map__delete_elem(s->skel->maps.unwind_file_idx, &s->slot_key[slot],
-					     sizeof(s->slot_key[slot]), 0);
+			bpf_map_delete_elem(s->tfd.file_idx, &s->slot_key[slot]);
 		memset(&s->slot_key[slot], 0, sizeof(s->slot_key[slot]));
 	}
-	return bpf_map__delete_elem(s->skel->maps.unwind_files, &slot, sizeof(slot), 0);
+	return bpf_map_delete_elem(s->tfd.files, &slot) ? -errno : 0;
+}
+
+/* After load: the table maps the builder writes, by fd (with a quick start
+ * the start-up object's, which the full object shares: the builder runs
+ * while the full object loads). */
+static void table_fds(struct sampler *s)
+{
+	s->tfd.maps = bpf_map__fd(s->skel->maps.unwind_maps);
+	s->tfd.procs = bpf_map__fd(s->skel->maps.unwind_procs);
+	s->tfd.files = bpf_map__fd(s->skel->maps.unwind_files);
+	s->tfd.file_idx = bpf_map__fd(s->skel->maps.unwind_file_idx);
+	s->tfd.seen = bpf_map__fd(s->skel->maps.seen);
+	/* Where the BPF side may look files up by VMA (unwind_vma_configure(),
+	 * which may still turn it off for want of a BTF field). */
+	s->tfd.vma = s->quick_mode ? kernel_at_least(5, 17) && !access("/sys/kernel/btf/vmlinux", R_OK)
+				   : s->skel->rodata->unwind_vma;
 }
 
 static void no_prealloc(struct bpf_map *m)
@@ -681,8 +717,6 @@ static int full_wait(struct sampler *s, int timeout_ms);
 
 int sampler__add_process(struct sampler *s, int pid)
 {
-	if (s->loader_on)
-		full_wait(s, -1);
 	if (!s->unwind)
 		return 0;
 	if (!s->worker_on)
@@ -696,8 +730,6 @@ int sampler__refresh_process(struct sampler *s, int pid)
 	__u32 *last;
 	__u64 now;
 
-	if (s->loader_on)
-		full_wait(s, -1);
 	if (!s->unwind)
 		return 0;
 	if (!s->worker_on)
@@ -975,13 +1007,15 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 /* ---- quick start (issue 13) ------------------------------------------------------- */
 
 /* The maps the start-up program fills (generation 0 only: nothing is
- * drained before the hand-over): the full object uses the start-up
- * object's (the same kernel maps), so the hand-over changes nothing for
- * user space. Everything else (generation 1, tables, thread context,
- * .rodata, .bss) is the full object's own, created in the background. */
+ * drained before the hand-over) and the unwind tables (built from the first
+ * notices on, while the full object loads): the full object uses the
+ * start-up object's (the same kernel maps). Everything else (generation 1,
+ * thread context, .rodata, .bss) is the full object's own, created in the
+ * background. */
 static const char *const shared_maps[] = {
-	"counts0", "stacks0", "seen", "events", "stats",
-	"scratch", "pids",    "tids", "cgroups", "comms",
+	"counts0",	"stacks0",	   "seen",	  "events",	  "stats",
+	"scratch",	"pids",		   "tids",	  "cgroups",	  "comms",
+	"unwind_files", "unwind_file_idx", "unwind_maps", "unwind_procs",
 };
 
 static bool is_shared(const struct bpf_map *m)
@@ -1062,7 +1096,16 @@ static int quick_load(struct sampler *s, const struct sampler_opts *o)
 static void *loader_main(void *arg)
 {
 	struct sampler *s = arg;
-	int err = skel_load(s, &s->qopts, NULL);
+	int err = skel_load(s, &s->qopts, NULL), fd;
+	__u32 zero = 0;
+
+	/* The hand-over, at once: from this update on, profcap_quick tail-
+	 * calls profcap_sample first thing on every tick. */
+	if (!err) {
+		fd = bpf_program__fd(s->skel->progs.profcap_sample);
+		if (bpf_map_update_elem(s->qhandover, &zero, &fd, BPF_ANY))
+			err = -errno;
+	}
 
 	pthread_mutex_lock(&s->lmu);
 	s->loader_err = err;
@@ -1082,6 +1125,7 @@ static int loader_start(struct sampler *s)
 	int err;
 
 	s->quick = s->skel;
+	s->qhandover = bpf_map__fd(s->quick->maps.handover);
 	s->skel = NULL;
 	s->loader_t0 = mono_ns();
 	if (pthread_mutex_init(&s->lmu, NULL) || pthread_cond_init(&s->lcv, NULL)) {
@@ -1100,16 +1144,13 @@ static int loader_start(struct sampler *s)
 	return 0;
 }
 
-static int worker_start(struct sampler *s);
-
-/* Wait up to @timeout_ms (-1: as long as it takes) for the full object,
- * then hand over to it: from the prog-array update on, profcap_quick
- * tail-calls profcap_sample first thing on every tick. 0 when handed over
- * (or no quick start), -EAGAIN on timeout, else -errno (logged once). */
+/* Wait up to @timeout_ms (-1: as long as it takes) for the loader, which
+ * handed sampling over to the full object, and take the full object as
+ * s->skel. 0 when done (or no quick start), -EAGAIN on timeout, else
+ * -errno (logged once). */
 static int full_wait(struct sampler *s, int timeout_ms)
 {
-	__u32 zero = 0;
-	int fd, err;
+	int err;
 
 	if (!s->loader_on)
 		return s->loader_err;
@@ -1135,23 +1176,21 @@ static int full_wait(struct sampler *s, int timeout_ms)
 	pthread_join(s->loader, NULL);
 	s->loader_on = false;
 	err = s->loader_err;
-	if (!err) {
-		fd = bpf_program__fd(s->skel->progs.profcap_sample);
-		err = bpf_map__update_elem(s->quick->maps.handover, &zero, sizeof(zero), &fd,
-					   sizeof(fd), BPF_ANY);
-		if (err)
-			pr_err("cannot hand sampling over to the table unwinder: %s",
-			       strerror(-err));
-	} else {
+	if (err)
 		explain_load_error(err);
-	}
 	if (err) {
-		/* The start-up object goes on sampling until the caller stops;
-		 * drains and stats read it. */
+		/* Sampling stops (it would go on without tables nor thread
+		 * context); drains and stats read the start-up object. */
+		__u32 i;
+
+		for (i = 0; i < s->ncpus; i++)
+			if (s->pfds[i] >= 0)
+				ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+		pr_err("sampling stopped: the table unwinder could not be loaded");
+		if (s->skel) /* loaded, the hand-over failed */
+			cpu_sampler__destroy(s->skel);
 		s->skel = s->quick;
 		s->quick = NULL;
-		unwind_table__free(s->unwind);
-		s->unwind = NULL;
 		s->loader_err = err;
 		return err;
 	}
@@ -1161,8 +1200,6 @@ static int full_wait(struct sampler *s, int timeout_ms)
 	pr_debug("table unwinder loaded in the background and handed over after %.1f ms "
 		 "(kernel BTF %.1f ms)",
 		 s->loader_ns / 1e6, s->btf_ns / 1e6);
-	if (s->start_worker)
-		return s->loader_err = worker_start(s);
 	return 0;
 }
 
@@ -1313,6 +1350,14 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	} else {
 		s->quick_mode = want_quick(o);
 		err = s->quick_mode ? quick_load(s, o) : skel_load(s, o, NULL);
+		if (err && s->quick_mode && err != -EPERM && err != -EACCES) {
+			/* Tail calls from a program with a sub-program need
+			 * Linux >= 5.10 (x86_64): the full program first. */
+			pr_debug("quick start unavailable (%s): loading the table unwinder first",
+				 strerror(-err));
+			s->quick_mode = false;
+			err = skel_load(s, o, NULL);
+		}
 		if (err)
 			explain_load_error(err);
 		/* The loader's copy: no lists (they are not used after this). */
@@ -1322,6 +1367,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	}
 	if (err)
 		goto err_out;
+	table_fds(s);
 	err = unwind_open(s);
 	if (!err)
 		err = set_filters(s, o);
@@ -1380,11 +1426,8 @@ int sampler__start(struct sampler *s)
 			return err;
 		}
 	}
-	if (!s->quick_mode)
-		return worker_start(s);
-	/* The table builder starts at the hand-over (full_wait()). */
-	s->start_worker = true;
-	return loader_start(s);
+	err = worker_start(s);
+	return err || !s->quick_mode ? err : loader_start(s);
 }
 
 void sampler__stop(struct sampler *s)
@@ -1415,15 +1458,19 @@ int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *c
 {
 	int n;
 
-	/* Notices wait in the ring buffer until the hand-over: what they
-	 * start (thread context, tables) is the full object's. */
+	/* Until the hand-over, @fn waits (see defer()); stopped, the rest of
+	 * the load is waited for. */
 	if (s->loader_on) {
-		n = full_wait(s, s->halted ? -1 : timeout_ms);
-		if (n == -EAGAIN)
-			return 0;
-		if (n)
+		n = full_wait(s, s->halted ? -1 : 0);
+		if (n && n != -EAGAIN)
 			return n;
-		timeout_ms = 0;
+	}
+	if (!s->loader_on && s->ndeferred && fn) {
+		__u32 i;
+
+		for (i = 0; i < s->ndeferred; i++)
+			fn(ctx, s->deferred[i]);
+		s->ndeferred = 0;
 	}
 	s->proc_fn = fn;
 	s->proc_ctx = ctx;
@@ -1755,5 +1802,6 @@ void sampler__free(struct sampler *s)
 	free(s->okeys);
 	free(s->ovals);
 	free(s->stack_keys);
+	free(s->deferred);
 	free(s);
 }

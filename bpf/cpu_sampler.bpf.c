@@ -186,7 +186,8 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
  * it is a struct pt_regs, NULL when not (the unwinder then takes the task's
  * saved user registers). @kstack NULL: no kernel stack. @tables (a constant)
  * 0: frame pointers only, as for a process without tables (the start-up
- * program, see profcap_quick). */
+ * program, see profcap_quick); 1: the table unwinder; 2: the table unwinder
+ * looping with bpf_loop() (see unwind_user()). */
 static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, void *ext, __u32 tgid,
 					__u64 *ustack, __u64 *kstack, __u32 *flags, int tables)
 {
@@ -197,8 +198,9 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
 	if (!s)
 		return;
 	if (want_user && tgid) {
-		*ustack = tables && want_unwind ? unwind_user(regs, stacks, ext, tgid, flags)
-						: ~0ull;
+		*ustack = tables && want_unwind
+				  ? unwind_user(regs, stacks, ext, tgid, flags, tables == 2)
+				  : ~0ull;
 		if (*ustack == ~0ull) {
 			*ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks,
 					     PROFCAP_F_USTACK_ERR, PROFCAP_F_USTACK_LOST,
@@ -292,7 +294,8 @@ static __always_inline void read_threadctx(__u32 tgid, struct sample_key *key)
 }
 
 /* Count one sample. @full (a constant) 0: the start-up program's record,
- * without the table unwinder and thread context (see profcap_quick). */
+ * without the table unwinder and thread context (see profcap_quick); else
+ * fill_stacks()'s @tables. */
 static __always_inline int record(void *ctx, void *counts, void *stacks, void *ext, __u32 tgid,
 				  __u32 tid, const struct comm_key *comm, int full)
 {
@@ -413,8 +416,15 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int full)
 	return record(ctx, &counts0, &stacks0, &ustack_ext0, tgid, tid, &comm, full);
 }
 
+/* User space loads one of these two: the first on Linux >= 5.17. */
 SEC("perf_event")
 int profcap_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, 2);
+}
+
+SEC("perf_event")
+int profcap_sample_bounded(struct bpf_perf_event_data *ctx)
 {
 	return sample(ctx, 1);
 }

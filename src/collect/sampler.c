@@ -24,6 +24,7 @@
 #include "util/env.h"
 #include "util/log.h"
 #include "collect/forkhook.h"
+#include "collect/kbtf.h"
 #include "proc/status.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
@@ -1210,6 +1211,29 @@ static int full_wait(struct sampler *s, int timeout_ms)
 	return 0;
 }
 
+/* The kernel structs whose members the programs read (unwind_vma_configure(),
+ * threadctx_configure(), offcpu__configure()): a configure function that
+ * reads another struct needs it added here. */
+static const char *const kernel_structs[] = {
+	"task_struct", "thread_struct", "vm_area_struct", "file", "inode", "super_block",
+};
+
+/* Kernel BTF of those structs (collect/kbtf.h: ~10x faster than libbpf's
+ * parse of it all), NULL without BTF. The caller frees it. */
+static struct btf *kernel_btf(void)
+{
+	struct btf *btf;
+
+	if (access(KBTF_VMLINUX, R_OK))
+		return NULL;
+	btf = kbtf__load(KBTF_VMLINUX, kernel_structs,
+			 sizeof(kernel_structs) / sizeof(kernel_structs[0]));
+	if (btf)
+		return btf;
+	pr_debug("fast read of %s failed (%s): parsing all of it", KBTF_VMLINUX, strerror(errno));
+	return btf__load_vmlinux_btf();
+}
+
 /* Open, configure and load the full BPF object into s->skel, with fork
  * hook @fh (NULL: no fork following). With a start-up object (s->quick),
  * its sample maps are shared and it keeps the exec hook. On failure the
@@ -1232,11 +1256,8 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 	bpf_program__set_autoload(s->skel->progs.profcap_sample_bounded, !kernel_at_least(5, 17));
 	bpf_map__set_autocreate(s->skel->maps.handover, false);
 	err = s->quick ? share_maps(s->skel, s->quick) : 0;
-	/* Kernel BTF, parsed once (5+ MB) for every offset the programs read. */
 	t0 = mono_ns();
-	btf = !err && (o->user || o->off_cpu) && !access("/sys/kernel/btf/vmlinux", R_OK)
-		      ? btf__load_vmlinux_btf()
-		      : NULL;
+	btf = !err && (o->user || o->off_cpu) ? kernel_btf() : NULL;
 	s->btf_ns = mono_ns() - t0;
 	unwind_configure(s, o, entries, btf);
 	threadctx_configure(s, o, btf);

@@ -45,6 +45,14 @@
 /* Exited processes and unused file tables are reclaimed this often. */
 #define SAMPLER_GC_NS 5000000000ull
 
+/* The maps the table builder writes, by fd: the full object's, or with a
+ * quick start created by table_maps_create() and shared (-1: none yet). */
+struct sampler_tfd {
+	int maps, procs, files, file_idx, seen;
+	bool vma; /* fill file_idx */
+	bool own; /* created here: closed by sampler__free() */
+};
+
 struct sampler {
 	struct cpu_sampler *skel;
 	int *pfds;
@@ -93,11 +101,7 @@ struct sampler {
 	struct offcpu_key *okeys;
 	struct offcpu_val *ovals;
 	__u32 ocap;
-	/* the table maps the builder writes (table_fds()) */
-	struct {
-		int maps, procs, files, file_idx, seen;
-		bool vma; /* fill file_idx */
-	} tfd;
+	struct sampler_tfd tfd; /* the table maps the builder writes */
 	/* thread context (OTEP 4947) */
 	bool tctx_warned;
 	__u32 tctx_procs;    /* entries in threadctx_procs (upper bound) */
@@ -619,15 +623,18 @@ static int unwind_rows_del(void *ctx, __u32 slot)
  * while the full object loads). */
 static void table_fds(struct sampler *s)
 {
+	s->tfd.seen = bpf_map__fd(s->skel->maps.seen);
+	s->tfd.vma = s->quick_mode ? kernel_at_least(5, 17) && !access(KBTF_VMLINUX, R_OK)
+				   : s->skel->rodata->unwind_vma;
+	if (s->quick_mode) { /* made once sampling runs: table_maps_create() */
+		s->tfd.maps = s->tfd.procs = s->tfd.files = s->tfd.file_idx = -1;
+		s->tfd.own = true;
+		return;
+	}
 	s->tfd.maps = bpf_map__fd(s->skel->maps.unwind_maps);
 	s->tfd.procs = bpf_map__fd(s->skel->maps.unwind_procs);
 	s->tfd.files = bpf_map__fd(s->skel->maps.unwind_files);
 	s->tfd.file_idx = bpf_map__fd(s->skel->maps.unwind_file_idx);
-	s->tfd.seen = bpf_map__fd(s->skel->maps.seen);
-	/* Where the BPF side may look files up by VMA (unwind_vma_configure(),
-	 * which may still turn it off for want of a BTF field). */
-	s->tfd.vma = s->quick_mode ? kernel_at_least(5, 17) && !access("/sys/kernel/btf/vmlinux", R_OK)
-				   : s->skel->rodata->unwind_vma;
 }
 
 static void no_prealloc(struct bpf_map *m)
@@ -1015,15 +1022,14 @@ static struct bpf_program *sample_prog(const struct cpu_sampler *skel)
 /* ---- quick start (issue 13) ------------------------------------------------------- */
 
 /* The maps the start-up program fills (generation 0 only: nothing is
- * drained before the hand-over) and the unwind tables (built from the first
- * notices on, while the full object loads): the full object uses the
- * start-up object's (the same kernel maps). Everything else (generation 1,
- * thread context, .rodata, .bss) is the full object's own, created in the
- * background. */
+ * drained before the hand-over): the full object uses the start-up
+ * object's (the same kernel maps). The table maps are made by
+ * table_maps_create() once sampling runs (the tables are built from the
+ * first notices on, while the full object loads) and shared too. The rest
+ * (generation 1, thread context, .rodata, .bss) is the full object's own,
+ * created in the background. */
 static const char *const shared_maps[] = {
-	"counts0",	"stacks0",	   "seen",	  "events",	  "stats",
-	"scratch",	"pids",		   "tids",	  "cgroups",	  "comms",
-	"unwind_files", "unwind_file_idx", "unwind_maps", "unwind_procs",
+	"counts0", "stacks0", "seen", "events", "stats", "scratch", "pids", "tids", "cgroups", "comms",
 };
 
 static bool is_shared(const struct bpf_map *m)
@@ -1038,7 +1044,8 @@ static bool is_shared(const struct bpf_map *m)
 
 /* Before load: @full uses the shared maps of the loaded @quick, and leaves
  * the exec hook to it. 0 or -errno. */
-static int share_maps(struct cpu_sampler *full, const struct cpu_sampler *quick)
+static int share_maps(struct cpu_sampler *full, const struct cpu_sampler *quick,
+		      const struct sampler_tfd *tfd)
 {
 	struct bpf_map *m;
 	int err;
@@ -1054,7 +1061,52 @@ static int share_maps(struct cpu_sampler *full, const struct cpu_sampler *quick)
 		if (err)
 			return err;
 	}
-	return 0;
+	if (tfd->files < 0)
+		return 0; /* no table unwinding */
+	err = bpf_map__reuse_fd(full->maps.unwind_files, tfd->files);
+	err = err ?: bpf_map__reuse_fd(full->maps.unwind_file_idx, tfd->file_idx);
+	err = err ?: bpf_map__reuse_fd(full->maps.unwind_maps, tfd->maps);
+	return err ?: bpf_map__reuse_fd(full->maps.unwind_procs, tfd->procs);
+}
+
+/* One map as @m (of the start-up object, configured, not created) says. */
+static int map_create(const struct bpf_map *m, int inner_fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(m),
+		    .inner_map_fd = (__u32)inner_fd);
+	int fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+				bpf_map__value_size(m), bpf_map__max_entries(m), &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Quick start, sampling: the table maps (s->tfd), off the start-up path.
+ * 0 or -errno (logged). */
+static int table_maps_create(struct sampler *s)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, iopts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	const struct cpu_sampler *q = s->skel;
+	int inner, err = 0;
+
+	if (!s->unwind)
+		return 0;
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32), sizeof(__u64), 1,
+			       &iopts);
+	if (inner < 0)
+		err = -errno;
+	if (!err && (s->tfd.files = map_create(q->maps.unwind_files, inner)) < 0)
+		err = s->tfd.files;
+	if (!err && (s->tfd.file_idx = map_create(q->maps.unwind_file_idx, 0)) < 0)
+		err = s->tfd.file_idx;
+	if (!err && (s->tfd.maps = map_create(q->maps.unwind_maps, 0)) < 0)
+		err = s->tfd.maps;
+	if (!err && (s->tfd.procs = map_create(q->maps.unwind_procs, 0)) < 0)
+		err = s->tfd.procs;
+	if (inner >= 0)
+		close(inner);
+	if (err)
+		pr_err("cannot create the unwind table maps: %s", strerror(-err));
+	return err;
 }
 
 /* Quick start unless targets get tables before sampling (-p, -t, --
@@ -1255,7 +1307,7 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 	bpf_program__set_autoload(s->skel->progs.profcap_sample, kernel_at_least(5, 17));
 	bpf_program__set_autoload(s->skel->progs.profcap_sample_bounded, !kernel_at_least(5, 17));
 	bpf_map__set_autocreate(s->skel->maps.handover, false);
-	err = s->quick ? share_maps(s->skel, s->quick) : 0;
+	err = s->quick ? share_maps(s->skel, s->quick, &s->tfd) : 0;
 	t0 = mono_ns();
 	btf = !err && (o->user || o->off_cpu) ? kernel_btf() : NULL;
 	s->btf_ns = mono_ns() - t0;
@@ -1458,7 +1510,9 @@ int sampler__start(struct sampler *s)
 			return err;
 		}
 	}
-	err = worker_start(s);
+	if (s->quick_mode)
+		err = table_maps_create(s);
+	err = err ?: worker_start(s);
 	return err || !s->quick_mode ? err : loader_start(s);
 }
 
@@ -1823,6 +1877,13 @@ void sampler__free(struct sampler *s)
 		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
 	unwind_table__free(s->unwind);
+	if (s->tfd.own) {
+		int *fds[] = {&s->tfd.maps, &s->tfd.procs, &s->tfd.files, &s->tfd.file_idx};
+
+		for (i = 0; i < 4; i++)
+			if (*fds[i] >= 0)
+				close(*fds[i]);
+	}
 	free(s->slot_mem);
 	free(s->slot_key);
 	cpu_sampler__destroy(s->skel);

@@ -26,6 +26,7 @@
 #include "collect/forkhook.h"
 #include "collect/kbtf.h"
 #include "proc/status.h"
+#include "proc/threadctx.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
 #include "collect/offcpu.h"
@@ -322,6 +323,10 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
+	if (e->pad == PROFCAP_EVENT_NORSEQ) {
+		offcpu__poll(s->skel, s->offcpu); /* a failure is warned, not fatal */
+		return 0;
+	}
 	/* The caller's snapshot (cheap) now, while a short-lived process is
 	 * still there; its tables (a parse for a new binary) after every
 	 * notice waiting has had its snapshot: see sampler__poll(). */
@@ -910,12 +915,13 @@ static void threadctx_configure(struct sampler *s, const struct sampler_opts *o,
 		no_prealloc(s->skel->maps.threadctx_procs);
 }
 
-int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
+int sampler__set_thread_ctx(struct sampler *s, int pid, const struct threadctx_loc *loc)
 {
+	struct threadctx_proc val = {0};
 	__u32 key = (__u32)pid;
 	int err;
 
-	if (!has) {
+	if (!loc) {
 		if (s->tctx_procs)
 			bpf_map__delete_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), 0);
 		return 0;
@@ -930,8 +936,11 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
 		s->tctx_warned = true;
 		return -EOPNOTSUPP;
 	}
-	err = bpf_map__update_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), &off,
-				   sizeof(off), BPF_ANY);
+	val.off = (__u64)loc->off;
+	val.modid = loc->modid;
+	val.flags = loc->musl ? PROFCAP_TCTX_DTV_MUSL : 0;
+	err = bpf_map__update_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), &val,
+				   sizeof(val), BPF_ANY);
 	if (err) {
 		pr_debug("thread context of process %d not read: %s (at most %u processes)", pid,
 			 strerror(-err), PROFCAP_THREADCTX_PROCS);
@@ -1699,6 +1708,8 @@ static int drain_offcpu(struct sampler *s, __u32 idle, int sfd, int efd, sampler
 		};
 
 		memcpy(r.comm, k->comm, 16);
+		memcpy(r.trace_id, k->trace_id, sizeof(r.trace_id));
+		memcpy(r.span_id, &k->span_id, sizeof(r.span_id));
 		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
 	}
 	for (i = 0; i < n; i++)
@@ -1764,8 +1775,10 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
-	if (!err && bpf_program__autoload(s->skel->progs.profcap_sys_exit))
+	if (!err && bpf_program__autoload(s->skel->progs.profcap_sys_exit)) {
+		offcpu__poll(s->skel, s->offcpu); /* a failure is warned, not fatal */
 		err = drain_offcpu(s, idle, sfd, efd, fn, ctx);
+	}
 	if (!err)
 		err = clear_stacks(s, sfd);
 	if (!err && s->unwind)

@@ -532,6 +532,9 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 	    !btf_off(btf, "inode", "i_sb", (__u32 *)&r->inode_sb_off) &&
 	    !btf_off(btf, "super_block", "s_dev", (__u32 *)&r->sb_dev_off))
 		r->unwind_vma = 1;
+	/* The VMAs found, kept per process: see bpf/unwind_bpf.h. */
+	if (r->unwind_vma && !btf_off(btf, "task_struct", "mm", (__u32 *)&r->task_mm_off))
+		bpf_map__set_max_entries(s->skel->maps.unwind_vcache, SAMPLER_VCACHE_PROCS);
 }
 
 /* Kernel memory charged for BPF map @fd (memlock in its fdinfo), 0 if unknown. */

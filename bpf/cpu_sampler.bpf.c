@@ -127,10 +127,16 @@ static __always_inline void stat_inc(__u32 which)
 		(*v)++;
 }
 
-static __always_inline __u64 stack_hash(const struct stack_trace *st)
+/* A global function (BTF-checked, Linux >= 5.8 like the rest): the verifier
+ * walks its loop once, not once per call site and path. */
+__attribute__((noinline)) __u64 stack_hash(const struct stack_trace *st)
 {
-	__u64 h = 0x9e3779b97f4a7c15ull ^ st->nr;
+	__u64 h;
 	__u32 i;
+
+	if (!st)
+		return 0;
+	h = 0x9e3779b97f4a7c15ull ^ st->nr;
 
 	for (i = 0; i < PROFCAP_MAX_STACK; i++) {
 		if (i >= st->nr)
@@ -178,9 +184,12 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
 /* Read the user and kernel stacks of the current thread into @stacks (and
  * @ext, deep user stacks) and set their hashes and flags. @regs is @ctx when
  * it is a struct pt_regs, NULL when not (the unwinder then takes the task's
- * saved user registers). @kstack NULL: no kernel stack. */
+ * saved user registers). @kstack NULL: no kernel stack. @tables (a constant)
+ * 0: frame pointers only, as for a process without tables (the start-up
+ * program, see profcap_quick); 1: the table unwinder; 2: the table unwinder
+ * looping with bpf_loop() (see unwind_user()). */
 static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, void *ext, __u32 tgid,
-					__u64 *ustack, __u64 *kstack, __u32 *flags)
+					__u64 *ustack, __u64 *kstack, __u32 *flags, int tables)
 {
 	__u32 zero = 0;
 	struct scratch *s;
@@ -189,7 +198,9 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
 	if (!s)
 		return;
 	if (want_user && tgid) {
-		*ustack = want_unwind ? unwind_user(regs, stacks, ext, tgid, flags) : ~0ull;
+		*ustack = tables && want_unwind
+				  ? unwind_user(regs, stacks, ext, tgid, flags, tables == 2)
+				  : ~0ull;
 		if (*ustack == ~0ull) {
 			*ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks,
 					     PROFCAP_F_USTACK_ERR, PROFCAP_F_USTACK_LOST,
@@ -327,16 +338,20 @@ static __always_inline void read_threadctx(__u32 tgid, struct sample_key *key)
 		__builtin_memset(key->attrs, 0, sizeof(key->attrs));
 }
 
+/* Count one sample. @full (a constant) 0: the start-up program's record,
+ * without the table unwinder and thread context (see profcap_quick); else
+ * fill_stacks()'s @tables. */
 static __always_inline int record(void *ctx, void *counts, void *stacks, void *ext, __u32 tgid,
-				  __u32 tid, const struct comm_key *comm)
+				  __u32 tid, const struct comm_key *comm, int full)
 {
 	struct sample_key key = {.tgid = tgid, .tid = tid};
 	__u64 one = 1, *cnt;
 
 	key.comm[0] = comm->w[0];
 	key.comm[1] = comm->w[1];
-	read_threadctx(tgid, &key);
-	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags);
+	if (full)
+		read_threadctx(tgid, &key);
+	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
 
 	cnt = bpf_map_lookup_elem(counts, &key);
 	if (cnt) {
@@ -412,8 +427,8 @@ static __always_inline void notice_process(__u32 tgid)
 	}
 }
 
-SEC("perf_event")
-int profcap_sample(struct bpf_perf_event_data *ctx)
+/* One cpu-clock tick: filter, announce, count. @full as for record(). */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, int full)
 {
 	struct comm_key comm = {};
 	__u32 tgid, tid;
@@ -439,9 +454,50 @@ int profcap_sample(struct bpf_perf_event_data *ctx)
 
 	notice_process(tgid);
 
-	if (gen & 1)
-		return record(ctx, &counts1, &stacks1, &ustack_ext1, tgid, tid, &comm);
-	return record(ctx, &counts0, &stacks0, &ustack_ext0, tgid, tid, &comm);
+	/* The start-up program counts into generation 0: user space drains
+	 * (and swaps generations) only after the hand-over. */
+	if (full && (gen & 1))
+		return record(ctx, &counts1, &stacks1, &ustack_ext1, tgid, tid, &comm, full);
+	return record(ctx, &counts0, &stacks0, &ustack_ext0, tgid, tid, &comm, full);
+}
+
+/* User space loads one of these two: the first on Linux >= 5.17. */
+SEC("perf_event")
+int profcap_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, 2);
+}
+
+SEC("perf_event")
+int profcap_sample_bounded(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, 1);
+}
+
+/* ---- quick start (issue 13) ----
+ * Verifying profcap_sample (the table unwinder) and reading the kernel BTF
+ * its configuration needs take a few hundred ms. So user space first loads
+ * profcap_quick alone, in a second object whose maps are the sample maps of
+ * the first (counts, stacks, seen, events, stats, filters), and samples with
+ * it at once: frame-pointer user stacks, flagged partial when tables were
+ * wanted, exactly what profcap_sample records for a process whose tables are
+ * not loaded yet, into generation 0 (nothing is drained before the
+ * hand-over). profcap_sample is then loaded in the background and put
+ * into `handover`: from that update on, every tick of profcap_quick tail-
+ * calls it before doing anything, so a tick is counted by one program or
+ * the other, never both and never neither (same perf events, no gap). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} handover SEC(".maps");
+
+SEC("perf_event")
+int profcap_quick(struct bpf_perf_event_data *ctx)
+{
+	bpf_tail_call(ctx, &handover, 0);
+	return sample(ctx, 0); /* not handed over yet */
 }
 
 /* ---- following new processes: three ways onto sched_process_fork --------

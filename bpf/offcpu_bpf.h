@@ -217,10 +217,10 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	if (ustack == ~0ull) {
 		if (gen & 1)
 			fill_stacks(ctx, NULL, &stacks1, &ustack_ext1, key->tgid, &key->ustack,
-				    NULL, &key->flags);
+				    NULL, &key->flags, 1);
 		else
 			fill_stacks(ctx, NULL, &stacks0, &ustack_ext0, key->tgid, &key->ustack,
-				    NULL, &key->flags);
+				    NULL, &key->flags, 1);
 	} else {
 		key->ustack = ustack;
 	}

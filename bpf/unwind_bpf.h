@@ -462,6 +462,14 @@ __attribute__((noinline)) int unwind_step(void)
 	return 0;
 }
 
+/* bpf_loop() callback: one frame per call, 1 stops. */
+static long unwind_loop_cb(__u32 i, void *data)
+{
+	(void)i;
+	(void)data;
+	return unwind_step() ? 1 : 0;
+}
+
 /* Register at byte @off of the sample's pt_regs. In asm: clang would
  * otherwise add the offset to the ctx pointer first, and the verifier only
  * accepts ctx loads with a constant offset in the instruction. */
@@ -502,9 +510,13 @@ static __always_inline int unwind_user_regs(struct bpf_perf_event_data *ctx,
 /* Walk the user stack of @tgid into @stacks (first PROFCAP_MAX_STACK frames)
  * and @ext (the rest). Returns the stack's hash, 0 when there is none, or
  * -1 (as __u64 ~0) when the tables cannot be used for this sample: the
- * caller then reads a frame-pointer stack and flags it partial. */
+ * caller then reads a frame-pointer stack and flags it partial. @loop (a
+ * constant) 1: the frames are walked by bpf_loop() (Linux >= 5.17), so the
+ * verifier checks one iteration, not PROFCAP_MAX_USTACK + 1 of them (most of
+ * its work on the program, i.e. of the time to the first table-unwound
+ * sample); 0: a bounded loop (older kernels). */
 static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *stacks, void *ext,
-					 __u32 tgid, __u32 *kflags)
+					 __u32 tgid, __u32 *kflags, int loop)
 {
 	__u32 zero = 0, *nmaps, i;
 	struct unwind_state *st;
@@ -532,9 +544,12 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->stack_lo = st->sp;
 	st->done = 0;
 	st->why = 0;
-	for (i = 0; i < PROFCAP_MAX_USTACK + 1; i++)
-		if (unwind_step())
-			break;
+	if (loop)
+		bpf_loop(PROFCAP_MAX_USTACK + 1, unwind_loop_cb, NULL, 0);
+	else
+		for (i = 0; i < PROFCAP_MAX_USTACK + 1; i++)
+			if (unwind_step())
+				break;
 	if (st->done == 1) {
 		ustat_inc(USTAT_COMPLETE);
 	} else {

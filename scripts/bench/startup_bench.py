@@ -10,7 +10,12 @@ with -v), `perf record -k CLOCK_MONOTONIC` stamps samples with that clock
 clock) from its first profile probe. At 99 Hz per CPU the first tick comes up
 to ~10 ms after sampling is enabled, alike for every tool.
 
-Usage (root): scripts/bench/startup_bench.py [--runs 7]
+profcap starts sampling with a small frame-pointer program and hands over
+to the table unwinder loaded in the background (issue 13); "--no-quick" adds
+a row with that off (PROFCAP_QUICK_START=0: the unwinder, then sampling),
+"--baseline BIN" one for another profcap binary (e.g. before a change).
+
+Usage (root): scripts/bench/startup_bench.py [--runs 7] [--no-quick] [--baseline BIN]
 """
 import argparse
 import os
@@ -25,10 +30,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROFCAP = os.path.join(REPO, "build", "profcap")
 
 
-def profcap(tmp):
+def profcap(tmp, binary=PROFCAP, env=None):
     t0 = time.monotonic_ns()
-    r = subprocess.run([PROFCAP, "capture", "-a", "-v", "-F", "99", "--seconds", "0.2", "-o",
-                        os.path.join(tmp, "p.pb")], capture_output=True, text=True)
+    r = subprocess.run([binary, "capture", "-a", "-v", "-F", "99", "--seconds", "0.2", "-o",
+                        os.path.join(tmp, "p.pb")], capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
     m = re.search(r"first sample at CLOCK_MONOTONIC (\d+) ns", r.stderr)
     if r.returncode or not m or m.group(1) == "0":
         sys.exit(f"profcap failed: {r.stderr[-500:]}")
@@ -61,10 +67,17 @@ def bpftrace(tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--no-quick", action="store_true", help="also profcap without quick start")
+    ap.add_argument("--baseline", metavar="BIN", help="also this profcap binary")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("startup_bench.py: run as root")
-    tools = {"profcap": profcap, "perf record -a -g": perf, "bpftrace": bpftrace}
+    tools = {"profcap": profcap}
+    if a.no_quick:
+        tools["profcap, no quick start"] = lambda tmp: profcap(tmp, env={"PROFCAP_QUICK_START": "0"})
+    if a.baseline:
+        tools["profcap baseline"] = lambda tmp: profcap(tmp, binary=a.baseline)
+    tools.update({"perf record -a -g": perf, "bpftrace": bpftrace})
     res = {t: [] for t in tools}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(a.runs):
@@ -73,10 +86,10 @@ def main():
     base = statistics.median(res["profcap"])
     print(f"launch to first sample, system-wide, 99 Hz, {a.runs} interleaved runs, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print(f"{'tool':20} {'median':>9} {'min':>9} {'max':>9} {'vs profcap':>11}")
+    print(f"{'tool':24} {'median':>9} {'min':>9} {'max':>9} {'vs profcap':>11}")
     for name, v in res.items():
         m = statistics.median(v)
-        print(f"{name:20} {m:7.1f}ms {min(v):7.1f}ms {max(v):7.1f}ms {m / base:10.2f}x")
+        print(f"{name:24} {m:7.1f}ms {min(v):7.1f}ms {max(v):7.1f}ms {m / base:10.2f}x")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROFCAP = os.path.join(REPO, "build", "profcap")
+PROFCAP = os.environ.get("PROFCAP_BENCH_BIN") or os.path.join(REPO, "build", "profcap")
 WORKLOAD = os.path.join(REPO, "build", "tests", "workloads", "nofp_main")
 
 
@@ -46,17 +46,23 @@ def prog_list():
         return []
 
 
+# The program attached to the perf events: profcap_sample, or with a quick
+# start (system-wide) profcap_quick, which tail-calls profcap_sample once it
+# is loaded (the run time of both is counted on profcap_quick).
+SAMPLERS = ("profcap_sample", "profcap_quick")
+
+
 def bpf_prog_stats(skip=()):
-    """(run_time_ns, run_cnt) of the loaded profcap_sample program whose id
-    is not in @skip (programs of earlier runs may linger a moment), or None."""
+    """(run_time_ns, run_cnt) of the loaded sampling program whose id is not
+    in @skip (programs of earlier runs may linger a moment), or None."""
     for p in prog_list():
-        if p.get("name") == "profcap_sample" and p.get("id") not in skip:
+        if p.get("name") in SAMPLERS and p.get("id") not in skip and p.get("run_cnt"):
             return p.get("run_time_ns", 0), p.get("run_cnt", 0)
     return None
 
 
 def old_ids():
-    return {p.get("id") for p in prog_list() if p.get("name") == "profcap_sample"}
+    return {p.get("id") for p in prog_list() if p.get("name") in SAMPLERS}
 
 
 def cpu_of(pid):

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "util/env.h"
 #include "util/log.h"
 #include "collect/forkhook.h"
+#include "collect/kbtf.h"
 #include "proc/status.h"
 #include "proc/threadctx.h"
 #include "collect/sampler.h"
@@ -43,6 +45,14 @@
 
 /* Exited processes and unused file tables are reclaimed this often. */
 #define SAMPLER_GC_NS 5000000000ull
+
+/* The maps the table builder writes, by fd: the full object's, or with a
+ * quick start created by table_maps_create() and shared (-1: none yet). */
+struct sampler_tfd {
+	int maps, procs, files, file_idx, seen;
+	bool vma; /* fill file_idx */
+	bool own; /* created here: closed by sampler__free() */
+};
 
 struct sampler {
 	struct cpu_sampler *skel;
@@ -92,9 +102,30 @@ struct sampler {
 	struct offcpu_key *okeys;
 	struct offcpu_val *ovals;
 	__u32 ocap;
+	struct sampler_tfd tfd; /* the table maps the builder writes */
 	/* thread context (OTEP 4947) */
 	bool tctx_warned;
 	__u32 tctx_procs;    /* entries in threadctx_procs (upper bound) */
+	/* Quick start (issue 13, see profcap_quick in the BPF program): the
+	 * start-up object samples from sampler__start() on while the loader
+	 * thread loads the full one (s->skel) with kernel BTF; it is handed
+	 * over in full_wait(). While loader_on, this thread touches neither
+	 * s->skel nor the table builder: only s->quick (the sample maps are
+	 * the same). */
+	bool halted;		   /* sampler__stop() was called */
+	bool quick_mode;	   /* s->skel is the start-up object until sampler__start() */
+	struct cpu_sampler *quick; /* the start-up object, or NULL */
+	int qhandover;		   /* its prog array */
+	struct sampler_opts qopts; /* the options, for the loader (no lists) */
+	__u32 *deferred;	   /* notices of the quick phase, for proc_fn later */
+	__u32 ndeferred, deferred_cap;
+	pthread_t loader;
+	bool loader_on;	      /* started, not joined yet */
+	bool loader_done;     /* under lmu */
+	int loader_err;	      /* the loader's result, then the hand-over's */
+	pthread_mutex_t lmu;
+	pthread_cond_t lcv;
+	__u64 loader_t0, loader_ns, btf_ns;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -269,6 +300,22 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Quick phase: the caller's notice handler (thread context: the full
+ * object's maps) runs after the hand-over; up to SAMPLER_PENDING_MAX wait. */
+static void defer(struct sampler *s, __u32 tgid)
+{
+	if (s->ndeferred == s->deferred_cap) {
+		__u32 cap = s->deferred_cap ? s->deferred_cap * 2 : 256;
+		__u32 *d = cap <= SAMPLER_PENDING_MAX ? realloc(s->deferred, cap * sizeof(*d)) : NULL;
+
+		if (!d)
+			return; /* its first drain still names it (the caller's describe) */
+		s->deferred = d;
+		s->deferred_cap = cap;
+	}
+	s->deferred[s->ndeferred++] = tgid;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
@@ -283,7 +330,9 @@ static int on_event(void *ctx, void *data, size_t len)
 	/* The caller's snapshot (cheap) now, while a short-lived process is
 	 * still there; its tables (a parse for a new binary) after every
 	 * notice waiting has had its snapshot: see sampler__poll(). */
-	if (s->proc_fn)
+	if (s->loader_on)
+		defer(s, e->tgid);
+	else if (s->proc_fn)
 		s->proc_fn(s->proc_ctx, e->tgid);
 	if (s->worker_on)
 		enqueue(s, e->tgid);
@@ -371,16 +420,14 @@ static int unwind_set_map(void *ctx, const struct unwind_map_key *k, const struc
 {
 	struct sampler *s = ctx;
 
-	return bpf_map__update_elem(s->skel->maps.unwind_maps, k, sizeof(*k), m, sizeof(*m),
-				    BPF_ANY);
+	return bpf_map_update_elem(s->tfd.maps, k, m, BPF_ANY) ? -errno : 0;
 }
 
 static int unwind_set_proc(void *ctx, __u32 tgid, __u32 nmaps)
 {
 	struct sampler *s = ctx;
 
-	return bpf_map__update_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), &nmaps,
-				    sizeof(nmaps), BPF_ANY);
+	return bpf_map_update_elem(s->tfd.procs, &tgid, &nmaps, BPF_ANY) ? -errno : 0;
 }
 
 static bool kernel_at_least(int major, int minor)
@@ -397,7 +444,7 @@ static int unwind_del_map(void *ctx, const struct unwind_map_key *k)
 {
 	struct sampler *s = ctx;
 
-	return bpf_map__delete_elem(s->skel->maps.unwind_maps, k, sizeof(*k), 0);
+	return bpf_map_delete_elem(s->tfd.maps, k) ? -errno : 0;
 }
 
 static int unwind_del_proc(void *ctx, __u32 tgid)
@@ -405,8 +452,8 @@ static int unwind_del_proc(void *ctx, __u32 tgid)
 	struct sampler *s = ctx;
 
 	/* Its next sample (a reused PID's first) announces it again. */
-	bpf_map__delete_elem(s->skel->maps.seen, &tgid, sizeof(tgid), 0);
-	return bpf_map__delete_elem(s->skel->maps.unwind_procs, &tgid, sizeof(tgid), 0);
+	bpf_map_delete_elem(s->tfd.seen, &tgid);
+	return bpf_map_delete_elem(s->tfd.procs, &tgid) ? -errno : 0;
 }
 
 static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __u64 (*seg)[3],
@@ -417,13 +464,12 @@ static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __
 	struct unwind_file_key k = {.dev = (dev >> 32) << 20 | (dev & 0xfffff), .ino = ino};
 	unsigned int i;
 
-	if (!s->skel->rodata->unwind_vma || slot >= SAMPLER_UNWIND_FILES)
+	if (!s->tfd.vma || slot >= SAMPLER_UNWIND_FILES)
 		return 0;
 	for (i = 0; i < nseg && i < UNWIND_FILE_SEGS; i++)
 		memcpy(f.seg[i], seg[i], sizeof(f.seg[i]));
 	f.nseg = i;
-	if (bpf_map__update_elem(s->skel->maps.unwind_file_idx, &k, sizeof(k), &f, sizeof(f),
-				 BPF_ANY))
+	if (bpf_map_update_elem(s->tfd.file_idx, &k, &f, BPF_ANY))
 		return -errno;
 	s->slot_key[slot] = k;
 	return 0;
@@ -512,12 +558,12 @@ static __u64 fd_memlock(int fd)
 }
 
 /* Kernel memory of all our maps: the skeleton's and the file tables. */
-static __u64 bpf_memory(const struct sampler *s)
+static __u64 bpf_memory(const struct sampler *s, const struct cpu_sampler *skel)
 {
 	const struct bpf_map *m;
 	__u64 sum = __atomic_load_n(&s->rows_mem, __ATOMIC_RELAXED);
 
-	bpf_object__for_each_map(m, s->skel->obj)
+	bpf_object__for_each_map(m, skel->obj)
 		if (bpf_map__fd(m) >= 0)
 			sum += fd_memlock(bpf_map__fd(m));
 	return sum;
@@ -554,8 +600,7 @@ static int unwind_rows_end(void *ctx, __u32 slot, __u64 *rows, __u32 n, bool ok)
 
 	(void)n;
 	munmap(rows, s->rows_len);
-	if (ok && bpf_map__update_elem(s->skel->maps.unwind_files, &slot, sizeof(slot),
-				       &s->rows_fd, sizeof(s->rows_fd), BPF_ANY))
+	if (ok && bpf_map_update_elem(s->tfd.files, &slot, &s->rows_fd, BPF_ANY))
 		err = -errno;
 	if (ok && !err && slot < SAMPLER_UNWIND_FILES) {
 		s->rows_mem -= s->slot_mem[slot];
@@ -575,11 +620,29 @@ static int unwind_rows_del(void *ctx, __u32 slot)
 		s->rows_mem -= s->slot_mem[slot];
 		s->slot_mem[slot] = 0;
 		if (s->slot_key[slot].dev || s->slot_key[slot].ino)
-			bpf_map__delete_elem(s->skel->maps.unwind_file_idx, &s->slot_key[slot],
-					     sizeof(s->slot_key[slot]), 0);
+			bpf_map_delete_elem(s->tfd.file_idx, &s->slot_key[slot]);
 		memset(&s->slot_key[slot], 0, sizeof(s->slot_key[slot]));
 	}
-	return bpf_map__delete_elem(s->skel->maps.unwind_files, &slot, sizeof(slot), 0);
+	return bpf_map_delete_elem(s->tfd.files, &slot) ? -errno : 0;
+}
+
+/* After load: the table maps the builder writes, by fd (with a quick start
+ * the start-up object's, which the full object shares: the builder runs
+ * while the full object loads). */
+static void table_fds(struct sampler *s)
+{
+	s->tfd.seen = bpf_map__fd(s->skel->maps.seen);
+	s->tfd.vma = s->quick_mode ? kernel_at_least(5, 17) && !access(KBTF_VMLINUX, R_OK)
+				   : s->skel->rodata->unwind_vma;
+	if (s->quick_mode) { /* made once sampling runs: table_maps_create() */
+		s->tfd.maps = s->tfd.procs = s->tfd.files = s->tfd.file_idx = -1;
+		s->tfd.own = true;
+		return;
+	}
+	s->tfd.maps = bpf_map__fd(s->skel->maps.unwind_maps);
+	s->tfd.procs = bpf_map__fd(s->skel->maps.unwind_procs);
+	s->tfd.files = bpf_map__fd(s->skel->maps.unwind_files);
+	s->tfd.file_idx = bpf_map__fd(s->skel->maps.unwind_file_idx);
 }
 
 static void no_prealloc(struct bpf_map *m)
@@ -666,6 +729,8 @@ _Static_assert(SAMPLER_REC_USTACK_ERR == PROFCAP_F_USTACK_ERR &&
 		       SAMPLER_REC_USTACK_PARTIAL == PROFCAP_F_USTACK_PARTIAL,
 	       "record flags are the BPF program's");
 
+static int full_wait(struct sampler *s, int timeout_ms);
+
 int sampler__add_process(struct sampler *s, int pid)
 {
 	if (!s->unwind)
@@ -708,7 +773,7 @@ bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats 
 	__u32 k;
 
 	memset(st, 0, sizeof(*st));
-	if (!s->unwind)
+	if (!s->unwind || s->loader_on)
 		return false;
 	if (s->worker_on) {
 		pthread_mutex_lock((pthread_mutex_t *)&s->mu);
@@ -759,15 +824,15 @@ static __u32 unwind_join(struct sampler *s, int ext_fd, __u64 hash, __u64 nr, __
 	return n;
 }
 
-static struct bpf_program *fork_prog(struct sampler *s, enum forkhook_kind kind)
+static struct bpf_program *fork_prog(struct cpu_sampler *skel, enum forkhook_kind kind)
 {
 	switch (kind) {
 	case FORKHOOK_TP_BTF:
-		return s->skel->progs.profcap_fork_btf;
+		return skel->progs.profcap_fork_btf;
 	case FORKHOOK_RAW_TP:
-		return s->skel->progs.profcap_fork_raw;
+		return skel->progs.profcap_fork_raw;
 	default:
-		return s->skel->progs.profcap_fork_tp;
+		return skel->progs.profcap_fork_tp;
 	}
 }
 
@@ -889,70 +954,390 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, const struct threadctx_l
 	return 0;
 }
 
-static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh)
+/* Before load: what both objects (the full one and the start-up one) are
+ * configured alike with: filters, PID namespace, fork hook @fh (NULL: none),
+ * sizes of the sample maps. Returns the sample maps' size. */
+static __u32 configure_common(struct sampler *s, struct cpu_sampler *skel,
+			      const struct sampler_opts *o, const struct forkhook *fh)
 {
-	struct btf *btf;
 	__u64 pidns_dev = 0, pidns_ino = 0;
 	__u32 entries;
-	int k, err;
+	int k;
 
-	s->skel = cpu_sampler__open();
-	if (!s->skel)
-		return -errno;
-	s->skel->rodata->want_user = o->user;
-	s->skel->rodata->want_kernel = o->kernel;
-	s->skel->rodata->skip_idle = !o->idle;
-	s->skel->rodata->filter_pids = o->npids > 0;
-	s->skel->rodata->filter_tids = o->ntids > 0;
-	s->skel->rodata->filter_comms = o->ncomms > 0;
-	s->skel->rodata->filter_cgroups = (__u32)o->ncgroups;
+	skel->rodata->want_user = o->user;
+	skel->rodata->want_kernel = o->kernel;
+	skel->rodata->skip_idle = !o->idle;
+	skel->rodata->filter_pids = o->npids > 0;
+	skel->rodata->filter_tids = o->ntids > 0;
+	skel->rodata->filter_comms = o->ncomms > 0;
+	skel->rodata->filter_cgroups = (__u32)o->ncgroups;
 	if (!own_pid_ns(&pidns_dev, &pidns_ino) && pidns_ino != PID_NS_INIT_INO) {
 		/* Not the initial PID namespace: report PIDs as seen in ours. */
-		s->skel->rodata->pidns_dev = pidns_dev;
-		s->skel->rodata->pidns_ino = pidns_ino;
+		skel->rodata->pidns_dev = pidns_dev;
+		skel->rodata->pidns_ino = pidns_ino;
 	}
 	/* Exactly one fork program, or none, is loaded. */
 	for (k = 0; k < FORKHOOK__COUNT; k++)
-		bpf_program__set_autoload(fork_prog(s, (enum forkhook_kind)k),
+		bpf_program__set_autoload(fork_prog(skel, (enum forkhook_kind)k),
 					  fh && fh->kind == (enum forkhook_kind)k);
 	if (fh) {
-		s->skel->rodata->follow_forks = 1;
+		skel->rodata->follow_forks = 1;
 		if (fh->kind == FORKHOOK_TRACEPOINT)
-			s->skel->rodata->fork_child_off = fh->off;
+			skel->rodata->fork_child_off = fh->off;
 		else
-			s->skel->rodata->fork_pid_off = fh->off;
-		bpf_map__set_max_entries(s->skel->maps.followed, SAMPLER_FOLLOWED_MAX);
+			skel->rodata->fork_pid_off = fh->off;
+		bpf_map__set_max_entries(skel->maps.followed, SAMPLER_FOLLOWED_MAX);
 	}
 	/* One drain interval (about a second) of samples from every CPU must
 	 * fit in one generation, with room for two stacks per sample. */
 	entries = clamp_entries(2ull * o->freq_hz * s->nonline + 1024);
-	bpf_map__set_max_entries(s->skel->maps.counts0, entries);
-	bpf_map__set_max_entries(s->skel->maps.counts1, entries);
-	bpf_map__set_max_entries(s->skel->maps.stacks0, entries);
-	bpf_map__set_max_entries(s->skel->maps.stacks1, entries);
+	bpf_map__set_max_entries(skel->maps.counts0, entries);
+	bpf_map__set_max_entries(skel->maps.counts1, entries);
+	bpf_map__set_max_entries(skel->maps.stacks0, entries);
+	bpf_map__set_max_entries(skel->maps.stacks1, entries);
 	if (o->npids)
-		bpf_map__set_max_entries(s->skel->maps.pids, (__u32)o->npids);
+		bpf_map__set_max_entries(skel->maps.pids, (__u32)o->npids);
 	if (o->ntids)
-		bpf_map__set_max_entries(s->skel->maps.tids, (__u32)o->ntids);
+		bpf_map__set_max_entries(skel->maps.tids, (__u32)o->ntids);
 	if (o->ncomms)
-		bpf_map__set_max_entries(s->skel->maps.comms, (__u32)o->ncomms);
+		bpf_map__set_max_entries(skel->maps.comms, (__u32)o->ncomms);
 	if (o->ncgroups)
-		bpf_map__set_max_entries(s->skel->maps.cgroups, (__u32)o->ncgroups);
-	/* Kernel BTF, parsed once (5+ MB) for every offset the programs read. */
-	btf = (o->user || o->off_cpu) && !access("/sys/kernel/btf/vmlinux", R_OK)
-		      ? btf__load_vmlinux_btf()
-		      : NULL;
+		bpf_map__set_max_entries(skel->maps.cgroups, (__u32)o->ncgroups);
+	return entries;
+}
+
+/* With -v: the verifier's work on @prog (kernel >= 5.16 counts it) and
+ * the load's wall time, @ns. */
+static void verifier_report(const struct bpf_program *prog, __u64 ns)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	if (log__level() < LOG_VERBOSE)
+		return;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		info.verified_insns = 0;
+	pr_debug("%s: %u instructions, %u verified, loaded in %.1f ms", bpf_program__name(prog),
+		 info.xlated_prog_len / 8, info.verified_insns, ns / 1e6);
+}
+
+static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh);
+
+/* The sampling program of the full object: the one loaded. */
+static struct bpf_program *sample_prog(const struct cpu_sampler *skel)
+{
+	return bpf_program__autoload(skel->progs.profcap_sample) ? skel->progs.profcap_sample
+								 : skel->progs.profcap_sample_bounded;
+}
+
+/* ---- quick start (issue 13) ------------------------------------------------------- */
+
+/* The maps the start-up program fills (generation 0 only: nothing is
+ * drained before the hand-over): the full object uses the start-up
+ * object's (the same kernel maps). The table maps are made by
+ * table_maps_create() once sampling runs (the tables are built from the
+ * first notices on, while the full object loads) and shared too. The rest
+ * (generation 1, thread context, .rodata, .bss) is the full object's own,
+ * created in the background. */
+static const char *const shared_maps[] = {
+	"counts0", "stacks0", "seen", "events", "stats", "scratch", "pids", "tids", "cgroups", "comms",
+};
+
+static bool is_shared(const struct bpf_map *m)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(shared_maps) / sizeof(shared_maps[0]); i++)
+		if (!strcmp(bpf_map__name(m), shared_maps[i]))
+			return true;
+	return false;
+}
+
+/* Before load: @full uses the shared maps of the loaded @quick, and leaves
+ * the exec hook to it. 0 or -errno. */
+static int share_maps(struct cpu_sampler *full, const struct cpu_sampler *quick,
+		      const struct sampler_tfd *tfd)
+{
+	struct bpf_map *m;
+	int err;
+
+	bpf_program__set_autoload(full->progs.profcap_exec, false);
+	bpf_object__for_each_map(m, full->obj) {
+		const struct bpf_map *q;
+
+		if (!is_shared(m))
+			continue;
+		q = bpf_object__find_map_by_name(quick->obj, bpf_map__name(m));
+		err = q ? bpf_map__reuse_fd(m, bpf_map__fd(q)) : -ENOENT;
+		if (err)
+			return err;
+	}
+	if (tfd->files < 0)
+		return 0; /* no table unwinding */
+	err = bpf_map__reuse_fd(full->maps.unwind_files, tfd->files);
+	err = err ?: bpf_map__reuse_fd(full->maps.unwind_file_idx, tfd->file_idx);
+	err = err ?: bpf_map__reuse_fd(full->maps.unwind_maps, tfd->maps);
+	return err ?: bpf_map__reuse_fd(full->maps.unwind_procs, tfd->procs);
+}
+
+/* One map as @m (of the start-up object, configured, not created) says. */
+static int map_create(const struct bpf_map *m, int inner_fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(m),
+		    .inner_map_fd = (__u32)inner_fd);
+	int fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+				bpf_map__value_size(m), bpf_map__max_entries(m), &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Quick start, sampling: the table maps (s->tfd), off the start-up path.
+ * 0 or -errno (logged). */
+static int table_maps_create(struct sampler *s)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, iopts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	const struct cpu_sampler *q = s->skel;
+	int inner, err = 0;
+
+	if (!s->unwind)
+		return 0;
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32), sizeof(__u64), 1,
+			       &iopts);
+	if (inner < 0)
+		err = -errno;
+	if (!err && (s->tfd.files = map_create(q->maps.unwind_files, inner)) < 0)
+		err = s->tfd.files;
+	if (!err && (s->tfd.file_idx = map_create(q->maps.unwind_file_idx, 0)) < 0)
+		err = s->tfd.file_idx;
+	if (!err && (s->tfd.maps = map_create(q->maps.unwind_maps, 0)) < 0)
+		err = s->tfd.maps;
+	if (!err && (s->tfd.procs = map_create(q->maps.unwind_procs, 0)) < 0)
+		err = s->tfd.procs;
+	if (inner >= 0)
+		close(inner);
+	if (err)
+		pr_err("cannot create the unwind table maps: %s", strerror(-err));
+	return err;
+}
+
+/* Quick start unless targets get tables before sampling (-p, -t, --
+ * CMD: their first samples are table-unwound) or off-CPU time is wanted
+ * (its programs need the BTF; the window would start without them).
+ * PROFCAP_QUICK_START=0 turns it off (benchmarks: the baseline). */
+static bool want_quick(const struct sampler_opts *o)
+{
+	const char *env = env__get(env__process(), "PROFCAP_QUICK_START");
+
+	if (env && !strcmp(env, "0"))
+		return false;
+	return !o->npids && !o->ntids && !o->follow_forks && !o->off_cpu;
+}
+
+/* Load the start-up object into s->skel: profcap_quick and the exec hook
+ * only, the sample maps, nothing that needs kernel BTF. */
+static int quick_load(struct sampler *s, const struct sampler_opts *o)
+{
+	struct bpf_map *m;
+	struct bpf_program *p;
+	__u64 t0;
+	int err;
+
+	s->skel = cpu_sampler__open();
+	if (!s->skel)
+		return -errno;
+	/* Table unwinding on: its stacks are flagged partial. */
+	unwind_configure(s, o, configure_common(s, s->skel, o, NULL), NULL);
+	bpf_object__for_each_program(p, s->skel->obj)
+		bpf_program__set_autoload(p, p == s->skel->progs.profcap_quick ||
+						     p == s->skel->progs.profcap_exec);
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (!bpf_map__is_internal(m) && !is_shared(m) && m != s->skel->maps.handover)
+			bpf_map__set_autocreate(m, false);
+	t0 = mono_ns();
+	err = cpu_sampler__load(s->skel);
+	if (err) {
+		cpu_sampler__destroy(s->skel);
+		s->skel = NULL;
+		return err;
+	}
+	verifier_report(s->skel->progs.profcap_quick, mono_ns() - t0);
+	return 0;
+}
+
+static void *loader_main(void *arg)
+{
+	struct sampler *s = arg;
+	int err = skel_load(s, &s->qopts, NULL), fd;
+	__u32 zero = 0;
+
+	/* The hand-over, at once: from this update on, profcap_quick tail-
+	 * calls profcap_sample first thing on every tick. */
+	if (!err) {
+		fd = bpf_program__fd(sample_prog(s->skel));
+		if (bpf_map_update_elem(s->qhandover, &zero, &fd, BPF_ANY))
+			err = -errno;
+	}
+
+	pthread_mutex_lock(&s->lmu);
+	s->loader_err = err;
+	s->loader_ns = mono_ns() - s->loader_t0;
+	s->loader_done = true;
+	pthread_cond_broadcast(&s->lcv);
+	pthread_mutex_unlock(&s->lmu);
+	return NULL;
+}
+
+/* Sampling has started with the start-up object: load the full one on a
+ * thread, with every signal blocked there (they would interrupt the
+ * verifier). 0 or -errno (logged). */
+static int loader_start(struct sampler *s)
+{
+	sigset_t all, old;
+	int err;
+
+	s->quick = s->skel;
+	s->qhandover = bpf_map__fd(s->quick->maps.handover);
+	s->skel = NULL;
+	s->loader_t0 = mono_ns();
+	if (pthread_mutex_init(&s->lmu, NULL) || pthread_cond_init(&s->lcv, NULL)) {
+		pr_err("cannot start the BPF loader thread");
+		return -EAGAIN;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&s->loader, NULL, loader_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pr_err("cannot start the BPF loader thread: %s", strerror(-err));
+		return err;
+	}
+	s->loader_on = true;
+	return 0;
+}
+
+/* Wait up to @timeout_ms (-1: as long as it takes) for the loader, which
+ * handed sampling over to the full object, and take the full object as
+ * s->skel. 0 when done (or no quick start), -EAGAIN on timeout, else
+ * -errno (logged once). */
+static int full_wait(struct sampler *s, int timeout_ms)
+{
+	int err;
+
+	if (!s->loader_on)
+		return s->loader_err;
+	pthread_mutex_lock(&s->lmu);
+	if (!s->loader_done && timeout_ms >= 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += timeout_ms / 1000;
+		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->lcv, &s->lmu, &ts);
+	}
+	while (!s->loader_done && timeout_ms < 0)
+		pthread_cond_wait(&s->lcv, &s->lmu);
+	err = s->loader_done ? 0 : -EAGAIN;
+	pthread_mutex_unlock(&s->lmu);
+	if (err)
+		return err;
+	pthread_join(s->loader, NULL);
+	s->loader_on = false;
+	err = s->loader_err;
+	if (err)
+		explain_load_error(err);
+	if (err) {
+		/* Sampling stops (it would go on without tables nor thread
+		 * context); drains and stats read the start-up object. */
+		__u32 i;
+
+		for (i = 0; i < s->ncpus; i++)
+			if (s->pfds[i] >= 0)
+				ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+		pr_err("sampling stopped: the table unwinder could not be loaded");
+		if (s->skel) /* loaded, the hand-over failed */
+			cpu_sampler__destroy(s->skel);
+		s->skel = s->quick;
+		s->quick = NULL;
+		s->loader_err = err;
+		return err;
+	}
+	/* Its first sample, when it took one, is the capture's. */
+	if (s->quick->bss->first_sample_ns)
+		s->skel->bss->first_sample_ns = s->quick->bss->first_sample_ns;
+	pr_debug("table unwinder loaded in the background and handed over after %.1f ms "
+		 "(kernel BTF %.1f ms)",
+		 s->loader_ns / 1e6, s->btf_ns / 1e6);
+	return 0;
+}
+
+/* The kernel structs whose members the programs read (unwind_vma_configure(),
+ * threadctx_configure(), offcpu__configure()): a configure function that
+ * reads another struct needs it added here. */
+static const char *const kernel_structs[] = {
+	"task_struct", "thread_struct", "vm_area_struct", "file", "inode", "super_block",
+};
+
+/* Kernel BTF of those structs (collect/kbtf.h: ~10x faster than libbpf's
+ * parse of it all), NULL without BTF. The caller frees it. */
+static struct btf *kernel_btf(void)
+{
+	struct btf *btf;
+
+	if (access(KBTF_VMLINUX, R_OK))
+		return NULL;
+	btf = kbtf__load(KBTF_VMLINUX, kernel_structs,
+			 sizeof(kernel_structs) / sizeof(kernel_structs[0]));
+	if (btf)
+		return btf;
+	pr_debug("fast read of %s failed (%s): parsing all of it", KBTF_VMLINUX, strerror(errno));
+	return btf__load_vmlinux_btf();
+}
+
+/* Open, configure and load the full BPF object into s->skel, with fork
+ * hook @fh (NULL: no fork following). With a start-up object (s->quick),
+ * its sample maps are shared and it keeps the exec hook. On failure the
+ * skeleton is gone again; logs nothing. */
+static int skel_load(struct sampler *s, const struct sampler_opts *o, const struct forkhook *fh)
+{
+	struct btf *btf;
+	__u32 entries;
+	__u64 t0;
+	int err;
+
+	s->skel = cpu_sampler__open();
+	if (!s->skel)
+		return -errno;
+	entries = configure_common(s, s->skel, o, fh);
+	bpf_program__set_autoload(s->skel->progs.profcap_quick, false);
+	/* bpf_loop() (Linux >= 5.17): the verifier checks one frame of the
+	 * walk instead of every one of them, 3x less work in all. */
+	bpf_program__set_autoload(s->skel->progs.profcap_sample, kernel_at_least(5, 17));
+	bpf_program__set_autoload(s->skel->progs.profcap_sample_bounded, !kernel_at_least(5, 17));
+	bpf_map__set_autocreate(s->skel->maps.handover, false);
+	err = s->quick ? share_maps(s->skel, s->quick, &s->tfd) : 0;
+	t0 = mono_ns();
+	btf = !err && (o->user || o->off_cpu) ? kernel_btf() : NULL;
+	s->btf_ns = mono_ns() - t0;
 	unwind_configure(s, o, entries, btf);
 	threadctx_configure(s, o, btf);
-	err = offcpu__configure(s->skel, o, entries, btf);
+	if (!err)
+		err = offcpu__configure(s->skel, o, entries, btf);
 	btf__free(btf);
+	t0 = mono_ns();
 	if (!err)
 		err = cpu_sampler__load(s->skel);
 	if (err) {
 		cpu_sampler__destroy(s->skel);
 		s->skel = NULL;
+		return err;
 	}
-	return err;
+	verifier_report(sample_prog(s->skel), mono_ns() - t0);
+	return 0;
 }
 
 /* Load the BPF object with the first fork hook that works here (see
@@ -990,7 +1375,7 @@ static int load_following(struct sampler *s, const struct sampler_opts *o)
 			if (err) {
 				why = "the kernel refused the program";
 			} else {
-				s->fork_link = bpf_program__attach(fork_prog(s, k));
+				s->fork_link = bpf_program__attach(fork_prog(s->skel, k));
 				if (!s->fork_link) {
 					err = -errno;
 					why = "attaching failed";
@@ -1059,12 +1444,26 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	if (o->follow_forks && o->npids) {
 		err = load_following(s, o);
 	} else {
-		err = skel_load(s, o, NULL);
+		s->quick_mode = want_quick(o);
+		err = s->quick_mode ? quick_load(s, o) : skel_load(s, o, NULL);
+		if (err && s->quick_mode && err != -EPERM && err != -EACCES) {
+			/* Tail calls from a program with a sub-program need
+			 * Linux >= 5.10 (x86_64): the full program first. */
+			pr_debug("quick start unavailable (%s): loading the table unwinder first",
+				 strerror(-err));
+			s->quick_mode = false;
+			err = skel_load(s, o, NULL);
+		}
 		if (err)
 			explain_load_error(err);
+		/* The loader's copy: no lists (they are not used after this). */
+		s->qopts = *o;
+		s->qopts.pids = s->qopts.tids = s->qopts.cgroup_fds = NULL;
+		s->qopts.comms = NULL;
 	}
 	if (err)
 		goto err_out;
+	table_fds(s);
 	err = unwind_open(s);
 	if (!err)
 		err = set_filters(s, o);
@@ -1085,36 +1484,48 @@ err_out:
 	return NULL;
 }
 
+/* The table builder thread. 0 or -EAGAIN (logged). */
+static int worker_start(struct sampler *s)
+{
+	if (!s->unwind || s->worker_on)
+		return 0;
+	unwind_table__stats(s->unwind, &s->ut_stats);
+	if (pthread_mutex_init(&s->mu, NULL) || pthread_cond_init(&s->cv, NULL) ||
+	    pthread_create(&s->worker, NULL, worker_main, s)) {
+		pr_err("cannot start the unwind table builder thread");
+		return -EAGAIN;
+	}
+	s->worker_on = true;
+	return 0;
+}
+
 int sampler__start(struct sampler *s)
 {
+	struct bpf_program *prog;
 	__u32 i;
+	int err;
 
-	int err = offcpu__attach(s->skel, s->offcpu);
-
+	if (s->quick || s->loader_on)
+		return 0; /* started already */
+	err = s->quick_mode ? 0 : offcpu__attach(s->skel, s->offcpu);
 	if (err)
 		return err;
+	prog = s->quick_mode ? s->skel->progs.profcap_quick : sample_prog(s->skel);
 	/* Attaching also enables each event, so sampling starts here. */
 	for (i = 0; i < s->ncpus; i++) {
 		if (s->pfds[i] < 0)
 			continue;
-		s->links[i] =
-			bpf_program__attach_perf_event(s->skel->progs.profcap_sample, s->pfds[i]);
+		s->links[i] = bpf_program__attach_perf_event(prog, s->pfds[i]);
 		if (!s->links[i]) {
 			err = -errno;
 			pr_err("cannot attach the BPF program to CPU %u: %s", i, strerror(-err));
 			return err;
 		}
 	}
-	if (s->unwind && !s->worker_on) {
-		unwind_table__stats(s->unwind, &s->ut_stats);
-		if (pthread_mutex_init(&s->mu, NULL) || pthread_cond_init(&s->cv, NULL) ||
-		    pthread_create(&s->worker, NULL, worker_main, s)) {
-			pr_err("cannot start the unwind table builder thread");
-			return -EAGAIN;
-		}
-		s->worker_on = true;
-	}
-	return 0;
+	if (s->quick_mode)
+		err = table_maps_create(s);
+	err = err ?: worker_start(s);
+	return err || !s->quick_mode ? err : loader_start(s);
 }
 
 void sampler__stop(struct sampler *s)
@@ -1123,6 +1534,7 @@ void sampler__stop(struct sampler *s)
 
 	if (!s)
 		return;
+	s->halted = true;
 	for (i = 0; i < s->ncpus; i++)
 		if (s->pfds[i] >= 0)
 			ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
@@ -1144,6 +1556,20 @@ int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *c
 {
 	int n;
 
+	/* Until the hand-over, @fn waits (see defer()); stopped, the rest of
+	 * the load is waited for. */
+	if (s->loader_on) {
+		n = full_wait(s, s->halted ? -1 : 0);
+		if (n && n != -EAGAIN)
+			return n;
+	}
+	if (!s->loader_on && s->ndeferred && fn) {
+		__u32 i;
+
+		for (i = 0; i < s->ndeferred; i++)
+			fn(ctx, s->deferred[i]);
+		s->ndeferred = 0;
+	}
 	s->proc_fn = fn;
 	s->proc_ctx = ctx;
 	n = ring_buffer__poll(s->rb, timeout_ms);
@@ -1296,6 +1722,10 @@ static int drain_offcpu(struct sampler *s, __u32 idle, int sfd, int efd, sampler
 
 int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 {
+	/* A failed hand-over is logged; the start-up object's samples are
+	 * still drained. */
+	if (s->loader_on)
+		full_wait(s, -1);
 	const struct timespec settle = {0, SAMPLER_GEN_SETTLE_NS};
 	struct sample_key key, next;
 	int cfd, sfd, efd, err = 0;
@@ -1341,7 +1771,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
 	}
 	{ /* the full generation is the high-water mark */
-		__u64 mem = bpf_memory(s);
+		__u64 mem = bpf_memory(s, s->skel);
 
 		if (mem > s->bpf_peak)
 			s->bpf_peak = mem;
@@ -1362,6 +1792,8 @@ out:
 
 void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 {
+	/* Before the hand-over, the start-up object: the loader has the other. */
+	const struct cpu_sampler *skel = s->loader_on ? s->quick : s->skel;
 	__u64 *vals = NULL;
 	int ncpu = libbpf_num_possible_cpus(), fd;
 	__u32 k;
@@ -1370,15 +1802,15 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 	st->ncpus = s->nonline;
 	st->drains = s->drains;
 	st->stacks_missing = s->stacks_missing;
-	st->bpf_bytes = bpf_memory(s);
-	st->first_sample_ns = s->skel->bss->first_sample_ns;
+	st->bpf_bytes = bpf_memory(s, skel);
+	st->first_sample_ns = skel->bss->first_sample_ns;
 	st->bpf_peak_bytes = st->bpf_bytes > s->bpf_peak ? st->bpf_bytes : s->bpf_peak;
 	if (ncpu <= 0)
 		return;
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return;
-	fd = bpf_map__fd(s->skel->maps.stats);
+	fd = bpf_map__fd(skel->maps.stats);
 	for (k = 0; k < STAT__COUNT; k++) {
 		__u64 sum = 0;
 		int c;
@@ -1421,7 +1853,8 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 		}
 	}
 	free(vals);
-	offcpu__stats(s->skel, st);
+	if (!s->loader_on)
+		offcpu__stats(s->skel, st);
 }
 
 void sampler__free(struct sampler *s)
@@ -1430,6 +1863,8 @@ void sampler__free(struct sampler *s)
 
 	if (!s)
 		return;
+	if (s->loader_on) /* the verifier cannot be interrupted */
+		pthread_join(s->loader, NULL);
 	if (s->worker_on) {
 		bool busy;
 
@@ -1458,9 +1893,17 @@ void sampler__free(struct sampler *s)
 		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
 	unwind_table__free(s->unwind);
+	if (s->tfd.own) {
+		int *fds[] = {&s->tfd.maps, &s->tfd.procs, &s->tfd.files, &s->tfd.file_idx};
+
+		for (i = 0; i < 4; i++)
+			if (*fds[i] >= 0)
+				close(*fds[i]);
+	}
 	free(s->slot_mem);
 	free(s->slot_key);
 	cpu_sampler__destroy(s->skel);
+	cpu_sampler__destroy(s->quick);
 	free(s->links);
 	free(s->pfds);
 	free(s->keys);
@@ -1468,5 +1911,6 @@ void sampler__free(struct sampler *s)
 	free(s->okeys);
 	free(s->ovals);
 	free(s->stack_keys);
+	free(s->deferred);
 	free(s);
 }

@@ -151,14 +151,21 @@ struct sampler;
  * missing (capability, sysctl, kernel feature) and what to do. */
 struct sampler *sampler__new(const struct sampler_opts *opts);
 
-/* Enable sampling on every CPU. 0 or -errno (logged). */
+/* Enable sampling on every CPU. 0 or -errno (logged). With a quick start
+ * (system-wide, no off-CPU: see the BPF program's profcap_quick), a small
+ * program samples from here on and the table unwinder is loaded on a
+ * thread, then takes over; PROFCAP_QUICK_START=0 loads it in
+ * sampler__new() instead. */
 int sampler__start(struct sampler *s);
 
 /* Wait up to @timeout_ms for new-process notices and call @fn for each
  * (tgid first seen by the BPF program), then build the unwind tables of
  * those processes (until sampler__stop()), calling @fn for notices that
- * arrive meanwhile before the next build. Returns the number of notices,
- * 0 on timeout, -EINTR when a signal arrived, other -errno on failure. */
+ * arrive meanwhile before the next build. Before a quick start's hand-over,
+ * @fn is called later (at the first call after it); after sampler__stop()
+ * this waits for the hand-over. Returns the number of notices, 0 on
+ * timeout, -EINTR when a signal arrived, other -errno on failure (a table
+ * unwinder the kernel refused in the background: logged, sampling stopped). */
 int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *ctx);
 
 /* Swap map generations and pass every record of the now idle generation to

@@ -1,0 +1,29 @@
+/* kbtf.h - the layout of a few kernel structs, read fast from kernel BTF.
+ *
+ * libbpf's btf__load_vmlinux_btf() indexes every one of the kernel's 100k+
+ * types: ~100 ms, several hundred on a busy host, all of it before the
+ * table unwinder can be configured. The sampler needs a few member offsets
+ * of a few structs; this module streams the raw BTF (a small buffer, a few
+ * passes, no index) and returns a small struct btf holding just those
+ * structs, each with all its members, those of anonymous struct/union
+ * members flattened in at their full offset. Code written against
+ * btf__find_by_name_kind() and btf_members() works on it unchanged (every
+ * member's type is a 64-bit int: only names and offsets are kept).
+ */
+#ifndef PROFCAP_COLLECT_KBTF_H
+#define PROFCAP_COLLECT_KBTF_H
+
+#include <stddef.h>
+
+struct btf;
+
+/* The kernel's BTF, where the sampler reads it. */
+#define KBTF_VMLINUX "/sys/kernel/btf/vmlinux"
+
+/* Read the structs named @structs (@n of them) from the raw BTF file @path.
+ * Structs not found are absent from the result. Returns a struct btf the
+ * caller frees with btf__free(), or NULL with errno set (unreadable file,
+ * not BTF, truncated, out of memory). */
+struct btf *kbtf__load(const char *path, const char *const *structs, size_t n);
+
+#endif

@@ -1,0 +1,177 @@
+/* test_kbtf.c - the fast kernel-struct reader against libbpf's full parse:
+ * a BTF written here (anonymous members before and after their parent,
+ * nested, behind a typedef, bitfield offsets) and, where readable, the
+ * running kernel's. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+
+#include "collect/kbtf.h"
+#include "test.h"
+
+/* Byte offset of member @name in struct @id of @btf, looking into
+ * anonymous members like the sampler does; -1 if none. */
+static long member_off(const struct btf *btf, __u32 id, const char *name, int depth)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_member *m;
+	__u32 i;
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t)))
+		t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_composite(t) || depth > 4)
+		return -1;
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		const char *mn = btf__name_by_offset(btf, m->name_off);
+		long off;
+
+		if (mn && *mn) {
+			if (!strcmp(mn, name))
+				return (long)(btf_member_bit_offset(t, i) / 8);
+			continue;
+		}
+		off = member_off(btf, m->type, name, depth + 1);
+		if (off >= 0)
+			return (long)(btf_member_bit_offset(t, i) / 8) + off;
+	}
+	return -1;
+}
+
+static long off_in(const struct btf *btf, const char *sname, const char *name)
+{
+	__s32 id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
+
+	return id > 0 ? member_off(btf, (__u32)id, name, 0) : -1;
+}
+
+static int write_file(const char *path, const void *data, __u32 len)
+{
+	FILE *f = fopen(path, "w");
+	int ok = f && fwrite(data, 1, len, f) == len;
+
+	if (f)
+		fclose(f);
+	return ok ? 0 : -1;
+}
+
+TEST(written_btf)
+{
+	static const char *const want[] = {"outer", "other", "missing"};
+	char path[] = "/tmp/test_kbtf.XXXXXX";
+	struct btf *w = btf__new_empty(), *r;
+	const void *raw;
+	__u32 len;
+	int l, early, fd, u, anon2, td, outer;
+
+	CHECK(w);
+	l = btf__add_int(w, "long", 8, BTF_INT_SIGNED);
+	/* an anonymous struct declared before the struct that holds it */
+	early = btf__add_struct(w, NULL, 16);
+	CHECK(early > 0);
+	CHECK(!btf__add_field(w, "e1", l, 0, 0) && !btf__add_field(w, "e2", l, 64, 0));
+	td = btf__add_typedef(w, "early_t", early);
+	CHECK(td > 0);
+	outer = btf__add_struct(w, "outer", 64);
+	CHECK(outer > 0);
+	CHECK(!btf__add_field(w, "a", l, 0, 0));
+	CHECK(!btf__add_field(w, NULL, td, 64, 0)); /* e1 at 8, e2 at 16 */
+	CHECK(!btf__add_field(w, NULL, outer + 1, 192, 0)); /* the union below */
+	CHECK(!btf__add_field(w, "b", l, 448, 0));
+	u = btf__add_union(w, NULL, 24);
+	CHECK(u == outer + 1);
+	CHECK(!btf__add_field(w, "z", l, 0, 0));
+	CHECK(!btf__add_field(w, NULL, u + 1, 0, 0)); /* nested: x at 24, y at 32 */
+	anon2 = btf__add_struct(w, NULL, 16);
+	CHECK(anon2 == u + 1);
+	CHECK(!btf__add_field(w, "x", l, 0, 0) && !btf__add_field(w, "y", l, 64, 0));
+	CHECK(btf__add_struct(w, "other", 8) > 0);
+	CHECK(!btf__add_field(w, "bits", l, 3, 5)); /* a bitfield: kind_flag offsets */
+	CHECK(btf__add_struct(w, "outer_not", 8) > 0);
+
+	raw = btf__raw_data(w, &len);
+	CHECK(raw);
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(!write_file(path, raw, len));
+	r = kbtf__load(path, want, 3);
+	unlink(path);
+	CHECK(r);
+	CHECK_EQ_U64(off_in(r, "outer", "a"), 0);
+	CHECK_EQ_U64(off_in(r, "outer", "e1"), 8);
+	CHECK_EQ_U64(off_in(r, "outer", "e2"), 16);
+	CHECK_EQ_U64(off_in(r, "outer", "z"), 24);
+	CHECK_EQ_U64(off_in(r, "outer", "x"), 24);
+	CHECK_EQ_U64(off_in(r, "outer", "y"), 32);
+	CHECK_EQ_U64(off_in(r, "outer", "b"), 56);
+	CHECK(off_in(r, "other", "bits") == 0); /* bit 3: byte 0 */
+	CHECK(off_in(r, "outer", "bits") == -1);
+	CHECK(btf__find_by_name_kind(r, "missing", BTF_KIND_STRUCT) < 0);
+	CHECK(btf__find_by_name_kind(r, "outer_not", BTF_KIND_STRUCT) < 0);
+	btf__free(r);
+	btf__free(w);
+}
+
+TEST(not_btf)
+{
+	static const char *const want[] = {"task_struct"};
+	char path[] = "/tmp/test_kbtf.XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, "not btf at all, not at all", 26) == 26);
+	close(fd);
+	errno = 0;
+	CHECK(!kbtf__load(path, want, 1));
+	CHECK(errno == EINVAL);
+	unlink(path);
+	CHECK(!kbtf__load("/nonexistent/btf", want, 1));
+	CHECK(errno == ENOENT);
+}
+
+/* Every member the sampler reads, as libbpf's full parse finds it. */
+TEST(kernel_btf_matches_libbpf)
+{
+	static const char *const want[] = {"vm_area_struct", "file",	      "inode",
+					   "super_block",    "task_struct", "thread_struct"};
+	static const char *const members[][2] = {
+		{"vm_area_struct", "vm_start"}, {"vm_area_struct", "vm_end"},
+		{"vm_area_struct", "vm_pgoff"}, {"vm_area_struct", "vm_file"},
+		{"file", "f_inode"},		{"inode", "i_ino"},
+		{"inode", "i_sb"},		{"super_block", "s_dev"},
+		{"task_struct", "thread"},	{"thread_struct", "fsbase"},
+		{"task_struct", "pid"},		{"task_struct", "tgid"},
+		{"task_struct", "comm"},	{"task_struct", "__state"},
+		{"task_struct", "mm"},		{"task_struct", "stack"},
+	};
+	struct btf *full, *fast;
+	size_t i;
+
+	if (access(KBTF_VMLINUX, R_OK))
+		SKIP("%s is not readable here", KBTF_VMLINUX);
+	full = btf__load_vmlinux_btf();
+	fast = kbtf__load(KBTF_VMLINUX, want, sizeof(want) / sizeof(want[0]));
+	CHECK(full);
+	CHECK(fast);
+	for (i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		long a = off_in(full, members[i][0], members[i][1]);
+		long b = off_in(fast, members[i][0], members[i][1]);
+
+		if (a != b)
+			printf("  %s.%s: libbpf %ld, kbtf %ld\n", members[i][0], members[i][1], a, b);
+		CHECK(a == b);
+	}
+	btf__free(full);
+	btf__free(fast);
+}
+
+int main(void)
+{
+	RUN(written_btf);
+	RUN(not_btf);
+	RUN(kernel_btf_matches_libbpf);
+	return TEST_DONE();
+}

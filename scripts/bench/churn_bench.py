@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""churn_bench.py - complete stacks of short-lived processes, system-wide,
+profcap against perf in one run (issue 13).
+
+Two workloads, each run for --seconds while a system-wide profiler samples
+at --freq Hz:
+  nofp   build/tests/workloads/nofp_main -d 0.04 exec'd in a loop: 40 ms
+         processes of a binary and library built without frame pointers
+         (its stacks end main -> __libc_start_call_main -> ... -> _start)
+  cc     gcc -O2 -c of two small C files in a loop: cc1 processes (Debian's
+         cc1 has no frame pointers), each living a few tens of ms
+Profilers, interleaved round by round (every config once per round):
+  profcap      profcap capture -a (table unwinding, the default)
+  perf-dwarf   perf record -a --call-graph dwarf, then perf script (it
+               copies 8 KiB of stack per sample and unwinds afterwards)
+  perf-fp      perf record -a -g, then perf script (frame pointers: the
+               CPU reference of the issue)
+For each: the share of the target's samples whose outermost user frame is
+_start (complete), the number of target processes seen, and the profiler's
+CPU: record (user + sys of the profiler process, from wait4) and post
+(perf script). Medians over --runs rounds.
+
+Usage (root): scripts/bench/churn_bench.py [--runs 3] [--seconds 5] [--freq 99]
+              [--workloads nofp,cc] [--configs profcap,perf-dwarf,perf-fp]
+"""
+import argparse
+import os
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROFCAP = os.path.join(REPO, "build", "profcap")
+NOFP = os.path.join(REPO, "build", "tests", "workloads", "nofp_main")
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
+
+SOURCE = """#include <stdio.h>
+#include <string.h>
+struct s { int a[64]; };
+static int f(struct s *x, int n) { int t = 0; for (int i = 0; i < n; i++) t += x->a[i & 63] * i; return t; }
+int main(int c, char **v) { struct s x; memset(&x, c, sizeof x); printf("%d\\n", f(&x, strlen(v[0]))); return 0; }
+"""
+
+# (executable names in profcap's capture: the file's, or the comm of a
+# process gone before it was looked at; comm in perf script)
+TARGET = {"nofp": (("nofp_main", "nofp-main"), "nofp-main"), "cc": (("cc1",), "cc1")}
+
+
+def loop_cmd(workload, tmp, seconds):
+    if workload == "nofp":
+        body = f"{NOFP} -d 0.04 > /dev/null"
+    else:
+        a, b = os.path.join(tmp, "a.c"), os.path.join(tmp, "b.c")
+        for p in (a, b):
+            with open(p, "w") as f:
+                f.write(SOURCE)
+        body = (f"gcc -O2 -c {a} -o {tmp}/a.o; gcc -O2 -c {b} -o {tmp}/b.o")
+    return ["bash", "-c", f"end=$((SECONDS+{seconds})); while [ $SECONDS -lt $end ]; do {body}; done"]
+
+
+def cpu_of(ru):
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_profiler(cfg, out, seconds, freq):
+    """Start the profiler; returns the Popen."""
+    if cfg == "profcap":
+        cmd = [PROFCAP, "capture", "-a", "-q", "-F", str(freq), "--seconds", str(seconds),
+               "-o", out]
+    elif cfg == "perf-dwarf":
+        cmd = ["perf", "record", "-q", "-a", "-F", str(freq), "--call-graph", "dwarf", "-o", out,
+               "--", "sleep", str(seconds)]
+    else:
+        cmd = ["perf", "record", "-q", "-a", "-F", str(freq), "-g", "-o", out, "--", "sleep",
+               str(seconds)]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def score_profcap(path, exes):
+    from capture_util import decode
+    total = ok = 0
+    pids = set()
+    for r in decode(path)["resources"]:
+        if r["attrs"].get("process.executable.name") not in exes:
+            continue
+        pids.add(r["attrs"].get("process.pid"))
+        for s in r["samples"]:
+            names = [f[0] for f in s["frames"] if f[1] == "native"]
+            total += s["value"]
+            ok += s["value"] if names and names[-1] == "_start" else 0
+    return total, ok, len(pids)
+
+
+def score_perf(text, comm):
+    """perf script output: a header line per sample, then frames (leaf
+    first: 'addr sym+off (dso)'), then a blank line."""
+    total = ok = 0
+    pids = set()
+    for block in text.split("\n\n"):
+        lines = [l for l in block.strip().split("\n") if l.strip()]
+        if not lines or not lines[0].split() or lines[0].split()[0] != comm:
+            continue
+        parts = lines[0].split()
+        pids.add(parts[1].split("/")[0])
+        frames = [l.split()[1].split("+")[0] for l in lines[1:] if len(l.split()) >= 2]
+        user = [f for f, l in zip(frames, lines[1:]) if "[kernel.kallsyms]" not in l]
+        total += 1
+        ok += 1 if user and user[-1] == "_start" else 0
+    return total, ok, len(pids)
+
+
+def one(cfg, workload, seconds, freq, tmp):
+    exe, comm = TARGET[workload]
+    out = os.path.join(tmp, "out.pb" if cfg == "profcap" else "perf.data")
+    loop = subprocess.Popen(loop_cmd(workload, tmp, seconds + 2), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    prof = run_profiler(cfg, out, seconds, freq)
+    _, status, ru = os.wait4(prof.pid, 0)
+    prof.returncode = os.waitstatus_to_exitcode(status)
+    rec_cpu = cpu_of(ru)
+    loop.wait()
+    post = 0.0
+    if cfg == "profcap":
+        total, ok, procs = score_profcap(out, exe)
+    else:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        r = subprocess.run(["perf", "script", "-i", out, "-F", "comm,pid,ip,sym,dso"],
+                           capture_output=True, text=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        post = cpu_of(after) - cpu_of(before)
+        total, ok, procs = score_perf(r.stdout, comm)
+    return {"total": total, "ok": ok, "procs": procs, "rec": rec_cpu, "post": post}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--freq", type=int, default=99)
+    ap.add_argument("--workloads", default="nofp,cc")
+    ap.add_argument("--configs", default="profcap,perf-dwarf,perf-fp")
+    a = ap.parse_args()
+    if os.geteuid():
+        sys.exit("churn_bench.py: run as root")
+    cfgs = a.configs.split(",")
+    if not shutil.which("perf"):
+        cfgs = [c for c in cfgs if not c.startswith("perf")]
+        print("# perf not installed: profcap only")
+    works = a.workloads.split(",")
+    res = {(w, c): [] for w in works for c in cfgs}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(a.runs):
+            for w in works:
+                for c in cfgs:
+                    x = one(c, w, a.seconds, a.freq, tmp)
+                    res[(w, c)].append(x)
+                    print(f"# round {r} {w} {c}: {x['ok']}/{x['total']} complete, "
+                          f"{x['procs']} processes, record CPU {x['rec']:.2f} s, "
+                          f"post {x['post']:.2f} s, load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"{'workload':8} {'profiler':11} {'complete':>9} {'samples':>8} {'procs':>6} "
+          f"{'record CPU':>11} {'post CPU':>9}")
+    for w in works:
+        for c in cfgs:
+            xs = res[(w, c)]
+            med = lambda k: statistics.median(x[k] for x in xs)
+            share = statistics.median(x["ok"] / x["total"] if x["total"] else 0 for x in xs)
+            print(f"{w:8} {c:11} {100 * share:8.1f}% {med('total'):8.0f} {med('procs'):6.0f} "
+                  f"{med('rec'):10.2f}s {med('post'):8.2f}s")
+
+
+if __name__ == "__main__":
+    main()

@@ -11,7 +11,7 @@
 #include "cli/args.h"
 #include "util/buf.h"
 #include "util/log.h"
-#include "util/scan.h"
+#include "util/hex.h"
 #include "model/profile.h"
 #include "formats/flamegraph.h"
 #include "formats/format.h"
@@ -101,20 +101,10 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			a->type = optarg;
 			break;
 		case OPT_TRACE:
-			if (strlen(optarg) != 2 * sizeof(a->o.trace_id))
+			if (!hex__decode(optarg, a->o.trace_id, sizeof(a->o.trace_id)))
 				return usage_error("--trace-id needs 32 hex digits (a W3C trace id), "
 						   "not '%s'",
 						   optarg);
-			for (size_t b = 0; b < sizeof(a->o.trace_id); b++) {
-				int hi = scan__hex_digit(optarg[2 * b]);
-				int lo = scan__hex_digit(optarg[2 * b + 1]);
-
-				if (hi < 0 || lo < 0)
-					return usage_error("--trace-id needs 32 hex digits (a W3C "
-							   "trace id), not '%s'",
-							   optarg);
-				a->o.trace_id[b] = (__u8)(hi << 4 | lo);
-			}
 			a->o.filter_trace = true;
 			break;
 		case OPT_INVERTED:

@@ -24,7 +24,7 @@
 #include "formats/otlp_read.h"
 #include "model/profile.h"
 #include "model/view.h"
-#include "util/scan.h"
+#include "util/hex.h"
 #include "util/utf8.h"
 #include "cli/report.h"
 
@@ -97,23 +97,6 @@ void report__usage(void)
 }
 
 #define usage_error(...) log__usage_error("report", __VA_ARGS__)
-
-/* Exactly 2 * @n hex digits (either case) of @s into @out. */
-static bool parse_hex_id(const char *s, __u8 *out, size_t n)
-{
-	size_t i;
-
-	if (strlen(s) != 2 * n)
-		return false;
-	for (i = 0; i < n; i++) {
-		int hi = scan__hex_digit(s[2 * i]), lo = scan__hex_digit(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (__u8)(hi << 4 | lo);
-	}
-	return true;
-}
 
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
@@ -188,14 +171,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->lines = true;
 			break;
 		case OPT_TRACE:
-			if (!parse_hex_id(optarg, o->trace_id, sizeof(o->trace_id)))
+			if (!hex__decode(optarg, o->trace_id, sizeof(o->trace_id)))
 				return usage_error("--trace-id needs 32 hex digits (a W3C trace id), "
 						   "not '%s'",
 						   optarg);
 			o->filter_trace = true;
 			break;
 		case OPT_SPAN:
-			if (!parse_hex_id(optarg, o->span_id, sizeof(o->span_id)))
+			if (!hex__decode(optarg, o->span_id, sizeof(o->span_id)))
 				return usage_error("--span-id needs 16 hex digits (a W3C span id), "
 						   "not '%s'",
 						   optarg);
@@ -358,18 +341,6 @@ static bool link_kept(const struct report_opts *o, const struct profile *p,
 	       (!o->filter_span || !memcmp(l->span_id, o->span_id, sizeof(l->span_id)));
 }
 
-static void hex_into(char *out, const __u8 *v, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[v[i] >> 4];
-		out[2 * i + 1] = digits[v[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* --by span: count @s in its span's row (keyed and named by its text). */
 static int add_span(struct report *r, const struct profile_sample_entry *s)
 {
@@ -381,9 +352,9 @@ static int add_span(struct report *r, const struct profile_sample_entry *s)
 	if (s->link) {
 		const struct profile_link *l = profile__link(r->p, s->link);
 
-		hex_into(key, l->trace_id, sizeof(l->trace_id));
+		hex__encode(key, l->trace_id, sizeof(l->trace_id));
 		key[32] = '/';
-		hex_into(key + 33, l->span_id, sizeof(l->span_id));
+		hex__encode(key + 33, l->span_id, sizeof(l->span_id));
 	}
 	err = group_get(&r->spans, key, strlen(key) + 1, &row, &added);
 	if (err)
@@ -1015,10 +986,10 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	{ /* only when given: the filter object keeps its keys otherwise */
 		char hex[33];
 
-		hex_into(hex, o->trace_id, sizeof(o->trace_id));
+		hex__encode(hex, o->trace_id, sizeof(o->trace_id));
 		if (o->filter_trace)
 			fprintf(f, ",\"trace_id\":\"%s\"", hex);
-		hex_into(hex, o->span_id, sizeof(o->span_id));
+		hex__encode(hex, o->span_id, sizeof(o->span_id));
 		if (o->filter_span)
 			fprintf(f, ",\"span_id\":\"%s\"", hex);
 	}

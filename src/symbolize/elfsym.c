@@ -7,6 +7,7 @@
 #include <sys/auxv.h>
 
 #include "util/array.h"
+#include "util/hex.h"
 #include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/debuglink.h"
@@ -65,18 +66,6 @@ struct elfsym {
 	char go_build_id[ELFSYM_BUILD_ID_HEX];
 };
 
-static void to_hex(const unsigned char *p, size_t n, char *hex)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		hex[2 * i] = digits[p[i] >> 4];
-		hex[2 * i + 1] = digits[p[i] & 15];
-	}
-	hex[2 * n] = '\0';
-}
-
 static size_t align4(size_t v)
 {
 	return (v + 3) & ~(size_t)3;
@@ -104,7 +93,7 @@ int elfsym__note_build_id(const void *notes, size_t len, char *hex, size_t size)
 			return -ENOENT;
 		if (hdr[2] == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
 		    descsz > 0 && descsz <= ELFSYM_MAX_BUILD_ID) {
-			to_hex(p + desc_off, descsz, hex);
+			hex__encode(hex, p + desc_off, descsz);
 			return 0;
 		}
 		if (align4(descsz) > len - desc_off)
@@ -126,7 +115,7 @@ static bool notes_build_id(Elf_Data *data, char *hex)
 		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
 		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz > 0 &&
 		    nhdr.n_descsz <= ELFSYM_MAX_BUILD_ID) {
-			to_hex((const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz, hex);
+			hex__encode(hex, (const __u8 *)data->d_buf + desc_off, nhdr.n_descsz);
 			return true;
 		}
 		off = next;

@@ -8,7 +8,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "util/env.h"
 #include "util/log.h"
 #include "collect/forkhook.h"
+#include "collect/kver.h"
 #include "proc/status.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
@@ -378,16 +378,6 @@ static int unwind_set_proc(void *ctx, __u32 tgid, __u32 nmaps)
 				    sizeof(nmaps), BPF_ANY);
 }
 
-static bool kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int ma = 0, mi = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
-		return false;
-	return ma > major || (ma == major && mi >= minor);
-}
-
 static int unwind_del_map(void *ctx, const struct unwind_map_key *k)
 {
 	struct sampler *s = ctx;
@@ -470,7 +460,7 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 {
 	struct cpu_sampler__rodata *r = s->skel->rodata;
 
-	if (!kernel_at_least(5, 17) || !btf)
+	if (!kver__at_least(5, 17) || !btf)
 		return;
 	if (!btf_off(btf, "vm_area_struct", "vm_start", (__u32 *)&r->vma_start_off) &&
 	    !btf_off(btf, "vm_area_struct", "vm_end", (__u32 *)&r->vma_end_off) &&
@@ -603,7 +593,7 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __
 	 * bpf_task_pt_regs() (Linux >= 5.15); without, they use frame pointers
 	 * and are flagged partial. */
 	s->skel->rodata->unwind_task_regs =
-		!access("/sys/kernel/btf/vmlinux", R_OK) && kernel_at_least(5, 15);
+		!access("/sys/kernel/btf/vmlinux", R_OK) && kver__at_least(5, 15);
 	s->unwind_rows = rows;
 	unwind_vma_configure(s, btf);
 	bpf_map__set_max_entries(s->skel->maps.unwind_file_idx, SAMPLER_UNWIND_FILES);
@@ -965,7 +955,7 @@ static int load_following(struct sampler *s, const struct sampler_opts *o)
 		last = first;
 	}
 	for (k = first; k <= last; k++) {
-		if (k == FORKHOOK_TP_BTF && !kernel_at_least(5, 5)) {
+		if (k == FORKHOOK_TP_BTF && !kver__at_least(5, 5)) {
 			err = -EOPNOTSUPP;
 			why = "needs Linux >= 5.5";
 		} else if (!(err = forkhook__prepare(&fh, k, NULL, &why))) {
@@ -1029,7 +1019,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		goto err_nomem;
 	s->ncpus = ncpus;
 	s->rows_fd = -1;
-	s->no_prealloc = kernel_at_least(6, 1);
+	s->no_prealloc = kver__at_least(6, 1);
 	s->pfds = malloc(ncpus * sizeof(*s->pfds));
 	s->links = calloc(ncpus, sizeof(*s->links));
 	if (!s->pfds || !s->links)

@@ -1129,22 +1129,30 @@ int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *c
 	return n;
 }
 
+/* Double two parallel scratch arrays, *@a and *@b (elements of @asize and
+ * @bsize bytes), that share the capacity *@cap (1024 the first time).
+ * *@cap changes only when both grew; 0 or -ENOMEM. */
+static int grow_scratch_pair(void **a, size_t asize, void **b, size_t bsize, __u32 *cap)
+{
+	__u32 ncap = *cap ? *cap * 2 : 1024;
+	void *p;
+
+	p = realloc(*a, ncap * asize);
+	if (!p)
+		return -ENOMEM;
+	*a = p;
+	p = realloc(*b, ncap * bsize);
+	if (!p)
+		return -ENOMEM;
+	*b = p;
+	*cap = ncap;
+	return 0;
+}
+
 static int grow_scratch(struct sampler *s)
 {
-	__u32 ncap = s->cap ? s->cap * 2 : 1024;
-	struct sample_key *k;
-	__u64 *v;
-
-	k = realloc(s->keys, ncap * sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	s->keys = k;
-	v = realloc(s->vals, ncap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->vals = v;
-	s->cap = ncap;
-	return 0;
+	return grow_scratch_pair((void **)&s->keys, sizeof(*s->keys), (void **)&s->vals,
+				 sizeof(*s->vals), &s->cap);
 }
 
 /* Empty the idle generation's stack table. Keys are collected first: a
@@ -1213,20 +1221,8 @@ static int emit_record(struct sampler *s, struct sampler_record *r, __u64 ustack
 
 static int grow_offcpu_scratch(struct sampler *s)
 {
-	__u32 ncap = s->ocap ? s->ocap * 2 : 1024;
-	struct offcpu_key *k;
-	struct offcpu_val *v;
-
-	k = realloc(s->okeys, ncap * sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	s->okeys = k;
-	v = realloc(s->ovals, ncap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->ovals = v;
-	s->ocap = ncap;
-	return 0;
+	return grow_scratch_pair((void **)&s->okeys, sizeof(*s->okeys), (void **)&s->ovals,
+				 sizeof(*s->ovals), &s->ocap);
 }
 
 /* The off-CPU counters of the idle generation: snapshot, emit, delete. */

@@ -510,23 +510,32 @@ int elfsym__open_mem(const void *image, size_t size, struct elfsym **out)
 	return err;
 }
 
+/* libelf's handle on the ELF file @fd into *@elf (the caller ends it): 0, or
+ * -ENOEXEC with *@elf NULL when libelf cannot start or @fd is not ELF. */
+static int begin_elf(int fd, Elf **elf)
+{
+	*elf = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	*elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (*elf && elf_kind(*elf) == ELF_K_ELF)
+		return 0;
+	elf_end(*elf);
+	*elf = NULL;
+	return -ENOEXEC;
+}
+
 int elfsym__read_build_id_fd(int fd, char *hex, size_t size)
 {
 	Elf *elf = NULL;
-	int err = -ENOENT;
+	int err;
 
 	if (size < ELFSYM_BUILD_ID_HEX)
 		return -EINVAL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	if (find_build_id(elf, hex))
-		err = 0;
-out:
+	err = begin_elf(fd, &elf);
+	if (err)
+		return err;
+	err = find_build_id(elf, hex) ? 0 : -ENOENT;
 	elf_end(elf);
 	return err;
 }
@@ -718,9 +727,9 @@ int elfsym__add_debug_fd(struct elfsym *e, int fd)
 	Elf *elf;
 	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = begin_elf(fd, &elf);
+	if (err)
+		return err;
 	free_dnames(e);
 	err = add_symtab_of(elf, e);
 	elf_end(elf);
@@ -796,13 +805,9 @@ int elfsym__add_embedded_fd(struct elfsym *e, int fd)
 	Elf *elf;
 	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
+	err = begin_elf(fd, &elf);
+	if (err)
+		return err;
 	free_dnames(e);
 	err = add_minidebuginfo(elf, e);
 	if (err == -ENOENT)

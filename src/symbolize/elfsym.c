@@ -722,7 +722,9 @@ const char *elfsym__debuglink(const struct elfsym *e, __u32 *crc)
 	return e->debuglink;
 }
 
-int elfsym__add_debug_fd(struct elfsym *e, int fd)
+/* Add the symbols @add finds in ELF file @fd to @e; *@found is set when it
+ * succeeds. New symbols renumber the old: the demangled names go. */
+static int add_from_fd(struct elfsym *e, int fd, int (*add)(Elf *, struct elfsym *), bool *found)
 {
 	Elf *elf;
 	int err;
@@ -731,11 +733,16 @@ int elfsym__add_debug_fd(struct elfsym *e, int fd)
 	if (err)
 		return err;
 	free_dnames(e);
-	err = add_symtab_of(elf, e);
+	err = add(elf, e);
 	elf_end(elf);
 	if (!err)
-		e->has_symtab = true;
+		*found = true;
 	return err;
+}
+
+int elfsym__add_debug_fd(struct elfsym *e, int fd)
+{
+	return add_from_fd(e, fd, add_symtab_of, &e->has_symtab);
 }
 
 /* Symbols from the xz-compressed ELF image in .gnu_debugdata. */
@@ -800,20 +807,15 @@ out:
 	return err;
 }
 
+/* The symbols embedded in @elf: .gnu_debugdata, else .gopclntab. */
+static int add_embedded(Elf *elf, struct elfsym *e)
+{
+	int err = add_minidebuginfo(elf, e);
+
+	return err == -ENOENT ? add_gopclntab(elf, e) : err;
+}
+
 int elfsym__add_embedded_fd(struct elfsym *e, int fd)
 {
-	Elf *elf;
-	int err;
-
-	err = begin_elf(fd, &elf);
-	if (err)
-		return err;
-	free_dnames(e);
-	err = add_minidebuginfo(elf, e);
-	if (err == -ENOENT)
-		err = add_gopclntab(elf, e);
-	if (!err)
-		e->embedded = true;
-	elf_end(elf);
-	return err;
+	return add_from_fd(e, fd, add_embedded, &e->embedded);
 }

@@ -14,8 +14,6 @@
 #include "util/hex.h"
 #include "model/profile.h"
 #include "formats/flamegraph.h"
-#include "formats/format.h"
-#include "formats/otlp_read.h"
 #include "export/sink.h"
 #include "cli/flamegraph_cmd.h"
 #include "cli/symbolize_opt.h"
@@ -155,7 +153,7 @@ static int write_out(const char *path, const struct buf *b)
 
 int flamegraph__main(int argc, char **argv)
 {
-	struct profile *p = NULL, *sel = NULL;
+	struct profile *p = NULL;
 	struct fg_args a;
 	struct buf svg;
 	int ret, err;
@@ -163,20 +161,8 @@ int flamegraph__main(int argc, char **argv)
 	ret = parse_args(argc, argv, &a);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (otlp_read__file(a.in, &p))
+	if (symbolize_opt__load(&a.sym, a.in, a.type, &p))
 		return 1; /* logged */
-	if (symbolize_opt__apply(&a.sym, a.in, &p)) {
-		profile__free(p);
-		return 1;
-	}
-	if (format__pick_type(p, a.type, true, &sel)) {
-		profile__free(p);
-		return 1;
-	}
-	if (sel) {
-		profile__free(p);
-		p = sel;
-	}
 	if (a.o.filter_pid) {
 		size_t i;
 

@@ -20,8 +20,6 @@
 #include "cli/args.h"
 #include "util/intern.h"
 #include "util/log.h"
-#include "formats/format.h"
-#include "formats/otlp_read.h"
 #include "model/profile.h"
 #include "model/view.h"
 #include "util/hex.h"
@@ -1066,27 +1064,15 @@ int report__print(FILE *f, const struct profile *p, const struct report_opts *o)
 
 int report__main(int argc, char **argv)
 {
-	struct profile *p = NULL, *sel = NULL;
+	struct profile *p = NULL;
 	struct report_opts o;
 	int ret, err;
 
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (otlp_read__file(o.file, &p))
+	if (symbolize_opt__load(&o.sym, o.file, o.type, &p))
 		return 1; /* logged */
-	if (symbolize_opt__apply(&o.sym, o.file, &p)) {
-		profile__free(p);
-		return 1;
-	}
-	if (format__pick_type(p, o.type, true, &sel)) {
-		profile__free(p);
-		return 1;
-	}
-	if (sel) {
-		profile__free(p);
-		p = sel;
-	}
 	err = report__print(stdout, p, &o);
 	profile__free(p);
 	if (err) {

@@ -1031,38 +1031,32 @@ static int ensure_zero_entries(struct rd *r)
 
 static enum role attr_role(const char *key)
 {
-	if (!strcmp(key, "thread.id"))
-		return ROLE_THREAD_ID;
-	if (!strcmp(key, "thread.name"))
-		return ROLE_THREAD_NAME;
-	if (!strcmp(key, "profile.frame.type"))
-		return ROLE_FRAME_TYPE;
-	if (!strcmp(key, "process.executable.build_id.gnu"))
-		return ROLE_BUILD_ID;
-	if (!strcmp(key, "pprof.mapping.has_functions"))
-		return ROLE_HAS_FUNCTIONS;
-	if (!strcmp(key, "pprof.mapping.has_filenames"))
-		return ROLE_HAS_FILENAMES;
-	if (!strcmp(key, "pprof.mapping.has_line_numbers"))
-		return ROLE_HAS_LINE_NUMBERS;
-	if (!strcmp(key, "pprof.mapping.has_inline_frames"))
-		return ROLE_HAS_INLINE_FRAMES;
-	if (!strcmp(key, "process.executable.build_id.htlhash"))
-		return ROLE_HTLHASH;
-	if (!strcmp(key, "process.executable.build_id.go"))
-		return ROLE_GO_BUILD_ID;
-	if (!strcmp(key, PROFILE_ATTR_SAMPLES_DROPPED))
-		return ROLE_DROPPED;
-	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED))
-		return ROLE_TRUNCATED;
-	if (!strcmp(key, PROFILE_ATTR_SAMPLES_STACK_MISSING))
-		return ROLE_STACK_MISSING;
-	if (!strcmp(key, PROFILE_ATTR_OFF_CPU_STATE))
-		return ROLE_OFF_CPU_STATE;
-	if (!strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES))
-		return ROLE_OFF_CPU_SWITCHES;
-	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH))
-		return ROLE_TRUNCATED_DEPTH;
+	static const struct {
+		const char *key;
+		enum role role;
+	} roles[] = {
+		{"thread.id", ROLE_THREAD_ID},
+		{"thread.name", ROLE_THREAD_NAME},
+		{"profile.frame.type", ROLE_FRAME_TYPE},
+		{"process.executable.build_id.gnu", ROLE_BUILD_ID},
+		{"pprof.mapping.has_functions", ROLE_HAS_FUNCTIONS},
+		{"pprof.mapping.has_filenames", ROLE_HAS_FILENAMES},
+		{"pprof.mapping.has_line_numbers", ROLE_HAS_LINE_NUMBERS},
+		{"pprof.mapping.has_inline_frames", ROLE_HAS_INLINE_FRAMES},
+		{"process.executable.build_id.htlhash", ROLE_HTLHASH},
+		{"process.executable.build_id.go", ROLE_GO_BUILD_ID},
+		{PROFILE_ATTR_SAMPLES_DROPPED, ROLE_DROPPED},
+		{PROFILE_ATTR_SAMPLES_TRUNCATED, ROLE_TRUNCATED},
+		{PROFILE_ATTR_SAMPLES_STACK_MISSING, ROLE_STACK_MISSING},
+		{PROFILE_ATTR_OFF_CPU_STATE, ROLE_OFF_CPU_STATE},
+		{PROFILE_ATTR_OFF_CPU_SWITCHES, ROLE_OFF_CPU_SWITCHES},
+		{PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH, ROLE_TRUNCATED_DEPTH},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		if (!strcmp(key, roles[i].key))
+			return roles[i].role;
 	return ROLE_NONE;
 }
 

@@ -48,6 +48,17 @@ struct sample_key {
 /* Processes whose thread context the program reads (threadctx_procs). */
 #define PROFCAP_THREADCTX_PROCS 1024
 
+/* threadctx_procs value: where a process's threads keep the pointer
+ * `otel_thread_ctx_v1` (src/proc/threadctx.h). modid 0: at the thread
+ * pointer + off (two's complement); else at off in the TLS block of module
+ * modid, found in the thread's dtv (at the thread pointer + 8). */
+#define PROFCAP_TCTX_DTV_MUSL 0x1 /* 8-byte dtv slots, count in slot 0 (else glibc) */
+struct threadctx_proc {
+	__u64 off;
+	__u32 modid;
+	__u32 flags;
+};
+
 struct stack_trace {
 	__u64 nr;
 	__u64 ips[PROFCAP_MAX_STACK];

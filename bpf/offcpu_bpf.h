@@ -353,7 +353,7 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct offcpu_key key = {};
 	struct offcpu_start *e;
 	__u64 ustack = ~0ull, ns, sw;
-	__u32 zero = 0;
+	__u32 zero = 0, asz;
 
 	if (offcpu_btf) {
 		struct task_struct *task;
@@ -434,6 +434,9 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		}
 	}
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	/* The span the thread waited in: its context cannot change while it
+	 * is off the CPU, so the one it returns with. */
+	threadctx_ids(key.tgid, key.trace_id, &key.span_id, &asz, 0);
 	notice_process(key.tgid);
 	offcpu_add(ctx, &key, ustack, ns, sw);
 	return 0;

@@ -46,6 +46,10 @@ struct offcpu_key {
 	__u32 flags;  /* PROFCAP_F_* */
 	__u32 state;  /* OFFCPU_STATE_* */
 	__u64 comm[2];
+	/* OpenTelemetry thread context of the waiting thread (as in
+	 * sample_key; attributes are not kept for waits); zeros = none */
+	__u64 trace_id[2];
+	__u64 span_id;
 };
 
 struct offcpu_val {

@@ -37,6 +37,7 @@ struct session {
 	struct symbolizer *sym;
 	struct debuginfod *dinfod; /* DEBUGINFOD_URLS set; used before sampling only */
 	struct sampler *smp;
+	struct threadctx_files *tctx_files; /* files without a thread-context variable */
 	struct target tgt;
 	struct child *child; /* -- CMD, or NULL */
 	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS]; /* owned */
@@ -103,21 +104,22 @@ static const char *host_arch(const char *machine)
 }
 
 /* OpenTelemetry thread context (OTEP 4947): tell the sampler where process
- * @pid's threads keep it, or that they do not (a new program after exec).
- * Only the executable's own variable is found (proc/threadctx.h). */
+ * @pid's threads keep it (its executable or a library, proc/threadctx.h),
+ * or that they do not (a new program after exec). */
 static void find_thread_ctx(struct session *s, int pid)
 {
-	__s64 off = 0;
+	struct threadctx_loc loc;
 	int err;
 
 	if (pid <= 0)
 		return;
-	err = threadctx__process_offset(NULL, pid, &off);
+	err = threadctx__process_locate(NULL, pid, s->tctx_files, &loc);
 	if (err && err != -ENOENT)
 		pr_debug("thread context of process %d not looked up: %s", pid, strerror(-err));
-	if (!sampler__set_thread_ctx(s->smp, pid, !err, off) && !err)
-		pr_debug("process %d: thread context at %lld from the thread pointer", pid,
-			 (long long)off);
+	if (!sampler__set_thread_ctx(s->smp, pid, err ? NULL : &loc) && !err)
+		pr_debug("process %d: thread context at %lld %s%.0u", pid, (long long)loc.off,
+			 loc.modid ? "in the TLS block of module " : "from the thread pointer",
+			 loc.modid);
 }
 
 static void on_new_process(void *ctx, __u32 tgid)
@@ -164,9 +166,14 @@ static int add_off_cpu(struct session *s, const struct sampler_record *r,
 		       const struct profile_process_desc *desc, size_t n)
 {
 	struct profile_labels lab = {.state = sampler__state_name(r->state), .switches = r->switches};
+	struct profile_link link;
 	__u32 type;
 	int err;
 
+	/* The span the thread waited in (thread context), when it had one. */
+	memcpy(link.trace_id, r->trace_id, sizeof(link.trace_id));
+	memcpy(link.span_id, r->span_id, sizeof(link.span_id));
+	lab.link = &link;
 	err = profile__add_value_type(s->prof, "off_cpu", "nanoseconds", "context_switch", "count",
 				      1, &type);
 	err = err ?: profile__add_typed_sample(s->prof, type, desc, r->tid, r->comm, &lab,
@@ -456,7 +463,8 @@ static int prepare(struct session *s)
 	size_t i;
 
 	s->sym = symbolizer__new("/proc");
-	if (new_window(s) || !s->sym) {
+	s->tctx_files = threadctx_files__new();
+	if (new_window(s) || !s->sym || !s->tctx_files) {
 		pr_err("out of memory");
 		return 1;
 	}
@@ -742,6 +750,7 @@ void session__free(struct session *s)
 	target__release(&s->tgt);
 	env__kv_free(s->env_kv, s->nresource);
 	symbolizer__free(s->sym);
+	threadctx_files__free(s->tctx_files);
 	debuginfod__free(s->dinfod);
 	profile__free(s->prof);
 	free(s);

@@ -24,6 +24,7 @@
 #include "collect/forkhook.h"
 #include "collect/kver.h"
 #include "proc/status.h"
+#include "proc/threadctx.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
 #include "collect/offcpu.h"
@@ -835,12 +836,13 @@ static void threadctx_configure(struct sampler *s, const struct sampler_opts *o,
 		no_prealloc(s->skel->maps.threadctx_procs);
 }
 
-int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
+int sampler__set_thread_ctx(struct sampler *s, int pid, const struct threadctx_loc *loc)
 {
+	struct threadctx_proc val = {0};
 	__u32 key = (__u32)pid;
 	int err;
 
-	if (!has) {
+	if (!loc) {
 		if (s->tctx_procs)
 			bpf_map__delete_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), 0);
 		return 0;
@@ -855,8 +857,11 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off)
 		s->tctx_warned = true;
 		return -EOPNOTSUPP;
 	}
-	err = bpf_map__update_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), &off,
-				   sizeof(off), BPF_ANY);
+	val.off = (__u64)loc->off;
+	val.modid = loc->modid;
+	val.flags = loc->musl ? PROFCAP_TCTX_DTV_MUSL : 0;
+	err = bpf_map__update_elem(s->skel->maps.threadctx_procs, &key, sizeof(key), &val,
+				   sizeof(val), BPF_ANY);
 	if (err) {
 		pr_debug("thread context of process %d not read: %s (at most %u processes)", pid,
 			 strerror(-err), PROFCAP_THREADCTX_PROCS);
@@ -1259,6 +1264,8 @@ static int drain_offcpu(struct sampler *s, __u32 idle, int sfd, int efd, sampler
 		};
 
 		memcpy(r.comm, k->comm, 16);
+		memcpy(r.trace_id, k->trace_id, sizeof(r.trace_id));
+		memcpy(r.span_id, &k->span_id, sizeof(r.span_id));
 		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
 	}
 	for (i = 0; i < n; i++)

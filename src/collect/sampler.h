@@ -101,10 +101,11 @@ struct sampler_record {
 	__u32 nkstack;
 	__u64 count;
 	/* OpenTelemetry thread context of the samples (OTEP 4947), as the
-	 * record's bytes; all zero = none. CPU samples only. */
+	 * record's bytes; all zero = none. CPU samples and off-CPU waits. */
 	__u8 trace_id[16];
 	__u8 span_id[8];
-	/* ... and its attrs-data (proc/threadctx.h decodes it): the record's
+	/* ... and its attrs-data (proc/threadctx.h decodes it; CPU samples
+	 * only, 0 for waits): the record's
 	 * attrs-data-size, of which the first min(attrs_size,
 	 * SAMPLER_TCTX_ATTRS) bytes are in @attrs. */
 	__u32 attrs_size;
@@ -169,13 +170,14 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st);
 
 /* ---- thread context (OTEP 4947) ---- */
 
-/* Read the thread context of process @pid's samples (@has, with @off the
- * offset of otel_thread_ctx_v1 from the thread pointer: see proc/threadctx.h)
- * or stop reading it (!@has: a process that exec()ed something else). The
- * first call with @has looks up the thread pointer's place in kernel BTF
- * (~0.3 s CPU, once). 0; -EOPNOTSUPP without kernel BTF (warned once: its
+struct threadctx_loc;
+
+/* Read the thread context of process @pid's samples from where @loc says
+ * its threads keep otel_thread_ctx_v1 (proc/threadctx.h; copied), or stop
+ * reading it (@loc NULL: a process that exec()ed something else). 0;
+ * -EOPNOTSUPP without kernel BTF for the thread pointer (warned once: its
  * samples carry no links), or -errno of the map update (table full). */
-int sampler__set_thread_ctx(struct sampler *s, int pid, bool has, __s64 off);
+int sampler__set_thread_ctx(struct sampler *s, int pid, const struct threadctx_loc *loc);
 
 /* ---- table unwinding ---- */
 

@@ -2,13 +2,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util/utf8.h"
+#include "proc/pfile.h"
+#include "proc/procmaps.h"
 #include "proc/threadctx.h"
 
 #define MAX_PHDRS 256
@@ -41,33 +45,49 @@ static __u64 round_up(__u64 v, __u64 align)
 	return align > 1 ? (v + align - 1) / align * align : v;
 }
 
-/* The PT_TLS header of the file into *@tls: 0, -ENOENT, or an error. */
-static int find_tls(int fd, const Elf64_Ehdr *eh, __u64 fsize, Elf64_Phdr *tls)
+/* A file being read: its size and ELF header, checked. */
+struct elf_file {
+	int fd;
+	__u64 fsize;
+	Elf64_Ehdr eh;
+};
+
+/* The PT_TLS header into *@tls and the lowest PT_LOAD's page-aligned
+ * (p_vaddr - p_offset), where file offset 0 would be, into *@base:
+ * 0, -ENOENT (no PT_TLS), or an error. */
+static int read_phdrs(const struct elf_file *f, Elf64_Phdr *tls, __u64 *base)
 {
 	Elf64_Phdr *ph = NULL;
+	bool have_tls = false, have_load = false;
 	int err, i;
 
-	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > MAX_PHDRS)
+	if (f->eh.e_phentsize != sizeof(Elf64_Phdr) || f->eh.e_phnum > MAX_PHDRS)
 		return -ENOEXEC;
-	ph = calloc(eh->e_phnum ? eh->e_phnum : 1, sizeof(*ph));
+	ph = calloc(f->eh.e_phnum ? f->eh.e_phnum : 1, sizeof(*ph));
 	if (!ph)
 		return -ENOMEM;
-	err = read_at(fd, ph, (size_t)eh->e_phnum * sizeof(*ph), eh->e_phoff, fsize);
-	for (i = 0; !err && i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_TLS) {
+	err = read_at(f->fd, ph, (size_t)f->eh.e_phnum * sizeof(*ph), f->eh.e_phoff, f->fsize);
+	for (i = 0; !err && i < f->eh.e_phnum; i++) {
+		if (ph[i].p_type == PT_TLS && !have_tls) {
 			*tls = ph[i];
-			break;
+			have_tls = true;
+		} else if (ph[i].p_type == PT_LOAD && !have_load) {
+			/* program headers list PT_LOAD in ascending p_vaddr */
+			*base = (ph[i].p_vaddr - ph[i].p_offset) & ~(__u64)4095;
+			have_load = true;
 		}
-	if (!err && i == eh->e_phnum)
+	}
+	if (!err && !have_tls)
 		err = -ENOENT;
 	free(ph);
 	return err;
 }
 
-/* st_value of STT_TLS symbol THREADCTX_SYMBOL in symbol section @sym (its
- * strings in section sym->sh_link) into *@value: 0, -ENOENT, or an error. */
-static int find_symbol(int fd, const Elf64_Shdr *sh, __u32 nsh, const Elf64_Shdr *sym,
-		       __u64 fsize, __u64 *value)
+/* THREADCTX_SYMBOL, an STT_TLS symbol defined in symbol section @sym (its
+ * strings in section sym->sh_link): its value into *@value and its index
+ * into *@index. 0, -ENOENT, or an error. */
+static int find_symbol(const struct elf_file *f, const Elf64_Shdr *sh, const Elf64_Shdr *sym,
+		       __u64 *value, __u32 *index)
 {
 	const size_t want = sizeof(THREADCTX_SYMBOL);
 	const Elf64_Shdr *str;
@@ -76,7 +96,7 @@ static int find_symbol(int fd, const Elf64_Shdr *sh, __u32 nsh, const Elf64_Shdr
 	size_t n, i;
 	int err;
 
-	if (sym->sh_link >= nsh || sym->sh_entsize != sizeof(Elf64_Sym))
+	if (sym->sh_link >= f->eh.e_shnum || sym->sh_entsize != sizeof(Elf64_Sym))
 		return -ENOEXEC;
 	str = &sh[sym->sh_link];
 	if (sym->sh_size > THREADCTX_MAX_SYMTAB || str->sh_size > THREADCTX_MAX_SYMTAB)
@@ -85,8 +105,8 @@ static int find_symbol(int fd, const Elf64_Shdr *sh, __u32 nsh, const Elf64_Shdr
 	syms = malloc(n ? n * sizeof(*syms) : 1);
 	strs = malloc(str->sh_size ? str->sh_size : 1);
 	err = syms && strs ? 0 : -ENOMEM;
-	err = err ?: read_at(fd, syms, n * sizeof(*syms), sym->sh_offset, fsize);
-	err = err ?: read_at(fd, strs, (size_t)str->sh_size, str->sh_offset, fsize);
+	err = err ?: read_at(f->fd, syms, n * sizeof(*syms), sym->sh_offset, f->fsize);
+	err = err ?: read_at(f->fd, strs, (size_t)str->sh_size, str->sh_offset, f->fsize);
 	if (!err)
 		err = -ENOENT;
 	for (i = 0; err == -ENOENT && i < n; i++) {
@@ -96,6 +116,7 @@ static int find_symbol(int fd, const Elf64_Shdr *sh, __u32 nsh, const Elf64_Shdr
 		    memcmp(strs + syms[i].st_name, THREADCTX_SYMBOL, want))
 			continue;
 		*value = syms[i].st_value;
+		*index = (__u32)i;
 		err = 0;
 	}
 	free(strs);
@@ -103,77 +124,323 @@ static int find_symbol(int fd, const Elf64_Shdr *sh, __u32 nsh, const Elf64_Shdr
 	return err;
 }
 
-/* st_value of the symbol, from .dynsym (SHT_DYNSYM): where the OTEP says
- * it must be, even in static binaries. .symtab is not searched: it can be
- * tens of MiB in an unstripped binary and this runs for every new process. */
-static int symbol_value(int fd, const Elf64_Ehdr *eh, __u64 fsize, __u64 *value)
+/* Note in @m the first relocation of each TLS kind against symbol @index
+ * of the symbol table @dynsym in the SHT_RELA section @rela (.rela.dyn, and
+ * .rela.plt where TLSDESC entries go). Read in chunks: no allocation. */
+static int scan_relocs(const struct elf_file *f, const Elf64_Shdr *rela, __u32 dynsym,
+		       __u32 index, struct threadctx_module *m)
+{
+	Elf64_Rela r[128];
+	__u64 n, i;
+	size_t k, chunk;
+	int err;
+
+	if (rela->sh_link != dynsym || rela->sh_entsize != sizeof(Elf64_Rela))
+		return 0; /* relocations against another symbol table */
+	n = rela->sh_size / sizeof(Elf64_Rela);
+	if (n > THREADCTX_MAX_SYMTAB / sizeof(Elf64_Rela))
+		return -EFBIG;
+	for (i = 0; i < n; i += chunk) {
+		chunk = n - i < 128 ? (size_t)(n - i) : 128;
+		err = read_at(f->fd, r, chunk * sizeof(*r), rela->sh_offset + i * sizeof(*r),
+			      f->fsize);
+		if (err)
+			return err;
+		for (k = 0; k < chunk; k++) {
+			__u32 type = (__u32)ELF64_R_TYPE(r[k].r_info);
+			__u32 sym = (__u32)ELF64_R_SYM(r[k].r_info);
+
+			/* a TLSDESC against the section (symbol 0) names the
+			 * variable by its offset: -Bsymbolic or protected */
+			if (sym != index && !(sym == 0 && type == R_X86_64_TLSDESC &&
+					      (__u64)r[k].r_addend == m->value))
+				continue;
+			if (type == R_X86_64_TPOFF64 && !m->tpoff_got)
+				m->tpoff_got = r[k].r_offset;
+			else if (type == R_X86_64_TLSDESC && !m->desc_got) {
+				m->desc_got = r[k].r_offset;
+				m->desc_addend = r[k].r_addend;
+			} else if (type == R_X86_64_DTPMOD64 && !m->mod_got) {
+				m->mod_got = r[k].r_offset;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The symbol from .dynsym (SHT_DYNSYM): where the OTEP says it must be,
+ * even in static binaries; then the relocations against it. .symtab is not
+ * searched: it can be tens of MiB in an unstripped binary and this runs for
+ * every new process. */
+static int read_sections(const struct elf_file *f, struct threadctx_module *m)
 {
 	Elf64_Shdr *sh = NULL;
+	__u32 index = 0, dynsym = 0;
 	int err, i;
 
-	if (!eh->e_shnum)
+	if (!f->eh.e_shnum)
 		return -ENOENT; /* stripped of section headers: no table to look in */
-	if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum > MAX_SHDRS)
+	if (f->eh.e_shentsize != sizeof(Elf64_Shdr) || f->eh.e_shnum > MAX_SHDRS)
 		return -ENOEXEC;
-	sh = calloc(eh->e_shnum, sizeof(*sh));
+	sh = calloc(f->eh.e_shnum, sizeof(*sh));
 	if (!sh)
 		return -ENOMEM;
-	err = read_at(fd, sh, (size_t)eh->e_shnum * sizeof(*sh), eh->e_shoff, fsize);
+	err = read_at(f->fd, sh, (size_t)f->eh.e_shnum * sizeof(*sh), f->eh.e_shoff, f->fsize);
 	if (!err)
 		err = -ENOENT;
-	for (i = 0; i < eh->e_shnum && err == -ENOENT; i++)
-		if (sh[i].sh_type == SHT_DYNSYM)
-			err = find_symbol(fd, sh, eh->e_shnum, &sh[i], fsize, value);
+	for (i = 0; i < f->eh.e_shnum && err == -ENOENT; i++)
+		if (sh[i].sh_type == SHT_DYNSYM) {
+			err = find_symbol(f, sh, &sh[i], &m->value, &index);
+			dynsym = (__u32)i;
+		}
+	for (i = 0; !err && i < f->eh.e_shnum; i++)
+		if (sh[i].sh_type == SHT_RELA)
+			err = scan_relocs(f, &sh[i], dynsym, index, m);
 	free(sh);
 	return err;
 }
 
-int threadctx__elf_offset(int fd, __s64 *off)
+int threadctx__elf_module(int fd, struct threadctx_module *m)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr tls;
+	struct elf_file f = {.fd = fd};
+	Elf64_Phdr tls = {0};
 	struct stat st;
-	__u64 value = 0, align, firstbyte, block;
+	__u64 align, firstbyte, block;
 	int err;
 
+	memset(m, 0, sizeof(*m));
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -ENOEXEC;
-	err = read_at(fd, &eh, sizeof(eh), 0, (__u64)st.st_size);
+	f.fsize = (__u64)st.st_size;
+	err = read_at(fd, &f.eh, sizeof(f.eh), 0, f.fsize);
 	if (err)
 		return err == -EIO ? -ENOEXEC : err;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
-	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+	if (memcmp(f.eh.e_ident, ELFMAG, SELFMAG) || f.eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    f.eh.e_ident[EI_DATA] != ELFDATA2LSB || f.eh.e_machine != EM_X86_64 ||
+	    (f.eh.e_type != ET_EXEC && f.eh.e_type != ET_DYN))
 		return -ENOEXEC;
-	err = find_tls(fd, &eh, (__u64)st.st_size, &tls);
-	err = err ?: symbol_value(fd, &eh, (__u64)st.st_size, &value);
+	err = read_phdrs(&f, &tls, &m->load_base);
+	err = err ?: read_sections(&f, m);
 	if (err)
 		return err == -EIO ? -ENOEXEC : err;
 	align = tls.p_align ? tls.p_align : 1;
 	if ((align & (align - 1)) || align > (1u << 20) || tls.p_memsz > (1u << 30) ||
-	    value + 8 > tls.p_memsz)
+	    m->value + 8 > tls.p_memsz)
 		return -ENOEXEC;
-	/* Variant II: the block ends at the thread pointer (glibc's
-	 * _dl_determine_tlsoffset for the first module; musl likewise). */
+	/* As the executable, variant II: the block ends at the thread pointer
+	 * (glibc's _dl_determine_tlsoffset for the first module; musl
+	 * likewise). */
 	firstbyte = (-(tls.p_vaddr & (align - 1))) & (align - 1);
 	block = round_up(tls.p_memsz - firstbyte, align) + firstbyte;
-	*off = (__s64)value - (__s64)block;
+	m->exe_off = (__s64)m->value - (__s64)block;
 	return 0;
 }
 
-int threadctx__process_offset(const char *proc_root, int pid, __s64 *off)
+int threadctx__elf_offset(int fd, __s64 *off)
 {
+	struct threadctx_module m;
+	int err = threadctx__elf_module(fd, &m);
+
+	if (!err)
+		*off = m.exe_off;
+	return err;
+}
+
+/* A static TLS offset: the block below the thread pointer, within 1 GiB. */
+static bool static_offset(__u64 v)
+{
+	return (__s64)v < 0 && (__s64)v >= -(1ll << 30);
+}
+
+int threadctx__module_locate(const struct threadctx_module *m, __u64 bias,
+			     threadctx_read_fn rd, void *ctx, struct threadctx_loc *loc)
+{
+	__u64 w[2];
+	int err;
+
+	memset(loc, 0, sizeof(*loc));
+	/* initial-exec: the GOT holds the offset from the thread pointer */
+	if (m->tpoff_got && !rd(ctx, bias + m->tpoff_got, w, 8) && static_offset(w[0])) {
+		loc->off = (__s64)w[0];
+		return 0;
+	}
+	/* TLSDESC: {resolver, argument}; the argument is the offset from the
+	 * thread pointer for static TLS (glibc _dl_tlsdesc_return, musl
+	 * __tlsdesc_static), else points at {module id, offset} (glibc's
+	 * tlsdesc_dynamic_arg starts with its tls_index; musl likewise) */
+	if (m->desc_got && !rd(ctx, bias + m->desc_got, w, 16)) {
+		if (static_offset(w[1])) {
+			loc->off = (__s64)w[1];
+			return 0;
+		}
+		if (!rd(ctx, w[1], w, 16) && w[0] >= 1 && w[0] <= THREADCTX_MAX_MODID &&
+		    w[1] == m->value + (__u64)m->desc_addend) {
+			loc->modid = (__u32)w[0];
+			loc->off = (__s64)w[1];
+			return 0;
+		}
+	}
+	/* general dynamic: the GOT holds the module id (and its DTPOFF64
+	 * neighbour the symbol's offset in the block, i.e. st_value) */
+	if (m->mod_got) {
+		err = rd(ctx, bias + m->mod_got, w, 8);
+		if (!err && w[0] >= 1 && w[0] <= THREADCTX_MAX_MODID) {
+			loc->modid = (__u32)w[0];
+			loc->off = (__s64)m->value;
+			return 0;
+		}
+	}
+	return m->tpoff_got || m->desc_got || m->mod_got ? -EAGAIN : -ENOENT;
+}
+
+/* ---- per process ---- */
+
+#define FILES_SLOTS 1024 /* power of two; cleared when three quarters full */
+
+struct threadctx_files {
+	struct {
+		__u64 ino; /* 0 = free */
+		__u64 dev;
+	} slot[FILES_SLOTS];
+	unsigned n;
+};
+
+struct threadctx_files *threadctx_files__new(void)
+{
+	return calloc(1, sizeof(struct threadctx_files));
+}
+
+void threadctx_files__free(struct threadctx_files *f)
+{
+	free(f);
+}
+
+/* The slot of (@dev, @ino), or the free slot where it would go. */
+static unsigned files_slot(const struct threadctx_files *f, __u64 dev, __u64 ino)
+{
+	unsigned i = (unsigned)((ino * 0x9e3779b97f4a7c15ull ^ dev) >> 40) & (FILES_SLOTS - 1);
+
+	while (f->slot[i].ino && (f->slot[i].ino != ino || f->slot[i].dev != dev))
+		i = (i + 1) & (FILES_SLOTS - 1);
+	return i;
+}
+
+static bool files_known(const struct threadctx_files *f, __u64 dev, __u64 ino)
+{
+	return f && ino && f->slot[files_slot(f, dev, ino)].ino;
+}
+
+static void files_add(struct threadctx_files *f, __u64 dev, __u64 ino)
+{
+	unsigned i;
+
+	if (!f || !ino)
+		return;
+	if (f->n >= FILES_SLOTS / 4 * 3) {
+		memset(f, 0, sizeof(*f)); /* a host that keeps loading new files */
+	}
+	i = files_slot(f, dev, ino);
+	if (!f->slot[i].ino) {
+		f->slot[i].ino = ino;
+		f->slot[i].dev = dev;
+		f->n++;
+	}
+}
+
+/* Reads process memory for threadctx__module_locate(): ctx is the
+ * /proc/PID/mem descriptor. */
+static int mem_read(void *ctx, __u64 addr, void *buf, size_t len)
+{
+	int fd = *(int *)ctx;
+
+	if (addr > (__u64)INT64_MAX - len)
+		return -EFAULT;
+	return pfile__pread(fd, buf, len, (off_t)addr);
+}
+
+/* The variable in the library mapped by @e (its file open at @fd) of
+ * process @pid: 0 and *@loc, -ENOENT (not there), or an error. */
+static int locate_in_library(const char *root, int pid, const struct procmaps_entry *e, int fd,
+			     struct threadctx_loc *loc)
+{
+	struct threadctx_module m;
 	char path[96];
+	int mem = -1, err;
+
+	err = threadctx__elf_module(fd, &m);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s/%d/mem", root, pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0)
+		return -errno;
+	err = threadctx__module_locate(&m, e->start - m.load_base, mem_read, &mem, loc);
+	close(mem);
+	return err;
+}
+
+/* The libraries of process @pid, for the variable. */
+static int locate_in_libraries(const char *root, int pid, struct threadctx_files *seen,
+			       struct threadctx_loc *loc)
+{
+	struct procmaps *maps = NULL;
+	char path[96];
+	bool musl = false;
+	size_t i, n;
+	int err, fd;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+	err = procmaps__read(path, &maps);
+	if (err)
+		return err;
+	n = procmaps__count(maps);
+	for (i = 0; i < n; i++)
+		musl |= strstr(procmaps__entry(maps, i)->path, "/ld-musl-") != NULL;
+	err = -ENOENT;
+	for (i = 0; i < n && err == -ENOENT; i++) {
+		const struct procmaps_entry *e = procmaps__entry(maps, i);
+		__u64 dev = ((__u64)e->dev_major << 32) | e->dev_minor;
+
+		if (e->anonymous || !e->inode || e->offset || e->path[0] != '/' ||
+		    files_known(seen, dev, e->inode))
+			continue;
+		if (pfile__open_mapped(root, pid, e, &fd)) {
+			files_add(seen, dev, e->inode); /* unreadable: do not retry */
+			continue;
+		}
+		err = locate_in_library(root, pid, e, fd, loc);
+		close(fd);
+		if (err == -ENOENT || err == -ENOEXEC) {
+			files_add(seen, dev, e->inode);
+			err = -ENOENT;
+		}
+	}
+	loc->musl = musl;
+	procmaps__free(maps);
+	return err;
+}
+
+int threadctx__process_locate(const char *proc_root, int pid, struct threadctx_files *seen,
+			      struct threadctx_loc *loc)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	char path[96];
+	struct stat st;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%d/exe", proc_root ? proc_root : "/proc", pid);
+	memset(loc, 0, sizeof(*loc));
+	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	err = threadctx__elf_offset(fd, off);
+	err = threadctx__elf_offset(fd, &loc->off);
+	if (err == -ENOENT && !fstat(fd, &st))
+		files_add(seen, ((__u64)major(st.st_dev) << 32) | minor(st.st_dev), st.st_ino);
 	close(fd);
+	if (err == -ENOENT)
+		err = locate_in_libraries(root, pid, seen, loc);
 	return err;
 }
 

@@ -2,21 +2,33 @@
  * 4947): the offset from a thread's thread pointer of the TLS variable
  * `otel_thread_ctx_v1`, a pointer to the thread's context record.
  *
- * Handled: the variable defined in the process's executable (the main
- * program's own TLS block, module 1), x86_64 TLS variant II: the block ends
- * at the thread pointer, so the variable is at
- *   tp - (round_up(p_memsz - firstbyte, p_align) + firstbyte) + st_value
- * (firstbyte = -(p_vaddr mod p_align) mod p_align, 0 for every linker we
- * know; glibc's _dl_determine_tlsoffset() places the first module so, musl
- * the same when p_vaddr is aligned). Whatever access model the writer compiled with
- * (TLSDESC, GNU general dynamic, initial-exec, local-exec), the executable's
- * block is static TLS at that fixed offset, so all of them read the same.
- * NOT handled: the variable defined in a shared library. Its block offset
- * (initial-exec/static TLS of libraries loaded at start) is chosen by the
- * dynamic loader at run time, and a dlopen()ed library's block lives in the
- * dynamic thread vector (dtv), allocated lazily per thread; both need the
- * loader's private layout (glibc's link_map/_rtld_global offsets), which
- * this reader does not decode. Such processes get no thread context.
+ * Where the variable lives (x86_64, TLS variant II: blocks below the thread
+ * pointer):
+ * - In the executable: its block is static TLS ending at the thread
+ *   pointer, so the variable is at
+ *     tp - (round_up(p_memsz - firstbyte, p_align) + firstbyte) + st_value
+ *   (firstbyte = -(p_vaddr mod p_align) mod p_align; glibc's
+ *   _dl_determine_tlsoffset() places the first module so, musl the same),
+ *   whatever access model the writer compiled with: the linker relaxes
+ *   them all to static access.
+ * - In a shared library: the loader chooses the block at run time, and the
+ *   library's own relocations against the variable say where, once the
+ *   loader has applied them. Read from the process's GOT:
+ *     R_X86_64_TPOFF64 (initial-exec): the offset from the thread pointer;
+ *     R_X86_64_TLSDESC (the OTEP's recommended model): {resolver, arg}, arg
+ *       the offset from the thread pointer when the loader gave the
+ *       library static TLS (loaded at start, or dlopen()ed into glibc's
+ *       surplus), else a pointer to {module id, offset};
+ *     R_X86_64_DTPMOD64 (general dynamic): the module id; the variable is
+ *       at st_value in the module's block.
+ *   With a module id the sampler finds the block per thread in the
+ *   dynamic thread vector (dtv, whose address both glibc and musl keep at
+ *   tp + 8): glibc's slots are 16 bytes (the pointer first) and slot -1
+ *   holds their count; musl's are 8 bytes and slot 0 holds the count. A
+ *   slot that is past the count, 0, or -1 (glibc: not allocated yet, the
+ *   thread never touched the variable) means no context.
+ * Not handled: the local-dynamic model (the OTEP excludes it), other
+ * architectures.
  *
  * The executable is read with pread (headers, section headers, one symbol
  * table and its strings, each size-capped); everything in it is untrusted.
@@ -32,18 +44,68 @@
 #define THREADCTX_RECORD_HEAD 28       /* trace id, span id, valid, flags, attrs size */
 #define THREADCTX_MAX_SYMTAB (16u << 20) /* larger symbol tables are refused */
 
-/* Offset (negative) from the thread pointer of `otel_thread_ctx_v1` in the
- * ELF file open at @fd (an x86_64 executable, PIE or not, static or not),
- * into *@off. Looks in .dynsym only (where the OTEP says it must be). 0, -ENOENT (no such STT_TLS symbol, or no PT_TLS), -ENOEXEC (not
- * a 64-bit little-endian x86_64 ELF, or malformed: sizes past the file, a
- * symbol outside the TLS segment), -EFBIG (symbol table over the cap), or
- * -errno of a read. */
+#define THREADCTX_MAX_MODID 65536 /* larger module ids are not believed */
+
+/* What an ELF file says about its `otel_thread_ctx_v1`. */
+struct threadctx_module {
+	__u64 value;	   /* st_value: the offset in the module's TLS block */
+	__s64 exe_off;	   /* as an executable: the offset from the thread pointer */
+	__u64 load_base;   /* page-aligned vaddr of file offset 0 (lowest PT_LOAD) */
+	__u64 tpoff_got;   /* vaddr of an R_X86_64_TPOFF64 against it, 0 none */
+	__u64 desc_got;	   /* ... of an R_X86_64_TLSDESC, 0 none */
+	__s64 desc_addend; /* its addend */
+	__u64 mod_got;	   /* ... of an R_X86_64_DTPMOD64, 0 none */
+};
+
+/* Where a process's threads keep the variable. */
+struct threadctx_loc {
+	__s64 off;   /* modid 0: from the thread pointer; else in the module's block */
+	__u32 modid; /* 0: static TLS; else the module's dtv slot */
+	bool musl;   /* dtv layout: musl's, else glibc's */
+};
+
+/* Read the ELF file open at @fd (x86_64, 64-bit little-endian, executable
+ * or shared object) into *@m: the STT_TLS symbol THREADCTX_SYMBOL from
+ * .dynsym only (where the OTEP says it must be), PT_TLS, and the
+ * relocations against the symbol. 0; -ENOENT (no such symbol, or no
+ * PT_TLS); -ENOEXEC (not such an ELF, or malformed: sizes past the file, a
+ * symbol outside the TLS segment); -EFBIG (a table over
+ * THREADCTX_MAX_SYMTAB); or -errno of a read. Untrusted input: every size
+ * is checked against the file. */
+int threadctx__elf_module(int fd, struct threadctx_module *m);
+
+/* threadctx__elf_module()'s exe_off into *@off: where the variable is
+ * when the file at @fd is the process's executable. Same returns. */
 int threadctx__elf_offset(int fd, __s64 *off);
 
-/* threadctx__elf_offset() of the executable of process @pid, opened through
- * @proc_root/PID/exe (@proc_root NULL = "/proc"). Same returns, and -errno
- * of the open (-ENOENT: process gone). */
-int threadctx__process_offset(const char *proc_root, int pid, __s64 *off);
+/* Reads @len bytes of the process's memory at @addr into @buf: 0 or
+ * -errno. */
+typedef int (*threadctx_read_fn)(void *ctx, __u64 addr, void *buf, size_t len);
+
+/* Where the variable of library @m, loaded at bias @bias (its file offset
+ * 0 is mapped at @bias + load_base), is for the process whose memory @rd
+ * reads (@ctx passed on): from its GOT, see above. 0 and *@loc (musl
+ * false: the caller knows the C library); -EAGAIN when the relocations are
+ * there but their GOT words are not (yet) what a loader writes; -ENOENT
+ * when the library has no relocation against the variable. Never trusts
+ * what it reads: offsets, module ids and pointers are range-checked. */
+int threadctx__module_locate(const struct threadctx_module *m, __u64 bias,
+			     threadctx_read_fn rd, void *ctx, struct threadctx_loc *loc);
+
+/* Files known not to define the variable (by device and inode), so a host
+ * starting processes of the same binaries reads each file once. At most
+ * 768 files; forgotten all at once when full. */
+struct threadctx_files;
+struct threadctx_files *threadctx_files__new(void); /* NULL: -ENOMEM */
+void threadctx_files__free(struct threadctx_files *f); /* accepts NULL */
+
+/* Where process @pid (under @proc_root, NULL = "/proc") keeps the variable:
+ * its executable first, then each mapped file not in @seen (may be NULL;
+ * files without the variable are added), opened through map_files
+ * (proc/pfile.h). 0 and *@loc; -ENOENT (none), -EAGAIN (see above), or
+ * -errno (process gone: -ENOENT/-ESRCH). */
+int threadctx__process_locate(const char *proc_root, int pid, struct threadctx_files *seen,
+			      struct threadctx_loc *loc);
 
 /* ---- attrs-data: the record's attributes ----
  * After the 28-byte head come attrs-data-size bytes of entries packed with

@@ -23,28 +23,35 @@ if OK and not os.path.exists("/sys/kernel/btf/vmlinux"):
     OK, WHY = False, "no kernel BTF: profcap cannot find threads' TLS (warned, no links)"
 
 SECONDS = 5
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WL = os.path.join(ROOT, "build", "tests", "workloads")
 # Sampling noise: a thread gets ~200-600 samples here; a share's standard
 # error is <= 3.5 points at 200.
 SHARE_TOL = 0.08
 
 
-@unittest.skipUnless(OK, WHY)
-class ThreadContextTest(unittest.TestCase):
+class _Capture:
+    """A capture of one writer variant and the checks every variant must
+    pass: links and shares against the truth, malformed records unlinked."""
+    WORKLOAD = ("threadctx_writer",)
+    WRITER_ARGS = ("-m",)
+    CAPTURE_ARGS = ()
+    SECONDS = SECONDS
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         d = cls.tmp.name
         go, truth = os.path.join(d, "go"), os.path.join(d, "truth.json")
         cls.out = os.path.join(d, "cpu.pb")
-        with Workload("threadctx_writer", "-g", go, "-d", str(SECONDS), "-o", truth,
-                      "-t", "2", "-m") as w:
+        with Workload(*cls.WORKLOAD, "-g", go, "-d", str(cls.SECONDS), "-o", truth,
+                      "-t", "2", *cls.WRITER_ARGS) as w:
             cls.pid = w.pid
             import subprocess
             cap = subprocess.Popen(
-                [os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-                    os.path.abspath(__file__)))), "build", "profcap"),
-                 "capture", "-p", str(w.pid), "--seconds", str(SECONDS + 1), "-F", "499",
-                 "-o", cls.out],
+                [os.path.join(ROOT, "build", "profcap"),
+                 "capture", "-p", str(w.pid), "--seconds", str(cls.SECONDS + 1), "-F", "499",
+                 "-o", cls.out, "-v", *cls.CAPTURE_ARGS],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             time.sleep(0.5)  # attached before the threads start
             open(go, "w").close()
@@ -63,9 +70,13 @@ class ThreadContextTest(unittest.TestCase):
         self.assertEqual(self.rc, 0, self.stderr)
         self.assertTrue(self.done, "the workload did not finish")
         by = {}
-        for res in decode(self.out)["resources"]:
+        data = decode(self.out)
+        strings = data["data"].dictionary.string_table
+        for res in data["resources"]:
             if res["attrs"].get("process.pid") != self.pid:
                 continue
+            if strings[res["profile"].sample_type.type_strindex] == "off_cpu":
+                continue  # CPU samples only (off-CPU values are nanoseconds)
             for s in res["samples"]:
                 by.setdefault(s["attrs"].get("thread.id"), []).append(s)
         return by
@@ -121,6 +132,11 @@ class ThreadContextTest(unittest.TestCase):
                                f"{t['func']} was not sampled")
             linked = [s["link"] for s in samples if s["link"]]
             self.assertEqual(linked, [], f"{t['func']}: malformed record linked")
+
+
+@unittest.skipUnless(OK, WHY)
+class ThreadContextTest(_Capture, unittest.TestCase):
+    """The variable in the executable, and every view of the links."""
 
     def test_attributes_match_span(self):
         by = self.samples_by_tid()
@@ -233,3 +249,89 @@ class ThreadContextTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class _LibraryContext(_Capture):
+    """The variable in a shared library instead of the executable: the
+    same truth checks, and where the reader found it (-v)."""
+    SECONDS = 3
+    WHERE = "from the thread pointer"
+
+    def test_found_in_library(self):
+        self.assertIn(f"process {self.pid}: thread context at ", self.stderr)
+        self.assertIn(self.WHERE, self.stderr)
+
+
+@unittest.skipUnless(OK, WHY)
+class TlsdescLibraryTest(_LibraryContext, unittest.TestCase):
+    """TLSDESC (the OTEP's recommended dialect) in a library linked at
+    start: the loader gives it static TLS, the GOT descriptor holds the
+    offset from the thread pointer."""
+    WORKLOAD = ("threadctx_writer_desc",)
+
+
+@unittest.skipUnless(OK, WHY)
+class GeneralDynamicLibraryTest(_LibraryContext, unittest.TestCase):
+    """Legacy general dynamic in a library linked at start: the GOT holds
+    the module id; the block is found in each thread's dtv."""
+    WORKLOAD = ("threadctx_writer_gd",)
+    WHERE = "in the TLS block of module"
+
+
+@unittest.skipUnless(OK, WHY)
+class DlopenGeneralDynamicTest(_LibraryContext, unittest.TestCase):
+    """A general-dynamic library dlopen()ed: dynamic TLS, allocated per
+    thread in its dtv at the thread's first access."""
+    WORKLOAD = ("threadctx_writer_dl", "-L", os.path.join(WL, "libotelctx_gd.so"))
+    WHERE = "in the TLS block of module"
+
+
+@unittest.skipUnless(OK, WHY)
+class DlopenTlsdescTest(_LibraryContext, unittest.TestCase):
+    """A TLSDESC library dlopen()ed: glibc places it in its static TLS
+    surplus when there is room (else dynamic TLS, as above)."""
+    WORKLOAD = ("threadctx_writer_dl", "-L", os.path.join(WL, "libotelctx_desc.so"))
+    WHERE = "thread context at"
+
+
+@unittest.skipUnless(OK, WHY)
+class OffCpuLinkTest(_Capture, unittest.TestCase):
+    """Off-CPU waits carry the span the thread waited in: a thread sleeps
+    10 ms at a time with a span attached (the variable in a general-dynamic
+    library, read through the dtv at the wait's end)."""
+    WORKLOAD = ("threadctx_writer_gd",)
+    WRITER_ARGS = ("-m", "-w")
+    CAPTURE_ARGS = ("--off-cpu",)
+    SECONDS = 3
+
+    def off_cpu_by_tid(self):
+        self.assertEqual(self.rc, 0, self.stderr)
+        data = decode(self.out)
+        strings = data["data"].dictionary.string_table
+        by = {}
+        for res in data["resources"]:
+            st = res["profile"].sample_type
+            if strings[st.type_strindex] != "off_cpu" or res["attrs"].get("process.pid") != self.pid:
+                continue
+            for s in res["samples"]:
+                by.setdefault(s["attrs"].get("thread.id"), []).append(s)
+        return by
+
+    def test_wait_linked_to_its_span(self):
+        w = self.truth["waiter"]
+        self.assertGreater(w["sleeps"], 100, "the waiter hardly slept")
+        by = self.off_cpu_by_tid()
+        waits = by.get(w["tid"], [])
+        total = sum(s["value"] for s in waits)
+        # ~10 ms sleeps over SECONDS: most of the thread's time is off the CPU
+        self.assertGreater(total, 0.5 * self.SECONDS * 1e9, f"off-CPU time {total} ns")
+        linked = sum(s["value"] for s in waits if s["link"] == (w["trace_id"], w["span_id"]))
+        other = [s["link"] for s in waits if s["link"] and s["link"] != (w["trace_id"], w["span_id"])]
+        self.assertEqual(other, [], "a wait linked to another span")
+        print(f"\nwaiter: {linked / total:.3f} of {total / 1e9:.2f} s off-CPU linked to its span")
+        self.assertGreaterEqual(linked / total, 0.95)
+        # nobody else waited in the waiter's span
+        for tid, samples in by.items():
+            if tid != w["tid"]:
+                self.assertFalse(any(s["link"] == (w["trace_id"], w["span_id"]) for s in samples),
+                                 f"thread {tid} linked to the waiter's span")

@@ -60,11 +60,111 @@ TEST(writer_offset)
 
 TEST(process_offset)
 {
-	__s64 off = 0;
+	struct threadctx_loc loc;
 
 	/* This test program has no such variable. */
-	CHECK(threadctx__process_offset(NULL, (int)getpid(), &off) == -ENOENT);
-	CHECK(threadctx__process_offset(NULL, 0x7ffffff0, &off) == -ENOENT);
+	CHECK(threadctx__process_locate(NULL, (int)getpid(), NULL, &loc) == -ENOENT);
+	CHECK(threadctx__process_locate(NULL, 0x7ffffff0, NULL, &loc) == -ENOENT);
+}
+
+/* The SDK-like library in both dialects: the symbol and the relocation
+ * its own code uses (TLSDESC or DTPMOD64), none for the other kinds. */
+static char libdir[4096];
+
+static int lib_module(const char *name, struct threadctx_module *m)
+{
+	char path[4200];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%s", libdir, name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	err = threadctx__elf_module(fd, m);
+	close(fd);
+	return err;
+}
+
+TEST(library_relocations)
+{
+	struct threadctx_module m;
+
+	CHECK(lib_module("libotelctx_desc.so", &m) == 0);
+	CHECK(m.desc_got != 0 && m.mod_got == 0 && m.tpoff_got == 0);
+	CHECK(m.desc_addend == 0 && m.load_base == 0);
+	CHECK(lib_module("libotelctx_gd.so", &m) == 0);
+	CHECK(m.mod_got != 0 && m.desc_got == 0);
+	/* a library without it */
+	CHECK(lib_module("libnofp.so", &m) == -ENOENT);
+}
+
+/* Fake process memory for threadctx__module_locate(): a few words at
+ * fixed addresses; anything else fails to read, as unmapped memory does. */
+struct fake_mem {
+	__u64 addr[4];
+	__u64 word[4][2];
+	unsigned n;
+};
+
+static int fake_read(void *ctx, __u64 addr, void *buf, size_t len)
+{
+	const struct fake_mem *f = ctx;
+	unsigned i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->addr[i] == addr && len <= 16) {
+			memcpy(buf, f->word[i], len);
+			return 0;
+		}
+	return -EFAULT;
+}
+
+/* Every GOT shape a loader leaves, and what a reader must not believe. */
+TEST(got_words)
+{
+	struct threadctx_module m = {.value = 0x10, .desc_got = 0x4000};
+	struct fake_mem f = {.n = 2, .addr = {0x7000004000ull, 0x55000000}};
+	struct threadctx_loc loc;
+
+	/* TLSDESC, static TLS: the argument is the offset from tp */
+	f.word[0][0] = 0x7000001234ull;
+	f.word[0][1] = (__u64)-152;
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == 0);
+	CHECK(loc.off == -152 && loc.modid == 0);
+	/* TLSDESC, dynamic: the argument points at {module id, offset} */
+	f.word[0][1] = 0x55000000;
+	f.word[1][0] = 3;
+	f.word[1][1] = 0x10;
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == 0);
+	CHECK(loc.off == 0x10 && loc.modid == 3);
+	/* ... whose offset is not the symbol's: not a resolved descriptor */
+	f.word[1][1] = 0x18;
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == -EAGAIN);
+	f.word[1][1] = 0x10;
+	f.word[1][0] = THREADCTX_MAX_MODID + 1; /* an absurd module id */
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == -EAGAIN);
+	f.word[0][1] = 0x66000000; /* points at unreadable memory */
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == -EAGAIN);
+	f.word[0][1] = (__u64)-(2ll << 30); /* an offset too far to be TLS */
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == -EAGAIN);
+	/* general dynamic: the module id, the symbol's own offset */
+	m.desc_got = 0;
+	m.mod_got = 0x3fc0;
+	f.addr[0] = 0x7000003fc0ull;
+	f.word[0][0] = 2;
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == 0);
+	CHECK(loc.off == 0x10 && loc.modid == 2);
+	f.word[0][0] = 0; /* not relocated (yet) */
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == -EAGAIN);
+	/* initial-exec in a library: the GOT holds the offset from tp */
+	m.mod_got = 0;
+	m.tpoff_got = 0x3fc0;
+	f.word[0][0] = (__u64)-64;
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == 0);
+	CHECK(loc.off == -64 && loc.modid == 0);
+	/* no relocation at all */
+	m.tpoff_got = 0;
+	CHECK(threadctx__module_locate(&m, 0x7000000000ull, fake_read, &f, &loc) == -ENOENT);
 }
 
 /* Truncated copies of the writer and garbage: refused, never read past. */
@@ -149,6 +249,7 @@ int main(void)
 
 	test_dir(dir, sizeof(dir));
 	snprintf(bin, sizeof(bin), "%s/workloads/threadctx_writer", dir);
+	snprintf(libdir, sizeof(libdir), "%s/workloads", dir);
 	if (access(bin, X_OK)) {
 		printf("skip: %s missing (run make)\n", bin);
 		printf("unit: 0 passed, 0 failed\n");
@@ -156,6 +257,8 @@ int main(void)
 	}
 	RUN(writer_offset);
 	RUN(process_offset);
+	RUN(library_relocations);
+	RUN(got_words);
 	RUN(malformed);
 	RUN(attrs);
 	return TEST_DONE();

@@ -2,10 +2,14 @@
  * 4947): threads that burn CPU while their `otel_thread_ctx_v1` names known
  * spans, each timing its own CPU time under each span.
  *
- * The executable defines the TLS pointer `otel_thread_ctx_v1` itself and
+ * threadctx_writer defines the TLS pointer `otel_thread_ctx_v1` itself and
  * exports it in .dynsym (linked with --export-dynamic-symbol, see
  * workloads.mk); the linker relaxes its accesses to local-exec, the static
- * TLS block of the executable.
+ * TLS block of the executable. The library variants leave the variable to
+ * an SDK-like library (lib/otelctx_lib.c): threadctx_writer_desc and
+ * threadctx_writer_gd are linked with libotelctx_desc.so (TLSDESC) and
+ * libotelctx_gd.so (general dynamic); threadctx_writer_dl dlopen()s the
+ * library named by -L before it starts its threads.
  *
  * Good threads (burn_t0, burn_t1, ...): thread i owns one record (trace id
  * bytes 0x10 * (i + 1) + k, three spans). It cycles: span 0 for 1 slice, span 1 for 2 slices,
@@ -23,13 +27,17 @@
  * ignore: burn_invalid (valid 0 with ids set), burn_unmapped (the pointer
  * names unmapped memory) and burn_garbage (valid 0xa5 and random bytes).
  *
- * Usage: threadctx_writer -g GOFILE -d SECONDS -o TRUTH.json [-t THREADS] [-m]
+ * Usage: threadctx_writer -g GOFILE -d SECONDS -o TRUTH.json [-t THREADS] [-m] [-w]
  *        threadctx_writer -T  (prints the variable's offset from the thread pointer)
+ *        threadctx_writer_dl -L LIB ...
  * Prints "ready PID", waits until GOFILE exists, runs SECONDS, writes
  * {"threads": [{"tid": T, "func": "burn_t0", "trace_id": "hex",
  *   "spans": {"span hex": cpu_s, ...}, "none": cpu_s,
  *   "attrs": {"span hex": {"http.route": "/t0/s0", "http.method": "GET"}, ...}}, ...],
- *  "malformed": [{"tid": T, "func": "burn_invalid", "cpu": s}, ...]}
+ *  "malformed": [{"tid": T, "func": "burn_invalid", "cpu": s}, ...],
+ *  "waiter": {"tid": T, "trace_id": "hex", "span_id": "hex", "sleeps": N}}
+ * With -w, one more thread (wait_in_span) keeps a span attached while it
+ * sleeps 10 ms at a time: an off-CPU capture must link its waits to it.
  * prints "done", then waits to be killed.
  */
 #define _GNU_SOURCE
@@ -60,8 +68,23 @@ struct otel_thread_ctx_record {
 	uint8_t attrs_data[36];
 } __attribute__((packed, aligned(8)));
 
+#if defined(CTX_LINKED)
+/* In the library this is linked with. */
+void otelctx_set(void *rec);
+static void (*ctx_set)(void *) = otelctx_set;
+#elif defined(CTX_DLOPEN)
+#include <dlfcn.h>
+static void (*ctx_set)(void *); /* from the library -L names */
+#else
 /* The variable readers look up in .dynsym (STT_TLS). */
 __attribute__((visibility("default"))) __thread void *otel_thread_ctx_v1;
+
+static void set_own(void *rec)
+{
+	otel_thread_ctx_v1 = rec;
+}
+static void (*ctx_set)(void *) = set_own;
+#endif
 
 struct thread_truth {
 	int tid;
@@ -128,19 +151,19 @@ static void run_good(struct thread_truth *t, void (*burn)(double))
 	int s;
 
 	memset(&rec, 0, sizeof(rec));
-	otel_thread_ctx_v1 = NULL;
+	ctx_set(NULL);
 	while (!stop) {
 		for (s = 0; s < NSPANS && !stop; s++) {
 			set_span(&rec, t, s);
 			fence();
-			otel_thread_ctx_v1 = &rec;
+			ctx_set(&rec);
 			fence();
 			t0 = cpu_now();
 			burn(slices[s] * SLICE_MS / 1e3);
 			t->span_cpu[s] += cpu_now() - t0;
 		}
 		fence();
-		otel_thread_ctx_v1 = NULL; /* detached: no context */
+		ctx_set(NULL); /* detached: no context */
 		fence();
 		t0 = cpu_now();
 		burn(SLICE_MS / 1e3);
@@ -199,7 +222,7 @@ static void *bad_main(void *arg)
 	t0 = cpu_now();
 	if (t == &bad[0]) {
 		rec.valid = 0; /* ids set but not valid: "being changed" */
-		otel_thread_ctx_v1 = &rec;
+		ctx_set(&rec);
 		while (!stop)
 			duty(burn_invalid);
 	} else if (t == &bad[1]) {
@@ -207,7 +230,7 @@ static void *bad_main(void *arg)
 		hole = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (hole != MAP_FAILED)
 			munmap(hole, 4096);
-		otel_thread_ctx_v1 = hole == MAP_FAILED ? (void *)0x10 : hole;
+		ctx_set(hole == MAP_FAILED ? (void *)0x10 : hole);
 		while (!stop)
 			duty(burn_unmapped);
 	} else {
@@ -218,12 +241,12 @@ static void *bad_main(void *arg)
 			((uint8_t *)&rec)[i] = (uint8_t)(x >> 56);
 		}
 		rec.valid = 0xa5; /* reserved: not 1 */
-		otel_thread_ctx_v1 = &rec;
+		ctx_set(&rec);
 		while (!stop)
 			duty(burn_garbage);
 	}
 	t->cpu = cpu_now() - t0;
-	otel_thread_ctx_v1 = NULL;
+	ctx_set(NULL);
 	return NULL;
 }
 
@@ -231,6 +254,37 @@ static void hex(FILE *f, const uint8_t *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%02x", b[i]);
+}
+
+/* -w: a thread that waits, not burns, inside one span. */
+static struct {
+	int tid;
+	long sleeps;
+	struct otel_thread_ctx_record rec;
+} waiter;
+
+NOINLINE static void wait_in_span(void)
+{
+	struct timespec nap = {0, 10 * 1000 * 1000};
+
+	while (!stop) {
+		nanosleep(&nap, NULL);
+		waiter.sleeps++;
+	}
+}
+
+static void *waiter_main(void *arg)
+{
+	(void)arg;
+	waiter.tid = (int)syscall(SYS_gettid);
+	memset(waiter.rec.trace_id, 0xee, sizeof(waiter.rec.trace_id));
+	memset(waiter.rec.span_id, 0xdd, sizeof(waiter.rec.span_id));
+	waiter.rec.trace_flags = 1;
+	waiter.rec.valid = 1;
+	ctx_set(&waiter.rec);
+	wait_in_span();
+	ctx_set(NULL);
+	return NULL;
 }
 
 static int write_truth(const char *path, int malformed)
@@ -266,7 +320,15 @@ static int write_truth(const char *path, int malformed)
 	for (i = 0; malformed && i < 3; i++)
 		fprintf(f, "%s{\"tid\": %d, \"func\": \"%s\", \"cpu\": %.6f}", i ? ", " : "",
 			bad[i].tid, bad[i].func, bad[i].cpu);
-	fprintf(f, "]}\n");
+	fprintf(f, "]");
+	if (waiter.tid) {
+		fprintf(f, ", \"waiter\": {\"tid\": %d, \"trace_id\": \"", waiter.tid);
+		hex(f, waiter.rec.trace_id, 16);
+		fprintf(f, "\", \"span_id\": \"");
+		hex(f, waiter.rec.span_id, 8);
+		fprintf(f, "\", \"sleeps\": %ld}", waiter.sleeps);
+	}
+	fprintf(f, "}\n");
 	return fclose(f);
 }
 
@@ -363,27 +425,44 @@ static int publish_key_map(void)
 int main(int argc, char **argv)
 {
 	const char *go = NULL, *out = NULL;
-	pthread_t th[MAX_THREADS + 3];
-	int opt, i, s, n = 0, malformed = 0;
+	pthread_t th[MAX_THREADS + 4];
+	int opt, i, s, n = 0, malformed = 0, wait = 0;
 	double secs = 3;
 
-	while ((opt = getopt(argc, argv, "g:d:o:t:mT")) != -1) {
+#ifdef CTX_DLOPEN
+	void *lib = NULL;
+#endif
+
+	while ((opt = getopt(argc, argv, "g:d:o:t:mwTL:")) != -1) {
 		switch (opt) {
+#if !defined(CTX_LINKED) && !defined(CTX_DLOPEN)
 		case 'T': /* where the variable really is, for the reader's tests */
 			printf("%ld\n", (long)((char *)&otel_thread_ctx_v1 -
 					       (char *)__builtin_thread_pointer()));
 			return 0;
+#endif
+#ifdef CTX_DLOPEN
+		case 'L':
+			lib = dlopen(optarg, RTLD_NOW);
+			ctx_set = lib ? (void (*)(void *))dlsym(lib, "otelctx_set") : NULL;
+			if (!ctx_set) {
+				fprintf(stderr, "threadctx_writer: %s: %s\n", optarg, dlerror());
+				return 1;
+			}
+			break;
+#endif
 		case 'g': go = optarg; break;
 		case 'd': secs = atof(optarg); break;
 		case 'o': out = optarg; break;
 		case 't': ngood = atoi(optarg); break;
 		case 'm': malformed = 1; break;
+		case 'w': wait = 1; break;
 		default: return 2;
 		}
 	}
-	if (!go || !out || ngood < 1 || ngood > MAX_THREADS) {
+	if (!go || !out || ngood < 1 || ngood > MAX_THREADS || !ctx_set) {
 		fprintf(stderr, "usage: threadctx_writer -g GOFILE -d SECONDS -o TRUTH.json "
-				"[-t 1..8] [-m]\n");
+				"[-t 1..8] [-m] [-w] [-L LIB]\n");
 		return 2;
 	}
 	for (i = 0; i < ngood; i++) {
@@ -415,6 +494,8 @@ int main(int argc, char **argv)
 		pthread_create(&th[n++], NULL, good_main, &good[i]);
 	for (i = 0; malformed && i < 3; i++)
 		pthread_create(&th[n++], NULL, bad_main, &bad[i]);
+	if (wait)
+		pthread_create(&th[n++], NULL, waiter_main, NULL);
 	usleep((useconds_t)(secs * 1e6));
 	stop = 1;
 	for (i = 0; i < n; i++)

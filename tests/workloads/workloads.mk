@@ -27,7 +27,23 @@ $(BUILD)/tests/workloads/fp_main: tests/workloads/nofp_main.c tests/workloads/li
 # OTEP 4947: the thread-context TLS variable must be in .dynsym.
 $(BUILD)/tests/workloads/threadctx_writer: WORKLOAD_CFLAGS += -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
 
-TEST_DEPS += $(WORKLOAD_BINS) $(NOFP_BINS)
+# ... or in a library: TLSDESC (gnu2) and general dynamic (gnu) builds of
+# one SDK-like library, linked at start or dlopen()ed by the writer.
+TCTX_DIR := $(BUILD)/tests/workloads
+TCTX_BINS := $(addprefix $(TCTX_DIR)/,libotelctx_desc.so libotelctx_gd.so \
+	threadctx_writer_desc threadctx_writer_gd threadctx_writer_dl)
+$(TCTX_DIR)/libotelctx_%.so: TLS_DIALECT = $(if $(filter desc,$*),gnu2,gnu)
+$(TCTX_DIR)/libotelctx_%.so: tests/workloads/lib/otelctx_lib.c tests/workloads/workloads.mk
+	@mkdir -p $(@D)
+	gcc -O2 -g -Wall -Wextra -Werror -fPIC -shared -mtls-dialect=$(TLS_DIALECT) \
+		-Wl,-soname,libotelctx_$*.so -o $@ $<
+$(TCTX_DIR)/threadctx_writer_desc $(TCTX_DIR)/threadctx_writer_gd: $(TCTX_DIR)/threadctx_writer_%: \
+		tests/workloads/threadctx_writer.c tests/workloads/lib/burn.h $(TCTX_DIR)/libotelctx_%.so
+	gcc $(WORKLOAD_CFLAGS) -DCTX_LINKED -o $@ $< -L$(@D) -lotelctx_$* -Wl,-rpath,'$$ORIGIN'
+$(TCTX_DIR)/threadctx_writer_dl: tests/workloads/threadctx_writer.c tests/workloads/lib/burn.h
+	gcc $(WORKLOAD_CFLAGS) -DCTX_DLOPEN -o $@ $< -ldl
+
+TEST_DEPS += $(WORKLOAD_BINS) $(NOFP_BINS) $(TCTX_BINS)
 $(BUILD)/tests/test_cfi: | $(NOFP_BINS)
 
 # C++ workload (mangled names); Rust and Go workloads are built by

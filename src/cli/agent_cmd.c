@@ -143,8 +143,6 @@ int agent_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 		{"max-dir-size", required_argument, NULL, OPT_MAX_DIR},
 		{"json", no_argument, NULL, OPT_JSON},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"help", no_argument, NULL, 'h'},
 		CAPTURE_COMMON_LONGOPTS,
 		{0},
 	};

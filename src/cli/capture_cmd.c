@@ -264,9 +264,7 @@ int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 {
 	static const struct option longopts[] = {
 		{"seconds", required_argument, NULL, OPT_SECONDS},
-		{"all-cpus", no_argument, NULL, 'a'},
 		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
 		CAPTURE_COMMON_LONGOPTS,
 		{0},
 	};

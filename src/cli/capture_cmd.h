@@ -26,6 +26,7 @@ enum {
 /* clang-format off */
 #define CAPTURE_COMMON_LONGOPTS                                          \
 	{ "freq", required_argument, NULL, 'F' },                        \
+	{ "all-cpus", no_argument, NULL, 'a' },                          \
 	{ "no-kernel", no_argument, NULL, CAPTURE_OPT_NO_KERNEL },       \
 	{ "no-user", no_argument, NULL, CAPTURE_OPT_NO_USER },           \
 	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
@@ -39,6 +40,7 @@ enum {
 	{ "debug-dir", required_argument, NULL, CAPTURE_OPT_DEBUG_DIR }, \
 	{ "quiet", no_argument, NULL, 'q' },                             \
 	{ "verbose", no_argument, NULL, 'v' },                           \
+	{ "help", no_argument, NULL, 'h' },                              \
 	TARGET_LONGOPTS,                                                 \
 	OTLP_CONFIG_LONGOPTS
 /* clang-format on */

@@ -219,16 +219,14 @@ int capture_cmd__options(const struct capture_cmd_syntax *sx, int argc, char **a
 			return 1;
 		}
 		err = sx->own(c, optarg, sx->ctx);
-		if (err != -ENOENT) {
-			if (err)
-				return err;
-		} else if (c == 'a') {
+		if (err == -ENOENT && c == 'a') {
 			*all = true;
-		} else {
+			err = 0;
+		} else if (err == -ENOENT) {
 			err = common_flag(o, c, optarg, argv[optind - 1], sx->cmd);
-			if (err)
-				return err;
 		}
+		if (err)
+			return err;
 	}
 	return 0;
 }

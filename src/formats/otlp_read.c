@@ -1410,7 +1410,10 @@ static int read_keyvalue(struct rd *r, pb_istream_t *s, struct resource *res)
 	return 0;
 }
 
-static int read_resource(struct rd *r, pb_istream_t *s, struct resource *res)
+/* Hand each submessage field @field of @s (named @name in errors) to @fn
+ * with @res, in order; the other fields are skipped. */
+static int each_sub(struct rd *r, pb_istream_t *s, __u32 field, const char *name,
+		    int (*fn)(struct rd *, pb_istream_t *, struct resource *), struct resource *res)
 {
 	pb_istream_t sub;
 	__u32 tag;
@@ -1421,15 +1424,20 @@ static int read_resource(struct rd *r, pb_istream_t *s, struct resource *res)
 		err = next_tag(r, s, &wt, &tag);
 		if (err)
 			break;
-		if (tag != F_RESOURCE_ATTRS) {
+		if (tag != field) {
 			err = skip(r, s, wt);
 			continue;
 		}
-		err = open_sub(r, s, wt, "attributes", &sub);
-		err = err ?: read_keyvalue(r, &sub, res);
+		err = open_sub(r, s, wt, name, &sub);
+		err = err ?: fn(r, &sub, res);
 		err = err ?: close_sub(r, s, &sub);
 	}
 	return err;
+}
+
+static int read_resource(struct rd *r, pb_istream_t *s, struct resource *res)
+{
+	return each_sub(r, s, F_RESOURCE_ATTRS, "attributes", read_keyvalue, res);
 }
 
 /* ---- samples --------------------------------------------------------------------- */
@@ -1856,18 +1864,7 @@ static int read_resource_profiles(struct rd *r, pb_istream_t *s)
 	int err = 0;
 
 	r->ctx = CTX_RESOURCE;
-	while (!err && again.bytes_left) {
-		err = next_tag(r, &again, &wt, &tag);
-		if (err)
-			break;
-		if (tag != F_RP_RESOURCE) {
-			err = skip(r, &again, wt);
-			continue;
-		}
-		err = open_sub(r, &again, wt, "resource", &sub);
-		err = err ?: read_resource(r, &sub, &res);
-		err = err ?: close_sub(r, &again, &sub);
-	}
+	err = each_sub(r, &again, F_RP_RESOURCE, "resource", read_resource, &res);
 	if (err)
 		return err;
 	if (!res.has_pid)

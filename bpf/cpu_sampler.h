@@ -89,7 +89,11 @@ struct comm_key {
 /* Ring-buffer notice: a process was sampled for the first time. */
 struct proc_event {
 	__u32 tgid;
-	__u32 pad;
+	__u32 pad; /* 0: a new process @tgid; PROFCAP_EVENT_NORSEQ (tgid 0) */
 };
+
+/* The off-CPU switch-in side saw the first long wait of a thread without
+ * rseq: user space attaches sys_exit (bpf/offcpu_bpf.h). */
+#define PROFCAP_EVENT_NORSEQ 1
 
 #endif

@@ -11,10 +11,19 @@
  *    switch-out side alone): the wait is measured; waits below `offcpu_min_ns` are only counted.
  *    A long wait gets `next`'s kernel stack (bpf_get_task_stack: the stack
  *    it blocked in) and stays pending in the thread's entry;
- *  - raw tracepoint sys_exit: the thread returns from the system call it
- *    blocked in, its user registers are those of the call: the user stack
- *    is walked here, in its own address space, and the pending time added
- *    to (thread, stacks, state) -> {ns, switches} in the current generation.
+ *  - the thread returns to user space after the wait, in its own address
+ *    space with its user registers those of the system call it blocked
+ *    in: the user stack is walked there and the pending time added to
+ *    (thread, stacks, state) -> {ns, switches} in the current generation.
+ *    "There" is the raw tracepoint rseq_update, which runs on the way back
+ *    to user space of a thread that was switched out, and only then, when
+ *    the thread registered rseq (glibc >= 2.35 does for every thread); and
+ *    raw tracepoint sys_exit for threads without rseq. sys_exit runs at
+ *    every system call return on the host once attached (and makes every
+ *    one take the slow path), so it is attached only when the switch-in
+ *    side has seen a long wait of a thread without rseq (offcpu_norseq,
+ *    polled by user space), or when the kernel has no rseq tracepoint. The
+ *    same program serves both: the first to run completes the wait.
  *    Kernel threads are added at switch-in; a wait outside a system call
  *    (page fault) keeps the user PC of switch-in as its user stack.
  * Without kernel BTF there is no switch-in side: sys_exit ends the wait
@@ -34,7 +43,13 @@ const volatile __u32 offcpu_state_off = 0;    /* else task_struct offset of the 
 const volatile __u32 offcpu_pid_off = 0;      /* task_struct offsets (BTF) */
 const volatile __u32 offcpu_tgid_off = 0;
 const volatile __u32 offcpu_comm_off = 0;
+const volatile __u32 offcpu_rseq_off = 0;     /* task_struct.rseq, 0 = sys_exit only */
 
+/* Long waits of threads without rseq seen at switch-in: user space then
+ * attaches sys_exit too (offcpu_sysexit set), after which this stops
+ * counting. */
+__u64 offcpu_norseq = 0;
+__u32 offcpu_sysexit = 0;
 /* Threads with a wait pending (about: exited threads may keep it above
  * the truth), so sys_exit costs one load while there are none. */
 __u64 offcpu_npending = 0;
@@ -301,6 +316,25 @@ int profcap_switch(__u64 *ctx)
 	if (e->pend_switches > 1)
 		return 0; /* woke within the same system call: keeps the first stack */
 	__sync_fetch_and_add(&offcpu_npending, 1);
+	if (!offcpu_sysexit) {
+		__u64 rseq = 0;
+
+		/* Completed at its return to user space only through rseq:
+		 * else wake user space at once to attach sys_exit (until then
+		 * the thread's waits add up under this first one). */
+		if ((!offcpu_rseq_off ||
+		     bpf_probe_read_kernel(&rseq, sizeof(rseq), (char *)next + offcpu_rseq_off) ||
+		     !rseq) &&
+		    !offcpu_norseq++) {
+			struct proc_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+
+			if (ev) {
+				ev->tgid = 0;
+				ev->pad = PROFCAP_EVENT_NORSEQ;
+				bpf_ringbuf_submit(ev, 0);
+			}
+		}
+	}
 	e->pend_state = state;
 	e->kgen = gen & 1;
 	e->kflags = 0;
@@ -345,7 +379,7 @@ drop:
 	return 0;
 }
 
-/* The current thread returns to user space from a system call. */
+/* The current thread returns to user space (rseq_update or sys_exit). */
 SEC("raw_tp/sys_exit")
 int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {

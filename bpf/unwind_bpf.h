@@ -32,6 +32,39 @@ const volatile __u32 unwind_task_regs = 0; /* kernel BTF: user regs of kernel-mo
 const volatile __u32 unwind_vma = 0;
 const volatile __u32 vma_start_off = 0, vma_end_off = 0, vma_pgoff_off = 0, vma_file_off = 0;
 const volatile __u32 file_inode_off = 0, inode_ino_off = 0, inode_sb_off = 0, sb_dev_off = 0;
+const volatile __u32 task_mm_off = 0; /* task_struct.mm: the VMA cache's key, 0 = no cache */
+
+/* From a perf event (NMI or IRQ context) the kernel takes the mm lock for
+ * bpf_find_vma() once per interrupt: the unlock is deferred to an irq_work
+ * that runs after the program, and a second call in the same sample fails
+ * (-EBUSY). So a walk looks up at most one VMA, and what it finds is kept
+ * per process (per CPU, no locking) for the samples after it: a new
+ * process's stack that crosses from its executable into libraries becomes
+ * complete after a few samples, before user space has read its mappings.
+ * The key is (tgid, mm): a program exec()ed in the process has another
+ * mm, a reused PID another process. */
+#define UNWIND_VCACHE 8
+
+struct unwind_vcache_key {
+	__u64 mm;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct unwind_vcache {
+	__u32 n;
+	__u32 pad;
+	struct unwind_map m[UNWIND_VCACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__type(key, struct unwind_vcache_key);
+	__type(value, struct unwind_vcache);
+	__uint(max_entries, 1); /* sized by user space when unwind_vma is on */
+} unwind_vcache SEC(".maps");
+
+static struct unwind_vcache unwind_vcache_zero; /* an empty entry to insert */
 
 #define UNWIND_MAP_STEPS 17 /* 2^16 mappings per process */
 #define UNWIND_ROW_STEPS 24 /* 2^23 rows per file (CFI_MAX_ROWS is 2^22) */
@@ -113,7 +146,7 @@ struct unwind_state {
 	__u32 bp_ok; /* bp holds the real rbp */
 	__u32 done;  /* 1 complete, 2 partial */
 	__u32 why;   /* USTAT_* of a partial walk */
-	__u32 pad;
+	__u32 vma_tried; /* bpf_find_vma() called in this sample (once only) */
 	__u64 stack_lo; /* sp of the sampled frame */
 };
 
@@ -200,39 +233,80 @@ static long unwind_vma_cb(void *task, void *vma, void *data)
 	return 0;
 }
 
-/* The mapping of @addr from the kernel's VMA and the file's table, for code
- * user space has not described yet (a new process, a library just loaded).
- * 0 or -1. */
-static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
+/* The mapping of VMA @v in the table of its file, into *@m: 0, or -1 when
+ * the file has no table (yet) or the VMA lies in none of its segments. */
+static __always_inline int unwind_vma_map(const struct unwind_vma *v, struct unwind_map *m)
 {
-	struct unwind_vma v = {};
-	struct unwind_file *f;
-	__u64 off;
+	struct unwind_file *f = bpf_map_lookup_elem(&unwind_file_idx, &v->key);
+	__u64 off = v->pgoff << 12;
 	__u32 i;
 
-	if (!unwind_vma)
-		return -1;
-	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &v, 0) || !v.found)
-		return -1;
-	f = bpf_map_lookup_elem(&unwind_file_idx, &v.key);
 	if (!f)
 		return -1;
-	off = v.pgoff << 12;
 	for (i = 0; i < UNWIND_FILE_SEGS; i++) {
 		if (i >= f->nseg)
 			break;
 		if (off >= f->seg[i][0] && off - f->seg[i][0] < f->seg[i][2]) {
-			st->m.start = v.start;
-			st->m.end = v.end;
-			st->m.bias = v.start - (f->seg[i][1] + (off - f->seg[i][0]));
-			st->m.first = f->slot;
-			st->m.nrows = f->nrows;
-			st->have_map = 1;
-			ustat_inc(USTAT_VMA);
+			m->start = v->start;
+			m->end = v->end;
+			m->bias = v->start - (f->seg[i][1] + (off - f->seg[i][0]));
+			m->first = f->slot;
+			m->nrows = f->nrows;
 			return 0;
 		}
 	}
 	return -1;
+}
+
+/* The mapping of @addr from the kernel's VMA and the file's table, for code
+ * user space has not described yet (a new process, a library just loaded):
+ * from the VMA cache, else one bpf_find_vma() per sample. 0 or -1. */
+static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
+{
+	struct unwind_vcache_key k = {.tgid = st->tgid};
+	struct unwind_vma v = {};
+	struct unwind_vcache *vc = NULL;
+	__u32 i, n;
+
+	if (!unwind_vma)
+		return -1;
+	if (task_mm_off &&
+	    !bpf_probe_read_kernel(&k.mm, 8, (char *)bpf_get_current_task() + task_mm_off) &&
+	    k.mm) {
+		vc = bpf_map_lookup_elem(&unwind_vcache, &k);
+		for (i = 0; vc && i < UNWIND_VCACHE; i++) {
+			if (i >= vc->n)
+				break;
+			if (addr >= vc->m[i].start && addr < vc->m[i].end) {
+				st->m = vc->m[i];
+				st->have_map = 1;
+				return 0;
+			}
+		}
+	}
+	if (st->vma_tried)
+		return -1;
+	st->vma_tried = 1;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &v, 0) || !v.found)
+		return -1;
+	if (unwind_vma_map(&v, &st->m))
+		return -1;
+	st->have_map = 1;
+	ustat_inc(USTAT_VMA);
+	if (!k.mm)
+		return 0;
+	if (!vc) {
+		bpf_map_update_elem(&unwind_vcache, &k, &unwind_vcache_zero, BPF_NOEXIST);
+		vc = bpf_map_lookup_elem(&unwind_vcache, &k);
+	}
+	if (vc) {
+		n = vc->n;
+		if (n < UNWIND_VCACHE) {
+			vc->m[n & (UNWIND_VCACHE - 1)] = st->m;
+			vc->n = n + 1;
+		}
+	}
+	return 0;
 }
 
 /* The row of ELF address @vaddr in the current mapping's table, 0 if none. */
@@ -452,6 +526,7 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->tgid = tgid;
 	st->nmaps = nmaps ? *nmaps : 0;
 	st->have_map = 0;
+	st->vma_tried = 0;
 	st->exact = 1;
 	st->bp_ok = 1;
 	st->stack_lo = st->sp;

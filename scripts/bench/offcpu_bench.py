@@ -7,6 +7,8 @@ Configurations (each round runs all, in turn; medians over --runs rounds):
   base         the workload alone
   cpu          profcap capture -a (CPU profile only)
   offcpu       profcap capture -a --off-cpu (default threshold)
+  offcpu-sysexit  as offcpu, waits ended at sys_exit as before rseq_update
+               (PROFCAP_OFFCPU_SYSEXIT=1): the A/B of that change
   offcpu-p     profcap capture -p PID --off-cpu (only the workload tracked)
   offcpu-0     profcap capture -a --off-cpu --off-cpu-threshold 0 (every wait walked)
   bpftrace     bpftrace -e 'tracepoint:sched:sched_switch { @ = count(); }'
@@ -97,6 +99,9 @@ def tool_cmd(cfg, pid):
     if cfg == "offcpu-p":
         return [PROFCAP, "capture", "-p", str(pid), "-q", "--off-cpu", "--seconds", "600", "-o",
                 "/tmp/offcpu-bench.pb"]
+    if cfg == "offcpu-sysexit":
+        return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--seconds", "600", "-o",
+                "/tmp/offcpu-bench.pb"]
     if cfg == "offcpu-0":
         return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--off-cpu-threshold", "0",
                 "--seconds", "600", "-o", "/tmp/offcpu-bench.pb"]
@@ -122,9 +127,12 @@ def one(cfg, rounds, cpu):
     tool, new, mem = None, set(), {}
     cmd = tool_cmd(cfg, pid)
     if cmd:
-        tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env = dict(os.environ)
+        if cfg == "offcpu-sysexit":
+            env["PROFCAP_OFFCPU_RESUME_TP"] = "rseq_update"
+        tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         part = {"bpftrace": "sched_switch", "perf": ""}.get(cfg, "profcap_")
-        part = "profcap_sys_exit" if cfg.startswith("offcpu") else part
+        part = "profcap_sys_exit" if cfg.startswith("offcpu") else part  # the program's name
         if cfg == "perf":
             time.sleep(2)
         else:
@@ -183,7 +191,7 @@ def main():
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("needs root")
-    cfgs = ["base", "cpu", "offcpu", "offcpu-p", "offcpu-0"]
+    cfgs = ["base", "cpu", "offcpu", "offcpu-sysexit", "offcpu-p", "offcpu-0"]
     if a.configs:
         want = set(a.configs.split(",")) | {"base"}
         cfgs = [c for c in cfgs if c in want]

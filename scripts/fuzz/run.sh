@@ -204,6 +204,11 @@ seeds_threadctx() {
 	mkdir -p "$d"
 	# The writer workload: its variable in .dynsym, and under -max_len.
 	[ -f build/tests/workloads/threadctx_writer ] && cp build/tests/workloads/threadctx_writer "$d/"
+	# ... and the SDK-like libraries: TLSDESC and general-dynamic relocations.
+	for f in libotelctx_desc.so libotelctx_gd.so; do
+		[ -f build/tests/workloads/$f ] && cp build/tests/workloads/$f "$d/"
+	done
+	return 0
 }
 
 # ---- run ----------------------------------------------------------------------------

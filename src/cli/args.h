@@ -20,4 +20,13 @@ int args__one_input(const char *cmd, int argc, char **argv, const char **in);
  * (and *@v unspecified) otherwise. */
 bool args__int(const char *s, long long min, long long max, long long *v);
 
+struct view_attr_match;
+
+/* One `--attr KEY=VALUE` of command @cmd: @arg cut at its first '=' (made a NUL) into
+ * m[*@n] (key and value point into @arg), and *@n incremented. The usage
+ * error (-EINVAL) when the key or the value is empty or @max filters are
+ * given already. */
+int args__attr_match(const char *cmd, char *arg, struct view_attr_match *m, size_t *n,
+		     size_t max);
+
 #endif

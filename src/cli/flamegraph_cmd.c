@@ -22,6 +22,7 @@ struct fg_args {
 	const char *in, *out;
 	const char *type; /* --type */
 	struct flamegraph_opts o;
+	struct view_attr_match attrs[VIEW_MAX_ATTR_MATCH]; /* --attr */
 	struct symbolize_opt sym;
 };
 
@@ -43,6 +44,8 @@ void flamegraph__usage(void)
 	       "      --pid PID         only process PID\n"
 	       "      --trace-id ID     only samples taken in trace ID (32 hex digits;\n"
 	       "                        OpenTelemetry thread context)\n"
+	       "      --attr KEY=VALUE  only samples whose attribute KEY is VALUE (e.g.\n"
+	       "                        http.route=/users); up to %d, all must match\n"
 	       "      --inverted        icicle graph: leaf functions at the top, their callers\n"
 	       "                        below\n"
 	       "      --width PX        image width (default %u)\n"
@@ -54,7 +57,7 @@ void flamegraph__usage(void)
 	       "\n"
 	       "Exit status: 0 written, 1 unreadable or malformed FILE or write failure,\n"
 	       "2 bad usage.\n",
-	       FG_DEFAULT_WIDTH);
+	       VIEW_MAX_ATTR_MATCH, FG_DEFAULT_WIDTH);
 }
 
 #define usage_error(...) log__usage_error("flamegraph", __VA_ARGS__)
@@ -62,7 +65,7 @@ void flamegraph__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct fg_args *a)
 {
-	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE, OPT_TRACE };
+	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE, OPT_TRACE, OPT_ATTR };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"title", required_argument, NULL, OPT_TITLE},
@@ -71,6 +74,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		{"width", required_argument, NULL, OPT_WIDTH},
 		{"type", required_argument, NULL, OPT_TYPE},
 		{"trace-id", required_argument, NULL, OPT_TRACE},
+		{"attr", required_argument, NULL, OPT_ATTR},
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -104,6 +108,13 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 						   "not '%s'",
 						   optarg);
 			a->o.filter_trace = true;
+			break;
+		case OPT_ATTR:
+			err = args__attr_match("flamegraph", optarg, a->attrs, &a->o.nattrs,
+					       VIEW_MAX_ATTR_MATCH);
+			if (err)
+				return err;
+			a->o.attrs = a->attrs;
 			break;
 		case OPT_INVERTED:
 			a->o.inverted = true;
@@ -151,6 +162,18 @@ static int write_out(const char *path, const struct buf *b)
 	return err;
 }
 
+/* Whether any sample of @p passes the --attr filters of @o. */
+static bool any_match(const struct profile *p, const struct flamegraph_opts *o)
+{
+	size_t i, j;
+
+	for (i = 0; i < profile__process_count(p); i++)
+		for (j = 0; j < profile__sample_count(p, i); j++)
+			if (view__sample_matches(p, profile__sample(p, i, j), o->attrs, o->nattrs))
+				return true;
+	return false;
+}
+
 int flamegraph__main(int argc, char **argv)
 {
 	struct profile *p = NULL;
@@ -174,6 +197,11 @@ int flamegraph__main(int argc, char **argv)
 				"'profcap report %s --by process' to see the processes",
 				a.in, (long long)a.o.pid, a.in);
 	}
+	if (a.o.nattrs && !any_match(p, &a.o))
+		pr_warn("%s has no samples with %s=%s%s: the flame graph is empty; run "
+			"'profcap report %s --by attr:%s' to see its values",
+			a.in, a.o.attrs[0].key, a.o.attrs[0].value,
+			a.o.nattrs > 1 ? " and the other --attr" : "", a.in, a.o.attrs[0].key);
 	buf__init(&svg, FG_MAX_BYTES);
 	err = flamegraph__render(p, &a.o, &svg);
 	if (err)

@@ -41,7 +41,10 @@ static const char *const by_names[] = {
 	[BY_THREAD] = "thread",
 	[BY_MAPPING] = "mapping",
 	[BY_SPAN] = "span",
+	[BY_ATTR] = "attr",
 };
+
+#define BY_ATTR_PREFIX "attr:"
 
 void report__usage(void)
 {
@@ -54,9 +57,12 @@ void report__usage(void)
 	       "\n"
 	       "Options:\n"
 	       "      --top N           rows per table (default %d; 0 = all)\n"
-	       "      --by KEY          group the main table by function (default), process,\n"
-	       "                        thread, mapping or span (TRACE_ID/SPAN_ID of the\n"
-	       "                        OpenTelemetry span the samples were taken in)\n"
+	       "      --by WHAT         group the main table by function (default), process,\n"
+	       "                        thread, mapping, span (TRACE_ID/SPAN_ID of the\n"
+	       "                        OpenTelemetry span the samples were taken in) or\n"
+	       "                        attr:KEY (the values of sample attribute KEY, e.g.\n"
+	       "                        attr:http.route from the thread context; \"(none)\"\n"
+	       "                        for samples without it)\n"
 	       "      --self            sort by self value (default)\n"
 	       "      --inclusive       sort by inclusive value (a function counts once per\n"
 	       "                        stack, whatever its recursion depth)\n"
@@ -64,6 +70,8 @@ void report__usage(void)
 	       "      --comm NAME       only samples whose executable name or thread name is NAME\n"
 	       "      --trace-id ID     only samples taken in trace ID (32 hex digits)\n"
 	       "      --span-id ID      only samples taken in span ID (16 hex digits)\n"
+	       "      --attr KEY=VALUE  only samples whose attribute KEY is VALUE (e.g.\n"
+	       "                        http.route=/users); up to %d, all must match\n"
 	       "      --json            one JSON document instead of text\n"
 	       "      --type TYPE       cpu (default) or off_cpu (capture --off-cpu): values\n"
 	       "                        of off_cpu are nanoseconds blocked, shares of that time\n"
@@ -82,8 +90,11 @@ void report__usage(void)
 	       "\"truncated_unwind_samples\" not unwound to their outermost frame),\n"
 	       "\"stack_missing_samples\"} (the loss counts the capturing tool recorded,\n"
 	       "0 when none);\n"
-	       "\"filter\": {\"pid\", \"comm\"} (null when unset); \"total\" (value after\n"
-	       "filtering); \"by\"; \"sort\" (\"self\" or \"inclusive\"); \"top\": [{\"name\",\n"
+	       "\"filter\": {\"pid\", \"comm\"} (null when unset; \"trace_id\", \"span_id\"\n"
+	       "and \"attrs\" {KEY: VALUE} only when given); \"total\" (value after\n"
+	       "filtering); \"by\" (\"attr:KEY\" for attributes); \"sort\" (\"self\" or\n"
+	       "\"inclusive\"); \"top\": [{\"name\" (--by attr:KEY: the value, null for\n"
+	       "samples without KEY),\n"
 	       "\"type\" (frame type, function rows), \"pid\" (process and thread rows),\n"
 	       "\"tid\" (thread rows), \"self\", \"self_share\", \"inclusive\",\n"
 	       "\"inclusive_share\"}]; \"processes\": [{\"pid\", \"exe\", \"value\", \"share\"}];\n"
@@ -91,7 +102,7 @@ void report__usage(void)
 	       "Shares are fractions of \"total\" (0..1); lists are sorted, largest first.\n"
 	       "\n"
 	       "Exit status: 0 printed, 1 unreadable or malformed FILE, 2 bad usage.\n",
-	       REPORT_DEFAULT_TOP);
+	       REPORT_DEFAULT_TOP, VIEW_MAX_ATTR_MATCH);
 }
 
 #define usage_error(...) log__usage_error("report", __VA_ARGS__)
@@ -100,7 +111,7 @@ void report__usage(void)
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE, OPT_LINES,
-	       OPT_TRACE, OPT_SPAN };
+	       OPT_TRACE, OPT_SPAN, OPT_ATTR };
 	static const struct option longopts[] = {
 		{"top", required_argument, NULL, OPT_TOP},
 		{"by", required_argument, NULL, OPT_BY},
@@ -113,6 +124,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{"lines", no_argument, NULL, OPT_LINES},
 		{"trace-id", required_argument, NULL, OPT_TRACE},
 		{"span-id", required_argument, NULL, OPT_SPAN},
+		{"attr", required_argument, NULL, OPT_ATTR},
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -133,12 +145,19 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->top = (unsigned long)v;
 			break;
 		case OPT_BY:
-			for (i = 0; i < sizeof(by_names) / sizeof(by_names[0]); i++)
+			if (!strncmp(optarg, BY_ATTR_PREFIX, strlen(BY_ATTR_PREFIX)) &&
+			    optarg[strlen(BY_ATTR_PREFIX)]) {
+				o->by = BY_ATTR;
+				o->by_attr = optarg + strlen(BY_ATTR_PREFIX);
+				break;
+			}
+			for (i = 0; i < BY_ATTR; i++)
 				if (!strcmp(optarg, by_names[i]))
 					break;
-			if (i == sizeof(by_names) / sizeof(by_names[0]))
+			if (i == BY_ATTR)
 				return usage_error("--by takes function, process, thread, "
-						   "mapping or span, not '%s'",
+						   "mapping, span or attr:KEY (e.g. "
+						   "attr:http.route), not '%s'",
 						   optarg);
 			o->by = (enum report_by)i;
 			break;
@@ -181,6 +200,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 						   "not '%s'",
 						   optarg);
 			o->filter_span = true;
+			break;
+		case OPT_ATTR:
+			err = args__attr_match("report", optarg, o->attrs, &o->nattrs,
+					       VIEW_MAX_ATTR_MATCH);
+			if (err)
+				return err;
 			break;
 		case 'h':
 			report__usage();
@@ -306,7 +331,9 @@ struct report {
 	__u64 *stack_val;
 	struct row *procs; /* one per process index */
 	struct group threads;
-	struct group spans;  /* --by span: "TRACE_ID/SPAN_ID" or "(no span)" */
+	/* --by span: "TRACE_ID/SPAN_ID" or "(no span)"; --by attr:KEY: the
+	 * value, "" for samples without KEY */
+	struct group keyed;
 	struct group frames; /* functions or mappings */
 	__u32 *loc_row;	     /* location -> its first row in rows, UINT32_MAX = not yet */
 	__u32 *rows;	     /* rows of each location's frames, innermost first */
@@ -320,16 +347,18 @@ static void report_release(struct report *r)
 	free(r->loc_row);
 	free(r->rows);
 	group_release(&r->threads);
-	group_release(&r->spans);
+	group_release(&r->keyed);
 	group_release(&r->frames);
 }
 
-/* Whether sample @s passes --trace-id/--span-id. */
-static bool link_kept(const struct report_opts *o, const struct profile *p,
+/* Whether sample @s passes --trace-id/--span-id and --attr. */
+static bool sample_kept(const struct report_opts *o, const struct profile *p,
 		      const struct profile_sample_entry *s)
 {
 	const struct profile_link *l;
 
+	if (!view__sample_matches(p, s, o->attrs, o->nattrs))
+		return false;
 	if (!o->filter_trace && !o->filter_span)
 		return true;
 	if (!s->link)
@@ -339,22 +368,28 @@ static bool link_kept(const struct report_opts *o, const struct profile *p,
 	       (!o->filter_span || !memcmp(l->span_id, o->span_id, sizeof(l->span_id)));
 }
 
-/* --by span: count @s in its span's row (keyed and named by its text). */
-static int add_span(struct report *r, const struct profile_sample_entry *s)
+/* --by span or attr:KEY: count @s in the row of its span or of its value
+ * of the attribute (keyed and named by its text). */
+static int add_keyed(struct report *r, const struct profile_sample_entry *s)
 {
 	char key[2 * 16 + 1 + 2 * 8 + 1] = "(no span)";
+	const char *k = key;
 	struct row *row;
 	bool added;
 	int err;
 
-	if (s->link) {
+	if (r->o->by == BY_ATTR) {
+		k = view__sample_attr(r->p, s, r->o->by_attr, key, sizeof(key));
+		if (!k)
+			k = ""; /* no value is empty: the "(none)" row */
+	} else if (s->link) {
 		const struct profile_link *l = profile__link(r->p, s->link);
 
 		hex__encode(key, l->trace_id, sizeof(l->trace_id));
 		key[32] = '/';
 		hex__encode(key + 33, l->span_id, sizeof(l->span_id));
 	}
-	err = group_get(&r->spans, key, strlen(key) + 1, &row, &added);
+	err = group_get(&r->keyed, k, strlen(k) + 1, &row, &added);
 	if (err)
 		return err;
 	if (added) {
@@ -390,18 +425,18 @@ static int add_samples(struct report *r)
 		ns = profile__sample_count(p, i);
 		for (j = 0; j < ns; j++) {
 			s = profile__sample(p, i, j);
-			if (!link_kept(o, p, s))
+			if (!sample_kept(o, p, s))
 				continue;
-			if (o->by == BY_SPAN) {
-				err = add_span(r, s);
-				if (err)
-					return err;
-			}
 			memset(&tk, 0, sizeof(tk));
 			tk.proc = i;
 			view__sample_thread(p, s, &tk.tid, &tname);
 			if (o->comm && !pcomm && strcmp(tname, o->comm))
 				continue;
+			if (o->by == BY_SPAN || o->by == BY_ATTR) {
+				err = add_keyed(r, s);
+				if (err)
+					return err;
+			}
 			err = group_get(&r->threads, &tk, sizeof(tk), &tr, &added);
 			if (err)
 				return err;
@@ -598,7 +633,7 @@ static int report_build(struct report *r, const struct report_opts *o, const str
 	r->p = p;
 	err = group_init(&r->threads);
 	if (!err)
-		err = group_init(&r->spans);
+		err = group_init(&r->keyed);
 	if (!err)
 		err = group_init(&r->frames);
 	if (err)
@@ -771,6 +806,12 @@ static const char *value_word(const struct meta_view *m)
 	return m->sample_unit;
 }
 
+/* Whether any option keeps only some samples. */
+static bool filtered(const struct report_opts *o)
+{
+	return o->filter_pid || o->comm || o->filter_trace || o->filter_span || o->nattrs;
+}
+
 static void text_header(FILE *f, const struct report *r, const struct meta_view *m)
 {
 	const struct profile_meta *meta = profile__meta(r->p);
@@ -817,13 +858,28 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 	if (meta->samples_stack_missing)
 		fprintf(f, "  no stack    %llu samples (stack unreadable or lost)\n",
 			(unsigned long long)meta->samples_stack_missing);
-	if (o->filter_pid || o->comm) {
+	if (filtered(o)) {
+		char hex[33];
+		size_t i;
+
 		fprintf(f, "  filter     ");
 		if (o->filter_pid)
 			fprintf(f, " pid %lld", (long long)o->pid);
 		if (o->comm) {
 			fprintf(f, " comm ");
 			put_text(f, o->comm);
+		}
+		hex__encode(hex, o->trace_id, sizeof(o->trace_id));
+		if (o->filter_trace)
+			fprintf(f, " trace %s", hex);
+		hex__encode(hex, o->span_id, sizeof(o->span_id));
+		if (o->filter_span)
+			fprintf(f, " span %s", hex);
+		for (i = 0; i < o->nattrs; i++) {
+			fputc(' ', f);
+			put_text(f, o->attrs[i].key);
+			fputc('=', f);
+			put_text(f, o->attrs[i].value);
 		}
 		fprintf(f, ": %llu %s (%.2f%%)\n", (unsigned long long)r->total, value_word(m),
 			100.0 * share(r->total, profile__total(r->p)));
@@ -867,15 +923,27 @@ static void text_frames(FILE *f, const struct report *r, const struct row *v, si
 	text_more(f, n, k);
 }
 
-/* --by span: the samples' OpenTelemetry spans. */
-static void text_spans(FILE *f, const struct report *r, const struct row *v, size_t n)
+/* --by span: the samples' OpenTelemetry spans; --by attr:KEY: the values
+ * of attribute KEY. */
+static void text_keyed(FILE *f, const struct report *r, const struct row *v, size_t n)
 {
 	size_t i, k = shown(r->o, n);
 
-	fprintf(f, "\nSpans (%zu):\n    SHARE       VALUE  TRACE_ID/SPAN_ID\n", n);
-	for (i = 0; i < k; i++)
-		fprintf(f, "  %6.2f%% %11llu  %s\n", 100.0 * share(v[i].self, r->total),
-			(unsigned long long)v[i].self, v[i].name);
+	if (r->o->by == BY_ATTR) {
+		fprintf(f, "\nValues of ");
+		put_text(f, r->o->by_attr);
+		fprintf(f, " (%zu):\n    SHARE       VALUE  ", n);
+		put_text(f, r->o->by_attr);
+		fputc('\n', f);
+	} else {
+		fprintf(f, "\nSpans (%zu):\n    SHARE       VALUE  TRACE_ID/SPAN_ID\n", n);
+	}
+	for (i = 0; i < k; i++) {
+		fprintf(f, "  %6.2f%% %11llu  ", 100.0 * share(v[i].self, r->total),
+			(unsigned long long)v[i].self);
+		put_text(f, *v[i].name ? v[i].name : "(none)");
+		fputc('\n', f);
+	}
 	text_more(f, n, k);
 }
 
@@ -910,7 +978,7 @@ static void json_rows(FILE *f, const struct report *r, const char *key, const st
 		fprintf(f, "%s\n {", i ? "," : "");
 		if (kind == BY_FUNCTION || kind == BY_MAPPING || !strcmp(key, "top")) {
 			fprintf(f, "\"name\":");
-			put_json_str(f, v[i].name);
+			put_json_str(f, kind == BY_ATTR && !*v[i].name ? NULL : v[i].name);
 			if (kind == BY_FUNCTION) {
 				fprintf(f, ",\"type\":");
 				put_json_str(f, v[i].type && *v[i].type ? v[i].type : NULL);
@@ -991,15 +1059,33 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 		if (o->filter_span)
 			fprintf(f, ",\"span_id\":\"%s\"", hex);
 	}
-	fprintf(f, "},\n\"total\":%llu,\"by\":\"%s\",\"sort\":\"%s\"", (unsigned long long)r->total,
-		by_names[o->by], o->inclusive ? "inclusive" : "self");
+	for (size_t i = 0; i < o->nattrs; i++) {
+		fprintf(f, "%s", i ? "," : ",\"attrs\":{");
+		put_json_str(f, o->attrs[i].key);
+		fputc(':', f);
+		put_json_str(f, o->attrs[i].value);
+		if (i + 1 == o->nattrs)
+			fputc('}', f);
+	}
+	fprintf(f, "},\n\"total\":%llu,\"by\":", (unsigned long long)r->total);
+	if (o->by == BY_ATTR) {
+		char *by = NULL;
+
+		if (asprintf(&by, BY_ATTR_PREFIX "%s", o->by_attr) < 0)
+			by = NULL;
+		put_json_str(f, by ? by : BY_ATTR_PREFIX);
+		free(by);
+	} else {
+		fprintf(f, "\"%s\"", by_names[o->by]);
+	}
+	fprintf(f, ",\"sort\":\"%s\"", o->inclusive ? "inclusive" : "self");
 }
 
 static int print_report(FILE *f, const struct report *r)
 {
 	const struct report_opts *o = r->o;
-	struct row *frames = NULL, *procs = NULL, *threads = NULL, *spans = NULL;
-	size_t nf = 0, np = 0, nt = 0, nsp = 0;
+	struct row *frames = NULL, *procs = NULL, *threads = NULL, *keyed = NULL;
+	size_t nf = 0, np = 0, nt = 0, nk = 0;
 	struct meta_view m;
 	int err;
 
@@ -1009,7 +1095,7 @@ static int print_report(FILE *f, const struct report *r)
 	if (!err)
 		err = sorted(r->frames.rows, group_count(&r->frames), o->inclusive, &frames, &nf);
 	if (!err)
-		err = sorted(r->spans.rows, group_count(&r->spans), false, &spans, &nsp);
+		err = sorted(r->keyed.rows, group_count(&r->keyed), false, &keyed, &nk);
 	if (err)
 		goto out;
 	meta_view(r->p, &m);
@@ -1019,8 +1105,8 @@ static int print_report(FILE *f, const struct report *r)
 			json_rows(f, r, "top", procs, np, BY_PROCESS);
 		else if (o->by == BY_THREAD)
 			json_rows(f, r, "top", threads, nt, BY_THREAD);
-		else if (o->by == BY_SPAN)
-			json_rows(f, r, "top", spans, nsp, BY_SPAN);
+		else if (o->by == BY_SPAN || o->by == BY_ATTR)
+			json_rows(f, r, "top", keyed, nk, o->by);
 		else
 			json_rows(f, r, "top", frames, nf, o->by);
 		json_rows(f, r, "processes", procs, np, BY_PROCESS);
@@ -1031,22 +1117,20 @@ static int print_report(FILE *f, const struct report *r)
 	text_header(f, r, &m);
 	if (!r->total) {
 		fprintf(f, "\nNo samples%s.\n",
-			o->filter_pid || o->comm || o->filter_trace || o->filter_span
-				? " match the filter"
-				: " in this capture");
+			filtered(o) ? " match the filter" : " in this capture");
 		goto out;
 	}
 	if (o->by == BY_FUNCTION || o->by == BY_MAPPING)
 		text_frames(f, r, frames, nf);
-	if (o->by == BY_SPAN)
-		text_spans(f, r, spans, nsp);
+	if (o->by == BY_SPAN || o->by == BY_ATTR)
+		text_keyed(f, r, keyed, nk);
 	text_tasks(f, r, procs, np, false);
 	text_tasks(f, r, threads, nt, true);
 out:
 	free(frames);
 	free(procs);
 	free(threads);
-	free(spans);
+	free(keyed);
 	return err;
 }
 

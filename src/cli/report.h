@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 #include "cli/symbolize_opt.h"
+#include "model/view.h"
 
 struct profile;
 
@@ -19,6 +20,7 @@ enum report_by {
 	BY_THREAD,
 	BY_MAPPING, /* mapping file name */
 	BY_SPAN,    /* the span samples were taken in (thread context) */
+	BY_ATTR,    /* the value of sample attribute @by_attr ("attr:KEY") */
 };
 
 #define REPORT_DEFAULT_TOP 20
@@ -27,6 +29,7 @@ struct report_opts {
 	const char *file;  /* shown in the header ("-" = standard input) */
 	unsigned long top; /* rows per table, 0 = all */
 	enum report_by by;
+	const char *by_attr; /* BY_ATTR: the attribute key (http.route) */
 	bool inclusive; /* sort by inclusive value instead of self */
 	bool filter_pid;
 	__s64 pid;
@@ -35,6 +38,9 @@ struct report_opts {
 	__u8 trace_id[16];
 	bool filter_span; /* only samples linked to span @span_id */
 	__u8 span_id[8];
+	/* only samples carrying every one of these attributes (--attr KEY=VALUE) */
+	struct view_attr_match attrs[VIEW_MAX_ATTR_MATCH];
+	size_t nattrs;
 	bool json;
 	const char *type; /* --type: cpu, off_cpu; NULL = the first */
 	bool lines; /* function rows per source line ("name file:line") */

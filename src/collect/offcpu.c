@@ -9,6 +9,7 @@
 #include "cpu_sampler.h"
 #include "offcpu_types.h"
 #include "cpu_sampler.skel.h"
+#include "util/env.h"
 #include "util/log.h"
 #include "collect/kver.h"
 #include "collect/offcpu.h"
@@ -62,7 +63,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 {
 	static const char *const state[] = {"__state", "state", NULL};
 	static const char *const pid[] = {"pid", NULL}, *const tgid[] = {"tgid", NULL};
-	static const char *const comm[] = {"comm", NULL};
+	static const char *const comm[] = {"comm", NULL}, *const rseq[] = {"rseq", NULL};
 	bool ok;
 
 	if (!btf)
@@ -71,6 +72,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 		skel->rodata->offcpu_state_off = task_offset(btf, state);
 	skel->rodata->offcpu_pid_off = task_offset(btf, pid);
 	skel->rodata->offcpu_tgid_off = task_offset(btf, tgid);
+	skel->rodata->offcpu_rseq_off = task_offset(btf, rseq);
 	skel->rodata->offcpu_comm_off = task_offset(btf, comm);
 	ok = skel->rodata->offcpu_pid_off && skel->rodata->offcpu_tgid_off &&
 	     skel->rodata->offcpu_comm_off;
@@ -130,23 +132,44 @@ static struct bpf_link *attach_raw(struct bpf_program *prog, const char *tp)
 	return l;
 }
 
+/* Where waits end: rseq_update (links[OFFCPU_RESUME]) with sys_exit
+ * (links[OFFCPU_SYSEXIT]) added when a thread without rseq waits, else
+ * sys_exit alone (no BTF, or no rseq tracepoint). */
+static int attach_resume(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
+{
+	/* benchmarks: the sys_exit-only route, for comparison */
+	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_SYSEXIT");
+
+	if (skel->rodata->offcpu_btf && skel->rodata->offcpu_rseq_off &&
+	    !(env && *env && strcmp(env, "0"))) {
+		links[OFFCPU_RESUME] =
+			bpf_program__attach_raw_tracepoint(skel->progs.profcap_sys_exit, "rseq_update");
+		if (links[OFFCPU_RESUME])
+			return 0;
+		pr_debug("no rseq_update tracepoint (%s): off-CPU waits end at sys_exit",
+			 strerror(errno));
+	}
+	skel->bss->offcpu_sysexit = 1;
+	links[OFFCPU_SYSEXIT] = attach_raw(skel->progs.profcap_sys_exit, "sys_exit");
+	return links[OFFCPU_SYSEXIT] ? 0 : -errno;
+}
+
 int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
 {
-	int i;
+	int i, err;
 
 	for (i = 0; i < OFFCPU_LINKS; i++)
 		links[i] = NULL;
 	if (!bpf_program__autoload(skel->progs.profcap_sys_exit))
 		return 0;
 	/* Consumers first: a wait noted before they run would be lost. */
-	links[0] = attach_raw(skel->progs.profcap_sys_exit, "sys_exit");
-	if (!links[0])
-		return -errno;
+	err = attach_resume(skel, links);
+	if (err)
+		return err;
 	if (bpf_program__autoload(skel->progs.profcap_switch)) {
-		links[1] = bpf_program__attach_trace(skel->progs.profcap_switch);
-		if (!links[1]) {
-			int err = -errno;
-
+		links[OFFCPU_SWITCH] = bpf_program__attach_trace(skel->progs.profcap_switch);
+		if (!links[OFFCPU_SWITCH]) {
+			err = -errno;
 			pr_err("cannot attach to the sched_switch BTF tracepoint (%s): needs "
 			       "Linux >= 5.5; run without --off-cpu",
 			       strerror(-err));
@@ -154,8 +177,31 @@ int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS
 		}
 		return 0;
 	}
-	links[2] = attach_raw(skel->progs.profcap_switch_out, "sched_switch");
-	return links[2] ? 0 : -errno;
+	links[OFFCPU_SWITCH_OUT] = attach_raw(skel->progs.profcap_switch_out, "sched_switch");
+	return links[OFFCPU_SWITCH_OUT] ? 0 : -errno;
+}
+
+int offcpu__poll(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
+{
+	int err;
+
+	if (!links[OFFCPU_RESUME] || skel->bss->offcpu_sysexit ||
+	    !__atomic_load_n(&skel->bss->offcpu_norseq, __ATOMIC_RELAXED))
+		return 0;
+	/* Set first: the switch-in side stops counting, and a failed attach
+	 * is not retried at every drain. */
+	__atomic_store_n(&skel->bss->offcpu_sysexit, 1, __ATOMIC_RELAXED);
+	links[OFFCPU_SYSEXIT] = bpf_program__attach_raw_tracepoint(skel->progs.profcap_sys_exit,
+								   "sys_exit");
+	if (!links[OFFCPU_SYSEXIT]) {
+		err = -errno;
+		pr_warn("cannot attach to the sys_exit raw tracepoint (%s): off-CPU waits of "
+			"threads without rseq (not glibc >= 2.35, or rseq disabled) are not counted",
+			strerror(-err));
+		return err;
+	}
+	pr_debug("a thread without rseq waited: off-CPU waits also end at sys_exit");
+	return 0;
 }
 
 void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st)

@@ -1,8 +1,8 @@
 /* offcpu.h - the off-CPU half of the sampler (collect/ internal): sets up
- * the sched_switch raw tracepoint and the finish_task_switch kprobe of
+ * the sched_switch, rseq_update and sys_exit tracepoint programs of
  * bpf/offcpu_bpf.h, which live in the sampler's BPF object and share its
- * filters, stack tables and generations. No tracefs, no BTF needed (kernel
- * BTF only tells the wait state apart on kernels older than 5.18).
+ * filters, stack tables and generations. No tracefs; without kernel BTF
+ * waits end at sys_exit, without kernel stacks.
  */
 #ifndef PROFCAP_OFFCPU_H
 #define PROFCAP_OFFCPU_H
@@ -22,11 +22,23 @@ struct btf;
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
 		      const struct btf *btf);
 
-#define OFFCPU_LINKS 3
+/* The off-CPU links, by role. */
+enum {
+	OFFCPU_RESUME,	   /* rseq_update: back to user space after a wait */
+	OFFCPU_SWITCH,	   /* sched_switch BTF tracepoint, both sides */
+	OFFCPU_SWITCH_OUT, /* sched_switch raw tracepoint, switch-out side (no BTF) */
+	OFFCPU_SYSEXIT,	   /* sys_exit: threads without rseq, or no rseq tracepoint */
+	OFFCPU_LINKS
+};
 
 /* After load: attach the programs; @links get them (NULLs when off-CPU is
  * disabled), the caller destroys them. 0 or -errno (logged with a hint). */
 int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS]);
+
+/* Between drains: attach sys_exit (links[OFFCPU_SYSEXIT]) once the BPF
+ * side has seen a long wait of a thread without rseq. 0, or -errno of the
+ * attach (warned once; not retried). */
+int offcpu__poll(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS]);
 
 /* Add the BPF counters to @st (summed over CPUs). */
 void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st);

@@ -276,6 +276,10 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
+	if (e->pad == PROFCAP_EVENT_NORSEQ) {
+		offcpu__poll(s->skel, s->offcpu); /* a failure is warned, not fatal */
+		return 0;
+	}
 	/* The caller's snapshot (cheap) now, while a short-lived process is
 	 * still there; its tables (a parse for a new binary) after every
 	 * notice waiting has had its snapshot: see sampler__poll(). */
@@ -472,6 +476,9 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 	    !btf_off(btf, "inode", "i_sb", (__u32 *)&r->inode_sb_off) &&
 	    !btf_off(btf, "super_block", "s_dev", (__u32 *)&r->sb_dev_off))
 		r->unwind_vma = 1;
+	/* The VMAs found, kept per process: see bpf/unwind_bpf.h. */
+	if (r->unwind_vma && !btf_off(btf, "task_struct", "mm", (__u32 *)&r->task_mm_off))
+		bpf_map__set_max_entries(s->skel->maps.unwind_vcache, SAMPLER_VCACHE_PROCS);
 }
 
 /* Kernel memory charged for BPF map @fd (memlock in its fdinfo), 0 if unknown. */
@@ -1327,8 +1334,10 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
-	if (!err && bpf_program__autoload(s->skel->progs.profcap_sys_exit))
+	if (!err && bpf_program__autoload(s->skel->progs.profcap_sys_exit)) {
+		offcpu__poll(s->skel, s->offcpu); /* a failure is warned, not fatal */
 		err = drain_offcpu(s, idle, sfd, efd, fn, ctx);
+	}
 	if (!err)
 		err = clear_stacks(s, sfd);
 	if (!err && s->unwind)

@@ -48,6 +48,9 @@ struct sampler_opts {
 /* Row store cap: 8 bytes a row, 32 MiB; it grows file by file up to it. */
 #define SAMPLER_UNWIND_ROWS (4u << 20)
 #define SAMPLER_UNWIND_FILES 4096u /* file tables at once */
+/* Processes whose VMAs found by the BPF walker are kept, per CPU (LRU):
+ * only those user space has not described yet need it (~270 B each). */
+#define SAMPLER_VCACHE_PROCS 128u
 #define SAMPLER_UNWIND_MAPS (1u << 16) /* mapping entries, all processes */
 /* Stacks deeper than PROFCAP_MAX_STACK per generation (their extra frames). */
 #define SAMPLER_USTACK_EXT_MAX 1024u

@@ -355,9 +355,11 @@ static int location_labels(struct graph *g)
 	return err;
 }
 
-/* Whether sample @s passes the trace filter. */
+/* Whether sample @s passes the trace and attribute filters. */
 static bool sample_kept(const struct graph *g, const struct profile_sample_entry *s)
 {
+	if (!view__sample_matches(g->p, s, g->o->attrs, g->o->nattrs))
+		return false;
 	return !g->o->filter_trace ||
 	       (s->link && !memcmp(profile__link(g->p, s->link)->trace_id, g->o->trace_id,
 				   sizeof(g->o->trace_id)));
@@ -714,6 +716,14 @@ static void put_subtitle(struct buf_out *o, const struct graph *g)
 		for (size_t b = 0; b < sizeof(g->o->trace_id); b++)
 			putf(o, "%02x", g->o->trace_id[b]);
 		buf__puts(o, " only");
+	}
+	for (size_t i = 0; i < g->o->nattrs; i++) { /* ", http.route=/users only" */
+		buf__puts(o, ", ");
+		put_xml(o, g->o->attrs[i].key, 0);
+		buf__puts(o, "=");
+		put_xml(o, g->o->attrs[i].value, 0);
+		if (i + 1 == g->o->nattrs)
+			buf__puts(o, " only");
 	}
 	if (g->o->inverted)
 		buf__puts(o, ", inverted (leaf functions at the top, callers below)");

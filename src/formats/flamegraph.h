@@ -16,6 +16,7 @@
 #include <linux/types.h>
 
 #include "util/buf.h"
+#include "model/view.h"
 
 struct profile;
 
@@ -28,6 +29,9 @@ struct flamegraph_opts {
 	__s64 pid;
 	bool filter_trace; /* only samples taken in trace @trace_id (thread context) */
 	__u8 trace_id[16];
+	/* only samples carrying every one of these attributes (borrowed) */
+	const struct view_attr_match *attrs;
+	size_t nattrs;
 	bool inverted;	/* icicle: leaf at the top, callers below */
 	unsigned width; /* image width in px; 0 = 1200 */
 };

@@ -404,7 +404,28 @@ struct smp {
 	int bad; /* -EBADMSG: unknown id */
 	struct profile_link link; /* trace_id/span_id labels, as pprof.c writes them */
 	bool has_trace, has_span;
+	/* Other string labels (thread-context attributes such as http.route,
+	 * or another tool's labels): sample attributes under their keys. */
+	struct profile_ctx_attr ctx[PROFILE_MAX_CTX_ATTRS];
+	size_t nctx;
+	const char *state; /* profcap.off_cpu.state */
+	__u64 switches;	   /* profcap.off_cpu.switches */
 };
+
+/* Keep string label (@k, @v) as a sample attribute: the first
+ * PROFILE_MAX_CTX_ATTRS usable keys, each once (the first value wins). */
+static void add_ctx(struct smp *s, const char *k, const char *v)
+{
+	size_t i;
+
+	if (!*v || !profile__ctx_key_ok(k) || s->nctx == PROFILE_MAX_CTX_ATTRS)
+		return;
+	for (i = 0; i < s->nctx; i++)
+		if (!strcmp(s->ctx[i].key, k))
+			return;
+	s->ctx[s->nctx].key = k;
+	s->ctx[s->nctx++].value = v;
+}
 
 static int on_location(void *arg, __u64 id)
 {
@@ -499,6 +520,12 @@ static int label(struct smp *s, struct cur c)
 		s->has_trace = hex__decode(v, s->link.trace_id, sizeof(s->link.trace_id));
 	else if (!strcmp(k, "span_id"))
 		s->has_span = hex__decode(v, s->link.span_id, sizeof(s->link.span_id));
+	else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_STATE))
+		s->state = v;
+	else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_SWITCHES))
+		s->switches = num;
+	else if (str)
+		add_ctx(s, k, v); /* a numeric label of another key has no place */
 	return 0;
 }
 
@@ -527,7 +554,11 @@ static int sample(struct rd *r, struct cur c)
 	if (!s.tid && s.desc.pid > 0)
 		s.tid = (__u32)s.desc.pid;
 	{ /* A span only when both ids are well formed. */
-		struct profile_labels lab = {.link = s.has_trace && s.has_span ? &s.link : NULL};
+		struct profile_labels lab = {.link = s.has_trace && s.has_span ? &s.link : NULL,
+					     .state = s.state,
+					     .switches = s.switches,
+					     .ctx = s.ctx,
+					     .nctx = s.nctx};
 
 		err = profile__add_typed_sample(r->p, 0, &s.desc, s.tid, s.thread, &lab, r->frames,
 						s.nframes, s.value);

@@ -152,6 +152,42 @@ void view__sample_thread(const struct profile *p, const struct profile_sample_en
 	}
 }
 
+const char *view__sample_attr(const struct profile *p, const struct profile_sample_entry *s,
+			      const char *key, char *scratch, size_t n)
+{
+	const struct profile_attr_entry *a;
+	__u32 i;
+
+	for (i = 0; i < s->nattrs && i < PROFILE_SAMPLE_MAX_ATTRS; i++) {
+		a = profile__attr(p, s->attrs[i]);
+		if (strcmp(profile__string(p, a->key, NULL), key))
+			continue;
+		if (a->kind == PROFILE_ATTR_STR)
+			return a->str_value ? a->str_value : "";
+		if (a->kind == PROFILE_ATTR_INT || a->kind == PROFILE_ATTR_BOOL) {
+			snprintf(scratch, n, "%lld", (long long)a->int_value);
+			return scratch;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+bool view__sample_matches(const struct profile *p, const struct profile_sample_entry *s,
+			  const struct view_attr_match *m, size_t n)
+{
+	char scratch[24];
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		v = view__sample_attr(p, s, m[i].key, scratch, sizeof(scratch));
+		if (!v || strcmp(v, m[i].value))
+			return false;
+	}
+	return true;
+}
+
 /* Append @key unless it is there already, the list is full, or (for a
  * string) the value is empty: the first one added wins. */
 static void res_add(struct view_resource_attr *out, size_t *n, const char *key, const char *str,

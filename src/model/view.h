@@ -8,6 +8,7 @@
 #ifndef PROFCAP_MODEL_VIEW_H
 #define PROFCAP_MODEL_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -65,6 +66,26 @@ const char *view__location_type(const struct profile *p, __u32 loc);
  * borrowed thread.name ("" when absent). */
 void view__sample_thread(const struct profile *p, const struct profile_sample_entry *s,
 			 __s64 *tid, const char **name);
+
+/* Sample @s's attribute @key as text: a string attribute's value (borrowed
+ * from @p), an integer one's decimal digits written into @scratch (@n
+ * bytes). NULL when @s has no attribute @key. Thread-context attributes
+ * (http.route, ...) are string attributes under their own keys. */
+const char *view__sample_attr(const struct profile *p, const struct profile_sample_entry *s,
+			      const char *key, char *scratch, size_t n);
+
+/* One "KEY=VALUE" sample filter (report --attr, flamegraph --attr). */
+struct view_attr_match {
+	const char *key;
+	const char *value;
+};
+
+#define VIEW_MAX_ATTR_MATCH 4 /* filters a command takes */
+
+/* Whether sample @s carries every one of the @n (key, value) pairs of @m
+ * (view__sample_attr() equal to the value). True when @n is 0. */
+bool view__sample_matches(const struct profile *p, const struct profile_sample_entry *s,
+			  const struct view_attr_match *m, size_t n);
 
 /* A resource attribute: a string when @str is set, else the int @num. */
 struct view_resource_attr {

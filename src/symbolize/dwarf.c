@@ -226,6 +226,55 @@ static void release_pages(struct dwarf_lines *d)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
+/* Sections libdw would decompress at dwarf_begin_elf() that lines and
+ * inlined frames never read: variable locations (libc's debug file: 1.4 MB
+ * of .debug_loclists), macros, name indexes, CFI, aranges (units are
+ * indexed from their own ranges). */
+static const char *const unused_sections[] = {
+	".debug_loc",	  ".debug_loclists", ".debug_macro",   ".debug_macinfo",
+	".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
+	".debug_frame",	  ".debug_aranges",  ".debug_names",   ".debug_types",
+	NULL,
+};
+
+static bool unused_section(const char *name)
+{
+	char norm[64];
+	size_t i;
+
+	if (!strncmp(name, ".zdebug_", 8)) { /* GNU-compressed: the same names */
+		snprintf(norm, sizeof(norm), ".debug_%s", name + 8);
+		name = norm;
+	}
+	for (i = 0; unused_sections[i]; i++)
+		if (!strcmp(name, unused_sections[i]))
+			return true;
+	return false;
+}
+
+/* Mark the unused sections SHT_NOBITS in our private copy of the headers,
+ * which libdw skips: never decompressed, never resident. */
+static void hide_unused(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && unused_section(name)) {
+			sh.sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, &sh);
+		}
+	}
+}
+
 /* Begin the DWARF and index its units, once. libdw decompresses every
  * compressed debug section here (libc's debug file: ~10 MB), which is why
  * it waits for the first lookup. 0 or -errno (then the file has no lines). */
@@ -237,6 +286,7 @@ static int begin(struct dwarf_lines *d)
 		return d->broken ? -ENOENT : 0;
 	d->begun = true;
 	d->broken = true;
+	hide_unused(d->elf);
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	drop_fd(d);
 	if (!d->dw)
@@ -269,7 +319,8 @@ int dwarf_lines__open_fd(int fd, struct dwarf_lines **out)
 	}
 	atomic_fetch_add(&pending_fds, 1);
 	err = -ENOEXEC;
-	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
+	/* a private writable mapping: hide_unused() edits section headers */
+	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
 		goto fail;
 	err = -ENOENT;

@@ -59,7 +59,10 @@ def check_conformance(path):
 
 
 def _pb2():
-    gen = os.path.join(HERE, "gen", "ours")
+    # Generated on first use: a test may decode before any conformance check ran.
+    import otlp_check  # noqa: E402
+
+    gen = otlp_check.generate("ours") or os.path.join(HERE, "gen", "ours")
     if gen not in sys.path:
         sys.path.insert(0, gen)
     from opentelemetry.proto.profiles.v1development import profiles_pb2  # noqa: E402

@@ -25,7 +25,7 @@ def has_fn(sample, name):
 
 def attached(timeout=15.0):
     """Wait until a capture's off-CPU programs are attached: bpftool lists a
-    link on the sys_exit tracepoint and perf_event links (attached last, in
+    link on the rseq_update (or sys_exit) tracepoint and perf_event links (attached last, in
     sampler__start). A loaded program is not enough: the -p process's tables
     are built between load and attach. Without bpftool, sleep."""
     end = time.monotonic() + timeout
@@ -35,7 +35,7 @@ def attached(timeout=15.0):
             time.sleep(3)
             return
         links = json.loads(r.stdout or "[]")
-        if (any(l.get("tp_name") == "sys_exit" for l in links)
+        if (any(l.get("tp_name") in ("sys_exit", "rseq_update") for l in links)
                 and any(l.get("type") == "perf_event" for l in links)):
             time.sleep(0.05)
             return
@@ -51,14 +51,15 @@ class OffCpuTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def capture(self, extra, fmt_out="off.pb"):
+    def capture(self, extra, fmt_out="off.pb", env=None):
         """Run the workload under capture --off-cpu; returns (truth, path, stderr)."""
         go = os.path.join(self.dir, "go")
         truth_path = os.path.join(self.dir, "truth.json")
         out = os.path.join(self.dir, fmt_out)
         w = subprocess.Popen([os.path.join(WORKLOADS, "offcpu_wait"), "-g", go, "-d", str(RUN_S),
                               "-o", truth_path, "-f", os.path.join(self.dir, "data")],
-                             stdout=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, text=True,
+                             env=dict(os.environ, **(env or {})))
         try:
             self.assertTrue(w.stdout.readline().startswith("ready"))
             cap = subprocess.Popen([PROFCAP, "capture", "--off-cpu", "-p", str(w.pid),
@@ -78,7 +79,17 @@ class OffCpuTest(unittest.TestCase):
             return json.load(f), out, err
 
     def test_blocked_time_matches_truth(self):
-        truth, out, err = self.capture([])
+        self.check_truth(*self.capture([]))
+
+    def test_without_rseq(self):
+        """Threads without rseq (here glibc told not to register it): their
+        waits cannot end at rseq_update, so the first one makes profcap
+        attach sys_exit too; the times still match the truth."""
+        truth, out, err = self.capture(["-v"], env={"GLIBC_TUNABLES": "glibc.pthread.rseq=0"})
+        self.assertIn("a thread without rseq waited", err)
+        self.check_truth(truth, out, err)
+
+    def check_truth(self, truth, out, err):
         ok, msg = check_conformance(out)
         self.assertTrue(ok, msg)
         res = decode(out)["resources"]

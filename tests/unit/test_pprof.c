@@ -24,7 +24,7 @@ struct d_sample {
 	size_t nlocs;
 	__s64 values[4];
 	size_t nvalues;
-	PP(Label) labels[8];
+	PP(Label) labels[16];
 	size_t nlabels;
 };
 
@@ -99,7 +99,7 @@ static bool dec_label(pb_istream_t *s, const pb_field_t *f, void **arg)
 	struct d_sample *sm = *arg;
 
 	(void)f;
-	return sm->nlabels < 8 && pb_decode(s, PP(Label_fields), &sm->labels[sm->nlabels++]);
+	return sm->nlabels < 16 && pb_decode(s, PP(Label_fields), &sm->labels[sm->nlabels++]);
 }
 
 static bool dec_sample(pb_istream_t *s, const pb_field_t *f, void **arg)
@@ -419,6 +419,57 @@ TEST(non_cpu_profile_has_one_value)
 	decoded_free(d);
 }
 
+/* Thread-context attributes (OTEP 4947) are string labels under their own
+ * keys, next to the span's trace_id/span_id; a sample without them has none. */
+TEST(ctx_attr_labels)
+{
+	static const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
+	static const struct profile_ctx_attr ctx[] = {{"http.route", "/users/{id}"},
+						      {"http.method", "GET"}};
+	const struct profile_frame f = {0x1234, &app_map, "work", PROFILE_FRAME_NATIVE, NULL,
+					NULL, 0};
+	struct profile_link link;
+	struct profile_labels lab = {.link = &link, .ctx = ctx, .nctx = 2};
+	struct profile *p = profile__new();
+	struct decoded *d = NULL;
+	const char *v = NULL;
+	size_t i, with = 0, without = 0;
+	__s64 num;
+	struct buf out;
+
+	memset(link.trace_id, 0xab, sizeof(link.trace_id));
+	memset(link.span_id, 0xcd, sizeof(link.span_id));
+	buf__init(&out, 1 << 20);
+	CHECK(p);
+	CHECK(profile__add_typed_sample(p, 0, &app, 101, "w", &lab, &f, 1, 4) == 0);
+	CHECK(profile__add_typed_sample(p, 0, &app, 101, "w", NULL, &f, 1, 1) == 0);
+	CHECK_EQ_U64(pprof__encode(p, &out), 0);
+	d = decode(&out);
+	CHECK(d);
+	CHECK_EQ_U64(d->nsamples, 2);
+	for (i = 0; i < d->nsamples; i++) {
+		const struct d_sample *sm = &d->samples[i];
+
+		if (sm->values[0] == 4) {
+			with++;
+			CHECK(label(d, sm, "http.route", &v, &num));
+			CHECK_STR(v, "/users/{id}");
+			CHECK(label(d, sm, "http.method", &v, &num));
+			CHECK_STR(v, "GET");
+			CHECK(label(d, sm, "span_id", &v, &num));
+			CHECK_STR(v, "cdcdcdcdcdcdcdcd");
+		} else {
+			without++;
+			CHECK(!label(d, sm, "http.route", &v, &num));
+			CHECK(!label(d, sm, "span_id", &v, &num));
+		}
+	}
+	CHECK(with == 1 && without == 1);
+	decoded_free(d);
+	buf__release(&out);
+	profile__free(p);
+}
+
 TEST(cap)
 {
 	struct profile *p = model();
@@ -439,6 +490,7 @@ int main(void)
 	RUN(roundtrip);
 	RUN(inlined_lines);
 	RUN(non_cpu_profile_has_one_value);
+	RUN(ctx_attr_labels);
 	RUN(cap);
 	return TEST_DONE();
 }

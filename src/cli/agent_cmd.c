@@ -30,12 +30,7 @@ void agent_cmd__usage(void)
 	       "                     suffixes; default 256M): the oldest go first\n"
 	       "      --format F     file format: otlp (default), otlp-json, pprof, folded, svg\n"
 	       "      --json         status lines on stderr as JSON objects\n"
-	       "  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"
-	       "  -a, --all-cpus     sample every process on every CPU (the default)\n"
-	       "%s"
-	       "      --no-kernel    do not collect kernel stacks\n"
-	       "      --no-user      do not collect user stacks\n"
-	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       CAPTURE_CMD_SAMPLING_HELP
 	       "      --off-cpu      also an off_cpu profile (nanoseconds blocked) per\n"
 	       "                     process and window\n"
 	       "      --off-cpu-threshold DUR  shorter waits are only counted (default 100us)\n"
@@ -108,22 +103,60 @@ static int parse_size(const char *arg, __u64 *out)
 	return 0;
 }
 
+enum { OPT_INTERVAL = 256, OPT_OUTPUT_DIR, OPT_MAX_DIR, OPT_JSON };
+
+static int agent_opt(int c, const char *arg, void *ctx)
+{
+	struct capture_opts *o = ctx;
+
+	switch (c) {
+	case OPT_INTERVAL:
+		if (parse_interval(arg, &o->interval))
+			return usage_error("invalid --interval '%s': expected a duration "
+					   "from 200ms to 24h, like 60s, 500ms or 5m",
+					   arg);
+		return 0;
+	case OPT_OUTPUT_DIR:
+		if (!*arg)
+			return usage_error("--output-dir needs a directory");
+		o->output_dir = arg;
+		return 0;
+	case OPT_MAX_DIR:
+		if (parse_size(arg, &o->max_dir_bytes))
+			return usage_error("invalid --max-dir-size '%s': expected bytes "
+					   "(at least 4096) with an optional K, M or G "
+					   "suffix",
+					   arg);
+		return 0;
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
 int agent_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 {
-	enum { OPT_INTERVAL = 256, OPT_OUTPUT_DIR, OPT_MAX_DIR, OPT_JSON };
 	static const struct option longopts[] = {
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 		{"max-dir-size", required_argument, NULL, OPT_MAX_DIR},
 		{"json", no_argument, NULL, OPT_JSON},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"help", no_argument, NULL, 'h'},
 		CAPTURE_COMMON_LONGOPTS,
 		{0},
 	};
+	const struct capture_cmd_syntax sx = {
+		.cmd = "agent",
+		.shortopts = ":F:ap:qvh",
+		.longopts = longopts,
+		.usage = agent_cmd__usage,
+		.own = agent_opt,
+		.ctx = o,
+	};
 	const char *env_ep;
 	bool all = false;
-	int c, err;
+	int err;
 
 	capture__default_opts(o);
 	o->agent = true;
@@ -131,44 +164,9 @@ int agent_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 	o->interval = 60;
 	o->max_dir_bytes = AGENT_DEFAULT_MAX_DIR_BYTES;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:ap:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_INTERVAL:
-			if (parse_interval(optarg, &o->interval))
-				return usage_error("invalid --interval '%s': expected a duration "
-						   "from 200ms to 24h, like 60s, 500ms or 5m",
-						   optarg);
-			break;
-		case OPT_OUTPUT_DIR:
-			if (!*optarg)
-				return usage_error("--output-dir needs a directory");
-			o->output_dir = optarg;
-			break;
-		case OPT_MAX_DIR:
-			if (parse_size(optarg, &o->max_dir_bytes))
-				return usage_error("invalid --max-dir-size '%s': expected bytes "
-						   "(at least 4096) with an optional K, M or G "
-						   "suffix",
-						   optarg);
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'h':
-			agent_cmd__usage();
-			return 1;
-		default:
-			err = capture_cmd__common_flag(o, c, optarg, argv[optind - 1], "agent");
-			if (err)
-				return err;
-			break;
-		}
-	}
+	err = capture_cmd__options(&sx, argc, argv, o, &all);
+	if (err)
+		return err;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (all && target__any(&o->target))

@@ -25,12 +25,7 @@ void capture_cmd__usage(void)
 	       "Options:\n"
 	       "  --seconds N        capture length in seconds (default 10, or until CMD exits;\n"
 	       "                     decimals allowed)\n"
-	       "  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"
-	       "  -a, --all-cpus     sample every process on every CPU (the default)\n"
-	       "%s"
-	       "      --no-kernel    do not collect kernel stacks\n"
-	       "      --no-user      do not collect user stacks\n"
-	       "      --no-idle      drop samples of the idle task (pid 0)\n"
+	       CAPTURE_CMD_SAMPLING_HELP
 	       "      --off-cpu      also profile where threads wait: an off_cpu profile\n"
 	       "                     (nanoseconds blocked) per process beside the CPU one\n"
 	       "      --off-cpu-threshold DUR  waits shorter than DUR are only counted, not\n"
@@ -123,8 +118,11 @@ int capture_cmd__parse_duration_ns(const char *arg, __u64 *ns)
 	return -EINVAL;
 }
 
-int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
-			 const char *cmd)
+/* Take one shared flag (getopt code @c, value @arg) into @o. Any other code,
+ * getopt's ':' (missing value) included, is a usage error naming @opt (the
+ * argument getopt just read). 0, or -EINVAL after one usage error line. */
+static int common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
+		       const char *cmd)
 {
 	char *end;
 	long v;
@@ -208,49 +206,83 @@ int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, con
 	}
 }
 
+int capture_cmd__options(const struct capture_cmd_syntax *sx, int argc, char **argv,
+			 struct capture_opts *o, bool *all)
+{
+	int c, err;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, sx->shortopts, sx->longopts, NULL)) != -1) {
+		if (c == 'h') {
+			sx->usage();
+			return 1;
+		}
+		err = sx->own(c, optarg, sx->ctx);
+		if (err == -ENOENT && c == 'a') {
+			*all = true;
+			err = 0;
+		} else if (err == -ENOENT) {
+			err = common_flag(o, c, optarg, argv[optind - 1], sx->cmd);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+enum { OPT_SECONDS = 256 };
+
+struct capture_args {
+	struct capture_opts *o;
+	bool seconds_set;
+};
+
+static int capture_opt(int c, const char *arg, void *ctx)
+{
+	struct capture_args *a = ctx;
+
+	switch (c) {
+	case OPT_SECONDS:
+		if (capture_cmd__parse_seconds(arg, &a->o->seconds))
+			return usage_error("invalid --seconds '%s': expected a number of "
+					   "seconds above 0 (at most 604800)",
+					   arg);
+		a->seconds_set = true;
+		return 0;
+	case 'o':
+		a->o->output = arg;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
 int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 {
-	enum { OPT_SECONDS = 256 };
 	static const struct option longopts[] = {
 		{"seconds", required_argument, NULL, OPT_SECONDS},
-		{"all-cpus", no_argument, NULL, 'a'},
 		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
 		CAPTURE_COMMON_LONGOPTS,
 		{0},
 	};
-	bool all = false, seconds_set = false;
-	int c, err;
+	struct capture_args a = {o, false};
+	const struct capture_cmd_syntax sx = {
+		.cmd = "capture",
+		/* '+': stop at the first non-option, so CMD's own flags stay its own. */
+		.shortopts = "+:F:ap:o:qvh",
+		.longopts = longopts,
+		.usage = capture_cmd__usage,
+		.own = capture_opt,
+		.ctx = &a,
+	};
+	bool all = false;
+	int err;
 
 	capture__default_opts(o);
-	optind = 0;
-	opterr = 0;
-	/* '+': stop at the first non-option, so CMD's own flags stay its own. */
-	while ((c = getopt_long(argc, argv, "+:F:ap:o:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_SECONDS:
-			if (capture_cmd__parse_seconds(optarg, &o->seconds))
-				return usage_error("invalid --seconds '%s': expected a number of "
-						   "seconds above 0 (at most 604800)",
-						   optarg);
-			seconds_set = true;
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'h':
-			capture_cmd__usage();
-			return 1;
-		default:
-			err = capture_cmd__common_flag(o, c, optarg, argv[optind - 1], "capture");
-			if (err)
-				return err;
-			break;
-		}
-	}
+	err = capture_cmd__options(&sx, argc, argv, o, &all);
+	if (err)
+		return err;
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--"))
 			return usage_error("unexpected argument '%s'; to profile a command, put it "
@@ -261,7 +293,7 @@ int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 			return usage_error("cannot run '%s': no such executable file (check the "
 					   "path or $PATH)",
 					   o->cmd[0]);
-		if (!seconds_set)
+		if (!a.seconds_set)
 			o->seconds = 0;
 	} else if (optind > 0 && optind == argc && !strcmp(argv[optind - 1], "--")) {
 		return usage_error("nothing after --: give the command to profile");

@@ -26,6 +26,7 @@ enum {
 /* clang-format off */
 #define CAPTURE_COMMON_LONGOPTS                                          \
 	{ "freq", required_argument, NULL, 'F' },                        \
+	{ "all-cpus", no_argument, NULL, 'a' },                          \
 	{ "no-kernel", no_argument, NULL, CAPTURE_OPT_NO_KERNEL },       \
 	{ "no-user", no_argument, NULL, CAPTURE_OPT_NO_USER },           \
 	{ "no-idle", no_argument, NULL, CAPTURE_OPT_NO_IDLE },           \
@@ -39,6 +40,7 @@ enum {
 	{ "debug-dir", required_argument, NULL, CAPTURE_OPT_DEBUG_DIR }, \
 	{ "quiet", no_argument, NULL, 'q' },                             \
 	{ "verbose", no_argument, NULL, 'v' },                           \
+	{ "help", no_argument, NULL, 'h' },                              \
 	TARGET_LONGOPTS,                                                 \
 	OTLP_CONFIG_LONGOPTS
 /* clang-format on */
@@ -51,13 +53,36 @@ int capture_cmd__parse_duration_ns(const char *arg, __u64 *ns);
  * -EINVAL (nothing printed). */
 int capture_cmd__parse_seconds(const char *arg, double *out);
 
-/* Take one shared flag (-F, --no-*, --format, -q, -v, targeting, export;
- * getopt code @c, value @arg) into @o. Any other code, getopt's ':' (missing
- * value) included, is a usage error naming @opt (the argument getopt just
- * read); @cmd names the command in errors. 0, or -EINVAL after one usage
- * error line. */
-int capture_cmd__common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
-			     const char *cmd);
+/* Help lines of the shared sampling flags; "%s" stands where the caller's
+ * printf() puts target__usage. */
+#define CAPTURE_CMD_SAMPLING_HELP                                                       \
+	"  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"  \
+	"  -a, --all-cpus     sample every process on every CPU (the default)\n"      \
+	"%s"                                                                            \
+	"      --no-kernel    do not collect kernel stacks\n"                          \
+	"      --no-user      do not collect user stacks\n"                            \
+	"      --no-idle      drop samples of the idle task (pid 0)\n"
+
+/* How `capture` or `agent` reads its command line. */
+struct capture_cmd_syntax {
+	const char *cmd; /* the command, named in errors */
+	const char *shortopts;
+	const struct option *longopts;
+	void (*usage)(void); /* -h, --help */
+	/* The command's own option @c (value @arg): 0 taken, -ENOENT when it is
+	 * not one of them, or -EINVAL after one usage error line. */
+	int (*own)(int c, const char *arg, void *ctx);
+	void *ctx;
+};
+
+/* The option loop of `capture` and `agent`: getopt_long() over @argv as @sx
+ * says, from the first argument. -h prints the help; each other option goes
+ * to sx->own, then -a sets *@all, and the shared flags (-F, --no-*,
+ * --format, -q, -v, targeting, export) go into @o. Any other option, or one
+ * missing its value, is a usage error. Leaves optind at the first operand.
+ * 0, 1 when the help was printed, or -EINVAL after one usage error line. */
+int capture_cmd__options(const struct capture_cmd_syntax *sx, int argc, char **argv,
+			 struct capture_opts *o, bool *all);
 
 /* Parse `capture` arguments (argv[0] is "capture") into @o. Returns 0, 1 when
  * --help was printed, or -EINVAL after printing one error line. */

@@ -11,11 +11,9 @@
 #include "cli/args.h"
 #include "util/buf.h"
 #include "util/log.h"
-#include "util/scan.h"
+#include "util/hex.h"
 #include "model/profile.h"
 #include "formats/flamegraph.h"
-#include "formats/format.h"
-#include "formats/otlp_read.h"
 #include "export/sink.h"
 #include "cli/flamegraph_cmd.h"
 #include "cli/symbolize_opt.h"
@@ -105,20 +103,10 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			a->type = optarg;
 			break;
 		case OPT_TRACE:
-			if (strlen(optarg) != 2 * sizeof(a->o.trace_id))
+			if (!hex__decode(optarg, a->o.trace_id, sizeof(a->o.trace_id)))
 				return usage_error("--trace-id needs 32 hex digits (a W3C trace id), "
 						   "not '%s'",
 						   optarg);
-			for (size_t b = 0; b < sizeof(a->o.trace_id); b++) {
-				int hi = scan__hex_digit(optarg[2 * b]);
-				int lo = scan__hex_digit(optarg[2 * b + 1]);
-
-				if (hi < 0 || lo < 0)
-					return usage_error("--trace-id needs 32 hex digits (a W3C "
-							   "trace id), not '%s'",
-							   optarg);
-				a->o.trace_id[b] = (__u8)(hi << 4 | lo);
-			}
 			a->o.filter_trace = true;
 			break;
 		case OPT_ATTR:
@@ -188,7 +176,7 @@ static bool any_match(const struct profile *p, const struct flamegraph_opts *o)
 
 int flamegraph__main(int argc, char **argv)
 {
-	struct profile *p = NULL, *sel = NULL;
+	struct profile *p = NULL;
 	struct fg_args a;
 	struct buf svg;
 	int ret, err;
@@ -196,20 +184,8 @@ int flamegraph__main(int argc, char **argv)
 	ret = parse_args(argc, argv, &a);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (otlp_read__file(a.in, &p))
+	if (symbolize_opt__load(&a.sym, a.in, a.type, &p))
 		return 1; /* logged */
-	if (symbolize_opt__apply(&a.sym, a.in, &p)) {
-		profile__free(p);
-		return 1;
-	}
-	if (format__pick_type(p, a.type, true, &sel)) {
-		profile__free(p);
-		return 1;
-	}
-	if (sel) {
-		profile__free(p);
-		p = sel;
-	}
 	if (a.o.filter_pid) {
 		size_t i;
 

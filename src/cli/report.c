@@ -20,11 +20,9 @@
 #include "cli/args.h"
 #include "util/intern.h"
 #include "util/log.h"
-#include "formats/format.h"
-#include "formats/otlp_read.h"
 #include "model/profile.h"
 #include "model/view.h"
-#include "util/scan.h"
+#include "util/hex.h"
 #include "util/utf8.h"
 #include "cli/report.h"
 
@@ -109,23 +107,6 @@ void report__usage(void)
 
 #define usage_error(...) log__usage_error("report", __VA_ARGS__)
 
-/* Exactly 2 * @n hex digits (either case) of @s into @out. */
-static bool parse_hex_id(const char *s, __u8 *out, size_t n)
-{
-	size_t i;
-
-	if (strlen(s) != 2 * n)
-		return false;
-	for (i = 0; i < n; i++) {
-		int hi = scan__hex_digit(s[2 * i]), lo = scan__hex_digit(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (__u8)(hi << 4 | lo);
-	}
-	return true;
-}
-
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
@@ -207,14 +188,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->lines = true;
 			break;
 		case OPT_TRACE:
-			if (!parse_hex_id(optarg, o->trace_id, sizeof(o->trace_id)))
+			if (!hex__decode(optarg, o->trace_id, sizeof(o->trace_id)))
 				return usage_error("--trace-id needs 32 hex digits (a W3C trace id), "
 						   "not '%s'",
 						   optarg);
 			o->filter_trace = true;
 			break;
 		case OPT_SPAN:
-			if (!parse_hex_id(optarg, o->span_id, sizeof(o->span_id)))
+			if (!hex__decode(optarg, o->span_id, sizeof(o->span_id)))
 				return usage_error("--span-id needs 16 hex digits (a W3C span id), "
 						   "not '%s'",
 						   optarg);
@@ -387,18 +368,6 @@ static bool sample_kept(const struct report_opts *o, const struct profile *p,
 	       (!o->filter_span || !memcmp(l->span_id, o->span_id, sizeof(l->span_id)));
 }
 
-static void hex_into(char *out, const __u8 *v, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[v[i] >> 4];
-		out[2 * i + 1] = digits[v[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* --by span or attr:KEY: count @s in the row of its span or of its value
  * of the attribute (keyed and named by its text). */
 static int add_keyed(struct report *r, const struct profile_sample_entry *s)
@@ -416,9 +385,9 @@ static int add_keyed(struct report *r, const struct profile_sample_entry *s)
 	} else if (s->link) {
 		const struct profile_link *l = profile__link(r->p, s->link);
 
-		hex_into(key, l->trace_id, sizeof(l->trace_id));
+		hex__encode(key, l->trace_id, sizeof(l->trace_id));
 		key[32] = '/';
-		hex_into(key + 33, l->span_id, sizeof(l->span_id));
+		hex__encode(key + 33, l->span_id, sizeof(l->span_id));
 	}
 	err = group_get(&r->keyed, k, strlen(k) + 1, &row, &added);
 	if (err)
@@ -900,10 +869,10 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 			fprintf(f, " comm ");
 			put_text(f, o->comm);
 		}
-		hex_into(hex, o->trace_id, sizeof(o->trace_id));
+		hex__encode(hex, o->trace_id, sizeof(o->trace_id));
 		if (o->filter_trace)
 			fprintf(f, " trace %s", hex);
-		hex_into(hex, o->span_id, sizeof(o->span_id));
+		hex__encode(hex, o->span_id, sizeof(o->span_id));
 		if (o->filter_span)
 			fprintf(f, " span %s", hex);
 		for (i = 0; i < o->nattrs; i++) {
@@ -1083,10 +1052,10 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	{ /* only when given: the filter object keeps its keys otherwise */
 		char hex[33];
 
-		hex_into(hex, o->trace_id, sizeof(o->trace_id));
+		hex__encode(hex, o->trace_id, sizeof(o->trace_id));
 		if (o->filter_trace)
 			fprintf(f, ",\"trace_id\":\"%s\"", hex);
-		hex_into(hex, o->span_id, sizeof(o->span_id));
+		hex__encode(hex, o->span_id, sizeof(o->span_id));
 		if (o->filter_span)
 			fprintf(f, ",\"span_id\":\"%s\"", hex);
 	}
@@ -1179,27 +1148,15 @@ int report__print(FILE *f, const struct profile *p, const struct report_opts *o)
 
 int report__main(int argc, char **argv)
 {
-	struct profile *p = NULL, *sel = NULL;
+	struct profile *p = NULL;
 	struct report_opts o;
 	int ret, err;
 
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (otlp_read__file(o.file, &p))
+	if (symbolize_opt__load(&o.sym, o.file, o.type, &p))
 		return 1; /* logged */
-	if (symbolize_opt__apply(&o.sym, o.file, &p)) {
-		profile__free(p);
-		return 1;
-	}
-	if (format__pick_type(p, o.type, true, &sel)) {
-		profile__free(p);
-		return 1;
-	}
-	if (sel) {
-		profile__free(p);
-		p = sel;
-	}
 	err = report__print(stdout, p, &o);
 	profile__free(p);
 	if (err) {

@@ -4,6 +4,8 @@
 
 #include "util/log.h"
 #include "model/profile.h"
+#include "formats/format.h"
+#include "formats/otlp_read.h"
 #include "symbolize/resymbolize.h"
 #include "cli/args.h"
 #include "cli/symbolize_opt.h"
@@ -55,5 +57,30 @@ int symbolize_opt__apply(const struct symbolize_opt *o, const char *what, struct
 			"lines",
 			what, (unsigned long long)st.files_found, (unsigned long long)st.mappings,
 			(unsigned long long)st.frames_named, (unsigned long long)st.frames_lined);
+	return 0;
+}
+
+int symbolize_opt__load(const struct symbolize_opt *o, const char *path, const char *type,
+			struct profile **out)
+{
+	struct profile *p = NULL, *sel = NULL;
+	int err;
+
+	*out = NULL;
+	err = otlp_read__file(path, &p);
+	if (err)
+		return err; /* logged */
+	err = symbolize_opt__apply(o, path, &p);
+	if (!err)
+		err = format__pick_type(p, type, true, &sel);
+	if (err) {
+		profile__free(p);
+		return err;
+	}
+	if (sel) {
+		profile__free(p);
+		p = sel;
+	}
+	*out = p;
 	return 0;
 }

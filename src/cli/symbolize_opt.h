@@ -53,4 +53,11 @@ int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir);
  * was found. 0, or -errno with *@p unchanged (logged). */
 int symbolize_opt__apply(const struct symbolize_opt *o, const char *what, struct profile **p);
 
+/* The input of report and flamegraph: read the OTLP file @path, symbolize
+ * it as @o says and keep the one value type @type names (the first when
+ * NULL; format__pick_type()). *@out gets the profile (caller frees). 0, or
+ * non-zero after one error line with *@out NULL. */
+int symbolize_opt__load(const struct symbolize_opt *o, const char *path, const char *type,
+			struct profile **out);
+
 #endif

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -12,6 +11,7 @@
 #include "cpu_sampler.skel.h"
 #include "util/env.h"
 #include "util/log.h"
+#include "collect/kver.h"
 #include "collect/offcpu.h"
 
 static const char *const state_names[SAMPLER_STATE__COUNT] = {
@@ -35,16 +35,6 @@ _Static_assert(SAMPLER_STATE_RUNNABLE == OFFCPU_STATE_RUNNABLE &&
 const char *sampler__state_name(enum sampler_state st)
 {
 	return (unsigned)st < SAMPLER_STATE__COUNT ? state_names[st] : "unknown";
-}
-
-static bool kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int ma = 0, mi = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
-		return false;
-	return ma > major || (ma == major && mi >= minor);
 }
 
 /* Byte offset of the first of @names that is a member of task_struct in
@@ -104,7 +94,7 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 	skel->rodata->offcpu_min_ns = o->off_cpu_min_ns;
 	skel->rodata->offcpu_runnable = o->off_cpu_runnable;
 	/* prev_state is the tracepoint's 4th argument since Linux 5.18. */
-	skel->rodata->offcpu_state_arg = kernel_at_least(5, 18);
+	skel->rodata->offcpu_state_arg = kver__at_least(5, 18);
 	offsets = task_offsets(skel, btf);
 	skel->rodata->offcpu_btf = offsets;
 	if (offsets) {

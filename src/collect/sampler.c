@@ -9,7 +9,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +24,7 @@
 #include "util/log.h"
 #include "collect/forkhook.h"
 #include "collect/kbtf.h"
+#include "collect/kver.h"
 #include "proc/status.h"
 #include "proc/threadctx.h"
 #include "collect/sampler.h"
@@ -430,16 +430,6 @@ static int unwind_set_proc(void *ctx, __u32 tgid, __u32 nmaps)
 	return bpf_map_update_elem(s->tfd.procs, &tgid, &nmaps, BPF_ANY) ? -errno : 0;
 }
 
-static bool kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int ma = 0, mi = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
-		return false;
-	return ma > major || (ma == major && mi >= minor);
-}
-
 static int unwind_del_map(void *ctx, const struct unwind_map_key *k)
 {
 	struct sampler *s = ctx;
@@ -521,7 +511,7 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 {
 	struct cpu_sampler__rodata *r = s->skel->rodata;
 
-	if (!kernel_at_least(5, 17) || !btf)
+	if (!kver__at_least(5, 17) || !btf)
 		return;
 	if (!btf_off(btf, "vm_area_struct", "vm_start", (__u32 *)&r->vma_start_off) &&
 	    !btf_off(btf, "vm_area_struct", "vm_end", (__u32 *)&r->vma_end_off) &&
@@ -632,7 +622,7 @@ static int unwind_rows_del(void *ctx, __u32 slot)
 static void table_fds(struct sampler *s)
 {
 	s->tfd.seen = bpf_map__fd(s->skel->maps.seen);
-	s->tfd.vma = s->quick_mode ? kernel_at_least(5, 17) && !access(KBTF_VMLINUX, R_OK)
+	s->tfd.vma = s->quick_mode ? kver__at_least(5, 17) && !access(KBTF_VMLINUX, R_OK)
 				   : s->skel->rodata->unwind_vma;
 	if (s->quick_mode) { /* made once sampling runs: table_maps_create() */
 		s->tfd.maps = s->tfd.procs = s->tfd.files = s->tfd.file_idx = -1;
@@ -674,7 +664,7 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __
 	 * bpf_task_pt_regs() (Linux >= 5.15); without, they use frame pointers
 	 * and are flagged partial. */
 	s->skel->rodata->unwind_task_regs =
-		!access("/sys/kernel/btf/vmlinux", R_OK) && kernel_at_least(5, 15);
+		!access("/sys/kernel/btf/vmlinux", R_OK) && kver__at_least(5, 15);
 	s->unwind_rows = rows;
 	unwind_vma_configure(s, btf);
 	bpf_map__set_max_entries(s->skel->maps.unwind_file_idx, SAMPLER_UNWIND_FILES);
@@ -1316,8 +1306,8 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 	bpf_program__set_autoload(s->skel->progs.profcap_quick, false);
 	/* bpf_loop() (Linux >= 5.17): the verifier checks one frame of the
 	 * walk instead of every one of them, 3x less work in all. */
-	bpf_program__set_autoload(s->skel->progs.profcap_sample, kernel_at_least(5, 17));
-	bpf_program__set_autoload(s->skel->progs.profcap_sample_bounded, !kernel_at_least(5, 17));
+	bpf_program__set_autoload(s->skel->progs.profcap_sample, kver__at_least(5, 17));
+	bpf_program__set_autoload(s->skel->progs.profcap_sample_bounded, !kver__at_least(5, 17));
 	bpf_map__set_autocreate(s->skel->maps.handover, false);
 	err = s->quick ? share_maps(s->skel, s->quick, &s->tfd) : 0;
 	t0 = mono_ns();
@@ -1362,7 +1352,7 @@ static int load_following(struct sampler *s, const struct sampler_opts *o)
 		last = first;
 	}
 	for (k = first; k <= last; k++) {
-		if (k == FORKHOOK_TP_BTF && !kernel_at_least(5, 5)) {
+		if (k == FORKHOOK_TP_BTF && !kver__at_least(5, 5)) {
 			err = -EOPNOTSUPP;
 			why = "needs Linux >= 5.5";
 		} else if (!(err = forkhook__prepare(&fh, k, NULL, &why))) {
@@ -1426,7 +1416,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		goto err_nomem;
 	s->ncpus = ncpus;
 	s->rows_fd = -1;
-	s->no_prealloc = kernel_at_least(6, 1);
+	s->no_prealloc = kver__at_least(6, 1);
 	s->pfds = malloc(ncpus * sizeof(*s->pfds));
 	s->links = calloc(ncpus, sizeof(*s->links));
 	if (!s->pfds || !s->links)
@@ -1577,22 +1567,30 @@ int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *c
 	return n;
 }
 
+/* Double two parallel scratch arrays, *@a and *@b (elements of @asize and
+ * @bsize bytes), that share the capacity *@cap (1024 the first time).
+ * *@cap changes only when both grew; 0 or -ENOMEM. */
+static int grow_scratch_pair(void **a, size_t asize, void **b, size_t bsize, __u32 *cap)
+{
+	__u32 ncap = *cap ? *cap * 2 : 1024;
+	void *p;
+
+	p = realloc(*a, ncap * asize);
+	if (!p)
+		return -ENOMEM;
+	*a = p;
+	p = realloc(*b, ncap * bsize);
+	if (!p)
+		return -ENOMEM;
+	*b = p;
+	*cap = ncap;
+	return 0;
+}
+
 static int grow_scratch(struct sampler *s)
 {
-	__u32 ncap = s->cap ? s->cap * 2 : 1024;
-	struct sample_key *k;
-	__u64 *v;
-
-	k = realloc(s->keys, ncap * sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	s->keys = k;
-	v = realloc(s->vals, ncap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->vals = v;
-	s->cap = ncap;
-	return 0;
+	return grow_scratch_pair((void **)&s->keys, sizeof(*s->keys), (void **)&s->vals,
+				 sizeof(*s->vals), &s->cap);
 }
 
 /* Empty the idle generation's stack table. Keys are collected first: a
@@ -1661,20 +1659,8 @@ static int emit_record(struct sampler *s, struct sampler_record *r, __u64 ustack
 
 static int grow_offcpu_scratch(struct sampler *s)
 {
-	__u32 ncap = s->ocap ? s->ocap * 2 : 1024;
-	struct offcpu_key *k;
-	struct offcpu_val *v;
-
-	k = realloc(s->okeys, ncap * sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	s->okeys = k;
-	v = realloc(s->ovals, ncap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->ovals = v;
-	s->ocap = ncap;
-	return 0;
+	return grow_scratch_pair((void **)&s->okeys, sizeof(*s->okeys), (void **)&s->ovals,
+				 sizeof(*s->ovals), &s->ocap);
 }
 
 /* The off-CPU counters of the idle generation: snapshot, emit, delete. */

@@ -13,6 +13,7 @@
 #include "proc/container.h"
 #include "proc/privs.h"
 #include "util/log.h"
+#include "util/scan.h"
 #include "collect/target.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -193,16 +194,6 @@ static int open_cgroup(struct target *t, const char *arg, const char *mnt, const
 	return 0;
 }
 
-static bool is_number(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
 /* A container without its own cgroup v2 group (cgroup v1 host): keep its
  * current processes and follow their children. */
 static int add_container_pids(struct target *t, const char *proc_root, const char *id)
@@ -217,7 +208,7 @@ static int add_container_pids(struct target *t, const char *proc_root, const cha
 	if (!d)
 		return -errno;
 	while ((de = readdir(d)) && !err) {
-		if (!is_number(de->d_name))
+		if (!scan__all(de->d_name, isdigit))
 			continue;
 		pid = atoi(de->d_name);
 		if (container__id_of(proc_root, pid, cur, sizeof(cur)) || strcmp(cur, id))
@@ -442,7 +433,7 @@ bool target__explain_empty(const struct target *t, const char *proc_root, char *
 		return false;
 	}
 	while ((pe = readdir(pd))) {
-		if (!is_number(pe->d_name))
+		if (!scan__all(pe->d_name, isdigit))
 			continue;
 		pid = atoi(pe->d_name);
 		if (t->npids && !int_in(t->pids, t->npids, pid) && !t->follow_forks)
@@ -452,7 +443,7 @@ bool target__explain_empty(const struct target *t, const char *proc_root, char *
 		if (!td)
 			continue;
 		while ((te = readdir(td)))
-			if (is_number(te->d_name) &&
+			if (scan__all(te->d_name, isdigit) &&
 			    task_matches(t, proc_root, pid, atoi(te->d_name)))
 				matches++;
 		closedir(td);

@@ -41,20 +41,10 @@ const char *folded__frame_name(const struct profile *p, __u32 loc, char *name, s
 const char *folded__line_name(const struct profile *p, __u32 loc, size_t i, char *name,
 			      size_t len)
 {
-	const struct profile_location_entry *l = profile__location(p, loc);
-	const struct profile_line_entry *le;
-	const char *fn = NULL;
 	size_t nl;
+	const char *fn = view__line_function(p, loc, i, &nl);
 
-	le = profile__lines(p, l->lines, &nl);
-	if (i < nl && le[i].function) {
-		const struct profile_function_entry *f = profile__function(p, le[i].function);
-
-		fn = profile__string(p, f->name, NULL);
-		if (!*fn)
-			fn = profile__string(p, f->system_name, NULL);
-	}
-	if (fn && *fn) {
+	if (fn) {
 		snprintf(name, len, "%s%s", fn, i + 1 < nl ? FOLDED_INLINE_MARK : "");
 	} else {
 		const char *s = view__place_name(p, loc, VIEW_NAME_ADDRESS, name, len);

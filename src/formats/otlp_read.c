@@ -1031,38 +1031,32 @@ static int ensure_zero_entries(struct rd *r)
 
 static enum role attr_role(const char *key)
 {
-	if (!strcmp(key, "thread.id"))
-		return ROLE_THREAD_ID;
-	if (!strcmp(key, "thread.name"))
-		return ROLE_THREAD_NAME;
-	if (!strcmp(key, "profile.frame.type"))
-		return ROLE_FRAME_TYPE;
-	if (!strcmp(key, "process.executable.build_id.gnu"))
-		return ROLE_BUILD_ID;
-	if (!strcmp(key, "pprof.mapping.has_functions"))
-		return ROLE_HAS_FUNCTIONS;
-	if (!strcmp(key, "pprof.mapping.has_filenames"))
-		return ROLE_HAS_FILENAMES;
-	if (!strcmp(key, "pprof.mapping.has_line_numbers"))
-		return ROLE_HAS_LINE_NUMBERS;
-	if (!strcmp(key, "pprof.mapping.has_inline_frames"))
-		return ROLE_HAS_INLINE_FRAMES;
-	if (!strcmp(key, "process.executable.build_id.htlhash"))
-		return ROLE_HTLHASH;
-	if (!strcmp(key, "process.executable.build_id.go"))
-		return ROLE_GO_BUILD_ID;
-	if (!strcmp(key, PROFILE_ATTR_SAMPLES_DROPPED))
-		return ROLE_DROPPED;
-	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED))
-		return ROLE_TRUNCATED;
-	if (!strcmp(key, PROFILE_ATTR_SAMPLES_STACK_MISSING))
-		return ROLE_STACK_MISSING;
-	if (!strcmp(key, PROFILE_ATTR_OFF_CPU_STATE))
-		return ROLE_OFF_CPU_STATE;
-	if (!strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES))
-		return ROLE_OFF_CPU_SWITCHES;
-	if (!strcmp(key, PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH))
-		return ROLE_TRUNCATED_DEPTH;
+	static const struct {
+		const char *key;
+		enum role role;
+	} roles[] = {
+		{"thread.id", ROLE_THREAD_ID},
+		{"thread.name", ROLE_THREAD_NAME},
+		{"profile.frame.type", ROLE_FRAME_TYPE},
+		{"process.executable.build_id.gnu", ROLE_BUILD_ID},
+		{"pprof.mapping.has_functions", ROLE_HAS_FUNCTIONS},
+		{"pprof.mapping.has_filenames", ROLE_HAS_FILENAMES},
+		{"pprof.mapping.has_line_numbers", ROLE_HAS_LINE_NUMBERS},
+		{"pprof.mapping.has_inline_frames", ROLE_HAS_INLINE_FRAMES},
+		{"process.executable.build_id.htlhash", ROLE_HTLHASH},
+		{"process.executable.build_id.go", ROLE_GO_BUILD_ID},
+		{PROFILE_ATTR_SAMPLES_DROPPED, ROLE_DROPPED},
+		{PROFILE_ATTR_SAMPLES_TRUNCATED, ROLE_TRUNCATED},
+		{PROFILE_ATTR_SAMPLES_STACK_MISSING, ROLE_STACK_MISSING},
+		{PROFILE_ATTR_OFF_CPU_STATE, ROLE_OFF_CPU_STATE},
+		{PROFILE_ATTR_OFF_CPU_SWITCHES, ROLE_OFF_CPU_SWITCHES},
+		{PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH, ROLE_TRUNCATED_DEPTH},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		if (!strcmp(key, roles[i].key))
+			return roles[i].role;
 	return ROLE_NONE;
 }
 
@@ -1416,7 +1410,10 @@ static int read_keyvalue(struct rd *r, pb_istream_t *s, struct resource *res)
 	return 0;
 }
 
-static int read_resource(struct rd *r, pb_istream_t *s, struct resource *res)
+/* Hand each submessage field @field of @s (named @name in errors) to @fn
+ * with @res, in order; the other fields are skipped. */
+static int each_sub(struct rd *r, pb_istream_t *s, __u32 field, const char *name,
+		    int (*fn)(struct rd *, pb_istream_t *, struct resource *), struct resource *res)
 {
 	pb_istream_t sub;
 	__u32 tag;
@@ -1427,15 +1424,20 @@ static int read_resource(struct rd *r, pb_istream_t *s, struct resource *res)
 		err = next_tag(r, s, &wt, &tag);
 		if (err)
 			break;
-		if (tag != F_RESOURCE_ATTRS) {
+		if (tag != field) {
 			err = skip(r, s, wt);
 			continue;
 		}
-		err = open_sub(r, s, wt, "attributes", &sub);
-		err = err ?: read_keyvalue(r, &sub, res);
+		err = open_sub(r, s, wt, name, &sub);
+		err = err ?: fn(r, &sub, res);
 		err = err ?: close_sub(r, s, &sub);
 	}
 	return err;
+}
+
+static int read_resource(struct rd *r, pb_istream_t *s, struct resource *res)
+{
+	return each_sub(r, s, F_RESOURCE_ATTRS, "attributes", read_keyvalue, res);
 }
 
 /* ---- samples --------------------------------------------------------------------- */
@@ -1862,18 +1864,7 @@ static int read_resource_profiles(struct rd *r, pb_istream_t *s)
 	int err = 0;
 
 	r->ctx = CTX_RESOURCE;
-	while (!err && again.bytes_left) {
-		err = next_tag(r, &again, &wt, &tag);
-		if (err)
-			break;
-		if (tag != F_RP_RESOURCE) {
-			err = skip(r, &again, wt);
-			continue;
-		}
-		err = open_sub(r, &again, wt, "resource", &sub);
-		err = err ?: read_resource(r, &sub, &res);
-		err = err ?: close_sub(r, &again, &sub);
-	}
+	err = each_sub(r, &again, F_RP_RESOURCE, "resource", read_resource, &res);
 	if (err)
 		return err;
 	if (!res.has_pid)

@@ -16,7 +16,7 @@
 #include "util/buf.h"
 #include "util/gz.h"
 #include "formats/pprof_read.h"
-#include "util/scan.h"
+#include "util/hex.h"
 #include "model/profile.h"
 
 #define MAX_FRAMES 4096
@@ -427,23 +427,6 @@ static void add_ctx(struct smp *s, const char *k, const char *v)
 	s->ctx[s->nctx++].value = v;
 }
 
-/* Exactly 2 * @n hex digits of @v into @out. */
-static bool hex_bytes(const char *v, __u8 *out, size_t n)
-{
-	size_t i;
-
-	if (strlen(v) != 2 * n)
-		return false;
-	for (i = 0; i < n; i++) {
-		int hi = scan__hex_digit(v[2 * i]), lo = scan__hex_digit(v[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (__u8)(hi << 4 | lo);
-	}
-	return true;
-}
-
 static int on_location(void *arg, __u64 id)
 {
 	struct smp *s = arg;
@@ -534,9 +517,9 @@ static int label(struct smp *s, struct cur c)
 	else if (!strcmp(k, "container.id"))
 		s->desc.container_id = *v ? v : NULL;
 	else if (!strcmp(k, "trace_id"))
-		s->has_trace = hex_bytes(v, s->link.trace_id, sizeof(s->link.trace_id));
+		s->has_trace = hex__decode(v, s->link.trace_id, sizeof(s->link.trace_id));
 	else if (!strcmp(k, "span_id"))
-		s->has_span = hex_bytes(v, s->link.span_id, sizeof(s->link.span_id));
+		s->has_span = hex__decode(v, s->link.span_id, sizeof(s->link.span_id));
 	else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_STATE))
 		s->state = v;
 	else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_SWITCHES))

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/intern.h"
 #include "model/profile.h"
 
@@ -104,15 +105,10 @@ static int add_attr(struct profile *p, const struct attr_key *k, __u32 *idx)
 	int err;
 
 	/* Grow the view array first so an interned key always has its view. */
-	if (n >= p->attr_views_cap) {
-		size_t ncap = p->attr_views_cap ? p->attr_views_cap * 2 : 64;
-
-		v = realloc(p->attr_views, ncap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->attr_views = v;
-		p->attr_views_cap = ncap;
-	}
+	err = array__grow((void **)&p->attr_views, &p->attr_views_cap, n, sizeof(*v), 64,
+			  SIZE_MAX / sizeof(*v));
+	if (err)
+		return err;
 	err = intern__put(p->attrs, k, sizeof(*k), idx, &added);
 	if (err || !added)
 		return err;
@@ -463,15 +459,10 @@ static int get_proc(struct profile *p, __u32 type, const struct profile_process_
 		*out = &p->procs[idx];
 		return 0;
 	}
-	if (p->nprocs == p->procs_cap) {
-		size_t ncap = p->procs_cap ? p->procs_cap * 2 : 16;
-
-		pr = realloc(p->procs, ncap * sizeof(*pr));
-		if (!pr)
-			return -ENOMEM;
-		p->procs = pr;
-		p->procs_cap = ncap;
-	}
+	err = array__grow((void **)&p->procs, &p->procs_cap, p->nprocs, sizeof(*pr), 16,
+			  SIZE_MAX / sizeof(*pr));
+	if (err)
+		return err;
 	pr = &p->procs[p->nprocs];
 	memset(pr, 0, sizeof(*pr));
 	pr->desc.pid = desc->pid;

@@ -69,25 +69,34 @@ const char *view__location_name(const struct profile *p, __u32 loc, char *scratc
 	return view__frame_name(p, loc, VIEW_NAME_BRIEF, scratch, n);
 }
 
-const char *view__line_name(const struct profile *p, __u32 loc, size_t i, char *scratch,
-			    size_t n)
+const char *view__line_function(const struct profile *p, __u32 loc, size_t i, size_t *nlines)
 {
 	const struct profile_location_entry *l = profile__location(p, loc);
 	const struct profile_line_entry *le;
-	const char *name;
+	const char *name = NULL;
 	size_t nl;
 
 	le = profile__lines(p, l->lines, &nl);
+	if (nlines)
+		*nlines = nl;
 	if (i < nl && le[i].function) {
 		const struct profile_function_entry *f = profile__function(p, le[i].function);
 
 		name = profile__string(p, f->name, NULL);
 		if (!*name)
 			name = profile__string(p, f->system_name, NULL);
-		if (*name)
-			return name;
 	}
-	return place_name(p, l, VIEW_NAME_BRIEF, scratch, n);
+	return name && *name ? name : NULL;
+}
+
+const char *view__line_name(const struct profile *p, __u32 loc, size_t i, char *scratch,
+			    size_t n)
+{
+	const char *name = view__line_function(p, loc, i, NULL);
+
+	if (name)
+		return name;
+	return place_name(p, profile__location(p, loc), VIEW_NAME_BRIEF, scratch, n);
 }
 
 size_t view__line_count(const struct profile *p, __u32 loc)

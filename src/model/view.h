@@ -53,6 +53,10 @@ size_t view__line_count(const struct profile *p, __u32 loc);
 const char *view__line_name(const struct profile *p, __u32 loc, size_t i, char *scratch,
 			    size_t n);
 const char *view__line_source(const struct profile *p, __u32 loc, size_t i, __s64 *line);
+/* The function of frame @i of @loc (its name, else its system name;
+ * borrowed), or NULL when the frame has no function or both are empty.
+ * *@nlines (when not NULL) gets the location's count of lines, 0 for none. */
+const char *view__line_function(const struct profile *p, __u32 loc, size_t i, size_t *nlines);
 
 /* Frame type of location @loc ("native", "kernel", "v8js", ...), borrowed
  * from @p; "" when the location carries none. Never NULL. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "proc/container.h"
+#include "util/scan.h"
 
 #define CGROUP_FILE_MAX 65536 /* bytes read from one PID/cgroup file */
 #define LINE_MAX_LEN 4096
@@ -142,16 +143,6 @@ int container__id_of(const char *proc_root, int pid, char *id, size_t len)
 	return err;
 }
 
-static bool is_pid_dir(const char *name)
-{
-	if (!*name)
-		return false;
-	for (; *name; name++)
-		if (!isdigit((unsigned char)*name))
-			return false;
-	return true;
-}
-
 int container__find(const char *proc_root, const char *prefix, char *id, size_t idlen, char *cgpath,
 		    size_t cglen, int *pid)
 {
@@ -169,7 +160,7 @@ int container__find(const char *proc_root, const char *prefix, char *id, size_t 
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		if (!is_pid_dir(de->d_name))
+		if (!scan__all(de->d_name, isdigit))
 			continue;
 		p = atoi(de->d_name);
 		if (container__id_of(proc_root, p, cur, sizeof(cur)) || memcmp(cur, prefix, plen))

@@ -236,11 +236,11 @@ static bool has_key(const struct procctx *c, const struct pb *key)
 	return false;
 }
 
-static int read_kv(struct pb r, struct procctx *c)
+/* Call @fn(value, @arg) on every length-delimited field @field of message
+ * @r, in order; stops at the first error it or @fn returns. */
+static int each_field(struct pb r, __u32 field, int (*fn)(struct pb, void *), void *arg)
 {
-	struct pb sub = {NULL, NULL}, key = {NULL, NULL}, val = {NULL, NULL};
-	bool has_val = false;
-	char *v = NULL;
+	struct pb sub = {NULL, NULL};
 	int wt, err;
 	__u32 f;
 	__u64 num;
@@ -249,14 +249,41 @@ static int read_kv(struct pb r, struct procctx *c)
 		err = pb_next(&r, &f, &wt, &sub, &num);
 		if (err)
 			return err;
-		if (f == F_KV_KEY && wt == WT_LEN)
-			key = sub;
-		else if (f == F_KV_VALUE && wt == WT_LEN) {
-			val = sub;
-			has_val = true;
+		if (f == field && wt == WT_LEN) {
+			err = fn(sub, arg);
+			if (err)
+				return err;
 		}
 	}
-	if (!key.p || key.p == key.end || !has_val)
+	return 0;
+}
+
+static int take_last(struct pb sub, void *arg)
+{
+	*(struct pb *)arg = sub;
+	return 0;
+}
+
+/* The key and value of KeyValue @r (the last of each, as protobuf merges);
+ * p stays NULL for one that is absent. */
+static int kv_fields(struct pb r, struct pb *key, struct pb *val)
+{
+	int err = each_field(r, F_KV_KEY, take_last, key);
+
+	return err ? err : each_field(r, F_KV_VALUE, take_last, val);
+}
+
+static int read_kv(struct pb r, void *arg)
+{
+	struct pb key = {NULL, NULL}, val = {NULL, NULL};
+	struct procctx *c = arg;
+	char *v = NULL;
+	int err;
+
+	err = kv_fields(r, &key, &val);
+	if (err)
+		return err;
+	if (!key.p || key.p == key.end || !val.p)
 		return 0; /* no key or no value: nothing to say */
 	if (!text_ok(&key, PROCCTX_MAX_KEY))
 		return -EBADMSG;
@@ -276,36 +303,15 @@ static int read_kv(struct pb r, struct procctx *c)
 	return 0;
 }
 
-/* Call @fn on every length-delimited field @field of message @r. */
-static int each_field(struct pb r, __u32 field, int (*fn)(struct pb, struct procctx *),
-		      struct procctx *c)
-{
-	struct pb sub = {NULL, NULL};
-	int wt, err;
-	__u32 f;
-	__u64 num;
-
-	while (r.p < r.end) {
-		err = pb_next(&r, &f, &wt, &sub, &num);
-		if (err)
-			return err;
-		if (f == field && wt == WT_LEN) {
-			err = fn(sub, c);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
-}
-
 static int read_resource(struct pb r, struct procctx *c)
 {
 	return each_field(r, F_RES_ATTRIBUTES, read_kv, c);
 }
 
 /* The key map: ArrayValue @r of AnyValue strings into out->thread_keys. */
-static int read_key_map(struct pb r, struct procctx *c)
+static int read_key_map(struct pb r, void *arg)
 {
+	struct procctx *c = arg;
 	struct pb sub = {NULL, NULL}, any, str;
 	int wt, err, wt2;
 	__u32 f, f2;
@@ -354,20 +360,12 @@ enum { SCHEMA_NONE, SCHEMA_TLS, SCHEMA_OTHER }; /* threadlocal.schema_version */
 /* One KeyValue of ProcessContext.attributes: the OTEP 4947 entries. */
 static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, int *schema_kind)
 {
-	struct pb sub = {NULL, NULL}, key = {NULL, NULL}, val = {NULL, NULL};
-	int wt, err;
-	__u32 f;
-	__u64 num;
+	struct pb key = {NULL, NULL}, val = {NULL, NULL};
+	int err;
 
-	while (r.p < r.end) {
-		err = pb_next(&r, &f, &wt, &sub, &num);
-		if (err)
-			return err;
-		if (f == F_KV_KEY && wt == WT_LEN)
-			key = sub;
-		else if (f == F_KV_VALUE && wt == WT_LEN)
-			val = sub;
-	}
+	err = kv_fields(r, &key, &val);
+	if (err)
+		return err;
 	if (!key.p || !val.p)
 		return 0;
 	if (key_is(&key, PROCCTX_SCHEMA)) {

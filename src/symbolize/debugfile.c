@@ -14,6 +14,7 @@
 #include "proc/pfile.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/elfsym.h"
+#include "util/hex.h"
 #include "util/log.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
@@ -50,27 +51,8 @@ int debugfile__crc32(int fd, __u32 *crc)
 	return 0;
 }
 
-static int pread_all(int fd, void *dst, size_t len, off_t off)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = pread(fd, (char *)dst + done, len - done, off + (off_t)done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			return -EIO;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 int debugfile__htlhash(int fd, char *hex)
 {
-	static const char digits[] = "0123456789abcdef";
 	unsigned char in[2 * HTL_PAGE + 8], md[SHA256_DIGEST_LENGTH];
 	size_t head, tail, len, i;
 	struct stat st;
@@ -82,9 +64,9 @@ int debugfile__htlhash(int fd, char *hex)
 	size = (__u64)st.st_size;
 	head = size < HTL_PAGE ? (size_t)size : HTL_PAGE;
 	tail = head;
-	err = pread_all(fd, in, head, 0);
+	err = pfile__pread(fd, in, head, 0);
 	if (!err)
-		err = pread_all(fd, in + head, tail, (off_t)(size - tail));
+		err = pfile__pread(fd, in + head, tail, (off_t)(size - tail));
 	if (err)
 		return err;
 	len = head + tail;
@@ -92,11 +74,7 @@ int debugfile__htlhash(int fd, char *hex)
 		in[len + i] = (unsigned char)(size >> (56 - 8 * i));
 	len += 8;
 	SHA256(in, len, md);
-	for (i = 0; i < 16; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
-	hex[32] = '\0';
+	hex__encode(hex, md, 16);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/array.h"
+#include "util/search.h"
 #include "symbolize/dwarf.h"
 
 #define CACHE_MIN 1024
@@ -538,16 +540,10 @@ static int index_unit(struct dwarf_lines *d, struct unit *u)
 
 static struct unit *find_unit(struct dwarf_lines *d, __u64 a)
 {
-	size_t lo = 0, hi = d->nranges, k;
+	size_t lo = search__upto(d->ranges, d->nranges, sizeof(*d->ranges),
+				 offsetof(struct urange, lo), a);
+	size_t k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->ranges[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Ranges of different units may overlap (rare): look back a little. */
 	for (k = lo; k-- > 0 && lo - k <= 8;)
 		if (a < d->ranges[k].hi)
@@ -557,16 +553,8 @@ static struct unit *find_unit(struct dwarf_lines *d, __u64 a)
 
 static const struct seg *find_seg(const struct unit *u, __u64 a)
 {
-	size_t lo = 0, hi = u->nsegs;
+	size_t lo = search__upto(u->segs, u->nsegs, sizeof(*u->segs), offsetof(struct seg, lo), a);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (u->segs[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo && a < u->segs[lo - 1].hi ? &u->segs[lo - 1] : NULL;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/auxv.h>
 
 #include "util/array.h"
+#include "util/hex.h"
 #include "util/search.h"
 #include "util/buf.h"
 #include "symbolize/debuglink.h"
@@ -65,18 +66,6 @@ struct elfsym {
 	char go_build_id[ELFSYM_BUILD_ID_HEX];
 };
 
-static void to_hex(const unsigned char *p, size_t n, char *hex)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		hex[2 * i] = digits[p[i] >> 4];
-		hex[2 * i + 1] = digits[p[i] & 15];
-	}
-	hex[2 * n] = '\0';
-}
-
 static size_t align4(size_t v)
 {
 	return (v + 3) & ~(size_t)3;
@@ -104,7 +93,7 @@ int elfsym__note_build_id(const void *notes, size_t len, char *hex, size_t size)
 			return -ENOENT;
 		if (hdr[2] == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
 		    descsz > 0 && descsz <= ELFSYM_MAX_BUILD_ID) {
-			to_hex(p + desc_off, descsz, hex);
+			hex__encode(hex, p + desc_off, descsz);
 			return 0;
 		}
 		if (align4(descsz) > len - desc_off)
@@ -126,7 +115,7 @@ static bool notes_build_id(Elf_Data *data, char *hex)
 		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
 		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz > 0 &&
 		    nhdr.n_descsz <= ELFSYM_MAX_BUILD_ID) {
-			to_hex((const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz, hex);
+			hex__encode(hex, (const __u8 *)data->d_buf + desc_off, nhdr.n_descsz);
 			return true;
 		}
 		off = next;
@@ -521,23 +510,32 @@ int elfsym__open_mem(const void *image, size_t size, struct elfsym **out)
 	return err;
 }
 
+/* libelf's handle on the ELF file @fd into *@elf (the caller ends it): 0, or
+ * -ENOEXEC with *@elf NULL when libelf cannot start or @fd is not ELF. */
+static int begin_elf(int fd, Elf **elf)
+{
+	*elf = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	*elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (*elf && elf_kind(*elf) == ELF_K_ELF)
+		return 0;
+	elf_end(*elf);
+	*elf = NULL;
+	return -ENOEXEC;
+}
+
 int elfsym__read_build_id_fd(int fd, char *hex, size_t size)
 {
 	Elf *elf = NULL;
-	int err = -ENOENT;
+	int err;
 
 	if (size < ELFSYM_BUILD_ID_HEX)
 		return -EINVAL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	if (find_build_id(elf, hex))
-		err = 0;
-out:
+	err = begin_elf(fd, &elf);
+	if (err)
+		return err;
+	err = find_build_id(elf, hex) ? 0 : -ENOENT;
 	elf_end(elf);
 	return err;
 }
@@ -724,20 +722,27 @@ const char *elfsym__debuglink(const struct elfsym *e, __u32 *crc)
 	return e->debuglink;
 }
 
-int elfsym__add_debug_fd(struct elfsym *e, int fd)
+/* Add the symbols @add finds in ELF file @fd to @e; *@found is set when it
+ * succeeds. New symbols renumber the old: the demangled names go. */
+static int add_from_fd(struct elfsym *e, int fd, int (*add)(Elf *, struct elfsym *), bool *found)
 {
 	Elf *elf;
 	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = begin_elf(fd, &elf);
+	if (err)
+		return err;
 	free_dnames(e);
-	err = add_symtab_of(elf, e);
+	err = add(elf, e);
 	elf_end(elf);
 	if (!err)
-		e->has_symtab = true;
+		*found = true;
 	return err;
+}
+
+int elfsym__add_debug_fd(struct elfsym *e, int fd)
+{
+	return add_from_fd(e, fd, add_symtab_of, &e->has_symtab);
 }
 
 /* Symbols from the xz-compressed ELF image in .gnu_debugdata. */
@@ -802,24 +807,15 @@ out:
 	return err;
 }
 
+/* The symbols embedded in @elf: .gnu_debugdata, else .gopclntab. */
+static int add_embedded(Elf *elf, struct elfsym *e)
+{
+	int err = add_minidebuginfo(elf, e);
+
+	return err == -ENOENT ? add_gopclntab(elf, e) : err;
+}
+
 int elfsym__add_embedded_fd(struct elfsym *e, int fd)
 {
-	Elf *elf;
-	int err;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
-	free_dnames(e);
-	err = add_minidebuginfo(elf, e);
-	if (err == -ENOENT)
-		err = add_gopclntab(elf, e);
-	if (!err)
-		e->embedded = true;
-	elf_end(elf);
-	return err;
+	return add_from_fd(e, fd, add_embedded, &e->embedded);
 }

@@ -438,19 +438,18 @@ int symbolizer__load_kernel(struct symbolizer *s)
 	return 0;
 }
 
+/* @out as a frame of @type at @addr with nothing resolved yet. */
+static void frame_unresolved(struct profile_frame *out, __u64 addr, enum profile_frame_type type)
+{
+	*out = (struct profile_frame){.address = addr, .type = type};
+}
+
 void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile_frame *out)
 {
 	const char *name;
 	int mod = -1;
 
-	out->address = addr;
-	out->mapping = NULL;
-	out->function = NULL;
-	out->system_name = NULL;
-	out->type = PROFILE_FRAME_KERNEL;
-	out->type_name = NULL;
-	out->lines = NULL;
-	out->nlines = 0;
+	frame_unresolved(out, addr, PROFILE_FRAME_KERNEL);
 	if (!s->ksyms)
 		return;
 	name = kallsyms__lookup(s->ksyms, addr, NULL, &mod);
@@ -1306,14 +1305,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 	struct sym_map *m;
 	__u64 a, vaddr;
 
-	out->address = addr;
-	out->mapping = NULL;
-	out->function = NULL;
-	out->system_name = NULL;
-	out->type = PROFILE_FRAME_NATIVE;
-	out->type_name = NULL;
-	out->lines = NULL;
-	out->nlines = 0;
+	frame_unresolved(out, addr, PROFILE_FRAME_NATIVE);
 	if (pid <= 0 || (!leaf && !addr))
 		return;
 	a = leaf ? addr : addr - 1;

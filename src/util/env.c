@@ -39,7 +39,7 @@ void env__kv_free(struct env_kv *kv, size_t n)
 }
 
 /* RFC 9110 token characters. */
-static bool is_tchar(unsigned char c)
+static int is_tchar(int c)
 {
 	return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
@@ -51,12 +51,7 @@ static bool is_ows(char c)
 
 bool env__is_token(const char *s)
 {
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!is_tchar((unsigned char)*s))
-			return false;
-	return true;
+	return scan__all(s, is_tchar);
 }
 
 int env__dup_span(const char *s, const char *e, bool decode, char **out)

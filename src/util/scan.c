@@ -94,3 +94,13 @@ int scan__base64(const char *in, size_t len, unsigned char *out, size_t outlen)
 		return -EINVAL;
 	return (int)o;
 }
+
+bool scan__all(const char *s, int (*ok)(int c))
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!ok((unsigned char)*s))
+			return false;
+	return true;
+}

@@ -28,4 +28,9 @@ bool scan__dec(const char **p, const char *end, __u64 *val);
  * the decoded length or -EINVAL (bad character) / -ENOSPC. */
 int scan__base64(const char *in, size_t len, unsigned char *out, size_t outlen);
 
+/* True when NUL-terminated @s is not empty and @ok (a <ctype.h>-style test,
+ * given each byte as an unsigned char) holds for every byte of it: a PID
+ * directory name (isdigit), an HTTP token. */
+bool scan__all(const char *s, int (*ok)(int c));
+
 #endif

@@ -1,6 +1,8 @@
-/* test_scan.c - bounded hex/decimal scanning. */
+/* test_scan.c - bounded hex/decimal scanning, scan__all, hex bytes. */
+#include <ctype.h>
 #include <string.h>
 
+#include "util/hex.h"
 #include "util/scan.h"
 #include "test.h"
 
@@ -56,9 +58,38 @@ TEST(dec)
 	CHECK(!scan__dec(&p, s + 2, &v));
 }
 
+TEST(all)
+{
+	CHECK(scan__all("4711", isdigit));
+	CHECK(!scan__all("", isdigit));
+	CHECK(!scan__all("12a", isdigit));
+	CHECK(!scan__all("-1", isdigit));
+	/* bytes above 127 reach the test as unsigned char, never negative */
+	CHECK(!scan__all("1\xe9", isdigit));
+}
+
+TEST(hex_bytes)
+{
+	const __u8 id[4] = {0x00, 0x9f, 0xa0, 0xff};
+	char out[9];
+	__u8 back[4] = {0};
+
+	hex__encode(out, id, sizeof(id));
+	CHECK(!strcmp(out, "009fa0ff"));
+	CHECK(hex__decode("009FA0ff", back, sizeof(back)));
+	CHECK(!memcmp(back, id, sizeof(id)));
+	CHECK(!hex__decode("009fa0f", back, sizeof(back)));   /* too short */
+	CHECK(!hex__decode("009fa0ff0", back, sizeof(back))); /* too long */
+	CHECK(!hex__decode("009fa0fg", back, sizeof(back)));  /* not a digit */
+	hex__encode(out, id, 0);
+	CHECK(!strcmp(out, ""));
+}
+
 int main(void)
 {
 	RUN(hex);
 	RUN(dec);
+	RUN(all);
+	RUN(hex_bytes);
 	return TEST_DONE();
 }

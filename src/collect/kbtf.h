@@ -14,6 +14,7 @@
 #define PROFCAP_COLLECT_KBTF_H
 
 #include <stddef.h>
+#include <linux/types.h>
 
 struct btf;
 
@@ -25,5 +26,10 @@ struct btf;
  * caller frees with btf__free(), or NULL with errno set (unreadable file,
  * not BTF, truncated, out of memory). */
 struct btf *kbtf__load(const char *path, const char *const *structs, size_t n);
+
+/* Byte offset of member @name of struct @sname in @btf (kbtf__load()'s or
+ * libbpf's; inside anonymous structs and unions too) into *@out: 0, or
+ * -ENOENT when the struct or the member is absent. */
+int kbtf__member_off(const struct btf *btf, const char *sname, const char *name, __u32 *out);
 
 #endif

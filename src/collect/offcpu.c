@@ -11,6 +11,7 @@
 #include "cpu_sampler.skel.h"
 #include "util/env.h"
 #include "util/log.h"
+#include "collect/kbtf.h"
 #include "collect/kver.h"
 #include "collect/offcpu.h"
 
@@ -41,20 +42,12 @@ const char *sampler__state_name(enum sampler_state st)
  * kernel BTF @btf; 0 when none is. */
 static __u32 task_offset(const struct btf *btf, const char *const *names)
 {
-	const struct btf_type *t;
-	__s32 id;
-	int i, j;
+	__u32 off = 0;
+	int j;
 
-	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
-	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	for (j = 0; t && names[j]; j++) {
-		for (i = 0; i < btf_vlen(t); i++) {
-			const char *name = btf__name_by_offset(btf, btf_members(t)[i].name_off);
-
-			if (name && !strcmp(name, names[j]))
-				return btf_member_bit_offset(t, i) / 8;
-		}
-	}
+	for (j = 0; names[j]; j++)
+		if (!kbtf__member_off(btf, "task_struct", names[j], &off))
+			return off;
 	return 0;
 }
 

@@ -465,45 +465,6 @@ static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __
 	return 0;
 }
 
-/* Byte offset of member @name of struct @sname in kernel BTF (inside
- * anonymous structs and unions too), -1 if absent. */
-static long btf_member_off(const struct btf *btf, __u32 id, const char *name, int depth)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
-	const struct btf_member *m;
-	__u16 i;
-
-	while (t && (btf_is_mod(t) || btf_is_typedef(t)))
-		t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_composite(t) || depth > 4)
-		return -1;
-	m = btf_members(t);
-	for (i = 0; i < btf_vlen(t); i++, m++) {
-		const char *mn = btf__name_by_offset(btf, m->name_off);
-		long off;
-
-		if (mn && *mn) {
-			if (!strcmp(mn, name))
-				return (long)(btf_member_bit_offset(t, i) / 8);
-			continue;
-		}
-		off = btf_member_off(btf, m->type, name, depth + 1);
-		if (off >= 0)
-			return (long)(btf_member_bit_offset(t, i) / 8) + off;
-	}
-	return -1;
-}
-
-static int btf_off(const struct btf *btf, const char *sname, const char *name, __u32 *out)
-{
-	__s32 id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
-	long off = id > 0 ? btf_member_off(btf, (__u32)id, name, 0) : -1;
-
-	if (off < 0)
-		return -ENOENT;
-	*out = (__u32)off;
-	return 0;
-}
 
 /* Let the BPF walker find mappings from the kernel's VMAs (Linux >= 5.17
  * with BTF): the offsets of the fields it reads. Off when any is missing. */
@@ -513,17 +474,17 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 
 	if (!kver__at_least(5, 17) || !btf)
 		return;
-	if (!btf_off(btf, "vm_area_struct", "vm_start", (__u32 *)&r->vma_start_off) &&
-	    !btf_off(btf, "vm_area_struct", "vm_end", (__u32 *)&r->vma_end_off) &&
-	    !btf_off(btf, "vm_area_struct", "vm_pgoff", (__u32 *)&r->vma_pgoff_off) &&
-	    !btf_off(btf, "vm_area_struct", "vm_file", (__u32 *)&r->vma_file_off) &&
-	    !btf_off(btf, "file", "f_inode", (__u32 *)&r->file_inode_off) &&
-	    !btf_off(btf, "inode", "i_ino", (__u32 *)&r->inode_ino_off) &&
-	    !btf_off(btf, "inode", "i_sb", (__u32 *)&r->inode_sb_off) &&
-	    !btf_off(btf, "super_block", "s_dev", (__u32 *)&r->sb_dev_off))
+	if (!kbtf__member_off(btf, "vm_area_struct", "vm_start", (__u32 *)&r->vma_start_off) &&
+	    !kbtf__member_off(btf, "vm_area_struct", "vm_end", (__u32 *)&r->vma_end_off) &&
+	    !kbtf__member_off(btf, "vm_area_struct", "vm_pgoff", (__u32 *)&r->vma_pgoff_off) &&
+	    !kbtf__member_off(btf, "vm_area_struct", "vm_file", (__u32 *)&r->vma_file_off) &&
+	    !kbtf__member_off(btf, "file", "f_inode", (__u32 *)&r->file_inode_off) &&
+	    !kbtf__member_off(btf, "inode", "i_ino", (__u32 *)&r->inode_ino_off) &&
+	    !kbtf__member_off(btf, "inode", "i_sb", (__u32 *)&r->inode_sb_off) &&
+	    !kbtf__member_off(btf, "super_block", "s_dev", (__u32 *)&r->sb_dev_off))
 		r->unwind_vma = 1;
 	/* The VMAs found, kept per process: see bpf/unwind_bpf.h. */
-	if (r->unwind_vma && !btf_off(btf, "task_struct", "mm", (__u32 *)&r->task_mm_off))
+	if (r->unwind_vma && !kbtf__member_off(btf, "task_struct", "mm", (__u32 *)&r->task_mm_off))
 		bpf_map__set_max_entries(s->skel->maps.unwind_vcache, SAMPLER_VCACHE_PROCS);
 }
 
@@ -900,8 +861,8 @@ static void threadctx_configure(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->want_threadctx = btf != NULL;
 	if (!btf)
 		return;
-	if (!btf_off(btf, "task_struct", "thread", &thread) &&
-	    !btf_off(btf, "thread_struct", "fsbase", &fsbase) && thread + fsbase)
+	if (!kbtf__member_off(btf, "task_struct", "thread", &thread) &&
+	    !kbtf__member_off(btf, "thread_struct", "fsbase", &fsbase) && thread + fsbase)
 		s->skel->bss->tctx_fsbase_off = (__u64)thread + fsbase;
 	bpf_map__set_max_entries(s->skel->maps.threadctx_procs, PROFCAP_THREADCTX_PROCS);
 	if (s->no_prealloc)

@@ -11,40 +11,11 @@
 #include "collect/kbtf.h"
 #include "test.h"
 
-/* Byte offset of member @name in struct @id of @btf, looking into
- * anonymous members like the sampler does; -1 if none. */
-static long member_off(const struct btf *btf, __u32 id, const char *name, int depth)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
-	const struct btf_member *m;
-	__u32 i;
-
-	while (t && (btf_is_mod(t) || btf_is_typedef(t)))
-		t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_composite(t) || depth > 4)
-		return -1;
-	m = btf_members(t);
-	for (i = 0; i < btf_vlen(t); i++, m++) {
-		const char *mn = btf__name_by_offset(btf, m->name_off);
-		long off;
-
-		if (mn && *mn) {
-			if (!strcmp(mn, name))
-				return (long)(btf_member_bit_offset(t, i) / 8);
-			continue;
-		}
-		off = member_off(btf, m->type, name, depth + 1);
-		if (off >= 0)
-			return (long)(btf_member_bit_offset(t, i) / 8) + off;
-	}
-	return -1;
-}
-
 static long off_in(const struct btf *btf, const char *sname, const char *name)
 {
-	__s32 id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
+	__u32 off;
 
-	return id > 0 ? member_off(btf, (__u32)id, name, 0) : -1;
+	return kbtf__member_off(btf, sname, name, &off) ? -1 : (long)off;
 }
 
 static int write_file(const char *path, const void *data, __u32 len)

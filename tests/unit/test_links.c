@@ -17,6 +17,7 @@
 #include "formats/pprof_read.h"
 #include "model/profile.h"
 #include "util/buf.h"
+#include "report_text.h"
 #include "test.h"
 
 static const struct profile_mapping_desc map = {0x400000, 0x500000, 0, "/usr/bin/app", NULL, 0};
@@ -233,24 +234,6 @@ TEST(pprof_round_trip)
 	profile__free(p);
 }
 
-static char *run(const struct profile *p, const struct report_opts *o)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int err;
-
-	if (!f)
-		return NULL;
-	err = report__print(f, p, o);
-	fclose(f);
-	if (err) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
 TEST(report)
 {
 	struct profile *p = model();
@@ -260,7 +243,7 @@ TEST(report)
 	CHECK(p);
 	report__default_opts(&o);
 	o.by = BY_SPAN;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "01010101010101010101010101010101/0101010101010101"));
 	CHECK(strstr(out, "02020202020202020202020202020202/0202020202020202"));
@@ -270,7 +253,7 @@ TEST(report)
 	o.json = true;
 	o.filter_trace = true;
 	memset(o.trace_id, 2, sizeof(o.trace_id));
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"total\":2,"));
 	CHECK(strstr(out, "\"name\":\"g\""));
@@ -279,7 +262,7 @@ TEST(report)
 	o.filter_trace = false;
 	o.filter_span = true;
 	memset(o.span_id, 1, sizeof(o.span_id));
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"total\":3,"));
 	CHECK(strstr(out, "\"name\":\"f\""));

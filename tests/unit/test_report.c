@@ -6,6 +6,7 @@
 #include "model/profile.h"
 #include "cli/report.h"
 #include "util/utf8.h"
+#include "report_text.h"
 #include "test.h"
 
 static const struct profile_mapping_desc map_app = {0x400000, 0x500000, 0, "/usr/bin/app", NULL, 0};
@@ -51,25 +52,6 @@ static struct profile *model(void)
 	return p;
 }
 
-/* The report of @p with @o, as a malloc'd string (NULL on failure). */
-static char *run(const struct profile *p, const struct report_opts *o)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int err;
-
-	if (!f)
-		return NULL;
-	err = report__print(f, p, o);
-	fclose(f);
-	if (err) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
 static struct report_opts json_opts(void)
 {
 	struct report_opts o;
@@ -87,7 +69,7 @@ TEST(self_and_inclusive_count_recursion_once)
 	char *out;
 
 	CHECK(p);
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	/* f is on two stacks (3 + 2 samples) and twice on one of them. */
 	CHECK(strstr(out, "{\"name\":\"f\",\"type\":\"native\",\"self\":3,\"self_share\":0.250000,"
@@ -117,7 +99,7 @@ TEST(inclusive_sort_and_top)
 	CHECK(p);
 	o.inclusive = true;
 	o.top = 2;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"sort\":\"inclusive\""));
 	CHECK(strstr(out, "\"top\":[\n {\"name\":\"main\""));
@@ -134,7 +116,7 @@ TEST(processes_and_threads)
 	char *out;
 
 	CHECK(p);
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"processes\":[\n {\"pid\":100,\"exe\":\"app\",\"value\":6,"
 			  "\"share\":0.500000},\n {\"pid\":200,\"exe\":\"other\",\"value\":6,"));
@@ -143,12 +125,12 @@ TEST(processes_and_threads)
 	CHECK(strstr(out, "{\"pid\":200,\"tid\":200,\"name\":\"other\",\"value\":6,"));
 	free(out);
 	o.by = BY_THREAD;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"top\":[\n {\"name\":\"other\",\"pid\":200,\"tid\":200,\"self\":6,"));
 	free(out);
 	o.by = BY_PROCESS;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"top\":[\n {\"name\":\"app\",\"pid\":100,\"self\":6,"));
 	free(out);
@@ -163,7 +145,7 @@ TEST(by_mapping)
 
 	CHECK(p);
 	o.by = BY_MAPPING;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "{\"name\":\"/usr/bin/app\",\"self\":8,\"self_share\":0.666667,"
 			  "\"inclusive\":12,"));
@@ -182,7 +164,7 @@ TEST(filters)
 	CHECK(p);
 	o.filter_pid = true;
 	o.pid = 200;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"filter\":{\"pid\":200,\"comm\":null}"));
 	CHECK(strstr(out, "\"total\":6,"));
@@ -192,7 +174,7 @@ TEST(filters)
 
 	o.filter_pid = false;
 	o.comm = "main-t"; /* a thread name */
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"total\":5,"));
 	CHECK(strstr(out, "{\"name\":\"f\",\"type\":\"native\",\"self\":3,\"self_share\":0.600000,"
@@ -200,7 +182,7 @@ TEST(filters)
 	free(out);
 
 	o.comm = "app"; /* an executable name: all its threads */
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"total\":6,"));
 	CHECK(strstr(out, "\"name\":\"work-t\""));
@@ -208,7 +190,7 @@ TEST(filters)
 
 	o.comm = "nothing";
 	o.json = false;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "No samples match the filter"));
 	free(out);
@@ -223,7 +205,7 @@ TEST(text_output)
 
 	CHECK(p);
 	report__default_opts(&o);
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "Capture: (standard input)\n"));
 	CHECK(strstr(out, "  total       12 samples\n"));
@@ -236,7 +218,7 @@ TEST(text_output)
 	CHECK(strstr(out, "   41.67%           5         100         101  main-t\n"));
 	free(out);
 	o.top = 1;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "Top 1 functions by self value:"));
 	CHECK(strstr(out, "  ... 6 more (--top 0 shows all)\n"));
@@ -259,7 +241,7 @@ TEST(loss_counts)
 	meta.samples_truncated_depth = 2;
 	CHECK(!profile__set_meta(p, &meta));
 	report__default_opts(&o);
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "  dropped     4 samples (a table was full; not in this report)\n"));
 	/* By cause: not every truncated sample hit the depth limit. */
@@ -269,7 +251,7 @@ TEST(loss_counts)
 	CHECK(!strstr(out, "no stack"));
 	free(out);
 	o = json_opts();
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"dropped_samples\":4,\"truncated_samples\":9,"
 			  "\"truncated_depth_limit_samples\":2,\"truncated_unwind_samples\":7,"
@@ -281,7 +263,7 @@ TEST(loss_counts)
 	meta.samples_truncated_depth = 0;
 	CHECK(!profile__set_meta(p, &meta));
 	report__default_opts(&o);
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "  truncated   9 samples (9 not unwound"));
 	CHECK(!strstr(out, "depth limit"));
@@ -298,13 +280,13 @@ TEST(escaping)
 
 	CHECK(p);
 	CHECK(!profile__add_sample(p, &app, 7, "t\nname", f, 1, 1));
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"name\":\"we\\\"ird\\\\name<\\u0001>\\ufffd\""));
 	CHECK(strstr(out, "\"name\":\"t\\u000aname\""));
 	free(out);
 	o.json = false;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "we\"ird\\name<?>?\n"));
 	CHECK(strstr(out, "t?name\n"));
@@ -322,7 +304,7 @@ TEST(empty_stack_and_foreign_value_type)
 	CHECK(!profile__set_value_types(p, "cpu", "nanoseconds", "cpu", "nanoseconds"));
 	CHECK(!profile__add_sample(p, &app, 1, NULL, NULL, 0, 5000));
 	report__default_opts(&o);
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "  value       cpu/nanoseconds\n"));
 	CHECK(strstr(out, "  total       5000 nanoseconds\n"));

@@ -18,6 +18,7 @@
 #include "model/profile.h"
 #include "model/view.h"
 #include "util/buf.h"
+#include "report_text.h"
 #include "test.h"
 
 static const struct profile_mapping_desc map = {0x400000, 0x500000, 0, "/usr/bin/app", NULL, 0};
@@ -187,24 +188,6 @@ TEST(otlp_json_round_trip)
 	profile__free(p);
 }
 
-static char *run(const struct profile *p, const struct report_opts *o)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int err;
-
-	if (!f)
-		return NULL;
-	err = report__print(f, p, o);
-	fclose(f);
-	if (err) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
 TEST(report_by_attr)
 {
 	struct profile *p = model();
@@ -215,7 +198,7 @@ TEST(report_by_attr)
 	report__default_opts(&o);
 	o.by = BY_ATTR;
 	o.by_attr = "http.route";
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "Values of http.route (3):"));
 	/* sorted by value: /users 7, (none) 4, /orders 3 */
@@ -227,7 +210,7 @@ TEST(report_by_attr)
 	free(out);
 	o.json = true;
 	o.by_attr = "http.method";
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"by\":\"attr:http.method\""));
 	CHECK(strstr(out, "{\"name\":\"GET\",\"self\":9,"));
@@ -248,7 +231,7 @@ TEST(report_attr_filter)
 	o.json = true;
 	o.attrs[0] = (struct view_attr_match){"http.route", "/users"};
 	o.nattrs = 1;
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "\"attrs\":{\"http.route\":\"/users\"}"));
 	CHECK(strstr(out, "\"total\":7,"));
@@ -260,14 +243,14 @@ TEST(report_attr_filter)
 	o.json = false;
 	o.by = BY_ATTR;
 	o.by_attr = "http.method";
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "filter      http.route=/users http.method=POST: 2 samples"));
 	CHECK(strstr(out, "100.00%           2  POST\n"));
 	CHECK(!strstr(out, "GET"));
 	free(out);
 	o.attrs[1].value = "DELETE";
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "No samples match the filter."));
 	free(out);
@@ -286,7 +269,7 @@ TEST(report_by_attr_comm)
 	o.by = BY_ATTR;
 	o.by_attr = "http.route";
 	o.comm = "not-this";
-	out = run(p, &o);
+	out = report_text(p, &o);
 	CHECK(out);
 	CHECK(strstr(out, "No samples match the filter."));
 	CHECK(!strstr(out, "/users"));

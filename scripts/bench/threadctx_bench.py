@@ -5,7 +5,9 @@ context (OTEP 4947) in the BPF program, and the memory of its maps
 bpftool while the capture runs; memlock of the maps that program uses).
 
 Workloads: threadctx_writer (2 threads switching spans, the record read at
-every sample) and groundtruth (no thread context: no lookup, as no profiled
+every sample), threadctx_writer_gd (the same with the variable in a
+general-dynamic library: the record found through the thread's dtv, two more
+reads) and groundtruth (no thread context: no lookup, as no profiled
 process has an entry). Each is captured with -p, by all of these AT ONCE
 (paired: the same samples under the same load; the attach order rotates):
   before    /work/main's profcap (or --before BIN), when it exists: the
@@ -105,6 +107,10 @@ def main():
                                "-o", os.path.join(tmp.name, "truth.json"), "-t", "2"],
                               stdout=subprocess.PIPE, text=True)
     writer.stdout.readline()
+    gd = subprocess.Popen([os.path.join(WL, "threadctx_writer_gd"), "-g", go, "-d", "100000",
+                           "-o", os.path.join(tmp.name, "truth_gd.json"), "-t", "2"],
+                          stdout=subprocess.PIPE, text=True)
+    gd.stdout.readline()
     open(go, "w").close()
     plain = subprocess.Popen([os.path.join(WL, "groundtruth")], stdout=subprocess.PIPE, text=True)
     plain.stdout.readline()
@@ -113,7 +119,8 @@ def main():
     confs = [("on", PROFCAP, on), ("off", PROFCAP, off)]
     if os.path.exists(a.before):
         confs.append(("before", a.before, on))
-    work = (("writer (thread ctx)", writer.pid), ("groundtruth (none)", plain.pid))
+    work = (("writer (thread ctx)", writer.pid), ("writer, library (dtv)", gd.pid),
+            ("groundtruth (none)", plain.pid))
     res = {w: [] for w, _ in work}
     try:
         for r in range(a.runs):
@@ -123,6 +130,7 @@ def main():
                 res[w].append(together(c, pid, a.seconds, a.freq, tmp.name))
     finally:
         writer.kill()
+        gd.kill()
         plain.kill()
         open("/proc/sys/kernel/bpf_stats_enabled", "w").write(old)
         tmp.cleanup()
@@ -136,7 +144,7 @@ def main():
             ratio = [r[name][0] / r["off"][0] for r in runs if r[name][1] and r["off"][1]]
             mem = runs[-1][name][2]
             key = {n: b for n, b in mem.items() if n in ("counts0", "counts1", "threadctx_procs")}
-            print(f"  {w:20} {name:7} {statistics.median(ns) if ns else float('nan'):7.0f} ns  "
+            print(f"  {w:22} {name:7} {statistics.median(ns) if ns else float('nan'):7.0f} ns  "
                   f"x{statistics.median(ratio) if ratio else float('nan'):.2f} vs off  "
                   f"memlock {sum(mem.values()) / 1048576:.2f} MiB  "
                   + " ".join(f"{n} {b // 1024} KiB" for n, b in sorted(key.items())))

@@ -43,7 +43,8 @@ const volatile __u32 offcpu_state_off = 0;    /* else task_struct offset of the 
 const volatile __u32 offcpu_pid_off = 0;      /* task_struct offsets (BTF) */
 const volatile __u32 offcpu_tgid_off = 0;
 const volatile __u32 offcpu_comm_off = 0;
-const volatile __u32 offcpu_rseq_off = 0;     /* task_struct.rseq, 0 = sys_exit only */
+const volatile __u32 offcpu_rseq_off = 0;
+const volatile __u32 offcpu_self = 0;	      /* profcap's process ID (in its namespace) */     /* task_struct.rseq, 0 = sys_exit only */
 
 /* Long waits of threads without rseq seen at switch-in: user space then
  * attaches sys_exit too (offcpu_sysexit set), after which this stops
@@ -124,11 +125,15 @@ static __always_inline __u32 offcpu_state(__u64 preempt, __u64 st)
 	return OFFCPU_STATE_OTHER;
 }
 
-/* Does the current thread pass the targeting filters? */
+/* Does the current thread pass the targeting filters? profcap's own
+ * threads never do: their waits are the profiler's, and as a static musl
+ * program it has no rseq, so keeping them would attach sys_exit. */
 static __always_inline int offcpu_keep(__u32 tgid, __u32 tid)
 {
 	struct comm_key comm = {};
 
+	if (tgid == offcpu_self)
+		return 0;
 	if (filter_pids && !bpf_map_lookup_elem(&pids, &tgid) && !is_followed())
 		return 0;
 	if (filter_tids && !bpf_map_lookup_elem(&tids, &tid))
@@ -316,25 +321,6 @@ int profcap_switch(__u64 *ctx)
 	if (e->pend_switches > 1)
 		return 0; /* woke within the same system call: keeps the first stack */
 	__sync_fetch_and_add(&offcpu_npending, 1);
-	if (!offcpu_sysexit) {
-		__u64 rseq = 0;
-
-		/* Completed at its return to user space only through rseq:
-		 * else wake user space at once to attach sys_exit (until then
-		 * the thread's waits add up under this first one). */
-		if ((!offcpu_rseq_off ||
-		     bpf_probe_read_kernel(&rseq, sizeof(rseq), (char *)next + offcpu_rseq_off) ||
-		     !rseq) &&
-		    !offcpu_norseq++) {
-			struct proc_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-
-			if (ev) {
-				ev->tgid = 0;
-				ev->pad = PROFCAP_EVENT_NORSEQ;
-				bpf_ringbuf_submit(ev, 0);
-			}
-		}
-	}
 	e->pend_state = state;
 	e->kgen = gen & 1;
 	e->kflags = 0;
@@ -371,6 +357,25 @@ int profcap_switch(__u64 *ctx)
 		/* Not in a system call (a page fault): the user PC it stopped at. */
 		e->kflags |= OFFCPU_F_NO_SYSCALL;
 		e->uip = regs.rip;
+	}
+	if (!offcpu_sysexit) {
+		__u64 rseq = 0;
+
+		/* Completed at its return to user space only through rseq:
+		 * else wake user space at once to attach sys_exit (until then
+		 * the thread's waits add up under this first one). */
+		if ((!offcpu_rseq_off ||
+		     bpf_probe_read_kernel(&rseq, sizeof(rseq), (char *)next + offcpu_rseq_off) ||
+		     !rseq) &&
+		    !offcpu_norseq++) {
+			struct proc_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+
+			if (ev) {
+				ev->tgid = 0;
+				ev->pad = PROFCAP_EVENT_NORSEQ;
+				bpf_ringbuf_submit(ev, 0);
+			}
+		}
 	}
 	return 0;
 drop:

@@ -10,6 +10,9 @@ Configurations (each round runs all, in turn; medians over --runs rounds):
   offcpu-sysexit  as offcpu, waits ended at sys_exit as before rseq_update
                (PROFCAP_OFFCPU_SYSEXIT=1): the A/B of that change
   offcpu-p     profcap capture -p PID --off-cpu (only the workload tracked)
+  offcpu-p-sysexit  the same with PROFCAP_OFFCPU_SYSEXIT=1
+               (with -a, one thread without rseq anywhere on the host, e.g.
+               a static or Go program, attaches sys_exit: -p isolates it)
   offcpu-0     profcap capture -a --off-cpu --off-cpu-threshold 0 (every wait walked)
   bpftrace     bpftrace -e 'tracepoint:sched:sched_switch { @ = count(); }'
                (needs tracefs: this script mounts it for that run, then unmounts)
@@ -96,7 +99,7 @@ def tool_cmd(cfg, pid):
     if cfg == "offcpu":
         return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--seconds", "600", "-o",
                 "/tmp/offcpu-bench.pb"]
-    if cfg == "offcpu-p":
+    if cfg in ("offcpu-p", "offcpu-p-sysexit"):
         return [PROFCAP, "capture", "-p", str(pid), "-q", "--off-cpu", "--seconds", "600", "-o",
                 "/tmp/offcpu-bench.pb"]
     if cfg == "offcpu-sysexit":
@@ -191,7 +194,8 @@ def main():
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("needs root")
-    cfgs = ["base", "cpu", "offcpu", "offcpu-sysexit", "offcpu-p", "offcpu-0"]
+    cfgs = ["base", "cpu", "offcpu", "offcpu-sysexit", "offcpu-p", "offcpu-p-sysexit",
+            "offcpu-0"]
     if a.configs:
         want = set(a.configs.split(",")) | {"base"}
         cfgs = [c for c in cfgs if c in want]

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -86,6 +87,7 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 	}
 	skel->rodata->offcpu_min_ns = o->off_cpu_min_ns;
 	skel->rodata->offcpu_runnable = o->off_cpu_runnable;
+	skel->rodata->offcpu_self = (__u32)getpid();
 	/* prev_state is the tracepoint's 4th argument since Linux 5.18. */
 	skel->rodata->offcpu_state_arg = kver__at_least(5, 18);
 	offsets = task_offsets(skel, btf);

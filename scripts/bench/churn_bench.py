@@ -53,7 +53,7 @@ TARGET = {"nofp": (("nofp_main", "nofp-main"), "nofp-main"), "cc": (("cc1",), "c
 
 def loop_cmd(workload, tmp, seconds):
     if workload == "nofp":
-        body = f"{NOFP} -d 0.04 > /dev/null"
+        body = f"{NOFP} -d 0.04 >> {tmp}/ready.txt"  # "ready PID": the loop's own
     else:
         a, b = os.path.join(tmp, "a.c"), os.path.join(tmp, "b.c")
         for p in (a, b):
@@ -81,13 +81,24 @@ def run_profiler(cfg, out, seconds, freq):
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def score_profcap(path, exes):
+def loop_pids(tmp):
+    """PIDs the nofp loop started (each prints "ready PID"), else None."""
+    try:
+        with open(os.path.join(tmp, "ready.txt")) as f:
+            return {int(l.split()[1]) for l in f if l.startswith("ready ")}
+    except OSError:
+        return None
+
+
+def score_profcap(path, exes, ours):
     from capture_util import decode
     total = ok = 0
     pids = set()
     for r in decode(path)["resources"]:
         if r["attrs"].get("process.executable.name") not in exes:
             continue
+        if ours is not None and r["attrs"].get("process.pid") not in ours:
+            continue  # not the loop's (another process of that binary)
         pids.add(r["attrs"].get("process.pid"))
         for s in r["samples"]:
             names = [f[0] for f in s["frames"] if f[1] == "native"]
@@ -96,7 +107,7 @@ def score_profcap(path, exes):
     return total, ok, len(pids)
 
 
-def score_perf(text, comm):
+def score_perf(text, comm, ours):
     """perf script output: a header line per sample, then frames (leaf
     first: 'addr sym+off (dso)'), then a blank line."""
     total = ok = 0
@@ -106,7 +117,10 @@ def score_perf(text, comm):
         if not lines or not lines[0].split() or lines[0].split()[0] != comm:
             continue
         parts = lines[0].split()
-        pids.add(parts[1].split("/")[0])
+        pid = parts[1].split("/")[0]
+        if ours is not None and (not pid.isdigit() or int(pid) not in ours):
+            continue
+        pids.add(pid)
         frames = [l.split()[1].split("+")[0] for l in lines[1:] if len(l.split()) >= 2]
         user = [f for f, l in zip(frames, lines[1:]) if "[kernel.kallsyms]" not in l]
         total += 1
@@ -117,6 +131,8 @@ def score_perf(text, comm):
 def one(cfg, workload, seconds, freq, tmp):
     exe, comm = TARGET[workload]
     out = os.path.join(tmp, "out.pb" if cfg == "profcap" else "perf.data")
+    if os.path.exists(os.path.join(tmp, "ready.txt")):
+        os.unlink(os.path.join(tmp, "ready.txt"))
     loop = subprocess.Popen(loop_cmd(workload, tmp, seconds + 2), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     time.sleep(0.5)
@@ -127,14 +143,14 @@ def one(cfg, workload, seconds, freq, tmp):
     loop.wait()
     post = 0.0
     if cfg == "profcap":
-        total, ok, procs = score_profcap(out, exe)
+        total, ok, procs = score_profcap(out, exe, loop_pids(tmp))
     else:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run(["perf", "script", "-i", out, "-F", "comm,pid,ip,sym,dso"],
                            capture_output=True, text=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         post = cpu_of(after) - cpu_of(before)
-        total, ok, procs = score_perf(r.stdout, comm)
+        total, ok, procs = score_perf(r.stdout, comm, loop_pids(tmp))
     return {"total": total, "ok": ok, "procs": procs, "rec": rec_cpu, "post": post}
 
 

@@ -219,6 +219,89 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
 		stat_inc(STAT_KSTACK_ERR);
 }
 
+/* ---- late walking (issue 13): see struct late_sample ---- */
+const volatile __u32 want_late = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* sized by user space when late walking is on */
+} late SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct late_sample);
+	__uint(max_entries, 1);
+} late_scratch SEC(".maps");
+
+/* Send the sample of @key to user space to be walked late, when its walk
+ * stopped at a PC whose mapping this sample could not get (see late_ok).
+ * 0 when sent (the sample is not counted here), -1 otherwise. */
+static __always_inline int late_send(const struct sample_key *key)
+{
+	__u32 zero = 0, first, len = 0, i;
+	struct unwind_state *st;
+	struct late_sample *ls;
+	struct scratch *s;
+	__u64 sp;
+
+	if (!want_late || !(key->flags & PROFCAP_F_USTACK_PARTIAL))
+		return -1;
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st || st->done != 2 || st->why != USTAT_NO_MAPPING || !st->late_ok || !st->nr ||
+	    st->nr > PROFCAP_LATE_PREFIX)
+		return -1;
+	ls = bpf_map_lookup_elem(&late_scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!ls || !s)
+		return -1;
+	ls->key = *key;
+	ls->key.ustack = 0;
+	ls->key.kstack = 0;
+	ls->pc = st->pc;
+	ls->sp = st->sp;
+	ls->bp = st->bp;
+	ls->bp_ok = st->bp_ok;
+	ls->exact = st->exact;
+	ls->nuser = (__u32)st->nr;
+	__builtin_memcpy(ls->uips, st->ips, sizeof(ls->uips));
+	ls->nkern = 0;
+	if (key->kstack && s->kern.nr <= PROFCAP_MAX_STACK) {
+		ls->nkern = (__u32)s->kern.nr;
+		__builtin_memcpy(ls->kips, s->kern.ips, sizeof(ls->kips));
+	}
+	/* The stack above sp, a page at a time: the first read ends at a page
+	 * boundary, so a copy stops at the top of the stack's mapping, not
+	 * before it. */
+	sp = st->sp;
+	first = 4096 - (__u32)(sp & 4095);
+	if (first > 4096)
+		return -1;
+	if (!bpf_probe_read_user(ls->stack, first, (void *)sp)) {
+		len = first;
+		for (i = 0; i < PROFCAP_LATE_STACK / 4096 - 1; i++) {
+			__u32 off = len;
+
+			if (len > PROFCAP_LATE_STACK - 4096)
+				break;
+			/* A bound the verifier sees (the array has a page of slack). */
+			asm volatile("%0 &= 0x3fff" : "+r"(off));
+			if (bpf_probe_read_user(ls->stack + off, 4096, (void *)(sp + off)))
+				break;
+			len += 4096;
+		}
+	}
+	if (len > PROFCAP_LATE_STACK)
+		return -1;
+	ls->len = len;
+	if (bpf_ringbuf_output(&late, ls, offsetof(struct late_sample, stack) + len, 0)) {
+		stat_inc(STAT_LATE_LOST);
+		return -1;
+	}
+	stat_inc(STAT_LATE);
+	return 0;
+}
+
 /* ---- OpenTelemetry thread context (OTEP 4947) ----
  * For a process user space found `otel_thread_ctx_v1` in (threadctx_procs:
  * tgid -> where the variable is: at an offset from the thread pointer, or
@@ -352,6 +435,8 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	if (full)
 		read_threadctx(tgid, &key);
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
+	if (full && !late_send(&key))
+		return 0;
 
 	cnt = bpf_map_lookup_elem(counts, &key);
 	if (cnt) {

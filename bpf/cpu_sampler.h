@@ -75,6 +75,8 @@ enum profcap_stat {
 	STAT_TCTX_LINKED, /* samples of a process in threadctx_procs with a valid record */
 	STAT_TCTX_NONE,	  /* ... with no record (pointer 0) */
 	STAT_TCTX_BAD,	  /* ... unreadable or invalid (valid != 1, ids 0) */
+	STAT_LATE,	  /* samples sent to user space to be walked late (struct late_sample) */
+	STAT_LATE_LOST,	  /* ... not sent: ring buffer full (counted partial instead) */
 	STAT__COUNT,
 };
 
@@ -90,6 +92,28 @@ struct comm_key {
 struct proc_event {
 	__u32 tgid;
 	__u32 pad; /* 0: a new process @tgid; PROFCAP_EVENT_NORSEQ (tgid 0) */
+};
+
+/* Late walking (issue 13). A sample whose walk stops at a PC the BPF walker
+ * could not map (it looks up one VMA per sample, and the mappings user
+ * space described may predate a library; or the file's table is still
+ * being built) goes to user space instead of being counted partial: its
+ * key, the frames walked so far, the registers where the walk stopped and a
+ * copy of the stack above them. User space finishes the walk with the same
+ * tables (src/collect/late.h). */
+#define PROFCAP_LATE_PREFIX 64	 /* frames walked before the stop, at most */
+#define PROFCAP_LATE_STACK 16384 /* stack bytes copied above the stop's sp, at most */
+
+struct late_sample {
+	struct sample_key key; /* ustack, kstack: 0 (the frames are below) */
+	__u64 pc, sp, bp;      /* where the walk stopped: pc is uips[nuser - 1] */
+	__u32 bp_ok, exact;
+	__u32 nuser, nkern;
+	__u32 len; /* stack bytes copied from sp: the record ends there */
+	__u32 pad;
+	__u64 kips[PROFCAP_MAX_STACK];
+	__u64 uips[PROFCAP_LATE_PREFIX];
+	__u8 stack[PROFCAP_LATE_STACK + 4096]; /* sent: the first len bytes */
 };
 
 /* The off-CPU switch-in side saw the first long wait of a thread without

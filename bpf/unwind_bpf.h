@@ -147,6 +147,10 @@ struct unwind_state {
 	__u32 done;  /* 1 complete, 2 partial */
 	__u32 why;   /* USTAT_* of a partial walk */
 	__u32 vma_tried; /* bpf_find_vma() called in this sample (once only) */
+	/* A PC needed a mapping this sample could not give (a second VMA, a
+	 * file whose table is not built yet): user space can finish the walk
+	 * (late walking, bpf/cpu_sampler.h struct late_sample). */
+	__u32 late_ok;
 	__u64 stack_lo; /* sp of the sampled frame */
 };
 
@@ -284,13 +288,17 @@ static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
 			}
 		}
 	}
-	if (st->vma_tried)
+	if (st->vma_tried) {
+		st->late_ok = 1;
 		return -1;
+	}
 	st->vma_tried = 1;
 	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &v, 0) || !v.found)
 		return -1;
-	if (unwind_vma_map(&v, &st->m))
+	if (unwind_vma_map(&v, &st->m)) {
+		st->late_ok = 1; /* a file, without a table yet */
 		return -1;
+	}
 	st->have_map = 1;
 	ustat_inc(USTAT_VMA);
 	if (!k.mm)
@@ -522,15 +530,16 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	struct unwind_state *st;
 	long err;
 
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return ~0ull;
+	st->done = 0; /* no walk in this sample (yet): nothing for late walking */
 	nmaps = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!nmaps) {
 		ustat_inc(USTAT_NO_PROC);
 		if (!unwind_vma) /* else every mapping comes from the VMAs */
 			return ~0ull;
 	}
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!st)
-		return ~0ull;
 	if (unwind_user_regs(ctx, st))
 		return ~0ull;
 	st->nr = 0;
@@ -539,6 +548,7 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->nmaps = nmaps ? *nmaps : 0;
 	st->have_map = 0;
 	st->vma_tried = 0;
+	st->late_ok = 0;
 	st->exact = 1;
 	st->bp_ok = 1;
 	st->stack_lo = st->sp;

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "capture/status.h"
+#include "collect/stackwalk.h"
 #include "proc/status.h"
 #include "util/log.h"
 
@@ -80,6 +81,18 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 		 (unsigned long long)us->read_err, (unsigned long long)us->depth,
 		 (unsigned long long)us->ext_full, (unsigned long long)us->no_proc,
 		 (unsigned long long)us->kernel_regs, (unsigned long long)us->vma);
+	if (us->late_sent || us->late_lost)
+		pr_debug("late walking: %llu samples sent (%llu not: ring full), %llu completed, "
+			 "%llu partial (%llu without tables; walks ended: %llu no mapping, %llu no row, "
+			 "%llu outside the copy, %llu depth), %llu dropped",
+			 (unsigned long long)us->late_sent, (unsigned long long)us->late_lost,
+			 (unsigned long long)us->late_complete, (unsigned long long)us->late_partial,
+			 (unsigned long long)us->late_no_tables,
+			 (unsigned long long)us->late_ends[STACKWALK_NO_MAPPING],
+			 (unsigned long long)us->late_ends[STACKWALK_NO_ROW],
+			 (unsigned long long)us->late_ends[STACKWALK_READ],
+			 (unsigned long long)us->late_ends[STACKWALK_DEPTH],
+			 (unsigned long long)us->late_dropped);
 }
 
 static void summary_off_cpu(const struct status_window *w)

@@ -30,6 +30,7 @@
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
 #include "collect/offcpu.h"
+#include "collect/late.h"
 
 /* Distinct keys (and stacks) one generation can hold. Sized from the sample
  * rate so that a drain interval's worth of samples always fits. */
@@ -45,6 +46,8 @@
 
 /* Exited processes and unused file tables are reclaimed this often. */
 #define SAMPLER_GC_NS 5000000000ull
+/* Late-walking ring (struct late_sample, up to ~18 KiB each). */
+#define SAMPLER_LATE_RING (1u << 20)
 
 /* The maps the table builder writes, by fd: the full object's, or with a
  * quick start created by table_maps_create() and shared (-1: none yet). */
@@ -126,6 +129,10 @@ struct sampler {
 	pthread_mutex_t lmu;
 	pthread_cond_t lcv;
 	__u64 loader_t0, loader_ns, btf_ns;
+	/* Late walking (issue 13): samples the BPF walker could not finish,
+	 * from the full object's `late` ring (added to rb once it is loaded). */
+	struct late *late;
+	bool late_on;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -316,6 +323,31 @@ static void defer(struct sampler *s, __u32 tgid)
 	s->deferred[s->ndeferred++] = tgid;
 }
 
+static int on_late(void *ctx, void *data, size_t len)
+{
+	struct sampler *s = ctx;
+
+	late__push(s->late, data, len, mono_ns()); /* a failure is counted */
+	return 0;
+}
+
+/* Once the full object is loaded: its late-walking ring joins the poll. */
+static int late_open(struct sampler *s)
+{
+	if (!s->skel->rodata->want_late || s->late_on || !s->rb)
+		return 0;
+	if (!s->late)
+		s->late = late__new("/proc");
+	if (!s->late)
+		return -ENOMEM;
+	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.late), on_late, s)) {
+		pr_warn("late walking is off: cannot poll its ring buffer: %s", strerror(errno));
+		return 0;
+	}
+	s->late_on = true;
+	return 0;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
@@ -486,6 +518,12 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 	/* The VMAs found, kept per process: see bpf/unwind_bpf.h. */
 	if (r->unwind_vma && !kbtf__member_off(btf, "task_struct", "mm", (__u32 *)&r->task_mm_off))
 		bpf_map__set_max_entries(s->skel->maps.unwind_vcache, SAMPLER_VCACHE_PROCS);
+	/* Walks that need a mapping the VMA lookup could not give finish in
+	 * user space (collect/late.h). */
+	if (r->unwind_vma && !env__get(env__process(), "PROFCAP_NO_LATE")) {
+		r->want_late = 1;
+		bpf_map__set_max_entries(s->skel->maps.late, SAMPLER_LATE_RING);
+	}
 }
 
 /* Kernel memory charged for BPF map @fd (memlock in its fdinfo), 0 if unknown. */
@@ -716,6 +754,19 @@ int sampler__refresh_process(struct sampler *s, int pid)
 	return 0;
 }
 
+/* Entry @key of per-CPU counter map @fd, summed over CPUs; 0 on failure. */
+static __u64 percpu_sum(int fd, __u32 key)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*vals)) : NULL, sum = 0;
+
+	if (vals && !bpf_map_lookup_elem(fd, &key, vals))
+		for (int c = 0; c < ncpu; c++)
+			sum += vals[c];
+	free(vals);
+	return sum;
+}
+
 bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats *st)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd;
@@ -756,6 +807,20 @@ bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats 
 	st->kernel_regs = out[USTAT_KERNEL_REGS];
 	st->no_proc = out[USTAT_NO_PROC];
 	st->vma = out[USTAT_VMA];
+	if (s->late) {
+		struct late_stats ls;
+
+		late__stats(s->late, &ls);
+		st->late_sent = percpu_sum(bpf_map__fd(s->skel->maps.stats), STAT_LATE);
+		st->late_lost = percpu_sum(bpf_map__fd(s->skel->maps.stats), STAT_LATE_LOST);
+		st->late_complete = ls.complete;
+		st->late_partial = ls.partial;
+		st->late_dropped = ls.dropped;
+		st->late_no_tables = ls.no_tables;
+		memcpy(st->late_ends, ls.ends, sizeof(st->late_ends));
+		st->complete += ls.complete;
+		st->partial -= ls.complete < st->partial ? ls.complete : st->partial;
+	}
 	return true;
 }
 
@@ -1220,6 +1285,9 @@ static int full_wait(struct sampler *s, int timeout_ms)
 	/* Its first sample, when it took one, is the capture's. */
 	if (s->quick->bss->first_sample_ns)
 		s->skel->bss->first_sample_ns = s->quick->bss->first_sample_ns;
+	err = late_open(s);
+	if (err)
+		return err;
 	pr_debug("table unwinder loaded in the background and handed over after %.1f ms "
 		 "(kernel BTF %.1f ms)",
 		 s->loader_ns / 1e6, s->btf_ns / 1e6);
@@ -1420,6 +1488,8 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		err = set_filters(s, o);
 	if (!err)
 		err = attach_events(s);
+	if (!err && !s->quick_mode)
+		err = late_open(s);
 	if (!err)
 		err = open_perf_events(s, online, o->freq_hz);
 	if (err)
@@ -1667,6 +1737,33 @@ static int drain_offcpu(struct sampler *s, __u32 idle, int sfd, int efd, sampler
 	return err;
 }
 
+/* The late-walking queue: what has tables, and everything once stopped
+ * (after what the ring still holds, and the table build under way). */
+static int drain_late(struct sampler *s, sampler_record_fn fn, void *ctx)
+{
+	struct late_tables t = {.procs = s->tfd.procs, .maps = s->tfd.maps, .files = s->tfd.files,
+				.file_idx = s->tfd.file_idx};
+	const struct timespec tick = {0, 5000000};
+	int i;
+
+	if (!s->late_on)
+		return 0;
+	if (s->halted) {
+		ring_buffer__consume(s->rb);
+		for (i = 0; i < 100 && s->worker_on && late__pending(s->late); i++) {
+			bool busy;
+
+			pthread_mutex_lock(&s->mu);
+			busy = s->busy;
+			pthread_mutex_unlock(&s->mu);
+			if (!busy)
+				break;
+			nanosleep(&tick, NULL);
+		}
+	}
+	return late__pending(s->late) ? late__flush(s->late, &t, mono_ns(), s->halted, fn, ctx) : 0;
+}
+
 int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 {
 	/* A failed hand-over is logged; the start-up object's samples are
@@ -1733,6 +1830,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		err = clear_stacks(s, sfd);
 	if (!err && s->unwind)
 		err = clear_stacks(s, efd);
+	if (!err)
+		err = drain_late(s, fn, ctx);
 out:
 	return err;
 }
@@ -1830,6 +1929,7 @@ void sampler__free(struct sampler *s)
 		pthread_join(s->worker, NULL);
 	}
 	ring_buffer__free(s->rb);
+	late__free(s->late);
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exec_link);
 	for (i = 0; i < OFFCPU_LINKS; i++)

@@ -215,6 +215,15 @@ struct sampler_unwind_stats {
 	__u64 kernel_regs; /* samples in kernel mode (user regs from the task) */
 	__u64 no_proc;	   /* samples of processes without tables yet */
 	__u64 vma;	   /* mappings found from the kernel's VMAs */
+	/* late walking (collect/late.h); complete/partial above include its
+	 * outcome */
+	__u64 late_sent;     /* samples the BPF walker sent to be finished here */
+	__u64 late_lost;     /* ... not sent, its ring buffer full (stayed partial) */
+	__u64 late_complete; /* ... walked to the outermost frame here */
+	__u64 late_partial;  /* ... emitted partial (no tables in time, walk stopped) */
+	__u64 late_dropped;  /* ... lost: queue full */
+	__u64 late_no_tables; /* ... partial because the process had no tables in time */
+	__u64 late_ends[5];  /* ... partial walks by how they ended (collect/stackwalk.h) */
 };
 
 /* Fill @st; false (and zeros) when table unwinding is off. */

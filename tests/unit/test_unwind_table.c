@@ -4,10 +4,12 @@
  * the return addresses it finds must be the ones the functions saw. Also:
  * files shared between processes are parsed once, caps are honoured. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collect/stackwalk.h"
 #include "collect/unwind_table.h"
 #include "test.h"
 
@@ -112,70 +114,53 @@ static const struct unwind_map *find_map(__u64 addr)
 	return NULL;
 }
 
-static __u64 find_row(const struct unwind_map *m, __u64 vaddr)
+static int walk_find_map(void *ctx, __u64 addr, struct stackwalk_map *out)
 {
-	const __u64 *r = rows[m->first];
-	__u32 lo = 0, hi = m->nrows;
+	const struct unwind_map *m = find_map(addr);
 
-	while (lo < hi) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		if (UNWIND_ROW_PC(r[mid]) <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? r[lo - 1] : 0;
+	(void)ctx;
+	if (!m)
+		return -ENOENT;
+	out->m = *m;
+	out->rows = m->nrows ? rows[m->first] : NULL;
+	return 0;
 }
 
-/* The BPF walk, in user space, over our own memory. Returns frames found. */
+/* End of this thread's stack mapping ([stack] in /proc/self/maps), 0 if
+ * not found. */
+static __u64 stack_end(void)
+{
+	char line[512];
+	__u64 lo, hi, end = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			end = hi;
+	if (f)
+		fclose(f);
+	return end;
+}
+
+static unsigned char stack_copy[16384];
+static size_t copy_cap = sizeof(stack_copy); /* how much a test lets the copy hold */
+static enum stackwalk_end walk_end;
+
+/* The production user-space walk (collect/stackwalk) over a copy of our own
+ * stack, as the BPF program sends it. Returns frames found. */
 static int walk(__u64 pc, __u64 sp, __u64 bp, __u64 *out, int max, int *complete)
 {
-	int n = 0, exact = 1;
+	struct stackwalk_ops ops = {.find_map = walk_find_map};
+	struct stackwalk_regs regs = {.pc = pc, .sp = sp, .bp = bp, .bp_ok = true, .exact = true};
+	struct stackwalk_mem mem = {.base = sp, .data = stack_copy};
+	__u64 top = stack_end();
+	__u32 n = 0;
 
-	*complete = 0;
-	while (n < max) {
-		__u64 addr = exact ? pc : pc - 1, row, cfa, ra;
-		const struct unwind_map *m;
-
-		out[n++] = pc;
-		m = find_map(addr);
-		if (!m)
-			return n;
-		if (!m->nrows) {
-			if (!bp)
-				return n;
-			ra = ((__u64 *)bp)[1];
-			sp = bp + 16;
-			bp = ((__u64 *)bp)[0];
-		} else {
-			row = find_row(m, addr - m->bias);
-			switch (UNWIND_ROW_CFA(row)) {
-			case UNWIND_CFA_RSP:
-				cfa = sp + UNWIND_ROW_CFA_OFF(row);
-				break;
-			case UNWIND_CFA_RBP:
-				cfa = bp + UNWIND_ROW_CFA_OFF(row);
-				break;
-			case UNWIND_CFA_END:
-				*complete = 1;
-				return n;
-			default:
-				return n;
-			}
-			ra = *(__u64 *)(cfa - 8);
-			if (UNWIND_ROW_RBP(row) == UNWIND_RBP_AT_CFA)
-				bp = *(__u64 *)(cfa + UNWIND_ROW_RBP_OFF(row));
-			sp = cfa;
-		}
-		exact = 0;
-		pc = ra;
-		if (!pc) {
-			*complete = 1;
-			return n;
-		}
-	}
-	return n;
+	mem.len = top > sp && top - sp < copy_cap ? top - sp : copy_cap;
+	memcpy(stack_copy, (const void *)(unsigned long)sp, mem.len);
+	walk_end = stackwalk__run(&ops, &regs, &mem, out, &n, (__u32)max);
+	*complete = walk_end == STACKWALK_COMPLETE;
+	return (int)n;
 }
 
 static __u64 seen_ra[3];
@@ -226,6 +211,70 @@ TEST(own_stack_unwinds_through_tables)
 	CHECK_EQ_U64(frames[1], seen_ra[0]);
 	CHECK_EQ_U64(frames[2], seen_ra[1]);
 	CHECK_EQ_U64(frames[3], seen_ra[2]);
+}
+
+/* A copy that ends early (the BPF program copies a bounded part of the
+ * stack): the walk stops there, partial, with the frames before it. */
+TEST(short_copy_ends_the_walk)
+{
+	struct unwind_table *u = new_table(1u << 20, 4096);
+
+	CHECK(u != NULL);
+	CHECK_EQ_U64(unwind_table__add_process(u, getpid()), 0);
+	copy_cap = 8;
+	outer();
+	copy_cap = sizeof(stack_copy);
+	unwind_table__free(u);
+	CHECK(nframes >= 1);
+	CHECK_EQ_U64(walk_complete, 0);
+	CHECK_EQ_U64(walk_end, STACKWALK_READ);
+}
+
+static int one_fp_map(void *ctx, __u64 addr, struct stackwalk_map *out)
+{
+	(void)ctx;
+	if (addr < 0x1000 || addr >= 0x2000)
+		return -ENOENT;
+	*out = (struct stackwalk_map){.m = {.start = 0x1000, .end = 0x2000}};
+	return 0;
+}
+
+/* Code without a table: frame pointers, while the chain is plausible. */
+TEST(frame_pointers_where_no_table)
+{
+	struct stackwalk_ops ops = {.find_map = one_fp_map};
+	__u64 mem_words[16] = {0}, ips[8];
+	const __u64 base = 0x7f0000000000ull;
+	struct stackwalk_mem mem = {.base = base, .data = mem_words, .len = sizeof(mem_words)};
+	struct stackwalk_regs regs = {.pc = 0x1500, .sp = base, .bp = base + 0x20, .bp_ok = true,
+				      .exact = true};
+	__u32 n = 0;
+
+	mem_words[4] = base + 0x60; /* frame at base + 0x20: saved rbp, return address */
+	mem_words[5] = 0x1800;
+	mem_words[12] = 0; /* frame at base + 0x60: outermost */
+	mem_words[13] = 0;
+	CHECK_EQ_U64(stackwalk__run(&ops, &regs, &mem, ips, &n, 8), STACKWALK_COMPLETE);
+	CHECK_EQ_U64(n, 2);
+	CHECK_EQ_U64(ips[0], 0x1500);
+	CHECK_EQ_U64(ips[1], 0x1800);
+
+	/* rbp below sp is no frame pointer: stop there. */
+	n = 0;
+	regs.bp = base - 0x100;
+	CHECK_EQ_U64(stackwalk__run(&ops, &regs, &mem, ips, &n, 8), STACKWALK_NO_ROW);
+	CHECK_EQ_U64(n, 1);
+
+	/* A PC in no mapping with no frame pointer either. */
+	n = 0;
+	regs.pc = 0x9000;
+	CHECK_EQ_U64(stackwalk__run(&ops, &regs, &mem, ips, &n, 8), STACKWALK_NO_MAPPING);
+
+	/* The depth cap. */
+	n = 0;
+	regs = (struct stackwalk_regs){.pc = 0x1500, .sp = base, .bp = base + 0x20, .bp_ok = true};
+	CHECK_EQ_U64(stackwalk__run(&ops, &regs, &mem, ips, &n, 1), STACKWALK_DEPTH);
+	CHECK_EQ_U64(n, 1);
 }
 
 TEST(shared_file_parsed_once_and_refresh_rate_limited)
@@ -367,6 +416,8 @@ TEST(unused_file_tables_are_kept_then_evicted)
 int main(void)
 {
 	RUN(own_stack_unwinds_through_tables);
+	RUN(short_copy_ends_the_walk);
+	RUN(frame_pointers_where_no_table);
 	RUN(shared_file_parsed_once_and_refresh_rate_limited);
 	RUN(gone_process_and_caps);
 	RUN(exited_processes_are_reclaimed);

@@ -1,0 +1,424 @@
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "cpu_sampler.h"
+#include "collect/late.h"
+#include "collect/stackwalk.h"
+#include "collect/unwind_table.h"
+#include "proc/procmaps.h"
+
+/* An executable file mapping of a process when its sample arrived. */
+struct late_vma {
+	__u64 start, end, off;
+	struct unwind_file_key key; /* the kernel's dev (major << 20 | minor), inode */
+};
+
+/* The executable file mappings of one process, read when a sample of it
+ * arrived (shared by its samples that arrive together). */
+struct late_snap {
+	unsigned int refs;
+	__u32 tgid;
+	__u64 at_ns;
+	__u32 n;
+	struct late_vma v[];
+};
+
+/* Samples of one process arriving within this share one read of its maps. */
+#define LATE_SNAP_SHARE_NS 2000000ull
+
+struct late_item {
+	__u64 received_ns;
+	size_t size;
+	struct late_snap *snap; /* NULL: the process was gone (use the described mappings) */
+	struct late_sample *ls; /* @size bytes: the record up to its stack copy */
+};
+
+/* A file table mapped read-only for one flush. */
+struct late_rows {
+	__u32 slot;
+	const __u64 *rows;
+	size_t len; /* mapped bytes, 0: no table */
+};
+
+#define LATE_ROWS_CACHE 16
+
+struct late {
+	struct late_item *q;
+	size_t n;
+	size_t bytes;
+	char *proc_root;
+	struct late_snap *last; /* the newest snapshot (a reference) */
+	struct late_stats st;
+	/* during a flush: the process being walked and its tables */
+	const struct late_tables *t;
+	__u32 tgid;
+	struct unwind_map *maps;
+	__u32 nmaps, maps_cap;
+	struct late_rows rows[LATE_ROWS_CACHE];
+	__u32 nrows;
+	const struct late_snap *snap; /* of the sample being walked, or NULL */
+	bool missing;		      /* its walk met a file whose table is not built (yet) */
+	__u64 ips[PROFCAP_MAX_USTACK];
+};
+
+struct late *late__new(const char *proc_root)
+{
+	struct late *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->q = calloc(LATE_QUEUE_MAX, sizeof(*l->q));
+	l->proc_root = strdup(proc_root);
+	if (!l->q || !l->proc_root) {
+		late__free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void snap_put(struct late_snap *sn)
+{
+	if (sn && !--sn->refs)
+		free(sn);
+}
+
+/* The executable file mappings of @tgid now, NULL when it is gone. */
+static struct late_snap *snap_read(struct late *l, __u32 tgid, __u64 now_ns)
+{
+	struct procmaps *pm = NULL;
+	struct late_snap *sn = NULL;
+	char path[64];
+	size_t i, n;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", l->proc_root, tgid);
+	if (procmaps__read(path, &pm))
+		return NULL;
+	n = procmaps__count(pm);
+	sn = malloc(sizeof(*sn) + n * sizeof(sn->v[0]));
+	if (!sn)
+		goto out;
+	*sn = (struct late_snap){.refs = 1, .tgid = tgid, .at_ns = now_ns};
+	for (i = 0; i < n; i++) {
+		const struct procmaps_entry *e = procmaps__entry(pm, i);
+
+		if (!(e->perms & PROCMAPS_EXEC) || !e->inode || e->anonymous)
+			continue;
+		sn->v[sn->n++] = (struct late_vma){
+			.start = e->start,
+			.end = e->end,
+			.off = e->offset,
+			.key = {.dev = (__u64)e->dev_major << 20 | e->dev_minor, .ino = e->inode},
+		};
+	}
+out:
+	procmaps__free(pm);
+	return sn;
+}
+
+static void rows_unmap(struct late *l)
+{
+	for (__u32 i = 0; i < l->nrows; i++)
+		if (l->rows[i].len)
+			munmap((void *)l->rows[i].rows, l->rows[i].len);
+	l->nrows = 0;
+}
+
+void late__free(struct late *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->q[i].ls);
+		snap_put(l->q[i].snap);
+	}
+	snap_put(l->last);
+	free(l->proc_root);
+	rows_unmap(l);
+	free(l->maps);
+	free(l->q);
+	free(l);
+}
+
+int late__push(struct late *l, const void *data, size_t len, __u64 now_ns)
+{
+	const size_t head = offsetof(struct late_sample, stack);
+	const struct late_sample *in = data;
+	struct late_sample *ls;
+
+	if (len < head || in->len > PROFCAP_LATE_STACK || len < head + in->len || !in->nuser ||
+	    in->nuser > PROFCAP_LATE_PREFIX || in->nkern > PROFCAP_MAX_STACK) {
+		l->st.dropped++;
+		return -EINVAL;
+	}
+	if (l->n == LATE_QUEUE_MAX || l->bytes + head + in->len > LATE_QUEUE_BYTES) {
+		l->st.dropped++;
+		return -ENOSPC;
+	}
+	ls = malloc(head + in->len);
+	if (!ls) {
+		l->st.dropped++;
+		return -ENOSPC;
+	}
+	memcpy(ls, data, head + in->len);
+	/* Its mappings now, while it lives: they may differ from what the
+	 * table builder described (a library loaded since) and a short-lived
+	 * process is gone by the flush. */
+	if (!l->last || l->last->tgid != in->key.tgid ||
+	    now_ns - l->last->at_ns > LATE_SNAP_SHARE_NS) {
+		snap_put(l->last);
+		l->last = snap_read(l, in->key.tgid, now_ns);
+	}
+	if (l->last)
+		l->last->refs++;
+	l->q[l->n++] = (struct late_item){
+		.received_ns = now_ns, .size = head + in->len, .snap = l->last, .ls = ls};
+	l->bytes += head + in->len;
+	l->st.received++;
+	return 0;
+}
+
+size_t late__pending(const struct late *l)
+{
+	return l->n;
+}
+
+void late__stats(const struct late *l, struct late_stats *st)
+{
+	*st = l->st;
+}
+
+/* The mappings of @tgid from unwind_procs/unwind_maps into l->maps: 0, or
+ * -ENOENT when the process is not described. */
+static int load_maps(struct late *l, __u32 tgid)
+{
+	__u32 n = 0, i;
+
+	if (l->tgid == tgid && l->nmaps)
+		return 0;
+	l->tgid = 0;
+	l->nmaps = 0;
+	if (bpf_map_lookup_elem(l->t->procs, &tgid, &n) || !n)
+		return -ENOENT;
+	if (n > UNWIND_TABLE_MAX_PROC_MAPS)
+		n = UNWIND_TABLE_MAX_PROC_MAPS;
+	if (n > l->maps_cap) {
+		struct unwind_map *m = realloc(l->maps, n * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		l->maps = m;
+		l->maps_cap = n;
+	}
+	for (i = 0; i < n; i++) {
+		struct unwind_map_key k = {.tgid = tgid, .index = i};
+
+		if (bpf_map_lookup_elem(l->t->maps, &k, &l->maps[i]))
+			return -ENOENT; /* being rewritten: next flush */
+	}
+	l->tgid = tgid;
+	l->nmaps = n;
+	return 0;
+}
+
+/* The rows of file table @slot (@nrows of them), mapped read-only for the
+ * rest of the flush; NULL when it cannot be. */
+static const __u64 *slot_rows(struct late *l, __u32 slot, __u32 nrows)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct late_rows *r;
+	__u32 id = 0, i;
+	void *mem;
+	int fd;
+
+	for (i = 0; i < l->nrows; i++)
+		if (l->rows[i].slot == slot)
+			return l->rows[i].rows;
+	if (l->nrows == LATE_ROWS_CACHE)
+		rows_unmap(l);
+	r = &l->rows[l->nrows++];
+	*r = (struct late_rows){.slot = slot};
+	if (bpf_map_lookup_elem(l->t->files, &slot, &id))
+		return NULL;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return NULL;
+	r->len = ((size_t)nrows * sizeof(__u64) + (size_t)page - 1) & ~((size_t)page - 1);
+	mem = mmap(NULL, r->len, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (mem == MAP_FAILED) {
+		r->len = 0;
+		return NULL;
+	}
+	r->rows = mem;
+	return r->rows;
+}
+
+/* @addr in the snapshot of the sample being walked, with its file's table
+ * found by (dev, inode) as the BPF walker does from a VMA. */
+static int snap_find_map(struct late *l, __u64 addr, struct stackwalk_map *out)
+{
+	const struct late_snap *sn = l->snap;
+	const struct late_vma *v;
+	struct unwind_file f;
+	__u32 lo = 0, hi = sn->n, i;
+
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (sn->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= sn->v[lo - 1].end)
+		return -ENOENT;
+	v = &sn->v[lo - 1];
+	if (l->t->file_idx < 0 || bpf_map_lookup_elem(l->t->file_idx, &v->key, &f)) {
+		l->missing = true;
+		return -ENOENT;
+	}
+	for (i = 0; i < f.nseg && i < UNWIND_FILE_SEGS; i++) {
+		if (v->off >= f.seg[i][0] && v->off - f.seg[i][0] < f.seg[i][2]) {
+			out->m = (struct unwind_map){
+				.start = v->start,
+				.end = v->end,
+				.bias = v->start - (f.seg[i][1] + (v->off - f.seg[i][0])),
+				.first = f.slot,
+				.nrows = f.nrows,
+			};
+			out->rows = f.nrows ? slot_rows(l, f.slot, f.nrows) : NULL;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int find_map(void *ctx, __u64 addr, struct stackwalk_map *out)
+{
+	struct late *l = ctx;
+	__u32 lo = 0, hi = l->nmaps;
+
+	if (l->snap)
+		return snap_find_map(l, addr, out);
+
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (l->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= l->maps[lo - 1].end)
+		return -ENOENT;
+	out->m = l->maps[lo - 1];
+	out->rows = out->m.nrows ? slot_rows(l, out->m.first, out->m.nrows) : NULL;
+	return 0;
+}
+
+/* Walk the late sample @ls to its end into l->ips and *@r. Returns how the
+ * walk ended. */
+static enum stackwalk_end walk(struct late *l, const struct late_sample *ls,
+			       struct sampler_record *r)
+{
+	struct stackwalk_ops ops = {.find_map = find_map, .ctx = l};
+	struct stackwalk_regs regs = {
+		.pc = ls->pc, .sp = ls->sp, .bp = ls->bp, .bp_ok = ls->bp_ok, .exact = ls->exact};
+	struct stackwalk_mem mem = {.base = ls->sp, .data = ls->stack, .len = ls->len};
+	enum stackwalk_end end;
+	__u32 n = ls->nuser - 1; /* the stop's PC is walked again */
+
+	l->missing = false;
+	end = stackwalk__run(&ops, &regs, &mem, l->ips, &n, PROFCAP_MAX_USTACK);
+	r->nustack = n;
+	if (end == STACKWALK_COMPLETE)
+		r->flags &= ~SAMPLER_REC_USTACK_PARTIAL;
+	else if (end == STACKWALK_DEPTH)
+		r->flags |= SAMPLER_REC_USTACK_TRUNC;
+	return end;
+}
+
+/* Walk @it (when its process has mappings: @have) and emit it as one
+ * sample. 1 when it should wait for a table still being built (nothing
+ * emitted), else 0 or @fn's error. */
+static int emit(struct late *l, const struct late_item *it, bool have, bool may_wait,
+		sampler_record_fn fn, void *ctx)
+{
+	const struct late_sample *ls = it->ls;
+	struct sampler_record r = {
+		.kind = SAMPLER_KIND_CPU,
+		.tgid = ls->key.tgid,
+		.tid = ls->key.tid,
+		.flags = ls->key.flags | SAMPLER_REC_USTACK_PARTIAL,
+		.count = 1,
+		.ustack = l->ips,
+		.nustack = ls->nuser,
+		.kstack = ls->nkern ? ls->kips : NULL,
+		.nkstack = ls->nkern,
+		.attrs_size = ls->key.attrs_size,
+	};
+	enum stackwalk_end end = STACKWALK_NO_MAPPING;
+
+	memcpy(r.comm, ls->key.comm, 16);
+	memcpy(r.trace_id, ls->key.trace_id, sizeof(r.trace_id));
+	memcpy(r.span_id, &ls->key.span_id, sizeof(r.span_id));
+	memcpy(r.attrs, ls->key.attrs, sizeof(r.attrs));
+	memcpy(l->ips, ls->uips, ls->nuser * sizeof(__u64));
+	if (have) {
+		end = walk(l, ls, &r);
+		if (end != STACKWALK_COMPLETE && l->missing && may_wait)
+			return 1;
+		if (end != STACKWALK_COMPLETE)
+			l->st.ends[end]++;
+	} else {
+		l->st.no_tables++;
+	}
+	if (r.flags & SAMPLER_REC_USTACK_PARTIAL)
+		l->st.partial++;
+	else
+		l->st.complete++;
+	return fn(ctx, &r);
+}
+
+int late__flush(struct late *l, const struct late_tables *t, __u64 now_ns, bool final,
+		sampler_record_fn fn, void *ctx)
+{
+	size_t i, kept = 0;
+	int err = 0;
+
+	l->t = t;
+	l->tgid = 0;
+	l->nmaps = 0;
+	for (i = 0; i < l->n; i++) {
+		struct late_item *it = &l->q[i];
+		bool may_wait = !final && now_ns - it->received_ns < LATE_WAIT_NS;
+		bool have;
+		int ret = 1;
+
+		if (!err) {
+			/* The mappings of its arrival, else those described. */
+			l->snap = it->snap;
+			have = it->snap || (t->procs >= 0 && !load_maps(l, it->ls->key.tgid));
+			ret = !have && may_wait ? 1 : emit(l, it, have, may_wait, fn, ctx);
+			l->snap = NULL;
+		}
+		if (ret == 1) {
+			l->q[kept++] = *it; /* its tables may come */
+			continue;
+		}
+		err = ret;
+		l->bytes -= it->size;
+		free(it->ls);
+		snap_put(it->snap);
+	}
+	l->n = kept;
+	rows_unmap(l);
+	l->t = NULL;
+	return err;
+}

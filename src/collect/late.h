@@ -1,0 +1,76 @@
+/* late.h - late walking: user stacks the BPF walker could not finish.
+ *
+ * The BPF program sends a sample whose walk stopped at a PC it could not
+ * map (one VMA lookup per sample; mappings described before a library was
+ * loaded; a file whose table is still being built) as a struct late_sample
+ * (bpf/cpu_sampler.h): the frames so far, the registers there and a copy of
+ * the stack above them. On arrival the process's executable mappings are
+ * read; at the next drain the walk is finished in user space
+ * (collect/stackwalk) with the same tables, found by file (device, inode)
+ * in the BPF maps, and each sample becomes a record of one sample, complete
+ * when the walk reached the outermost frame. A walk that needs a table
+ * still being built waits for it (up to LATE_WAIT_NS). A sample that cannot
+ * be finished is emitted as it came, flagged partial: samples are never
+ * dropped here, except past the queue's cap (counted). Not thread-safe: the thread that polls the
+ * ring buffer and drains uses it.
+ */
+#ifndef PROFCAP_LATE_H
+#define PROFCAP_LATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "collect/sampler.h"
+#include "collect/stackwalk.h"
+
+#define LATE_QUEUE_MAX 1024	    /* samples waiting */
+#define LATE_QUEUE_BYTES (4u << 20) /* their copies together */
+/* How long a sample waits for its process's tables before it is emitted
+ * partial. */
+#define LATE_WAIT_NS 2000000000ull
+
+/* The table maps (fds, borrowed): unwind_procs, unwind_maps, unwind_files,
+ * unwind_file_idx. */
+struct late_tables {
+	int procs, maps, files, file_idx;
+};
+
+struct late_stats {
+	__u64 received;			 /* samples sent by the BPF program */
+	__u64 complete;			 /* walked to the outermost frame here */
+	__u64 partial;			 /* emitted partial: */
+	__u64 no_tables;		 /* ... its process had no tables in time */
+	__u64 ends[STACKWALK_DEPTH + 1]; /* ... the walk ended so (stackwalk_end) */
+	__u64 dropped;			 /* queue full, malformed */
+};
+
+struct late;
+
+/* New empty queue reading processes' maps under @proc_root ("/proc",
+ * copied); NULL on allocation failure. */
+struct late *late__new(const char *proc_root);
+
+/* Free @l and the samples still queued. Accepts NULL. */
+void late__free(struct late *l);
+
+/* Queue a copy of the ring-buffer record @data (@len bytes) received at
+ * @now_ns, with the executable mappings its process has now (read from
+ * @proc_root/PID/maps: a library loaded after the table builder described
+ * the process, a process gone by the flush). 0; -EINVAL for a malformed
+ * record, -ENOSPC at a cap (both counted as dropped). */
+int late__push(struct late *l, const void *data, size_t len, __u64 now_ns);
+
+/* Samples waiting. */
+size_t late__pending(const struct late *l);
+
+/* Walk and emit, as CPU records of count 1 through @fn, every queued sample
+ * whose process is described in @t, and those that waited LATE_WAIT_NS (or
+ * all, when @final) without it, partial. Returns 0 or @fn's first error
+ * (the samples before it are gone from the queue, the rest stay). */
+int late__flush(struct late *l, const struct late_tables *t, __u64 now_ns, bool final,
+		sampler_record_fn fn, void *ctx);
+
+void late__stats(const struct late *l, struct late_stats *st);
+
+#endif

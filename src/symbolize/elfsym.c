@@ -40,6 +40,7 @@ struct sym {
 	__u64 sec_end; /* end of the symbol's section, 0 if unknown */
 	__u32 name;    /* offset in names */
 	__u32 rank;    /* lower is the preferred name among aliases */
+	bool label;    /* an untyped, unsized code label (e.g. ld.so's _start) */
 };
 
 struct seg {
@@ -290,6 +291,9 @@ static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *n
 	s->sec_end = sec_end;
 	s->name = (__u32)off;
 	s->rank = name_rank(bind, name, len);
+	s->label = GELF_ST_TYPE(gs->st_info) == STT_NOTYPE;
+	if (s->label)
+		s->rank += 1u << 16; /* a function at the same address names it */
 	return 0;
 }
 
@@ -299,6 +303,7 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elfsy
 	size_t i, n, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	size_t last_shndx = 0;
 	__u64 last_sec_end = 0;
+	bool last_exec = false;
 	int err;
 
 	if (!data || !entsize)
@@ -312,11 +317,15 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elfsy
 		if (!gelf_getsym(data, (int)i, &gs))
 			break;
 		type = GELF_ST_TYPE(gs.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || gs.st_shndx == SHN_UNDEF ||
-		    gs.st_shndx >= SHN_LORESERVE || !gs.st_value)
+		/* Functions; and untyped unsized labels in code, which name
+		 * assembly entry points (ld.so's _start) where no function
+		 * covers them (see finish_symbols()). */
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC &&
+		     (type != STT_NOTYPE || gs.st_size)) ||
+		    gs.st_shndx == SHN_UNDEF || gs.st_shndx >= SHN_LORESERVE || !gs.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, gs.st_name);
-		if (!name || !*name)
+		if (!name || !*name || (type == STT_NOTYPE && (*name == '.' || *name == '$')))
 			continue;
 		if (gs.st_shndx != last_shndx) {
 			Elf_Scn *sec = elf_getscn(elf, gs.st_shndx);
@@ -324,10 +333,15 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elfsy
 
 			last_shndx = gs.st_shndx;
 			last_sec_end = 0;
-			if (sec && gelf_getshdr(sec, &ssh) &&
-			    ssh.sh_addr + ssh.sh_size > ssh.sh_addr)
-				last_sec_end = ssh.sh_addr + ssh.sh_size;
+			last_exec = false;
+			if (sec && gelf_getshdr(sec, &ssh)) {
+				if (ssh.sh_addr + ssh.sh_size > ssh.sh_addr)
+					last_sec_end = ssh.sh_addr + ssh.sh_size;
+				last_exec = ssh.sh_flags & SHF_EXECINSTR;
+			}
 		}
+		if (type == STT_NOTYPE && !last_exec)
+			continue;
 		err = add_sym(e, &gs, GELF_ST_BIND(gs.st_info), name, last_sec_end);
 		if (err == -E2BIG)
 			return 0;
@@ -370,6 +384,22 @@ static void finish_symbols(struct elfsym *e)
 		e->syms[++j] = e->syms[i];
 	}
 	e->nsyms = j + 1;
+	/* Labels inside a sized function (local labels of hand-written
+	 * assembly) would cut it: only those outside every function stay. */
+	{
+		__u64 cover = 0;
+
+		for (i = 0, j = 0; i < e->nsyms; i++) {
+			const struct sym *s = &e->syms[i];
+
+			if (s->label && s->start < cover)
+				continue;
+			if (!s->label && s->size && s->start + s->size > cover)
+				cover = s->start + s->size;
+			e->syms[j++] = *s;
+		}
+		e->nsyms = j;
+	}
 	for (i = 0; i < e->nsyms; i++) {
 		struct sym *s = &e->syms[i];
 		__u64 next = i + 1 < e->nsyms ? e->syms[i + 1].start : 0;

@@ -1869,6 +1869,9 @@ static int read_resource_profiles(struct rd *r, pb_istream_t *s)
 		return err;
 	if (!res.has_pid)
 		res.desc.pid = -(__s64)r->ires - 1;
+	/* Each resource is its own process, also when a PID comes again (a
+	 * program it exec()ed). */
+	res.desc.generation = (__u32)r->ires;
 	res.desc.attrs = res.kv;
 	res.desc.nattrs = res.nkv;
 	if (r->ires > 0)

@@ -29,7 +29,7 @@ struct sample_key {
 struct proc_key {
 	__s64 pid;
 	__u32 type;
-	__u32 pad;
+	__u32 generation; /* profile_process_desc.generation */
 };
 
 struct value_type {
@@ -450,7 +450,7 @@ const struct profile_meta *profile__meta(const struct profile *p)
 static int get_proc(struct profile *p, __u32 type, const struct profile_process_desc *desc,
 		    struct proc **out)
 {
-	struct proc_key pk = {.pid = desc->pid, .type = type};
+	struct proc_key pk = {.pid = desc->pid, .type = type, .generation = desc->generation};
 	struct proc *pr;
 	__u32 idx;
 	int err;
@@ -466,6 +466,7 @@ static int get_proc(struct profile *p, __u32 type, const struct profile_process_
 	pr = &p->procs[p->nprocs];
 	memset(pr, 0, sizeof(*pr));
 	pr->desc.pid = desc->pid;
+	pr->desc.generation = desc->generation;
 	pr->type = type;
 	pr->desc.exe_name = dup_or_null(desc->exe_name);
 	pr->desc.exe_path = dup_or_null(desc->exe_path);

@@ -100,6 +100,9 @@ struct profile_process_desc {
 	 * and before the operator-given ones. NULL/0 = none. */
 	const struct profile_kv *attrs;
 	size_t nattrs;
+	/* Which program the PID runs: a process that exec()s another program
+	 * gets the next generation, and a resource of its own. */
+	__u32 generation;
 };
 
 /* Capture-wide facts, copied by profile__set_meta(). */

@@ -1080,6 +1080,41 @@ static int new_proc(struct symbolizer *s, int pid, struct sym_proc **out)
 	return 0;
 }
 
+/* @p, a live process known before, may have exec()ed another program
+ * since (its executable changed): then describe it again, as the next
+ * generation (a resource of its own in the profile). 0 or -ENOMEM. */
+static int reload_after_exec(struct symbolizer *s, struct sym_proc *p)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", s->proc_root, p->pid);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0; /* gone, or not ours to read: keep what we have */
+	target[n] = '\0';
+	strip_deleted(target);
+	if (p->exe_path && !strcmp(p->exe_path, target))
+		return 0;
+	if (p->exe_path)
+		p->desc.generation++; /* else it was not readable: the same program */
+	free_ctx(p);
+	free(p->exe_name);
+	free(p->exe_path);
+	free(p->cmdline);
+	p->exe_name = p->exe_path = p->cmdline = NULL;
+	p->runtime = NULL;
+	if (load_desc(s, p))
+		return -ENOMEM;
+	if (p->exe_name)
+		p->runtime = runtime_of(p->exe_name);
+	p->desc.exe_name = p->exe_name;
+	p->desc.exe_path = p->exe_path;
+	p->desc.cmdline = p->cmdline;
+	s->st.execs++;
+	return 0;
+}
+
 int symbolizer__add_process(struct symbolizer *s, int pid)
 {
 	struct sym_proc *p;
@@ -1092,6 +1127,9 @@ int symbolizer__add_process(struct symbolizer *s, int pid)
 		if (pid == 0)
 			return 0;
 		s->st.maps_refreshes++;
+		err = reload_after_exec(s, p);
+		if (err)
+			return err;
 		err = load_maps(s, p);
 		update_perfmap(s, p);
 		return err;

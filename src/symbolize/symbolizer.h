@@ -51,6 +51,7 @@ struct symbolizer_stats {
 	__u64 elf_cache_hits;	 /* mappings served by an already parsed file */
 	__u64 elf_errors;	 /* files that could not be opened or parsed */
 	__u64 maps_refreshes;	 /* maps re-reads of known processes */
+	__u64 execs;		 /* ... that found another program (exec): described again */
 	__u64 elf_files_evicted; /* parsed files freed: no known process maps them */
 	__u64 perfmaps;		 /* processes with a perf map found */
 	__u64 perfmap_reads;	 /* perf map reads (each reads only new lines) */

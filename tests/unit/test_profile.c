@@ -145,6 +145,28 @@ TEST(dedup_and_merge)
 	profile__free(p);
 }
 
+/* One PID running two programs (exec) makes two processes. */
+TEST(exec_generation_is_another_process)
+{
+	struct profile *p = profile__new();
+	struct profile_process_desc after = proc1;
+	struct profile_frame f[3];
+
+	CHECK(p);
+	frames3(f, 0x7f0010);
+	after.exe_name = "next";
+	after.generation = 1;
+	CHECK(!profile__add_sample(p, &proc1, 7, "worker", f, 3, 1));
+	CHECK(!profile__add_sample(p, &after, 7, "worker", f, 3, 2));
+	CHECK(!profile__add_sample(p, &after, 7, "worker", f, 3, 1));
+	CHECK_EQ_U64(profile__process_count(p), 2);
+	CHECK_EQ_U64(profile__process(p, 0)->pid, profile__process(p, 1)->pid);
+	CHECK_STR(profile__process(p, 1)->exe_name, "next");
+	CHECK_EQ_U64(profile__process(p, 1)->generation, 1);
+	CHECK_EQ_U64(profile__sample(p, 1, 0)->value, 3);
+	profile__free(p);
+}
+
 TEST(kernel_frames_and_empty_stack)
 {
 	struct profile *p = profile__new();
@@ -298,6 +320,7 @@ int main(void)
 {
 	RUN(zero_entries);
 	RUN(dedup_and_merge);
+	RUN(exec_generation_is_another_process);
 	RUN(kernel_frames_and_empty_stack);
 	RUN(prune_after_full_table);
 	RUN(value_types_and_frame_type_names);

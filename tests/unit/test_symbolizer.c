@@ -249,6 +249,66 @@ static int check_fx(struct symbolizer *s, const struct fx_proc *fx, int *checked
 	return bad;
 }
 
+/* A process that exec()s another program is described again, as a new
+ * generation (its own resource), and its new code resolves. */
+TEST(exec_is_a_new_program)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	const struct profile_process_desc *pd;
+	struct symbolizer_stats st;
+	struct fx_proc fx = {0};
+	int go[2], out[2], checked = 0;
+	char path[4200], line[256];
+	FILE *f = NULL;
+
+	CHECK(s);
+	CHECK(!pipe2(go, O_CLOEXEC) && !pipe2(out, O_CLOEXEC));
+	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
+	fx.pid = fork();
+	CHECK(fx.pid >= 0);
+	if (!fx.pid) {
+		char c;
+
+		alarm(30);
+		dup2(go[0], 0); /* fx_pie serves until its stdin closes */
+		dup2(out[1], 1);
+		if (read(go[0], &c, 1) == 1)
+			execl(path, path, "serve", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	close(out[1]);
+	fx.in_fd = go[1];
+	CHECK(!symbolizer__add_process(s, fx.pid));
+	pd = symbolizer__process(s, fx.pid);
+	CHECK(pd && pd->exe_name);
+	CHECK_STR(pd->exe_name, "test_symbolizer");
+	CHECK_EQ_U64(pd->generation, 0);
+	CHECK(write(go[1], "x", 1) == 1);
+	f = fdopen(out[0], "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f) && strncmp(line, "ready", 5))
+		if (fx.n < MAX_FX_SYMS &&
+		    sscanf(line, "%31s %llx", fx.names[fx.n], &fx.addrs[fx.n]) == 2)
+			fx.n++;
+	fclose(f);
+	CHECK(!symbolizer__add_process(s, fx.pid));
+	pd = symbolizer__process(s, fx.pid);
+	CHECK(pd && pd->exe_name);
+	CHECK_STR(pd->exe_name, "fx_pie");
+	CHECK_EQ_U64(pd->generation, 1);
+	CHECK(ends_with(pd->cmdline, "/fx_pie serve"));
+	CHECK(!check_fx(s, &fx, &checked));
+	CHECK(checked >= 3);
+	/* Nothing changed: no new generation. */
+	CHECK(!symbolizer__add_process(s, fx.pid));
+	CHECK_EQ_U64(symbolizer__process(s, fx.pid)->generation, 1);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.execs, 1);
+	fx_stop(&fx);
+	symbolizer__free(s);
+}
+
 TEST(live_pie_nopie_and_library)
 {
 	struct symbolizer *s = symbolizer__new("/proc");
@@ -910,6 +970,7 @@ int main(void)
 	RUN(self_process);
 	RUN(self_vdso);
 	RUN(same_binary_parsed_once);
+	RUN(exec_is_a_new_program);
 	RUN(live_pie_nopie_and_library);
 	RUN(live_stripped_dynsym);
 	RUN(live_deleted_binary);

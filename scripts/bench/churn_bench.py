@@ -48,6 +48,8 @@ int main(int c, char **v) { struct s x; memset(&x, c, sizeof x); printf("%d\\n",
 
 # (executable names in profcap's capture: the file's, or the comm of a
 # process gone before it was looked at; comm in perf script)
+# Samples count when their thread's name is one of the names too (the
+# shell's child before exec is another program).
 TARGET = {"nofp": (("nofp_main", "nofp-main"), "nofp-main"), "cc": (("cc1",), "cc1")}
 
 
@@ -101,6 +103,8 @@ def score_profcap(path, exes, ours):
             continue  # not the loop's (another process of that binary)
         pids.add(r["attrs"].get("process.pid"))
         for s in r["samples"]:
+            if s["attrs"].get("thread.name") not in exes:
+                continue  # the shell's fork before exec, as perf's comm filter does
             names = [f[0] for f in s["frames"] if f[1] == "native"]
             total += s["value"]
             ok += s["value"] if names and names[-1] == "_start" else 0

@@ -197,6 +197,16 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return;
+	/* A task without an address space (a kernel thread; a process past
+	 * exit_mm() in exit, freeing its memory) has no user stack: its PC
+	 * alone would be a one-frame "partial" stack. */
+	if (want_user && tgid && task_mm_off) {
+		__u64 mm = 0;
+
+		bpf_probe_read_kernel(&mm, sizeof(mm), (char *)bpf_get_current_task() + task_mm_off);
+		if (!mm)
+			tgid = 0;
+	}
 	if (want_user && tgid) {
 		*ustack = tables && want_unwind
 				  ? unwind_user(regs, stacks, ext, tgid, flags, tables == 2)

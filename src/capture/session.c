@@ -40,6 +40,7 @@ struct session {
 	struct threadctx_files *tctx_files; /* files without a thread-context variable */
 	struct target tgt;
 	struct child *child; /* -- CMD, or NULL */
+	__u64 procs_gone; /* notices of processes that had exited before their snapshot */
 	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS]; /* owned */
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
@@ -132,8 +133,8 @@ static void on_new_process(void *ctx, __u32 tgid)
 	 * builds its unwind tables on its own thread). Stopping: the final
 	 * drain still names the process (describe()); a snapshot now only
 	 * delays the exit. */
-	if (!stop_requested)
-		symbolizer__add_process(s->sym, (int)tgid);
+	if (!stop_requested && symbolizer__add_process(s->sym, (int)tgid) == -ESRCH)
+		s->procs_gone++;
 	/* After the snapshot: it read the process context, which says whether
 	 * the thread-context variable may be in a library. */
 	find_thread_ctx(s, (int)tgid);
@@ -737,6 +738,10 @@ int session__close(struct session *s)
 	sampler__stats(s->smp, &st);
 	pr_debug("final drain and symbolization took %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
+	if (s->procs_gone)
+		pr_debug("%llu processes exited before profcap read their mappings: their frames "
+			 "are unnamed",
+			 (unsigned long long)s->procs_gone);
 	ret = end_window(s, end - s->wstart, &st, true);
 	if (s->child)
 		child__finish(s->child, o->quiet);

@@ -231,6 +231,8 @@ class UnwindTest(unittest.TestCase):
             for s in x["samples"]:
                 if s["attrs"].get("thread.name") not in ("nofp_main", "nofp-main"):
                     continue  # the shell's child before exec: another program
+                if not user_names(s):
+                    continue  # exiting, its memory gone: no user stack
                 total += s["value"]
                 ok += s["value"] if chain_of(user_names(s)) else 0
         print(f"\n40 ms processes: {ok}/{total} samples complete ({100 * ok / max(total, 1):.1f} %), "

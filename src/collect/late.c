@@ -37,6 +37,12 @@ struct late_item {
 	size_t size;
 	struct late_snap *snap; /* NULL: the process was gone (use the described mappings) */
 	struct late_sample *ls; /* @size bytes: the record up to its stack copy */
+	/* Settled (walked as far as it goes, or given up): the user stack, and
+	 * the record shrunk to its head (the stack copy is not needed). */
+	bool settled;
+	__u32 flags;
+	__u32 nips;
+	__u64 *ips;
 };
 
 /* A file table mapped read-only for one flush. */
@@ -135,6 +141,7 @@ void late__free(struct late *l)
 		return;
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->q[i].ls);
+		free(l->q[i].ips);
 		snap_put(l->q[i].snap);
 	}
 	snap_put(l->last);
@@ -145,7 +152,10 @@ void late__free(struct late *l)
 	free(l);
 }
 
-int late__push(struct late *l, const void *data, size_t len, __u64 now_ns)
+static int settle_now(struct late *l, struct late_item *it, bool may_wait);
+
+int late__push(struct late *l, const struct late_tables *t, const void *data, size_t len,
+	       __u64 now_ns)
 {
 	const size_t head = offsetof(struct late_sample, stack);
 	const struct late_sample *in = data;
@@ -176,10 +186,20 @@ int late__push(struct late *l, const void *data, size_t len, __u64 now_ns)
 	}
 	if (l->last)
 		l->last->refs++;
-	l->q[l->n++] = (struct late_item){
+	l->q[l->n] = (struct late_item){
 		.received_ns = now_ns, .size = head + in->len, .snap = l->last, .ls = ls};
 	l->bytes += head + in->len;
 	l->st.received++;
+	/* Walked now when its tables exist: only the frames wait for the drain. */
+	if (t) {
+		l->t = t;
+		l->tgid = 0;
+		l->nmaps = 0;
+		settle_now(l, &l->q[l->n], true); /* 1 or -ENOMEM: at the flush */
+		rows_unmap(l);
+		l->t = NULL;
+	}
+	l->n++;
 	return 0;
 }
 
@@ -322,68 +342,105 @@ static int find_map(void *ctx, __u64 addr, struct stackwalk_map *out)
 	return 0;
 }
 
-/* Walk the late sample @ls to its end into l->ips and *@r. Returns how the
- * walk ended. */
-static enum stackwalk_end walk(struct late *l, const struct late_sample *ls,
-			       struct sampler_record *r)
+/* Settle @it: walk it as far as the tables go (@have: its process has
+ * mappings) into it->ips, or give up. 1 when it should rather wait for a
+ * table still being built (@may_wait; nothing changed), 0 once settled,
+ * -ENOMEM. Its stack copy is freed when settled. */
+static int settle(struct late *l, struct late_item *it, bool have, bool may_wait)
 {
-	struct stackwalk_ops ops = {.find_map = find_map, .ctx = l};
-	struct stackwalk_regs regs = {
-		.pc = ls->pc, .sp = ls->sp, .bp = ls->bp, .bp_ok = ls->bp_ok, .exact = ls->exact};
-	struct stackwalk_mem mem = {.base = ls->sp, .data = ls->stack, .len = ls->len};
-	enum stackwalk_end end;
-	__u32 n = ls->nuser - 1; /* the stop's PC is walked again */
+	const size_t head = offsetof(struct late_sample, stack);
+	struct late_sample *ls = it->ls, *small;
+	__u32 n = ls->nuser, flags = ls->key.flags | SAMPLER_REC_USTACK_PARTIAL;
+	__u64 *ips;
 
-	l->missing = false;
-	end = stackwalk__run(&ops, &regs, &mem, l->ips, &n, PROFCAP_MAX_USTACK);
-	r->nustack = n;
-	if (end == STACKWALK_COMPLETE)
-		r->flags &= ~SAMPLER_REC_USTACK_PARTIAL;
-	else if (end == STACKWALK_DEPTH)
-		r->flags |= SAMPLER_REC_USTACK_TRUNC;
-	return end;
+	memcpy(l->ips, ls->uips, ls->nuser * sizeof(__u64));
+	if (have) {
+		struct stackwalk_ops ops = {.find_map = find_map, .ctx = l};
+		struct stackwalk_regs regs = {.pc = ls->pc,
+					      .sp = ls->sp,
+					      .bp = ls->bp,
+					      .bp_ok = ls->bp_ok,
+					      .exact = ls->exact};
+		struct stackwalk_mem mem = {.base = ls->sp, .data = ls->stack, .len = ls->len};
+		enum stackwalk_end end;
+
+		n = ls->nuser - 1; /* the stop's PC is walked again */
+		l->missing = false;
+		end = stackwalk__run(&ops, &regs, &mem, l->ips, &n, PROFCAP_MAX_USTACK);
+		if (end != STACKWALK_COMPLETE && l->missing && may_wait)
+			return 1;
+		if (end == STACKWALK_COMPLETE)
+			flags &= ~SAMPLER_REC_USTACK_PARTIAL;
+		else if (end == STACKWALK_DEPTH)
+			flags |= SAMPLER_REC_USTACK_TRUNC;
+		if (end != STACKWALK_COMPLETE)
+			l->st.ends[end]++;
+	} else {
+		l->st.no_tables++;
+	}
+	ips = malloc(n * sizeof(*ips));
+	if (!ips)
+		return -ENOMEM;
+	memcpy(ips, l->ips, n * sizeof(*ips));
+	it->ips = ips;
+	it->nips = n;
+	it->flags = flags;
+	it->settled = true;
+	if (flags & SAMPLER_REC_USTACK_PARTIAL)
+		l->st.partial++;
+	else
+		l->st.complete++;
+	small = realloc(ls, head); /* shrinking: failure keeps the larger block */
+	if (small)
+		it->ls = small;
+	l->bytes -= it->size - head;
+	it->size = head;
+	return 0;
 }
 
-/* Walk @it (when its process has mappings: @have) and emit it as one
- * sample. 1 when it should wait for a table still being built (nothing
- * emitted), else 0 or @fn's error. */
-static int emit(struct late *l, const struct late_item *it, bool have, bool may_wait,
-		sampler_record_fn fn, void *ctx)
+/* Settle @it with the mappings of its arrival, else those described. */
+static int settle_now(struct late *l, struct late_item *it, bool may_wait)
+{
+	bool have;
+	int ret;
+
+	l->snap = it->snap;
+	have = it->snap || (l->t->procs >= 0 && !load_maps(l, it->ls->key.tgid));
+	ret = !have && may_wait ? 1 : settle(l, it, have, may_wait);
+	l->snap = NULL;
+	return ret;
+}
+
+/* @it (settled) as one CPU sample. */
+static int emit(const struct late_item *it, sampler_record_fn fn, void *ctx)
 {
 	const struct late_sample *ls = it->ls;
 	struct sampler_record r = {
 		.kind = SAMPLER_KIND_CPU,
 		.tgid = ls->key.tgid,
 		.tid = ls->key.tid,
-		.flags = ls->key.flags | SAMPLER_REC_USTACK_PARTIAL,
+		.flags = it->flags,
 		.count = 1,
-		.ustack = l->ips,
-		.nustack = ls->nuser,
+		.ustack = it->ips,
+		.nustack = it->nips,
 		.kstack = ls->nkern ? ls->kips : NULL,
 		.nkstack = ls->nkern,
 		.attrs_size = ls->key.attrs_size,
 	};
-	enum stackwalk_end end = STACKWALK_NO_MAPPING;
 
 	memcpy(r.comm, ls->key.comm, 16);
 	memcpy(r.trace_id, ls->key.trace_id, sizeof(r.trace_id));
 	memcpy(r.span_id, &ls->key.span_id, sizeof(r.span_id));
 	memcpy(r.attrs, ls->key.attrs, sizeof(r.attrs));
-	memcpy(l->ips, ls->uips, ls->nuser * sizeof(__u64));
-	if (have) {
-		end = walk(l, ls, &r);
-		if (end != STACKWALK_COMPLETE && l->missing && may_wait)
-			return 1;
-		if (end != STACKWALK_COMPLETE)
-			l->st.ends[end]++;
-	} else {
-		l->st.no_tables++;
-	}
-	if (r.flags & SAMPLER_REC_USTACK_PARTIAL)
-		l->st.partial++;
-	else
-		l->st.complete++;
 	return fn(ctx, &r);
+}
+
+static void item_free(struct late *l, struct late_item *it)
+{
+	l->bytes -= it->size;
+	free(it->ls);
+	free(it->ips);
+	snap_put(it->snap);
 }
 
 int late__flush(struct late *l, const struct late_tables *t, __u64 now_ns, bool final,
@@ -398,24 +455,19 @@ int late__flush(struct late *l, const struct late_tables *t, __u64 now_ns, bool 
 	for (i = 0; i < l->n; i++) {
 		struct late_item *it = &l->q[i];
 		bool may_wait = !final && now_ns - it->received_ns < LATE_WAIT_NS;
-		bool have;
 		int ret = 1;
 
 		if (!err) {
-			/* The mappings of its arrival, else those described. */
-			l->snap = it->snap;
-			have = it->snap || (t->procs >= 0 && !load_maps(l, it->ls->key.tgid));
-			ret = !have && may_wait ? 1 : emit(l, it, have, may_wait, fn, ctx);
-			l->snap = NULL;
+			ret = it->settled ? 0 : settle_now(l, it, may_wait);
+			if (!ret)
+				ret = emit(it, fn, ctx);
 		}
-		if (ret == 1) {
+		if (ret == 1 || (ret == -ENOMEM && !err)) {
 			l->q[kept++] = *it; /* its tables may come */
 			continue;
 		}
 		err = ret;
-		l->bytes -= it->size;
-		free(it->ls);
-		snap_put(it->snap);
+		item_free(l, it);
 	}
 	l->n = kept;
 	rows_unmap(l);

@@ -57,9 +57,12 @@ void late__free(struct late *l);
 /* Queue a copy of the ring-buffer record @data (@len bytes) received at
  * @now_ns, with the executable mappings its process has now (read from
  * @proc_root/PID/maps: a library loaded after the table builder described
- * the process, a process gone by the flush). 0; -EINVAL for a malformed
- * record, -ENOSPC at a cap (both counted as dropped). */
-int late__push(struct late *l, const void *data, size_t len, __u64 now_ns);
+ * the process, a process gone by the flush), and walk it at once when the
+ * tables @t (NULL: at the flush) have what it needs, keeping only its
+ * frames. 0; -EINVAL for a malformed record, -ENOSPC at a cap (both
+ * counted as dropped). */
+int late__push(struct late *l, const struct late_tables *t, const void *data, size_t len,
+	       __u64 now_ns);
 
 /* Samples waiting. */
 size_t late__pending(const struct late *l);

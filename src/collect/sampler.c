@@ -327,7 +327,10 @@ static int on_late(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
 
-	late__push(s->late, data, len, mono_ns()); /* a failure is counted */
+	struct late_tables t = {.procs = s->tfd.procs, .maps = s->tfd.maps, .files = s->tfd.files,
+				.file_idx = s->tfd.file_idx};
+
+	late__push(s->late, &t, data, len, mono_ns()); /* a failure is counted */
 	return 0;
 }
 

@@ -151,6 +151,9 @@ struct unwind_state {
 	 * file whose table is not built yet): user space can finish the walk
 	 * (late walking, bpf/cpu_sampler.h struct late_sample). */
 	__u32 late_ok;
+	/* The sampled PC lies in no VMA at all: the registers are not of this
+	 * address space (a sample inside execve(), after the old one went). */
+	__u32 stale_regs;
 	__u64 stack_lo; /* sp of the sampled frame */
 };
 
@@ -271,6 +274,7 @@ static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
 	struct unwind_vma v = {};
 	struct unwind_vcache *vc = NULL;
 	__u32 i, n;
+	long err;
 
 	if (!unwind_vma)
 		return -1;
@@ -293,7 +297,10 @@ static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
 		return -1;
 	}
 	st->vma_tried = 1;
-	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &v, 0) || !v.found)
+	err = bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &v, 0);
+	if (err == -2 /* ENOENT: no VMA holds it */ && st->nr == 1)
+		st->stale_regs = 1;
+	if (err || !v.found)
 		return -1;
 	if (unwind_vma_map(&v, &st->m)) {
 		st->late_ok = 1; /* a file, without a table yet */
@@ -549,6 +556,7 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->have_map = 0;
 	st->vma_tried = 0;
 	st->late_ok = 0;
+	st->stale_regs = 0;
 	st->exact = 1;
 	st->bp_ok = 1;
 	st->stack_lo = st->sp;
@@ -560,6 +568,8 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 		for (i = 0; i < PROFCAP_MAX_USTACK + 1; i++)
 			if (unwind_step())
 				break;
+	if (st->stale_regs)
+		return 0; /* no user stack to speak of */
 	if (st->done == 1) {
 		ustat_inc(USTAT_COMPLETE);
 	} else {

@@ -125,7 +125,7 @@ static void find_thread_ctx(struct session *s, int pid)
 			 loc.modid);
 }
 
-static void on_new_process(void *ctx, __u32 tgid)
+static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 {
 	struct session *s = ctx;
 
@@ -133,7 +133,7 @@ static void on_new_process(void *ctx, __u32 tgid)
 	 * builds its unwind tables on its own thread). Stopping: the final
 	 * drain still names the process (describe()); a snapshot now only
 	 * delays the exit. */
-	if (!stop_requested && symbolizer__add_process(s->sym, (int)tgid) == -ESRCH)
+	if (!stop_requested && symbolizer__add_process_snap(s->sym, (int)tgid, snap) == -ESRCH)
 		s->procs_gone++;
 	/* After the snapshot: it read the process context, which says whether
 	 * the thread-context variable may be in a library. */

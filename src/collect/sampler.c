@@ -9,6 +9,9 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@
 #include "collect/kbtf.h"
 #include "collect/kver.h"
 #include "proc/status.h"
+#include "proc/procsnap.h"
 #include "proc/threadctx.h"
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
@@ -66,9 +70,24 @@ struct sampler {
 	struct bpf_link *offcpu[OFFCPU_LINKS]; /* off-CPU programs, when asked */
 	__u32 ncpus;		    /* size of pfds/links: highest online CPU + 1 */
 	__u32 nonline;
-	struct ring_buffer *rb;
-	sampler_proc_fn proc_fn;
-	void *proc_ctx;
+	struct ring_buffer *rb; /* notices (events) */
+	/* The notice thread: polls the ring buffers (notices, late samples) so
+	 * a new process is snapshotted (proc/procsnap.h) the moment it is
+	 * announced, whatever the main thread is doing (a drain, the parse of
+	 * a new binary); notices then wait in nq for sampler__poll(), which
+	 * wakes on nfd. Stopped by sampler__stop(); after that the main thread
+	 * consumes the rings itself. Under nmu: nq, nq_n, norseq. */
+	pthread_t nthread;
+	bool nthread_on;
+	int nepoll, nquit, nfd;
+	pthread_mutex_t nmu;
+	struct sampler_notice {
+		__u32 tgid;
+		struct procsnap *snap; /* NULL: gone when announced */
+	} *nq;
+	__u32 nq_n;
+	bool norseq;
+	__u64 notices_lost;
 	__u64 stacks_missing;
 	__u64 drains;
 	/* table unwinding (issue 4) */
@@ -120,8 +139,6 @@ struct sampler {
 	struct cpu_sampler *quick; /* the start-up object, or NULL */
 	int qhandover;		   /* its prog array */
 	struct sampler_opts qopts; /* the options, for the loader (no lists) */
-	__u32 *deferred;	   /* notices of the quick phase, for proc_fn later */
-	__u32 ndeferred, deferred_cap;
 	pthread_t loader;
 	bool loader_on;	      /* started, not joined yet */
 	bool loader_done;     /* under lmu */
@@ -133,6 +150,8 @@ struct sampler {
 	 * from the full object's `late` ring (added to rb once it is loaded). */
 	struct late *late;
 	bool late_on;
+	struct ring_buffer *lrb;  /* its ring */
+	pthread_mutex_t late_mu; /* late: the notice thread pushes, drains flush */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -307,43 +326,34 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Quick phase: the caller's notice handler (thread context: the full
- * object's maps) runs after the hand-over; up to SAMPLER_PENDING_MAX wait. */
-static void defer(struct sampler *s, __u32 tgid)
-{
-	if (s->ndeferred == s->deferred_cap) {
-		__u32 cap = s->deferred_cap ? s->deferred_cap * 2 : 256;
-		__u32 *d = cap <= SAMPLER_PENDING_MAX ? realloc(s->deferred, cap * sizeof(*d)) : NULL;
-
-		if (!d)
-			return; /* its first drain still names it (the caller's describe) */
-		s->deferred = d;
-		s->deferred_cap = cap;
-	}
-	s->deferred[s->ndeferred++] = tgid;
-}
-
 static int on_late(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
-
 	struct late_tables t = {.procs = s->tfd.procs, .maps = s->tfd.maps, .files = s->tfd.files,
 				.file_idx = s->tfd.file_idx};
 
+	pthread_mutex_lock(&s->late_mu);
 	late__push(s->late, &t, data, len, mono_ns()); /* a failure is counted */
+	pthread_mutex_unlock(&s->late_mu);
 	return 0;
 }
 
-/* Once the full object is loaded: its late-walking ring joins the poll. */
+/* Once the full object is loaded: its late-walking ring joins the notice
+ * thread's poll. */
 static int late_open(struct sampler *s)
 {
+	struct epoll_event ev = {.events = EPOLLIN};
+
 	if (!s->skel->rodata->want_late || s->late_on || !s->rb)
 		return 0;
 	if (!s->late)
 		s->late = late__new("/proc");
 	if (!s->late)
 		return -ENOMEM;
-	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.late), on_late, s)) {
+	s->lrb = ring_buffer__new(bpf_map__fd(s->skel->maps.late), on_late, s, NULL);
+	ev.data.ptr = s->lrb;
+	if (!s->lrb ||
+	    (s->nepoll >= 0 && epoll_ctl(s->nepoll, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->lrb), &ev))) {
 		pr_warn("late walking is off: cannot poll its ring buffer: %s", strerror(errno));
 		return 0;
 	}
@@ -351,27 +361,122 @@ static int late_open(struct sampler *s)
 	return 0;
 }
 
+/* A new process (its snapshot, or NULL when already gone) for the next
+ * sampler__poll(). */
+static void notice(struct sampler *s, __u32 tgid, struct procsnap *snap)
+{
+	const __u64 one = 1;
+	bool kept = false;
+
+	pthread_mutex_lock(&s->nmu);
+	if (s->nq_n < SAMPLER_PENDING_MAX) {
+		s->nq[s->nq_n++] = (struct sampler_notice){.tgid = tgid, .snap = snap};
+		kept = true;
+	} else {
+		s->notices_lost++;
+	}
+	pthread_mutex_unlock(&s->nmu);
+	if (!kept)
+		procsnap__free(snap);
+	if (write(s->nfd, &one, sizeof(one)) < 0) {
+		/* the counter is full: the main thread has a wake-up pending */
+	}
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
 	const struct proc_event *e = data;
+	struct procsnap *snap = NULL;
 
 	if (len < sizeof(*e))
 		return 0;
 	if (e->pad == PROFCAP_EVENT_NORSEQ) {
-		offcpu__poll(s->skel, s->offcpu); /* a failure is warned, not fatal */
+		/* sys_exit is attached by the main thread (it owns the links) */
+		pthread_mutex_lock(&s->nmu);
+		s->norseq = true;
+		pthread_mutex_unlock(&s->nmu);
+		notice(s, 0, NULL);
 		return 0;
 	}
-	/* The caller's snapshot (cheap) now, while a short-lived process is
-	 * still there; its tables (a parse for a new binary) after every
-	 * notice waiting has had its snapshot: see sampler__poll(). */
-	if (s->loader_on)
-		defer(s, e->tgid);
-	else if (s->proc_fn)
-		s->proc_fn(s->proc_ctx, e->tgid);
+	/* Its snapshot now, while a short-lived process is still there; the
+	 * caller describes it from there (or from /proc, when still alive)
+	 * in sampler__poll(), and its tables are built by the builder. */
+	if (procsnap__read("/proc", (int)e->tgid, &snap))
+		snap = NULL;
+	notice(s, e->tgid, snap);
 	if (s->worker_on)
 		enqueue(s, e->tgid);
 	return 0;
+}
+
+static void *notice_main(void *arg)
+{
+	struct sampler *s = arg;
+	struct epoll_event evs[4];
+	int n, i;
+
+	for (;;) {
+		n = epoll_wait(s->nepoll, evs, 4, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (!evs[i].data.ptr)
+				return NULL; /* nquit */
+			ring_buffer__consume(evs[i].data.ptr);
+		}
+	}
+	return NULL;
+}
+
+/* The notice thread, with every signal blocked (they go to the main
+ * thread, whose poll they interrupt). 0 or -errno (logged). */
+static int notice_start(struct sampler *s)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	sigset_t all, old;
+	int err;
+
+	s->nepoll = epoll_create1(EPOLL_CLOEXEC);
+	s->nquit = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->nfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->nq = calloc(SAMPLER_PENDING_MAX, sizeof(*s->nq));
+	if (s->nepoll < 0 || s->nquit < 0 || s->nfd < 0 || !s->nq)
+		goto fail;
+	ev.data.ptr = NULL;
+	if (epoll_ctl(s->nepoll, EPOLL_CTL_ADD, s->nquit, &ev))
+		goto fail;
+	ev.data.ptr = s->rb;
+	if (epoll_ctl(s->nepoll, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))
+		goto fail;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&s->nthread, NULL, notice_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		errno = err;
+		goto fail;
+	}
+	s->nthread_on = true;
+	return 0;
+fail:
+	err = -errno;
+	pr_err("cannot start the notice thread: %s", strerror(errno));
+	return err ? err : -ENOMEM;
+}
+
+/* Stop the notice thread: from here on the main thread consumes the rings. */
+static void notice_stop(struct sampler *s)
+{
+	const __u64 one = 1;
+
+	if (!s->nthread_on)
+		return;
+	if (write(s->nquit, &one, sizeof(one)) == sizeof(one))
+		pthread_join(s->nthread, NULL);
+	s->nthread_on = false;
 }
 
 /* The initial PID namespace's inode number (PROC_PID_INIT_INO). */
@@ -1448,6 +1553,9 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		goto err_nomem;
 	s->ncpus = ncpus;
 	s->rows_fd = -1;
+	s->nepoll = s->nquit = s->nfd = -1;
+	pthread_mutex_init(&s->nmu, NULL);
+	pthread_mutex_init(&s->late_mu, NULL);
 	s->no_prealloc = kver__at_least(6, 1);
 	s->pfds = malloc(ncpus * sizeof(*s->pfds));
 	s->links = calloc(ncpus, sizeof(*s->links));
@@ -1491,6 +1599,8 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		err = set_filters(s, o);
 	if (!err)
 		err = attach_events(s);
+	if (!err)
+		err = notice_start(s);
 	if (!err && !s->quick_mode)
 		err = late_open(s);
 	if (!err)
@@ -1567,6 +1677,8 @@ void sampler__stop(struct sampler *s)
 		bpf_link__destroy(s->offcpu[i]);
 		s->offcpu[i] = NULL;
 	}
+	/* Notices and late samples still in the rings: this thread's now. */
+	notice_stop(s);
 	/* No sample will use tables now: do not build them. */
 	if (s->worker_on) {
 		pthread_mutex_lock(&s->mu);
@@ -1576,29 +1688,69 @@ void sampler__stop(struct sampler *s)
 	}
 }
 
+/* Hand the notices waiting to @fn (not before the hand-over of a quick
+ * start: the caller's handler uses the full object). The count. */
+static int take_notices(struct sampler *s, sampler_proc_fn fn, void *ctx)
+{
+	struct sampler_notice *q;
+	__u32 n, i;
+	bool norseq;
+	int got = 0;
+
+	if (s->loader_on)
+		return 0;
+	q = malloc(SAMPLER_PENDING_MAX * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->nmu);
+	n = s->nq_n;
+	memcpy(q, s->nq, n * sizeof(*q));
+	s->nq_n = 0;
+	norseq = s->norseq;
+	s->norseq = false;
+	pthread_mutex_unlock(&s->nmu);
+	if (norseq)
+		offcpu__poll(s->skel, s->offcpu); /* a failure is warned, not fatal */
+	for (i = 0; i < n; i++) {
+		if (q[i].tgid) {
+			if (fn)
+				fn(ctx, q[i].tgid, q[i].snap);
+			got++;
+		}
+		procsnap__free(q[i].snap);
+	}
+	free(q);
+	return got;
+}
+
 int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *ctx)
 {
+	struct pollfd pfd = {.fd = s->nfd, .events = POLLIN};
+	__u64 cnt;
 	int n;
 
-	/* Until the hand-over, @fn waits (see defer()); stopped, the rest of
-	 * the load is waited for. */
+	/* Until the hand-over, notices wait; stopped, the rest of the load is
+	 * waited for. */
 	if (s->loader_on) {
 		n = full_wait(s, s->halted ? -1 : 0);
 		if (n && n != -EAGAIN)
 			return n;
 	}
-	if (!s->loader_on && s->ndeferred && fn) {
-		__u32 i;
-
-		for (i = 0; i < s->ndeferred; i++)
-			fn(ctx, s->deferred[i]);
-		s->ndeferred = 0;
+	if (!s->nthread_on) {
+		/* Stopped: what the rings still hold, on this thread. */
+		ring_buffer__consume(s->rb);
+		if (s->lrb)
+			ring_buffer__consume(s->lrb);
 	}
-	s->proc_fn = fn;
-	s->proc_ctx = ctx;
-	n = ring_buffer__poll(s->rb, timeout_ms);
-	s->proc_fn = NULL;
-	return n;
+	n = take_notices(s, fn, ctx);
+	if (n || !timeout_ms)
+		return n;
+	if (poll(&pfd, 1, timeout_ms) < 0)
+		return -errno; /* -EINTR: a signal */
+	if (read(s->nfd, &cnt, sizeof(cnt)) < 0) {
+		/* nothing pending (EAGAIN) */
+	}
+	return take_notices(s, fn, ctx);
 }
 
 /* Double two parallel scratch arrays, *@a and *@b (elements of @asize and
@@ -1752,7 +1904,8 @@ static int drain_late(struct sampler *s, sampler_record_fn fn, void *ctx)
 	if (!s->late_on)
 		return 0;
 	if (s->halted) {
-		ring_buffer__consume(s->rb);
+		if (!s->nthread_on)
+			ring_buffer__consume(s->lrb);
 		for (i = 0; i < 100 && s->worker_on && late__pending(s->late); i++) {
 			bool busy;
 
@@ -1764,7 +1917,10 @@ static int drain_late(struct sampler *s, sampler_record_fn fn, void *ctx)
 			nanosleep(&tick, NULL);
 		}
 	}
-	return late__pending(s->late) ? late__flush(s->late, &t, mono_ns(), s->halted, fn, ctx) : 0;
+	pthread_mutex_lock(&s->late_mu);
+	i = late__pending(s->late) ? late__flush(s->late, &t, mono_ns(), s->halted, fn, ctx) : 0;
+	pthread_mutex_unlock(&s->late_mu);
+	return i;
 }
 
 int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
@@ -1931,8 +2087,20 @@ void sampler__free(struct sampler *s)
 		}
 		pthread_join(s->worker, NULL);
 	}
+	notice_stop(s);
+	ring_buffer__free(s->lrb);
 	ring_buffer__free(s->rb);
 	late__free(s->late);
+	if (s->nq)
+		for (__u32 i = 0; i < s->nq_n; i++)
+			procsnap__free(s->nq[i].snap);
+	free(s->nq);
+	if (s->nepoll >= 0)
+		close(s->nepoll);
+	if (s->nquit >= 0)
+		close(s->nquit);
+	if (s->nfd >= 0)
+		close(s->nfd);
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exec_link);
 	for (i = 0; i < OFFCPU_LINKS; i++)
@@ -1961,6 +2129,5 @@ void sampler__free(struct sampler *s)
 	free(s->okeys);
 	free(s->ovals);
 	free(s->stack_keys);
-	free(s->deferred);
 	free(s);
 }

@@ -142,7 +142,10 @@ struct sampler_stats {
 };
 
 typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);
-typedef void (*sampler_proc_fn)(void *ctx, __u32 tgid);
+struct procsnap;
+/* A new process @tgid and its snapshot taken when it was announced
+ * (borrowed for the call; NULL when it was already gone). */
+typedef void (*sampler_proc_fn)(void *ctx, __u32 tgid, const struct procsnap *snap);
 
 struct sampler;
 

@@ -195,6 +195,25 @@ int pfile__open_mapped(const char *proc_root, int pid, const struct procmaps_ent
 	return 0;
 }
 
+int pfile__open_host(const struct procmaps_entry *e, int *fd)
+{
+	struct stat st;
+	int f, err;
+
+	*fd = -1;
+	if (e->anonymous || !e->inode || e->deleted || e->path[0] != '/')
+		return -ENOENT;
+	err = pfile__open_in_root("/", e->path, &f, &st);
+	if (err)
+		return err;
+	if (!same_file(f, &st, e, false)) {
+		close(f);
+		return -ESTALE;
+	}
+	*fd = f;
+	return 0;
+}
+
 int pfile__pread(int fd, void *buf, size_t len, off_t off)
 {
 	size_t got = 0;

@@ -37,6 +37,12 @@ int pfile__open_in_root(const char *root, const char *path, int *fd, struct stat
  * through .build-id/xx/yyyy.debug symlinks. */
 int pfile__open_in_root_follow(const char *root, const char *path, int *fd, struct stat *st);
 
+/* Open the file of mapping @e by its path in profcap's own root, only when
+ * it is the very file (device and inode): for a process that has exited,
+ * whose /proc/PID is gone. Same returns as pfile__open_mapped(), -ESTALE
+ * when the path now names another file. */
+int pfile__open_host(const struct procmaps_entry *e, int *fd);
+
 /* Open the file behind mapping @e of process @pid under @proc_root: through
  * PROC/PID/map_files/START-END, else (no access to map_files) @e's path
  * inside PROC/PID/root as pfile__open_in_root() does. The file must be

@@ -23,6 +23,7 @@
 #include "symbolize/perfmap.h"
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
+#include "proc/procsnap.h"
 #include "proc/container.h"
 #include "proc/procctx.h"
 #include "symbolize/symbolizer.h"
@@ -241,6 +242,9 @@ struct symbolizer {
 	size_t nmdescs;
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
+	/* The early snapshot of the process being added (symbolizer__add_process_snap()),
+	 * used where /proc no longer answers; NULL otherwise. */
+	const struct procsnap *snap;
 	const struct clock *clock; /* refresh rate limits and the grace */
 	bool no_lines;	     /* symbolizer__set_lines(false) */
 	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
@@ -525,6 +529,9 @@ static int open_mapped_file(struct symbolizer *s, int pid, const struct procmaps
 	int fd, err;
 
 	err = pfile__open_mapped(s->proc_root, pid, e, &fd);
+	/* Gone, known from its snapshot: the host's file, if it is the one. */
+	if (err && s->snap && s->snap->pid == pid)
+		err = pfile__open_host(e, &fd);
 	return err ? err : fd;
 }
 
@@ -950,6 +957,11 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 
 	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
 	err = procmaps__read(path, &pm);
+	if (err && s->snap && s->snap->pid == p->pid && s->snap->maps) {
+		pm = s->snap->maps; /* borrowed: gone since its snapshot */
+		err = 0;
+		s->st.snapshots_used++;
+	}
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
 	n = procmaps__count(pm);
@@ -1004,7 +1016,8 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 out:
 	free(cur);
 	free(starts);
-	procmaps__free(pm);
+	if (!s->snap || pm != s->snap->maps)
+		procmaps__free(pm);
 	p->last_refresh_ns = now_ns(s);
 	return err;
 }
@@ -1017,9 +1030,13 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 	ssize_t n;
 	size_t i;
 
+	const struct procsnap *snap = s->snap && s->snap->pid == p->pid ? s->snap : NULL;
+
 	snprintf(path, sizeof(path), "%s/%d/exe", s->proc_root, p->pid);
 	n = readlink(path, target, sizeof(target) - 1);
-	if (n > 0) {
+	if (n <= 0 && snap && snap->exe) /* gone: from its snapshot */
+		n = (ssize_t)snprintf(target, sizeof(target), "%s", snap->exe);
+	if (n > 0 && (size_t)n < sizeof(target)) {
 		target[n] = '\0';
 		strip_deleted(target);
 		p->exe_path = strdup(target);
@@ -1029,6 +1046,8 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 	} else {
 		snprintf(path, sizeof(path), "%s/%d/comm", s->proc_root, p->pid);
 		n = fdio__read_file(path, comm, sizeof(comm) - 1);
+		if (n <= 0 && snap && snap->comm[0])
+			n = (ssize_t)snprintf(comm, sizeof(comm), "%s", snap->comm);
 		if (n > 0) {
 			comm[n] = '\0';
 			comm[strcspn(comm, "\n")] = '\0';
@@ -1042,6 +1061,11 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/%d/cmdline", s->proc_root, p->pid);
 	n = fdio__read_file(path, cmd, SYMBOLIZER_MAX_CMDLINE);
+	if (n <= 0 && snap && snap->cmdline_len) {
+		n = (ssize_t)(snap->cmdline_len < SYMBOLIZER_MAX_CMDLINE ? snap->cmdline_len
+									: SYMBOLIZER_MAX_CMDLINE);
+		memcpy(cmd, snap->cmdline, (size_t)n);
+	}
 	if (n < 0)
 		n = 0;
 	while (n > 0 && (cmd[n - 1] == '\0' || cmd[n - 1] == ' '))
@@ -1083,6 +1107,8 @@ static int new_proc(struct symbolizer *s, int pid, struct sym_proc **out)
 /* @p, a live process known before, may have exec()ed another program
  * since (its executable changed): then describe it again, as the next
  * generation (a resource of its own in the profile). 0 or -ENOMEM. */
+static int add_process(struct symbolizer *s, int pid);
+
 static int reload_after_exec(struct symbolizer *s, struct sym_proc *p)
 {
 	char path[PATH_MAX], target[PATH_MAX];
@@ -1090,7 +1116,9 @@ static int reload_after_exec(struct symbolizer *s, struct sym_proc *p)
 
 	snprintf(path, sizeof(path), "%s/%d/exe", s->proc_root, p->pid);
 	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
+	if (n <= 0 && s->snap && s->snap->pid == p->pid && s->snap->exe)
+		n = (ssize_t)snprintf(target, sizeof(target), "%s", s->snap->exe); /* gone since */
+	if (n <= 0 || (size_t)n >= sizeof(target))
 		return 0; /* gone, or not ours to read: keep what we have */
 	target[n] = '\0';
 	strip_deleted(target);
@@ -1116,6 +1144,21 @@ static int reload_after_exec(struct symbolizer *s, struct sym_proc *p)
 }
 
 int symbolizer__add_process(struct symbolizer *s, int pid)
+{
+	return symbolizer__add_process_snap(s, pid, NULL);
+}
+
+int symbolizer__add_process_snap(struct symbolizer *s, int pid, const struct procsnap *snap)
+{
+	int err;
+
+	s->snap = snap;
+	err = add_process(s, pid);
+	s->snap = NULL;
+	return err;
+}
+
+static int add_process(struct symbolizer *s, int pid)
 {
 	struct sym_proc *p;
 	int err = 0;

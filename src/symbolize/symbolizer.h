@@ -52,6 +52,7 @@ struct symbolizer_stats {
 	__u64 elf_errors;	 /* files that could not be opened or parsed */
 	__u64 maps_refreshes;	 /* maps re-reads of known processes */
 	__u64 execs;		 /* ... that found another program (exec): described again */
+	__u64 snapshots_used;	 /* processes gone, described from their early snapshot */
 	__u64 elf_files_evicted; /* parsed files freed: no known process maps them */
 	__u64 perfmaps;		 /* processes with a perf map found */
 	__u64 perfmap_reads;	 /* perf map reads (each reads only new lines) */
@@ -97,6 +98,15 @@ int symbolizer__load_kernel(struct symbolizer *s);
  * its metadata and no mappings, and that error is returned. Files that fail
  * to open/parse only count in elf_errors. */
 int symbolizer__add_process(struct symbolizer *s, int pid);
+
+struct procsnap;
+
+/* symbolizer__add_process() with the process's early snapshot @snap
+ * (proc/procsnap.h; borrowed for the call, may be NULL): where /proc no
+ * longer answers (the process exited after its snapshot), its mappings,
+ * executable, name and command line come from @snap, and its files are
+ * opened by path on the host when they are the very files it mapped. */
+int symbolizer__add_process_snap(struct symbolizer *s, int pid, const struct procsnap *snap);
 
 /* Drop process @pid and its mapping descs (their pointers become invalid;
  * cached files stay). For long-running captures. No-op if unknown. */

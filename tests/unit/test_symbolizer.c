@@ -16,6 +16,7 @@
 #include "symbolize/elfsym.h"
 #include "symbolize/symbolizer.h"
 #include "fixtures.h"
+#include "proc/procsnap.h"
 #include "util/clock.h"
 #include "test.h"
 
@@ -306,6 +307,44 @@ TEST(exec_is_a_new_program)
 	symbolizer__stats(s, &st);
 	CHECK_EQ_U64(st.execs, 1);
 	fx_stop(&fx);
+	symbolizer__free(s);
+}
+
+/* A process announced, snapshotted at once, and gone before the
+ * symbolizer got to it: described and symbolized from its snapshot. */
+TEST(gone_process_from_its_snapshot)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	const struct profile_process_desc *pd;
+	struct symbolizer_stats st;
+	struct procsnap *snap = NULL;
+	struct fx_proc fx;
+	char path[4200];
+	int checked = 0;
+	pid_t pid;
+
+	CHECK(s);
+	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
+	CHECK(!fx_start(path, &fx));
+	CHECK(!procsnap__read("/proc", fx.pid, &snap));
+	CHECK_STR(snap->comm, "fx_pie");
+	CHECK(ends_with(snap->exe, "/fx_pie"));
+	pid = fx.pid;
+	fx_stop(&fx); /* exits and is reaped: /proc/PID is gone */
+	fx.pid = pid;
+	CHECK_EQ_U64(procsnap__read("/proc", pid, &(struct procsnap *){NULL}), -ESRCH);
+	CHECK_EQ_U64(symbolizer__add_process(s, pid), -ESRCH);
+	CHECK(!symbolizer__add_process_snap(s, pid, snap));
+	pd = symbolizer__process(s, pid);
+	CHECK(pd && pd->exe_name);
+	CHECK_STR(pd->exe_name, "fx_pie");
+	CHECK(ends_with(pd->cmdline, "/fx_pie serve"));
+	CHECK(!check_fx(s, &fx, &checked)); /* its files reopened on the host */
+	CHECK(checked >= 3);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.snapshots_used, 1);
+	procsnap__free(snap);
+	procsnap__free(NULL);
 	symbolizer__free(s);
 }
 
@@ -971,6 +1010,7 @@ int main(void)
 	RUN(self_vdso);
 	RUN(same_binary_parsed_once);
 	RUN(exec_is_a_new_program);
+	RUN(gone_process_from_its_snapshot);
 	RUN(live_pie_nopie_and_library);
 	RUN(live_stripped_dynsym);
 	RUN(live_deleted_binary);

@@ -19,11 +19,14 @@ CHAINS = {
 }
 
 
-# Share of complete stacks required of 40 ms processes: a regression guard
-# (issue 13 asks 95 %; measured 48-60 % at 499 Hz here: the first samples of
-# each process are partial, one VMA looked up per sample, and samples in the
-# dynamic loader's start-up never reach main).
-SHORT_LIVED_MIN = 0.40
+# Share of the programs' user stacks that show one of the workload's known
+# call chains, required of 40 ms processes: a regression guard (measured
+# 53-72 % at 499 Hz on this 2-CPU machine under other load, with late
+# walking and early snapshots; 48-60 % before them). It counts stacks of the
+# known chains only: samples in the dynamic loader, in printf or in exit
+# are complete but in none of them (scripts/bench/churn_bench.py measures
+# complete-to-_start instead).
+SHORT_LIVED_MIN = 0.45
 
 
 def user_names(sample):

@@ -50,8 +50,10 @@
 
 /* Exited processes and unused file tables are reclaimed this often. */
 #define SAMPLER_GC_NS 5000000000ull
-/* Late-walking ring (struct late_sample, up to ~18 KiB each). */
-#define SAMPLER_LATE_RING (1u << 20)
+/* Late-walking ring (struct late_sample, 2-19 KiB each; the notice thread
+ * drains it as records come). Its pages are mapped into profcap, so they
+ * count in its RSS: 1 MiB cost 3 MB. */
+#define SAMPLER_LATE_RING (256u << 10)
 
 /* The maps the table builder writes, by fd: the full object's, or with a
  * quick start created by table_maps_create() and shared (-1: none yet). */

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,7 @@ struct late {
 	char *proc_root;
 	struct late_snap *last; /* the newest snapshot (a reference) */
 	struct late_stats st;
+	pthread_mutex_t mu; /* everything here: late__push() and late__flush() run on two threads */
 	/* during a flush: the process being walked and its tables */
 	const struct late_tables *t;
 	__u32 tgid;
@@ -79,6 +81,7 @@ struct late *late__new(const char *proc_root)
 
 	if (!l)
 		return NULL;
+	pthread_mutex_init(&l->mu, NULL);
 	l->q = calloc(LATE_QUEUE_MAX, sizeof(*l->q));
 	l->proc_root = strdup(proc_root);
 	if (!l->q || !l->proc_root) {
@@ -147,6 +150,7 @@ void late__free(struct late *l)
 	snap_put(l->last);
 	free(l->proc_root);
 	rows_unmap(l);
+	pthread_mutex_destroy(&l->mu);
 	free(l->maps);
 	free(l->q);
 	free(l);
@@ -154,8 +158,22 @@ void late__free(struct late *l)
 
 static int settle_now(struct late *l, struct late_item *it, bool may_wait);
 
+static int push(struct late *l, const struct late_tables *t, const void *data, size_t len,
+		__u64 now_ns);
+
 int late__push(struct late *l, const struct late_tables *t, const void *data, size_t len,
 	       __u64 now_ns)
+{
+	int err;
+
+	pthread_mutex_lock(&l->mu);
+	err = push(l, t, data, len, now_ns);
+	pthread_mutex_unlock(&l->mu);
+	return err;
+}
+
+static int push(struct late *l, const struct late_tables *t, const void *data, size_t len,
+		__u64 now_ns)
 {
 	const size_t head = offsetof(struct late_sample, stack);
 	const struct late_sample *in = data;
@@ -203,14 +221,21 @@ int late__push(struct late *l, const struct late_tables *t, const void *data, si
 	return 0;
 }
 
-size_t late__pending(const struct late *l)
+size_t late__pending(struct late *l)
 {
-	return l->n;
+	size_t n;
+
+	pthread_mutex_lock(&l->mu);
+	n = l->n;
+	pthread_mutex_unlock(&l->mu);
+	return n;
 }
 
-void late__stats(const struct late *l, struct late_stats *st)
+void late__stats(struct late *l, struct late_stats *st)
 {
+	pthread_mutex_lock(&l->mu);
 	*st = l->st;
+	pthread_mutex_unlock(&l->mu);
 }
 
 /* The mappings of @tgid from unwind_procs/unwind_maps into l->maps: 0, or
@@ -435,42 +460,45 @@ static int emit(const struct late_item *it, sampler_record_fn fn, void *ctx)
 	return fn(ctx, &r);
 }
 
-static void item_free(struct late *l, struct late_item *it)
-{
-	l->bytes -= it->size;
-	free(it->ls);
-	free(it->ips);
-	snap_put(it->snap);
-}
-
 int late__flush(struct late *l, const struct late_tables *t, __u64 now_ns, bool final,
 		sampler_record_fn fn, void *ctx)
 {
-	size_t i, kept = 0;
+	struct late_item *ready = NULL;
+	size_t i, kept = 0, n = 0;
 	int err = 0;
 
+	/* Under the lock: settle what can be, take out what is ready. */
+	pthread_mutex_lock(&l->mu);
+	if (l->n)
+		ready = malloc(l->n * sizeof(*ready));
 	l->t = t;
 	l->tgid = 0;
 	l->nmaps = 0;
 	for (i = 0; i < l->n; i++) {
 		struct late_item *it = &l->q[i];
 		bool may_wait = !final && now_ns - it->received_ns < LATE_WAIT_NS;
-		int ret = 1;
+		int ret = !ready ? 1 : it->settled ? 0 : settle_now(l, it, may_wait);
 
-		if (!err) {
-			ret = it->settled ? 0 : settle_now(l, it, may_wait);
-			if (!ret)
-				ret = emit(it, fn, ctx);
-		}
-		if (ret == 1 || (ret == -ENOMEM && !err)) {
-			l->q[kept++] = *it; /* its tables may come */
+		if (ret) {
+			l->q[kept++] = *it; /* its tables may come (or no memory now) */
 			continue;
 		}
-		err = ret;
-		item_free(l, it);
+		l->bytes -= it->size;
+		ready[n++] = *it;
 	}
 	l->n = kept;
 	rows_unmap(l);
 	l->t = NULL;
+	pthread_mutex_unlock(&l->mu);
+	/* Outside it: the caller's work (symbolization) does not hold up the
+	 * thread that pushes. */
+	for (i = 0; i < n; i++) {
+		if (!err)
+			err = emit(&ready[i], fn, ctx);
+		free(ready[i].ls);
+		free(ready[i].ips);
+		snap_put(ready[i].snap);
+	}
+	free(ready);
 	return err;
 }

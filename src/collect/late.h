@@ -11,8 +11,9 @@
  * when the walk reached the outermost frame. A walk that needs a table
  * still being built waits for it (up to LATE_WAIT_NS). A sample that cannot
  * be finished is emitted as it came, flagged partial: samples are never
- * dropped here, except past the queue's cap (counted). Not thread-safe: the thread that polls the
- * ring buffer and drains uses it.
+ * dropped here, except past the queue's cap (counted). One thread may push
+ * while another flushes: the records go to the flush's callback outside
+ * the queue's lock.
  */
 #ifndef PROFCAP_LATE_H
 #define PROFCAP_LATE_H
@@ -65,7 +66,7 @@ int late__push(struct late *l, const struct late_tables *t, const void *data, si
 	       __u64 now_ns);
 
 /* Samples waiting. */
-size_t late__pending(const struct late *l);
+size_t late__pending(struct late *l);
 
 /* Walk and emit, as CPU records of count 1 through @fn, every queued sample
  * whose process is described in @t, and those that waited LATE_WAIT_NS (or
@@ -74,6 +75,6 @@ size_t late__pending(const struct late *l);
 int late__flush(struct late *l, const struct late_tables *t, __u64 now_ns, bool final,
 		sampler_record_fn fn, void *ctx);
 
-void late__stats(const struct late *l, struct late_stats *st);
+void late__stats(struct late *l, struct late_stats *st);
 
 #endif

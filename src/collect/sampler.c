@@ -63,14 +63,20 @@ struct sampler_tfd {
 	bool own; /* created here: closed by sampler__free() */
 };
 
+/* A new process announced, with its snapshot (NULL: gone when announced). */
+struct sampler_notice {
+	__u32 tgid;
+	struct procsnap *snap;
+};
+
 struct sampler {
 	struct cpu_sampler *skel;
 	int *pfds;
 	struct bpf_link **links;
-	struct bpf_link *fork_link; /* fork following, when asked */
-	struct bpf_link *exec_link; /* exec: announce the new program */
+	struct bpf_link *fork_link;	       /* fork following, when asked */
+	struct bpf_link *exec_link;	       /* exec: announce the new program */
 	struct bpf_link *offcpu[OFFCPU_LINKS]; /* off-CPU programs, when asked */
-	__u32 ncpus;		    /* size of pfds/links: highest online CPU + 1 */
+	__u32 ncpus;			       /* size of pfds/links: highest online CPU + 1 */
 	__u32 nonline;
 	struct ring_buffer *rb; /* notices (events) */
 	/* The notice thread: polls the ring buffers (notices, late samples) so
@@ -83,10 +89,7 @@ struct sampler {
 	bool nthread_on;
 	int nepoll, nquit, nfd;
 	pthread_mutex_t nmu;
-	struct sampler_notice {
-		__u32 tgid;
-		struct procsnap *snap; /* NULL: gone when announced */
-	} *nq;
+	struct sampler_notice *nq;
 	__u32 nq_n;
 	bool norseq;
 	__u64 notices_lost;
@@ -96,10 +99,10 @@ struct sampler {
 	struct unwind_table *unwind;
 	int rows_fd; /* the file table being written (rows_begin .. rows_end) */
 	size_t rows_len;
-	__u32 unwind_rows; /* row store cap */
-	__u64 *slot_mem;   /* kernel memory of each file table */
+	__u32 unwind_rows;		  /* row store cap */
+	__u64 *slot_mem;		  /* kernel memory of each file table */
 	struct unwind_file_key *slot_key; /* its file, in unwind_file_idx */
-	__u64 rows_mem;	   /* ... all of them */
+	__u64 rows_mem;			  /* ... all of them */
 	__u64 bpf_peak;
 	/* The table builder thread (from sampler__start() on): processes
 	 * announced whose tables are still to build, oldest first; bit 31 of
@@ -114,7 +117,7 @@ struct sampler {
 	struct unwind_table_stats ut_stats;
 	__u32 refreshed[256]; /* tgids asked to refresh lately (main thread) */
 	__u64 refreshed_ns;
-	bool no_prealloc;  /* hash maps allocate on use (Linux >= 6.1) */
+	bool no_prealloc; /* hash maps allocate on use (Linux >= 6.1) */
 	__u64 uips[PROFCAP_MAX_USTACK];
 	/* drain scratch */
 	struct stack_trace ust, kst;
@@ -129,7 +132,7 @@ struct sampler {
 	struct sampler_tfd tfd; /* the table maps the builder writes */
 	/* thread context (OTEP 4947) */
 	bool tctx_warned;
-	__u32 tctx_procs;    /* entries in threadctx_procs (upper bound) */
+	__u32 tctx_procs; /* entries in threadctx_procs (upper bound) */
 	/* Quick start (issue 13, see profcap_quick in the BPF program): the
 	 * start-up object samples from sampler__start() on while the loader
 	 * thread loads the full one (s->skel) with kernel BTF; it is handed
@@ -142,9 +145,9 @@ struct sampler {
 	int qhandover;		   /* its prog array */
 	struct sampler_opts qopts; /* the options, for the loader (no lists) */
 	pthread_t loader;
-	bool loader_on;	      /* started, not joined yet */
-	bool loader_done;     /* under lmu */
-	int loader_err;	      /* the loader's result, then the hand-over's */
+	bool loader_on;	  /* started, not joined yet */
+	bool loader_done; /* under lmu */
+	int loader_err;	  /* the loader's result, then the hand-over's */
 	pthread_mutex_t lmu;
 	pthread_cond_t lcv;
 	__u64 loader_t0, loader_ns, btf_ns;
@@ -152,8 +155,7 @@ struct sampler {
 	 * from the full object's `late` ring (added to rb once it is loaded). */
 	struct late *late;
 	bool late_on;
-	struct ring_buffer *lrb;  /* its ring */
-	pthread_mutex_t late_mu; /* late: the notice thread pushes, drains flush */
+	struct ring_buffer *lrb; /* its ring: the notice thread pushes, drains flush */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -331,12 +333,12 @@ static void *worker_main(void *arg)
 static int on_late(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
-	struct late_tables t = {.procs = s->tfd.procs, .maps = s->tfd.maps, .files = s->tfd.files,
+	struct late_tables t = {.procs = s->tfd.procs,
+				.maps = s->tfd.maps,
+				.files = s->tfd.files,
 				.file_idx = s->tfd.file_idx};
 
-	pthread_mutex_lock(&s->late_mu);
 	late__push(s->late, &t, data, len, mono_ns()); /* a failure is counted */
-	pthread_mutex_unlock(&s->late_mu);
 	return 0;
 }
 
@@ -354,8 +356,8 @@ static int late_open(struct sampler *s)
 		return -ENOMEM;
 	s->lrb = ring_buffer__new(bpf_map__fd(s->skel->maps.late), on_late, s, NULL);
 	ev.data.ptr = s->lrb;
-	if (!s->lrb ||
-	    (s->nepoll >= 0 && epoll_ctl(s->nepoll, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->lrb), &ev))) {
+	if (!s->lrb || (s->nepoll >= 0 &&
+			epoll_ctl(s->nepoll, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->lrb), &ev))) {
 		pr_warn("late walking is off: cannot poll its ring buffer: %s", strerror(errno));
 		return 0;
 	}
@@ -607,7 +609,6 @@ static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __
 	return 0;
 }
 
-
 /* Let the BPF walker find mappings from the kernel's VMAs (Linux >= 5.17
  * with BTF): the offsets of the fields it reads. Off when any is missing. */
 static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
@@ -662,9 +663,8 @@ static __u64 bpf_memory(const struct sampler *s, const struct cpu_sampler *skel)
 	const struct bpf_map *m;
 	__u64 sum = __atomic_load_n(&s->rows_mem, __ATOMIC_RELAXED);
 
-	bpf_object__for_each_map(m, skel->obj)
-		if (bpf_map__fd(m) >= 0)
-			sum += fd_memlock(bpf_map__fd(m));
+	bpf_object__for_each_map(m, skel->obj) if (bpf_map__fd(m) >= 0) sum +=
+		fd_memlock(bpf_map__fd(m));
 	return sum;
 }
 
@@ -678,8 +678,8 @@ static __u64 *unwind_rows_begin(void *ctx, __u32 slot, __u32 n)
 	void *mem;
 
 	(void)slot;
-	s->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
-				    sizeof(__u64), n, &opts);
+	s->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32), sizeof(__u64),
+				    n, &opts);
 	if (s->rows_fd < 0)
 		return NULL;
 	s->rows_len = ((size_t)n * sizeof(__u64) + (size_t)page - 1) & ~((size_t)page - 1);
@@ -1016,7 +1016,6 @@ static int open_perf_events(struct sampler *s, const bool *online, __u32 freq_hz
 	return 0;
 }
 
-
 /* Open, configure and load the BPF object, with fork hook @fh (NULL: no
  * fork following). On failure the skeleton is gone again; logs nothing. */
 /* Thread context: on where kernel BTF can give the thread pointer's place
@@ -1058,8 +1057,10 @@ int sampler__set_thread_ctx(struct sampler *s, int pid, const struct threadctx_l
 	if (!s->skel->rodata->want_threadctx || !s->skel->bss->tctx_fsbase_off) {
 		if (!s->tctx_warned)
 			pr_warn("process %d publishes OpenTelemetry thread context but this kernel "
-				"has no BTF with task_struct.thread.fsbase (/sys/kernel/btf/vmlinux, "
-				"CONFIG_DEBUG_INFO_BTF) to find its threads' TLS: its samples carry no "
+				"has no BTF with task_struct.thread.fsbase "
+				"(/sys/kernel/btf/vmlinux, "
+				"CONFIG_DEBUG_INFO_BTF) to find its threads' TLS: its samples "
+				"carry no "
 				"trace/span links",
 				pid);
 		s->tctx_warned = true;
@@ -1153,8 +1154,9 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 /* The sampling program of the full object: the one loaded. */
 static struct bpf_program *sample_prog(const struct cpu_sampler *skel)
 {
-	return bpf_program__autoload(skel->progs.profcap_sample) ? skel->progs.profcap_sample
-								 : skel->progs.profcap_sample_bounded;
+	return bpf_program__autoload(skel->progs.profcap_sample)
+		       ? skel->progs.profcap_sample
+		       : skel->progs.profcap_sample_bounded;
 }
 
 /* ---- quick start (issue 13) ------------------------------------------------------- */
@@ -1167,7 +1169,8 @@ static struct bpf_program *sample_prog(const struct cpu_sampler *skel)
  * (generation 1, thread context, .rodata, .bss) is the full object's own,
  * created in the background. */
 static const char *const shared_maps[] = {
-	"counts0", "stacks0", "seen", "events", "stats", "scratch", "pids", "tids", "cgroups", "comms",
+	"counts0", "stacks0", "seen", "events",	 "stats",
+	"scratch", "pids",    "tids", "cgroups", "comms",
 };
 
 static bool is_shared(const struct bpf_map *m)
@@ -1189,7 +1192,8 @@ static int share_maps(struct cpu_sampler *full, const struct cpu_sampler *quick,
 	int err;
 
 	bpf_program__set_autoload(full->progs.profcap_exec, false);
-	bpf_object__for_each_map(m, full->obj) {
+	bpf_object__for_each_map(m, full->obj)
+	{
 		const struct bpf_map *q;
 
 		if (!is_shared(m))
@@ -1274,12 +1278,11 @@ static int quick_load(struct sampler *s, const struct sampler_opts *o)
 		return -errno;
 	/* Table unwinding on: its stacks are flagged partial. */
 	unwind_configure(s, o, configure_common(s, s->skel, o, NULL), NULL);
-	bpf_object__for_each_program(p, s->skel->obj)
-		bpf_program__set_autoload(p, p == s->skel->progs.profcap_quick ||
-						     p == s->skel->progs.profcap_exec);
-	bpf_object__for_each_map(m, s->skel->obj)
-		if (!bpf_map__is_internal(m) && !is_shared(m) && m != s->skel->maps.handover)
-			bpf_map__set_autocreate(m, false);
+	bpf_object__for_each_program(p, s->skel->obj) bpf_program__set_autoload(
+		p, p == s->skel->progs.profcap_quick || p == s->skel->progs.profcap_exec);
+	bpf_object__for_each_map(m, s->skel->obj) if (!bpf_map__is_internal(m) && !is_shared(m) &&
+						      m != s->skel->maps.handover)
+		bpf_map__set_autocreate(m, false);
 	t0 = mono_ns();
 	err = cpu_sampler__load(s->skel);
 	if (err) {
@@ -1557,7 +1560,6 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	s->rows_fd = -1;
 	s->nepoll = s->nquit = s->nfd = -1;
 	pthread_mutex_init(&s->nmu, NULL);
-	pthread_mutex_init(&s->late_mu, NULL);
 	s->no_prealloc = kver__at_least(6, 1);
 	s->pfds = malloc(ncpus * sizeof(*s->pfds));
 	s->links = calloc(ncpus, sizeof(*s->links));
@@ -1898,7 +1900,9 @@ static int drain_offcpu(struct sampler *s, __u32 idle, int sfd, int efd, sampler
  * (after what the ring still holds, and the table build under way). */
 static int drain_late(struct sampler *s, sampler_record_fn fn, void *ctx)
 {
-	struct late_tables t = {.procs = s->tfd.procs, .maps = s->tfd.maps, .files = s->tfd.files,
+	struct late_tables t = {.procs = s->tfd.procs,
+				.maps = s->tfd.maps,
+				.files = s->tfd.files,
 				.file_idx = s->tfd.file_idx};
 	const struct timespec tick = {0, 5000000};
 	int i;
@@ -1919,10 +1923,7 @@ static int drain_late(struct sampler *s, sampler_record_fn fn, void *ctx)
 			nanosleep(&tick, NULL);
 		}
 	}
-	pthread_mutex_lock(&s->late_mu);
-	i = late__pending(s->late) ? late__flush(s->late, &t, mono_ns(), s->halted, fn, ctx) : 0;
-	pthread_mutex_unlock(&s->late_mu);
-	return i;
+	return late__pending(s->late) ? late__flush(s->late, &t, mono_ns(), s->halted, fn, ctx) : 0;
 }
 
 int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)

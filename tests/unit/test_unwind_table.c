@@ -146,6 +146,17 @@ static unsigned char stack_copy[16384];
 static size_t copy_cap = sizeof(stack_copy); /* how much a test lets the copy hold */
 static enum stackwalk_end walk_end;
 
+/* Copy @len bytes of this thread's stack at @sp, as the BPF program does:
+ * whole, redzones of other frames included (so not instrumented). */
+__attribute__((no_sanitize("address"))) static void copy_stack(unsigned char *dst, __u64 sp,
+								size_t len)
+{
+	const volatile unsigned char *src = (const volatile unsigned char *)(unsigned long)sp;
+
+	for (size_t i = 0; i < len; i++)
+		dst[i] = src[i];
+}
+
 /* The production user-space walk (collect/stackwalk) over a copy of our own
  * stack, as the BPF program sends it. Returns frames found. */
 static int walk(__u64 pc, __u64 sp, __u64 bp, __u64 *out, int max, int *complete)
@@ -157,7 +168,7 @@ static int walk(__u64 pc, __u64 sp, __u64 bp, __u64 *out, int max, int *complete
 	__u32 n = 0;
 
 	mem.len = top > sp && top - sp < copy_cap ? top - sp : copy_cap;
-	memcpy(stack_copy, (const void *)(unsigned long)sp, mem.len);
+	copy_stack(stack_copy, sp, mem.len);
 	walk_end = stackwalk__run(&ops, &regs, &mem, out, &n, (__u32)max);
 	*complete = walk_end == STACKWALK_COMPLETE;
 	return (int)n;

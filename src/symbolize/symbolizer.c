@@ -559,6 +559,10 @@ static int find_debug_info(struct symbolizer *s, int pid, const struct procmaps_
 		return -1;
 	q.debuglink = elfsym__debuglink(elf, &q.debuglink_crc);
 	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
+	/* Gone, known from its snapshot: its file was opened on the host
+	 * (pfile__open_host()), so are its debug files. */
+	if (s->snap && s->snap->pid == pid && access(root, X_OK))
+		snprintf(root, sizeof(root), "/");
 	dfd = debugfile__open(&q, &how);
 	if (!want_syms)
 		return dfd >= 0 ? dfd : -1; /* for its DWARF only */

@@ -178,6 +178,9 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
 	return h;
 }
 
+/* Late walking (issue 13): see struct late_sample and late_send(). */
+const volatile __u32 want_late = 0;
+
 /* ---- table unwinding (issue 4): bpf/unwind_bpf.h ---- */
 #include "unwind_bpf.h"
 
@@ -230,7 +233,6 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
 }
 
 /* ---- late walking (issue 13): see struct late_sample ---- */
-const volatile __u32 want_late = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -244,37 +246,21 @@ struct {
 	__uint(max_entries, 1);
 } late_scratch SEC(".maps");
 
-/* Send the sample of @key to user space to be walked late, when its walk
- * stopped at a PC whose mapping this sample could not get (see late_ok).
- * 0 when sent (the sample is not counted here), -1 otherwise. */
-static __always_inline int late_send(const struct sample_key *key)
+/* Fill @ls with the sample of @key (its kernel stack in the scratch when it
+ * has one) and a copy of the user stack above @sp, and send it. 0 when
+ * sent, -1 otherwise. */
+static __always_inline int late_output(struct late_sample *ls, const struct sample_key *key,
+				       __u64 sp)
 {
 	__u32 zero = 0, first, len = 0, i;
-	struct unwind_state *st;
-	struct late_sample *ls;
-	struct scratch *s;
-	__u64 sp;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 
-	if (!want_late || !(key->flags & PROFCAP_F_USTACK_PARTIAL))
-		return -1;
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!st || st->done != 2 || st->why != USTAT_NO_MAPPING || !st->late_ok || !st->nr ||
-	    st->nr > PROFCAP_LATE_PREFIX)
-		return -1;
-	ls = bpf_map_lookup_elem(&late_scratch, &zero);
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!ls || !s)
+	if (!s)
 		return -1;
 	ls->key = *key;
 	ls->key.ustack = 0;
 	ls->key.kstack = 0;
-	ls->pc = st->pc;
-	ls->sp = st->sp;
-	ls->bp = st->bp;
-	ls->bp_ok = st->bp_ok;
-	ls->exact = st->exact;
-	ls->nuser = (__u32)st->nr;
-	__builtin_memcpy(ls->uips, st->ips, sizeof(ls->uips));
+	ls->sp = sp;
 	ls->nkern = 0;
 	if (key->kstack && s->kern.nr <= PROFCAP_MAX_STACK) {
 		ls->nkern = (__u32)s->kern.nr;
@@ -283,7 +269,6 @@ static __always_inline int late_send(const struct sample_key *key)
 	/* The stack above sp, a page at a time: the first read ends at a page
 	 * boundary, so a copy stops at the top of the stack's mapping, not
 	 * before it. */
-	sp = st->sp;
 	first = 4096 - (__u32)(sp & 4095);
 	if (first > 4096)
 		return -1;
@@ -310,6 +295,57 @@ static __always_inline int late_send(const struct sample_key *key)
 	}
 	stat_inc(STAT_LATE);
 	return 0;
+}
+
+/* Send the sample of @key to user space to be walked late, when its walk
+ * stopped at a PC whose mapping this sample could not get (see late_ok).
+ * 0 when sent (the sample is not counted here), -1 otherwise. */
+static __always_inline int late_send(const struct sample_key *key)
+{
+	struct unwind_state *st;
+	struct late_sample *ls;
+	__u32 zero = 0;
+
+	if (!want_late || !(key->flags & PROFCAP_F_USTACK_PARTIAL))
+		return -1;
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st || st->done != 2 || st->why != USTAT_NO_MAPPING || !st->late_ok || !st->nr ||
+	    st->nr > PROFCAP_LATE_PREFIX)
+		return -1;
+	ls = bpf_map_lookup_elem(&late_scratch, &zero);
+	if (!ls)
+		return -1;
+	ls->pc = st->pc;
+	ls->bp = st->bp;
+	ls->bp_ok = st->bp_ok;
+	ls->exact = st->exact;
+	ls->nuser = (__u32)st->nr;
+	__builtin_memcpy(ls->uips, st->ips, sizeof(ls->uips));
+	return late_output(ls, key, st->sp);
+}
+
+/* The start-up program (frame pointers only, see profcap_quick): a sample
+ * taken in user mode goes to user space whole, its registers and stack,
+ * to be walked with the tables once they exist. 0 when sent. */
+static __always_inline int late_send_quick(struct bpf_perf_event_data *ctx,
+					   const struct sample_key *key)
+{
+	struct late_sample *ls;
+	__u32 zero = 0;
+
+	if (!want_late || !key->tgid || !(key->flags & PROFCAP_F_USTACK_PARTIAL) ||
+	    (unwind_ctx_reg(ctx, offsetof(struct pt_regs, cs)) & 3) != 3)
+		return -1;
+	ls = bpf_map_lookup_elem(&late_scratch, &zero);
+	if (!ls)
+		return -1;
+	ls->pc = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rip));
+	ls->bp = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rbp));
+	ls->bp_ok = 1;
+	ls->exact = 1;
+	ls->nuser = 1;
+	ls->uips[0] = ls->pc;
+	return late_output(ls, key, unwind_ctx_reg(ctx, offsetof(struct pt_regs, rsp)));
 }
 
 /* ---- OpenTelemetry thread context (OTEP 4947) ----
@@ -445,7 +481,7 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	if (full)
 		read_threadctx(tgid, &key);
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
-	if (full && !late_send(&key))
+	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;
 
 	cnt = bpf_map_lookup_elem(counts, &key);

@@ -410,8 +410,14 @@ __attribute__((noinline)) int unwind_step(void)
 	st->hash ^= st->hash >> 29;
 
 	addr = st->exact ? pc : pc - 1;
-	if (unwind_find_map(st, addr) && unwind_find_vma(st, addr))
+	if (unwind_find_map(st, addr) && unwind_find_vma(st, addr)) {
+		/* A file this sample could not map (a second VMA, a table not
+		 * built yet) is walked late, with its table: frame pointers
+		 * through code built without them would invent frames. */
+		if (st->late_ok && want_late)
+			return unwind_partial(st, USTAT_NO_MAPPING);
 		return unwind_fp_step(st, USTAT_NO_MAPPING); /* JIT code? */
+	}
 
 	if (!st->m.nrows) /* no table: frame pointers */
 		return unwind_fp_step(st, USTAT_NO_ROW);

@@ -40,23 +40,23 @@ struct session {
 	struct threadctx_files *tctx_files; /* files without a thread-context variable */
 	struct target tgt;
 	struct child *child; /* -- CMD, or NULL */
-	__u64 procs_gone; /* notices of processes that had exited before their snapshot */
-	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS]; /* owned */
+	__u64 procs_gone;    /* notices of processes that had exited before their snapshot */
+	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS];	/* owned */
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
 	/* per-record frame buffer: kernel then user frames, leaf first */
 	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
 	/* counters of the current window */
-	__u64 model_dropped;  /* samples the model could not hold */
+	__u64 model_dropped;   /* samples the model could not hold */
 	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
-	__u64 ustack_missing; /* samples of user processes without a user stack */
-	__u64 truncated;      /* samples whose stack was cut short (any cause) */
-	__u64 depth_cut;      /* ... of those, at the depth limit */
-	__u64 partial;	      /* samples whose user stack the unwinder did not finish */
-	__u64 attrs_kept;     /* samples with thread-context attributes */
-	__u64 attrs_unknown;  /* attributes dropped (x samples): key index not in the key map */
-	__u64 attrs_bad;      /* samples whose attrs-data was cut or malformed (decoding
-			       * stopped; the entries before kept) */
+	__u64 ustack_missing;  /* samples of user processes without a user stack */
+	__u64 truncated;       /* samples whose stack was cut short (any cause) */
+	__u64 depth_cut;       /* ... of those, at the depth limit */
+	__u64 partial;	       /* samples whose user stack the unwinder did not finish */
+	__u64 attrs_kept;      /* samples with thread-context attributes */
+	__u64 attrs_unknown;   /* attributes dropped (x samples): key index not in the key map */
+	__u64 attrs_bad;       /* samples whose attrs-data was cut or malformed (decoding
+				* stopped; the entries before kept) */
 	/* processes whose key map was re-read this window (an unknown key
 	 * index re-reads it once per window, not per record) */
 	__u32 refreshed[16];
@@ -141,9 +141,8 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 }
 
 /* The process of record @r as the model knows it. */
-static const struct profile_process_desc *describe(struct session *s,
-						   const struct sampler_record *r,
-						   struct profile_process_desc *desc)
+static const struct profile_process_desc *
+describe(struct session *s, const struct sampler_record *r, struct profile_process_desc *desc)
 {
 	const struct profile_process_desc *known;
 
@@ -168,7 +167,8 @@ static const struct profile_process_desc *describe(struct session *s,
 static int add_off_cpu(struct session *s, const struct sampler_record *r,
 		       const struct profile_process_desc *desc, size_t n)
 {
-	struct profile_labels lab = {.state = sampler__state_name(r->state), .switches = r->switches};
+	struct profile_labels lab = {.state = sampler__state_name(r->state),
+				     .switches = r->switches};
 	struct profile_link link;
 	__u32 type;
 	int err;
@@ -179,8 +179,9 @@ static int add_off_cpu(struct session *s, const struct sampler_record *r,
 	lab.link = &link;
 	err = profile__add_value_type(s->prof, "off_cpu", "nanoseconds", "context_switch", "count",
 				      1, &type);
-	err = err ?: profile__add_typed_sample(s->prof, type, desc, r->tid, r->comm, &lab,
-					       s->frames, n, r->count);
+	err = err
+		      ?: profile__add_typed_sample(s->prof, type, desc, r->tid, r->comm, &lab,
+						   s->frames, n, r->count);
 	if (err == -E2BIG || err == -ENOMEM) {
 		s->off_cpu_dropped += r->switches;
 		return 0;
@@ -257,7 +258,8 @@ static int on_record(void *ctx, const struct sampler_record *r)
 		s->ustack_missing += r->count;
 	/* A user stack the unwinder could not finish is cut at the root end,
 	 * like one at the depth limit: counted as truncated, never complete. */
-	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL))
+	if (r->flags &
+	    (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL))
 		s->truncated += r->count;
 	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC))
 		s->depth_cut += r->count;
@@ -595,8 +597,8 @@ int session__start(struct session *s)
 		load_kernel_symbols(s);
 	/* capture: one window of --seconds (or until CMD exits); agent: windows
 	 * of --interval until a signal. */
-	s->deadline = o->agent || !o->seconds ? INT64_MAX
-					       : s->start + (__s64)llround(o->seconds * 1e9);
+	s->deadline =
+		o->agent || !o->seconds ? INT64_MAX : s->start + (__s64)llround(o->seconds * 1e9);
 	s->window_ns = o->agent ? (__s64)llround(o->interval * 1e9) : INT64_MAX;
 	s->wstart = s->start;
 	s->wdeadline = o->agent ? s->wstart + s->window_ns : s->deadline;
@@ -629,6 +631,9 @@ static void window_edge(struct session *s, __s64 now)
 	struct sampler_stats st;
 	int err;
 
+	/* Processes announced since the last poll first: their snapshots
+	 * describe them before their samples are named. */
+	sampler__poll(s->smp, 0, on_new_process, s);
 	err = sampler__drain(s->smp, on_record, s);
 	if (err)
 		pr_err("reading samples failed: %s", strerror(-err));
@@ -688,6 +693,7 @@ __s64 session__step(struct session *s)
 		return s->over ? -1 : now;
 	}
 	if (now >= s->next_drain) {
+		sampler__poll(s->smp, 0, on_new_process, s); /* see end_window() */
 		err = sampler__drain(s->smp, on_record, s);
 		if (err) {
 			pr_err("reading samples failed: %s", strerror(-err));

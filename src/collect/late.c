@@ -25,12 +25,14 @@ struct late_vma {
 struct late_snap {
 	unsigned int refs;
 	__u32 tgid;
+	__u64 comm[2]; /* thread name of the sample it was read for (an exec changes it) */
 	__u64 at_ns;
 	__u32 n;
 	struct late_vma v[];
 };
 
-/* Samples of one process arriving within this share one read of its maps. */
+/* Samples of one process (same thread name: not across an exec) arriving
+ * within this share one read of its maps. */
 #define LATE_SNAP_SHARE_NS 2000000ull
 
 struct late_item {
@@ -98,7 +100,7 @@ static void snap_put(struct late_snap *sn)
 }
 
 /* The executable file mappings of @tgid now, NULL when it is gone. */
-static struct late_snap *snap_read(struct late *l, __u32 tgid, __u64 now_ns)
+static struct late_snap *snap_read(struct late *l, __u32 tgid, const __u64 *comm, __u64 now_ns)
 {
 	struct procmaps *pm = NULL;
 	struct late_snap *sn = NULL;
@@ -113,6 +115,7 @@ static struct late_snap *snap_read(struct late *l, __u32 tgid, __u64 now_ns)
 	if (!sn)
 		goto out;
 	*sn = (struct late_snap){.refs = 1, .tgid = tgid, .at_ns = now_ns};
+	memcpy(sn->comm, comm, sizeof(sn->comm));
 	for (i = 0; i < n; i++) {
 		const struct procmaps_entry *e = procmaps__entry(pm, i);
 
@@ -198,9 +201,10 @@ static int push(struct late *l, const struct late_tables *t, const void *data, s
 	 * table builder described (a library loaded since) and a short-lived
 	 * process is gone by the flush. */
 	if (!l->last || l->last->tgid != in->key.tgid ||
-	    now_ns - l->last->at_ns > LATE_SNAP_SHARE_NS) {
+	    now_ns - l->last->at_ns > LATE_SNAP_SHARE_NS ||
+	    memcmp(l->last->comm, in->key.comm, sizeof(l->last->comm))) {
 		snap_put(l->last);
-		l->last = snap_read(l, in->key.tgid, now_ns);
+		l->last = snap_read(l, in->key.tgid, in->key.comm, now_ns);
 	}
 	if (l->last)
 		l->last->refs++;

@@ -1169,8 +1169,8 @@ static struct bpf_program *sample_prog(const struct cpu_sampler *skel)
  * (generation 1, thread context, .rodata, .bss) is the full object's own,
  * created in the background. */
 static const char *const shared_maps[] = {
-	"counts0", "stacks0", "seen", "events",	 "stats",
-	"scratch", "pids",    "tids", "cgroups", "comms",
+	"counts0", "stacks0", "seen",	 "events", "stats", "scratch",
+	"pids",	   "tids",    "cgroups", "comms",  "late",  "late_scratch",
 };
 
 static bool is_shared(const struct bpf_map *m)
@@ -1276,8 +1276,14 @@ static int quick_load(struct sampler *s, const struct sampler_opts *o)
 	s->skel = cpu_sampler__open();
 	if (!s->skel)
 		return -errno;
-	/* Table unwinding on: its stacks are flagged partial. */
+	/* Table unwinding on: its stacks are flagged partial, and walked late
+	 * when the full program will have kernel BTF and bpf_find_vma(). */
 	unwind_configure(s, o, configure_common(s, s->skel, o, NULL), NULL);
+	if (s->skel->rodata->want_unwind && kver__at_least(5, 17) && !access(KBTF_VMLINUX, R_OK) &&
+	    !env__get(env__process(), "PROFCAP_NO_LATE")) {
+		s->skel->rodata->want_late = 1;
+		bpf_map__set_max_entries(s->skel->maps.late, SAMPLER_LATE_RING);
+	}
 	bpf_object__for_each_program(p, s->skel->obj) bpf_program__set_autoload(
 		p, p == s->skel->progs.profcap_quick || p == s->skel->progs.profcap_exec);
 	bpf_object__for_each_map(m, s->skel->obj) if (!bpf_map__is_internal(m) && !is_shared(m) &&
@@ -1605,8 +1611,8 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		err = attach_events(s);
 	if (!err)
 		err = notice_start(s);
-	if (!err && !s->quick_mode)
-		err = late_open(s);
+	if (!err)
+		err = late_open(s); /* with a quick start: the start-up object's ring, shared */
 	if (!err)
 		err = open_perf_events(s, online, o->freq_hz);
 	if (err)

@@ -45,6 +45,14 @@ struct session {
 	size_t nresource;
 	/* per-record frame buffer: kernel then user frames, leaf first */
 	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
+	/* Records of this drain with kernel addresses the symbolizer has not
+	 * named yet, and their stacks: added after its pass over kallsyms
+	 * (flush_deferred()), one pass per drain. */
+	struct deferred *defer;
+	size_t ndefer, defer_cap;
+	__u64 *dstacks;
+	size_t ndstacks, dstacks_cap;
+	bool warned_kallsyms;
 	/* counters of the current window */
 	__u64 model_dropped;  /* samples the model could not hold */
 	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
@@ -228,22 +236,20 @@ static void thread_attrs(struct session *s, const struct sampler_record *r,
 		s->attrs_kept += r->count;
 }
 
-static int on_record(void *ctx, const struct sampler_record *r)
+/* Record @r into the profile; its kernel frames are in s->frames already. */
+static int add_record(struct session *s, const struct sampler_record *r)
 {
-	struct session *s = ctx;
 	const struct profile_process_desc *known;
 	struct profile_process_desc desc;
 	struct profile_labels lab = {0};
 	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
 	char vals[PROFILE_MAX_CTX_ATTRS][SAMPLER_TCTX_ATTRS];
 	struct profile_link link;
-	size_t n = 0;
+	size_t n = r->nkstack;
 	__u32 i;
 	int err;
 
 	known = describe(s, r, &desc);
-	for (i = 0; i < r->nkstack; i++, n++)
-		symbolizer__resolve_kernel(s->sym, r->kstack[i], &s->frames[n]);
 	/* Only a user leaf without kernel frames is an exact PC; the others
 	 * are return addresses. */
 	for (i = 0; i < r->nustack; i++, n++)
@@ -285,6 +291,116 @@ static int on_record(void *ctx, const struct sampler_record *r)
 		}
 		return 0;
 	}
+	return err;
+}
+
+/* A record of the current drain, kept until the kernel symbols pass. */
+struct deferred {
+	struct sampler_record r; /* stacks: offsets in s->dstacks, see below */
+	size_t kstack, ustack;
+};
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *t;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	t = realloc(*v, ncap * size);
+	if (!t)
+		return -ENOMEM;
+	*v = t;
+	*cap = ncap;
+	return 0;
+}
+
+/* Keep a copy of @r until flush_deferred(). */
+static int defer_record(struct session *s, const struct sampler_record *r)
+{
+	size_t nst = s->ndstacks + r->nkstack + r->nustack;
+	struct deferred *d;
+
+	if (grow((void **)&s->defer, &s->defer_cap, s->ndefer + 1, sizeof(*s->defer)) ||
+	    grow((void **)&s->dstacks, &s->dstacks_cap, nst, sizeof(*s->dstacks)))
+		return -ENOMEM;
+	d = &s->defer[s->ndefer++];
+	d->r = *r;
+	d->kstack = s->ndstacks;
+	memcpy(s->dstacks + s->ndstacks, r->kstack, r->nkstack * sizeof(*r->kstack));
+	s->ndstacks += r->nkstack;
+	d->ustack = s->ndstacks;
+	memcpy(s->dstacks + s->ndstacks, r->ustack, r->nustack * sizeof(*r->ustack));
+	s->ndstacks += r->nustack;
+	return 0;
+}
+
+/* Name the kernel addresses the deferred records wait for (one pass over
+ * kallsyms), then add those records. 0 or the first error of adding. */
+static int flush_deferred(struct session *s)
+{
+	__s64 t0 = now_ns(CLOCK_MONOTONIC);
+	size_t k;
+	__u32 i;
+	int err = symbolizer__resolve_kernel_batch(s->sym), ret = 0;
+
+	if (s->ndefer)
+		pr_debug("kernel symbols of %zu records named in %.1f ms", s->ndefer,
+			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	if (err && !s->warned_kallsyms) {
+		pr_warn("cannot read /proc/kallsyms (%s): some kernel frames keep addresses only",
+			strerror(-err));
+		s->warned_kallsyms = true;
+	}
+	for (k = 0; k < s->ndefer && !ret; k++) {
+		struct sampler_record *r = &s->defer[k].r;
+
+		r->kstack = s->dstacks + s->defer[k].kstack;
+		r->ustack = s->dstacks + s->defer[k].ustack;
+		for (i = 0; i < r->nkstack; i++)
+			symbolizer__resolve_kernel(s->sym, r->kstack[i], &s->frames[i]);
+		ret = add_record(s, r);
+	}
+	/* Their size follows one drain: give it back. */
+	free(s->defer);
+	free(s->dstacks);
+	s->defer = NULL;
+	s->dstacks = NULL;
+	s->ndefer = s->defer_cap = s->ndstacks = s->dstacks_cap = 0;
+	return ret;
+}
+
+static int on_record(void *ctx, const struct sampler_record *r)
+{
+	struct session *s = ctx;
+	bool named = true;
+	__u32 i;
+	int err;
+
+	for (i = 0; i < r->nkstack; i++)
+		named &= symbolizer__resolve_kernel(s->sym, r->kstack[i], &s->frames[i]);
+	if (named)
+		return add_record(s, r);
+	err = defer_record(s, r);
+	if (err)
+		return err;
+	/* The queue could not take another record's frames: pass now. */
+	if (symbolizer__kernel_queue_room(s->sym) < SAMPLER_MAX_KSTACK)
+		return flush_deferred(s);
+	return 0;
+}
+
+/* Drain the sampler into the profile. 0 or -errno (logged). */
+static int drain(struct session *s)
+{
+	int err = sampler__drain(s->smp, on_record, s);
+	int ferr = flush_deferred(s);
+
+	err = err ?: ferr;
+	if (err)
+		pr_err("reading samples failed: %s", strerror(-err));
 	return err;
 }
 
@@ -553,7 +669,7 @@ static void load_kernel_symbols(struct session *s)
 		pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
 			"only",
 			strerror(-err));
-	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	pr_debug("kernel symbols checked in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 }
 
 int session__start(struct session *s)
@@ -626,11 +742,8 @@ static void check_targets_alive(struct session *s)
 static void window_edge(struct session *s, __s64 now)
 {
 	struct sampler_stats st;
-	int err;
 
-	err = sampler__drain(s->smp, on_record, s);
-	if (err)
-		pr_err("reading samples failed: %s", strerror(-err));
+	drain(s);
 	check_target_matches(s);
 	check_targets_alive(s);
 	sampler__stats(s->smp, &st);
@@ -665,7 +778,6 @@ __s64 session__step(struct session *s)
 {
 	struct sampler_stats st;
 	__s64 now;
-	int err;
 
 	if (s->over || stop_requested || (s->child && child__done(s->child)))
 		return -1;
@@ -687,11 +799,8 @@ __s64 session__step(struct session *s)
 		return s->over ? -1 : now;
 	}
 	if (now >= s->next_drain) {
-		err = sampler__drain(s->smp, on_record, s);
-		if (err) {
-			pr_err("reading samples failed: %s", strerror(-err));
+		if (drain(s))
 			return -1;
-		}
 		s->next_drain = now + DRAIN_INTERVAL_NS;
 		check_target_matches(s);
 	}
@@ -717,7 +826,7 @@ int session__close(struct session *s)
 	const struct capture_opts *o = s->o;
 	struct sampler_stats st;
 	__s64 end;
-	int err, ret;
+	int ret;
 
 	sampler__stop(s->smp);
 	end = now_ns(CLOCK_MONOTONIC);
@@ -729,11 +838,8 @@ int session__close(struct session *s)
 		child__signal(s->child, SIGTERM);
 	/* Both generations: the active one and anything left in the other. */
 	sampler__poll(s->smp, 0, on_new_process, s);
-	for (int i = 0; i < 2; i++) {
-		err = sampler__drain(s->smp, on_record, s);
-		if (err)
-			pr_err("reading samples failed: %s", strerror(-err));
-	}
+	for (int i = 0; i < 2; i++)
+		drain(s);
 	sampler__stats(s->smp, &st);
 	pr_debug("final drain and symbolization took %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
@@ -753,6 +859,8 @@ void session__free(struct session *s)
 	env__kv_free(s->env_kv, s->nresource);
 	symbolizer__free(s->sym);
 	threadctx_files__free(s->tctx_files);
+	free(s->defer);
+	free(s->dstacks);
 	debuginfod__free(s->dinfod);
 	profile__free(s->prof);
 	free(s);

@@ -392,12 +392,18 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	return 0;
 }
 
-/* Drain the sampler into the profile. 0 or -errno (logged). */
-static int drain(struct session *s)
+/* Drain the sampler into the profile. With @settle (false only for a
+ * drain another follows at once), name the kernel addresses it left
+ * waiting and free the DWARF it began. 0 or -errno (logged). */
+static int drain(struct session *s, bool settle)
 {
-	int err = sampler__drain(s->smp, on_record, s);
-	int ferr = flush_deferred(s);
+	int err = sampler__drain(s->smp, on_record, s), ferr = 0;
 
+	if (settle) {
+		ferr = flush_deferred(s);
+		/* Its addresses are named: DWARF is not needed until the next. */
+		symbolizer__release_dwarf(s->sym);
+	}
 	err = err ?: ferr;
 	if (err)
 		pr_err("reading samples failed: %s", strerror(-err));
@@ -743,7 +749,7 @@ static void window_edge(struct session *s, __s64 now)
 {
 	struct sampler_stats st;
 
-	drain(s);
+	drain(s, true);
 	check_target_matches(s);
 	check_targets_alive(s);
 	sampler__stats(s->smp, &st);
@@ -799,7 +805,7 @@ __s64 session__step(struct session *s)
 		return s->over ? -1 : now;
 	}
 	if (now >= s->next_drain) {
-		if (drain(s))
+		if (drain(s, true))
 			return -1;
 		s->next_drain = now + DRAIN_INTERVAL_NS;
 		check_target_matches(s);
@@ -839,7 +845,7 @@ int session__close(struct session *s)
 	/* Both generations: the active one and anything left in the other. */
 	sampler__poll(s->smp, 0, on_new_process, s);
 	for (int i = 0; i < 2; i++)
-		drain(s);
+		drain(s, i == 1);
 	sampler__stats(s->smp, &st);
 	pr_debug("final drain and symbolization took %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);

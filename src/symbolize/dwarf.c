@@ -92,6 +92,10 @@ struct dwarf_lines {
 	 * keyed by libdw's (stable) name pointer. */
 	struct pentry *paths;
 	size_t npaths, paths_cap;
+	/* Names and file names of cached lines, owned (libdw's go at
+	 * dwarf_lines__release()): a set of strings, cap a power of two. */
+	char **strs;
+	size_t nstrs, strs_cap;
 	bool has_inline;
 	struct dwarf_lines_stats st;
 };
@@ -275,6 +279,69 @@ static void hide_unused(Elf *elf)
 	}
 }
 
+/* Drop the mapped pages wholly inside [@p, @p + @len): read-only file
+ * pages, read back from the page cache if touched again. */
+static void release_range(const char *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t lo, hi;
+
+	if (page <= 0)
+		return;
+	lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	hi = ((uintptr_t)p + len) & ~((uintptr_t)page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+struct zsec {
+	Elf_Scn *scn;
+	GElf_Off off, size;
+};
+
+static int cmp_zsec(const void *a, const void *b)
+{
+	const struct zsec *x = a, *y = b;
+
+	return x->size > y->size ? -1 : x->size < y->size;
+}
+
+/* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
+ * already decompressed alone), largest first, letting each one's
+ * compressed pages go as soon as it is done: libdw would have all of them
+ * resident at once with all the decompressed data (libc's debug file:
+ * 3 MB compressed next to 8 MB decompressed). Failures are left to libdw. */
+static void decompress_sections(struct dwarf_lines *d)
+{
+	struct zsec z[64];
+	Elf_Scn *scn = NULL;
+	size_t n = 0, i, size = 0, shstrndx;
+	char *img = elf_rawfile(d->elf, &size);
+
+	if (!img || elf_getshdrstrndx(d->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(d->elf, scn)) && n < sizeof(z) / sizeof(z[0])) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sh.sh_flags & SHF_COMPRESSED) || sh.sh_offset > size ||
+		    sh.sh_size > size - sh.sh_offset)
+			continue;
+		name = elf_strptr(d->elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		z[n++] = (struct zsec){scn, sh.sh_offset, sh.sh_size};
+	}
+	if (n)
+		qsort(z, n, sizeof(z[0]), cmp_zsec);
+	for (i = 0; i < n; i++) {
+		if (elf_compress(z[i].scn, 0, 0) < 0)
+			continue;
+		release_range(img + z[i].off, z[i].size);
+	}
+}
+
 /* Begin the DWARF and index its units, once. libdw decompresses every
  * compressed debug section here (libc's debug file: ~10 MB), which is why
  * it waits for the first lookup. 0 or -errno (then the file has no lines). */
@@ -286,9 +353,19 @@ static int begin(struct dwarf_lines *d)
 		return d->broken ? -ENOENT : 0;
 	d->begun = true;
 	d->broken = true;
+	if (!d->elf) { /* released: map the file again */
+		d->elf = elf_begin(d->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+		if (!d->elf)
+			return -ENOENT;
+	}
+	d->st.begins++;
 	hide_unused(d->elf);
+	decompress_sections(d);
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
-	drop_fd(d);
+	/* The descriptor maps the file again after a release; past
+	 * MAX_PENDING files, it goes and the DWARF stays. */
+	if (atomic_load(&pending_fds) > MAX_PENDING)
+		drop_fd(d);
 	if (!d->dw)
 		return -ENOENT; /* no usable DWARF */
 	err = index_units(d);
@@ -338,6 +415,34 @@ fail:
 	return err;
 }
 
+/* Free what points into libdw's data: the unit index, the joined paths,
+ * the Dwarf and the Elf (with the decompressed sections). */
+static void end_dwarf(struct dwarf_lines *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nunits; i++) {
+		free(d->units[i].scopes);
+		free(d->units[i].segs);
+	}
+	free(d->units);
+	free(d->ranges);
+	d->units = NULL;
+	d->ranges = NULL;
+	d->nunits = d->nranges = 0;
+	for (i = 0; i < d->paths_cap; i++)
+		free(d->paths[i].path);
+	free(d->paths);
+	d->paths = NULL;
+	d->npaths = d->paths_cap = 0;
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->elf)
+		elf_end(d->elf);
+	d->dw = NULL;
+	d->elf = NULL;
+}
+
 void dwarf_lines__free(struct dwarf_lines *d)
 {
 	struct chunk *c, *next;
@@ -346,25 +451,26 @@ void dwarf_lines__free(struct dwarf_lines *d)
 	if (!d)
 		return;
 	drop_fd(d);
-	for (i = 0; i < d->nunits; i++) {
-		free(d->units[i].scopes);
-		free(d->units[i].segs);
-	}
-	free(d->units);
-	free(d->ranges);
+	end_dwarf(d);
 	free(d->cache);
-	for (i = 0; i < d->paths_cap; i++)
-		free(d->paths[i].path);
-	free(d->paths);
 	for (c = d->chunks; c; c = next) {
 		next = c->next;
 		free(c);
 	}
-	if (d->dw)
-		dwarf_end(d->dw);
-	if (d->elf)
-		elf_end(d->elf);
+	for (i = 0; i < d->strs_cap; i++)
+		free(d->strs[i]);
+	free(d->strs);
 	free(d);
+}
+
+bool dwarf_lines__release(struct dwarf_lines *d)
+{
+	if (!d || !d->begun || d->broken || d->fd < 0)
+		return false;
+	end_dwarf(d);
+	d->begun = false;
+	d->st.releases++;
+	return true;
 }
 
 /* ---- per unit: scope segments ------------------------------------------- */
@@ -701,6 +807,51 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 	return n;
 }
 
+static size_t str_slot(char **t, size_t cap, const char *s)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+	const unsigned char *p;
+	size_t i;
+
+	for (p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	i = (size_t)h & (cap - 1);
+	while (t[i] && strcmp(t[i], s))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* @s as a string @d owns (one copy per distinct string), NULL for NULL or
+ * when out of memory. */
+static const char *own(struct dwarf_lines *d, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	if ((d->nstrs + 1) * 2 > d->strs_cap) {
+		size_t ncap = d->strs_cap ? d->strs_cap * 2 : 256;
+		char **nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (i = 0; i < d->strs_cap; i++)
+			if (d->strs[i])
+				nt[str_slot(nt, ncap, d->strs[i])] = d->strs[i];
+		free(d->strs);
+		d->strs = nt;
+		d->strs_cap = ncap;
+	}
+	i = str_slot(d->strs, d->strs_cap, s);
+	if (!d->strs[i]) {
+		d->strs[i] = strdup(s);
+		if (!d->strs[i])
+			return NULL;
+		d->nstrs++;
+	}
+	return d->strs[i];
+}
+
 static bool mangled(const char *name)
 {
 	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
@@ -759,20 +910,18 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 {
 	struct profile_line tmp[PROFILE_MAX_LINES];
 	struct centry *e;
-	size_t k;
+	size_t k, i;
 
 	*lines = NULL;
 	*n = 0;
 	d->st.lookups++;
-	if (begin(d))
-		return false;
 	if (d->cache_cap && (e = cache_slot(d, vaddr + 1))->addr) {
 		d->st.cache_hits++;
 		*lines = e->lines;
 		*n = e->n;
 		return e->n > 0;
 	}
-	if (d->ncache >= DWARF_LINES_MAX_CACHE)
+	if (d->ncache >= DWARF_LINES_MAX_CACHE || begin(d))
 		return false;
 	if ((d->ncache + 1) * 2 > d->cache_cap && cache_grow(d))
 		return false;
@@ -788,6 +937,12 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 		} else {
 			tmp[k - 1].function = outer_name;
 		}
+	}
+	/* Cached lines outlive libdw's data (dwarf_lines__release()). */
+	for (i = 0; i < k; i++) {
+		tmp[i].function = own(d, tmp[i].function);
+		tmp[i].system_name = own(d, tmp[i].system_name);
+		tmp[i].filename = own(d, tmp[i].filename);
 	}
 	e = cache_slot(d, vaddr + 1);
 	e->addr = vaddr + 1;

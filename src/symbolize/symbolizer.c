@@ -1527,6 +1527,14 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 		dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines, &out->nlines);
 }
 
+void symbolizer__release_dwarf(struct symbolizer *s)
+{
+	struct sym_file *f;
+
+	for (f = s->files; f; f = f->next)
+		s->st.dwarf_releases += dwarf_lines__release(f->dw);
+}
+
 void symbolizer__set_lines(struct symbolizer *s, bool on)
 {
 	s->no_lines = !on;

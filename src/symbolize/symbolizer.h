@@ -69,6 +69,7 @@ struct symbolizer_stats {
 	__u64 process_contexts;	 /* OpenTelemetry process contexts read (updates included) */
 	__u64 process_context_errors; /* contexts refused as malformed or unreadable */
 	__u64 kernel_passes;	 /* passes over /proc/kallsyms */
+	__u64 dwarf_releases;	 /* DWARF freed by symbolizer__release_dwarf() */
 };
 
 struct debuginfod;
@@ -145,6 +146,13 @@ bool symbolizer__thread_ctx(const struct symbolizer *s, int pid);
 /* Lines and inlined frames from DWARF (dwarf.h) for files parsed from now
  * on: on by default. A resolved user frame then carries out->lines. */
 void symbolizer__set_lines(struct symbolizer *s, bool on);
+
+/* Free the DWARF of every file (dwarf_lines__release(): the decompressed
+ * debug sections, 8 MB for libc's debug file) while keeping the lines
+ * already found: what a capture calls after each drain, so DWARF is
+ * resident while a drain names addresses, not in between. A later address
+ * the cached lines do not cover begins that file's DWARF again. */
+void symbolizer__release_dwarf(struct symbolizer *s);
 
 /* Change SYMBOLIZER_FILE_GRACE_NS (tests use 0: free at once). */
 void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns);

@@ -102,6 +102,94 @@ TEST(inlined_helper)
 	elfsym__free(e);
 }
 
+/* Lines of the hot_caller addresses of parity @odd as text, one line per
+ * address: function, file and line of each inlined level. */
+static size_t lines_text(struct dwarf_lines *d, struct elfsym *e, int odd, char *out, size_t cap)
+{
+	size_t len = 0, n, i;
+	const struct profile_line *l;
+	__u64 a;
+
+	out[0] = '\0';
+	for (a = 0x1000 + (unsigned)odd; a < 0x3000 && len + 512 < cap; a += 2) {
+		const char *sym = elfsym__lookup(e, a, NULL);
+
+		if (!sym || strcmp(sym, "hot_caller") || !dwarf_lines__lookup(d, a, sym, &l, &n))
+			continue;
+		len += (size_t)snprintf(out + len, cap - len, "%llx:", (unsigned long long)a);
+		for (i = 0; i < n; i++)
+			len += (size_t)snprintf(out + len, cap - len, " %s %s:%lld",
+						l[i].function ? l[i].function : "?",
+						l[i].filename ? l[i].filename : "?",
+						(long long)l[i].line);
+		out[len++] = '\n';
+		out[len] = '\0';
+	}
+	return len;
+}
+
+/* Release frees libdw's data but keeps the cached lines (their strings are
+ * copies: read after the file's mapping went); an address not cached
+ * begins the DWARF again and reads as from a fresh object. */
+static void check_release(const char *path)
+{
+	struct dwarf_lines *d = NULL, *fresh = NULL;
+	struct dwarf_lines_stats st;
+	struct elfsym *e = NULL;
+	size_t cap = 1 << 20;
+	char *before = malloc(cap), *after = malloc(cap), *rest = malloc(cap), *want = malloc(cap);
+	int fd = open(path, O_RDONLY);
+
+	CHECK(fd >= 0 && before && after && rest && want);
+	CHECK(!elfsym__open_fd(fd, &e) && !dwarf_lines__open_fd(fd, &d) &&
+	      !dwarf_lines__open_fd(fd, &fresh));
+	close(fd);
+	CHECK(!dwarf_lines__release(d)); /* not begun: nothing to free */
+	CHECK(lines_text(d, e, 0, before, cap) > 0);
+	CHECK(dwarf_lines__release(d));
+	CHECK(!dwarf_lines__release(d));
+	lines_text(d, e, 0, after, cap); /* cached */
+	CHECK_STR(after, before);
+	dwarf_lines__stats(d, &st);
+	CHECK_EQ_U64(st.begins, 1);
+	CHECK_EQ_U64(st.releases, 1);
+	CHECK(lines_text(d, e, 1, rest, cap) > 0); /* begun again */
+	lines_text(fresh, e, 1, want, cap);
+	CHECK_STR(rest, want);
+	dwarf_lines__stats(d, &st);
+	CHECK_EQ_U64(st.begins, 2);
+	printf("# %s: %zu + %zu bytes of lines across a release\n", path, strlen(before),
+	       strlen(rest));
+	dwarf_lines__free(d);
+	dwarf_lines__free(fresh);
+	elfsym__free(e);
+	free(before);
+	free(after);
+	free(rest);
+	free(want);
+}
+
+TEST(release_keeps_lines)
+{
+	char tmp[] = "/tmp/test_dwarf_z_XXXXXX", cmd[8600];
+	int fd;
+
+	check_release(bin);
+	/* A copy with zlib-compressed debug sections (decompressed section
+	 * by section, see decompress_sections()). */
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib %s %s 2>/dev/null", bin,
+		 tmp);
+	if (system(cmd)) {
+		unlink(tmp);
+		SKIP("objcopy cannot compress debug sections here");
+	}
+	check_release(tmp);
+	unlink(tmp);
+}
+
 /* Flip bytes all over a copy: open and lookups fail or succeed, never crash. */
 TEST(corrupted)
 {
@@ -176,6 +264,7 @@ int main(void)
 		return 0;
 	}
 	RUN(inlined_helper);
+	RUN(release_keeps_lines);
 	RUN(corrupted);
 	RUN(no_dwarf);
 	printf("unit: %d passed, %d failed\n", test__passed, test__failed);

@@ -26,6 +26,12 @@
 #include "util/version.h"
 
 #define DRAIN_INTERVAL_NS 1000000000ll
+/* Records waiting for kernel names are kept across drains of a window
+ * until one of these is reached (or the window ends), so that a pass over
+ * /proc/kallsyms (~40 ms of system time) is not paid every second for the
+ * few new kernel functions a busy machine shows. */
+#define KERNEL_PASS_INTERVAL_NS 10000000000ll
+#define KERNEL_DEFER_MAX_BYTES (1u << 20)
 #define PROGRESS_INTERVAL_NS 500000000ll
 #define OUTPUT_MAX_BYTES (1ull << 30)
 
@@ -53,6 +59,7 @@ struct session {
 	__u64 *dstacks;
 	size_t ndstacks, dstacks_cap;
 	bool warned_kallsyms;
+	__s64 last_kpass; /* CLOCK_MONOTONIC of the last flush_deferred() */
 	/* counters of the current window */
 	__u64 model_dropped;  /* samples the model could not hold */
 	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
@@ -346,6 +353,7 @@ static int flush_deferred(struct session *s)
 	__u32 i;
 	int err = symbolizer__resolve_kernel_batch(s->sym), ret = 0;
 
+	s->last_kpass = t0;
 	if (s->ndefer)
 		pr_debug("kernel symbols of %zu records named in %.1f ms", s->ndefer,
 			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
@@ -392,18 +400,30 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	return 0;
 }
 
-/* Drain the sampler into the profile. With @settle (false only for a
- * drain another follows at once), name the kernel addresses it left
- * waiting and free the DWARF it began. 0 or -errno (logged). */
-static int drain(struct session *s, bool settle)
+/* How a drain ends: records still waiting for kernel names stay (a drain
+ * within a window), are added unless they may wait longer, or are added. */
+enum settle {
+	SETTLE_NONE,  /* another drain follows at once */
+	SETTLE_LAZY,  /* a drain within a window */
+	SETTLE_FLUSH, /* the window ends */
+};
+
+/* Drain the sampler into the profile, then per @how name the kernel
+ * addresses that wait (one pass) and add their records, and free the
+ * DWARF the drain began. 0 or -errno (logged). */
+static int drain(struct session *s, enum settle how)
 {
 	int err = sampler__drain(s->smp, on_record, s), ferr = 0;
+	size_t bytes = s->ndefer * sizeof(*s->defer) + s->ndstacks * sizeof(*s->dstacks);
 
-	if (settle) {
+	if (how == SETTLE_FLUSH ||
+	    (how == SETTLE_LAZY && s->ndefer &&
+	     (bytes >= KERNEL_DEFER_MAX_BYTES ||
+	      now_ns(CLOCK_MONOTONIC) - s->last_kpass >= KERNEL_PASS_INTERVAL_NS)))
 		ferr = flush_deferred(s);
-		/* Its addresses are named: DWARF is not needed until the next. */
+	/* Its addresses are named: DWARF is not needed until the next. */
+	if (how != SETTLE_NONE)
 		symbolizer__release_dwarf(s->sym);
-	}
 	err = err ?: ferr;
 	if (err)
 		pr_err("reading samples failed: %s", strerror(-err));
@@ -705,6 +725,7 @@ int session__start(struct session *s)
 	if (ret)
 		return ret; /* session__free() lets a held CMD go */
 	s->start = now_ns(CLOCK_MONOTONIC);
+	s->last_kpass = s->start;
 	s->wunix = now_ns(CLOCK_REALTIME);
 	if (s->child)
 		child__release(s->child);
@@ -749,7 +770,7 @@ static void window_edge(struct session *s, __s64 now)
 {
 	struct sampler_stats st;
 
-	drain(s, true);
+	drain(s, SETTLE_FLUSH);
 	check_target_matches(s);
 	check_targets_alive(s);
 	sampler__stats(s->smp, &st);
@@ -805,7 +826,7 @@ __s64 session__step(struct session *s)
 		return s->over ? -1 : now;
 	}
 	if (now >= s->next_drain) {
-		if (drain(s, true))
+		if (drain(s, SETTLE_LAZY))
 			return -1;
 		s->next_drain = now + DRAIN_INTERVAL_NS;
 		check_target_matches(s);
@@ -845,7 +866,7 @@ int session__close(struct session *s)
 	/* Both generations: the active one and anything left in the other. */
 	sampler__poll(s->smp, 0, on_new_process, s);
 	for (int i = 0; i < 2; i++)
-		drain(s, i == 1);
+		drain(s, i ? SETTLE_FLUSH : SETTLE_NONE);
 	sampler__stats(s->smp, &st);
 	pr_debug("final drain and symbolization took %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);

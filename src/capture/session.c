@@ -26,10 +26,11 @@
 #include "util/version.h"
 
 #define DRAIN_INTERVAL_NS 1000000000ll
-/* Records waiting for kernel names are kept across drains of a window
- * until one of these is reached (or the window ends), so that a pass over
- * /proc/kallsyms (~40 ms of system time) is not paid every second for the
- * few new kernel functions a busy machine shows. */
+/* Records waiting for kernel names or DWARF lines are kept across drains
+ * of a window until one of these is reached (or the window ends), so that
+ * a pass over /proc/kallsyms (~40 ms of system time) and beginning a
+ * file's DWARF again (libc: ~80 ms) are not paid every second for the few
+ * new addresses a busy machine shows. */
 #define KERNEL_PASS_INTERVAL_NS 10000000000ll
 #define KERNEL_DEFER_MAX_BYTES (1u << 20)
 #define PROGRESS_INTERVAL_NS 500000000ll
@@ -51,9 +52,10 @@ struct session {
 	size_t nresource;
 	/* per-record frame buffer: kernel then user frames, leaf first */
 	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
-	/* Records of this drain with kernel addresses the symbolizer has not
-	 * named yet, and their stacks: added after its pass over kallsyms
-	 * (flush_deferred()), one pass per drain. */
+	/* Records with kernel addresses the symbolizer has not named yet or
+	 * user addresses whose DWARF lines it has not looked up, and their
+	 * stacks: added after one pass over kallsyms and one DWARF file at a
+	 * time (flush_deferred()). */
 	struct deferred *defer;
 	size_t ndefer, defer_cap;
 	__u64 *dstacks;
@@ -243,7 +245,7 @@ static void thread_attrs(struct session *s, const struct sampler_record *r,
 		s->attrs_kept += r->count;
 }
 
-/* Record @r into the profile; its kernel frames are in s->frames already. */
+/* Record @r into the profile; its frames are in s->frames already. */
 static int add_record(struct session *s, const struct sampler_record *r)
 {
 	const struct profile_process_desc *known;
@@ -252,16 +254,10 @@ static int add_record(struct session *s, const struct sampler_record *r)
 	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
 	char vals[PROFILE_MAX_CTX_ATTRS][SAMPLER_TCTX_ATTRS];
 	struct profile_link link;
-	size_t n = r->nkstack;
-	__u32 i;
+	size_t n = r->nkstack + r->nustack;
 	int err;
 
 	known = describe(s, r, &desc);
-	/* Only a user leaf without kernel frames is an exact PC; the others
-	 * are return addresses. */
-	for (i = 0; i < r->nustack; i++, n++)
-		symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], n == 0, &s->frames[n]);
-
 	/* Sample counters count CPU samples; off-CPU records carry nanoseconds. */
 	if (r->kind == SAMPLER_KIND_OFF_CPU)
 		return add_off_cpu(s, r, &desc, n);
@@ -301,7 +297,7 @@ static int add_record(struct session *s, const struct sampler_record *r)
 	return err;
 }
 
-/* A record of the current drain, kept until the kernel symbols pass. */
+/* A record kept until its kernel names and DWARF lines are looked up. */
 struct deferred {
 	struct sampler_record r; /* stacks: offsets in s->dstacks, see below */
 	size_t kstack, ustack;
@@ -322,6 +318,31 @@ static int grow(void **v, size_t *cap, size_t need, size_t size)
 	*v = t;
 	*cap = ncap;
 	return 0;
+}
+
+/* The frames of @r into s->frames: kernel then user, leaf first. With
+ * @batch, kernel names and DWARF lines only from what the symbolizer
+ * knows, queuing the rest: false when something was queued (then resolve
+ * again after flush_deferred()'s batches). */
+static bool resolve_frames(struct session *s, const struct sampler_record *r, bool batch)
+{
+	struct profile_frame *f = s->frames;
+	bool done = true;
+	__u32 i;
+	size_t n = 0;
+
+	for (i = 0; i < r->nkstack; i++, n++)
+		done &= symbolizer__resolve_kernel(s->sym, r->kstack[i], &f[n]);
+	/* Only a user leaf without kernel frames is an exact PC; the others
+	 * are return addresses. */
+	for (i = 0; i < r->nustack; i++, n++) {
+		if (batch)
+			done &= symbolizer__resolve_user_batched(s->sym, (int)r->tgid, r->ustack[i],
+								 n == 0, &f[n]);
+		else
+			symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], n == 0, &f[n]);
+	}
+	return done;
 }
 
 /* Keep a copy of @r until flush_deferred(). */
@@ -345,18 +366,19 @@ static int defer_record(struct session *s, const struct sampler_record *r)
 }
 
 /* Name the kernel addresses the deferred records wait for (one pass over
- * kallsyms), then add those records. 0 or the first error of adding. */
+ * kallsyms) and look up their DWARF lines (file by file), then add those
+ * records. 0 or the first error of adding. */
 static int flush_deferred(struct session *s)
 {
 	__s64 t0 = now_ns(CLOCK_MONOTONIC);
 	size_t k;
-	__u32 i;
 	int err = symbolizer__resolve_kernel_batch(s->sym), ret = 0;
 
 	s->last_kpass = t0;
 	if (s->ndefer)
 		pr_debug("kernel symbols of %zu records named in %.1f ms", s->ndefer,
 			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	symbolizer__resolve_lines_batch(s->sym);
 	if (err && !s->warned_kallsyms) {
 		pr_warn("cannot read /proc/kallsyms (%s): some kernel frames keep addresses only",
 			strerror(-err));
@@ -367,8 +389,7 @@ static int flush_deferred(struct session *s)
 
 		r->kstack = s->dstacks + s->defer[k].kstack;
 		r->ustack = s->dstacks + s->defer[k].ustack;
-		for (i = 0; i < r->nkstack; i++)
-			symbolizer__resolve_kernel(s->sym, r->kstack[i], &s->frames[i]);
+		resolve_frames(s, r, false);
 		ret = add_record(s, r);
 	}
 	/* Their size follows one drain: give it back. */
@@ -383,13 +404,9 @@ static int flush_deferred(struct session *s)
 static int on_record(void *ctx, const struct sampler_record *r)
 {
 	struct session *s = ctx;
-	bool named = true;
-	__u32 i;
 	int err;
 
-	for (i = 0; i < r->nkstack; i++)
-		named &= symbolizer__resolve_kernel(s->sym, r->kstack[i], &s->frames[i]);
-	if (named)
+	if (resolve_frames(s, r, true))
 		return add_record(s, r);
 	err = defer_record(s, r);
 	if (err)
@@ -400,17 +417,16 @@ static int on_record(void *ctx, const struct sampler_record *r)
 	return 0;
 }
 
-/* How a drain ends: records still waiting for kernel names stay (a drain
- * within a window), are added unless they may wait longer, or are added. */
+/* How a drain ends: records still waiting for names stay (a drain within a
+ * window), are added unless they may wait longer, or are added. */
 enum settle {
 	SETTLE_NONE,  /* another drain follows at once */
 	SETTLE_LAZY,  /* a drain within a window */
 	SETTLE_FLUSH, /* the window ends */
 };
 
-/* Drain the sampler into the profile, then per @how name the kernel
- * addresses that wait (one pass) and add their records, and free the
- * DWARF the drain began. 0 or -errno (logged). */
+/* Drain the sampler into the profile, then per @how name what waits and
+ * add those records, and free any DWARF still begun. 0 or -errno (logged). */
 static int drain(struct session *s, enum settle how)
 {
 	int err = sampler__drain(s->smp, on_record, s), ferr = 0;

@@ -956,6 +956,25 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 	return e->n > 0;
 }
 
+bool dwarf_lines__peek(const struct dwarf_lines *d, __u64 vaddr, const struct profile_line **lines,
+		       size_t *n)
+{
+	const struct centry *e;
+
+	*lines = NULL;
+	*n = 0;
+	if ((d->begun && d->broken) || d->ncache >= DWARF_LINES_MAX_CACHE)
+		return true; /* dwarf_lines__lookup() would find nothing either */
+	if (!d->cache_cap)
+		return false;
+	e = cache_slot((struct dwarf_lines *)d, vaddr + 1);
+	if (!e->addr)
+		return false;
+	*lines = e->lines;
+	*n = e->n;
+	return true;
+}
+
 bool dwarf_lines__has_inline(const struct dwarf_lines *d)
 {
 	return d->has_inline;

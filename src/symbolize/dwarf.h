@@ -72,6 +72,13 @@ void dwarf_lines__free(struct dwarf_lines *d);
 bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_name,
 			 const struct profile_line **lines, size_t *n);
 
+/* What dwarf_lines__lookup() would answer for @vaddr, without beginning
+ * the DWARF: true with *@lines, *@n (maybe none) when it is cached or the
+ * DWARF is known unreadable (or the cache full), false when only a lookup
+ * can tell. */
+bool dwarf_lines__peek(const struct dwarf_lines *d, __u64 vaddr, const struct profile_line **lines,
+		       size_t *n);
+
 /* Free the file's DWARF (libdw's Dwarf and Elf, with the decompressed
  * sections: libc's debug file, 8 MB) and the unit index, keeping the
  * cached lines (their names and file names are @d's own copies): a lookup

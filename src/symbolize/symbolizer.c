@@ -245,6 +245,9 @@ struct symbolizer {
 	__u64 *kwant; /* addresses waiting for the next pass */
 	size_t nkwant;
 	__u32 kgen; /* passes made; an entry hit since the last one has gen == kgen */
+	/* DWARF lookups waiting for symbolizer__resolve_lines_batch() */
+	struct sym_lwant *lwant;
+	size_t nlwant, lwant_cap;
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
 	const struct clock *clock; /* refresh rate limits and the grace */
@@ -255,6 +258,13 @@ struct symbolizer {
 };
 
 static void kernel_release(struct symbolizer *s);
+
+/* A DWARF lookup a batched resolve left for symbolizer__resolve_lines_batch(). */
+struct sym_lwant {
+	struct sym_file *f;
+	__u64 vaddr;
+	const char *outer; /* the symbol-table name, owned by f->elf */
+};
 
 static __u64 now_ns(const struct symbolizer *s)
 {
@@ -371,6 +381,7 @@ void symbolizer__free(struct symbolizer *s)
 		free(s->vdso);
 	}
 	kernel_release(s);
+	free(s->lwant);
 	for (i = 0; i < s->ndebug_dirs; i++)
 		free(s->debug_dirs[i]);
 	debuginfod__free(s->dinfod);
@@ -1482,8 +1493,10 @@ static struct sym_map *find_map(const struct sym_proc *p, __u64 addr)
 	return NULL;
 }
 
-void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
-			      struct profile_frame *out)
+/* symbolizer__resolve_user(); with @batch, DWARF lines come from the cache
+ * only and a miss is queued: false then. */
+static bool resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+			 struct profile_frame *out, bool batch)
 {
 	struct sym_proc *p;
 	struct sym_map *m;
@@ -1491,7 +1504,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 
 	frame_unresolved(out, addr, PROFILE_FRAME_NATIVE);
 	if (pid <= 0 || (!leaf && !addr))
-		return;
+		return true;
 	a = leaf ? addr : addr - 1;
 	p = find_proc(s, pid);
 	if (!p) {
@@ -1499,7 +1512,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 		p = find_proc(s, pid);
 	}
 	if (!p || p->gone)
-		return;
+		return true;
 	m = find_map(p, a);
 	if (!m && now_ns(s) - p->last_refresh_ns >= SYMBOLIZER_REFRESH_NS) {
 		s->st.maps_refreshes++;
@@ -1516,15 +1529,82 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 		}
 	}
 	if (!m)
-		return;
+		return true;
 	out->mapping = &m->desc;
 	if (!m->file || !m->file->elf)
-		return;
+		return true;
 	if (elfsym__offset_to_vaddr(m->file->elf, a - m->desc.start + m->desc.file_offset, &vaddr))
-		return;
+		return true;
 	out->function = elfsym__lookup_demangled(m->file->elf, vaddr, &out->system_name);
-	if (m->file->dw)
+	if (!m->file->dw)
+		return true;
+	if (!batch) {
 		dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines, &out->nlines);
+		return true;
+	}
+	if (dwarf_lines__peek(m->file->dw, vaddr, &out->lines, &out->nlines))
+		return true;
+	if (s->nlwant == s->lwant_cap) {
+		size_t cap = s->lwant_cap ? s->lwant_cap * 2 : 256;
+		struct sym_lwant *t;
+
+		t = cap <= SYMBOLIZER_LINES_BATCH ? realloc(s->lwant, cap * sizeof(*t)) : NULL;
+		if (!t) { /* full: look up now */
+			dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines,
+					    &out->nlines);
+			return true;
+		}
+		s->lwant = t;
+		s->lwant_cap = cap;
+	}
+	s->lwant[s->nlwant++] = (struct sym_lwant){m->file, vaddr, out->function};
+	return false;
+}
+
+void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+			      struct profile_frame *out)
+{
+	resolve_user(s, pid, addr, leaf, out, false);
+}
+
+bool symbolizer__resolve_user_batched(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+				      struct profile_frame *out)
+{
+	return resolve_user(s, pid, addr, leaf, out, true);
+}
+
+static int cmp_lwant(const void *a, const void *b)
+{
+	const struct sym_lwant *x = a, *y = b;
+
+	if (x->f != y->f)
+		return (uintptr_t)x->f < (uintptr_t)y->f ? -1 : 1;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+void symbolizer__resolve_lines_batch(struct symbolizer *s)
+{
+	const struct profile_line *l;
+	size_t i, n;
+
+	if (!s->nlwant)
+		return;
+	qsort(s->lwant, s->nlwant, sizeof(*s->lwant), cmp_lwant);
+	for (i = 0; i < s->nlwant; i++) {
+		struct sym_file *f = s->lwant[i].f;
+
+		dwarf_lines__lookup(f->dw, s->lwant[i].vaddr, s->lwant[i].outer, &l, &n);
+		/* The file's last address: its DWARF goes before the next file's. */
+		if (i + 1 == s->nlwant || s->lwant[i + 1].f != f)
+			s->st.dwarf_releases += dwarf_lines__release(f->dw);
+	}
+	s->nlwant = 0;
+	/* Give back a queue grown by a burst. */
+	if (s->lwant_cap > 4096) {
+		free(s->lwant);
+		s->lwant = NULL;
+		s->lwant_cap = 0;
+	}
 }
 
 void symbolizer__release_dwarf(struct symbolizer *s)

@@ -49,6 +49,8 @@
  * symbol extents (or ranges without a symbol) kept between passes. */
 #define SYMBOLIZER_KERNEL_BATCH 8192u
 #define SYMBOLIZER_KERNEL_CACHE 16384u
+/* DWARF lookups symbolizer__resolve_user_batched() queues at most. */
+#define SYMBOLIZER_LINES_BATCH (1u << 16)
 
 struct symbolizer;
 struct clock;
@@ -198,6 +200,22 @@ int symbolizer__resolve_kernel_batch(struct symbolizer *s);
 /* Free slots in the kernel queue: a caller that resolves more frames than
  * that passes first (SIZE_MAX when kernel symbols are not loaded). */
 size_t symbolizer__kernel_queue_room(const struct symbolizer *s);
+
+/* symbolizer__resolve_user() for a caller that resolves in batches (one
+ * drain): DWARF lines come only from what earlier lookups cached; an
+ * address whose lines are not known yet is queued for
+ * symbolizer__resolve_lines_batch() and false returned (*@out then has all
+ * but its lines: resolve it again after the batch). True when *@out is
+ * final (also when the queue is full: the lines are then looked up at
+ * once). Files begin their DWARF only in the batch, one after another. */
+bool symbolizer__resolve_user_batched(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+				      struct profile_frame *out);
+
+/* Look up the queued DWARF lines file by file, freeing each file's DWARF
+ * (dwarf_lines__release()) once its addresses are done: resident DWARF is
+ * one file's at a time. The lines stay cached for the resolves that
+ * follow. */
+void symbolizer__resolve_lines_batch(struct symbolizer *s);
 
 /* Process metadata captured by symbolizer__add_process(); NULL if @pid was
  * never added or was gone when added. Borrowed. */

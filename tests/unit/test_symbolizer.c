@@ -772,6 +772,55 @@ TEST(kernel_queue_bounds)
 	remove_fake_root();
 }
 
+/* Batched user resolves: lines not cached are queued (no DWARF begun),
+ * the batch looks them up file by file and frees each file's DWARF after
+ * its addresses; the lines then come from the cache, equal to a direct
+ * lookup's. */
+TEST(lines_batched)
+{
+	const unsigned long long pie_bias = 0x560000000000ull, lib_bias = 0x7f1000000000ull;
+	struct symbolizer *s = NULL, *t = NULL;
+	struct symbolizer_stats st;
+	struct profile_frame fr, want;
+	__u64 a1, a2;
+
+	CHECK(!build_fake_root(pie_bias, lib_bias));
+	a1 = pie_bias + nm_addr("fx_pie", "fx_beta");
+	a2 = lib_bias + nm_addr("libfx.so", "fx_lib_other") + 2;
+	s = symbolizer__new(fake_proc);
+	t = symbolizer__new(fake_proc);
+	CHECK(s && t);
+	CHECK(!symbolizer__add_process(s, 4242) && !symbolizer__add_process(t, 4242));
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, a1, true, &fr));
+	CHECK_STR(fr.function, "fx_beta"); /* all but the lines */
+	CHECK(!fr.nlines);
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, a2, true, &fr));
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, a1, true, &fr)); /* queued again */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 0);
+	symbolizer__resolve_lines_batch(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 2); /* each file begun once, freed after its addresses */
+	CHECK(symbolizer__resolve_user_batched(s, 4242, a1, true, &fr));
+	symbolizer__resolve_user(t, 4242, a1, true, &want);
+	CHECK(want.nlines > 0);
+	CHECK_EQ_U64(fr.nlines, want.nlines);
+	if (fr.nlines && want.nlines) {
+		CHECK_STR(fr.lines[fr.nlines - 1].function, "fx_beta");
+		CHECK_EQ_U64(fr.lines[0].line, want.lines[0].line);
+		CHECK_STR(fr.lines[0].filename, want.lines[0].filename);
+	}
+	CHECK(symbolizer__resolve_user_batched(s, 4242, a2, true, &fr));
+	CHECK(fr.nlines > 0);
+	symbolizer__resolve_lines_batch(s); /* nothing queued */
+	symbolizer__release_dwarf(s);	    /* nothing begun */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 2);
+	symbolizer__free(s);
+	symbolizer__free(t);
+	remove_fake_root();
+}
+
 TEST(kptr_restricted_kernel)
 {
 	static const char zeroed[] = "0000000000000000 T _stext\n0000000000000000 t x\n";
@@ -1031,6 +1080,7 @@ int main(void)
 	RUN(fake_proc_root);
 	RUN(fake_kernel);
 	RUN(kernel_queue_bounds);
+	RUN(lines_batched);
 	RUN(kptr_restricted_kernel);
 	RUN(perf_maps);
 	RUN(idle_and_bad_pids);

@@ -43,6 +43,8 @@ struct seg {
 };
 
 struct unit {
+	Dwarf_Off die_off; /* of the unit DIE */
+	bool have_die;	   /* cudie and comp_dir read (unit_die()) */
 	Dwarf_Die cudie;
 	const char *comp_dir; /* DW_AT_comp_dir, NULL = none */
 	bool indexed;
@@ -84,7 +86,12 @@ struct dwarf_lines {
 	struct unit *units;
 	size_t nunits;
 	struct urange *ranges;
-	size_t nranges;
+	size_t nranges, ranges_cap, units_cap;
+	/* Units .debug_aranges has no set for (data only, or from a compiler
+	 * that writes none): their DIE offsets, read at the first address no
+	 * indexed unit covers (reading them makes libdw set up every unit). */
+	Dwarf_Off *unset;
+	size_t nunset;
 	struct centry *cache;
 	size_t ncache, cache_cap; /* cap a power of two */
 	struct chunk *chunks;
@@ -146,7 +153,10 @@ static const char *comp_dir(Dwarf_Die *cudie)
 	return dir && *dir == '/' ? dir : NULL;
 }
 
-static int index_units(struct dwarf_lines *d)
+/* Every unit from its DIE: address ranges (DW_AT_ranges, low/high pc).
+ * Reads each unit DIE, which makes libdw set up every unit (libc: 2063,
+ * ~3.7 MB): the way for files without .debug_aranges. */
+static int index_units_walk(struct dwarf_lines *d)
 {
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Die cudie, subdie;
@@ -169,12 +179,234 @@ static int index_units(struct dwarf_lines *d)
 		if (!r)
 			continue;
 		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+		d->units[d->nunits].die_off = dwarf_dieoffset(&cudie);
+		d->units[d->nunits].have_die = true;
 		d->units[d->nunits].cudie = cudie;
 		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
 	}
+	return 0;
+}
+
+static __u64 get_le(const unsigned char *p, size_t n)
+{
+	__u64 v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* The data of section @name, or NULL. */
+static Elf_Data *section_data(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+struct uoff {
+	Dwarf_Off off, die_off; /* unit header, unit DIE */
+	__s64 unit;		/* index in d->units, -1 = none yet */
+};
+
+static int cmp_uoff_key(const void *key, const void *e)
+{
+	Dwarf_Off k = *(const Dwarf_Off *)key, o = ((const struct uoff *)e)->off;
+
+	return k < o ? -1 : k > o;
+}
+
+/* Units from .debug_aranges (GCC writes one set per unit with code):
+ * address -> unit without reading any unit DIE, so libdw sets up only the
+ * units lookups land in (and those before them: it reads units in order).
+ * Units with no set are read from their DIE. 1 when done, 0 when the file
+ * has no usable .debug_aranges (the caller walks every unit), or -errno. */
+static int index_aranges(struct dwarf_lines *d)
+{
+	Elf_Data *data = section_data(d->elf, ".debug_aranges");
+	const unsigned char *p, *end, *ident = (const unsigned char *)elf_getident(d->elf, NULL);
+	struct uoff *u = NULL;
+	size_t nu = 0, ucap = 0, rcap = 0, i, hsize, covered = 0, dcap = 0;
+	Dwarf_Off off = 0, next;
+	int err = 0;
+
+	if (!data || !data->d_buf || !data->d_size || !ident || ident[EI_DATA] != ELFDATA2LSB ||
+	    __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return 0;
+	while (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ==
+	       0) {
+		err = grow((void **)&u, &ucap, nu, sizeof(*u));
+		if (err)
+			goto out;
+		u[nu++] = (struct uoff){off, off + hsize, -1};
+		off = next;
+	}
+	p = data->d_buf;
+	end = p + data->d_size;
+	while (end - p >= 4) {
+		const unsigned char *set = p, *set_end;
+		__u64 len = get_le(p, 4), cu;
+		size_t osz = 4, asz, tuple;
+		struct uoff *e;
+
+		p += 4;
+		if (len == 0xffffffffull && end - p >= 8) {
+			len = get_le(p, 8);
+			p += 8;
+			osz = 8;
+		} else if (len >= 0xfffffff0ull) {
+			break;
+		}
+		if (len > (__u64)(end - p))
+			break;
+		set_end = p + len;
+		if (set_end - p < (ptrdiff_t)(2 + osz + 2) || get_le(p, 2) != 2) {
+			p = set_end;
+			continue;
+		}
+		cu = get_le(p + 2, osz);
+		asz = p[2 + osz];
+		tuple = 2 * asz;
+		if ((asz != 4 && asz != 8) || p[3 + osz]) { /* segment selectors: none */
+			p = set_end;
+			continue;
+		}
+		p += 4 + osz;
+		p = set + (((size_t)(p - set) + tuple - 1) / tuple) * tuple;
+		e = bsearch(&cu, u, nu, sizeof(*u), cmp_uoff_key);
+		for (; e && set_end - p >= (ptrdiff_t)tuple; p += tuple) {
+			__u64 lo = get_le(p, asz), n = get_le(p + asz, asz);
+
+			if (!lo && !n)
+				break;
+			if (!n || lo + n < lo)
+				continue;
+			if (e->unit < 0) {
+				err = grow((void **)&d->units, &dcap, d->nunits, sizeof(*d->units));
+				if (err)
+					goto out;
+				memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+				d->units[d->nunits].die_off = e->die_off;
+				e->unit = (__s64)d->nunits++;
+				covered++;
+			}
+			err = grow((void **)&d->ranges, &rcap, d->nranges, sizeof(*d->ranges));
+			if (err)
+				goto out;
+			d->ranges[d->nranges++] = (struct urange){lo, lo + n, (__u32)e->unit};
+		}
+		p = set_end;
+	}
+	if (!covered)
+		goto out; /* 0: walk every unit */
+	for (i = 0; i < nu; i++) {
+		if (u[i].unit >= 0)
+			continue;
+		if (!d->unset) {
+			d->unset = malloc((nu - covered) * sizeof(*d->unset));
+			if (!d->unset) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		d->unset[d->nunset++] = u[i].die_off;
+	}
+	d->units_cap = dcap;
+	d->ranges_cap = rcap;
+	err = 1;
+out:
+	free(u);
+	if (err <= 0) { /* start over, or fail */
+		free(d->units);
+		free(d->ranges);
+		free(d->unset);
+		d->units = NULL;
+		d->ranges = NULL;
+		d->unset = NULL;
+		d->nunits = d->nranges = d->nunset = 0;
+	}
+	return err;
+}
+
+/* Index the units .debug_aranges left out, from their DIE, once. 1 when
+ * there were any (the caller looks again), 0, or -errno. */
+static int index_unset(struct dwarf_lines *d)
+{
+	size_t i, n = d->nunset;
+	int err = 0, r;
+
+	if (!n)
+		return 0;
+	d->nunset = 0;
+	for (i = 0; i < n && !err; i++) {
+		Dwarf_Die cudie;
+		int tag;
+
+		if (!dwarf_offdie(d->dw, d->unset[i], &cudie))
+			continue;
+		tag = dwarf_tag(&cudie);
+		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit &&
+		    tag != DW_TAG_skeleton_unit)
+			continue;
+		err = grow((void **)&d->units, &d->units_cap, d->nunits, sizeof(*d->units));
+		if (err)
+			break;
+		r = add_unit_ranges(d, &cudie, &d->ranges_cap);
+		if (r <= 0) {
+			err = r;
+			continue;
+		}
+		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+		d->units[d->nunits].die_off = d->unset[i];
+		d->units[d->nunits].have_die = true;
+		d->units[d->nunits].cudie = cudie;
+		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
+	}
+	free(d->unset);
+	d->unset = NULL;
+	if (d->nranges)
+		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
+	d->st.units = d->nunits;
+	return err < 0 ? err : 1;
+}
+
+static int index_units(struct dwarf_lines *d)
+{
+	int err = index_aranges(d);
+
+	if (!err)
+		err = index_units_walk(d);
+	if (err < 0)
+		return err;
 	if (d->nranges) /* qsort() wants a non-NULL array even for 0 */
 		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
 	d->st.units = d->nunits;
+	return 0;
+}
+
+/* Read unit @u's DIE (units indexed from .debug_aranges are read when a
+ * lookup first lands in them). 0 or -ENOENT. */
+static int unit_die(struct dwarf_lines *d, struct unit *u)
+{
+	if (u->have_die)
+		return 0;
+	if (!dwarf_offdie(d->dw, u->die_off, &u->cudie))
+		return -ENOENT;
+	u->comp_dir = comp_dir(&u->cudie);
+	u->have_die = true;
 	return 0;
 }
 
@@ -232,12 +464,11 @@ static void release_pages(struct dwarf_lines *d)
 
 /* Sections libdw would decompress at dwarf_begin_elf() that lines and
  * inlined frames never read: variable locations (libc's debug file: 1.4 MB
- * of .debug_loclists), macros, name indexes, CFI, aranges (units are
- * indexed from their own ranges). */
+ * of .debug_loclists), macros, name indexes, CFI. */
 static const char *const unused_sections[] = {
 	".debug_loc",	  ".debug_loclists", ".debug_macro",   ".debug_macinfo",
 	".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
-	".debug_frame",	  ".debug_aranges",  ".debug_names",   ".debug_types",
+	".debug_frame",	  ".debug_names",    ".debug_types",
 	NULL,
 };
 
@@ -427,9 +658,11 @@ static void end_dwarf(struct dwarf_lines *d)
 	}
 	free(d->units);
 	free(d->ranges);
+	free(d->unset);
 	d->units = NULL;
 	d->ranges = NULL;
-	d->nunits = d->nranges = 0;
+	d->unset = NULL;
+	d->nunits = d->nranges = d->nunset = d->units_cap = d->ranges_cap = 0;
 	for (i = 0; i < d->paths_cap; i++)
 		free(d->paths[i].path);
 	free(d->paths);
@@ -765,11 +998,13 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 	__s32 si;
 	int v;
 
+	if (!u && index_unset(d) > 0)
+		u = find_unit(d, a);
 	if (!u) {
 		d->st.no_unit++;
 		return 0;
 	}
-	if (!u->indexed && index_unit(d, u))
+	if (unit_die(d, u) || (!u->indexed && index_unit(d, u)))
 		return 0;
 	row = dwarf_getsrc_die(&u->cudie, a);
 	if (row) {

@@ -6,8 +6,13 @@
  * not libdwfl's per-address walks:
  *   - at the first lookup (not at open: libdw decompresses every compressed
  *     debug section when it begins, ~10 MB for libc's debug file, and most
- *     files a process maps never get a sample), every unit's address ranges (from the unit DIE, so files
- *     without .debug_aranges work) sorted into one table: address -> unit;
+ *     files a process maps never get a sample), every unit's address ranges
+ *     sorted into one table: address -> unit. From .debug_aranges when the
+ *     file has it (GCC), without reading any unit DIE: libdw then sets up
+ *     only the units lookups land in and those before them (libc: ~1.2 KB
+ *     each, 2063 units); units it has no set for are read from their DIE
+ *     at the first address no other unit covers. Without .debug_aranges,
+ *     from every unit DIE;
  *   - per unit, built once on the first lookup that lands in it: the ranges
  *     of its subprograms and inlined subroutines flattened into sorted,
  *     non-overlapping segments, each naming its innermost scope;

@@ -190,6 +190,84 @@ TEST(release_keeps_lines)
 	unlink(tmp);
 }
 
+/* Lines of @n addresses from @lo by @step in @path, one text line each. */
+static size_t lines_of(const char *path, __u64 lo, __u64 step, size_t n, char *out, size_t cap,
+		       struct dwarf_lines_stats *st)
+{
+	struct dwarf_lines *d = NULL;
+	const struct profile_line *l;
+	size_t len = 0, k, i;
+	int fd = open(path, O_RDONLY);
+
+	out[0] = '\0';
+	if (fd < 0 || dwarf_lines__open_fd(fd, &d)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	close(fd);
+	for (i = 0; i < n && len + 1024 < cap; i++) {
+		if (!dwarf_lines__lookup(d, lo + i * step, NULL, &l, &k))
+			continue;
+		len += (size_t)snprintf(out + len, cap - len, "%zu:", i);
+		while (k--)
+			len += (size_t)snprintf(out + len, cap - len, " %s %s:%lld",
+						l[k].function ? l[k].function : "?",
+						l[k].filename ? l[k].filename : "?",
+						(long long)l[k].line);
+		out[len++] = '\n';
+		out[len] = '\0';
+	}
+	dwarf_lines__lookup(d, 1, NULL, &l, &k); /* in no unit */
+	dwarf_lines__stats(d, st);
+	dwarf_lines__free(d);
+	return len;
+}
+
+/* Units indexed from .debug_aranges (units set up only as lookups land in
+ * them) give the same lines as units walked from their DIEs (a copy
+ * without .debug_aranges): the fixture, and libc's debug file when
+ * installed. */
+static void check_aranges(const char *path, __u64 lo, __u64 step, size_t n)
+{
+	char tmp[] = "/tmp/test_dwarf_na_XXXXXX", cmd[8600];
+	size_t cap = 8u << 20;
+	char *a = malloc(cap), *b = malloc(cap);
+	struct dwarf_lines_stats sa, sb;
+	int fd = mkstemp(tmp);
+
+	CHECK(a && b && fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --remove-section=.debug_aranges %s %s 2>/dev/null",
+		 path, tmp);
+	if (system(cmd)) {
+		unlink(tmp);
+		free(a);
+		free(b);
+		SKIP("objcopy cannot remove sections here");
+	}
+	CHECK(lines_of(path, lo, step, n, a, cap, &sa) > 0);
+	CHECK(lines_of(tmp, lo, step, n, b, cap, &sb) > 0);
+	unlink(tmp);
+	CHECK(!strcmp(a, b));
+	printf("# %s: %zu bytes of lines; units %llu (aranges) vs %llu (walk)\n", path, strlen(a),
+	       (unsigned long long)sa.units, (unsigned long long)sb.units);
+	CHECK(sa.units > 0 && sb.units > 0);
+	free(a);
+	free(b);
+}
+
+TEST(aranges_same_as_walk)
+{
+	static const char libc_dbg[] =
+		"/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug";
+
+	check_aranges(bin, 0x1000, 1, 0x2000);
+	if (access(libc_dbg, R_OK))
+		SKIP("no libc debug file here");
+	check_aranges(libc_dbg, 0x28000, 0x61, 0x4000);
+}
+
 /* Flip bytes all over a copy: open and lookups fail or succeed, never crash. */
 TEST(corrupted)
 {
@@ -265,6 +343,7 @@ int main(void)
 	}
 	RUN(inlined_helper);
 	RUN(release_keeps_lines);
+	RUN(aranges_same_as_walk);
 	RUN(corrupted);
 	RUN(no_dwarf);
 	printf("unit: %d passed, %d failed\n", test__passed, test__failed);

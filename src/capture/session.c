@@ -26,6 +26,13 @@
 #include "util/version.h"
 
 #define DRAIN_INTERVAL_NS 1000000000ll
+/* Records waiting for kernel names or DWARF lines are kept across drains
+ * of a window until one of these is reached (or the window ends), so that
+ * a pass over /proc/kallsyms (~40 ms of system time) and beginning a
+ * file's DWARF again (libc: ~80 ms) are not paid every second for the few
+ * new addresses a busy machine shows. */
+#define KERNEL_PASS_INTERVAL_NS 10000000000ll
+#define KERNEL_DEFER_MAX_BYTES (1u << 20)
 #define PROGRESS_INTERVAL_NS 500000000ll
 #define OUTPUT_MAX_BYTES (1ull << 30)
 
@@ -46,6 +53,16 @@ struct session {
 	size_t nresource;
 	/* per-record frame buffer: kernel then user frames, leaf first */
 	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
+	/* Records with kernel addresses the symbolizer has not named yet or
+	 * user addresses whose DWARF lines it has not looked up, and their
+	 * stacks: added after one pass over kallsyms and one DWARF file at a
+	 * time (flush_deferred()). */
+	struct deferred *defer;
+	size_t ndefer, defer_cap;
+	__u64 *dstacks;
+	size_t ndstacks, dstacks_cap;
+	bool warned_kallsyms;
+	__s64 last_kpass; /* CLOCK_MONOTONIC of the last flush_deferred() */
 	/* counters of the current window */
 	__u64 model_dropped;   /* samples the model could not hold */
 	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
@@ -230,27 +247,19 @@ static void thread_attrs(struct session *s, const struct sampler_record *r,
 		s->attrs_kept += r->count;
 }
 
-static int on_record(void *ctx, const struct sampler_record *r)
+/* Record @r into the profile; its frames are in s->frames already. */
+static int add_record(struct session *s, const struct sampler_record *r)
 {
-	struct session *s = ctx;
 	const struct profile_process_desc *known;
 	struct profile_process_desc desc;
 	struct profile_labels lab = {0};
 	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
 	char vals[PROFILE_MAX_CTX_ATTRS][SAMPLER_TCTX_ATTRS];
 	struct profile_link link;
-	size_t n = 0;
-	__u32 i;
+	size_t n = r->nkstack + r->nustack;
 	int err;
 
 	known = describe(s, r, &desc);
-	for (i = 0; i < r->nkstack; i++, n++)
-		symbolizer__resolve_kernel(s->sym, r->kstack[i], &s->frames[n]);
-	/* Only a user leaf without kernel frames is an exact PC; the others
-	 * are return addresses. */
-	for (i = 0; i < r->nustack; i++, n++)
-		symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], n == 0, &s->frames[n]);
-
 	/* Sample counters count CPU samples; off-CPU records carry nanoseconds. */
 	if (r->kind == SAMPLER_KIND_OFF_CPU)
 		return add_off_cpu(s, r, &desc, n);
@@ -288,6 +297,161 @@ static int on_record(void *ctx, const struct sampler_record *r)
 		}
 		return 0;
 	}
+	return err;
+}
+
+/* A record kept until its kernel names and DWARF lines are looked up. */
+struct deferred {
+	struct sampler_record r; /* stacks: offsets in s->dstacks, see below */
+	size_t kstack, ustack;
+};
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *t;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	t = realloc(*v, ncap * size);
+	if (!t)
+		return -ENOMEM;
+	*v = t;
+	*cap = ncap;
+	return 0;
+}
+
+/* The frames of @r into s->frames: kernel then user, leaf first. With
+ * @batch, kernel names and DWARF lines only from what the symbolizer
+ * knows, queuing the rest: false when something was queued (then resolve
+ * again after flush_deferred()'s batches). */
+static bool resolve_frames(struct session *s, const struct sampler_record *r, bool batch)
+{
+	struct profile_frame *f = s->frames;
+	bool done = true;
+	__u32 i;
+	size_t n = 0;
+
+	for (i = 0; i < r->nkstack; i++, n++)
+		done &= symbolizer__resolve_kernel(s->sym, r->kstack[i], &f[n]);
+	/* Only a user leaf without kernel frames is an exact PC; the others
+	 * are return addresses. */
+	for (i = 0; i < r->nustack; i++, n++) {
+		if (batch)
+			done &= symbolizer__resolve_user_batched(s->sym, (int)r->tgid, r->ustack[i],
+								 n == 0, &f[n]);
+		else
+			symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], n == 0, &f[n]);
+	}
+	return done;
+}
+
+/* Keep a copy of @r until flush_deferred(). */
+static int defer_record(struct session *s, const struct sampler_record *r)
+{
+	size_t nst = s->ndstacks + r->nkstack + r->nustack;
+	struct deferred *d;
+
+	if (grow((void **)&s->defer, &s->defer_cap, s->ndefer + 1, sizeof(*s->defer)) ||
+	    grow((void **)&s->dstacks, &s->dstacks_cap, nst, sizeof(*s->dstacks)))
+		return -ENOMEM;
+	d = &s->defer[s->ndefer++];
+	d->r = *r;
+	d->kstack = s->ndstacks;
+	memcpy(s->dstacks + s->ndstacks, r->kstack, r->nkstack * sizeof(*r->kstack));
+	s->ndstacks += r->nkstack;
+	d->ustack = s->ndstacks;
+	memcpy(s->dstacks + s->ndstacks, r->ustack, r->nustack * sizeof(*r->ustack));
+	s->ndstacks += r->nustack;
+	return 0;
+}
+
+/* Name the kernel addresses the deferred records wait for (one pass over
+ * kallsyms) and look up their DWARF lines (file by file), then add those
+ * records. 0 or the first error of adding. */
+static int flush_deferred(struct session *s)
+{
+	__s64 t0 = now_ns(CLOCK_MONOTONIC);
+	size_t k;
+	int err = symbolizer__resolve_kernel_batch(s->sym), ret = 0;
+
+	s->last_kpass = t0;
+	if (s->ndefer)
+		pr_debug("kernel symbols of %zu records named in %.1f ms", s->ndefer,
+			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	symbolizer__resolve_lines_batch(s->sym);
+	if (err && !s->warned_kallsyms) {
+		pr_warn("cannot read /proc/kallsyms (%s): some kernel frames keep addresses only",
+			strerror(-err));
+		s->warned_kallsyms = true;
+	}
+	for (k = 0; k < s->ndefer && !ret; k++) {
+		struct sampler_record *r = &s->defer[k].r;
+
+		r->kstack = s->dstacks + s->defer[k].kstack;
+		r->ustack = s->dstacks + s->defer[k].ustack;
+		resolve_frames(s, r, false);
+		ret = add_record(s, r);
+	}
+	/* Their size follows one drain: give it back. */
+	free(s->defer);
+	free(s->dstacks);
+	s->defer = NULL;
+	s->dstacks = NULL;
+	s->ndefer = s->defer_cap = s->ndstacks = s->dstacks_cap = 0;
+	return ret;
+}
+
+static int on_record(void *ctx, const struct sampler_record *r)
+{
+	struct session *s = ctx;
+	int err;
+
+	if (resolve_frames(s, r, true))
+		return add_record(s, r);
+	err = defer_record(s, r);
+	if (err)
+		return err;
+	/* The queue could not take another record's frames: pass now. */
+	if (symbolizer__kernel_queue_room(s->sym) < SAMPLER_MAX_KSTACK)
+		return flush_deferred(s);
+	return 0;
+}
+
+/* How a drain ends: records still waiting for names stay (a drain within a
+ * window), are added unless they may wait longer, or are added. */
+enum settle {
+	SETTLE_NONE,  /* another drain follows at once */
+	SETTLE_LAZY,  /* a drain within a window */
+	SETTLE_FLUSH, /* the window ends */
+};
+
+/* Drain the sampler into the profile, then per @how name what waits and
+ * add those records, and free any DWARF still begun. 0 or -errno (logged). */
+static int drain(struct session *s, enum settle how)
+{
+	int err, ferr = 0;
+	size_t bytes;
+
+	/* Processes announced since the last poll first: their snapshots
+	 * describe them before their samples are named. */
+	sampler__poll(s->smp, 0, on_new_process, s);
+	err = sampler__drain(s->smp, on_record, s);
+	bytes = s->ndefer * sizeof(*s->defer) + s->ndstacks * sizeof(*s->dstacks);
+
+	if (how == SETTLE_FLUSH ||
+	    (how == SETTLE_LAZY && s->ndefer &&
+	     (bytes >= KERNEL_DEFER_MAX_BYTES ||
+	      now_ns(CLOCK_MONOTONIC) - s->last_kpass >= KERNEL_PASS_INTERVAL_NS)))
+		ferr = flush_deferred(s);
+	/* Its addresses are named: DWARF is not needed until the next. */
+	if (how != SETTLE_NONE)
+		symbolizer__release_dwarf(s->sym);
+	err = err ?: ferr;
+	if (err)
+		pr_err("reading samples failed: %s", strerror(-err));
 	return err;
 }
 
@@ -556,7 +720,7 @@ static void load_kernel_symbols(struct session *s)
 		pr_warn("cannot read /proc/kallsyms (%s): kernel frames keep addresses "
 			"only",
 			strerror(-err));
-	pr_debug("kernel symbols loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	pr_debug("kernel symbols checked in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 }
 
 int session__start(struct session *s)
@@ -586,6 +750,7 @@ int session__start(struct session *s)
 	if (ret)
 		return ret; /* session__free() lets a held CMD go */
 	s->start = now_ns(CLOCK_MONOTONIC);
+	s->last_kpass = s->start;
 	s->wunix = now_ns(CLOCK_REALTIME);
 	if (s->child)
 		child__release(s->child);
@@ -629,14 +794,8 @@ static void check_targets_alive(struct session *s)
 static void window_edge(struct session *s, __s64 now)
 {
 	struct sampler_stats st;
-	int err;
 
-	/* Processes announced since the last poll first: their snapshots
-	 * describe them before their samples are named. */
-	sampler__poll(s->smp, 0, on_new_process, s);
-	err = sampler__drain(s->smp, on_record, s);
-	if (err)
-		pr_err("reading samples failed: %s", strerror(-err));
+	drain(s, SETTLE_FLUSH);
 	check_target_matches(s);
 	check_targets_alive(s);
 	sampler__stats(s->smp, &st);
@@ -671,7 +830,6 @@ __s64 session__step(struct session *s)
 {
 	struct sampler_stats st;
 	__s64 now;
-	int err;
 
 	if (s->over || stop_requested || (s->child && child__done(s->child)))
 		return -1;
@@ -693,12 +851,8 @@ __s64 session__step(struct session *s)
 		return s->over ? -1 : now;
 	}
 	if (now >= s->next_drain) {
-		sampler__poll(s->smp, 0, on_new_process, s); /* see end_window() */
-		err = sampler__drain(s->smp, on_record, s);
-		if (err) {
-			pr_err("reading samples failed: %s", strerror(-err));
+		if (drain(s, SETTLE_LAZY))
 			return -1;
-		}
 		s->next_drain = now + DRAIN_INTERVAL_NS;
 		check_target_matches(s);
 	}
@@ -724,7 +878,7 @@ int session__close(struct session *s)
 	const struct capture_opts *o = s->o;
 	struct sampler_stats st;
 	__s64 end;
-	int err, ret;
+	int ret;
 
 	sampler__stop(s->smp);
 	end = now_ns(CLOCK_MONOTONIC);
@@ -736,11 +890,8 @@ int session__close(struct session *s)
 		child__signal(s->child, SIGTERM);
 	/* Both generations: the active one and anything left in the other. */
 	sampler__poll(s->smp, 0, on_new_process, s);
-	for (int i = 0; i < 2; i++) {
-		err = sampler__drain(s->smp, on_record, s);
-		if (err)
-			pr_err("reading samples failed: %s", strerror(-err));
-	}
+	for (int i = 0; i < 2; i++)
+		drain(s, i ? SETTLE_FLUSH : SETTLE_NONE);
 	sampler__stats(s->smp, &st);
 	pr_debug("final drain and symbolization took %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
@@ -764,6 +915,8 @@ void session__free(struct session *s)
 	env__kv_free(s->env_kv, s->nresource);
 	symbolizer__free(s->sym);
 	threadctx_files__free(s->tctx_files);
+	free(s->defer);
+	free(s->dstacks);
 	debuginfod__free(s->dinfod);
 	profile__free(s->prof);
 	free(s);

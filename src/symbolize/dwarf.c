@@ -43,6 +43,8 @@ struct seg {
 };
 
 struct unit {
+	Dwarf_Off die_off; /* of the unit DIE */
+	bool have_die;	   /* cudie and comp_dir read (unit_die()) */
 	Dwarf_Die cudie;
 	const char *comp_dir; /* DW_AT_comp_dir, NULL = none */
 	bool indexed;
@@ -84,7 +86,12 @@ struct dwarf_lines {
 	struct unit *units;
 	size_t nunits;
 	struct urange *ranges;
-	size_t nranges;
+	size_t nranges, ranges_cap, units_cap;
+	/* Units .debug_aranges has no set for (data only, or from a compiler
+	 * that writes none): their DIE offsets, read at the first address no
+	 * indexed unit covers (reading them makes libdw set up every unit). */
+	Dwarf_Off *unset;
+	size_t nunset;
 	struct centry *cache;
 	size_t ncache, cache_cap; /* cap a power of two */
 	struct chunk *chunks;
@@ -92,6 +99,10 @@ struct dwarf_lines {
 	 * keyed by libdw's (stable) name pointer. */
 	struct pentry *paths;
 	size_t npaths, paths_cap;
+	/* Names and file names of cached lines, owned (libdw's go at
+	 * dwarf_lines__release()): a set of strings, cap a power of two. */
+	char **strs;
+	size_t nstrs, strs_cap;
 	bool has_inline;
 	struct dwarf_lines_stats st;
 };
@@ -142,7 +153,10 @@ static const char *comp_dir(Dwarf_Die *cudie)
 	return dir && *dir == '/' ? dir : NULL;
 }
 
-static int index_units(struct dwarf_lines *d)
+/* Every unit from its DIE: address ranges (DW_AT_ranges, low/high pc).
+ * Reads each unit DIE, which makes libdw set up every unit (libc: 2063,
+ * ~3.7 MB): the way for files without .debug_aranges. */
+static int index_units_walk(struct dwarf_lines *d)
 {
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Die cudie, subdie;
@@ -165,12 +179,234 @@ static int index_units(struct dwarf_lines *d)
 		if (!r)
 			continue;
 		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+		d->units[d->nunits].die_off = dwarf_dieoffset(&cudie);
+		d->units[d->nunits].have_die = true;
 		d->units[d->nunits].cudie = cudie;
 		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
 	}
+	return 0;
+}
+
+static __u64 get_le(const unsigned char *p, size_t n)
+{
+	__u64 v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* The data of section @name, or NULL. */
+static Elf_Data *section_data(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+struct uoff {
+	Dwarf_Off off, die_off; /* unit header, unit DIE */
+	__s64 unit;		/* index in d->units, -1 = none yet */
+};
+
+static int cmp_uoff_key(const void *key, const void *e)
+{
+	Dwarf_Off k = *(const Dwarf_Off *)key, o = ((const struct uoff *)e)->off;
+
+	return k < o ? -1 : k > o;
+}
+
+/* Units from .debug_aranges (GCC writes one set per unit with code):
+ * address -> unit without reading any unit DIE, so libdw sets up only the
+ * units lookups land in (and those before them: it reads units in order).
+ * Units with no set are read from their DIE. 1 when done, 0 when the file
+ * has no usable .debug_aranges (the caller walks every unit), or -errno. */
+static int index_aranges(struct dwarf_lines *d)
+{
+	Elf_Data *data = section_data(d->elf, ".debug_aranges");
+	const unsigned char *p, *end, *ident = (const unsigned char *)elf_getident(d->elf, NULL);
+	struct uoff *u = NULL;
+	size_t nu = 0, ucap = 0, rcap = 0, i, hsize, covered = 0, dcap = 0;
+	Dwarf_Off off = 0, next;
+	int err = 0;
+
+	if (!data || !data->d_buf || !data->d_size || !ident || ident[EI_DATA] != ELFDATA2LSB ||
+	    __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return 0;
+	while (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ==
+	       0) {
+		err = grow((void **)&u, &ucap, nu, sizeof(*u));
+		if (err)
+			goto out;
+		u[nu++] = (struct uoff){off, off + hsize, -1};
+		off = next;
+	}
+	p = data->d_buf;
+	end = p + data->d_size;
+	while (end - p >= 4) {
+		const unsigned char *set = p, *set_end;
+		__u64 len = get_le(p, 4), cu;
+		size_t osz = 4, asz, tuple;
+		struct uoff *e;
+
+		p += 4;
+		if (len == 0xffffffffull && end - p >= 8) {
+			len = get_le(p, 8);
+			p += 8;
+			osz = 8;
+		} else if (len >= 0xfffffff0ull) {
+			break;
+		}
+		if (len > (__u64)(end - p))
+			break;
+		set_end = p + len;
+		if (set_end - p < (ptrdiff_t)(2 + osz + 2) || get_le(p, 2) != 2) {
+			p = set_end;
+			continue;
+		}
+		cu = get_le(p + 2, osz);
+		asz = p[2 + osz];
+		tuple = 2 * asz;
+		if ((asz != 4 && asz != 8) || p[3 + osz]) { /* segment selectors: none */
+			p = set_end;
+			continue;
+		}
+		p += 4 + osz;
+		p = set + (((size_t)(p - set) + tuple - 1) / tuple) * tuple;
+		e = bsearch(&cu, u, nu, sizeof(*u), cmp_uoff_key);
+		for (; e && set_end - p >= (ptrdiff_t)tuple; p += tuple) {
+			__u64 lo = get_le(p, asz), n = get_le(p + asz, asz);
+
+			if (!lo && !n)
+				break;
+			if (!n || lo + n < lo)
+				continue;
+			if (e->unit < 0) {
+				err = grow((void **)&d->units, &dcap, d->nunits, sizeof(*d->units));
+				if (err)
+					goto out;
+				memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+				d->units[d->nunits].die_off = e->die_off;
+				e->unit = (__s64)d->nunits++;
+				covered++;
+			}
+			err = grow((void **)&d->ranges, &rcap, d->nranges, sizeof(*d->ranges));
+			if (err)
+				goto out;
+			d->ranges[d->nranges++] = (struct urange){lo, lo + n, (__u32)e->unit};
+		}
+		p = set_end;
+	}
+	if (!covered)
+		goto out; /* 0: walk every unit */
+	for (i = 0; i < nu; i++) {
+		if (u[i].unit >= 0)
+			continue;
+		if (!d->unset) {
+			d->unset = malloc((nu - covered) * sizeof(*d->unset));
+			if (!d->unset) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		d->unset[d->nunset++] = u[i].die_off;
+	}
+	d->units_cap = dcap;
+	d->ranges_cap = rcap;
+	err = 1;
+out:
+	free(u);
+	if (err <= 0) { /* start over, or fail */
+		free(d->units);
+		free(d->ranges);
+		free(d->unset);
+		d->units = NULL;
+		d->ranges = NULL;
+		d->unset = NULL;
+		d->nunits = d->nranges = d->nunset = 0;
+	}
+	return err;
+}
+
+/* Index the units .debug_aranges left out, from their DIE, once. 1 when
+ * there were any (the caller looks again), 0, or -errno. */
+static int index_unset(struct dwarf_lines *d)
+{
+	size_t i, n = d->nunset;
+	int err = 0, r;
+
+	if (!n)
+		return 0;
+	d->nunset = 0;
+	for (i = 0; i < n && !err; i++) {
+		Dwarf_Die cudie;
+		int tag;
+
+		if (!dwarf_offdie(d->dw, d->unset[i], &cudie))
+			continue;
+		tag = dwarf_tag(&cudie);
+		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit &&
+		    tag != DW_TAG_skeleton_unit)
+			continue;
+		err = grow((void **)&d->units, &d->units_cap, d->nunits, sizeof(*d->units));
+		if (err)
+			break;
+		r = add_unit_ranges(d, &cudie, &d->ranges_cap);
+		if (r <= 0) {
+			err = r;
+			continue;
+		}
+		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+		d->units[d->nunits].die_off = d->unset[i];
+		d->units[d->nunits].have_die = true;
+		d->units[d->nunits].cudie = cudie;
+		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
+	}
+	free(d->unset);
+	d->unset = NULL;
+	if (d->nranges)
+		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
+	d->st.units = d->nunits;
+	return err < 0 ? err : 1;
+}
+
+static int index_units(struct dwarf_lines *d)
+{
+	int err = index_aranges(d);
+
+	if (!err)
+		err = index_units_walk(d);
+	if (err < 0)
+		return err;
 	if (d->nranges) /* qsort() wants a non-NULL array even for 0 */
 		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
 	d->st.units = d->nunits;
+	return 0;
+}
+
+/* Read unit @u's DIE (units indexed from .debug_aranges are read when a
+ * lookup first lands in them). 0 or -ENOENT. */
+static int unit_die(struct dwarf_lines *d, struct unit *u)
+{
+	if (u->have_die)
+		return 0;
+	if (!dwarf_offdie(d->dw, u->die_off, &u->cudie))
+		return -ENOENT;
+	u->comp_dir = comp_dir(&u->cudie);
+	u->have_die = true;
 	return 0;
 }
 
@@ -228,12 +464,11 @@ static void release_pages(struct dwarf_lines *d)
 
 /* Sections libdw would decompress at dwarf_begin_elf() that lines and
  * inlined frames never read: variable locations (libc's debug file: 1.4 MB
- * of .debug_loclists), macros, name indexes, CFI, aranges (units are
- * indexed from their own ranges). */
+ * of .debug_loclists), macros, name indexes, CFI. */
 static const char *const unused_sections[] = {
 	".debug_loc",	  ".debug_loclists", ".debug_macro",   ".debug_macinfo",
 	".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
-	".debug_frame",	  ".debug_aranges",  ".debug_names",   ".debug_types",
+	".debug_frame",	  ".debug_names",    ".debug_types",
 	NULL,
 };
 
@@ -275,6 +510,69 @@ static void hide_unused(Elf *elf)
 	}
 }
 
+/* Drop the mapped pages wholly inside [@p, @p + @len): read-only file
+ * pages, read back from the page cache if touched again. */
+static void release_range(const char *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t lo, hi;
+
+	if (page <= 0)
+		return;
+	lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	hi = ((uintptr_t)p + len) & ~((uintptr_t)page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+struct zsec {
+	Elf_Scn *scn;
+	GElf_Off off, size;
+};
+
+static int cmp_zsec(const void *a, const void *b)
+{
+	const struct zsec *x = a, *y = b;
+
+	return x->size > y->size ? -1 : x->size < y->size;
+}
+
+/* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
+ * already decompressed alone), largest first, letting each one's
+ * compressed pages go as soon as it is done: libdw would have all of them
+ * resident at once with all the decompressed data (libc's debug file:
+ * 3 MB compressed next to 8 MB decompressed). Failures are left to libdw. */
+static void decompress_sections(struct dwarf_lines *d)
+{
+	struct zsec z[64];
+	Elf_Scn *scn = NULL;
+	size_t n = 0, i, size = 0, shstrndx;
+	char *img = elf_rawfile(d->elf, &size);
+
+	if (!img || elf_getshdrstrndx(d->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(d->elf, scn)) && n < sizeof(z) / sizeof(z[0])) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sh.sh_flags & SHF_COMPRESSED) || sh.sh_offset > size ||
+		    sh.sh_size > size - sh.sh_offset)
+			continue;
+		name = elf_strptr(d->elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		z[n++] = (struct zsec){scn, sh.sh_offset, sh.sh_size};
+	}
+	if (n)
+		qsort(z, n, sizeof(z[0]), cmp_zsec);
+	for (i = 0; i < n; i++) {
+		if (elf_compress(z[i].scn, 0, 0) < 0)
+			continue;
+		release_range(img + z[i].off, z[i].size);
+	}
+}
+
 /* Begin the DWARF and index its units, once. libdw decompresses every
  * compressed debug section here (libc's debug file: ~10 MB), which is why
  * it waits for the first lookup. 0 or -errno (then the file has no lines). */
@@ -286,9 +584,19 @@ static int begin(struct dwarf_lines *d)
 		return d->broken ? -ENOENT : 0;
 	d->begun = true;
 	d->broken = true;
+	if (!d->elf) { /* released: map the file again */
+		d->elf = elf_begin(d->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+		if (!d->elf)
+			return -ENOENT;
+	}
+	d->st.begins++;
 	hide_unused(d->elf);
+	decompress_sections(d);
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
-	drop_fd(d);
+	/* The descriptor maps the file again after a release; past
+	 * MAX_PENDING files, it goes and the DWARF stays. */
+	if (atomic_load(&pending_fds) > MAX_PENDING)
+		drop_fd(d);
 	if (!d->dw)
 		return -ENOENT; /* no usable DWARF */
 	err = index_units(d);
@@ -338,6 +646,36 @@ fail:
 	return err;
 }
 
+/* Free what points into libdw's data: the unit index, the joined paths,
+ * the Dwarf and the Elf (with the decompressed sections). */
+static void end_dwarf(struct dwarf_lines *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nunits; i++) {
+		free(d->units[i].scopes);
+		free(d->units[i].segs);
+	}
+	free(d->units);
+	free(d->ranges);
+	free(d->unset);
+	d->units = NULL;
+	d->ranges = NULL;
+	d->unset = NULL;
+	d->nunits = d->nranges = d->nunset = d->units_cap = d->ranges_cap = 0;
+	for (i = 0; i < d->paths_cap; i++)
+		free(d->paths[i].path);
+	free(d->paths);
+	d->paths = NULL;
+	d->npaths = d->paths_cap = 0;
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->elf)
+		elf_end(d->elf);
+	d->dw = NULL;
+	d->elf = NULL;
+}
+
 void dwarf_lines__free(struct dwarf_lines *d)
 {
 	struct chunk *c, *next;
@@ -346,25 +684,26 @@ void dwarf_lines__free(struct dwarf_lines *d)
 	if (!d)
 		return;
 	drop_fd(d);
-	for (i = 0; i < d->nunits; i++) {
-		free(d->units[i].scopes);
-		free(d->units[i].segs);
-	}
-	free(d->units);
-	free(d->ranges);
+	end_dwarf(d);
 	free(d->cache);
-	for (i = 0; i < d->paths_cap; i++)
-		free(d->paths[i].path);
-	free(d->paths);
 	for (c = d->chunks; c; c = next) {
 		next = c->next;
 		free(c);
 	}
-	if (d->dw)
-		dwarf_end(d->dw);
-	if (d->elf)
-		elf_end(d->elf);
+	for (i = 0; i < d->strs_cap; i++)
+		free(d->strs[i]);
+	free(d->strs);
 	free(d);
+}
+
+bool dwarf_lines__release(struct dwarf_lines *d)
+{
+	if (!d || !d->begun || d->broken || d->fd < 0)
+		return false;
+	end_dwarf(d);
+	d->begun = false;
+	d->st.releases++;
+	return true;
 }
 
 /* ---- per unit: scope segments ------------------------------------------- */
@@ -659,11 +998,13 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 	__s32 si;
 	int v;
 
+	if (!u && index_unset(d) > 0)
+		u = find_unit(d, a);
 	if (!u) {
 		d->st.no_unit++;
 		return 0;
 	}
-	if (!u->indexed && index_unit(d, u))
+	if (unit_die(d, u) || (!u->indexed && index_unit(d, u)))
 		return 0;
 	row = dwarf_getsrc_die(&u->cudie, a);
 	if (row) {
@@ -699,6 +1040,51 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 		n = 1;
 	}
 	return n;
+}
+
+static size_t str_slot(char **t, size_t cap, const char *s)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+	const unsigned char *p;
+	size_t i;
+
+	for (p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	i = (size_t)h & (cap - 1);
+	while (t[i] && strcmp(t[i], s))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* @s as a string @d owns (one copy per distinct string), NULL for NULL or
+ * when out of memory. */
+static const char *own(struct dwarf_lines *d, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	if ((d->nstrs + 1) * 2 > d->strs_cap) {
+		size_t ncap = d->strs_cap ? d->strs_cap * 2 : 256;
+		char **nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (i = 0; i < d->strs_cap; i++)
+			if (d->strs[i])
+				nt[str_slot(nt, ncap, d->strs[i])] = d->strs[i];
+		free(d->strs);
+		d->strs = nt;
+		d->strs_cap = ncap;
+	}
+	i = str_slot(d->strs, d->strs_cap, s);
+	if (!d->strs[i]) {
+		d->strs[i] = strdup(s);
+		if (!d->strs[i])
+			return NULL;
+		d->nstrs++;
+	}
+	return d->strs[i];
 }
 
 static bool mangled(const char *name)
@@ -759,20 +1145,18 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 {
 	struct profile_line tmp[PROFILE_MAX_LINES];
 	struct centry *e;
-	size_t k;
+	size_t k, i;
 
 	*lines = NULL;
 	*n = 0;
 	d->st.lookups++;
-	if (begin(d))
-		return false;
 	if (d->cache_cap && (e = cache_slot(d, vaddr + 1))->addr) {
 		d->st.cache_hits++;
 		*lines = e->lines;
 		*n = e->n;
 		return e->n > 0;
 	}
-	if (d->ncache >= DWARF_LINES_MAX_CACHE)
+	if (d->ncache >= DWARF_LINES_MAX_CACHE || begin(d))
 		return false;
 	if ((d->ncache + 1) * 2 > d->cache_cap && cache_grow(d))
 		return false;
@@ -789,6 +1173,12 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 			tmp[k - 1].function = outer_name;
 		}
 	}
+	/* Cached lines outlive libdw's data (dwarf_lines__release()). */
+	for (i = 0; i < k; i++) {
+		tmp[i].function = own(d, tmp[i].function);
+		tmp[i].system_name = own(d, tmp[i].system_name);
+		tmp[i].filename = own(d, tmp[i].filename);
+	}
 	e = cache_slot(d, vaddr + 1);
 	e->addr = vaddr + 1;
 	e->n = (__u32)k;
@@ -799,6 +1189,25 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 	*lines = e->lines;
 	*n = e->n;
 	return e->n > 0;
+}
+
+bool dwarf_lines__peek(const struct dwarf_lines *d, __u64 vaddr, const struct profile_line **lines,
+		       size_t *n)
+{
+	const struct centry *e;
+
+	*lines = NULL;
+	*n = 0;
+	if ((d->begun && d->broken) || d->ncache >= DWARF_LINES_MAX_CACHE)
+		return true; /* dwarf_lines__lookup() would find nothing either */
+	if (!d->cache_cap)
+		return false;
+	e = cache_slot((struct dwarf_lines *)d, vaddr + 1);
+	if (!e->addr)
+		return false;
+	*lines = e->lines;
+	*n = e->n;
+	return true;
 }
 
 bool dwarf_lines__has_inline(const struct dwarf_lines *d)

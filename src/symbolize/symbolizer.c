@@ -234,12 +234,21 @@ struct symbolizer {
 	size_t nfiles;
 	struct sym_file *vdso;
 	bool vdso_tried;
-	struct kallsyms *ksyms;
+	/* Kernel symbols (see the kernel section below). */
+	bool kernel;	  /* symbolizer__load_kernel() succeeded */
+	bool kdesc_ready; /* kdesc's range is known (after the first pass) */
 	struct profile_mapping_desc kdesc;
 	char *kbuild_id;
-	struct profile_mapping_desc *mdescs; /* one per kallsyms module */
-	char **mstrings;		     /* owned paths and build-ids of mdescs */
-	size_t nmdescs;
+	struct kmod **kmods; /* modules seen in a resolved address, never freed */
+	size_t nkmods;
+	struct kentry *kcache; /* sorted by lo, not overlapping */
+	size_t nkcache, kcache_cap;
+	__u64 *kwant; /* addresses waiting for the next pass */
+	size_t nkwant;
+	__u32 kgen; /* passes made; an entry hit since the last one has gen == kgen */
+	/* DWARF lookups waiting for symbolizer__resolve_lines_batch() */
+	struct sym_lwant *lwant;
+	size_t nlwant, lwant_cap;
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
 	/* The early snapshot of the process being added (symbolizer__add_process_snap()),
@@ -250,6 +259,15 @@ struct symbolizer {
 	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
 	size_t ndebug_dirs;
 	struct debuginfod *dinfod; /* NULL: no downloads */
+};
+
+static void kernel_release(struct symbolizer *s);
+
+/* A DWARF lookup a batched resolve left for symbolizer__resolve_lines_batch(). */
+struct sym_lwant {
+	struct sym_file *f;
+	__u64 vaddr;
+	const char *outer; /* the symbol-table name, owned by f->elf */
 };
 
 static __u64 now_ns(const struct symbolizer *s)
@@ -366,81 +384,38 @@ void symbolizer__free(struct symbolizer *s)
 		elfsym__free(s->vdso->elf);
 		free(s->vdso);
 	}
-	kallsyms__free(s->ksyms);
-	free(s->kbuild_id);
+	kernel_release(s);
+	free(s->lwant);
 	for (i = 0; i < s->ndebug_dirs; i++)
 		free(s->debug_dirs[i]);
 	debuginfod__free(s->dinfod);
-	for (i = 0; i < 2 * s->nmdescs; i++)
-		free(s->mstrings[i]);
-	free(s->mstrings);
-	free(s->mdescs);
 	free(s->proc_root);
 	free(s);
 }
 
-/* ---- kernel ------------------------------------------------------------------------ */
+/* ---- kernel ------------------------------------------------------------------------
+ * Kernel addresses are named in passes over /proc/kallsyms (kallsyms.h's
+ * queries), never from a table of every kernel symbol: a resolve answers
+ * from a cache of symbol extents (and of ranges known to hold none) or
+ * queues the address; symbolizer__resolve_kernel_batch() names the queue
+ * in one streaming pass and caches what it found. Modules get a mapping
+ * desc when a resolved address first lands in them. */
 
-static int load_module_descs(struct symbolizer *s)
-{
-	size_t i, n = kallsyms__module_count(s->ksyms);
-	char path[PATH_MAX];
+/* A symbol's extent [lo, hi) and its name, or (name NULL) a range known to
+ * hold no symbol. */
+struct kentry {
+	__u64 lo, hi;
+	char *name;
+	struct kmod *mod; /* NULL = the core kernel */
+	__u32 gen;
+};
 
-	if (!n)
-		return 0;
-	s->mdescs = calloc(n, sizeof(*s->mdescs));
-	s->mstrings = calloc(2 * n, sizeof(*s->mstrings));
-	if (!s->mdescs || !s->mstrings)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const struct kallsyms_module *m = kallsyms__module(s->ksyms, i);
-		size_t len = strlen(m->name) + 3;
-		char *name = malloc(len);
-
-		if (!name)
-			return -ENOMEM;
-		snprintf(name, len, "[%s]", m->name);
-		s->mstrings[2 * i] = name;
-		snprintf(path, sizeof(path), "%s/../sys/module/%s/notes/.note.gnu.build-id",
-			 s->proc_root, m->name);
-		s->mstrings[2 * i + 1] = read_notes_build_id(path);
-		s->mdescs[i].start = m->start;
-		s->mdescs[i].limit = m->end > m->start ? m->end : m->start + 1;
-		s->mdescs[i].file_offset = 0;
-		s->mdescs[i].path = name;
-		s->mdescs[i].build_id = s->mstrings[2 * i + 1];
-		s->nmdescs = i + 1;
-	}
-	return 0;
-}
-
-int symbolizer__load_kernel(struct symbolizer *s)
-{
-	char path[PATH_MAX];
-	__u64 start, end;
-	int err;
-
-	if (s->ksyms)
-		return 0;
-	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
-	err = kallsyms__load(path, &s->ksyms);
-	if (err)
-		return err;
-	kallsyms__text_range(s->ksyms, &start, &end);
-	snprintf(path, sizeof(path), "%s/../sys/kernel/notes", s->proc_root);
-	s->kbuild_id = read_notes_build_id(path);
-	s->kdesc.start = start;
-	s->kdesc.limit = end > start ? end : start + 1;
-	s->kdesc.file_offset = 0;
-	s->kdesc.path = "[kernel.kallsyms]";
-	s->kdesc.build_id = s->kbuild_id;
-	err = load_module_descs(s);
-	if (err) {
-		/* Keep core kernel symbols; module frames just get no mapping. */
-		s->nmdescs = 0;
-	}
-	return 0;
-}
+struct kmod {
+	struct profile_mapping_desc desc;
+	char *name; /* "ext4" */
+	char *path; /* "[ext4]" */
+	char *build_id;
+};
 
 /* @out as a frame of @type at @addr with nothing resolved yet. */
 static void frame_unresolved(struct profile_frame *out, __u64 addr, enum profile_frame_type type)
@@ -448,25 +423,245 @@ static void frame_unresolved(struct profile_frame *out, __u64 addr, enum profile
 	*out = (struct profile_frame){.address = addr, .type = type};
 }
 
-void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile_frame *out)
+static int cmp_u64(const void *a, const void *b)
 {
-	const char *name;
-	int mod = -1;
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void kernel_release(struct symbolizer *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nkcache; i++)
+		free(s->kcache[i].name);
+	free(s->kcache);
+	free(s->kwant);
+	for (i = 0; i < s->nkmods; i++) {
+		free(s->kmods[i]->name);
+		free(s->kmods[i]->path);
+		free(s->kmods[i]->build_id);
+		free(s->kmods[i]);
+	}
+	free(s->kmods);
+	free(s->kbuild_id);
+}
+
+int symbolizer__load_kernel(struct symbolizer *s)
+{
+	char path[PATH_MAX];
+	int err;
+
+	if (s->kernel)
+		return 0;
+	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
+	err = kallsyms__check(path);
+	if (err)
+		return err;
+	s->kwant = malloc(SYMBOLIZER_KERNEL_BATCH * sizeof(*s->kwant));
+	if (!s->kwant)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/../sys/kernel/notes", s->proc_root);
+	s->kbuild_id = read_notes_build_id(path);
+	s->kdesc.path = "[kernel.kallsyms]";
+	s->kdesc.build_id = s->kbuild_id;
+	s->kernel = true;
+	return 0;
+}
+
+/* The mapping desc of module @m of query @q, made at its first use. NULL
+ * when out of memory or at KALLSYMS_MAX_MODULES. */
+static struct kmod *kernel_module(struct symbolizer *s, const struct kallsyms_query *q, int m)
+{
+	const struct kallsyms_module *km = kallsyms__query_module(q, (size_t)m);
+	char path[PATH_MAX];
+	struct kmod *k, **t;
+	size_t i, len;
+
+	if (!km)
+		return NULL;
+	for (i = 0; i < s->nkmods; i++)
+		if (!strcmp(s->kmods[i]->name, km->name))
+			return s->kmods[i];
+	if (s->nkmods == KALLSYMS_MAX_MODULES)
+		return NULL;
+	t = realloc(s->kmods, (s->nkmods + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	s->kmods = t;
+	k = calloc(1, sizeof(*k));
+	len = strlen(km->name) + 3;
+	if (!k || !(k->name = strdup(km->name)) || !(k->path = malloc(len))) {
+		if (k)
+			free(k->name);
+		free(k);
+		return NULL;
+	}
+	snprintf(k->path, len, "[%s]", km->name);
+	snprintf(path, sizeof(path), "%s/../sys/module/%s/notes/.note.gnu.build-id", s->proc_root,
+		 km->name);
+	k->build_id = read_notes_build_id(path);
+	k->desc.start = km->start;
+	k->desc.limit = km->end > km->start ? km->end : km->start + 1;
+	k->desc.path = k->path;
+	k->desc.build_id = k->build_id;
+	s->kmods[s->nkmods++] = k;
+	return k;
+}
+
+static int cmp_kentry(const void *a, const void *b)
+{
+	const struct kentry *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->gen > y->gen ? -1 : x->gen < y->gen; /* newer first */
+}
+
+/* Sort the cache and drop what overlaps a newer entry (kallsyms changed:
+ * a module or BPF program came or went) or repeats one. */
+static void kcache_settle(struct symbolizer *s)
+{
+	size_t i, j = 0;
+
+	qsort(s->kcache, s->nkcache, sizeof(*s->kcache), cmp_kentry);
+	for (i = 0; i < s->nkcache; i++) {
+		struct kentry *e = &s->kcache[i];
+
+		while (j && e->lo < s->kcache[j - 1].hi && e->gen > s->kcache[j - 1].gen)
+			free(s->kcache[--j].name);
+		if (j && e->lo < s->kcache[j - 1].hi) {
+			free(e->name);
+			continue;
+		}
+		s->kcache[j++] = *e;
+	}
+	s->nkcache = j;
+}
+
+/* Make room for @n more entries under SYMBOLIZER_KERNEL_CACHE: drop those
+ * neither made nor hit since the last pass, then all. */
+static int kcache_room(struct symbolizer *s, size_t n)
+{
+	size_t i, j = 0;
+
+	if (s->nkcache + n > SYMBOLIZER_KERNEL_CACHE) {
+		for (i = 0; i < s->nkcache; i++) {
+			if (s->kcache[i].gen == s->kgen)
+				s->kcache[j++] = s->kcache[i];
+			else
+				free(s->kcache[i].name);
+		}
+		s->nkcache = j;
+	}
+	if (s->nkcache + n > SYMBOLIZER_KERNEL_CACHE) {
+		for (i = 0; i < s->nkcache; i++)
+			free(s->kcache[i].name);
+		s->nkcache = 0;
+	}
+	if (s->nkcache + n > s->kcache_cap) {
+		size_t cap = s->kcache_cap ? s->kcache_cap : 256;
+		struct kentry *t;
+
+		while (cap < s->nkcache + n)
+			cap *= 2;
+		t = realloc(s->kcache, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		s->kcache = t;
+		s->kcache_cap = cap;
+	}
+	return 0;
+}
+
+static const struct kentry *kcache_find(const struct symbolizer *s, __u64 addr)
+{
+	size_t i = search__upto(s->kcache, s->nkcache, sizeof(*s->kcache),
+				offsetof(struct kentry, lo), addr);
+
+	return i && addr < s->kcache[i - 1].hi ? &s->kcache[i - 1] : NULL;
+}
+
+int symbolizer__resolve_kernel_batch(struct symbolizer *s)
+{
+	struct kallsyms_query *q = NULL;
+	char path[PATH_MAX];
+	size_t i, n;
+	int err;
+
+	if (!s->nkwant)
+		return 0;
+	qsort(s->kwant, s->nkwant, sizeof(*s->kwant), cmp_u64);
+	for (i = 1, n = 1; i < s->nkwant; i++)
+		if (s->kwant[i] != s->kwant[n - 1])
+			s->kwant[n++] = s->kwant[i];
+	s->nkwant = 0;
+	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
+	err = kallsyms__query_file(path, s->kwant, n, &q);
+	if (!err)
+		err = kcache_room(s, n);
+	if (err)
+		goto out;
+	s->kgen++;
+	s->st.kernel_passes++;
+	if (!s->kdesc_ready) {
+		kallsyms__query_text_range(q, &s->kdesc.start, &s->kdesc.limit);
+		if (s->kdesc.limit <= s->kdesc.start)
+			s->kdesc.limit = s->kdesc.start + 1;
+		s->kdesc_ready = true;
+	}
+	for (i = 0; i < n; i++) {
+		const struct kallsyms_hit *h = kallsyms__query_hit(q, i);
+		struct kentry *e = &s->kcache[s->nkcache];
+
+		*e = (struct kentry){.lo = h->start, .hi = h->end, .gen = s->kgen};
+		if (h->name) {
+			e->name = strdup(h->name);
+			if (!e->name)
+				continue; /* not cached: asked again next pass */
+			if (h->module >= 0)
+				e->mod = kernel_module(s, q, h->module);
+		}
+		s->nkcache++;
+	}
+	kcache_settle(s);
+out:
+	kallsyms__query_free(q);
+	return err;
+}
+
+bool symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile_frame *out)
+{
+	struct kentry *e;
 
 	frame_unresolved(out, addr, PROFILE_FRAME_KERNEL);
-	if (!s->ksyms)
-		return;
-	name = kallsyms__lookup(s->ksyms, addr, NULL, &mod);
-	out->function = name;
-	if (name && mod >= 0)
-		out->mapping = (size_t)mod < s->nmdescs ? &s->mdescs[mod] : NULL;
-	else if (addr >= s->kdesc.start && addr < s->kdesc.limit)
+	if (!s->kernel)
+		return true;
+	e = (struct kentry *)kcache_find(s, addr);
+	if (!e) {
+		if (s->nkwant == SYMBOLIZER_KERNEL_BATCH)
+			return true; /* the caller did not pass in time: unnamed */
+		s->kwant[s->nkwant++] = addr;
+		return false;
+	}
+	e->gen = s->kgen;
+	out->function = e->name;
+	if (e->name && e->mod)
+		out->mapping = &e->mod->desc;
+	else if (s->kdesc_ready && addr >= s->kdesc.start && addr < s->kdesc.limit)
 		out->mapping = &s->kdesc;
+	return true;
+}
+
+size_t symbolizer__kernel_queue_room(const struct symbolizer *s)
+{
+	return s->kernel ? SYMBOLIZER_KERNEL_BATCH - s->nkwant : SIZE_MAX;
 }
 
 const struct profile_mapping_desc *symbolizer__kernel_mapping(const struct symbolizer *s)
 {
-	return s->ksyms ? &s->kdesc : NULL;
+	return s->kdesc_ready ? &s->kdesc : NULL;
 }
 
 /* ---- files ------------------------------------------------------------------------- */
@@ -1383,8 +1578,10 @@ static struct sym_map *find_map(const struct sym_proc *p, __u64 addr)
 	return NULL;
 }
 
-void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
-			      struct profile_frame *out)
+/* symbolizer__resolve_user(); with @batch, DWARF lines come from the cache
+ * only and a miss is queued: false then. */
+static bool resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+			 struct profile_frame *out, bool batch)
 {
 	struct sym_proc *p;
 	struct sym_map *m;
@@ -1392,7 +1589,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 
 	frame_unresolved(out, addr, PROFILE_FRAME_NATIVE);
 	if (pid <= 0 || (!leaf && !addr))
-		return;
+		return true;
 	a = leaf ? addr : addr - 1;
 	p = find_proc(s, pid);
 	if (!p) {
@@ -1400,7 +1597,7 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 		p = find_proc(s, pid);
 	}
 	if (!p || p->gone)
-		return;
+		return true;
 	m = find_map(p, a);
 	if (!m && now_ns(s) - p->last_refresh_ns >= SYMBOLIZER_REFRESH_NS) {
 		s->st.maps_refreshes++;
@@ -1417,15 +1614,90 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 		}
 	}
 	if (!m)
-		return;
+		return true;
 	out->mapping = &m->desc;
 	if (!m->file || !m->file->elf)
-		return;
+		return true;
 	if (elfsym__offset_to_vaddr(m->file->elf, a - m->desc.start + m->desc.file_offset, &vaddr))
-		return;
+		return true;
 	out->function = elfsym__lookup_demangled(m->file->elf, vaddr, &out->system_name);
-	if (m->file->dw)
+	if (!m->file->dw)
+		return true;
+	if (!batch) {
 		dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines, &out->nlines);
+		return true;
+	}
+	if (dwarf_lines__peek(m->file->dw, vaddr, &out->lines, &out->nlines))
+		return true;
+	if (s->nlwant == s->lwant_cap) {
+		size_t cap = s->lwant_cap ? s->lwant_cap * 2 : 256;
+		struct sym_lwant *t;
+
+		t = cap <= SYMBOLIZER_LINES_BATCH ? realloc(s->lwant, cap * sizeof(*t)) : NULL;
+		if (!t) { /* full: look up now */
+			dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines,
+					    &out->nlines);
+			return true;
+		}
+		s->lwant = t;
+		s->lwant_cap = cap;
+	}
+	s->lwant[s->nlwant++] = (struct sym_lwant){m->file, vaddr, out->function};
+	return false;
+}
+
+void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+			      struct profile_frame *out)
+{
+	resolve_user(s, pid, addr, leaf, out, false);
+}
+
+bool symbolizer__resolve_user_batched(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+				      struct profile_frame *out)
+{
+	return resolve_user(s, pid, addr, leaf, out, true);
+}
+
+static int cmp_lwant(const void *a, const void *b)
+{
+	const struct sym_lwant *x = a, *y = b;
+
+	if (x->f != y->f)
+		return (uintptr_t)x->f < (uintptr_t)y->f ? -1 : 1;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+void symbolizer__resolve_lines_batch(struct symbolizer *s)
+{
+	const struct profile_line *l;
+	size_t i, n;
+
+	if (!s->nlwant)
+		return;
+	qsort(s->lwant, s->nlwant, sizeof(*s->lwant), cmp_lwant);
+	for (i = 0; i < s->nlwant; i++) {
+		struct sym_file *f = s->lwant[i].f;
+
+		dwarf_lines__lookup(f->dw, s->lwant[i].vaddr, s->lwant[i].outer, &l, &n);
+		/* The file's last address: its DWARF goes before the next file's. */
+		if (i + 1 == s->nlwant || s->lwant[i + 1].f != f)
+			s->st.dwarf_releases += dwarf_lines__release(f->dw);
+	}
+	s->nlwant = 0;
+	/* Give back a queue grown by a burst. */
+	if (s->lwant_cap > 4096) {
+		free(s->lwant);
+		s->lwant = NULL;
+		s->lwant_cap = 0;
+	}
+}
+
+void symbolizer__release_dwarf(struct symbolizer *s)
+{
+	struct sym_file *f;
+
+	for (f = s->files; f; f = f->next)
+		s->st.dwarf_releases += dwarf_lines__release(f->dw);
 }
 
 void symbolizer__set_lines(struct symbolizer *s, bool on)

@@ -4,20 +4,24 @@
  * snapshot of each process it was told about (executable mappings, exe path,
  * comm, cmdline) and a per-FILE cache of parsed ELF files keyed by
  * (device, inode) and by GNU build-id, so N processes of one binary parse it
- * once. Kernel addresses resolve through /proc/kallsyms. JIT code in
+ * once. Kernel addresses resolve through /proc/kallsyms, in batches (see
+ * symbolizer__resolve_kernel()). JIT code in
  * anonymous memory is named by the process's perf map (perfmap.h), read
  * through its own root under its namespace pid, with the runtime's frame
  * type (v8js, jvm, cpython, dotnet, beam).
  *
  * Everything handed out (mapping descs, function names, process descs) is
  * owned by the symbolizer and stays valid until symbolizer__free(), except
- * what belongs to a process dropped with symbolizer__forget_process(). A maps
+ * what belongs to a process dropped with symbolizer__forget_process() and
+ * kernel function names (valid until the next
+ * symbolizer__resolve_kernel_batch(); the profile copies names). A maps
  * refresh never frees a mapping desc: unchanged mappings keep their desc,
  * replaced ones are retired but kept.
  *
  * Bounded: SYMBOLIZER_MAX_PROCESSES processes (including ones found gone),
  * SYMBOLIZER_MAX_FILES distinct files, SYMBOLIZER_MAX_PROC_MAPS mapping descs
- * per process over its lifetime. Not thread-safe.
+ * per process over its lifetime, SYMBOLIZER_KERNEL_CACHE kernel symbols
+ * remembered. Not thread-safe.
  */
 #ifndef PROFCAP_SYMBOLIZER_H
 #define PROFCAP_SYMBOLIZER_H
@@ -41,6 +45,12 @@
 /* Process-context updates read per process over its lifetime (each one kept
  * until the process is dropped, see the top of this file). */
 #define SYMBOLIZER_MAX_CTX_UPDATES 16
+/* Kernel addresses one pass over /proc/kallsyms names at most, and kernel
+ * symbol extents (or ranges without a symbol) kept between passes. */
+#define SYMBOLIZER_KERNEL_BATCH 8192u
+#define SYMBOLIZER_KERNEL_CACHE 16384u
+/* DWARF lookups symbolizer__resolve_user_batched() queues at most. */
+#define SYMBOLIZER_LINES_BATCH (1u << 16)
 
 struct symbolizer;
 struct clock;
@@ -62,6 +72,8 @@ struct symbolizer_stats {
 	__u64 debug_embedded;	 /* files named from MiniDebugInfo or Go's pclntab */
 	__u64 process_contexts;	 /* OpenTelemetry process contexts read (updates included) */
 	__u64 process_context_errors; /* contexts refused as malformed or unreadable */
+	__u64 kernel_passes;	 /* passes over /proc/kallsyms */
+	__u64 dwarf_releases;	 /* DWARF freed by symbolizer__release_dwarf() */
 };
 
 struct debuginfod;
@@ -74,10 +86,13 @@ struct symbolizer *symbolizer__new(const char *proc_root);
 /* Free @s and everything it handed out. Accepts NULL. */
 void symbolizer__free(struct symbolizer *s);
 
-/* Load kernel symbols from @proc_root/kallsyms (once; later calls return 0).
- * Returns 0, -EPERM when kernel.kptr_restrict hides the addresses (the caller
- * should tell the operator to run as root or set kernel.kptr_restrict=0),
- * or another -errno. Without it kernel frames get no names. */
+/* Enable kernel symbols from @proc_root/kallsyms (once; later calls return
+ * 0): checks that it shows addresses and reads the kernel's build-id; the
+ * symbols themselves are read by symbolizer__resolve_kernel_batch().
+ * Returns 0, -EPERM when kernel.kptr_restrict hides the addresses (the
+ * caller should tell the operator to run as root or set
+ * kernel.kptr_restrict=0), or another -errno. Without it kernel frames get
+ * no names. */
 int symbolizer__load_kernel(struct symbolizer *s);
 
 /* Snapshot process @pid now: executable mappings, exe path, comm, cmdline,
@@ -145,6 +160,13 @@ bool symbolizer__thread_ctx(const struct symbolizer *s, int pid);
  * on: on by default. A resolved user frame then carries out->lines. */
 void symbolizer__set_lines(struct symbolizer *s, bool on);
 
+/* Free the DWARF of every file (dwarf_lines__release(): the decompressed
+ * debug sections, 8 MB for libc's debug file) while keeping the lines
+ * already found: what a capture calls after each drain, so DWARF is
+ * resident while a drain names addresses, not in between. A later address
+ * the cached lines do not cover begins that file's DWARF again. */
+void symbolizer__release_dwarf(struct symbolizer *s);
+
 /* Change SYMBOLIZER_FILE_GRACE_NS (tests use 0: free at once). */
 void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns);
 
@@ -169,14 +191,49 @@ void symbolizer__resolve_user(struct symbolizer *s, int pid, __u64 addr, bool le
 
 /* Fill *@out for kernel address @addr (type PROFILE_FRAME_KERNEL): function
  * from kallsyms, mapping "[kernel.kallsyms]" for the core kernel or "[name]"
- * for a module. NULL parts when unknown or the kernel symbols are not loaded. */
-void symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile_frame *out);
+ * for a module. Answers from the symbols found by earlier passes; an
+ * address none of them covers is queued for the next
+ * symbolizer__resolve_kernel_batch() and false returned (*@out then has the
+ * address and type only): resolve it again after the pass. True when *@out
+ * is final: named, known to be in no symbol, kernel symbols not loaded, or
+ * the queue full (unnamed: see symbolizer__kernel_queue_room()). */
+bool symbolizer__resolve_kernel(struct symbolizer *s, __u64 addr, struct profile_frame *out);
+
+/* Name the queued kernel addresses in one pass over @proc_root/kallsyms
+ * (read 64 KiB at a time: memory follows the addresses, not the kernel)
+ * and remember their symbols, so symbolizer__resolve_kernel() answers for
+ * them (and for any address in those symbols) until at least the next
+ * pass. Kernel names handed out before are invalid from here on. No pass
+ * when nothing is queued. 0 or -errno (the queue is dropped either way;
+ * those addresses are asked again when resolved again). */
+int symbolizer__resolve_kernel_batch(struct symbolizer *s);
+
+/* Free slots in the kernel queue: a caller that resolves more frames than
+ * that passes first (SIZE_MAX when kernel symbols are not loaded). */
+size_t symbolizer__kernel_queue_room(const struct symbolizer *s);
+
+/* symbolizer__resolve_user() for a caller that resolves in batches (one
+ * drain): DWARF lines come only from what earlier lookups cached; an
+ * address whose lines are not known yet is queued for
+ * symbolizer__resolve_lines_batch() and false returned (*@out then has all
+ * but its lines: resolve it again after the batch). True when *@out is
+ * final (also when the queue is full: the lines are then looked up at
+ * once). Files begin their DWARF only in the batch, one after another. */
+bool symbolizer__resolve_user_batched(struct symbolizer *s, int pid, __u64 addr, bool leaf,
+				      struct profile_frame *out);
+
+/* Look up the queued DWARF lines file by file, freeing each file's DWARF
+ * (dwarf_lines__release()) once its addresses are done: resident DWARF is
+ * one file's at a time. The lines stay cached for the resolves that
+ * follow. */
+void symbolizer__resolve_lines_batch(struct symbolizer *s);
 
 /* Process metadata captured by symbolizer__add_process(); NULL if @pid was
  * never added or was gone when added. Borrowed. */
 const struct profile_process_desc *symbolizer__process(const struct symbolizer *s, int pid);
 
-/* The kernel mapping desc, or NULL before a successful load_kernel. */
+/* The kernel mapping desc, or NULL before the first pass of
+ * symbolizer__resolve_kernel_batch(). */
 const struct profile_mapping_desc *symbolizer__kernel_mapping(const struct symbolizer *s);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);

@@ -102,6 +102,172 @@ TEST(inlined_helper)
 	elfsym__free(e);
 }
 
+/* Lines of the hot_caller addresses of parity @odd as text, one line per
+ * address: function, file and line of each inlined level. */
+static size_t lines_text(struct dwarf_lines *d, struct elfsym *e, int odd, char *out, size_t cap)
+{
+	size_t len = 0, n, i;
+	const struct profile_line *l;
+	__u64 a;
+
+	out[0] = '\0';
+	for (a = 0x1000 + (unsigned)odd; a < 0x3000 && len + 512 < cap; a += 2) {
+		const char *sym = elfsym__lookup(e, a, NULL);
+
+		if (!sym || strcmp(sym, "hot_caller") || !dwarf_lines__lookup(d, a, sym, &l, &n))
+			continue;
+		len += (size_t)snprintf(out + len, cap - len, "%llx:", (unsigned long long)a);
+		for (i = 0; i < n; i++)
+			len += (size_t)snprintf(out + len, cap - len, " %s %s:%lld",
+						l[i].function ? l[i].function : "?",
+						l[i].filename ? l[i].filename : "?",
+						(long long)l[i].line);
+		out[len++] = '\n';
+		out[len] = '\0';
+	}
+	return len;
+}
+
+/* Release frees libdw's data but keeps the cached lines (their strings are
+ * copies: read after the file's mapping went); an address not cached
+ * begins the DWARF again and reads as from a fresh object. */
+static void check_release(const char *path)
+{
+	struct dwarf_lines *d = NULL, *fresh = NULL;
+	struct dwarf_lines_stats st;
+	struct elfsym *e = NULL;
+	size_t cap = 1 << 20;
+	char *before = malloc(cap), *after = malloc(cap), *rest = malloc(cap), *want = malloc(cap);
+	int fd = open(path, O_RDONLY);
+
+	CHECK(fd >= 0 && before && after && rest && want);
+	CHECK(!elfsym__open_fd(fd, &e) && !dwarf_lines__open_fd(fd, &d) &&
+	      !dwarf_lines__open_fd(fd, &fresh));
+	close(fd);
+	CHECK(!dwarf_lines__release(d)); /* not begun: nothing to free */
+	CHECK(lines_text(d, e, 0, before, cap) > 0);
+	CHECK(dwarf_lines__release(d));
+	CHECK(!dwarf_lines__release(d));
+	lines_text(d, e, 0, after, cap); /* cached */
+	CHECK_STR(after, before);
+	dwarf_lines__stats(d, &st);
+	CHECK_EQ_U64(st.begins, 1);
+	CHECK_EQ_U64(st.releases, 1);
+	CHECK(lines_text(d, e, 1, rest, cap) > 0); /* begun again */
+	lines_text(fresh, e, 1, want, cap);
+	CHECK_STR(rest, want);
+	dwarf_lines__stats(d, &st);
+	CHECK_EQ_U64(st.begins, 2);
+	printf("# %s: %zu + %zu bytes of lines across a release\n", path, strlen(before),
+	       strlen(rest));
+	dwarf_lines__free(d);
+	dwarf_lines__free(fresh);
+	elfsym__free(e);
+	free(before);
+	free(after);
+	free(rest);
+	free(want);
+}
+
+TEST(release_keeps_lines)
+{
+	char tmp[] = "/tmp/test_dwarf_z_XXXXXX", cmd[8600];
+	int fd;
+
+	check_release(bin);
+	/* A copy with zlib-compressed debug sections (decompressed section
+	 * by section, see decompress_sections()). */
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib %s %s 2>/dev/null", bin,
+		 tmp);
+	if (system(cmd)) {
+		unlink(tmp);
+		SKIP("objcopy cannot compress debug sections here");
+	}
+	check_release(tmp);
+	unlink(tmp);
+}
+
+/* Lines of @n addresses from @lo by @step in @path, one text line each. */
+static size_t lines_of(const char *path, __u64 lo, __u64 step, size_t n, char *out, size_t cap,
+		       struct dwarf_lines_stats *st)
+{
+	struct dwarf_lines *d = NULL;
+	const struct profile_line *l;
+	size_t len = 0, k, i;
+	int fd = open(path, O_RDONLY);
+
+	out[0] = '\0';
+	if (fd < 0 || dwarf_lines__open_fd(fd, &d)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	close(fd);
+	for (i = 0; i < n && len + 1024 < cap; i++) {
+		if (!dwarf_lines__lookup(d, lo + i * step, NULL, &l, &k))
+			continue;
+		len += (size_t)snprintf(out + len, cap - len, "%zu:", i);
+		while (k--)
+			len += (size_t)snprintf(out + len, cap - len, " %s %s:%lld",
+						l[k].function ? l[k].function : "?",
+						l[k].filename ? l[k].filename : "?",
+						(long long)l[k].line);
+		out[len++] = '\n';
+		out[len] = '\0';
+	}
+	dwarf_lines__lookup(d, 1, NULL, &l, &k); /* in no unit */
+	dwarf_lines__stats(d, st);
+	dwarf_lines__free(d);
+	return len;
+}
+
+/* Units indexed from .debug_aranges (units set up only as lookups land in
+ * them) give the same lines as units walked from their DIEs (a copy
+ * without .debug_aranges): the fixture, and libc's debug file when
+ * installed. */
+static void check_aranges(const char *path, __u64 lo, __u64 step, size_t n)
+{
+	char tmp[] = "/tmp/test_dwarf_na_XXXXXX", cmd[8600];
+	size_t cap = 8u << 20;
+	char *a = malloc(cap), *b = malloc(cap);
+	struct dwarf_lines_stats sa, sb;
+	int fd = mkstemp(tmp);
+
+	CHECK(a && b && fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --remove-section=.debug_aranges %s %s 2>/dev/null",
+		 path, tmp);
+	if (system(cmd)) {
+		unlink(tmp);
+		free(a);
+		free(b);
+		SKIP("objcopy cannot remove sections here");
+	}
+	CHECK(lines_of(path, lo, step, n, a, cap, &sa) > 0);
+	CHECK(lines_of(tmp, lo, step, n, b, cap, &sb) > 0);
+	unlink(tmp);
+	CHECK(!strcmp(a, b));
+	printf("# %s: %zu bytes of lines; units %llu (aranges) vs %llu (walk)\n", path, strlen(a),
+	       (unsigned long long)sa.units, (unsigned long long)sb.units);
+	CHECK(sa.units > 0 && sb.units > 0);
+	free(a);
+	free(b);
+}
+
+TEST(aranges_same_as_walk)
+{
+	static const char libc_dbg[] =
+		"/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug";
+
+	check_aranges(bin, 0x1000, 1, 0x2000);
+	if (access(libc_dbg, R_OK))
+		SKIP("no libc debug file here");
+	check_aranges(libc_dbg, 0x28000, 0x61, 0x4000);
+}
+
 /* Flip bytes all over a copy: open and lookups fail or succeed, never crash. */
 TEST(corrupted)
 {
@@ -176,6 +342,8 @@ int main(void)
 		return 0;
 	}
 	RUN(inlined_helper);
+	RUN(release_keeps_lines);
+	RUN(aranges_same_as_walk);
 	RUN(corrupted);
 	RUN(no_dwarf);
 	printf("unit: %d passed, %d failed\n", test__passed, test__failed);

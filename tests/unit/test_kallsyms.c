@@ -165,8 +165,9 @@ TEST(load_in_chunks_matches_parse)
 
 	CHECK(text && whole);
 	for (i = 0; i < 6000; i++) {
-		int n = snprintf(text + len, cap - len, "ffffffff8%07zx %c fn_%zu_%.*s\n",
-				 i * 16, i % 3 ? 't' : 'T', i, (int)(i % 40), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		int n = snprintf(text + len, cap - len, "ffffffff8%07zx %c fn_%zu_%.*s\n", i * 16,
+				 i % 3 ? 't' : 'T', i, (int)(i % 40),
+				 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
 
 		len += (size_t)n;
 		if (i == 3000) { /* a 100 KiB line */
@@ -216,6 +217,312 @@ TEST(load_in_chunks_matches_parse)
 	free(whole);
 }
 
+/* Name @n sorted addresses with a query over @text and with the table of
+ * the same text: the same name, start and module for each. */
+static void check_query_matches(const char *text, size_t len, const __u64 *addrs, size_t n)
+{
+	struct kallsyms *k = NULL;
+	struct kallsyms_query *q = NULL;
+	size_t i;
+
+	CHECK(!kallsyms__parse(text, len, &k));
+	CHECK(!kallsyms__query_text(text, len, addrs, n, &q));
+	for (i = 0; i < n; i++) {
+		const struct kallsyms_hit *h = kallsyms__query_hit(q, i);
+		__u64 sa = 0;
+		int mod = -2;
+		const char *name = kallsyms__lookup(k, addrs[i], &sa, &mod);
+
+		CHECK(h);
+		CHECK_EQ_U64(h->addr, addrs[i]);
+		CHECK(h->start <= addrs[i] && addrs[i] < h->end);
+		if (!name) {
+			if (h->name)
+				printf("  0x%llx: query %s, table none\n",
+				       (unsigned long long)addrs[i], h->name);
+			CHECK(!h->name);
+			/* Nothing in the range the query says is empty. */
+			CHECK(!kallsyms__lookup(k, h->start, NULL, NULL));
+			CHECK(!kallsyms__lookup(k, h->end - 1, NULL, NULL));
+			continue;
+		}
+		CHECK(h->name);
+		if (!h->name)
+			continue;
+		CHECK_STR(h->name, name);
+		CHECK_EQ_U64(h->start, sa);
+		/* The extent is the symbol's, as far as the table tells. */
+		CHECK_STR(kallsyms__lookup(k, h->end - 1, NULL, NULL), name);
+		if (h->end != ~0ull) {
+			const char *after = kallsyms__lookup(k, h->end, &sa, NULL);
+
+			CHECK(!after || sa == h->end);
+		}
+		if (mod < 0)
+			CHECK_EQ_U64(h->module, (unsigned long long)-1);
+		else
+			CHECK_STR(kallsyms__query_module(q, (size_t)h->module)->name,
+				  kallsyms__module(k, (size_t)mod)->name);
+	}
+	CHECK(!kallsyms__query_hit(q, n));
+	kallsyms__query_free(q);
+	kallsyms__free(k);
+}
+
+TEST(query_fixture)
+{
+	static const __u64 addrs[] = {
+		0,
+		0xffffffff80000000ull,
+		0xffffffff81000000ull, /* aliases: the most telling name */
+		0xffffffff81000abcull,
+		0xffffffff81001010ull,
+		0xffffffff81001200ull,
+		0xffffffff81001450ull, /* after a data symbol */
+		0xffffffff81001900ull,
+		0xffffffff81002000ull,
+		0xffffffff81041fffull, /* the last core symbol's span ... */
+		0xffffffff81042000ull, /* ... ends here */
+		0xffffffffc0200010ull,
+		0xffffffffc0200510ull,
+		0xffffffffc0200900ull, /* listed last, out of order */
+		0xffffffffc0210004ull,
+		0xffffffffc0300004ull,
+		0xffffffffc0300000ull + KALLSYMS_MAX_SPAN,
+		0xffffffffffffff00ull,
+	};
+	struct kallsyms_query *q = NULL;
+	struct kallsyms *k = NULL;
+	__u64 s1, e1, s2, e2;
+	size_t i;
+
+	check_query_matches(ktext, sizeof(ktext) - 1, addrs, sizeof(addrs) / sizeof(addrs[0]));
+	/* No address: only the text range and the modules. */
+	CHECK(!kallsyms__query_text(ktext, sizeof(ktext) - 1, NULL, 0, &q));
+	CHECK(!kallsyms__parse(ktext, sizeof(ktext) - 1, &k));
+	kallsyms__query_text_range(q, &s1, &e1);
+	kallsyms__text_range(k, &s2, &e2);
+	CHECK_EQ_U64(s1, s2);
+	CHECK_EQ_U64(e1, e2);
+	CHECK_EQ_U64(kallsyms__query_module_count(q), kallsyms__module_count(k));
+	for (i = 0; i < kallsyms__module_count(k); i++) {
+		const struct kallsyms_module *a = kallsyms__query_module(q, i);
+		const struct kallsyms_module *b = kallsyms__module(k, i);
+
+		CHECK_STR(a->name, b->name);
+		CHECK_EQ_U64(a->start, b->start);
+		CHECK(a->end > a->start);
+	}
+	/* ext4 ends with ext4_last's span: bpf starts inside it, xfs does not. */
+	CHECK_EQ_U64(kallsyms__query_module(q, 0)->end, 0xffffffffc0210000ull);
+	CHECK(!kallsyms__query_module(q, 3));
+	CHECK(!kallsyms__query_hit(q, 0));
+	kallsyms__query_free(q);
+	kallsyms__free(k);
+	kallsyms__query_free(NULL);
+}
+
+TEST(query_errors)
+{
+	static const __u64 unsorted[] = {2, 1}, dup[] = {5, 5}, one[] = {0xffffffff81000010ull};
+	static const char zeroed[] = "0000000000000000 T _stext\n0000000000000000 t x\n";
+	struct kallsyms_query *q = (struct kallsyms_query *)1;
+
+	CHECK(kallsyms__query_text(ktext, sizeof(ktext) - 1, unsorted, 2, &q) == -EINVAL);
+	CHECK(!q);
+	CHECK(kallsyms__query_text(ktext, sizeof(ktext) - 1, dup, 2, &q) == -EINVAL);
+	CHECK(kallsyms__query_text(zeroed, sizeof(zeroed) - 1, one, 1, &q) == -EPERM);
+	CHECK(kallsyms__query_text("", 0, one, 1, &q) == -ENOENT);
+	CHECK(kallsyms__query_text("ffffffff81001400 D some_data\n", 29, one, 1, &q) == -ENOENT);
+	CHECK(kallsyms__query_file("/nonexistent/kallsyms", one, 1, &q) == -ENOENT);
+	CHECK(!q);
+}
+
+static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
+
+static unsigned long long rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Random kernels: core symbols in order with aliases, data and gaps wider
+ * than the span, modules out of order and interleaved with [bpf]; random
+ * addresses around them. The query agrees with the table on every one. */
+TEST(query_random_matches_table)
+{
+	static const char types[] = "tTWwdDbr";
+	static const char *const mods[] = {"ext4", "bpf", "xfs", "nf_tables"};
+	size_t cap = 4u << 20, round;
+
+	for (round = 0; round < 20; round++) {
+		char *text = malloc(cap);
+		__u64 *syms = malloc(4000 * sizeof(*syms)), *addrs = malloc(3000 * sizeof(*addrs));
+		size_t len = 0, nsyms = 0, n = 0, i, j;
+		__u64 a = 0xffffffff81000000ull;
+
+		CHECK(text && syms && addrs);
+		for (i = 0; i < 1500; i++) { /* core */
+			a += rnd() % 4 == 0
+				     ? 0
+				     : (rnd() % 8 == 0 ? KALLSYMS_MAX_SPAN * 2 : rnd() % 0x400);
+			len += (size_t)snprintf(text + len, cap - len, "%016llx %c c%zu_%llu\n",
+						(unsigned long long)a, types[rnd() % 8], i,
+						rnd() % 1000);
+			syms[nsyms++] = a;
+		}
+		for (j = 0; j < 6; j++) { /* modules, each at a random base, in any order */
+			const char *m = mods[rnd() % 4];
+			__u64 b = 0xffffffffc0000000ull + (rnd() % 64) * 0x10000;
+
+			for (i = 0; i < 300; i++) {
+				__u64 x = b + rnd() % 0x20000;
+
+				len += (size_t)snprintf(
+					text + len, cap - len, "%016llx %c m%zu_%zu\t[%s]\n",
+					(unsigned long long)x, types[rnd() % 5], j, i, m);
+				syms[nsyms++] = x;
+			}
+		}
+		for (i = 0; i < nsyms && n < 2500; i++) { /* at, just before, after symbols */
+			__u64 x = syms[rnd() % nsyms];
+
+			addrs[n++] = x + (rnd() % 3 == 0 ? 0 : rnd() % 0x800) - (rnd() % 5 == 0);
+		}
+		for (i = 0; i < 200; i++)
+			addrs[n++] = 0xffffffff80000000ull + rnd() % 0x50000000ull;
+		qsort(addrs, n, sizeof(*addrs), cmp_addr);
+		for (i = j = 0; i < n; i++)
+			if (!j || addrs[i] != addrs[j - 1])
+				addrs[j++] = addrs[i];
+		check_query_matches(text, len, addrs, j);
+		free(text);
+		free(syms);
+		free(addrs);
+	}
+}
+
+/* From a file, 64 KiB at a time: the same results as from the text whole
+ * (lines across chunk edges, a line longer than a chunk skipped). */
+TEST(query_file_matches_text)
+{
+	char path[] = "/tmp/test_kallsyms_q_XXXXXX";
+	size_t cap = 1u << 20, len = 0, wlen = 0, i;
+	char *text = malloc(cap), *whole = malloc(cap);
+	__u64 addrs[600];
+	struct kallsyms_query *a = NULL, *b = NULL;
+	FILE *f;
+	int fd;
+
+	CHECK(text && whole);
+	for (i = 0; i < 6000; i++) {
+		len += (size_t)snprintf(text + len, cap - len, "ffffffff8%07zx %c fn_%zu\n", i * 16,
+					i % 3 ? 't' : 'T', i);
+		if (i == 3000) {
+			memcpy(text + len, "ffffffff8fffff00 t ", 19);
+			len += 19;
+			memset(text + len, 'y', 100 << 10);
+			len += 100 << 10;
+			text[len++] = '\n';
+		}
+	}
+	memcpy(text + len, "ffffffff8ffffff0 T last_no_newline", 34);
+	len += 34;
+	for (i = 0; i < len;) {
+		char *nl = memchr(text + i, '\n', len - i);
+		size_t l = nl ? (size_t)(nl - text - i) + 1 : len - i;
+
+		if (l < 4096) {
+			memcpy(whole + wlen, text + i, l);
+			wlen += l;
+		}
+		i += l;
+	}
+	for (i = 0; i < 599; i++)
+		addrs[i] = 0xffffffff80000000ull + i * 160 + 3;
+	addrs[599] = 0xffffffff8ffffff4ull;
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	f = fdopen(fd, "w");
+	CHECK(f && fwrite(text, 1, len, f) == len);
+	fclose(f);
+	CHECK(!kallsyms__query_file(path, addrs, 600, &a));
+	CHECK(!kallsyms__query_text(whole, wlen, addrs, 600, &b));
+	unlink(path);
+	for (i = 0; i < 600; i++) {
+		const struct kallsyms_hit *x = kallsyms__query_hit(a, i);
+		const struct kallsyms_hit *y = kallsyms__query_hit(b, i);
+
+		CHECK(x->name && y->name);
+		if (x->name && y->name)
+			CHECK_STR(x->name, y->name);
+		CHECK_EQ_U64(x->start, y->start);
+		CHECK_EQ_U64(x->end, y->end);
+	}
+	CHECK_STR(kallsyms__query_hit(a, 10)->name, "fn_100");
+	CHECK_STR(kallsyms__query_hit(a, 599)->name, "last_no_newline");
+	kallsyms__query_free(a);
+	kallsyms__query_free(b);
+	free(text);
+	free(whole);
+}
+
+TEST(check_file)
+{
+	char path[] = "/tmp/test_kallsyms_c_XXXXXX";
+	static const char zeroed[] = "0000000000000000 A fixed\n0000000000000000 T _stext\n";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, zeroed, sizeof(zeroed) - 1) == (ssize_t)(sizeof(zeroed) - 1));
+	CHECK(kallsyms__check(path) == -EPERM);
+	CHECK(!ftruncate(fd, 0));
+	CHECK(kallsyms__check(path) == -ENOENT);
+	CHECK(pwrite(fd, ktext, sizeof(ktext) - 1, 0) == (ssize_t)(sizeof(ktext) - 1));
+	CHECK(!kallsyms__check(path));
+	close(fd);
+	unlink(path);
+	CHECK(kallsyms__check("/nonexistent/kallsyms") == -ENOENT);
+}
+
+/* The real file, if readable: a query agrees with the table. */
+TEST(real_query_if_readable)
+{
+	struct kallsyms *k = NULL;
+	struct kallsyms_query *q = NULL;
+	__u64 addrs[64], start, end;
+	size_t i;
+	int err = kallsyms__load("/proc/kallsyms", &k);
+
+	if (err == -EPERM || err == -ENOENT || err == -EACCES) {
+		SKIP("/proc/kallsyms not readable here: %s", strerror(-err));
+	}
+	CHECK(!err);
+	kallsyms__text_range(k, &start, &end);
+	for (i = 0; i < 64; i++)
+		addrs[i] = start + (end - start) / 64 * i + 0x123;
+	CHECK(!kallsyms__query_file("/proc/kallsyms", addrs, 64, &q));
+	for (i = 0; i < 64; i++) {
+		const char *name = kallsyms__lookup(k, addrs[i], NULL, NULL);
+		const struct kallsyms_hit *h = kallsyms__query_hit(q, i);
+
+		CHECK(!name == !h->name);
+		if (name && h->name)
+			CHECK_STR(name, h->name);
+	}
+	kallsyms__query_free(q);
+	kallsyms__free(k);
+}
+
 int main(void)
 {
 	RUN(core_lookup);
@@ -225,6 +532,12 @@ int main(void)
 	RUN(long_names_and_no_newline);
 	RUN(real_kallsyms_if_readable);
 	RUN(load_in_chunks_matches_parse);
+	RUN(query_fixture);
+	RUN(query_errors);
+	RUN(query_random_matches_table);
+	RUN(query_file_matches_text);
+	RUN(check_file);
+	RUN(real_query_if_readable);
 	kallsyms__free(NULL);
 	return TEST_DONE();
 }

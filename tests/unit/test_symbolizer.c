@@ -723,16 +723,31 @@ TEST(fake_kernel)
 {
 	const struct profile_mapping_desc *kd;
 	struct symbolizer *s = NULL;
+	struct symbolizer_stats st;
 	struct profile_frame fr;
+	char path[4200];
 
 	CHECK(!build_fake_root(0x560000000000ull, 0x7f1000000000ull));
 	s = symbolizer__new(fake_proc);
 	CHECK(s);
-	symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr);
-	CHECK(!fr.function && !fr.mapping); /* not loaded yet */
+	CHECK(symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr));
+	CHECK(!fr.function && !fr.mapping); /* not loaded: final, unnamed */
 	CHECK(fr.type == PROFILE_FRAME_KERNEL);
+	CHECK(!symbolizer__resolve_kernel_batch(s)); /* nothing queued */
 	CHECK(!symbolizer__load_kernel(s));
 	CHECK(!symbolizer__load_kernel(s));
+	CHECK(!symbolizer__kernel_mapping(s)); /* its range comes with the first pass */
+	CHECK_EQ_U64(symbolizer__kernel_queue_room(s), SYMBOLIZER_KERNEL_BATCH);
+	/* Unknown addresses wait for a pass. */
+	CHECK(!symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr));
+	CHECK(!fr.function && !fr.mapping);
+	CHECK_EQ_U64(fr.address, 0xffffffff81000110ull);
+	CHECK(!symbolizer__resolve_kernel(s, 0xffffffffc0200010ull, &fr));
+	CHECK(!symbolizer__resolve_kernel(s, 0x1000, &fr));
+	CHECK(!symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr)); /* queued twice */
+	CHECK_EQ_U64(symbolizer__kernel_queue_room(s), SYMBOLIZER_KERNEL_BATCH - 4);
+	CHECK(!symbolizer__resolve_kernel_batch(s));
+	CHECK_EQ_U64(symbolizer__kernel_queue_room(s), SYMBOLIZER_KERNEL_BATCH);
 	kd = symbolizer__kernel_mapping(s);
 	CHECK(kd);
 	CHECK_STR(kd->path, "[kernel.kallsyms]");
@@ -740,19 +755,168 @@ TEST(fake_kernel)
 	/* Past _etext: the last core symbol's span (init text) is covered. */
 	CHECK_EQ_U64(kd->limit, 0xffffffff81140000ull);
 	CHECK_STR(kd->build_id, "cafebabe");
-	symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr);
+	CHECK(symbolizer__resolve_kernel(s, 0xffffffff81000110ull, &fr));
 	CHECK_STR(fr.function, "vfs_read");
 	CHECK(fr.mapping == kd);
 	CHECK(fr.type == PROFILE_FRAME_KERNEL);
 	CHECK_EQ_U64(fr.address, 0xffffffff81000110ull);
-	symbolizer__resolve_kernel(s, 0xffffffffc0200010ull, &fr);
+	CHECK(symbolizer__resolve_kernel(s, 0xffffffffc0200010ull, &fr));
 	CHECK_STR(fr.function, "ext4_file_read_iter");
 	CHECK(fr.mapping);
 	CHECK_STR(fr.mapping->path, "[ext4]");
 	CHECK_STR(fr.mapping->build_id, "e404");
-	symbolizer__resolve_kernel(s, 0x1000, &fr);
+	CHECK(symbolizer__resolve_kernel(s, 0x1000, &fr));
 	CHECK(!fr.function && !fr.mapping);
+	/* Another address of a function already seen: named without a pass. */
+	CHECK(symbolizer__resolve_kernel(s, 0xffffffff81000180ull, &fr));
+	CHECK_STR(fr.function, "vfs_read");
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.kernel_passes, 1);
+	CHECK(!symbolizer__resolve_kernel_batch(s)); /* nothing queued: no pass */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.kernel_passes, 1);
+	/* kallsyms changed (ext4 unloaded, xfs loaded just below where it
+	 * was): a new address is named from the file as it is now, and the
+	 * cached extents the new symbol overlaps go. */
+	snprintf(path, sizeof(path), "%s/kallsyms", fake_proc);
+	{
+		static const char k2[] = "ffffffff81000000 T _stext\n"
+					 "ffffffff81000100 T vfs_read\n"
+					 "ffffffff81100000 T _etext\n"
+					 "ffffffffc01f0000 t xfs_a\t[xfs]\n";
+
+		CHECK(!write_file(path, k2, sizeof(k2) - 1));
+	}
+	CHECK(symbolizer__resolve_kernel(s, 0xffffffffc0200010ull, &fr)); /* cached */
+	CHECK_STR(fr.function, "ext4_file_read_iter");
+	CHECK(!symbolizer__resolve_kernel(s, 0xffffffffc01f0010ull, &fr));
+	CHECK(!symbolizer__resolve_kernel_batch(s));
+	CHECK(symbolizer__resolve_kernel(s, 0xffffffffc01f0010ull, &fr));
+	CHECK_STR(fr.function, "xfs_a");
+	CHECK_STR(fr.mapping->path, "[xfs]");
+	CHECK(symbolizer__resolve_kernel(s, 0xffffffffc0200010ull, &fr));
+	CHECK_STR(fr.function, "xfs_a");
 	symbolizer__free(s);
+	remove_fake_root();
+}
+
+/* The queue is bounded: past SYMBOLIZER_KERNEL_BATCH addresses a resolve
+ * gives up (unnamed, final) instead of growing; a pass empties it. The
+ * cache keeps at most SYMBOLIZER_KERNEL_CACHE entries: when a pass needs
+ * room, what was neither found nor hit since the previous pass goes. */
+#define KQ_FUNCS 18000u
+#define KQ_PASS 6000u
+
+static __u64 kq_addr(unsigned i)
+{
+	return 0xffffffff81000000ull + (__u64)i * 0x100 + 0x10;
+}
+
+TEST(kernel_queue_bounds)
+{
+	struct symbolizer *s = NULL;
+	struct symbolizer_stats st;
+	struct profile_frame fr;
+	size_t cap = (size_t)KQ_FUNCS * 32, len = 0;
+	char *text = malloc(cap), path[4200];
+	unsigned i;
+
+	CHECK(text);
+	for (i = 0; i < KQ_FUNCS; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%llx t fn_%u\n",
+					(unsigned long long)(kq_addr(i) - 0x10), i);
+	CHECK(!build_fake_root(0x560000000000ull, 0x7f1000000000ull));
+	snprintf(path, sizeof(path), "%s/kallsyms", fake_proc);
+	CHECK(!write_file(path, text, len));
+	free(text);
+	s = symbolizer__new(fake_proc);
+	CHECK(s);
+	CHECK(!symbolizer__load_kernel(s));
+	for (i = 0; i < SYMBOLIZER_KERNEL_BATCH; i++)
+		CHECK(!symbolizer__resolve_kernel(s, kq_addr(i), &fr));
+	CHECK_EQ_U64(symbolizer__kernel_queue_room(s), 0);
+	CHECK(symbolizer__resolve_kernel(s, kq_addr(KQ_FUNCS - 1), &fr)); /* full: given up */
+	CHECK(!fr.function);
+	CHECK(!symbolizer__resolve_kernel_batch(s));
+	CHECK(symbolizer__resolve_kernel(s, kq_addr(SYMBOLIZER_KERNEL_BATCH - 1), &fr));
+	CHECK(fr.function);
+	CHECK(!symbolizer__resolve_kernel(s, kq_addr(SYMBOLIZER_KERNEL_BATCH), &fr));
+	CHECK(!symbolizer__resolve_kernel_batch(s));
+
+	/* A fresh symbolizer: three passes of KQ_PASS functions each. */
+	symbolizer__free(s);
+	s = symbolizer__new(fake_proc);
+	CHECK(s && !symbolizer__load_kernel(s));
+	for (i = 0; i < 2 * KQ_PASS; i++) {
+		if (i == KQ_PASS)
+			CHECK(!symbolizer__resolve_kernel_batch(s));
+		CHECK(!symbolizer__resolve_kernel(s, kq_addr(i), &fr));
+	}
+	CHECK(!symbolizer__resolve_kernel_batch(s));
+	CHECK(symbolizer__resolve_kernel(s, kq_addr(7), &fr)); /* first pass, hit now */
+	CHECK_STR(fr.function, "fn_7");
+	for (i = 2 * KQ_PASS; i < 3 * KQ_PASS; i++)
+		CHECK(!symbolizer__resolve_kernel(s, kq_addr(i), &fr));
+	CHECK(!symbolizer__resolve_kernel_batch(s));
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.kernel_passes, 3);
+	CHECK(symbolizer__resolve_kernel(s, kq_addr(7), &fr));
+	CHECK_STR(fr.function, "fn_7");
+	CHECK(symbolizer__resolve_kernel(s, kq_addr(KQ_PASS + 5), &fr)); /* second pass */
+	CHECK_STR(fr.function, "fn_6005");
+	CHECK(symbolizer__resolve_kernel(s, kq_addr(3 * KQ_PASS - 1), &fr));
+	CHECK_STR(fr.function, "fn_17999");
+	CHECK(!symbolizer__resolve_kernel(s, kq_addr(8), &fr)); /* first pass: evicted */
+	symbolizer__free(s);
+	remove_fake_root();
+}
+
+/* Batched user resolves: lines not cached are queued (no DWARF begun),
+ * the batch looks them up file by file and frees each file's DWARF after
+ * its addresses; the lines then come from the cache, equal to a direct
+ * lookup's. */
+TEST(lines_batched)
+{
+	const unsigned long long pie_bias = 0x560000000000ull, lib_bias = 0x7f1000000000ull;
+	struct symbolizer *s = NULL, *t = NULL;
+	struct symbolizer_stats st;
+	struct profile_frame fr, want;
+	__u64 a1, a2;
+
+	CHECK(!build_fake_root(pie_bias, lib_bias));
+	a1 = pie_bias + nm_addr("fx_pie", "fx_beta");
+	a2 = lib_bias + nm_addr("libfx.so", "fx_lib_other") + 2;
+	s = symbolizer__new(fake_proc);
+	t = symbolizer__new(fake_proc);
+	CHECK(s && t);
+	CHECK(!symbolizer__add_process(s, 4242) && !symbolizer__add_process(t, 4242));
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, a1, true, &fr));
+	CHECK_STR(fr.function, "fx_beta"); /* all but the lines */
+	CHECK(!fr.nlines);
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, a2, true, &fr));
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, a1, true, &fr)); /* queued again */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 0);
+	symbolizer__resolve_lines_batch(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 2); /* each file begun once, freed after its addresses */
+	CHECK(symbolizer__resolve_user_batched(s, 4242, a1, true, &fr));
+	symbolizer__resolve_user(t, 4242, a1, true, &want);
+	CHECK(want.nlines > 0);
+	CHECK_EQ_U64(fr.nlines, want.nlines);
+	if (fr.nlines && want.nlines) {
+		CHECK_STR(fr.lines[fr.nlines - 1].function, "fx_beta");
+		CHECK_EQ_U64(fr.lines[0].line, want.lines[0].line);
+		CHECK_STR(fr.lines[0].filename, want.lines[0].filename);
+	}
+	CHECK(symbolizer__resolve_user_batched(s, 4242, a2, true, &fr));
+	CHECK(fr.nlines > 0);
+	symbolizer__resolve_lines_batch(s); /* nothing queued */
+	symbolizer__release_dwarf(s);	    /* nothing begun */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 2);
+	symbolizer__free(s);
+	symbolizer__free(t);
 	remove_fake_root();
 }
 
@@ -1016,6 +1180,8 @@ int main(void)
 	RUN(live_deleted_binary);
 	RUN(fake_proc_root);
 	RUN(fake_kernel);
+	RUN(kernel_queue_bounds);
+	RUN(lines_batched);
 	RUN(kptr_restricted_kernel);
 	RUN(perf_maps);
 	RUN(idle_and_bad_pids);

@@ -549,6 +549,8 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.ustack_missing = s->ustack_missing,
 		.truncated = s->truncated,
 		.partial = s->partial,
+		.late_transit = (st->late_sent - s->base.late_sent) -
+				(st->late_emitted - s->base.late_emitted),
 		.nproc = distinct_pids(s->prof),
 		.nstacks = profile__stack_count(s->prof) - 1,
 		.dur_ns = dur,

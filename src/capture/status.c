@@ -24,8 +24,10 @@ static void summary_losses(const struct status_window *w)
 	const struct sampler_stats *st = w->st;
 	__u64 total = w->samples, lost = st->counts_full + w->model_dropped;
 
-	/* Every sample the kernel took is in the profile or counted as lost. */
-	if (st->samples != total + lost)
+	/* Every sample the kernel took is in the profile, counted as lost, or
+	 * on its way through late walking (the next window's, or lost at the
+	 * queue's cap: -v says how many). */
+	if (st->samples != total + lost + w->late_transit)
 		pr_warn("the kernel took %llu samples but %llu are accounted for (%llu in the "
 			"profile, "
 			"%llu lost); please report this",

@@ -20,6 +20,7 @@ struct status_window {
 	__u64 ustack_missing; /* samples of user processes without a user stack */
 	__u64 truncated;      /* stacks cut at the root end (any cause) */
 	__u64 partial;	      /* of which: user stack not unwound to the end */
+	__u64 late_transit;   /* sampled, walked late, not in the profile yet (or lost at its cap) */
 	size_t nproc, nstacks;
 	__s64 dur_ns;
 	__u32 freq_hz;

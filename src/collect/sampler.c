@@ -409,7 +409,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (procsnap__read("/proc", (int)e->tgid, &snap))
 		snap = NULL;
 	notice(s, e->tgid, snap);
-	if (s->worker_on)
+	if (s->unwind) /* queued until the builder starts, when it has not yet */
 		enqueue(s, e->tgid);
 	return 0;
 }
@@ -1566,6 +1566,9 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	s->rows_fd = -1;
 	s->nepoll = s->nquit = s->nfd = -1;
 	pthread_mutex_init(&s->nmu, NULL);
+	/* the builder's queue: notices may come before it starts */
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	s->no_prealloc = kver__at_least(6, 1);
 	s->pfds = malloc(ncpus * sizeof(*s->pfds));
 	s->links = calloc(ncpus, sizeof(*s->links));
@@ -1634,8 +1637,7 @@ static int worker_start(struct sampler *s)
 	if (!s->unwind || s->worker_on)
 		return 0;
 	unwind_table__stats(s->unwind, &s->ut_stats);
-	if (pthread_mutex_init(&s->mu, NULL) || pthread_cond_init(&s->cv, NULL) ||
-	    pthread_create(&s->worker, NULL, worker_main, s)) {
+	if (pthread_create(&s->worker, NULL, worker_main, s)) {
 		pr_err("cannot start the unwind table builder thread");
 		return -EAGAIN;
 	}
@@ -2019,6 +2021,12 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 	st->bpf_bytes = bpf_memory(s, skel);
 	st->first_sample_ns = skel->bss->first_sample_ns;
 	st->bpf_peak_bytes = st->bpf_bytes > s->bpf_peak ? st->bpf_bytes : s->bpf_peak;
+	if (s->late) {
+		struct late_stats ls;
+
+		late__stats(s->late, &ls);
+		st->late_emitted = ls.complete + ls.partial;
+	}
 	if (ncpu <= 0)
 		return;
 	vals = calloc(ncpu, sizeof(*vals));
@@ -2063,6 +2071,9 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 			break;
 		case STAT_TCTX_BAD:
 			st->tctx_bad = sum;
+			break;
+		case STAT_LATE:
+			st->late_sent = sum;
 			break;
 		}
 	}

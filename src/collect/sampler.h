@@ -139,6 +139,11 @@ struct sampler_stats {
 	__u64 tctx_linked; /* with a valid record (trace and span ids) */
 	__u64 tctx_none;   /* with no record attached (or zero ids) */
 	__u64 tctx_bad;	   /* record unreadable or not valid: no link */
+	/* late walking: samples sent to user space, and those handed to the
+	 * drain callback since (the difference is in transit, or lost at the
+	 * queue's cap: late_dropped of sampler_unwind_stats) */
+	__u64 late_sent;
+	__u64 late_emitted;
 };
 
 typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);

@@ -6,6 +6,8 @@ over two pipes), side by side with other tools, interleaved round by round.
 Configurations (each round runs all, in turn; medians over --runs rounds):
   base         the workload alone
   cpu          profcap capture -a (CPU profile only)
+  cpu-p        profcap capture -p PID (CPU profile only): what --off-cpu adds to
+               -p is offcpu-p against this
   offcpu       profcap capture -a --off-cpu (default threshold)
   offcpu-sysexit  as offcpu, waits ended at sys_exit as before rseq_update
                (PROFCAP_OFFCPU_SYSEXIT=1): the A/B of that change
@@ -29,7 +31,12 @@ over the tool's programs divided by the run count of its sched_switch
 program (every switch on the machine). Also the memlock of profcap's maps
 (bpftool map show).
 
+A/B of builds: --alt NAME=PATH adds, for every profcap configuration chosen,
+the same configuration run with the binary PATH (shown as CONFIG:NAME), in
+the same rounds.
+
 Usage (root): scripts/bench/offcpu_bench.py [--runs 5] [--rounds 50000] [--cpu 1]
+              [--configs a,b] [--alt NAME=PATH ...]
 """
 import argparse
 import json
@@ -93,9 +100,19 @@ def mounted_tracefs():
         return [m for m in (line.split()[1] for line in f) if m in TRACEFS]
 
 
+ALT = {}
+
+
 def tool_cmd(cfg, pid):
+    if ":" in cfg:
+        base, name = cfg.split(":", 1)
+        cmd = tool_cmd(base, pid)
+        return [ALT[name]] + cmd[1:] if cmd else None
     if cfg == "cpu":
         return [PROFCAP, "capture", "-a", "-q", "--seconds", "600", "-o", "/tmp/offcpu-bench.pb"]
+    if cfg == "cpu-p":
+        return [PROFCAP, "capture", "-p", str(pid), "-q", "--seconds", "600", "-o",
+                "/tmp/offcpu-bench.pb"]
     if cfg == "offcpu":
         return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--seconds", "600", "-o",
                 "/tmp/offcpu-bench.pb"]
@@ -131,8 +148,8 @@ def one(cfg, rounds, cpu):
     cmd = tool_cmd(cfg, pid)
     if cmd:
         env = dict(os.environ)
-        if cfg == "offcpu-sysexit":
-            env["PROFCAP_OFFCPU_RESUME_TP"] = "rseq_update"
+        if cfg.split(":")[0] in ("offcpu-sysexit", "offcpu-p-sysexit"):
+            env["PROFCAP_OFFCPU_SYSEXIT"] = "1"
         tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         part = {"bpftrace": "sched_switch", "perf": ""}.get(cfg, "profcap_")
         part = "profcap_sys_exit" if cfg.startswith("offcpu") else part  # the program's name
@@ -191,14 +208,20 @@ def main():
     ap.add_argument("--rounds", type=int, default=50000)
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--configs", default="", help="comma-separated subset (base is always run)")
+    ap.add_argument("--alt", action="append", default=[],
+                    help="NAME=PATH: also run the profcap configurations with binary PATH")
     a = ap.parse_args()
+    for alt in a.alt:
+        name, path = alt.split("=", 1)
+        ALT[name] = os.path.abspath(path)
     if os.geteuid():
         sys.exit("needs root")
-    cfgs = ["base", "cpu", "offcpu", "offcpu-sysexit", "offcpu-p", "offcpu-p-sysexit",
+    cfgs = ["base", "cpu", "cpu-p", "offcpu", "offcpu-sysexit", "offcpu-p", "offcpu-p-sysexit",
             "offcpu-0"]
     if a.configs:
         want = set(a.configs.split(",")) | {"base"}
         cfgs = [c for c in cfgs if c in want]
+    cfgs += [f"{c}:{n}" for c in list(cfgs) if c != "base" for n in ALT]
     if shutil.which("bpftrace") and (not a.configs or "bpftrace" in a.configs):
         cfgs.append("bpftrace")
     perf_ok = False

@@ -165,17 +165,23 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-int sampler__check_privileges(void)
+/* Does this process have what sampling needs? 1 yes, 0 no, -1 cannot tell. */
+static int have_privileges(void)
 {
 	const int cap_sys_admin = 21, cap_perfmon = 38, cap_bpf = 39;
 	unsigned long long eff = 0;
 
 	if (proc_status__self("CapEff:", 0, 16, &eff))
-		return 0; /* cannot tell: let the load itself fail clearly */
+		return -1;
 	if (eff & (1ull << cap_sys_admin))
-		return 0;
-	if ((eff & (1ull << cap_bpf)) && (eff & (1ull << cap_perfmon)))
-		return 0;
+		return 1;
+	return (eff & (1ull << cap_bpf)) && (eff & (1ull << cap_perfmon));
+}
+
+int sampler__check_privileges(void)
+{
+	if (have_privileges())
+		return 0; /* or cannot tell: let the load itself fail clearly */
 	pr_err("sampling needs CAP_BPF and CAP_PERFMON (or root): run profcap as root, or grant "
 	       "them with 'setcap cap_bpf,cap_perfmon+ep profcap' (kernel >= 5.8)");
 	return -EPERM;
@@ -543,7 +549,19 @@ static int set_filters(struct sampler *s, const struct sampler_opts *o)
 
 static void explain_load_error(int err)
 {
-	if (err == -EPERM || err == -EACCES)
+	bool privileged = have_privileges() == 1;
+
+	if (err == -EACCES && privileged) /* the verifier's "invalid access" */
+		pr_err("the kernel's BPF verifier rejected profcap's program (%s): this kernel "
+		       "lacks something it needs; rerun with -v for the verifier log and report it "
+		       "with the kernel version (uname -r)",
+		       strerror(-err));
+	else if (err == -EPERM && privileged)
+		pr_err("the kernel refused to load the BPF program (%s) although profcap has "
+		       "CAP_BPF/CAP_SYS_ADMIN: kernel lockdown or a security policy (SELinux, "
+		       "AppArmor, BPF LSM) forbids it; rerun with -v for the details",
+		       strerror(-err));
+	else if (err == -EPERM || err == -EACCES)
 		pr_err("the kernel refused to load the BPF program (%s): run as root or grant "
 		       "CAP_BPF + CAP_PERFMON; check kernel.unprivileged_bpf_disabled and any LSM "
 		       "policy",

@@ -52,6 +52,28 @@ static __u32 task_offset(const struct btf *btf, const char *const *names)
 	return 0;
 }
 
+/* The switch program's clock, rq->clock reached from the task leaving the
+ * CPU (prev->se.cfs_rq->rq->clock, CONFIG_FAIR_GROUP_SCHED), when kernel
+ * BTF names all of it; else bpf_ktime_get_ns() (also with
+ * PROFCAP_OFFCPU_KTIME=1, for benchmarks). */
+static void clock_offsets(struct cpu_sampler *skel, const struct btf *btf)
+{
+	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_KTIME");
+	__u32 se = 0, cfs_rq = 0, rq = 0, clock = 0;
+
+	if (env && strcmp(env, "0"))
+		return;
+	if (kbtf__member_off(btf, "task_struct", "se", &se) ||
+	    kbtf__member_off(btf, "sched_entity", "cfs_rq", &cfs_rq) ||
+	    kbtf__member_off(btf, "cfs_rq", "rq", &rq) ||
+	    kbtf__member_off(btf, "rq", "clock", &clock) || !cfs_rq || !rq || !clock)
+		return;
+	skel->rodata->offcpu_clk_cfs_rq_off = se + cfs_rq;
+	skel->rodata->offcpu_clk_rq_off = rq;
+	skel->rodata->offcpu_clk_off = clock;
+	pr_debug("off-CPU waits timed with the runqueue clock (rq->clock at +%u)", clock);
+}
+
 /* Read task_struct offsets from kernel BTF; false without BTF. */
 static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 {
@@ -68,6 +90,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	skel->rodata->offcpu_tgid_off = task_offset(btf, tgid);
 	skel->rodata->offcpu_rseq_off = task_offset(btf, rseq);
 	skel->rodata->offcpu_comm_off = task_offset(btf, comm);
+	clock_offsets(skel, btf);
 	ok = skel->rodata->offcpu_pid_off && skel->rodata->offcpu_tgid_off &&
 	     skel->rodata->offcpu_comm_off;
 	return ok;
@@ -137,8 +160,8 @@ static int attach_resume(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU
 
 	if (skel->rodata->offcpu_btf && skel->rodata->offcpu_rseq_off &&
 	    !(env && *env && strcmp(env, "0"))) {
-		links[OFFCPU_RESUME] =
-			bpf_program__attach_raw_tracepoint(skel->progs.profcap_sys_exit, "rseq_update");
+		links[OFFCPU_RESUME] = bpf_program__attach_raw_tracepoint(
+			skel->progs.profcap_sys_exit, "rseq_update");
 		if (links[OFFCPU_RESUME])
 			return 0;
 		pr_debug("no rseq_update tracepoint (%s): off-CPU waits end at sys_exit",
@@ -186,12 +209,13 @@ int offcpu__poll(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
 	/* Set first: the switch-in side stops counting, and a failed attach
 	 * is not retried at every drain. */
 	__atomic_store_n(&skel->bss->offcpu_sysexit, 1, __ATOMIC_RELAXED);
-	links[OFFCPU_SYSEXIT] = bpf_program__attach_raw_tracepoint(skel->progs.profcap_sys_exit,
-								   "sys_exit");
+	links[OFFCPU_SYSEXIT] =
+		bpf_program__attach_raw_tracepoint(skel->progs.profcap_sys_exit, "sys_exit");
 	if (!links[OFFCPU_SYSEXIT]) {
 		err = -errno;
 		pr_warn("cannot attach to the sys_exit raw tracepoint (%s): off-CPU waits of "
-			"threads without rseq (not glibc >= 2.35, or rseq disabled) are not counted",
+			"threads without rseq (not glibc >= 2.35, or rseq disabled) are not "
+			"counted",
 			strerror(-err));
 		return err;
 	}

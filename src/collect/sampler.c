@@ -1435,7 +1435,8 @@ static int full_wait(struct sampler *s, int timeout_ms)
  * threadctx_configure(), offcpu__configure()): a configure function that
  * reads another struct needs it added here. */
 static const char *const kernel_structs[] = {
-	"task_struct", "thread_struct", "vm_area_struct", "file", "inode", "super_block",
+	"task_struct", "thread_struct", "vm_area_struct", "file", "inode",
+	"super_block", "sched_entity",	"cfs_rq",	  "rq",
 };
 
 /* Kernel BTF of those structs (collect/kbtf.h: ~10x faster than libbpf's

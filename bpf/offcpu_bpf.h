@@ -36,15 +36,15 @@
 #include "offcpu_types.h"
 
 const volatile __u64 offcpu_min_ns = 100000; /* waits walked and kept */
-const volatile __u32 offcpu_runnable = 0;     /* also keep waits for a CPU */
-const volatile __u32 offcpu_btf = 0;	      /* the switch-in program is loaded */
-const volatile __u32 offcpu_state_arg = 0;    /* prev_state is raw_tp args[3] */
-const volatile __u32 offcpu_state_off = 0;    /* else task_struct offset of the state, 0 = none */
-const volatile __u32 offcpu_pid_off = 0;      /* task_struct offsets (BTF) */
+const volatile __u32 offcpu_runnable = 0;    /* also keep waits for a CPU */
+const volatile __u32 offcpu_btf = 0;	     /* the switch-in program is loaded */
+const volatile __u32 offcpu_state_arg = 0;   /* prev_state is raw_tp args[3] */
+const volatile __u32 offcpu_state_off = 0;   /* else task_struct offset of the state, 0 = none */
+const volatile __u32 offcpu_pid_off = 0;     /* task_struct offsets (BTF) */
 const volatile __u32 offcpu_tgid_off = 0;
 const volatile __u32 offcpu_comm_off = 0;
-const volatile __u32 offcpu_rseq_off = 0;     /* task_struct.rseq, 0 = sys_exit only */
-const volatile __u32 offcpu_self = 0;	      /* profcap's process ID (in its namespace) */
+const volatile __u32 offcpu_rseq_off = 0; /* task_struct.rseq, 0 = sys_exit only */
+const volatile __u32 offcpu_self = 0;	  /* profcap's process ID (in its namespace) */
 /* The switch program's clock: the runqueue clock the scheduler has just
  * read in __schedule() (rq->clock, sched_clock_cpu()), reached from `prev`
  * as prev->se.cfs_rq->rq->clock with these offsets from kernel BTF (a
@@ -54,6 +54,8 @@ const volatile __u32 offcpu_self = 0;	      /* profcap's process ID (in its name
 const volatile __u32 offcpu_clk_cfs_rq_off = 0; /* task_struct.se + sched_entity.cfs_rq */
 const volatile __u32 offcpu_clk_rq_off = 0;	/* cfs_rq.rq */
 const volatile __u32 offcpu_clk_off = 0;	/* rq.clock */
+const volatile __u32 offcpu_slot_mask = 0;	/* offcpu_slots entries - 1 (2^n - 1), 0 = none */
+const volatile __u32 offcpu_start_off = 0;	/* task_struct.start_time */
 
 /* Long waits of threads without rseq seen at switch-in: user space then
  * attaches sys_exit too (offcpu_sysexit set), after which this stops
@@ -102,6 +104,14 @@ struct {
 	__type(value, struct offcpu_start);
 	__uint(max_entries, 1); /* sized by user space when enabled */
 } offcpu_start SEC(".maps");
+
+/* With kernel BTF: the switch-out times of kept threads (struct offcpu_slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_slot);
+	__uint(max_entries, 1); /* sized by user space when enabled */
+} offcpu_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -159,8 +169,7 @@ static __always_inline int offcpu_keep(__u32 tgid, __u32 tid)
 
 struct task_struct;
 
-static __always_inline void offcpu_new(struct task_struct *task, __u32 gtid,
-				       struct offcpu_start *v)
+static __always_inline void offcpu_new(struct task_struct *task, __u32 gtid, struct offcpu_start *v)
 {
 	if (offcpu_btf)
 		bpf_task_storage_get(&offcpu_task, task, v, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -292,63 +301,123 @@ static __always_inline __u64 offcpu_now(struct task_struct *prev)
 	return *(__u64 *)(p + offcpu_clk_off);
 }
 
-/* With kernel BTF, one program does both sides: args bool preempt,
- * task_struct *prev, task_struct *next[, unsigned int prev_state]. */
-SEC("tp_btf/sched_switch")
-int profcap_switch(__u64 *ctx)
+/* The time of this switch in *@now, read once (0: not read yet). */
+static __always_inline __u64 offcpu_clock(__u64 *now, struct task_struct *prev)
 {
-	struct task_struct *next = (struct task_struct *)ctx[2];
-	__u32 gtid = 0, zero = 0, state;
-	struct offcpu_stats *os;
-	struct offcpu_start *e;
-	struct scratch *s;
-	struct pt_regs regs;
-	__u64 ns;
-	long n;
+	if (!*now)
+		*now = offcpu_now(prev);
+	return *now;
+}
 
-	struct task_struct *prev = (struct task_struct *)ctx[1];
-	struct offcpu_start *pe;
-	__u64 now = 0, *cur;
+/* Fields of a task_struct (BTF pointer) at offsets from kernel BTF: direct
+ * loads. */
+static __always_inline __u32 task_u32(struct task_struct *t, __u32 off)
+{
+	return *(__u32 *)((char *)t + off);
+}
 
-	/* Both entries first: one clock read serves both sides. */
-	pe = bpf_task_storage_get(&offcpu_task, prev, NULL, 0);
-	e = bpf_task_storage_get(&offcpu_task, next, NULL, 0);
-	if (offcpu_clk_off || pe || (e && e->ts)) {
-		now = offcpu_now(prev);
-		if (!now)
-			return 0; /* never seen: the wait of @next stays open */
-	}
-	offcpu_out(prev, pe, ctx[0], ctx[1], offcpu_state_arg ? ctx[3] : 0, now);
-	if (!e)
-		return 0;
-	if (!e->ts) {
-		/* Back from a preemption not timed: a wait may still be pending. */
-		if (e->pend_ns && (cur = bpf_map_lookup_elem(&offcpu_cur, &zero)))
-			*cur = (__u64)next;
-		return 0;
-	}
-	ns = now - e->ts;
-	state = e->state;
-	e->ts = 0;
-	os = ostats();
-	if (!os)
-		return 0;
-	os->waits++;
-	if (ns < offcpu_min_ns) {
-		os->short_waits++;
-		os->short_ns += ns;
-		if (e->pend_ns && (cur = bpf_map_lookup_elem(&offcpu_cur, &zero)))
-			*cur = (__u64)next;
-		return 0;
-	}
-	os->long_ns += ns;
-	e->pend_ns += ns;
-	e->pend_switches++;
-	cur = bpf_map_lookup_elem(&offcpu_cur, &zero);
+static __always_inline __u64 task_u64(struct task_struct *t, __u32 off)
+{
+	return *(__u64 *)((char *)t + off);
+}
+
+/* The slot of thread @tid (global ID) started at @start, when it holds it;
+ * its slot (held by another thread, or free) in *@any. */
+static __always_inline struct offcpu_slot *offcpu_slot_of(__u32 tid, __u64 start,
+							  struct offcpu_slot **any)
+{
+	__u32 k = tid & offcpu_slot_mask;
+	struct offcpu_slot *sl;
+
+	*any = NULL;
+	if (!offcpu_slot_mask || !tid)
+		return NULL;
+	sl = bpf_map_lookup_elem(&offcpu_slots, &k);
+	*any = sl;
+	return sl && sl->tid == tid && sl->start == start ? sl : NULL;
+}
+
+static __always_inline void offcpu_set_cur(struct task_struct *next)
+{
+	__u32 zero = 0;
+	__u64 *cur = bpf_map_lookup_elem(&offcpu_cur, &zero);
+
 	if (cur)
 		*cur = (__u64)next;
+}
+
+/* @prev (BTF pointer, holding slot @ps or NULL, task storage entry looked
+ * up only when it has no slot) leaves the CPU at @now in state @raw
+ * (prev_state): note when, if it is kept. The filters run only for threads
+ * that hold neither. */
+static __always_inline void offcpu_switch_out(struct task_struct *prev, struct offcpu_slot *ps,
+					      struct offcpu_slot *pany, __u64 pstart, __u64 preempt,
+					      __u64 raw, __u64 *now)
+{
+	struct offcpu_start v = {}, *pe;
+	__u32 state, tgid, tid;
+
+	if (!offcpu_state_arg && offcpu_state_off)
+		bpf_probe_read_kernel(&raw, sizeof(__u32), (char *)prev + offcpu_state_off);
+	if ((offcpu_state_arg || offcpu_state_off) && (raw & 0x80 /* TASK_DEAD */)) {
+		/* Its last switch: the slot is free again (task storage goes
+		 * with the task). */
+		if (ps)
+			ps->tid = 0;
+		return;
+	}
+	state = offcpu_out_state(preempt, (__u64)prev, raw);
+	if (state == OFFCPU_STATE_RUNNABLE && !offcpu_runnable)
+		return;
+	if (ps) {
+		ps->state = state;
+		ps->ts = offcpu_clock(now, prev);
+		return;
+	}
+	pe = bpf_task_storage_get(&offcpu_task, prev, NULL, 0);
+	if (pe) {
+		/* Kept before, without a slot: a pending wait stays pending. */
+		pe->state = state;
+		pe->ts = offcpu_clock(now, prev);
+		return;
+	}
+	if (current_ids(&tgid, &tid) || !tgid /* the idle task */ || !offcpu_keep(tgid, tid))
+		return;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	if (pany && (!pany->tid || !pany->ts)) {
+		/* Free, or its holder runs: this thread takes it (the holder
+		 * takes it back, or goes to task storage, at its next switch). */
+		pany->tid = tid;
+		pany->start = pstart;
+		pany->state = state;
+		pany->ts = offcpu_clock(now, prev);
+		pany->pend = 0;
+		return;
+	}
+	v.state = state;
+	v.ts = offcpu_clock(now, prev);
+	bpf_task_storage_get(&offcpu_task, prev, &v, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* A wait of @ns (>= the threshold) of @next in @state ended: add it to the
+ * pending wait of its task storage entry @e (kernel stack now, user stack
+ * when it returns to user space); @ns_slot its slot or NULL. */
+static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next,
+					     struct offcpu_start *e, struct offcpu_slot *nslot,
+					     __u64 ns, __u32 state)
+{
+	struct pt_regs regs;
+	struct scratch *s;
+	__u32 gtid = 0, zero = 0;
+	long n;
+
+	e->pend_ns += ns;
+	e->pend_switches++;
+	if (nslot)
+		nslot->pend = 1;
+	offcpu_set_cur(next);
 	if (e->pend_switches > 1)
-		return 0; /* woke within the same system call: keeps the first stack */
+		return; /* woke within the same system call: keeps the first stack */
 	__sync_fetch_and_add(&offcpu_npending, 1);
 	e->pend_state = state;
 	e->kgen = gen & 1;
@@ -370,12 +439,13 @@ int profcap_switch(__u64 *ctx)
 	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)bpf_task_pt_regs(next)) ||
 	    (regs.cs & 3) != 3) {
 		/* A kernel thread: no system call to return from, add it now. */
-		struct offcpu_key key = {.state = e->pend_state, .flags = e->kflags,
-					 .kstack = e->kstack, .tid = gtid};
+		struct offcpu_key key = {
+			.state = e->pend_state, .flags = e->kflags, .kstack = e->kstack};
 
 		if (pidns_ino ||
 		    bpf_probe_read_kernel(&gtid, sizeof(gtid), (char *)next + offcpu_pid_off))
 			goto drop; /* cannot name it in our namespace */
+		key.tid = gtid;
 		bpf_probe_read_kernel(&key.tgid, sizeof(key.tgid), (char *)next + offcpu_tgid_off);
 		bpf_probe_read_kernel(key.comm, sizeof(key.comm), (char *)next + offcpu_comm_off);
 		key.tgid = key.tgid ? key.tgid : gtid;
@@ -406,10 +476,80 @@ int profcap_switch(__u64 *ctx)
 			}
 		}
 	}
-	return 0;
+	return;
 drop:
 	e->pend_ns = e->pend_switches = 0;
+	if (nslot)
+		nslot->pend = 0;
 	__sync_fetch_and_add(&offcpu_npending, -1);
+}
+
+/* With kernel BTF, one program does both sides: args bool preempt,
+ * task_struct *prev, task_struct *next[, unsigned int prev_state]. A
+ * switch between two kept threads with slots and a short wait touches
+ * only their two slots and the per-CPU counters. */
+SEC("tp_btf/sched_switch")
+int profcap_switch(__u64 *ctx)
+{
+	struct task_struct *prev = (struct task_struct *)ctx[1];
+	struct task_struct *next = (struct task_struct *)ctx[2];
+	struct offcpu_slot *ps, *pany, *nsl, *nany;
+	struct offcpu_start *e = NULL, zero_e = {};
+	struct offcpu_stats *os;
+	__u64 now = 0, ns, pstart = 0, nstart = 0, ts;
+	__u32 state, pend;
+
+	/* The runqueue clock costs three loads: read it first. */
+	if (offcpu_clk_off && !offcpu_clock(&now, prev))
+		return 0; /* never seen: the wait of @next stays open */
+	if (offcpu_slot_mask) {
+		pstart = task_u64(prev, offcpu_start_off);
+		nstart = task_u64(next, offcpu_start_off);
+	}
+	ps = offcpu_slot_of(task_u32(prev, offcpu_pid_off), pstart, &pany);
+	nsl = offcpu_slot_of(task_u32(next, offcpu_pid_off), nstart, &nany);
+	offcpu_switch_out(prev, ps, pany, pstart, ctx[0], offcpu_state_arg ? ctx[3] : 0, &now);
+	if (nsl) {
+		ts = nsl->ts;
+		state = nsl->state;
+		pend = nsl->pend;
+		nsl->ts = 0;
+	} else {
+		e = bpf_task_storage_get(&offcpu_task, next, NULL, 0);
+		if (!e)
+			return 0;
+		ts = e->ts;
+		state = e->state;
+		pend = e->pend_ns != 0;
+		e->ts = 0;
+	}
+	if (!ts) {
+		/* Back from a preemption not timed: a wait may still be pending. */
+		if (pend)
+			offcpu_set_cur(next);
+		return 0;
+	}
+	ns = offcpu_clock(&now, prev) - ts;
+	os = ostats();
+	if (!os)
+		return 0;
+	os->waits++;
+	if (ns < offcpu_min_ns) {
+		os->short_waits++;
+		os->short_ns += ns;
+		if (pend)
+			offcpu_set_cur(next);
+		return 0;
+	}
+	os->long_ns += ns;
+	if (!e)
+		e = bpf_task_storage_get(&offcpu_task, next, &zero_e,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e) {
+		os->counts_full++;
+		return 0;
+	}
+	offcpu_long_wait(ctx, next, e, nsl, ns, state);
 	return 0;
 }
 
@@ -465,8 +605,16 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	ns = e->pend_ns;
 	sw = e->pend_switches;
 	e->pend_ns = e->pend_switches = 0;
-	if (offcpu_btf)
+	if (offcpu_btf) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		struct offcpu_slot *sl, *any;
+
+		sl = offcpu_slot_of(gtid, offcpu_slot_mask ? task_u64(task, offcpu_start_off) : 0,
+				    &any);
+		if (sl)
+			sl->pend = 0;
 		__sync_fetch_and_add(&offcpu_npending, -1);
+	}
 	if (current_ids(&key.tgid, &key.tid))
 		return 0;
 	key.state = e->pend_state;
@@ -474,9 +622,8 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	key.kstack = e->kstack;
 	if (key.kstack && e->kgen != (gen & 1)) {
 		/* The generation changed since switch-in: copy the stack over. */
-		struct stack_trace *st = bpf_map_lookup_elem(e->kgen ? (void *)&stacks1
-								     : (void *)&stacks0,
-							     &key.kstack);
+		struct stack_trace *st = bpf_map_lookup_elem(
+			e->kgen ? (void *)&stacks1 : (void *)&stacks0, &key.kstack);
 
 		if (st) {
 			struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);

@@ -33,6 +33,23 @@ struct offcpu_start {
 	__u32 kflags;	     /* PROFCAP_F_* of @kstack; OFFCPU_F_* */
 };
 
+/* With kernel BTF, the hot part of a kept thread's state: its last
+ * switch-out, in an array indexed by global thread ID modulo its size (an
+ * inlined lookup, where a task storage lookup that finds its entry costs
+ * ~35 ns), tagged with the thread's ID and start time so that a reused ID
+ * or another thread of the same slot is told apart. A thread whose slot
+ * another kept thread holds while off the CPU keeps its times in task
+ * storage (struct offcpu_start) instead; so does every long wait's pending
+ * part. */
+struct offcpu_slot {
+	__u32 tid;   /* global thread ID, 0 = free */
+	__u32 state; /* OFFCPU_STATE_* of the last switch-out */
+	__u64 start; /* task_struct.start_time of the thread */
+	__u64 ts;    /* time of the switch-out, 0 = on a CPU (or not timed) */
+	__u32 pend;  /* a long wait is pending in the thread's task storage */
+	__u32 pad;
+};
+
 /* offcpu_start.kflags: the wait did not happen in a system call (page
  * fault): its user stack is the single PC @uip. */
 #define OFFCPU_F_NO_SYSCALL 0x80000000u

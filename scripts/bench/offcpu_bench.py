@@ -188,7 +188,7 @@ def one(cfg, rounds, cpu):
                 runs += after[i].get("run_cnt", 0) - base_stats[i][1]
     if cfg.startswith("offcpu"):
         mem = maps_memlock({"offcpu_counts0", "offcpu_counts1", "offcpu_start", "offcpu_stats",
-                            "offcpu_task", "offcpu_cur", "counts0", "counts1", "stacks0",
+                            "offcpu_task", "offcpu_slots", "offcpu_cur", "counts0", "counts1", "stacks0",
                             "stacks1"}, tool.pid)
     if tool:
         tool.send_signal(2)

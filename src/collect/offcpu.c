@@ -80,6 +80,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	static const char *const state[] = {"__state", "state", NULL};
 	static const char *const pid[] = {"pid", NULL}, *const tgid[] = {"tgid", NULL};
 	static const char *const comm[] = {"comm", NULL}, *const rseq[] = {"rseq", NULL};
+	static const char *const start[] = {"start_time", NULL};
 	bool ok;
 
 	if (!btf)
@@ -90,6 +91,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	skel->rodata->offcpu_tgid_off = task_offset(btf, tgid);
 	skel->rodata->offcpu_rseq_off = task_offset(btf, rseq);
 	skel->rodata->offcpu_comm_off = task_offset(btf, comm);
+	skel->rodata->offcpu_start_off = task_offset(btf, start);
 	clock_offsets(skel, btf);
 	ok = skel->rodata->offcpu_pid_off && skel->rodata->offcpu_tgid_off &&
 	     skel->rodata->offcpu_comm_off;
@@ -119,8 +121,12 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 		/* sys_exit walks user stacks from the task's registers. */
 		skel->rodata->unwind_task_regs = 1;
 		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
-		/* Thread entries live in task storage. */
+		/* Thread entries live in slots and task storage. */
 		bpf_map__set_autocreate(skel->maps.offcpu_start, false);
+		if (skel->rodata->offcpu_start_off) {
+			skel->rodata->offcpu_slot_mask = SAMPLER_OFFCPU_THREADS - 1;
+			bpf_map__set_max_entries(skel->maps.offcpu_slots, SAMPLER_OFFCPU_THREADS);
+		}
 	} else {
 		bpf_program__set_autoload(skel->progs.profcap_switch, false);
 		bpf_map__set_autocreate(skel->maps.offcpu_task, false);

@@ -41,7 +41,8 @@ struct sampler_opts {
 	bool off_cpu_runnable; /* also record preempted threads (waiting for a CPU) */
 };
 
-/* Threads that can be off the CPU at once, all processes (an LRU). */
+/* Threads that can be off the CPU at once, all processes, without kernel BTF
+ * (an LRU hash); with it, the thread slots (a power of two). */
 #define SAMPLER_OFFCPU_THREADS 16384u
 #define SAMPLER_OFFCPU_MIN_NS 100000ull /* --off-cpu-threshold default: 100 us */
 

@@ -51,13 +51,14 @@ class OffCpuTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def capture(self, extra, fmt_out="off.pb", env=None):
+    def capture(self, extra, fmt_out="off.pb", env=None, wargs=()):
         """Run the workload under capture --off-cpu; returns (truth, path, stderr)."""
         go = os.path.join(self.dir, "go")
         truth_path = os.path.join(self.dir, "truth.json")
         out = os.path.join(self.dir, fmt_out)
         w = subprocess.Popen([os.path.join(WORKLOADS, "offcpu_wait"), "-g", go, "-d", str(RUN_S),
-                              "-o", truth_path, "-f", os.path.join(self.dir, "data")],
+                              "-o", truth_path, "-f", os.path.join(self.dir, "data")]
+                             + list(wargs),
                              stdout=subprocess.PIPE, text=True,
                              env=dict(os.environ, **(env or {})))
         try:
@@ -89,7 +90,17 @@ class OffCpuTest(unittest.TestCase):
         self.assertIn("a thread without rseq waited", err)
         self.check_truth(truth, out, err)
 
-    def check_truth(self, truth, out, err):
+    def test_thread_churn(self):
+        """Short-lived threads one after the other, each blocking 300 us:
+        thread slots freed at exit, IDs never seen before, some sharing a
+        slot with the long-lived threads. Their time and everyone else's
+        still match the truth."""
+        truth, out, err = self.capture(["-v"], wargs=["-c"])
+        print(f"# {truth['churn_threads']} short-lived threads")
+        self.assertGreater(truth["churn_threads"], 500)
+        self.check_truth(truth, out, err, FUNCS + ("wait_churn",))
+
+    def check_truth(self, truth, out, err, funcs=FUNCS):
         ok, msg = check_conformance(out)
         self.assertTrue(ok, msg)
         res = decode(out)["resources"]
@@ -104,8 +115,8 @@ class OffCpuTest(unittest.TestCase):
         self.assertEqual(strings[p.period_type.type_strindex], "context_switch")
         self.assertEqual(strings[p.period_type.unit_strindex], "count")
         self.assertEqual(p.period, 1)
-        got = {f: sum(s["value"] for s in off["samples"] if has_fn(s, f)) / 1e9 for f in FUNCS}
-        for f in FUNCS:
+        got = {f: sum(s["value"] for s in off["samples"] if has_fn(s, f)) / 1e9 for f in funcs}
+        for f in funcs:
             print(f"# {f}: truth {truth[f]:.3f} s, profile {got[f]:.3f} s "
                   f"({100 * (got[f] - truth[f]) / truth[f]:+.1f} %)")
             self.assertLess(abs(got[f] - truth[f]), 0.10 * truth[f], f)

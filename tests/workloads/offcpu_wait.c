@@ -6,13 +6,16 @@
  *   wait_mutex   pthread_mutex_lock() of a mutex another thread holds
  *   wait_fsync   fdatasync() of 1 MiB just written (disk: uninterruptible)
  *   burn         a CPU-bound thread (should show almost no off-CPU time)
+ *   wait_churn   with -c: nanosleep() of 300 us in short-lived threads, one
+ *                after the other (thread IDs used once, slots of exited
+ *                threads, IDs that share a slot with the threads above)
  *
  * No thread is pinned, so with more threads than CPUs wake-ups migrate.
  * Each wait is timed as wall time less the thread's own CPU time inside it
  * (CLOCK_THREAD_CPUTIME_ID): what fdatasync() spends on the CPU (page
  * writeback, the journal) is on-CPU time, not blocked time, and on a busy
  * disk it is a tenth of the call or more.
- * Usage: offcpu_wait -g GOFILE -d SECONDS -o TRUTH.json -f DATAFILE
+ * Usage: offcpu_wait -g GOFILE -d SECONDS -o TRUTH.json -f DATAFILE [-c]
  * Prints "ready PID", waits until GOFILE exists, runs SECONDS, writes
  * {"wait_sleep": s, ..., "burn_cpu": s} (seconds blocked in each function,
  * and the burner's CPU time) to TRUTH.json, prints "done", then waits to be
@@ -30,7 +33,8 @@
 #define NOINLINE __attribute__((noinline))
 
 static volatile int stop;
-static double t_sleep, t_pipe, t_mutex, t_fsync, t_burn_cpu;
+static double t_sleep, t_pipe, t_mutex, t_fsync, t_burn_cpu, t_churn;
+static long n_churn;
 static int pipefd[2];
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 static const char *datafile;
@@ -194,17 +198,49 @@ static void *burner(void *arg)
 	return NULL;
 }
 
+NOINLINE static void wait_churn(void)
+{
+	double t0 = off_cpu_clock();
+
+	nap(300000);
+	t_churn += off_cpu_clock() - t0;
+}
+
+static void *churn_one(void *arg)
+{
+	(void)arg;
+	wait_churn();
+	return NULL;
+}
+
+/* One short-lived thread after another (joined before the next starts, so
+ * t_churn has one writer at a time). */
+static void *churner(void *arg)
+{
+	pthread_t t;
+
+	(void)arg;
+	while (!stop) {
+		if (pthread_create(&t, NULL, churn_one, NULL))
+			break;
+		pthread_join(t, NULL);
+		n_churn++;
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	void *(*fns[])(void *) = {sleeper, feeder, reader, holder, waiter, syncer, burner};
+	void *(*fns[])(void *) = {sleeper, feeder, reader, holder, waiter, syncer, burner, churner};
 	pthread_t th[sizeof(fns) / sizeof(fns[0])];
+	size_t nfns = sizeof(fns) / sizeof(fns[0]) - 1; /* the churner with -c */
 	const char *go = NULL, *out = NULL;
 	double secs = 3;
 	size_t i;
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "g:d:o:f:")) != -1) {
+	while ((c = getopt(argc, argv, "g:d:o:f:c")) != -1) {
 		if (c == 'g')
 			go = optarg;
 		else if (c == 'd')
@@ -213,6 +249,8 @@ int main(int argc, char **argv)
 			out = optarg;
 		else if (c == 'f')
 			datafile = optarg;
+		else if (c == 'c')
+			nfns++;
 		else
 			return 2;
 	}
@@ -222,7 +260,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (access(go, F_OK))
 		nap(20000000);
-	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+	for (i = 0; i < nfns; i++)
 		pthread_create(&th[i], NULL, fns[i], NULL);
 	nap(0);
 	{
@@ -231,15 +269,16 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	stop = 1;
-	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+	for (i = 0; i < nfns; i++)
 		pthread_join(th[i], NULL);
 	f = fopen(out, "w");
 	if (!f)
 		return 1;
 	fprintf(f,
 		"{\"wait_sleep\": %.6f, \"wait_pipe\": %.6f, \"wait_mutex\": %.6f, "
-		"\"wait_fsync\": %.6f, \"burn_cpu\": %.6f}\n",
-		t_sleep, t_pipe, t_mutex, t_fsync, t_burn_cpu);
+		"\"wait_fsync\": %.6f, \"burn_cpu\": %.6f, \"wait_churn\": %.6f, "
+		"\"churn_threads\": %ld}\n",
+		t_sleep, t_pipe, t_mutex, t_fsync, t_burn_cpu, t_churn, n_churn);
 	fclose(f);
 	printf("done\n");
 	fflush(stdout);

@@ -29,6 +29,7 @@
 #include "collect/kbtf.h"
 #include "collect/kver.h"
 #include "proc/status.h"
+#include "proc/procmaps.h"
 #include "proc/procsnap.h"
 #include "proc/threadctx.h"
 #include "collect/sampler.h"
@@ -327,6 +328,7 @@ static void *worker_main(void *arg)
 		unwind_table__stats(s->unwind, &s->ut_stats);
 	}
 	pthread_mutex_unlock(&s->mu);
+	procmaps__thread_done();
 	return NULL;
 }
 
@@ -428,10 +430,12 @@ static void *notice_main(void *arg)
 			break;
 		for (i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
-				return NULL; /* nquit */
+				goto out; /* nquit */
 			ring_buffer__consume(evs[i].data.ptr);
 		}
 	}
+out:
+	procmaps__thread_done();
 	return NULL;
 }
 
@@ -1711,13 +1715,19 @@ static int take_notices(struct sampler *s, sampler_proc_fn fn, void *ctx)
 
 	if (s->loader_on)
 		return 0;
-	q = malloc(SAMPLER_PENDING_MAX * sizeof(*q));
+	/* The queue's length as it is now: only that many are copied (a copy
+	 * of the whole queue per poll cost an allocation of 64 KiB and its
+	 * munmap). More may come meanwhile: they stay for the next call. */
+	pthread_mutex_lock(&s->nmu);
+	n = s->nq_n;
+	pthread_mutex_unlock(&s->nmu);
+	q = malloc((n ? n : 1) * sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->nmu);
-	n = s->nq_n;
 	memcpy(q, s->nq, n * sizeof(*q));
-	s->nq_n = 0;
+	memmove(s->nq, s->nq + n, (s->nq_n - n) * sizeof(*q));
+	s->nq_n -= n;
 	norseq = s->norseq;
 	s->norseq = false;
 	pthread_mutex_unlock(&s->nmu);

@@ -140,18 +140,33 @@ err_free:
 	return err;
 }
 
+/* Each thread reads maps files into its own buffer, kept between reads: a
+ * buffer per read cost a page-sized allocation and its release (an munmap
+ * and a TLB shootdown) for every new process. One that grew past
+ * PROCMAPS_KEEP_BUF for a huge process is released after use. */
+#define PROCMAPS_KEEP_BUF (64u << 10)
+static __thread struct buf read_buf;
+
 int procmaps__read(const char *path, struct procmaps **out)
 {
-	struct buf b;
+	struct buf *b = &read_buf;
 	int err;
 
 	*out = NULL;
-	buf__init(&b, PROCMAPS_MAX_FILE);
-	err = buf__read_file(&b, path);
+	if (!b->max)
+		buf__init(b, PROCMAPS_MAX_FILE);
+	err = buf__read_file(b, path);
 	if (!err)
-		err = procmaps__parse((const char *)b.data, b.len, out);
-	buf__release(&b);
+		err = procmaps__parse((const char *)b->data, b->len, out);
+	if (b->cap > PROCMAPS_KEEP_BUF)
+		buf__release(b);
+	buf__reset(b);
 	return err;
+}
+
+void procmaps__thread_done(void)
+{
+	buf__release(&read_buf);
 }
 
 void procmaps__free(struct procmaps *m)

@@ -24,7 +24,7 @@ struct procsnap {
 	struct procmaps *maps; /* its mappings */
 	char *exe;	       /* /proc/PID/exe's target (" (deleted)" kept), NULL if unreadable */
 	char comm[16];	       /* "" if unreadable */
-	char *cmdline;	       /* raw: arguments separated by NULs, @cmdline_len bytes */
+	char *cmdline; /* raw: arguments separated by NULs, @cmdline_len bytes (NULL: none) */
 	size_t cmdline_len;
 };
 

@@ -29,8 +29,8 @@ struct ut_file {
 struct ut_slot {
 	__u64 dev, ino; /* its file */
 	__u32 nrows;
-	__u32 refs;	/* live processes mapping it */
-	__u64 idle_ns;	/* when refs fell to 0 */
+	__u32 refs;    /* live processes mapping it */
+	__u64 idle_ns; /* when refs fell to 0 */
 	bool used;
 };
 
@@ -38,8 +38,8 @@ struct ut_proc {
 	__u32 pid;   /* 0: empty slot */
 	__u32 alloc; /* mapping entries ever written for it */
 	__u64 loaded_ns;
-	__u64 start;	/* start time (clock ticks since boot): tells a reused PID */
-	__u32 *slots;	/* file tables its mappings refer to (one reference each) */
+	__u64 start;  /* start time (clock ticks since boot): tells a reused PID */
+	__u32 *slots; /* file tables its mappings refer to (one reference each) */
 	__u32 nslots;
 };
 
@@ -218,8 +218,8 @@ static int slot_alloc(struct unwind_table *u, __u32 n, __u32 *out)
 			if (!sl->used) {
 				if (free_i == u->sink.max_files)
 					free_i = i;
-			} else if (!sl->refs &&
-				   (old == u->sink.max_files || sl->idle_ns < u->slots[old].idle_ns)) {
+			} else if (!sl->refs && (old == u->sink.max_files ||
+						 sl->idle_ns < u->slots[old].idle_ns)) {
 				old = i;
 			}
 		}
@@ -268,9 +268,11 @@ static void load_rows(struct unwind_table *u, struct ut_file *f, const void *img
 		if (u->sink.rows_end(u->sink.ctx, slot, out, (__u32)n, true)) {
 			u->st.files_no_room++;
 		} else {
-			u->slots[slot] = (struct ut_slot){
-				.dev = f->dev, .ino = f->ino, .nrows = (__u32)n, .used = true,
-				.idle_ns = clock__mono_ns()};
+			u->slots[slot] = (struct ut_slot){.dev = f->dev,
+							  .ino = f->ino,
+							  .nrows = (__u32)n,
+							  .used = true,
+							  .idle_ns = clock__mono_ns()};
 			f->slot = slot;
 			f->nrows = (__u32)n;
 			if (u->sink.set_file && f->dev != VDSO_DEV)
@@ -509,20 +511,39 @@ size_t unwind_table__gc(struct unwind_table *u, __u64 file_ttl_ns)
 	return gone;
 }
 
+static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct procmaps *maps);
+
 int unwind_table__add_process(struct unwind_table *u, int pid)
 {
 	struct procmaps *maps = NULL;
-	struct ut_proc *p;
 	char path[4200];
-	__u32 n = 0, i, *slots;
-	__u64 start;
 	int err;
 
+	__u64 start;
+
 	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
-	start = proc_start(u, (__u32)pid);
+	start = proc_start(u, (__u32)pid); /* before the maps: a PID reused after is told apart */
 	err = procmaps__read(path, &maps);
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
+	err = add_maps(u, pid, start, maps);
+	procmaps__free(maps);
+	return err;
+}
+
+int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps)
+{
+	return add_maps(u, pid, proc_start(u, (__u32)pid), maps);
+}
+
+/* unwind_table__add_process() of @pid, started at @start (proc_start()),
+ * whose mappings are @maps. */
+static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct procmaps *maps)
+{
+	struct ut_proc *p;
+	__u32 n = 0, i, *slots;
+	int err;
+
 	u->npin = 0;
 	for (i = 0; i < procmaps__count(maps); i++) {
 		const struct procmaps_entry *e = procmaps__entry(maps, i);
@@ -533,7 +554,6 @@ int unwind_table__add_process(struct unwind_table *u, int pid)
 			break; /* [vsyscall] is last and outside user space proper */
 		describe(u, pid, e, &u->scratch[n++]);
 	}
-	procmaps__free(maps);
 	p = proc_get(u, (__u32)pid, false);
 	if (!p && u->nprocs >= UNWIND_TABLE_MAX_PROCS)
 		reclaim(u);

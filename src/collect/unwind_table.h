@@ -73,8 +73,8 @@ struct unwind_table_stats {
 	__u64 files_no_room; /* files left without a table: row store full */
 	__u64 rows;	     /* rows in the store now */
 	__u64 max_rows;
-	__u64 tables;	      /* file tables in the store now */
-	__u64 files_evicted;  /* file tables dropped: unused, store full or idle */
+	__u64 tables;	       /* file tables in the store now */
+	__u64 files_evicted;   /* file tables dropped: unused, store full or idle */
 	__u64 unsupported;     /* rows marked unsupported */
 	__u64 parse_ns;	       /* time spent opening and compiling files */
 	__u64 procs_skipped;   /* processes left without tables (a cap) */
@@ -95,6 +95,14 @@ void unwind_table__free(struct unwind_table *u);
  * process keeps no tables: frame pointers); -ENOMEM; or the sink's error.
  * Files that cannot be parsed only count in the stats. */
 int unwind_table__add_process(struct unwind_table *u, int pid);
+
+struct procmaps;
+
+/* unwind_table__add_process() from @maps, @pid's mappings as the caller
+ * read them (a snapshot taken when it was announced, proc/procsnap.h),
+ * instead of its maps file. Returns as unwind_table__add_process() (files
+ * that cannot be opened any more only count in the stats). */
+int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps);
 
 /* Reload @pid's mappings if it was loaded more than UNWIND_TABLE_REFRESH_NS
  * ago (for samples that hit code mapped after the load, e.g. dlopen). 1 when

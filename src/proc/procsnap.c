@@ -25,6 +25,7 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
+	p->refs = 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	p->at_ns = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, pid);
@@ -64,9 +65,16 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 	return 0;
 }
 
+struct procsnap *procsnap__get(struct procsnap *p)
+{
+	if (p)
+		__atomic_fetch_add(&p->refs, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
 void procsnap__free(struct procsnap *p)
 {
-	if (!p)
+	if (!p || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	procmaps__free(p->maps);
 	free(p->exe);

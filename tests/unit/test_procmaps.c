@@ -1,5 +1,6 @@
 /* test_procmaps.c - /proc/PID/maps parsing on fixture text. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -181,6 +182,45 @@ TEST(empty_and_self)
 	CHECK(!m);
 }
 
+/* The read buffer is kept per thread: reads after a large file, and after
+ * procmaps__thread_done(), give the same as a first read. */
+TEST(read_buffer_reuse)
+{
+	char path[64], tmp[] = "/tmp/profcap_test_mapsXXXXXX";
+	struct procmaps *m = NULL;
+	size_t self, i;
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
+	CHECK(!procmaps__read(path, &m));
+	self = procmaps__count(m);
+	CHECK(self > 3);
+	procmaps__free(m);
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	f = fdopen(fd, "w");
+	CHECK(f);
+	for (i = 0; i < 3000; i++) /* ~250 KiB: past the buffer kept */
+		fprintf(f, "%llx-%llx r-xp 00000000 fe:00 %zu  /usr/lib/x%zu.so\n",
+			0x10000ull + i * 0x2000, 0x11000ull + i * 0x2000, i + 1, i);
+	fclose(f);
+	CHECK(!procmaps__read(tmp, &m));
+	CHECK_EQ_U64(procmaps__count(m), 3000);
+	CHECK_STR(procmaps__entry(m, 2999)->path, "/usr/lib/x2999.so");
+	procmaps__free(m);
+	unlink(tmp);
+	CHECK(!procmaps__read(path, &m));
+	CHECK(procmaps__count(m) >= self - 1 && procmaps__count(m) <= self + 1);
+	procmaps__free(m);
+	procmaps__thread_done();
+	procmaps__thread_done(); /* twice: nothing held */
+	CHECK(!procmaps__read(path, &m));
+	CHECK(procmaps__find(m, (__u64)(unsigned long)&test_read_buffer_reuse));
+	procmaps__free(m);
+	procmaps__thread_done();
+}
+
 int main(void)
 {
 	RUN(parse_basic);
@@ -191,6 +231,7 @@ int main(void)
 	RUN(long_line_skipped);
 	RUN(entry_cap);
 	RUN(empty_and_self);
+	RUN(read_buffer_reuse);
 	procmaps__free(NULL);
 	return TEST_DONE();
 }

@@ -25,12 +25,12 @@ struct capture_opts {
 	struct target_opts target; /* what to profile; nothing set = every process */
 	char **cmd;		   /* `-- CMD ARGS...` (NULL-terminated, from argv) or NULL */
 	bool user, kernel, idle;
-	bool unwind;	    /* table unwinding of user stacks (default; --no-unwind) */
+	bool unwind; /* table unwinding of user stacks (default; --no-unwind) */
 	/* off-CPU profiles (issue 15) */
 	bool off_cpu;	       /* also an off-CPU profile per process */
 	__u64 off_cpu_min_ns;  /* --off-cpu-threshold: shorter waits are only counted */
 	bool off_cpu_runnable; /* --off-cpu-runnable: also time spent waiting for a CPU */
-	const char *output; /* NULL = default name, unless exporting only */
+	const char *output;    /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
 	enum format format;	  /* of the file output; exports are always OTLP */
 	bool format_set;	  /* --format given (else capture infers it from -o) */
@@ -54,7 +54,9 @@ void capture__default_opts(struct capture_opts *o);
 /* Run the capture (or, with @o->agent, the agent) for @o; returns the
  * process exit code: 0 captured and delivered, 1 capture failure, 2 bad
  * target or export configuration, 3 captured but not delivered to the
- * endpoint (kept in the file or the spool directory). */
+ * endpoint (kept in the file or the spool directory). A capture (not the
+ * agent) that ran to its end leaves its session's memory, descriptors and
+ * BPF programs to the exit that is to follow: call it once per process. */
 int capture__run(const struct capture_opts *o);
 
 #endif

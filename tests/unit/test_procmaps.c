@@ -1,7 +1,9 @@
 /* test_procmaps.c - /proc/PID/maps parsing on fixture text. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "proc/procmaps.h"
@@ -221,6 +223,48 @@ TEST(read_buffer_reuse)
 	procmaps__thread_done();
 }
 
+/* Blocks of freed tables are reused: many tables at once, of sizes large
+ * and small, freed and parsed again in any order, each intact. */
+TEST(blocks_reused)
+{
+	struct procmaps *m[12] = {0};
+	char *big = NULL, line[128];
+	size_t blen = 0, i, k;
+
+	for (i = 0; i < 400; i++) {
+		int n = snprintf(line, sizeof(line),
+				 "%llx-%llx r-xp 00000000 fe:00 %zu  /lib/b%zu.so\n",
+				 0x10000ull + i * 0x2000, 0x11000ull + i * 0x2000, i + 1, i);
+
+		big = realloc(big, blen + (size_t)n);
+		CHECK(big);
+		memcpy(big + blen, line, (size_t)n);
+		blen += (size_t)n;
+	}
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < 12; i++) {
+			bool large = (i + k) % 3 == 0;
+
+			CHECK(!procmaps__parse(large ? big : maps_text,
+					       large ? blen : sizeof(maps_text) - 1, &m[i]));
+		}
+		for (i = 0; i < 12; i++) {
+			bool large = (i + k) % 3 == 0;
+
+			CHECK_EQ_U64(procmaps__count(m[i]), large ? 400 : 12);
+			CHECK_STR(procmaps__entry(m[i], large ? 399 : 4)->path,
+				  large ? "/lib/b399.so" : "/usr/lib/x86_64-linux-gnu/libc.so.6");
+			if (i % 2 == k % 2) {
+				procmaps__free(m[i]);
+				m[i] = NULL;
+			}
+		}
+		for (i = 0; i < 12; i++)
+			procmaps__free(m[i]);
+	}
+	free(big);
+}
+
 int main(void)
 {
 	RUN(parse_basic);
@@ -232,6 +276,7 @@ int main(void)
 	RUN(entry_cap);
 	RUN(empty_and_self);
 	RUN(read_buffer_reuse);
+	RUN(blocks_reused);
 	procmaps__free(NULL);
 	return TEST_DONE();
 }

@@ -190,14 +190,13 @@ TEST(read_buffer_reuse)
 {
 	char path[64], tmp[] = "/tmp/profcap_test_mapsXXXXXX";
 	struct procmaps *m = NULL;
-	size_t self, i;
+	size_t i;
 	FILE *f;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
 	CHECK(!procmaps__read(path, &m));
-	self = procmaps__count(m);
-	CHECK(self > 3);
+	CHECK(procmaps__count(m) > 3);
 	procmaps__free(m);
 	fd = mkstemp(tmp);
 	CHECK(fd >= 0);
@@ -212,8 +211,9 @@ TEST(read_buffer_reuse)
 	CHECK_STR(procmaps__entry(m, 2999)->path, "/usr/lib/x2999.so");
 	procmaps__free(m);
 	unlink(tmp);
-	CHECK(!procmaps__read(path, &m));
-	CHECK(procmaps__count(m) >= self - 1 && procmaps__count(m) <= self + 1);
+	CHECK(!procmaps__read(path, &m)); /* not what the large file left */
+	CHECK(procmaps__count(m) > 3 && procmaps__count(m) < 1000);
+	CHECK(procmaps__find(m, (__u64)(unsigned long)&test_read_buffer_reuse));
 	procmaps__free(m);
 	procmaps__thread_done();
 	procmaps__thread_done(); /* twice: nothing held */

@@ -37,14 +37,13 @@ int array__grow(void **v, size_t *cap, size_t n, size_t size, size_t first, size
 
 void array__populate(void *v, size_t n, size_t size, size_t cap)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo, hi;
-	size_t off = n * size, win;
+	size_t off = n * size, win = off / ARRAY_POPULATE_BYTES;
+	uintptr_t page, lo, hi;
 
-	if (!v || n >= cap || cap * size < (1u << 20) || !size)
-		return;
-	win = off / ARRAY_POPULATE_BYTES;
-	if (n && (off - size) / ARRAY_POPULATE_BYTES == win)
-		return; /* within the window populated before */
+	if (!v || n >= cap || cap * size < (1u << 20) || !size ||
+	    (n && (off - size) / ARRAY_POPULATE_BYTES == win))
+		return; /* small, or within the window populated before */
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	lo = ((uintptr_t)v + off + page - 1) & ~(page - 1);
 	hi = (uintptr_t)v + (win + 1) * ARRAY_POPULATE_BYTES;
 	if (hi > (uintptr_t)v + cap * size)

@@ -25,12 +25,12 @@ struct capture_opts {
 	struct target_opts target; /* what to profile; nothing set = every process */
 	char **cmd;		   /* `-- CMD ARGS...` (NULL-terminated, from argv) or NULL */
 	bool user, kernel, idle;
-	bool unwind; /* table unwinding of user stacks (default; --no-unwind) */
+	bool unwind;	    /* table unwinding of user stacks (default; --no-unwind) */
 	/* off-CPU profiles (issue 15) */
 	bool off_cpu;	       /* also an off-CPU profile per process */
 	__u64 off_cpu_min_ns;  /* --off-cpu-threshold: shorter waits are only counted */
 	bool off_cpu_runnable; /* --off-cpu-runnable: also time spent waiting for a CPU */
-	const char *output;    /* NULL = default name, unless exporting only */
+	const char *output; /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
 	enum format format;	  /* of the file output; exports are always OTLP */
 	bool format_set;	  /* --format given (else capture infers it from -o) */

@@ -29,8 +29,8 @@ struct ut_file {
 struct ut_slot {
 	__u64 dev, ino; /* its file */
 	__u32 nrows;
-	__u32 refs;    /* live processes mapping it */
-	__u64 idle_ns; /* when refs fell to 0 */
+	__u32 refs;	/* live processes mapping it */
+	__u64 idle_ns;	/* when refs fell to 0 */
 	bool used;
 };
 
@@ -38,8 +38,8 @@ struct ut_proc {
 	__u32 pid;   /* 0: empty slot */
 	__u32 alloc; /* mapping entries ever written for it */
 	__u64 loaded_ns;
-	__u64 start;  /* start time (clock ticks since boot): tells a reused PID */
-	__u32 *slots; /* file tables its mappings refer to (one reference each) */
+	__u64 start;	/* start time (clock ticks since boot): tells a reused PID */
+	__u32 *slots;	/* file tables its mappings refer to (one reference each) */
 	__u32 nslots;
 };
 
@@ -218,8 +218,8 @@ static int slot_alloc(struct unwind_table *u, __u32 n, __u32 *out)
 			if (!sl->used) {
 				if (free_i == u->sink.max_files)
 					free_i = i;
-			} else if (!sl->refs && (old == u->sink.max_files ||
-						 sl->idle_ns < u->slots[old].idle_ns)) {
+			} else if (!sl->refs &&
+				   (old == u->sink.max_files || sl->idle_ns < u->slots[old].idle_ns)) {
 				old = i;
 			}
 		}
@@ -268,11 +268,9 @@ static void load_rows(struct unwind_table *u, struct ut_file *f, const void *img
 		if (u->sink.rows_end(u->sink.ctx, slot, out, (__u32)n, true)) {
 			u->st.files_no_room++;
 		} else {
-			u->slots[slot] = (struct ut_slot){.dev = f->dev,
-							  .ino = f->ino,
-							  .nrows = (__u32)n,
-							  .used = true,
-							  .idle_ns = clock__mono_ns()};
+			u->slots[slot] = (struct ut_slot){
+				.dev = f->dev, .ino = f->ino, .nrows = (__u32)n, .used = true,
+				.idle_ns = clock__mono_ns()};
 			f->slot = slot;
 			f->nrows = (__u32)n;
 			if (u->sink.set_file && f->dev != VDSO_DEV)

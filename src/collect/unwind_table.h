@@ -73,8 +73,8 @@ struct unwind_table_stats {
 	__u64 files_no_room; /* files left without a table: row store full */
 	__u64 rows;	     /* rows in the store now */
 	__u64 max_rows;
-	__u64 tables;	       /* file tables in the store now */
-	__u64 files_evicted;   /* file tables dropped: unused, store full or idle */
+	__u64 tables;	      /* file tables in the store now */
+	__u64 files_evicted;  /* file tables dropped: unused, store full or idle */
 	__u64 unsupported;     /* rows marked unsupported */
 	__u64 parse_ns;	       /* time spent opening and compiling files */
 	__u64 procs_skipped;   /* processes left without tables (a cap) */

@@ -58,10 +58,10 @@ struct elfsym {
 	size_t nsegs;
 	bool has_build_id;
 	bool truncated;
-	bool has_symtab; /* a .symtab with function symbols (own or added) */
-	bool embedded;	 /* symbols came from .gnu_debugdata or .gopclntab */
-	char **dnames;	 /* demangled name per symbol, lazily; not_mangled */
-	char *debuglink; /* .gnu_debuglink file name, NULL if none */
+	bool has_symtab;   /* a .symtab with function symbols (own or added) */
+	bool embedded;	   /* symbols came from .gnu_debugdata or .gopclntab */
+	char **dnames;	   /* demangled name per symbol, lazily; not_mangled */
+	char *debuglink;   /* .gnu_debuglink file name, NULL if none */
 	__u32 debuglink_crc;
 	char build_id[ELFSYM_BUILD_ID_HEX];
 	char go_build_id[ELFSYM_BUILD_ID_HEX];
@@ -170,8 +170,7 @@ static void find_go_build_id(Elf *elf, char *out)
 		if (!data || !data->d_buf)
 			continue;
 		while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-			if (nhdr.n_type == NT_GO_BUILD_ID &&
-			    (nhdr.n_namesz == 3 || nhdr.n_namesz == 4) &&
+			if (nhdr.n_type == NT_GO_BUILD_ID && (nhdr.n_namesz == 3 || nhdr.n_namesz == 4) &&
 			    !memcmp((const char *)data->d_buf + name_off, "Go", 3) &&
 			    nhdr.n_descsz > 0 && nhdr.n_descsz < ELFSYM_BUILD_ID_HEX) {
 				memcpy(out, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
@@ -223,7 +222,7 @@ static int read_debuglink(Elf *elf, struct elfsym *e)
 	swap = elf_getident(elf, NULL)[EI_DATA] !=
 	       (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB);
 	if (debuglink__parse(data->d_buf, data->d_size, swap, name, sizeof(name),
-			     &e->debuglink_crc))
+				       &e->debuglink_crc))
 		return 0;
 	e->debuglink = strdup(name);
 	return e->debuglink ? 0 : -ENOMEM;
@@ -582,14 +581,14 @@ static size_t self_image_size(const unsigned char *base)
 	if (memcmp(base, ELFMAG, SELFMAG))
 		return 0;
 /* The table offsets and sizes of ELF header @h (either class). */
-#define TABLES_OF(h)                               \
-	do {                                       \
-		eh.e_phoff = (h)->e_phoff;         \
-		eh.e_phnum = (h)->e_phnum;         \
-		eh.e_phentsize = (h)->e_phentsize; \
-		eh.e_shoff = (h)->e_shoff;         \
-		eh.e_shnum = (h)->e_shnum;         \
-		eh.e_shentsize = (h)->e_shentsize; \
+#define TABLES_OF(h)                                                                   \
+	do {                                                                           \
+		eh.e_phoff = (h)->e_phoff;                                             \
+		eh.e_phnum = (h)->e_phnum;                                             \
+		eh.e_phentsize = (h)->e_phentsize;                                     \
+		eh.e_shoff = (h)->e_shoff;                                             \
+		eh.e_shnum = (h)->e_shnum;                                             \
+		eh.e_shentsize = (h)->e_shentsize;                                     \
 	} while (0)
 	if (base[EI_CLASS] == ELFCLASS64)
 		TABLES_OF((const Elf64_Ehdr *)(const void *)base);
@@ -818,13 +817,12 @@ static int add_gopclntab(Elf *elf, struct elfsym *e)
 	data = elf_rawdata(scn, NULL);
 	if (!data || !data->d_buf || !data->d_size)
 		return -ENOENT;
-	err = gopclntab__parse(data->d_buf, data->d_size, text.sh_addr, ELFSYM_MAX_SYMBOLS, &funcs,
-			       &n);
+	err = gopclntab__parse(data->d_buf, data->d_size, text.sh_addr, ELFSYM_MAX_SYMBOLS,
+			       &funcs, &n);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		GElf_Sym gs = {.st_value = funcs[i].entry,
-			       .st_size = funcs[i].end - funcs[i].entry};
+		GElf_Sym gs = {.st_value = funcs[i].entry, .st_size = funcs[i].end - funcs[i].entry};
 
 		err = add_sym(e, &gs, STB_GLOBAL, funcs[i].name, text.sh_addr + text.sh_size);
 		if (err == -E2BIG)

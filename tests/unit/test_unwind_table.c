@@ -150,7 +150,7 @@ static enum stackwalk_end walk_end;
 /* Copy @len bytes of this thread's stack at @sp, as the BPF program does:
  * whole, redzones of other frames included (so not instrumented). */
 __attribute__((no_sanitize("address"))) static void copy_stack(unsigned char *dst, __u64 sp,
-							       size_t len)
+								size_t len)
 {
 	const volatile unsigned char *src = (const volatile unsigned char *)(unsigned long)sp;
 
@@ -281,8 +281,8 @@ TEST(frame_pointers_where_no_table)
 	__u64 mem_words[16] = {0}, ips[8];
 	const __u64 base = 0x7f0000000000ull;
 	struct stackwalk_mem mem = {.base = base, .data = mem_words, .len = sizeof(mem_words)};
-	struct stackwalk_regs regs = {
-		.pc = 0x1500, .sp = base, .bp = base + 0x20, .bp_ok = true, .exact = true};
+	struct stackwalk_regs regs = {.pc = 0x1500, .sp = base, .bp = base + 0x20, .bp_ok = true,
+				      .exact = true};
 	__u32 n = 0;
 
 	mem_words[4] = base + 0x60; /* frame at base + 0x20: saved rbp, return address */

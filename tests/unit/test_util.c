@@ -129,9 +129,8 @@ TEST(system_clock_moves)
 
 TEST(proc_status_fields)
 {
-	static const char text[] =
-		"Name:\tcat\nUid:\t1000\t1001\t1002\t1003\n"
-		"NSpid:\t4242\t17\nCapEff:\t000001ffffffffff\nVmRSS:\t  2048 kB\n";
+	static const char text[] = "Name:\tcat\nUid:\t1000\t1001\t1002\t1003\n"
+				   "NSpid:\t4242\t17\nCapEff:\t000001ffffffffff\nVmRSS:\t  2048 kB\n";
 	unsigned long long v = 0;
 
 	CHECK(proc_status__field(text, "Uid:", 1, 10, &v));

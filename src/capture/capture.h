@@ -54,7 +54,9 @@ void capture__default_opts(struct capture_opts *o);
 /* Run the capture (or, with @o->agent, the agent) for @o; returns the
  * process exit code: 0 captured and delivered, 1 capture failure, 2 bad
  * target or export configuration, 3 captured but not delivered to the
- * endpoint (kept in the file or the spool directory). */
+ * endpoint (kept in the file or the spool directory). A capture (not the
+ * agent) that ran to its end leaves its session's memory, descriptors and
+ * BPF programs to the exit that is to follow: call it once per process. */
 int capture__run(const struct capture_opts *o);
 
 #endif

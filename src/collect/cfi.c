@@ -185,6 +185,7 @@ static int push_row(struct parse *ps, const struct cfi_row *row)
 
 	if (err)
 		return err;
+	array__populate(t->rows, t->n, sizeof(*t->rows), t->cap);
 	t->rows[t->n++] = *row;
 	return 0;
 }

@@ -48,9 +48,11 @@ struct late_item {
 	__u64 *ips;
 };
 
-/* A file table mapped read-only for one flush. */
+/* A file table mapped read-only, from a push to the end of the next flush. */
 struct late_rows {
 	__u32 slot;
+	__u32 id;    /* the BPF map mapped */
+	__u64 round; /* late.round when last checked to be @slot's table */
 	const __u64 *rows;
 	size_t len; /* mapped bytes, 0: no table */
 };
@@ -72,6 +74,7 @@ struct late {
 	__u32 nmaps, maps_cap;
 	struct late_rows rows[LATE_ROWS_CACHE];
 	__u32 nrows;
+	__u64 round; /* pushes and flushes begun: a mapping is checked once in each */
 	const struct late_snap *snap; /* of the sample being walked, or NULL */
 	bool missing;		      /* its walk met a file whose table is not built (yet) */
 	__u64 ips[PROFCAP_MAX_USTACK];
@@ -217,9 +220,9 @@ static int push(struct late *l, const struct late_tables *t, const void *data, s
 		l->t = t;
 		l->tgid = 0;
 		l->nmaps = 0;
+		l->round++;
 		settle_now(l, &l->q[l->n], true); /* 1 or -ENOMEM: at the flush */
-		rows_unmap(l);
-		l->t = NULL;
+		l->t = NULL; /* the tables stay mapped for the next pushes */
 	}
 	l->n++;
 	return 0;
@@ -275,35 +278,46 @@ static int load_maps(struct late *l, __u32 tgid)
 	return 0;
 }
 
-/* The rows of file table @slot (@nrows of them), mapped read-only for the
- * rest of the flush; NULL when it cannot be. */
+/* The rows of file table @slot (@nrows of them), mapped read-only; NULL
+ * when it cannot be. Mappings stay from one push to the next (an munmap
+ * each cost a TLB shootdown on every CPU) until the end of a flush; the
+ * first use of one in a round (a push, a flush) checks that @slot still
+ * holds the same map (the builder may have given it to another file). */
 static const __u64 *slot_rows(struct late *l, __u32 slot, __u32 nrows)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	struct late_rows *r;
+	size_t len = ((size_t)nrows * sizeof(__u64) + (size_t)page - 1) & ~((size_t)page - 1);
+	struct late_rows *r = NULL;
 	__u32 id = 0, i;
 	void *mem;
 	int fd;
 
-	for (i = 0; i < l->nrows; i++)
+	for (i = 0; i < l->nrows && !r; i++)
 		if (l->rows[i].slot == slot)
-			return l->rows[i].rows;
-	if (l->nrows == LATE_ROWS_CACHE)
-		rows_unmap(l);
-	r = &l->rows[l->nrows++];
-	*r = (struct late_rows){.slot = slot};
+			r = &l->rows[i];
+	if (r && r->round == l->round)
+		return r->rows;
 	if (bpf_map_lookup_elem(l->t->files, &slot, &id))
-		return NULL;
-	fd = bpf_map_get_fd_by_id(id);
+		id = 0;
+	if (r && r->len && id && id == r->id && len <= r->len) {
+		r->round = l->round;
+		return r->rows;
+	}
+	if (r && r->len)
+		munmap((void *)r->rows, r->len);
+	if (!r && l->nrows == LATE_ROWS_CACHE)
+		rows_unmap(l);
+	if (!r)
+		r = &l->rows[l->nrows++];
+	*r = (struct late_rows){.slot = slot, .id = id, .round = l->round};
+	fd = id ? bpf_map_get_fd_by_id(id) : -1;
 	if (fd < 0)
 		return NULL;
-	r->len = ((size_t)nrows * sizeof(__u64) + (size_t)page - 1) & ~((size_t)page - 1);
-	mem = mmap(NULL, r->len, PROT_READ, MAP_SHARED, fd, 0);
+	mem = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	if (mem == MAP_FAILED) {
-		r->len = 0;
+	if (mem == MAP_FAILED)
 		return NULL;
-	}
+	r->len = len;
 	r->rows = mem;
 	return r->rows;
 }
@@ -478,6 +492,7 @@ int late__flush(struct late *l, const struct late_tables *t, __u64 now_ns, bool 
 	l->t = t;
 	l->tgid = 0;
 	l->nmaps = 0;
+	l->round++;
 	for (i = 0; i < l->n; i++) {
 		struct late_item *it = &l->q[i];
 		bool may_wait = !final && now_ns - it->received_ns < LATE_WAIT_NS;

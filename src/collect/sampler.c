@@ -29,6 +29,7 @@
 #include "collect/kbtf.h"
 #include "collect/kver.h"
 #include "proc/status.h"
+#include "proc/procmaps.h"
 #include "proc/procsnap.h"
 #include "proc/threadctx.h"
 #include "collect/sampler.h"
@@ -47,6 +48,9 @@
 
 /* Announced processes waiting for their unwind tables. */
 #define SAMPLER_PENDING_MAX 4096u
+/* A process's snapshot younger than this when the table builder gets to it
+ * stands for its maps file (read again otherwise: it may have mapped more). */
+#define SAMPLER_SNAP_FRESH_NS 2000000ull
 
 /* Exited processes and unused file tables are reclaimed this often. */
 #define SAMPLER_GC_NS 5000000000ull
@@ -113,6 +117,7 @@ struct sampler {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	__u32 pending[SAMPLER_PENDING_MAX];
+	struct procsnap *pend_snap[SAMPLER_PENDING_MAX]; /* its snapshot (a reference) or NULL */
 	__u32 pend_head, pend_n;
 	struct unwind_table_stats ut_stats;
 	__u32 refreshed[256]; /* tgids asked to refresh lately (main thread) */
@@ -270,15 +275,35 @@ static int perf_open_cpu(int cpu, __u32 hz)
 
 #define SAMPLER_REFRESH_BIT 0x80000000u
 
-static void enqueue(struct sampler *s, __u32 entry)
+/* Queue @entry for the table builder, with @snap (a new process's snapshot,
+ * or NULL), of which the queue takes a reference. */
+static void enqueue_snap(struct sampler *s, __u32 entry, struct procsnap *snap)
 {
+	__u32 at;
+
 	pthread_mutex_lock(&s->mu);
 	if (!s->stopped && s->pend_n < SAMPLER_PENDING_MAX) {
-		s->pending[(s->pend_head + s->pend_n) % SAMPLER_PENDING_MAX] = entry;
+		at = (s->pend_head + s->pend_n) % SAMPLER_PENDING_MAX;
+		s->pending[at] = entry;
+		s->pend_snap[at] = procsnap__get(snap);
 		s->pend_n++;
 		pthread_cond_signal(&s->cv);
 	}
 	pthread_mutex_unlock(&s->mu);
+}
+
+static void enqueue(struct sampler *s, __u32 entry)
+{
+	enqueue_snap(s, entry, NULL);
+}
+
+/* Empty the builder's queue (under mu). */
+static void pending_clear(struct sampler *s)
+{
+	for (; s->pend_n; s->pend_n--) {
+		procsnap__free(s->pend_snap[s->pend_head]);
+		s->pend_head = (s->pend_head + 1) % SAMPLER_PENDING_MAX;
+	}
 }
 
 static __u64 mono_ns(void)
@@ -300,6 +325,7 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&s->mu);
 	while (!s->quit) {
+		struct procsnap *snap = NULL;
 		__u32 entry;
 
 		if (!s->pend_n) {
@@ -315,15 +341,22 @@ static void *worker_main(void *arg)
 			/* Oldest first (one that exited meanwhile costs a
 			 * failed open of its maps, nothing more). */
 			entry = s->pending[s->pend_head];
+			snap = s->pend_snap[s->pend_head];
 			s->pend_head = (s->pend_head + 1) % SAMPLER_PENDING_MAX;
 			s->pend_n--;
 		}
 		s->busy = true;
 		pthread_mutex_unlock(&s->mu);
+		/* The notice thread's snapshot when just taken (the builder
+		 * was idle): another read of the maps would say the same. */
 		if (entry & SAMPLER_REFRESH_BIT)
 			unwind_table__refresh(s->unwind, (int)(entry & ~SAMPLER_REFRESH_BIT));
+		else if (entry && snap && snap->maps &&
+			 mono_ns() - snap->at_ns <= SAMPLER_SNAP_FRESH_NS)
+			unwind_table__add_process_maps(s->unwind, (int)entry, snap->maps);
 		else if (entry)
 			unwind_table__add_process(s->unwind, (int)entry);
+		procsnap__free(snap);
 		if (mono_ns() - last_gc >= SAMPLER_GC_NS) {
 			unwind_table__gc(s->unwind, UNWIND_TABLE_FILE_TTL_NS);
 			last_gc = mono_ns();
@@ -333,6 +366,7 @@ static void *worker_main(void *arg)
 		unwind_table__stats(s->unwind, &s->ut_stats);
 	}
 	pthread_mutex_unlock(&s->mu);
+	procmaps__thread_done();
 	return NULL;
 }
 
@@ -414,9 +448,9 @@ static int on_event(void *ctx, void *data, size_t len)
 	 * in sampler__poll(), and its tables are built by the builder. */
 	if (procsnap__read("/proc", (int)e->tgid, &snap))
 		snap = NULL;
-	notice(s, e->tgid, snap);
 	if (s->unwind) /* queued until the builder starts, when it has not yet */
-		enqueue(s, e->tgid);
+		enqueue_snap(s, e->tgid, snap);
+	notice(s, e->tgid, snap);
 	return 0;
 }
 
@@ -434,10 +468,12 @@ static void *notice_main(void *arg)
 			break;
 		for (i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
-				return NULL; /* nquit */
+				goto out; /* nquit */
 			ring_buffer__consume(evs[i].data.ptr);
 		}
 	}
+out:
+	procmaps__thread_done();
 	return NULL;
 }
 
@@ -1714,7 +1750,7 @@ void sampler__stop(struct sampler *s)
 	if (s->worker_on) {
 		pthread_mutex_lock(&s->mu);
 		s->stopped = true;
-		s->pend_n = 0;
+		pending_clear(s);
 		pthread_mutex_unlock(&s->mu);
 	}
 }
@@ -1730,13 +1766,19 @@ static int take_notices(struct sampler *s, sampler_proc_fn fn, void *ctx)
 
 	if (s->loader_on)
 		return 0;
-	q = malloc(SAMPLER_PENDING_MAX * sizeof(*q));
+	/* The queue's length as it is now: only that many are copied (a copy
+	 * of the whole queue per poll cost an allocation of 64 KiB and its
+	 * munmap). More may come meanwhile: they stay for the next call. */
+	pthread_mutex_lock(&s->nmu);
+	n = s->nq_n;
+	pthread_mutex_unlock(&s->nmu);
+	q = malloc((n ? n : 1) * sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->nmu);
-	n = s->nq_n;
 	memcpy(q, s->nq, n * sizeof(*q));
-	s->nq_n = 0;
+	memmove(s->nq, s->nq + n, (s->nq_n - n) * sizeof(*q));
+	s->nq_n -= n;
 	norseq = s->norseq;
 	s->norseq = false;
 	pthread_mutex_unlock(&s->nmu);
@@ -2127,6 +2169,7 @@ void sampler__free(struct sampler *s)
 		pthread_join(s->worker, NULL);
 	}
 	notice_stop(s);
+	pending_clear(s); /* no thread left that takes or gives */
 	ring_buffer__free(s->lrb);
 	ring_buffer__free(s->rb);
 	late__free(s->late);

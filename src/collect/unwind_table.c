@@ -509,20 +509,39 @@ size_t unwind_table__gc(struct unwind_table *u, __u64 file_ttl_ns)
 	return gone;
 }
 
+static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct procmaps *maps);
+
 int unwind_table__add_process(struct unwind_table *u, int pid)
 {
 	struct procmaps *maps = NULL;
-	struct ut_proc *p;
 	char path[4200];
-	__u32 n = 0, i, *slots;
-	__u64 start;
 	int err;
 
+	__u64 start;
+
 	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
-	start = proc_start(u, (__u32)pid);
+	start = proc_start(u, (__u32)pid); /* before the maps: a PID reused after is told apart */
 	err = procmaps__read(path, &maps);
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
+	err = add_maps(u, pid, start, maps);
+	procmaps__free(maps);
+	return err;
+}
+
+int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps)
+{
+	return add_maps(u, pid, proc_start(u, (__u32)pid), maps);
+}
+
+/* unwind_table__add_process() of @pid, started at @start (proc_start()),
+ * whose mappings are @maps. */
+static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct procmaps *maps)
+{
+	struct ut_proc *p;
+	__u32 n = 0, i, *slots;
+	int err;
+
 	u->npin = 0;
 	for (i = 0; i < procmaps__count(maps); i++) {
 		const struct procmaps_entry *e = procmaps__entry(maps, i);
@@ -533,7 +552,6 @@ int unwind_table__add_process(struct unwind_table *u, int pid)
 			break; /* [vsyscall] is last and outside user space proper */
 		describe(u, pid, e, &u->scratch[n++]);
 	}
-	procmaps__free(maps);
 	p = proc_get(u, (__u32)pid, false);
 	if (!p && u->nprocs >= UNWIND_TABLE_MAX_PROCS)
 		reclaim(u);

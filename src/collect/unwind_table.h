@@ -96,6 +96,14 @@ void unwind_table__free(struct unwind_table *u);
  * Files that cannot be parsed only count in the stats. */
 int unwind_table__add_process(struct unwind_table *u, int pid);
 
+struct procmaps;
+
+/* unwind_table__add_process() from @maps, @pid's mappings as the caller
+ * read them (a snapshot taken when it was announced, proc/procsnap.h),
+ * instead of its maps file. Returns as unwind_table__add_process() (files
+ * that cannot be opened any more only count in the stats). */
+int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps);
+
 /* Reload @pid's mappings if it was loaded more than UNWIND_TABLE_REFRESH_NS
  * ago (for samples that hit code mapped after the load, e.g. dlopen). 1 when
  * it reloaded, 0 when too early, or an error of unwind_table__add_process(). */

@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/fdio.h"
 #include "proc/container.h"
 #include "util/scan.h"
 
 #define CGROUP_FILE_MAX 65536 /* bytes read from one PID/cgroup file */
+#define CGROUP_SMALL 2048     /* ... on the stack, before the heap */
 #define LINE_MAX_LEN 4096
 
 static bool all_hex(const char *s, size_t n)
@@ -71,42 +73,45 @@ int container__id_from_path(const char *cgpath, char *id, size_t len)
 	return 0;
 }
 
-/* Read @proc_root/@pid/cgroup into a NUL-terminated heap buffer. */
-static int read_cgroup_file(const char *proc_root, int pid, char **out)
+/* Read @proc_root/@pid/cgroup, NUL-terminated, into @small (CGROUP_SMALL
+ * bytes; a cgroup file is mostly a line or two), or when it does not fit
+ * into a heap buffer left in *@heap for the caller to free. *@out points at
+ * the text. 0 or -errno. */
+static int read_cgroup_file(const char *proc_root, int pid, char *small, char **heap, char **out)
 {
-	char path[4096], *buf = NULL;
-	size_t n;
-	FILE *f;
-	int err = 0;
+	char path[4096];
+	ssize_t n;
 
+	*heap = NULL;
 	snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	buf = malloc(CGROUP_FILE_MAX + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
+	n = fdio__read_file(path, small, CGROUP_SMALL - 1);
+	if (n >= 0 && n < CGROUP_SMALL - 1) {
+		small[n] = '\0';
+		*out = small;
+		return 0;
 	}
-	n = fread(buf, 1, CGROUP_FILE_MAX, f);
-	if (ferror(f)) {
-		err = -EIO;
-		free(buf);
-		goto out;
+	if (n < 0)
+		return (int)n;
+	*heap = malloc(CGROUP_FILE_MAX + 1);
+	if (!*heap)
+		return -ENOMEM;
+	n = fdio__read_file(path, *heap, CGROUP_FILE_MAX);
+	if (n < 0) {
+		free(*heap);
+		*heap = NULL;
+		return (int)n;
 	}
-	buf[n] = '\0';
-	*out = buf;
-out:
-	fclose(f);
-	return err;
+	(*heap)[n] = '\0';
+	*out = *heap;
+	return 0;
 }
 
 int container__cgroup_of(const char *proc_root, int pid, char *path, size_t len)
 {
-	char *buf = NULL, *line, *save = NULL;
+	char small[CGROUP_SMALL], *heap, *buf, *line, *save = NULL;
 	int err;
 
-	err = read_cgroup_file(proc_root, pid, &buf);
+	err = read_cgroup_file(proc_root, pid, small, &heap, &buf);
 	if (err)
 		return err;
 	err = -ENOENT;
@@ -118,16 +123,16 @@ int container__cgroup_of(const char *proc_root, int pid, char *path, size_t len)
 			strcpy(path, line + 3);
 		break;
 	}
-	free(buf);
+	free(heap);
 	return err;
 }
 
 int container__id_of(const char *proc_root, int pid, char *id, size_t len)
 {
-	char *buf = NULL, *line, *save = NULL, *colon;
+	char small[CGROUP_SMALL], *heap, *buf, *line, *save = NULL, *colon;
 	int err;
 
-	err = read_cgroup_file(proc_root, pid, &buf);
+	err = read_cgroup_file(proc_root, pid, small, &heap, &buf);
 	if (err)
 		return err;
 	err = -ENOENT;
@@ -139,7 +144,7 @@ int container__id_of(const char *proc_root, int pid, char *id, size_t len)
 		if (colon)
 			err = container__id_from_path(colon + 1, id, len);
 	}
-	free(buf);
+	free(heap);
 	return err;
 }
 

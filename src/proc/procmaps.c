@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,8 +11,63 @@
 struct procmaps {
 	struct procmaps_entry *entries;
 	size_t n;
-	char *text; /* owned copy of the input; paths point into it */
+	char *text;  /* copy of the input; paths point into it */
+	size_t size; /* bytes of the one block that holds this, the entries and the text */
 };
+
+/* Blocks of freed tables, kept for the next parse: one allocated and freed
+ * per read of a new process's maps (snapshot, symbolizer, table builder)
+ * cost an munmap each, with a TLB shootdown on every CPU. Blocks are whole
+ * pages, so one fits the next process of a similar size; larger than
+ * PROCMAPS_POOL_BLOCK are freed. Under pool_mu (tables are freed by other
+ * threads than the ones that read them). */
+#define PROCMAPS_POOL 8
+#define PROCMAPS_POOL_BLOCK (64u << 10)
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct procmaps *pool[PROCMAPS_POOL];
+static unsigned int npool;
+
+/* A block of at least @need bytes, from the pool or new. NULL on ENOMEM. */
+static struct procmaps *block_get(size_t need)
+{
+	size_t size = (need + 4095) & ~(size_t)4095;
+	struct procmaps *m = NULL;
+	unsigned int i, best = PROCMAPS_POOL;
+
+	pthread_mutex_lock(&pool_mu);
+	for (i = 0; i < npool; i++)
+		if (pool[i]->size >= need &&
+		    (best == PROCMAPS_POOL || pool[i]->size < pool[best]->size))
+			best = i;
+	if (best < PROCMAPS_POOL) {
+		m = pool[best];
+		pool[best] = pool[--npool];
+	}
+	pthread_mutex_unlock(&pool_mu);
+	if (m)
+		return m;
+	m = malloc(size);
+	if (m)
+		m->size = size;
+	return m;
+}
+
+/* Give @m's block back to the pool, or free it. */
+static void block_put(struct procmaps *m)
+{
+	if (m->size <= PROCMAPS_POOL_BLOCK) {
+		pthread_mutex_lock(&pool_mu);
+		if (npool < PROCMAPS_POOL) {
+			pool[npool++] = m;
+			m = NULL;
+		}
+		pthread_mutex_unlock(&pool_mu);
+	}
+	free(m);
+}
+
+_Static_assert(sizeof(struct procmaps) % _Alignof(struct procmaps_entry) == 0,
+	       "entries follow the table in its block");
 
 static const char deleted_suffix[] = " (deleted)";
 
@@ -93,27 +149,21 @@ int procmaps__parse(const char *text, size_t len, struct procmaps **out)
 	int err;
 
 	*out = NULL;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->text = malloc(len + 1);
-	if (!m->text) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-	if (len)
-		memcpy(m->text, text, len);
-	m->text[len] = '\0';
 	for (i = 0; i < len; i++)
 		nlines += text[i] == '\n';
 	cap = nlines + 1;
 	if (cap > PROCMAPS_MAX_ENTRIES + 1)
 		cap = PROCMAPS_MAX_ENTRIES + 1;
-	m->entries = calloc(cap, sizeof(*m->entries));
-	if (!m->entries) {
-		err = -ENOMEM;
-		goto err_free;
-	}
+	/* One block: the table, its entries, the text. */
+	m = block_get(sizeof(*m) + cap * sizeof(*m->entries) + len + 1);
+	if (!m)
+		return -ENOMEM;
+	m->n = 0;
+	m->entries = (struct procmaps_entry *)(m + 1);
+	m->text = (char *)(m->entries + cap);
+	if (len)
+		memcpy(m->text, text, len);
+	m->text[len] = '\0';
 	for (s = m->text, end = m->text + len; s < end;) {
 		char *nl = memchr(s, '\n', (size_t)(end - s));
 		char *le = nl ? nl : end;
@@ -140,27 +190,39 @@ err_free:
 	return err;
 }
 
+/* Each thread reads maps files into its own buffer, kept between reads: a
+ * buffer per read cost a page-sized allocation and its release (an munmap
+ * and a TLB shootdown) for every new process. One that grew past
+ * PROCMAPS_KEEP_BUF for a huge process is released after use. */
+#define PROCMAPS_KEEP_BUF (64u << 10)
+static __thread struct buf read_buf;
+
 int procmaps__read(const char *path, struct procmaps **out)
 {
-	struct buf b;
+	struct buf *b = &read_buf;
 	int err;
 
 	*out = NULL;
-	buf__init(&b, PROCMAPS_MAX_FILE);
-	err = buf__read_file(&b, path);
+	if (!b->max)
+		buf__init(b, PROCMAPS_MAX_FILE);
+	err = buf__read_file(b, path);
 	if (!err)
-		err = procmaps__parse((const char *)b.data, b.len, out);
-	buf__release(&b);
+		err = procmaps__parse((const char *)b->data, b->len, out);
+	if (b->cap > PROCMAPS_KEEP_BUF)
+		buf__release(b);
+	buf__reset(b);
 	return err;
+}
+
+void procmaps__thread_done(void)
+{
+	buf__release(&read_buf);
 }
 
 void procmaps__free(struct procmaps *m)
 {
-	if (!m)
-		return;
-	free(m->entries);
-	free(m->text);
-	free(m);
+	if (m)
+		block_put(m);
 }
 
 size_t procmaps__count(const struct procmaps *m)

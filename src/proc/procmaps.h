@@ -49,6 +49,10 @@ int procmaps__parse(const char *text, size_t len, struct procmaps **out);
  * Returns 0 or -errno (-ENOENT/-ESRCH when the process is gone). */
 int procmaps__read(const char *path, struct procmaps **out);
 
+/* Release the calling thread's read buffer (procmaps__read() keeps one per
+ * thread between reads): for a thread about to exit. */
+void procmaps__thread_done(void);
+
 /* Free @m and its entries. Accepts NULL. */
 void procmaps__free(struct procmaps *m);
 

@@ -10,6 +10,8 @@
 #include "proc/procmaps.h"
 #include "proc/procsnap.h"
 
+_Static_assert(PATH_MAX >= PROCSNAP_MAX_CMDLINE, "cmdline read into a path buffer");
+
 int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 {
 	char path[PATH_MAX], target[PATH_MAX];
@@ -23,6 +25,7 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
+	p->refs = 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	p->at_ns = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, pid);
@@ -45,21 +48,33 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 	n = fdio__read_file(path, p->comm, sizeof(p->comm) - 1);
 	p->comm[n > 0 ? n : 0] = '\0';
 	p->comm[strcspn(p->comm, "\n")] = '\0';
-	p->cmdline = malloc(PROCSNAP_MAX_CMDLINE);
-	if (!p->cmdline) {
-		procsnap__free(p);
-		return -ENOMEM;
-	}
+	/* Read into @target (PATH_MAX >= PROCSNAP_MAX_CMDLINE), kept at its
+	 * length: a page-sized allocation per process cost an munmap. */
 	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, pid);
-	n = fdio__read_file(path, p->cmdline, PROCSNAP_MAX_CMDLINE);
-	p->cmdline_len = n > 0 ? (size_t)n : 0;
+	n = fdio__read_file(path, target, PROCSNAP_MAX_CMDLINE);
+	if (n > 0) {
+		p->cmdline = malloc((size_t)n);
+		if (!p->cmdline) {
+			procsnap__free(p);
+			return -ENOMEM;
+		}
+		memcpy(p->cmdline, target, (size_t)n);
+		p->cmdline_len = (size_t)n;
+	}
 	*out = p;
 	return 0;
 }
 
+struct procsnap *procsnap__get(struct procsnap *p)
+{
+	if (p)
+		__atomic_fetch_add(&p->refs, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
 void procsnap__free(struct procsnap *p)
 {
-	if (!p)
+	if (!p || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	procmaps__free(p->maps);
 	free(p->exe);

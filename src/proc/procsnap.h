@@ -24,8 +24,9 @@ struct procsnap {
 	struct procmaps *maps; /* its mappings */
 	char *exe;	       /* /proc/PID/exe's target (" (deleted)" kept), NULL if unreadable */
 	char comm[16];	       /* "" if unreadable */
-	char *cmdline;	       /* raw: arguments separated by NULs, @cmdline_len bytes */
+	char *cmdline; /* raw: arguments separated by NULs, @cmdline_len bytes (NULL: none) */
 	size_t cmdline_len;
+	int refs; /* procsnap__get() / procsnap__free() (atomic) */
 };
 
 /* Read process @pid under @proc_root ("/proc"). *@out gets a snapshot owned
@@ -33,7 +34,11 @@ struct procsnap {
  * unreadable); -ENOMEM. */
 int procsnap__read(const char *proc_root, int pid, struct procsnap **out);
 
-/* Free @p. Accepts NULL. */
+/* Another reference to @p, for another thread (a snapshot is read-only
+ * once taken): @p, freed by the last procsnap__free(). Accepts NULL. */
+struct procsnap *procsnap__get(struct procsnap *p);
+
+/* Drop a reference to @p: the last one frees it. Accepts NULL. */
 void procsnap__free(struct procsnap *p);
 
 #endif

@@ -284,6 +284,7 @@ static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *n
 		e->names.len = off;
 		return -ENOMEM;
 	}
+	array__populate(e->syms, e->nsyms, sizeof(*e->syms), e->cap);
 	s = &e->syms[e->nsyms++];
 	s->start = gs->st_value;
 	s->size = gs->st_size;

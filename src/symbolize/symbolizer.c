@@ -259,7 +259,21 @@ struct symbolizer {
 	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
 	size_t ndebug_dirs;
 	struct debuginfod *dinfod; /* NULL: no downloads */
+	char *scratch;		   /* SYMBOLIZER_SCRATCH bytes for reads of /proc, see scratch() */
 };
+
+/* One buffer for the per-process reads of /proc (status, command line),
+ * kept: one allocated and freed per process cost an munmap each. */
+#define SYMBOLIZER_SCRATCH PROC_STATUS_MAX
+_Static_assert(SYMBOLIZER_SCRATCH > SYMBOLIZER_MAX_CMDLINE, "a command line fits the scratch");
+
+/* @s's scratch buffer (SYMBOLIZER_SCRATCH bytes), NULL without memory. */
+static char *scratch(struct symbolizer *s)
+{
+	if (!s->scratch)
+		s->scratch = malloc(SYMBOLIZER_SCRATCH);
+	return s->scratch;
+}
 
 static void kernel_release(struct symbolizer *s);
 
@@ -386,6 +400,7 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	kernel_release(s);
 	free(s->lwant);
+	free(s->scratch);
 	for (i = 0; i < s->ndebug_dirs; i++)
 		free(s->debug_dirs[i]);
 	debuginfod__free(s->dinfod);
@@ -932,28 +947,24 @@ static bool jit_mapping(const struct sym_map *m)
  * (no perf map) when the status is unreadable. */
 static void load_ids(struct symbolizer *s, struct sym_proc *p)
 {
-	char path[PATH_MAX], *status = NULL;
+	char path[PATH_MAX], *status;
 	unsigned long long uid, nspid;
 	ssize_t n;
 
 	p->nspid = 0;
-	status = malloc(PROC_STATUS_MAX);
+	status = scratch(s);
 	if (!status)
 		return;
 	snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, p->pid);
-	n = proc_status__read(path, status, PROC_STATUS_MAX);
-	if (n <= 0)
-		goto out;
+	n = proc_status__read(path, status, SYMBOLIZER_SCRATCH);
 	/* "Uid: real effective saved fs". */
-	if (!proc_status__field(status, "Uid:", 1, 10, &uid))
-		goto out;
+	if (n <= 0 || !proc_status__field(status, "Uid:", 1, 10, &uid))
+		return;
 	if (!proc_status__field(status, "NSpid:", -1, 10, &nspid))
 		nspid = (unsigned long long)p->pid;
 	p->euid = (unsigned int)uid;
 	if (nspid > 0 && nspid <= INT_MAX)
 		p->nspid = (int)nspid;
-out:
-	free(status);
 }
 
 static void warn_perfmap(struct sym_proc *p, int err)
@@ -1255,7 +1266,7 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 				return -ENOMEM;
 		}
 	}
-	cmd = malloc(SYMBOLIZER_MAX_CMDLINE + 1);
+	cmd = scratch(s);
 	if (!cmd)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/%d/cmdline", s->proc_root, p->pid);
@@ -1273,10 +1284,11 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 		if (cmd[i] == '\0')
 			cmd[i] = ' ';
 	cmd[n] = '\0';
-	if (n > 0)
-		p->cmdline = cmd;
-	else
-		free(cmd);
+	if (n > 0) {
+		p->cmdline = strdup(cmd);
+		if (!p->cmdline)
+			return -ENOMEM;
+	}
 	if (container__id_of(s->proc_root, p->pid, p->container_id, sizeof(p->container_id)))
 		p->container_id[0] = '\0';
 	return 0;

@@ -17,7 +17,15 @@ void *arena__alloc(struct arena *a, size_t len, size_t align)
 	if (c)
 		at = (c->used + align - 1) & ~(align - 1);
 	if (!c || at > c->size || c->size - at < len) {
-		size_t size = len > ARENA_CHUNK_SIZE ? len : ARENA_CHUNK_SIZE;
+		/* Twice the last chunk, from ARENA_FIRST_CHUNK up to
+		 * ARENA_CHUNK_SIZE: most arenas hold a few objects (a table per
+		 * process), and a whole chunk each cost a 64 KiB allocation. */
+		size_t size = !c				? ARENA_FIRST_CHUNK
+			      : c->size >= ARENA_CHUNK_SIZE / 2 ? ARENA_CHUNK_SIZE
+								: c->size * 2;
+
+		if (len > size)
+			size = len;
 
 		if (size > SIZE_MAX - sizeof(*c))
 			return NULL;

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+/* Chunks double in size from the first to the largest. */
+#define ARENA_FIRST_CHUNK 512u
 #define ARENA_CHUNK_SIZE (64u << 10)
 
 struct arena_chunk;

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/array.h"
 
@@ -27,4 +29,26 @@ int array__grow(void **v, size_t *cap, size_t n, size_t size, size_t first, size
 	*v = nv;
 	*cap = ncap;
 	return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void array__populate(void *v, size_t n, size_t size, size_t cap)
+{
+	size_t off = n * size, win = off / ARRAY_POPULATE_BYTES;
+	uintptr_t page, lo, hi;
+
+	if (!v || n >= cap || cap * size < (1u << 20) || !size ||
+	    (n && (off - size) / ARRAY_POPULATE_BYTES == win))
+		return; /* small, or within the window populated before */
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	lo = ((uintptr_t)v + off + page - 1) & ~(page - 1);
+	hi = (uintptr_t)v + (win + 1) * ARRAY_POPULATE_BYTES;
+	if (hi > (uintptr_t)v + cap * size)
+		hi = (uintptr_t)v + cap * size;
+	hi &= ~(page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* a failure: faults */
 }

@@ -1,4 +1,4 @@
-/* test_arena.c - alignment, stable pointers, big requests and release. */
+/* test_arena.c - alignment, stable pointers, big requests, chunk growth and release. */
 #include <stdint.h>
 #include <string.h>
 
@@ -39,8 +39,26 @@ TEST(large_request_gets_its_own_chunk)
 	big = arena__alloc(&a, 3 * ARENA_CHUNK_SIZE, 16);
 	CHECK(small && big);
 	memset(big, 1, 3 * ARENA_CHUNK_SIZE);
-	CHECK(a.bytes >= 4 * ARENA_CHUNK_SIZE);
+	CHECK(a.bytes >= 3 * ARENA_CHUNK_SIZE + ARENA_FIRST_CHUNK);
 	CHECK(!arena__alloc(&a, SIZE_MAX - 8, 1));
+	arena__release(&a);
+}
+
+TEST(chunks_grow_from_small)
+{
+	struct arena a = {0};
+	size_t before;
+
+	/* one small object takes a small chunk */
+	CHECK(arena__alloc(&a, 8, 8));
+	CHECK(a.bytes < 2 * ARENA_FIRST_CHUNK);
+	/* chunks double up to ARENA_CHUNK_SIZE, then stay there */
+	for (int i = 0; i < 64; i++)
+		CHECK(arena__alloc(&a, 4096, 8));
+	before = a.bytes;
+	CHECK(arena__alloc(&a, ARENA_CHUNK_SIZE - 8, 1)); /* never fits the current one */
+	CHECK(a.bytes - before <= ARENA_CHUNK_SIZE + 64);
+	CHECK(a.bytes - before >= ARENA_CHUNK_SIZE);
 	arena__release(&a);
 }
 
@@ -48,5 +66,6 @@ int main(void)
 {
 	RUN(alignment_and_stability);
 	RUN(large_request_gets_its_own_chunk);
+	RUN(chunks_grow_from_small);
 	return TEST_DONE();
 }

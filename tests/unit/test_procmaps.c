@@ -1,6 +1,9 @@
 /* test_procmaps.c - /proc/PID/maps parsing on fixture text. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "proc/procmaps.h"
@@ -181,6 +184,87 @@ TEST(empty_and_self)
 	CHECK(!m);
 }
 
+/* The read buffer is kept per thread: reads after a large file, and after
+ * procmaps__thread_done(), give the same as a first read. */
+TEST(read_buffer_reuse)
+{
+	char path[64], tmp[] = "/tmp/profcap_test_mapsXXXXXX";
+	struct procmaps *m = NULL;
+	size_t i;
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
+	CHECK(!procmaps__read(path, &m));
+	CHECK(procmaps__count(m) > 3);
+	procmaps__free(m);
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	f = fdopen(fd, "w");
+	CHECK(f);
+	for (i = 0; i < 3000; i++) /* ~250 KiB: past the buffer kept */
+		fprintf(f, "%llx-%llx r-xp 00000000 fe:00 %zu  /usr/lib/x%zu.so\n",
+			0x10000ull + i * 0x2000, 0x11000ull + i * 0x2000, i + 1, i);
+	fclose(f);
+	CHECK(!procmaps__read(tmp, &m));
+	CHECK_EQ_U64(procmaps__count(m), 3000);
+	CHECK_STR(procmaps__entry(m, 2999)->path, "/usr/lib/x2999.so");
+	procmaps__free(m);
+	unlink(tmp);
+	CHECK(!procmaps__read(path, &m)); /* not what the large file left */
+	CHECK(procmaps__count(m) > 3 && procmaps__count(m) < 1000);
+	CHECK(procmaps__find(m, (__u64)(unsigned long)&test_read_buffer_reuse));
+	procmaps__free(m);
+	procmaps__thread_done();
+	procmaps__thread_done(); /* twice: nothing held */
+	CHECK(!procmaps__read(path, &m));
+	CHECK(procmaps__find(m, (__u64)(unsigned long)&test_read_buffer_reuse));
+	procmaps__free(m);
+	procmaps__thread_done();
+}
+
+/* Blocks of freed tables are reused: many tables at once, of sizes large
+ * and small, freed and parsed again in any order, each intact. */
+TEST(blocks_reused)
+{
+	struct procmaps *m[12] = {0};
+	char *big = NULL, line[128];
+	size_t blen = 0, i, k;
+
+	for (i = 0; i < 400; i++) {
+		int n = snprintf(line, sizeof(line),
+				 "%llx-%llx r-xp 00000000 fe:00 %zu  /lib/b%zu.so\n",
+				 0x10000ull + i * 0x2000, 0x11000ull + i * 0x2000, i + 1, i);
+
+		big = realloc(big, blen + (size_t)n);
+		CHECK(big);
+		memcpy(big + blen, line, (size_t)n);
+		blen += (size_t)n;
+	}
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < 12; i++) {
+			bool large = (i + k) % 3 == 0;
+
+			CHECK(!procmaps__parse(large ? big : maps_text,
+					       large ? blen : sizeof(maps_text) - 1, &m[i]));
+		}
+		for (i = 0; i < 12; i++) {
+			bool large = (i + k) % 3 == 0;
+
+			CHECK_EQ_U64(procmaps__count(m[i]), large ? 400 : 12);
+			CHECK_STR(procmaps__entry(m[i], large ? 399 : 4)->path,
+				  large ? "/lib/b399.so" : "/usr/lib/x86_64-linux-gnu/libc.so.6");
+			if (i % 2 == k % 2) {
+				procmaps__free(m[i]);
+				m[i] = NULL;
+			}
+		}
+		for (i = 0; i < 12; i++)
+			procmaps__free(m[i]);
+	}
+	free(big);
+}
+
 int main(void)
 {
 	RUN(parse_basic);
@@ -191,6 +275,8 @@ int main(void)
 	RUN(long_line_skipped);
 	RUN(entry_cap);
 	RUN(empty_and_self);
+	RUN(read_buffer_reuse);
+	RUN(blocks_reused);
 	procmaps__free(NULL);
 	return TEST_DONE();
 }

@@ -11,6 +11,7 @@
 
 #include "collect/stackwalk.h"
 #include "collect/unwind_table.h"
+#include "proc/procmaps.h"
 #include "test.h"
 
 #define MAX_MAPS 512
@@ -224,6 +225,29 @@ TEST(own_stack_unwinds_through_tables)
 	CHECK_EQ_U64(frames[3], seen_ra[2]);
 }
 
+/* Mappings the caller read (a snapshot): the same tables as from the maps
+ * file; ones the snapshot lacks get none. */
+TEST(mappings_from_the_caller)
+{
+	struct unwind_table *u = new_table(1u << 20, 4096);
+	struct procmaps *m = NULL;
+	char path[64];
+
+	CHECK(u != NULL);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
+	CHECK(!procmaps__read(path, &m));
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m), 0);
+	procmaps__free(m);
+	CHECK(find_map((__u64)(unsigned long)&outer) != NULL);
+	CHECK(find_map((__u64)(unsigned long)&outer)->nrows > 0);
+	m = NULL;
+	CHECK(!procmaps__parse("", 0, &m));
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m), 0);
+	CHECK(nmaps_of_self == 0);
+	procmaps__free(m);
+	unwind_table__free(u);
+}
+
 /* A copy that ends early (the BPF program copies a bounded part of the
  * stack): the walk stops there, partial, with the frames before it. */
 TEST(short_copy_ends_the_walk)
@@ -428,6 +452,7 @@ int main(void)
 {
 	RUN(own_stack_unwinds_through_tables);
 	RUN(short_copy_ends_the_walk);
+	RUN(mappings_from_the_caller);
 	RUN(frame_pointers_where_no_table);
 	RUN(shared_file_parsed_once_and_refresh_rate_limited);
 	RUN(gone_process_and_caps);

@@ -1,6 +1,6 @@
 /* test_util.c - the shared helpers of util/ and proc/status: UTF-8
  * decoding and sanitizing, the "last start <= key" search, whole-file reads
- * and writes, random ids, the clock, /proc status fields.
+ * and writes, random ids, the clock, /proc status fields, array population.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,9 +8,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <linux/types.h>
 
 #include "test.h"
 #include "proc/status.h"
+#include "util/array.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/fdio.h"
@@ -165,6 +168,43 @@ TEST(sticky_writer)
 	buf__release(&b);
 }
 
+/* A large array written in order gets its pages populated a window ahead
+ * (resident before they are written); contents and small arrays are left
+ * alone. */
+TEST(array_populate)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), cap = (4u << 20) / sizeof(__u64), i;
+	unsigned char vec[ARRAY_POPULATE_BYTES / 4096];
+	__u64 *v = NULL, small[4] = {1, 2, 3, 4};
+	size_t n = 0;
+
+	v = mmap(NULL, cap * sizeof(*v), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	CHECK(v != MAP_FAILED);
+	CHECK(!mincore(v, ARRAY_POPULATE_BYTES, vec));
+	CHECK(!(vec[1] & 1)); /* untouched */
+	for (i = 0; i < cap; i++) {
+		array__populate(v, i, sizeof(*v), cap);
+		if (i == 1) {
+			/* the first window is resident before it is written */
+			CHECK(!mincore(v, ARRAY_POPULATE_BYTES, vec));
+			for (n = 0; n < ARRAY_POPULATE_BYTES / page && vec[n] & 1; n++)
+				;
+		}
+		v[i] = i;
+	}
+	CHECK(page != 4096 || n == ARRAY_POPULATE_BYTES / page);
+	for (i = 0; i < cap; i++)
+		if (v[i] != i)
+			break;
+	CHECK_EQ_U64(i, cap);
+	array__populate(v, cap, sizeof(*v), cap); /* past the end: nothing */
+	munmap(v, cap * sizeof(*v));
+	array__populate(small, 0, sizeof(small[0]), 4); /* small: nothing */
+	array__populate(NULL, 0, 8, 1u << 20);
+	CHECK_EQ_U64(small[3], 4);
+}
+
 int main(void)
 {
 	RUN(utf8_decode);
@@ -175,5 +215,6 @@ int main(void)
 	RUN(system_clock_moves);
 	RUN(proc_status_fields);
 	RUN(sticky_writer);
+	RUN(array_populate);
 	return TEST_DONE();
 }

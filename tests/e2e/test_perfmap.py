@@ -184,6 +184,8 @@ class PerfMapTest(unittest.TestCase):
             if any(f[1] == "v8js" and "hotLoopJs" in f[0] for f in user):
                 named += s["value"]
         self.assertGreater(total, 300, r.stderr)
+        print(f"# node: {done}/{total} samples ({100 * done / total:.1f} %) reach node::Start, "
+              f"{named} with the perf map's JS name")
         self.assertGreaterEqual(done / total, 0.99,
                                 f"{done}/{total} samples reach node::Start\n{r.stderr}")
         self.assertGreater(named / total, 0.5, f"JS frames named from the perf map: {named}/{total}")

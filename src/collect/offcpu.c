@@ -134,6 +134,18 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 			"without kernel stacks%s",
 			skel->rodata->offcpu_state_arg ? "" : " nor wait states");
 	}
+	/* A counter per (thread, stacks, state): a host starting threads all
+	 * the time (thread pools, short-lived workers) needs one per thread,
+	 * far more than the CPU samples of a window. Allocated as used where
+	 * the kernel allows it in tracing programs (Linux >= 6.1, BPF memory
+	 * allocator), else preallocated at a quarter of that. */
+	if (kver__at_least(6, 1)) {
+		entries = entries > SAMPLER_OFFCPU_KEYS ? entries : SAMPLER_OFFCPU_KEYS;
+		bpf_map__set_map_flags(skel->maps.offcpu_counts0, BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(skel->maps.offcpu_counts1, BPF_F_NO_PREALLOC);
+	} else if (entries < SAMPLER_OFFCPU_KEYS / 4) {
+		entries = SAMPLER_OFFCPU_KEYS / 4;
+	}
 	bpf_map__set_max_entries(skel->maps.offcpu_counts0, entries);
 	bpf_map__set_max_entries(skel->maps.offcpu_counts1, entries);
 	bpf_map__set_max_entries(skel->maps.offcpu_start, SAMPLER_OFFCPU_THREADS);

@@ -44,6 +44,8 @@ struct sampler_opts {
 /* Threads that can be off the CPU at once, all processes, without kernel BTF
  * (an LRU hash); with it, the thread slots (a power of two). */
 #define SAMPLER_OFFCPU_THREADS 16384u
+/* Off-CPU counters per generation (at least; allocated as used). */
+#define SAMPLER_OFFCPU_KEYS 16384u
 #define SAMPLER_OFFCPU_MIN_NS 100000ull /* --off-cpu-threshold default: 100 us */
 
 /* Row store cap: 8 bytes a row, 32 MiB; it grows file by file up to it. */

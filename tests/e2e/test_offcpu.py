@@ -98,6 +98,8 @@ class OffCpuTest(unittest.TestCase):
         truth, out, err = self.capture(["-v"], wargs=["-c"])
         print(f"# {truth['churn_threads']} short-lived threads")
         self.assertGreater(truth["churn_threads"], 500)
+        # A counter per thread: thousands of threads a second must fit.
+        self.assertNotIn("off-CPU waits lost", err)
         self.check_truth(truth, out, err, FUNCS + ("wait_churn",))
 
     def check_truth(self, truth, out, err, funcs=FUNCS):

@@ -169,14 +169,6 @@ static __always_inline int offcpu_keep(__u32 tgid, __u32 tid)
 
 struct task_struct;
 
-static __always_inline void offcpu_new(struct task_struct *task, __u32 gtid, struct offcpu_start *v)
-{
-	if (offcpu_btf)
-		bpf_task_storage_get(&offcpu_task, task, v, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	else
-		bpf_map_update_elem(&offcpu_start, &gtid, v, BPF_ANY);
-}
-
 /* The state @prev (a task_struct pointer) leaves the CPU in. */
 static __always_inline __u32 offcpu_out_state(__u64 preempt, __u64 prev, __u64 raw)
 {
@@ -191,12 +183,12 @@ static __always_inline __u32 offcpu_out_state(__u64 preempt, __u64 prev, __u64 r
 	return state;
 }
 
-/* The current thread (`prev`, @task with BTF, whose entry is @e or NULL)
- * leaves the CPU at @now (0: read the clock): note when, if it is kept.
- * A kept thread has an entry, so the filters run only for threads without
- * one. */
-static __always_inline void offcpu_out(struct task_struct *task, struct offcpu_start *e,
-				       __u64 preempt, __u64 prev, __u64 raw, __u64 now)
+/* Without kernel BTF: the current thread (`prev`, thread @gtid, whose LRU
+ * entry is @e or NULL) leaves the CPU: note when, if it is kept. A kept
+ * thread has an entry, so the filters run only for threads without one.
+ * (With BTF, offcpu_switch_out() does this with slots and task storage.) */
+static __always_inline void offcpu_out(__u32 gtid, struct offcpu_start *e, __u64 preempt,
+				       __u64 prev, __u64 raw)
 {
 	struct offcpu_start v = {};
 	__u32 tgid, tid;
@@ -207,13 +199,13 @@ static __always_inline void offcpu_out(struct task_struct *task, struct offcpu_s
 	if (e) {
 		/* Kept before: a pending wait stays pending. */
 		e->state = v.state;
-		e->ts = now ? now : bpf_ktime_get_ns();
+		e->ts = bpf_ktime_get_ns();
 		return;
 	}
 	if (current_ids(&tgid, &tid) || !tgid /* the idle task */ || !offcpu_keep(tgid, tid))
 		return;
-	v.ts = now ? now : bpf_ktime_get_ns();
-	offcpu_new(task, (__u32)bpf_get_current_pid_tgid(), &v);
+	v.ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(&offcpu_start, &gtid, &v, BPF_ANY);
 }
 
 /* Without kernel BTF: raw_tp args bool preempt, task_struct *prev, *next[,
@@ -225,8 +217,8 @@ int profcap_switch_out(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!gtid)
 		return 0; /* the idle task */
-	offcpu_out(NULL, bpf_map_lookup_elem(&offcpu_start, &gtid), ctx->args[0], ctx->args[1],
-		   offcpu_state_arg ? ctx->args[3] : 0, 0);
+	offcpu_out(gtid, bpf_map_lookup_elem(&offcpu_start, &gtid), ctx->args[0], ctx->args[1],
+		   offcpu_state_arg ? ctx->args[3] : 0);
 	return 0;
 }
 
@@ -401,7 +393,7 @@ static __always_inline void offcpu_switch_out(struct task_struct *prev, struct o
 
 /* A wait of @ns (>= the threshold) of @next in @state ended: add it to the
  * pending wait of its task storage entry @e (kernel stack now, user stack
- * when it returns to user space); @ns_slot its slot or NULL. */
+ * when it returns to user space); @nslot its slot or NULL. */
 static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next,
 					     struct offcpu_start *e, struct offcpu_slot *nslot,
 					     __u64 ns, __u32 state)

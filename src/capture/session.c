@@ -336,14 +336,17 @@ static bool resolve_frames(struct session *s, const struct sampler_record *r, bo
 
 	for (i = 0; i < r->nkstack; i++, n++)
 		done &= symbolizer__resolve_kernel(s->sym, r->kstack[i], &f[n]);
-	/* Only a user leaf without kernel frames is an exact PC; the others
-	 * are return addresses. */
+	/* The first user address is an exact PC (the saved user registers':
+	 * the interrupted instruction, or the one after a syscall) even below
+	 * kernel frames; the others are return addresses. Taking it for a
+	 * return address named a PC at a function's first byte by the byte
+	 * before it: alignment padding, with a line but no function. */
 	for (i = 0; i < r->nustack; i++, n++) {
 		if (batch)
 			done &= symbolizer__resolve_user_batched(s->sym, (int)r->tgid, r->ustack[i],
-								 n == 0, &f[n]);
+								 i == 0, &f[n]);
 		else
-			symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], n == 0, &f[n]);
+			symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], i == 0, &f[n]);
 	}
 	return done;
 }

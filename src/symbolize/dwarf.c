@@ -1173,6 +1173,11 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 			tmp[k - 1].function = outer_name;
 		}
 	}
+	/* A line that no function claims (alignment padding between
+	 * functions, with neither a subprogram nor a symbol) names nothing:
+	 * the frame stays unnamed, called by its mapping and offset. */
+	if (k == 1 && !tmp[0].function && !tmp[0].system_name)
+		k = 0;
 	/* Cached lines outlive libdw's data (dwarf_lines__release()). */
 	for (i = 0; i < k; i++) {
 		tmp[i].function = own(d, tmp[i].function);

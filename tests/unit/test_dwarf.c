@@ -13,7 +13,7 @@
 #include "symbolize/elfsym.h"
 #include "test.h"
 
-static char bin[4200], src[4200];
+static char bin[4200], src[4200], gt_bin[4200];
 
 /* build/tests/ from this test binary's own path. */
 static void test_dir(char *dir, size_t size)
@@ -167,6 +167,41 @@ static void check_release(const char *path)
 	free(after);
 	free(rest);
 	free(want);
+}
+
+/* Addresses no symbol covers (alignment padding between functions) get no
+ * lines: the line table runs the previous function's last row over them,
+ * but a line without a function would make a frame named by nothing but a
+ * file (found as an interrupted PC at a function's first byte taken for a
+ * return address). `groundtruth` has such padding after now(), in a header. */
+TEST(padding_unnamed)
+{
+	struct dwarf_lines *d = NULL;
+	struct elfsym *e = NULL;
+	size_t gaps = 0, bad = 0, n, i;
+	const struct profile_line *l;
+	int fd = open(gt_bin, O_RDONLY);
+	__u64 a;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(!elfsym__open_fd(fd, &e) && !dwarf_lines__open_fd(fd, &d));
+	close(fd);
+	for (a = 0x1000; a < 0x3000; a++) {
+		if (elfsym__lookup(e, a, NULL))
+			continue;
+		gaps++;
+		if (!dwarf_lines__lookup(d, a, NULL, &l, &n))
+			continue;
+		for (i = 0; i < n; i++)
+			bad += !l[i].function;
+	}
+	printf("# %zu addresses without a symbol, %zu lines without a function\n", gaps, bad);
+	CHECK(gaps > 0);
+	CHECK(bad == 0);
+	dwarf_lines__free(d);
+	elfsym__free(e);
 }
 
 TEST(release_keeps_lines)
@@ -336,12 +371,14 @@ int main(void)
 	test_dir(dir, sizeof(dir));
 	snprintf(bin, sizeof(bin), "%s/workloads/inlined", dir);
 	snprintf(src, sizeof(src), "%s/../../tests/workloads/inlined.c", dir);
+	snprintf(gt_bin, sizeof(gt_bin), "%s/workloads/groundtruth", dir);
 	if (access(bin, R_OK) || access(src, R_OK)) {
 		printf("skip: %s or %s missing (run make)\n", bin, src);
 		printf("unit: 0 passed, 0 failed\n");
 		return 0;
 	}
 	RUN(inlined_helper);
+	RUN(padding_unnamed);
 	RUN(release_keeps_lines);
 	RUN(aranges_same_as_walk);
 	RUN(corrupted);

@@ -24,6 +24,10 @@
  *    side has seen a long wait of a thread without rseq (offcpu_norseq,
  *    polled by user space), or when the kernel has no rseq tracepoint. The
  *    same program serves both: the first to run completes the wait.
+ *    On Linux >= 6.18 (profcap_switch_tw) neither is attached: the
+ *    switch-in of a long wait queues a BPF task work (a kfunc) that runs
+ *    in the thread as it returns to user space, so nothing runs after the
+ *    other switches.
  *    Kernel threads are added at switch-in; a wait outside a system call
  *    (page fault) keeps the user PC of switch-in as its user stack.
  * Without kernel BTF there is no switch-in side: sys_exit ends the wait
@@ -56,6 +60,7 @@ const volatile __u32 offcpu_clk_rq_off = 0;	/* cfs_rq.rq */
 const volatile __u32 offcpu_clk_off = 0;	/* rq.clock */
 const volatile __u32 offcpu_slot_mask = 0;	/* offcpu_slots entries - 1 (2^n - 1), 0 = none */
 const volatile __u32 offcpu_start_off = 0;	/* task_struct.start_time */
+const volatile __u32 offcpu_work_mask = 0;	/* offcpu_work entries - 1 (2^n - 1) */
 
 /* Long waits of threads without rseq seen at switch-in: user space then
  * attaches sys_exit too (offcpu_sysexit set), after which this stops
@@ -119,6 +124,43 @@ struct {
 	__type(value, struct offcpu_stats);
 	__uint(max_entries, 1);
 } offcpu_stats SEC(".maps");
+
+/* Linux >= 6.18 (profcap_switch_tw): a task work queued at the switch-in
+ * of a long wait completes it when the thread returns to user space, in
+ * its context, so no program runs on the way back from the other switches
+ * (rseq_update runs after every one). The kernel finds struct
+ * bpf_task_work in a map value by its BTF name; an entry holds one queued
+ * work at a time, so a thread tries two entries. */
+struct bpf_task_work {
+	__u64 opaque;
+} __attribute__((aligned(8)));
+
+struct offcpu_work {
+	struct bpf_task_work tw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_work);
+	__uint(max_entries, 1); /* sized by user space when used */
+} offcpu_work SEC(".maps");
+
+/* Complete types for libbpf's check of the kfunc's prototype against the
+ * kernel's (a forward declaration is not a struct there); never read. */
+struct task_struct {
+	int opaque;
+};
+
+struct bpf_map {
+	int opaque;
+};
+
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map,
+					      int (*callback)(struct bpf_map *map, void *key,
+							      void *value),
+					      void *aux__prog) __weak __ksym;
 
 static __always_inline struct offcpu_stats *ostats(void)
 {
@@ -391,12 +433,42 @@ static __always_inline void offcpu_switch_out(struct task_struct *prev, struct o
 	bpf_task_storage_get(&offcpu_task, prev, &v, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
+static int offcpu_work_cb(struct bpf_map *map, void *key, void *value);
+
+/* Queue the task work that completes @next's pending wait @e when it
+ * returns to user space (profcap_switch_tw). A wait whose work cannot be
+ * queued (both entries busy with other threads' works) stays pending: the
+ * thread's next long wait tries again. */
+static __always_inline void offcpu_queue_work(struct task_struct *next, struct offcpu_start *e)
+{
+	__u32 tid = task_u32(next, offcpu_pid_off), k = tid & offcpu_work_mask;
+	struct offcpu_stats *os;
+	struct offcpu_work *w;
+
+	w = bpf_map_lookup_elem(&offcpu_work, &k);
+	if (w &&
+	    !bpf_task_work_schedule_resume_impl(next, &w->tw, &offcpu_work, offcpu_work_cb, NULL)) {
+		e->kflags |= OFFCPU_F_WORK;
+		return;
+	}
+	k = ((tid * 0x9e3779b1u) >> 11) & offcpu_work_mask;
+	w = bpf_map_lookup_elem(&offcpu_work, &k);
+	if (w &&
+	    !bpf_task_work_schedule_resume_impl(next, &w->tw, &offcpu_work, offcpu_work_cb, NULL)) {
+		e->kflags |= OFFCPU_F_WORK;
+		return;
+	}
+	os = ostats();
+	if (os)
+		os->work_busy++;
+}
+
 /* A wait of @ns (>= the threshold) of @next in @state ended: add it to the
  * pending wait of its task storage entry @e (kernel stack now, user stack
  * when it returns to user space); @nslot its slot or NULL. */
 static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next,
 					     struct offcpu_start *e, struct offcpu_slot *nslot,
-					     __u64 ns, __u32 state)
+					     __u64 ns, __u32 state, const int tw)
 {
 	struct pt_regs regs;
 	struct scratch *s;
@@ -407,15 +479,20 @@ static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next
 	e->pend_switches++;
 	if (nslot)
 		nslot->pend = 1;
-	offcpu_set_cur(next);
-	if (e->pend_switches > 1)
-		return; /* woke within the same system call: keeps the first stack */
+	if (!tw)
+		offcpu_set_cur(next);
+	if (e->pend_switches > 1) {
+		/* Woke within the same system call: keeps the first stack. */
+		if (tw && !(e->kflags & OFFCPU_F_WORK))
+			offcpu_queue_work(next, e);
+		return;
+	}
 	__sync_fetch_and_add(&offcpu_npending, 1);
 	e->pend_state = state;
 	e->kgen = gen & 1;
 	e->kflags = 0;
 	e->kstack = 0;
-	e->uip = 0;
+	e->uip = e->usp = 0;
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (want_kernel && s) {
 		n = bpf_get_task_stack(next, s->kern.ips, sizeof(s->kern.ips), 0);
@@ -444,10 +521,15 @@ static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next
 		offcpu_add(ctx, &key, 0, e->pend_ns, e->pend_switches);
 		goto drop;
 	}
+	e->uip = regs.rip;
+	e->usp = regs.rsp;
 	if ((long)regs.orig_rax < 0) {
 		/* Not in a system call (a page fault): the user PC it stopped at. */
 		e->kflags |= OFFCPU_F_NO_SYSCALL;
-		e->uip = regs.rip;
+	}
+	if (tw) {
+		offcpu_queue_work(next, e);
+		return;
 	}
 	if (!offcpu_sysexit) {
 		__u64 rseq = 0;
@@ -480,8 +562,7 @@ drop:
  * task_struct *prev, task_struct *next[, unsigned int prev_state]. A
  * switch between two kept threads with slots and a short wait touches
  * only their two slots and the per-CPU counters. */
-SEC("tp_btf/sched_switch")
-int profcap_switch(__u64 *ctx)
+static __always_inline int offcpu_switch(__u64 *ctx, const int tw)
 {
 	struct task_struct *prev = (struct task_struct *)ctx[1];
 	struct task_struct *next = (struct task_struct *)ctx[2];
@@ -517,7 +598,7 @@ int profcap_switch(__u64 *ctx)
 	}
 	if (!ts) {
 		/* Back from a preemption not timed: a wait may still be pending. */
-		if (pend)
+		if (pend && !tw)
 			offcpu_set_cur(next);
 		return 0;
 	}
@@ -529,7 +610,7 @@ int profcap_switch(__u64 *ctx)
 	if (ns < offcpu_min_ns) {
 		os->short_waits++;
 		os->short_ns += ns;
-		if (pend)
+		if (pend && !tw)
 			offcpu_set_cur(next);
 		return 0;
 	}
@@ -541,8 +622,90 @@ int profcap_switch(__u64 *ctx)
 		os->counts_full++;
 		return 0;
 	}
-	offcpu_long_wait(ctx, next, e, nsl, ns, state);
+	offcpu_long_wait(ctx, next, e, nsl, ns, state, tw);
 	return 0;
+}
+
+/* Waits completed on the way back to user space by rseq_update, or
+ * sys_exit (profcap_sys_exit). */
+SEC("tp_btf/sched_switch")
+int profcap_switch(__u64 *ctx)
+{
+	return offcpu_switch(ctx, 0);
+}
+
+/* Waits completed by task works (offcpu_work_cb), Linux >= 6.18: the
+ * only program of the kernel's (the other refers to no kfunc, so it loads
+ * on any kernel). */
+SEC("tp_btf/sched_switch")
+int profcap_switch_tw(__u64 *ctx)
+{
+	return offcpu_switch(ctx, 1);
+}
+
+/* Add the pending wait of @e (the current thread's, global thread ID
+ * @gtid) to its counter with the user stack walked now. @ctx NULL: from a
+ * task work. */
+static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, __u32 gtid)
+{
+	struct offcpu_key key = {};
+	__u64 ustack = ~0ull, ns, sw;
+	__u32 zero = 0, asz;
+
+	if (!e->pend_ns)
+		return;
+	ns = e->pend_ns;
+	sw = e->pend_switches;
+	e->pend_ns = e->pend_switches = 0;
+	if (offcpu_btf) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		struct offcpu_slot *sl, *any;
+
+		sl = offcpu_slot_of(gtid, offcpu_slot_mask ? task_u64(task, offcpu_start_off) : 0,
+				    &any);
+		if (sl)
+			sl->pend = 0;
+		__sync_fetch_and_add(&offcpu_npending, -1);
+	}
+	if (current_ids(&key.tgid, &key.tid))
+		return;
+	key.state = e->pend_state;
+	key.flags = e->kflags & ~(OFFCPU_F_NO_SYSCALL | OFFCPU_F_WORK);
+	key.kstack = e->kstack;
+	if (key.kstack && e->kgen != (gen & 1)) {
+		/* The generation changed since switch-in: copy the stack over. */
+		struct stack_trace *st = bpf_map_lookup_elem(
+			e->kgen ? (void *)&stacks1 : (void *)&stacks0, &key.kstack);
+
+		if (st) {
+			struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+			if (s) {
+				__builtin_memcpy(&s->kern, st, sizeof(*st));
+				key.kstack = offcpu_put_stack(&s->kern, &key.flags);
+			}
+		} else {
+			key.kstack = 0;
+			key.flags |= PROFCAP_F_KSTACK_LOST;
+		}
+	}
+	if (e->kflags & OFFCPU_F_NO_SYSCALL) {
+		struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+		ustack = 0;
+		if (s && e->uip) {
+			s->user.nr = 1;
+			s->user.ips[0] = e->uip;
+			ustack = offcpu_put_stack(&s->user, &key.flags);
+			key.flags |= PROFCAP_F_USTACK_PARTIAL;
+		}
+	}
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	/* The span the thread waited in: its context cannot change while it
+	 * is off the CPU, so the one it returns with. */
+	threadctx_ids(key.tgid, key.trace_id, &key.span_id, &asz, 0);
+	notice_process(key.tgid);
+	offcpu_add(ctx, &key, ustack, ns, sw);
 }
 
 /* The current thread returns to user space (rseq_update or sys_exit). */
@@ -550,10 +713,9 @@ SEC("raw_tp/sys_exit")
 int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 gtid = (__u32)bpf_get_current_pid_tgid();
-	struct offcpu_key key = {};
 	struct offcpu_start *e;
-	__u64 ustack = ~0ull, ns, sw;
-	__u32 zero = 0, asz;
+	__u32 zero = 0;
+	__u64 ns;
 
 	if (offcpu_btf) {
 		struct task_struct *task;
@@ -592,60 +754,37 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		if (!e->pend_switches++)
 			e->pend_state = e->state;
 	}
-	if (!e->pend_ns)
+	offcpu_complete(ctx, e, gtid);
+	return 0;
+}
+
+/* The task work of a long wait (offcpu_queue_work()), run as the thread
+ * returns to user space: no context, the current task's registers. */
+static int offcpu_work_cb(struct bpf_map *map, void *key, void *value)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct offcpu_start *e;
+	char *regs;
+	__u64 ip = 0, sp = 0;
+
+	e = bpf_task_storage_get(&offcpu_task, task, NULL, 0);
+	if (!e)
 		return 0;
-	ns = e->pend_ns;
-	sw = e->pend_switches;
-	e->pend_ns = e->pend_switches = 0;
-	if (offcpu_btf) {
-		struct task_struct *task = bpf_get_current_task_btf();
-		struct offcpu_slot *sl, *any;
+	e->kflags &= ~OFFCPU_F_WORK;
+	/* The work is queued through an irq_work: it may run at a later
+	 * return to user space, the thread gone on. Not at the place it
+	 * blocked (user PC and stack pointer): its stack is that PC alone. */
+	regs = (char *)bpf_task_pt_regs(task);
+	bpf_probe_read_kernel(&ip, sizeof(ip), regs + offsetof(struct pt_regs, rip));
+	bpf_probe_read_kernel(&sp, sizeof(sp), regs + offsetof(struct pt_regs, rsp));
+	if (e->pend_ns && !(e->kflags & OFFCPU_F_NO_SYSCALL) && (ip != e->uip || sp != e->usp)) {
+		struct offcpu_stats *os = ostats();
 
-		sl = offcpu_slot_of(gtid, offcpu_slot_mask ? task_u64(task, offcpu_start_off) : 0,
-				    &any);
-		if (sl)
-			sl->pend = 0;
-		__sync_fetch_and_add(&offcpu_npending, -1);
+		e->kflags |= OFFCPU_F_NO_SYSCALL;
+		if (os)
+			os->work_late++;
 	}
-	if (current_ids(&key.tgid, &key.tid))
-		return 0;
-	key.state = e->pend_state;
-	key.flags = e->kflags & ~OFFCPU_F_NO_SYSCALL;
-	key.kstack = e->kstack;
-	if (key.kstack && e->kgen != (gen & 1)) {
-		/* The generation changed since switch-in: copy the stack over. */
-		struct stack_trace *st = bpf_map_lookup_elem(
-			e->kgen ? (void *)&stacks1 : (void *)&stacks0, &key.kstack);
-
-		if (st) {
-			struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-
-			if (s) {
-				__builtin_memcpy(&s->kern, st, sizeof(*st));
-				key.kstack = offcpu_put_stack(&s->kern, &key.flags);
-			}
-		} else {
-			key.kstack = 0;
-			key.flags |= PROFCAP_F_KSTACK_LOST;
-		}
-	}
-	if (e->kflags & OFFCPU_F_NO_SYSCALL) {
-		struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-
-		ustack = 0;
-		if (s && e->uip) {
-			s->user.nr = 1;
-			s->user.ips[0] = e->uip;
-			ustack = offcpu_put_stack(&s->user, &key.flags);
-			key.flags |= PROFCAP_F_USTACK_PARTIAL;
-		}
-	}
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	/* The span the thread waited in: its context cannot change while it
-	 * is off the CPU, so the one it returns with. */
-	threadctx_ids(key.tgid, key.trace_id, &key.span_id, &asz, 0);
-	notice_process(key.tgid);
-	offcpu_add(ctx, &key, ustack, ns, sw);
+	offcpu_complete(NULL, e, (__u32)bpf_get_current_pid_tgid());
 	return 0;
 }
 

@@ -28,7 +28,8 @@ struct offcpu_start {
 	__u64 pend_ns;	     /* long waits not yet added (user stack pending) */
 	__u64 pend_switches; /* ... their number */
 	__u64 kstack;	     /* kernel stack hash at the first pending switch-in */
-	__u64 uip;	     /* user PC then, when not in a system call */
+	__u64 uip;	     /* user PC then */
+	__u64 usp;	     /* user stack pointer then (task works: is it still there?) */
 	__u32 kgen;	     /* generation @kstack was stored in */
 	__u32 kflags;	     /* PROFCAP_F_* of @kstack; OFFCPU_F_* */
 };
@@ -53,6 +54,8 @@ struct offcpu_slot {
 /* offcpu_start.kflags: the wait did not happen in a system call (page
  * fault): its user stack is the single PC @uip. */
 #define OFFCPU_F_NO_SYSCALL 0x80000000u
+/* offcpu_start.kflags: a task work completes the pending wait. */
+#define OFFCPU_F_WORK 0x40000000u
 
 /* The counter key: a CPU sample's, plus the wait state. */
 struct offcpu_key {
@@ -81,6 +84,8 @@ struct offcpu_stats {
 	__u64 short_ns;	   /* their total time */
 	__u64 long_ns;	   /* time of the waits with a stack */
 	__u64 counts_full; /* long waits lost: counter table full */
+	__u64 work_busy;   /* long waits whose task work could not be queued */
+	__u64 work_late;   /* ... whose work ran after the thread had left the call */
 };
 
 #endif

@@ -11,7 +11,10 @@ Configurations (each round runs all, in turn; medians over --runs rounds):
   offcpu       profcap capture -a --off-cpu (default threshold)
   offcpu-sysexit  as offcpu, waits ended at sys_exit as before rseq_update
                (PROFCAP_OFFCPU_SYSEXIT=1): the A/B of that change
-  offcpu-p     profcap capture -p PID --off-cpu (only the workload tracked)
+  offcpu-p     profcap capture -p PID --off-cpu (only the workload tracked;
+               waits completed by task works on Linux >= 6.18)
+  offcpu-p-rseq  the same with PROFCAP_OFFCPU_TASKWORK=0: waits completed at
+               rseq_update, the route of older kernels (the A/B of task works)
   offcpu-p-sysexit  the same with PROFCAP_OFFCPU_SYSEXIT=1
                (with -a, one thread without rseq anywhere on the host, e.g.
                a static or Go program, attaches sys_exit: -p isolates it)
@@ -116,7 +119,7 @@ def tool_cmd(cfg, pid):
     if cfg == "offcpu":
         return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--seconds", "600", "-o",
                 "/tmp/offcpu-bench.pb"]
-    if cfg in ("offcpu-p", "offcpu-p-sysexit"):
+    if cfg in ("offcpu-p", "offcpu-p-rseq", "offcpu-p-sysexit"):
         return [PROFCAP, "capture", "-p", str(pid), "-q", "--off-cpu", "--seconds", "600", "-o",
                 "/tmp/offcpu-bench.pb"]
     if cfg == "offcpu-sysexit":
@@ -150,9 +153,13 @@ def one(cfg, rounds, cpu):
         env = dict(os.environ)
         if cfg.split(":")[0] in ("offcpu-sysexit", "offcpu-p-sysexit"):
             env["PROFCAP_OFFCPU_SYSEXIT"] = "1"
+            env["PROFCAP_OFFCPU_TASKWORK"] = "0"
+        if cfg.split(":")[0] == "offcpu-p-rseq":
+            env["PROFCAP_OFFCPU_TASKWORK"] = "0"
         tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         part = {"bpftrace": "sched_switch", "perf": ""}.get(cfg, "profcap_")
-        part = "profcap_sys_exit" if cfg.startswith("offcpu") else part  # the program's name
+        # profcap_switch, or profcap_switch_tw: attached after the others
+        part = "profcap_switch" if cfg.startswith("offcpu") else part
         if cfg == "perf":
             time.sleep(2)
         else:
@@ -183,12 +190,13 @@ def one(cfg, rounds, cpu):
                 name = after[i].get("name", "") or str(i)
                 per_prog[name] = (d_ns, d_runs)
             # Switches: runs of the program on sched_switch's switch-out side.
-            if after[i].get("name", "") in ("profcap_switch", "profcap_switch_out") or \
+            if after[i].get("name", "") in ("profcap_switch", "profcap_switch_tw",
+                                            "profcap_switch_out") or \
                     "sched_switch" in after[i].get("name", ""):
                 runs += after[i].get("run_cnt", 0) - base_stats[i][1]
     if cfg.startswith("offcpu"):
         mem = maps_memlock({"offcpu_counts0", "offcpu_counts1", "offcpu_start", "offcpu_stats",
-                            "offcpu_task", "offcpu_slots", "offcpu_cur", "counts0", "counts1", "stacks0",
+                            "offcpu_task", "offcpu_slots", "offcpu_cur", "offcpu_work", "counts0", "counts1", "stacks0",
                             "stacks1"}, tool.pid)
     if tool:
         tool.send_signal(2)
@@ -216,8 +224,8 @@ def main():
         ALT[name] = os.path.abspath(path)
     if os.geteuid():
         sys.exit("needs root")
-    cfgs = ["base", "cpu", "cpu-p", "offcpu", "offcpu-sysexit", "offcpu-p", "offcpu-p-sysexit",
-            "offcpu-0"]
+    cfgs = ["base", "cpu", "cpu-p", "offcpu", "offcpu-sysexit", "offcpu-p", "offcpu-p-rseq",
+            "offcpu-p-sysexit", "offcpu-0"]
     if a.configs:
         want = set(a.configs.split(",")) | {"base"}
         cfgs = [c for c in cfgs if c in want]

@@ -108,6 +108,10 @@ static void summary_off_cpu(const struct status_window *w)
 		st->off_cpu_long_ns / 1e9, w->off_cpu_min_ns / 1e6,
 		(unsigned long long)st->off_cpu_short, st->off_cpu_short_ns / 1e9,
 		w->off_cpu_runnable ? "" : "; preemption (waiting for a CPU) not counted");
+	if (st->off_cpu_work_busy)
+		pr_debug("off-CPU: %llu long waits found no free task work entry and stayed "
+			 "pending until the thread's next long wait",
+			 (unsigned long long)st->off_cpu_work_busy);
 	if (st->off_cpu_counts_full || w->off_cpu_dropped)
 		pr_warn("%llu off-CPU waits lost (aggregation table full: %llu, profile full: "
 			"%llu)",

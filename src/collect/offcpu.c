@@ -98,11 +98,30 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	return ok;
 }
 
+/* Waits completed by task works (profcap_switch_tw): Linux >= 6.18, whose
+ * BTF has struct bpf_task_work (it came with the kfuncs), unless
+ * PROFCAP_OFFCPU_TASKWORK=0 (benchmarks: the rseq_update route). */
+static bool use_task_work(const struct btf *btf)
+{
+	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_TASKWORK");
+
+	if (env && !strcmp(env, "0"))
+		return false;
+	return btf__find_by_name_kind(btf, "bpf_task_work", BTF_KIND_STRUCT) > 0;
+}
+
+bool offcpu__enabled(const struct cpu_sampler *skel)
+{
+	return bpf_program__autoload(skel->progs.profcap_sys_exit) ||
+	       bpf_program__autoload(skel->progs.profcap_switch_tw);
+}
+
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
 		      const struct btf *btf)
 {
 	bool offsets;
 
+	bpf_program__set_autoload(skel->progs.profcap_switch_tw, false);
 	if (!o->off_cpu) {
 		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
 		bpf_program__set_autoload(skel->progs.profcap_switch, false);
@@ -126,6 +145,15 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 		if (skel->rodata->offcpu_start_off) {
 			skel->rodata->offcpu_slot_mask = SAMPLER_OFFCPU_THREADS - 1;
 			bpf_map__set_max_entries(skel->maps.offcpu_slots, SAMPLER_OFFCPU_THREADS);
+		}
+		if (use_task_work(btf)) {
+			/* One program: no rseq_update nor sys_exit. */
+			bpf_program__set_autoload(skel->progs.profcap_switch, false);
+			bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);
+			bpf_program__set_autoload(skel->progs.profcap_switch_tw, true);
+			skel->rodata->offcpu_work_mask = SAMPLER_OFFCPU_THREADS - 1;
+			bpf_map__set_max_entries(skel->maps.offcpu_work, SAMPLER_OFFCPU_THREADS);
+			pr_debug("off-CPU waits completed by task works on return to user space");
 		}
 	} else {
 		bpf_program__set_autoload(skel->progs.profcap_switch, false);
@@ -196,6 +224,17 @@ int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS
 
 	for (i = 0; i < OFFCPU_LINKS; i++)
 		links[i] = NULL;
+	if (bpf_program__autoload(skel->progs.profcap_switch_tw)) {
+		links[OFFCPU_SWITCH] = bpf_program__attach_trace(skel->progs.profcap_switch_tw);
+		if (!links[OFFCPU_SWITCH]) {
+			err = -errno;
+			pr_err("cannot attach to the sched_switch BTF tracepoint (%s); run "
+			       "without --off-cpu",
+			       strerror(-err));
+			return err;
+		}
+		return 0;
+	}
 	if (!bpf_program__autoload(skel->progs.profcap_sys_exit))
 		return 0;
 	/* Consumers first: a wait noted before they run would be lost. */
@@ -247,7 +286,7 @@ void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st)
 	struct offcpu_stats *v;
 	__u32 zero = 0;
 
-	if (!bpf_program__autoload(skel->progs.profcap_sys_exit) || ncpu <= 0)
+	if (!offcpu__enabled(skel) || ncpu <= 0)
 		return;
 	v = calloc((size_t)ncpu, sizeof(*v));
 	if (!v)
@@ -259,6 +298,7 @@ void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st)
 			st->off_cpu_short_ns += v[c].short_ns;
 			st->off_cpu_long_ns += v[c].long_ns;
 			st->off_cpu_counts_full += v[c].counts_full;
+			st->off_cpu_work_busy += v[c].work_busy;
 		}
 	}
 	free(v);

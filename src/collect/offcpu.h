@@ -1,12 +1,13 @@
 /* offcpu.h - the off-CPU half of the sampler (collect/ internal): sets up
  * the sched_switch, rseq_update and sys_exit tracepoint programs of
- * bpf/offcpu_bpf.h, which live in the sampler's BPF object and share its
+ * bpf/offcpu_bpf.h (sched_switch alone with task works, Linux >= 6.18), which live in the sampler's BPF object and share its
  * filters, stack tables and generations. No tracefs; without kernel BTF
  * waits end at sys_exit, without kernel stacks.
  */
 #ifndef PROFCAP_OFFCPU_H
 #define PROFCAP_OFFCPU_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 
 #include "collect/sampler.h"
@@ -22,10 +23,13 @@ struct btf;
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
 		      const struct btf *btf);
 
+/* After configure: are the off-CPU programs on? */
+bool offcpu__enabled(const struct cpu_sampler *skel);
+
 /* The off-CPU links, by role. */
 enum {
 	OFFCPU_RESUME,	   /* rseq_update: back to user space after a wait */
-	OFFCPU_SWITCH,	   /* sched_switch BTF tracepoint, both sides */
+	OFFCPU_SWITCH,	   /* sched_switch BTF tracepoint, both sides (and task works) */
 	OFFCPU_SWITCH_OUT, /* sched_switch raw tracepoint, switch-out side (no BTF) */
 	OFFCPU_SYSEXIT,	   /* sys_exit: threads without rseq, or no rseq tracepoint */
 	OFFCPU_LINKS

@@ -1472,7 +1472,7 @@ static int full_wait(struct sampler *s, int timeout_ms)
  * reads another struct needs it added here. */
 static const char *const kernel_structs[] = {
 	"task_struct", "thread_struct", "vm_area_struct", "file", "inode",
-	"super_block", "sched_entity",	"cfs_rq",	  "rq",
+	"super_block", "sched_entity",	"cfs_rq",	  "rq",	   "bpf_task_work",
 };
 
 /* Kernel BTF of those structs (collect/kbtf.h: ~10x faster than libbpf's
@@ -2053,7 +2053,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(cfd, &s->keys[i]);
-	if (!err && bpf_program__autoload(s->skel->progs.profcap_sys_exit)) {
+	if (!err && offcpu__enabled(s->skel)) {
 		offcpu__poll(s->skel, s->offcpu); /* a failure is warned, not fatal */
 		err = drain_offcpu(s, idle, sfd, efd, fn, ctx);
 	}

@@ -112,6 +112,10 @@ static void summary_off_cpu(const struct status_window *w)
 		pr_debug("off-CPU: %llu long waits found no free task work entry and stayed "
 			 "pending until the thread's next long wait",
 			 (unsigned long long)st->off_cpu_work_busy);
+	if (st->off_cpu_work_late)
+		pr_debug("off-CPU: %llu long waits completed after their thread had left the "
+			 "call they blocked in: user stack is the blocked PC alone",
+			 (unsigned long long)st->off_cpu_work_late);
 	if (st->off_cpu_counts_full || w->off_cpu_dropped)
 		pr_warn("%llu off-CPU waits lost (aggregation table full: %llu, profile full: "
 			"%llu)",

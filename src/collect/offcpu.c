@@ -299,6 +299,7 @@ void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st)
 			st->off_cpu_long_ns += v[c].long_ns;
 			st->off_cpu_counts_full += v[c].counts_full;
 			st->off_cpu_work_busy += v[c].work_busy;
+			st->off_cpu_work_late += v[c].work_late;
 		}
 	}
 	free(v);

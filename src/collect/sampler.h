@@ -139,6 +139,7 @@ struct sampler_stats {
 	__u64 off_cpu_long_ns;	   /* time of the waits in the profile */
 	__u64 off_cpu_counts_full; /* waits lost: aggregation table full */
 	__u64 off_cpu_work_busy;   /* long waits left pending: no task work entry free */
+	__u64 off_cpu_work_late;   /* ... whose task work ran after the thread left the call */
 	/* thread context: samples of processes that publish it */
 	__u64 tctx_linked; /* with a valid record (trace and span ids) */
 	__u64 tctx_none;   /* with no record attached (or zero ids) */

@@ -218,40 +218,38 @@ static int attach_resume(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU
 	return links[OFFCPU_SYSEXIT] ? 0 : -errno;
 }
 
+/* Attach the BTF sched_switch program @prog into links[OFFCPU_SWITCH]. */
+static int attach_switch(struct bpf_program *prog, struct bpf_link *links[OFFCPU_LINKS])
+{
+	int err;
+
+	links[OFFCPU_SWITCH] = bpf_program__attach_trace(prog);
+	if (!links[OFFCPU_SWITCH]) {
+		err = -errno;
+		pr_err("cannot attach to the sched_switch BTF tracepoint (%s): needs Linux >= 5.5; "
+		       "run without --off-cpu",
+		       strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int offcpu__attach(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
 {
 	int i, err;
 
 	for (i = 0; i < OFFCPU_LINKS; i++)
 		links[i] = NULL;
-	if (bpf_program__autoload(skel->progs.profcap_switch_tw)) {
-		links[OFFCPU_SWITCH] = bpf_program__attach_trace(skel->progs.profcap_switch_tw);
-		if (!links[OFFCPU_SWITCH]) {
-			err = -errno;
-			pr_err("cannot attach to the sched_switch BTF tracepoint (%s); run "
-			       "without --off-cpu",
-			       strerror(-err));
-			return err;
-		}
-		return 0;
-	}
+	if (bpf_program__autoload(skel->progs.profcap_switch_tw))
+		return attach_switch(skel->progs.profcap_switch_tw, links);
 	if (!bpf_program__autoload(skel->progs.profcap_sys_exit))
 		return 0;
 	/* Consumers first: a wait noted before they run would be lost. */
 	err = attach_resume(skel, links);
 	if (err)
 		return err;
-	if (bpf_program__autoload(skel->progs.profcap_switch)) {
-		links[OFFCPU_SWITCH] = bpf_program__attach_trace(skel->progs.profcap_switch);
-		if (!links[OFFCPU_SWITCH]) {
-			err = -errno;
-			pr_err("cannot attach to the sched_switch BTF tracepoint (%s): needs "
-			       "Linux >= 5.5; run without --off-cpu",
-			       strerror(-err));
-			return err;
-		}
-		return 0;
-	}
+	if (bpf_program__autoload(skel->progs.profcap_switch))
+		return attach_switch(skel->progs.profcap_switch, links);
 	links[OFFCPU_SWITCH_OUT] = attach_raw(skel->progs.profcap_switch_out, "sched_switch");
 	return links[OFFCPU_SWITCH_OUT] ? 0 : -errno;
 }

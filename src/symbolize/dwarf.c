@@ -474,9 +474,10 @@ static void release_pages(struct dwarf_lines *d)
  * inlined frames never read: variable locations (libc's debug file: 1.4 MB
  * of .debug_loclists), macros, name indexes, CFI. */
 static const char *const unused_sections[] = {
-	".debug_loc",	   ".debug_loclists", ".debug_macro",	     ".debug_macinfo",
+	".debug_loc",	  ".debug_loclists", ".debug_macro",   ".debug_macinfo",
 	".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
-	".debug_frame",	   ".debug_names",    ".debug_types",	     NULL,
+	".debug_frame",	  ".debug_names",    ".debug_types",
+	NULL,
 };
 
 static bool unused_section(const char *name)
@@ -818,7 +819,8 @@ static bool descend_into(int tag)
 
 /* Record @die (a subprogram or inlined subroutine) and its ranges; its
  * scope index goes to *@idx (unchanged when it has no code). */
-static int add_scope(struct walk *w, Dwarf_Die *die, int tag, __s32 parent, __u32 depth, __s32 *idx)
+static int add_scope(struct walk *w, Dwarf_Die *die, int tag, __s32 parent, __u32 depth,
+		     __s32 *idx)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
@@ -1300,6 +1302,7 @@ void dwarf_lines__stats(const struct dwarf_lines *d, struct dwarf_lines_stats *s
  *            with dwarf_getcfi_elf(), which profcap never calls.
  */
 struct ebl;
+
 
 void error(int status, int errnum, const char *fmt, ...) __attribute__((weak));
 void ebl_closebackend(struct ebl *ebl) __attribute__((weak));

@@ -173,8 +173,8 @@ struct sym_file {
 	struct sym_file *next; /* all files, for freeing */
 	struct elfsym *elf;
 	struct dwarf_lines *dw; /* lines and inlined frames; NULL: no DWARF */
-	size_t refs;		/* sym_maps using it; 0 = evictable (never for the vdso) */
-	__u64 idle_since_ns;	/* when refs was first seen 0 by an eviction pass */
+	size_t refs;	     /* sym_maps using it; 0 = evictable (never for the vdso) */
+	__u64 idle_since_ns; /* when refs was first seen 0 by an eviction pass */
 	char htlhash[DEBUGFILE_HTLHASH_HEX]; /* "" when unknown (the vdso) */
 };
 
@@ -214,7 +214,9 @@ struct sym_proc {
 	const char *runtime; /* profile.frame.type of its perf map entries, NULL = native */
 	__u64 perfmap_ns;    /* last perf map read */
 	bool perfmap_warned;
-	bool perfmap_later; /* no JIT code when added: ids and map read at its first JIT address */
+	/* No JIT code when added: its ids and perf map are read at its
+	 * first JIT address (begin_perfmap()). */
+	bool perfmap_later;
 	/* OpenTelemetry process context: its mapping (0 = none seen), the
 	 * current context (desc.attrs points into it), how many were read, and
 	 * whether one failed and at which timestamp (not retried until it
@@ -255,8 +257,8 @@ struct symbolizer {
 	/* The early snapshot of the process being added (symbolizer__add_process_snap()),
 	 * used where /proc no longer answers; NULL otherwise. */
 	const struct procsnap *snap;
-	const struct clock *clock;	      /* refresh rate limits and the grace */
-	bool no_lines;			      /* symbolizer__set_lines(false) */
+	const struct clock *clock; /* refresh rate limits and the grace */
+	bool no_lines;	     /* symbolizer__set_lines(false) */
 	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
 	size_t ndebug_dirs;
 	struct debuginfod *dinfod; /* NULL: no downloads */
@@ -749,8 +751,8 @@ static int open_mapped_file(struct symbolizer *s, int pid, const struct procmaps
 /* Add the symbols @elf (parsed from @fd, mapped by @e of @pid) lacks: from a
  * debug file found by build-id or debuglink, else downloaded from
  * debuginfod (when enabled), else from MiniDebugInfo or Go's pclntab. */
-static int find_debug_info(struct symbolizer *s, int pid, const struct procmaps_entry *e, int fd,
-			   struct elfsym *elf, bool want_dwarf)
+static int find_debug_info(struct symbolizer *s, int pid, const struct procmaps_entry *e,
+			   int fd, struct elfsym *elf, bool want_dwarf)
 {
 	char root[PATH_MAX];
 	struct debugfile_query q = {
@@ -789,8 +791,8 @@ static int find_debug_info(struct symbolizer *s, int pid, const struct procmaps_
 			return dfd; /* the caller's, for its DWARF */
 		}
 		close(dfd);
-		pr_warn("%s: its debug file (found by %s) has no usable symbols: %s", e->path, how,
-			err == -ENOENT ? "no function symbols" : strerror(-err));
+		pr_warn("%s: its debug file (found by %s) has no usable symbols: %s", e->path,
+			how, err == -ENOENT ? "no function symbols" : strerror(-err));
 	}
 	err = elfsym__add_embedded_fd(elf, fd);
 	if (!err)
@@ -1302,7 +1304,7 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 	n = fdio__read_file(path, cmd, SYMBOLIZER_MAX_CMDLINE);
 	if (n <= 0 && snap && snap->cmdline_len) {
 		n = (ssize_t)(snap->cmdline_len < SYMBOLIZER_MAX_CMDLINE ? snap->cmdline_len
-									 : SYMBOLIZER_MAX_CMDLINE);
+									: SYMBOLIZER_MAX_CMDLINE);
 		memcpy(cmd, snap->cmdline, (size_t)n);
 	}
 	if (n < 0)

@@ -15,8 +15,9 @@ read when it was created) is taken when larger; perf uses perf ring buffers,
 not maps: 0). Runs are interleaved (A B C A B C ...) so
 machine noise hits every tool alike; reports medians and ratios.
 
-Usage (root): scripts/bench/capture_bench.py [--runs 7] [--seconds 1] [--load]
+Usage (root): scripts/bench/capture_bench.py [--runs 7] [--seconds 1] [--load] [--alt BIN]
   --load   keep both CPUs busy with a ground-truth workload during the runs
+  --alt    also this profcap binary (e.g. main's build), interleaved: an A/B
 """
 import argparse
 import os
@@ -102,10 +103,10 @@ def run(cmd, cwd, stderr=subprocess.DEVNULL):
             w.done())
 
 
-def bench_profcap(tmp, secs):
+def bench_profcap(tmp, secs, binary=PROFCAP):
     log = os.path.join(tmp, "p.log")
     with open(log, "w") as err:
-        wall, rss, code, cpu, bpf = run([PROFCAP, "capture", "-a", "-F", "99", "--seconds",
+        wall, rss, code, cpu, bpf = run([binary, "capture", "-a", "-F", "99", "--seconds",
                                          str(secs), "-o", os.path.join(tmp, "p.pb")], tmp, err)
     with open(log) as f:
         m = re.search(r"BPF maps [0-9.]+ MiB \(peak ([0-9.]+) MiB\)", f.read())
@@ -133,11 +134,14 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--load", action="store_true")
+    ap.add_argument("--alt", metavar="BIN", help="also this profcap binary (A/B)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("capture_bench.py: run as root (all three tools load BPF or open perf events)")
     tools = {"profcap": bench_profcap, "perf record+script": bench_perf,
              "bpftrace": bench_bpftrace}
+    if a.alt:
+        tools["profcap --alt"] = lambda tmp, secs: bench_profcap(tmp, secs, a.alt)
     res = {t: [] for t in tools}
     load = []
     if a.load:

@@ -23,6 +23,9 @@ CPU: record (user + sys of the profiler process, from wait4) and post
 
 Usage (root): scripts/bench/churn_bench.py [--runs 3] [--seconds 5] [--freq 99]
               [--workloads nofp,cc] [--configs profcap,perf-dwarf,perf-fp]
+              [--alt BIN]
+  --alt BIN  also config profcap-alt: this profcap binary (e.g. main's
+             build), interleaved with the others: an A/B
 """
 import argparse
 import os
@@ -70,10 +73,10 @@ def cpu_of(ru):
     return ru.ru_utime + ru.ru_stime
 
 
-def run_profiler(cfg, out, seconds, freq):
+def run_profiler(cfg, out, seconds, freq, alt=None):
     """Start the profiler; returns the Popen."""
-    if cfg == "profcap":
-        cmd = [PROFCAP, "capture", "-a", "-q", "-F", str(freq), "--seconds", str(seconds),
+    if cfg in ("profcap", "profcap-alt"):
+        cmd = [alt if cfg == "profcap-alt" else PROFCAP, "capture", "-a", "-q", "-F", str(freq), "--seconds", str(seconds),
                "-o", out]
     elif cfg == "perf-dwarf":
         cmd = ["perf", "record", "-q", "-a", "-F", str(freq), "--call-graph", "dwarf", "-o", out,
@@ -138,21 +141,21 @@ def score_perf(text, comm, ours):
     return total, ok, len(pids)
 
 
-def one(cfg, workload, seconds, freq, tmp):
+def one(cfg, workload, seconds, freq, tmp, alt=None):
     exe, comm = TARGET[workload]
-    out = os.path.join(tmp, "out.pb" if cfg == "profcap" else "perf.data")
+    out = os.path.join(tmp, "out.pb" if cfg.startswith("profcap") else "perf.data")
     if os.path.exists(os.path.join(tmp, "ready.txt")):
         os.unlink(os.path.join(tmp, "ready.txt"))
     loop = subprocess.Popen(loop_cmd(workload, tmp, seconds + 2), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     time.sleep(0.5)
-    prof = run_profiler(cfg, out, seconds, freq)
+    prof = run_profiler(cfg, out, seconds, freq, alt)
     _, status, ru = os.wait4(prof.pid, 0)
     prof.returncode = os.waitstatus_to_exitcode(status)
     rec_cpu = cpu_of(ru)
     loop.wait()
     post = 0.0
-    if cfg == "profcap":
+    if cfg.startswith("profcap"):
         total, ok, procs = score_profcap(out, exe, loop_pids(tmp))
     else:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -171,10 +174,13 @@ def main():
     ap.add_argument("--freq", type=int, default=99)
     ap.add_argument("--workloads", default="nofp,cc")
     ap.add_argument("--configs", default="profcap,perf-dwarf,perf-fp")
+    ap.add_argument("--alt", metavar="BIN", help="also config profcap-alt: this binary (A/B)")
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("churn_bench.py: run as root")
     cfgs = a.configs.split(",")
+    if a.alt and "profcap-alt" not in cfgs:
+        cfgs.append("profcap-alt")
     if not shutil.which("perf"):
         cfgs = [c for c in cfgs if not c.startswith("perf")]
         print("# perf not installed: profcap only")
@@ -184,7 +190,7 @@ def main():
         for r in range(a.runs):
             for w in works:
                 for c in cfgs:
-                    x = one(c, w, a.seconds, a.freq, tmp)
+                    x = one(c, w, a.seconds, a.freq, tmp, a.alt)
                     res[(w, c)].append(x)
                     print(f"# round {r} {w} {c}: {x['ok']}/{x['total']} complete, "
                           f"{x['procs']} processes, record CPU {x['rec']:.2f} s, "

@@ -275,7 +275,7 @@ static int add_record(struct session *s, const struct sampler_record *r)
 	if (r->flags & SAMPLER_REC_USTACK_PARTIAL) {
 		s->partial += r->count;
 		/* Code mapped after the tables were loaded (dlopen)? */
-		if (r->tgid)
+		if (r->tgid && s->smp)
 			sampler__refresh_process(s->smp, (int)r->tgid);
 	}
 
@@ -371,25 +371,35 @@ static int defer_record(struct session *s, const struct sampler_record *r)
 	return 0;
 }
 
-/* Name the kernel addresses the deferred records wait for (one pass over
- * kallsyms) and look up their DWARF lines (file by file), then add those
- * records. 0 or the first error of adding. */
-static int flush_deferred(struct session *s)
+/* Name the kernel addresses the deferred records wait for: one pass over
+ * kallsyms (nothing when none waits). */
+static void kernel_pass(struct session *s)
 {
+	bool queued = symbolizer__kernel_queue_room(s->sym) < SYMBOLIZER_KERNEL_BATCH;
 	__s64 t0 = now_ns(CLOCK_MONOTONIC);
-	size_t k;
-	int err = symbolizer__resolve_kernel_batch(s->sym), ret = 0;
+	int err = symbolizer__resolve_kernel_batch(s->sym);
 
 	s->last_kpass = t0;
-	if (s->ndefer)
+	if (queued)
 		pr_debug("kernel symbols of %zu records named in %.1f ms", s->ndefer,
 			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
-	symbolizer__resolve_lines_batch(s->sym);
 	if (err && !s->warned_kallsyms) {
 		pr_warn("cannot read /proc/kallsyms (%s): some kernel frames keep addresses only",
 			strerror(-err));
 		s->warned_kallsyms = true;
 	}
+}
+
+/* Name the kernel addresses the deferred records wait for (kernel_pass())
+ * and look up their DWARF lines (file by file), then add those records. 0
+ * or the first error of adding. */
+static int flush_deferred(struct session *s)
+{
+	size_t k;
+	int ret = 0;
+
+	kernel_pass(s);
+	symbolizer__resolve_lines_batch(s->sym);
 	for (k = 0; k < s->ndefer && !ret; k++) {
 		struct sampler_record *r = &s->defer[k].r;
 
@@ -431,6 +441,17 @@ enum settle {
 	SETTLE_FLUSH, /* the window ends */
 };
 
+/* Name what the deferred records wait for and add them, then free the
+ * DWARF begun for it. 0 or the first error of adding. */
+static int settle(struct session *s)
+{
+	int err = flush_deferred(s);
+
+	/* Its addresses are named: DWARF is not needed until the next. */
+	symbolizer__release_dwarf(s->sym);
+	return err;
+}
+
 /* Drain the sampler into the profile, then per @how name what waits and
  * add those records, and free any DWARF still begun. 0 or -errno (logged). */
 static int drain(struct session *s, enum settle how)
@@ -449,7 +470,6 @@ static int drain(struct session *s, enum settle how)
 	     (bytes >= KERNEL_DEFER_MAX_BYTES ||
 	      now_ns(CLOCK_MONOTONIC) - s->last_kpass >= KERNEL_PASS_INTERVAL_NS)))
 		ferr = flush_deferred(s);
-	/* Its addresses are named: DWARF is not needed until the next. */
 	if (how != SETTLE_NONE)
 		symbolizer__release_dwarf(s->sym);
 	err = err ?: ferr;
@@ -489,9 +509,6 @@ static int new_window(struct session *s)
 	return 0;
 }
 
-/* Close the current window (already drained): encode it and hand it to
- * the window hook. @st holds the sampler counters now. Returns the hook's
- * exit code, or 1 when encoding failed. */
 static int cmp_s64(const void *a, const void *b)
 {
 	__s64 x = *(const __s64 *)a, y = *(const __s64 *)b;
@@ -517,9 +534,12 @@ static size_t distinct_pids(const struct profile *p)
 	return k;
 }
 
-static int end_window(struct session *s, __s64 dur, const struct sampler_stats *st, bool final)
+/* Close the current window (already drained): encode it and hand it to
+ * the window hook. @st holds the sampler counters now, @us the unwinder's
+ * (NULL: none). Returns the hook's exit code, or 1 when encoding failed. */
+static int end_window(struct session *s, __s64 dur, const struct sampler_stats *st,
+		      const struct sampler_unwind_stats *us, bool final)
 {
-	struct sampler_unwind_stats us;
 	struct session_window w = {
 		.t_unix_ns = s->wunix, .final = final, .signalled = final && stop_requested};
 	struct profile_meta meta;
@@ -560,7 +580,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.freq_hz = s->o->freq_hz,
 		.unwind = s->o->unwind,
 		.st = st,
-		.us = sampler__unwind_stats(s->smp, &us) ? &us : NULL,
+		.us = us,
 	};
 	err = profile__set_meta(s->prof, &meta);
 	if (!err)
@@ -798,13 +818,14 @@ static void check_targets_alive(struct session *s)
  * window: none is lost or counted twice at the edge. */
 static void window_edge(struct session *s, __s64 now)
 {
+	struct sampler_unwind_stats us;
 	struct sampler_stats st;
 
 	drain(s, SETTLE_FLUSH);
 	check_target_matches(s);
 	check_targets_alive(s);
 	sampler__stats(s->smp, &st);
-	end_window(s, now - s->wstart, &st, false);
+	end_window(s, now - s->wstart, &st, sampler__unwind_stats(s->smp, &us) ? &us : NULL, false);
 	s->base = st;
 	symbolizer__forget_gone(s->sym);
 	symbolizer__refresh_contexts(s->sym);
@@ -881,12 +902,15 @@ void session__wait(struct session *s, __s64 wake)
 int session__close(struct session *s)
 {
 	const struct capture_opts *o = s->o;
+	struct sampler_unwind_stats us;
 	struct sampler_stats st;
-	__s64 end;
-	int ret;
+	bool have_us;
+	__s64 end, cpu;
+	int ret, err;
 
 	sampler__stop(s->smp);
 	end = now_ns(CLOCK_MONOTONIC);
+	cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (s->tty)
 		status__progress(0, 0, 0, true);
 	if (o->agent && stop_requested)
@@ -896,15 +920,30 @@ int session__close(struct session *s)
 	/* Both generations: the active one and anything left in the other. */
 	sampler__poll(s->smp, 0, on_new_process, s);
 	for (int i = 0; i < 2; i++)
-		drain(s, i ? SETTLE_FLUSH : SETTLE_NONE);
+		drain(s, SETTLE_NONE);
 	sampler__stats(s->smp, &st);
-	pr_debug("final drain and symbolization took %.1f ms",
-		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6);
+	have_us = sampler__unwind_stats(s->smp, &us);
+	/* Kernel names while profcap's BPF programs are still loaded (a
+	 * frame in one is named from kallsyms). Then, every sample read, the
+	 * BPF object, its rings and mapped maps, the unwind tables and the
+	 * threads go before the DWARF lines are looked up, so that their
+	 * memory and the decompressed DWARF (libc's debug file: 6-8 MB) are
+	 * not resident at once. */
+	kernel_pass(s);
+	sampler__free(s->smp);
+	s->smp = NULL;
+	err = settle(s);
+	if (err)
+		pr_err("reading samples failed: %s", strerror(-err));
+	pr_debug("final drain and symbolization took %.1f ms (CPU %.1f ms of %.1f ms in all)",
+		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6,
+		 (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu) / 1e6,
+		 now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6);
 	if (s->procs_gone)
 		pr_debug("%llu processes exited before profcap read their mappings: their frames "
 			 "are unnamed",
 			 (unsigned long long)s->procs_gone);
-	ret = end_window(s, end - s->wstart, &st, true);
+	ret = end_window(s, end - s->wstart, &st, have_us ? &us : NULL, true);
 	if (s->child)
 		child__finish(s->child, o->quiet);
 	return ret;

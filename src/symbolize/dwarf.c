@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/array.h"
+#include "util/gz.h"
 #include "util/search.h"
 #include "symbolize/dwarf.h"
 
@@ -104,6 +105,13 @@ struct dwarf_lines {
 	char **strs;
 	size_t nstrs, strs_cap;
 	bool has_inline;
+	/* Sections decompressed here (decompress_sections()), unmapped after
+	 * the Elf that points at them ends. */
+	struct zbuf {
+		void *p;
+		size_t len;
+	} zbufs[16];
+	unsigned int nzbufs;
 	struct dwarf_lines_stats st;
 };
 
@@ -212,7 +220,7 @@ static Elf_Data *section_data(Elf *elf, const char *name)
 			continue;
 		n = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (n && !strcmp(n, name))
-			return elf_getdata(scn, NULL);
+			return elf_rawdata(scn, NULL); /* bytes: see inflate_section() */
 	}
 	return NULL;
 }
@@ -537,6 +545,58 @@ static int cmp_zsec(const void *a, const void *b)
 	return x->size > y->size ? -1 : x->size < y->size;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* Inflate the zlib section @scn (described by @sh) into a buffer of ours,
+ * its pages populated in one call, and make it the section's data, as
+ * elf_compress(scn, 0, 0) would: libelf's buffer is a fresh mapping that
+ * inflate() faults in page by page (libc's debug file: ~2000 faults, each
+ * costly in a VM, a third of its line pass). 0, or -1 to leave the section
+ * to libelf. */
+static int inflate_section(struct dwarf_lines *d, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf64_Chdr ch;
+	Elf_Data *raw;
+	void *buf;
+
+	if (d->nzbufs == sizeof(d->zbufs) / sizeof(d->zbufs[0]) ||
+	    gelf_getclass(d->elf) != ELFCLASS64)
+		return -1;
+	/* libdw reads the raw data (elf_rawdata()): that is what we replace. */
+	raw = elf_rawdata(scn, NULL);
+	if (!raw || !raw->d_buf || raw->d_size < sizeof(ch))
+		return -1;
+	memcpy(&ch, raw->d_buf, sizeof(ch));
+	if (ch.ch_type != ELFCOMPRESS_ZLIB || !ch.ch_size || ch.ch_size > (1ull << 32) ||
+	    (ch.ch_addralign & (ch.ch_addralign - 1)))
+		return -1;
+	buf = mmap(NULL, ch.ch_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return -1;
+	madvise(buf, ch.ch_size, MADV_POPULATE_WRITE); /* a failure: faults */
+	if (gz__inflate_zlib((const char *)raw->d_buf + sizeof(ch), raw->d_size - sizeof(ch), buf,
+			     ch.ch_size)) {
+		munmap(buf, ch.ch_size);
+		return -1;
+	}
+	/* The header says uncompressed now: libdw leaves it to us. */
+	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	sh->sh_size = ch.ch_size;
+	sh->sh_addralign = ch.ch_addralign ? ch.ch_addralign : 1;
+	if (!gelf_update_shdr(scn, sh)) {
+		munmap(buf, ch.ch_size);
+		return -1;
+	}
+	raw->d_buf = buf;
+	raw->d_size = ch.ch_size;
+	raw->d_type = ELF_T_BYTE;
+	raw->d_align = sh->sh_addralign;
+	d->zbufs[d->nzbufs++] = (struct zbuf){buf, ch.ch_size};
+	return 0;
+}
+
 /* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
  * already decompressed alone), largest first, letting each one's
  * compressed pages go as soon as it is done: libdw would have all of them
@@ -567,7 +627,10 @@ static void decompress_sections(struct dwarf_lines *d)
 	if (n)
 		qsort(z, n, sizeof(z[0]), cmp_zsec);
 	for (i = 0; i < n; i++) {
-		if (elf_compress(z[i].scn, 0, 0) < 0)
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(z[i].scn, &sh) ||
+		    (inflate_section(d, z[i].scn, &sh) && elf_compress(z[i].scn, 0, 0) < 0))
 			continue;
 		release_range(img + z[i].off, z[i].size);
 	}
@@ -674,6 +737,10 @@ static void end_dwarf(struct dwarf_lines *d)
 		elf_end(d->elf);
 	d->dw = NULL;
 	d->elf = NULL;
+	while (d->nzbufs) {
+		d->nzbufs--;
+		munmap(d->zbufs[d->nzbufs].p, d->zbufs[d->nzbufs].len);
+	}
 }
 
 void dwarf_lines__free(struct dwarf_lines *d)

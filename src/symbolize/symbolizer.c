@@ -214,6 +214,9 @@ struct sym_proc {
 	const char *runtime; /* profile.frame.type of its perf map entries, NULL = native */
 	__u64 perfmap_ns;    /* last perf map read */
 	bool perfmap_warned;
+	/* No JIT code when added: its ids and perf map are read at its
+	 * first JIT address (begin_perfmap()). */
+	bool perfmap_later;
 	/* OpenTelemetry process context: its mapping (0 = none seen), the
 	 * current context (desc.attrs points into it), how many were read, and
 	 * whether one failed and at which timestamp (not retried until it
@@ -1035,13 +1038,41 @@ out:
 	close(fd);
 }
 
+/* True when @p maps memory a perf map may name (jit_mapping()). */
+static bool has_jit_mapping(const struct sym_proc *p)
+{
+	for (size_t i = 0; i < p->ncur; i++)
+		if (jit_mapping(p->cur[i]))
+			return true;
+	return false;
+}
+
+/* The ids and the perf map of @p, just added: only when it has JIT code
+ * now. Most processes (compilers, shells) have none: reading their status
+ * and looking for a perf map in their root cost two lookups in /proc and
+ * two opens each; they are done at the first JIT address instead
+ * (jit_name()). */
+static void begin_perfmap(struct symbolizer *s, struct sym_proc *p)
+{
+	p->perfmap_later = !has_jit_mapping(p);
+	if (p->perfmap_later)
+		return;
+	load_ids(s, p);
+	update_perfmap(s, p);
+}
+
 /* The perf map name of (lookup) address @a in @p, re-reading the map on a
  * miss at most once per SYMBOLIZER_PERFMAP_REFRESH_NS. NULL if unnamed. */
 static const char *jit_name(struct symbolizer *s, struct sym_proc *p, __u64 a)
 {
 	const struct perfmap_sym *sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
 
-	if (!sym && now_ns(s) - p->perfmap_ns >= SYMBOLIZER_PERFMAP_REFRESH_NS) {
+	if (!sym && p->perfmap_later) {
+		p->perfmap_later = false;
+		load_ids(s, p);
+		update_perfmap(s, p);
+		sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
+	} else if (!sym && now_ns(s) - p->perfmap_ns >= SYMBOLIZER_PERFMAP_REFRESH_NS) {
 		update_perfmap(s, p);
 		sym = p->perfmap ? perfmap__lookup(p->perfmap, a) : NULL;
 	}
@@ -1385,7 +1416,10 @@ static int add_process(struct symbolizer *s, int pid)
 		if (err)
 			return err;
 		err = load_maps(s, p);
-		update_perfmap(s, p);
+		if (p->perfmap_later)
+			begin_perfmap(s, p); /* JIT code since? */
+		else
+			update_perfmap(s, p);
 		return err;
 	}
 	if (!p) {
@@ -1422,8 +1456,7 @@ static int add_process(struct symbolizer *s, int pid)
 		}
 		if (!p->runtime && p->exe_name)
 			p->runtime = runtime_of(p->exe_name);
-		load_ids(s, p);
-		update_perfmap(s, p);
+		begin_perfmap(s, p);
 	}
 	p->gone = false;
 	p->desc.pid = pid;

@@ -33,6 +33,12 @@ size_t gz__plausible_size(size_t len, size_t max);
  * Use before gz__decompress() to size (or refuse) the output buffer. */
 int gz__inflated_size(const void *in, size_t len, size_t limit, size_t *size);
 
+/* Inflate the zlib (RFC 1950) stream @in (@len bytes) into @out, which it
+ * must fill exactly (@out_len bytes: the size recorded beside the stream,
+ * as in an ELF compressed section). 0, -ENOMEM, or -EBADMSG (corrupt, or
+ * not exactly @out_len bytes). */
+int gz__inflate_zlib(const void *in, size_t len, void *out, size_t out_len);
+
 /* True when @in starts with the gzip magic (1f 8b). */
 bool gz__is_gzip(const void *in, size_t len);
 

@@ -1,6 +1,9 @@
-/* test_gz.c - gzip round trip, output caps, corrupt and truncated input. */
+/* test_gz.c - gzip round trip, output caps, corrupt and truncated input;
+ * zlib streams inflated to an exact size (ELF compressed sections). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
 
 #include "util/buf.h"
 #include "util/gz.h"
@@ -82,9 +85,36 @@ TEST(caps_and_corruption)
 	free(in);
 }
 
+/* A zlib stream (what an ELF SHF_COMPRESSED section holds after its
+ * header) inflates into a buffer of exactly the recorded size; any other
+ * size, truncation or corruption is -EBADMSG. */
+TEST(zlib_exact_size)
+{
+	const size_t n = 200000;
+	unsigned char *in = sample(n), *out = malloc(n + 1);
+	uLongf zlen = compressBound(n);
+	unsigned char *z = malloc(zlen);
+
+	CHECK(in && out && z);
+	CHECK_EQ_U64(compress(z, &zlen, in, n), Z_OK);
+	memset(out, 0, n + 1);
+	CHECK_EQ_U64(gz__inflate_zlib(z, zlen, out, n), 0);
+	CHECK(!memcmp(out, in, n));
+	CHECK_EQ_U64(gz__inflate_zlib(z, zlen, out, n - 1), -EBADMSG); /* larger than said */
+	CHECK_EQ_U64(gz__inflate_zlib(z, zlen, out, n + 1), -EBADMSG); /* smaller than said */
+	CHECK_EQ_U64(gz__inflate_zlib(z, zlen / 2, out, n), -EBADMSG); /* truncated */
+	CHECK_EQ_U64(gz__inflate_zlib(in, 1000, out, n), -EBADMSG);    /* not zlib */
+	z[zlen / 2] ^= 0xff;
+	CHECK(gz__inflate_zlib(z, zlen, out, n) < 0); /* corrupt */
+	free(z);
+	free(out);
+	free(in);
+}
+
 int main(void)
 {
 	RUN(round_trip);
 	RUN(caps_and_corruption);
+	RUN(zlib_exact_size);
 	return TEST_DONE();
 }

@@ -19,6 +19,9 @@ Configurations (each round runs all, in turn; medians over --runs rounds):
                (with -a, one thread without rseq anywhere on the host, e.g.
                a static or Go program, attaches sys_exit: -p isolates it)
   offcpu-0     profcap capture -a --off-cpu --off-cpu-threshold 0 (every wait walked)
+  floor        an empty BTF tracepoint program on sched_switch
+               (scripts/bench/switch_floor.sh builds it): what any program
+               there costs on this host, the floor of the off-CPU overhead
   bpftrace     bpftrace -e 'tracepoint:sched:sched_switch { @ = count(); }'
                (needs tracefs: this script mounts it for that run, then unmounts)
   perf         perf record --off-cpu -a (when this perf was built with BPF
@@ -54,6 +57,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROFCAP = os.path.join(REPO, "build", "profcap")
 PINGPONG = os.path.join(REPO, "build", "tests", "workloads", "offcpu_pingpong")
 GO = "/tmp/offcpu-bench.go"
+FLOOR = os.path.join(REPO, "build", "bench", "switch_floor")
 TRACEFS = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
 
 
@@ -128,6 +132,8 @@ def tool_cmd(cfg, pid):
     if cfg == "offcpu-0":
         return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--off-cpu-threshold", "0",
                 "--seconds", "600", "-o", "/tmp/offcpu-bench.pb"]
+    if cfg == "floor":
+        return [FLOOR, FLOOR + ".bpf.o"]
     if cfg == "bpftrace":
         return ["bpftrace", "-e", "tracepoint:sched:sched_switch { @ = count(); }"]
     if cfg == "perf":
@@ -157,7 +163,8 @@ def one(cfg, rounds, cpu):
         if cfg.split(":")[0] == "offcpu-p-rseq":
             env["PROFCAP_OFFCPU_TASKWORK"] = "0"
         tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        part = {"bpftrace": "sched_switch", "perf": ""}.get(cfg, "profcap_")
+        part = {"bpftrace": "sched_switch", "perf": "", "floor": "floor_switch"}.get(
+            cfg, "profcap_")
         # profcap_switch, or profcap_switch_tw: attached after the others
         part = "profcap_switch" if cfg.startswith("offcpu") else part
         if cfg == "perf":
@@ -190,7 +197,7 @@ def one(cfg, rounds, cpu):
                 name = after[i].get("name", "") or str(i)
                 per_prog[name] = (d_ns, d_runs)
             # Switches: runs of the program on sched_switch's switch-out side.
-            if after[i].get("name", "") in ("profcap_switch", "profcap_switch_tw",
+            if after[i].get("name", "") in ("profcap_switch", "profcap_switch_tw", "floor_switch",
                                             "profcap_switch_out") or \
                     "sched_switch" in after[i].get("name", ""):
                 runs += after[i].get("run_cnt", 0) - base_stats[i][1]
@@ -230,6 +237,10 @@ def main():
         want = set(a.configs.split(",")) | {"base"}
         cfgs = [c for c in cfgs if c in want]
     cfgs += [f"{c}:{n}" for c in list(cfgs) if c != "base" for n in ALT]
+    if not a.configs or "floor" in a.configs:
+        if subprocess.run([os.path.join(REPO, "scripts", "bench", "switch_floor.sh")]).returncode:
+            sys.exit("cannot build scripts/bench/switch_floor")
+        cfgs.append("floor")
     if shutil.which("bpftrace") and (not a.configs or "bpftrace" in a.configs):
         cfgs.append("bpftrace")
     perf_ok = False

@@ -155,12 +155,14 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
 	long n;
 	__u64 h;
 
+#ifdef PROFCAP_TASKWORK
 	/* No @ctx: a task work callback, in the current task's context. */
-	if (ctx)
-		n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
-	else
+	if (!ctx)
 		n = bpf_get_task_stack(bpf_get_current_task_btf(), st->ips, sizeof(st->ips),
 				       flags);
+	else
+#endif
+		n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
 	if (n < 0) {
 		*kflags |= err_flag;
 		return 0;

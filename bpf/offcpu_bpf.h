@@ -156,11 +156,22 @@ struct bpf_map {
 	int opaque;
 };
 
+/* 1 in the object built from cpu_sampler_tw.bpf.c (PROFCAP_TASKWORK): the
+ * only one that refers to the kfunc, loaded only for --off-cpu on a kernel
+ * with it. libbpf parses all of the kernel's BTF (~10 MB, tens of ms) for
+ * an object with a kfunc, loaded or not: the CPU profile's objects have
+ * none. Both objects have the same maps, programs and globals. */
+#ifdef PROFCAP_TASKWORK
+const volatile __u32 offcpu_tw_built = 1;
+
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
 					      void *map__map,
 					      int (*callback)(struct bpf_map *map, void *key,
 							      void *value),
 					      void *aux__prog) __weak __ksym;
+#else
+const volatile __u32 offcpu_tw_built = 0;
+#endif
 
 static __always_inline struct offcpu_stats *ostats(void)
 {
@@ -433,7 +444,9 @@ static __always_inline void offcpu_switch_out(struct task_struct *prev, struct o
 	bpf_task_storage_get(&offcpu_task, prev, &v, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
+#ifdef PROFCAP_TASKWORK
 static int offcpu_work_cb(struct bpf_map *map, void *key, void *value);
+#endif
 
 /* Queue the task work that completes @next's pending wait @e when it
  * returns to user space (profcap_switch_tw). A wait whose work cannot be
@@ -441,8 +454,9 @@ static int offcpu_work_cb(struct bpf_map *map, void *key, void *value);
  * thread's next long wait tries again. */
 static __always_inline void offcpu_queue_work(struct task_struct *next, struct offcpu_start *e)
 {
-	__u32 tid = task_u32(next, offcpu_pid_off), k = tid & offcpu_work_mask;
 	struct offcpu_stats *os;
+#ifdef PROFCAP_TASKWORK
+	__u32 tid = task_u32(next, offcpu_pid_off), k = tid & offcpu_work_mask;
 	struct offcpu_work *w;
 
 	w = bpf_map_lookup_elem(&offcpu_work, &k);
@@ -458,6 +472,7 @@ static __always_inline void offcpu_queue_work(struct task_struct *next, struct o
 		e->kflags |= OFFCPU_F_WORK;
 		return;
 	}
+#endif
 	os = ostats();
 	if (os)
 		os->work_busy++;
@@ -758,6 +773,7 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+#ifdef PROFCAP_TASKWORK
 /* The task work of a long wait (offcpu_queue_work()), run as the thread
  * returns to user space: no context, the current task's registers. */
 static int offcpu_work_cb(struct bpf_map *map, void *key, void *value)
@@ -787,5 +803,7 @@ static int offcpu_work_cb(struct bpf_map *map, void *key, void *value)
 	offcpu_complete(NULL, e, (__u32)bpf_get_current_pid_tgid());
 	return 0;
 }
+#endif
+
 
 #endif

@@ -98,16 +98,13 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	return ok;
 }
 
-/* Waits completed by task works (profcap_switch_tw): Linux >= 6.18, whose
- * BTF has struct bpf_task_work (it came with the kfuncs), unless
- * PROFCAP_OFFCPU_TASKWORK=0 (benchmarks: the rseq_update route). */
-static bool use_task_work(const struct btf *btf)
+bool offcpu__task_work(const struct btf *btf)
 {
 	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_TASKWORK");
 
 	if (env && !strcmp(env, "0"))
 		return false;
-	return btf__find_by_name_kind(btf, "bpf_task_work", BTF_KIND_STRUCT) > 0;
+	return btf && btf__find_by_name_kind(btf, "bpf_task_work", BTF_KIND_STRUCT) > 0;
 }
 
 bool offcpu__enabled(const struct cpu_sampler *skel)
@@ -146,7 +143,7 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 			skel->rodata->offcpu_slot_mask = SAMPLER_OFFCPU_THREADS - 1;
 			bpf_map__set_max_entries(skel->maps.offcpu_slots, SAMPLER_OFFCPU_THREADS);
 		}
-		if (use_task_work(btf)) {
+		if (skel->rodata->offcpu_tw_built && offcpu__task_work(btf)) {
 			/* One program: no rseq_update nor sys_exit. */
 			bpf_program__set_autoload(skel->progs.profcap_switch, false);
 			bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);

@@ -23,6 +23,12 @@ struct btf;
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
 		      const struct btf *btf);
 
+/* Can waits be completed by task works here (Linux >= 6.18: kernel BTF
+ * @btf, borrowed, NULL = none, has struct bpf_task_work; not disabled by
+ * PROFCAP_OFFCPU_TASKWORK=0)? Then open the object built with them
+ * (bpf/cpu_sampler_tw.bpf.c) before offcpu__configure(). */
+bool offcpu__task_work(const struct btf *btf);
+
 /* After configure: are the off-CPU programs on? */
 bool offcpu__enabled(const struct cpu_sampler *skel);
 

@@ -1216,6 +1216,12 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 			p->ctx_end = e->end;
 		}
 	}
+	/* No executable mapping at all: the address space is gone (a process
+	 * exiting, or a zombie, reads an empty maps file), nothing was
+	 * unmapped. Keep the mappings its samples were taken in: dropping them
+	 * left every frame of a process killed during a capture unnamed. */
+	if (!nx && p->ncur)
+		goto out;
 	if (nx > SYMBOLIZER_MAX_PROC_MAPS - p->nall) {
 		err = -E2BIG;
 		goto out;

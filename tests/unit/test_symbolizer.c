@@ -715,6 +715,13 @@ TEST(fake_proc_root)
 		CHECK_EQ_U64(st.elf_files_parsed, 4);
 		CHECK_EQ_U64(st.elf_files_evicted, 2);
 	}
+	/* Exiting (killed during a capture): its maps file reads empty, the
+	 * address space gone. A re-add then keeps the mappings its samples
+	 * were taken in (dropping them left all its frames unnamed). */
+	CHECK(!fake_file("proc/4242/maps", "", 0));
+	CHECK(!symbolizer__add_process(s, 4242));
+	symbolizer__resolve_user(s, 4242, pie_bias + nm_addr("fx_pie", "fx_beta"), true, &fr);
+	CHECK_STR(fr.function, "fx_beta");
 	symbolizer__free(s);
 	remove_fake_root();
 }

@@ -1473,7 +1473,7 @@ static int full_wait(struct sampler *s, int timeout_ms)
  * reads another struct needs it added here. */
 static const char *const kernel_structs[] = {
 	"task_struct", "thread_struct", "vm_area_struct", "file", "inode",
-	"super_block", "sched_entity",	"cfs_rq",	  "rq",	   "bpf_task_work",
+	"super_block", "sched_entity",	"cfs_rq",	  "rq",	  "bpf_task_work",
 };
 
 /* Kernel BTF of those structs (collect/kbtf.h: ~10x faster than libbpf's
@@ -1493,7 +1493,8 @@ static struct btf *kernel_btf(void)
 }
 
 _Static_assert(sizeof(struct cpu_sampler) == sizeof(struct cpu_sampler_tw) &&
-		       sizeof(struct cpu_sampler__rodata) == sizeof(struct cpu_sampler_tw__rodata) &&
+		       sizeof(struct cpu_sampler__rodata) ==
+			       sizeof(struct cpu_sampler_tw__rodata) &&
 		       sizeof(struct cpu_sampler__bss) == sizeof(struct cpu_sampler_tw__bss),
 	       "the task-work object has the sampler object's maps, programs and globals");
 

@@ -456,21 +456,20 @@ static __always_inline void offcpu_queue_work(struct task_struct *next, struct o
 {
 	struct offcpu_stats *os;
 #ifdef PROFCAP_TASKWORK
-	__u32 tid = task_u32(next, offcpu_pid_off), k = tid & offcpu_work_mask;
+	__u32 tid = task_u32(next, offcpu_pid_off), k[2];
 	struct offcpu_work *w;
+	int i;
 
-	w = bpf_map_lookup_elem(&offcpu_work, &k);
-	if (w &&
-	    !bpf_task_work_schedule_resume_impl(next, &w->tw, &offcpu_work, offcpu_work_cb, NULL)) {
-		e->kflags |= OFFCPU_F_WORK;
-		return;
-	}
-	k = ((tid * 0x9e3779b1u) >> 11) & offcpu_work_mask;
-	w = bpf_map_lookup_elem(&offcpu_work, &k);
-	if (w &&
-	    !bpf_task_work_schedule_resume_impl(next, &w->tw, &offcpu_work, offcpu_work_cb, NULL)) {
-		e->kflags |= OFFCPU_F_WORK;
-		return;
+	/* Two entries per thread: by its ID, and by a hash of it. */
+	k[0] = tid & offcpu_work_mask;
+	k[1] = ((tid * 0x9e3779b1u) >> 11) & offcpu_work_mask;
+	for (i = 0; i < 2; i++) {
+		w = bpf_map_lookup_elem(&offcpu_work, &k[i]);
+		if (w && !bpf_task_work_schedule_resume_impl(next, &w->tw, &offcpu_work,
+							     offcpu_work_cb, NULL)) {
+			e->kflags |= OFFCPU_F_WORK;
+			return;
+		}
 	}
 #endif
 	os = ostats();

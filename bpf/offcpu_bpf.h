@@ -804,5 +804,4 @@ static int offcpu_work_cb(struct bpf_map *map, void *key, void *value)
 }
 #endif
 
-
 #endif

@@ -30,11 +30,15 @@ The workload is pinned to one CPU (--cpu), so every hop is a context switch
 on that CPU, as many per second as the machine does. For every
 configuration: the workload's wall time and CPU time (user + system of its
 two threads, which the tracepoint programs run on; steadier than wall time
-on a shared machine), medians of --runs rounds with kernel.bpf_stats_enabled
-=0 (stats cost two clock reads per program run), and from one more round
+on a shared machine), medians of --runs rounds (configurations in a new
+order every round) with kernel.bpf_stats_enabled=0 (stats cost two clock
+reads per program run), and from one more round
 with bpf_stats_enabled=1 the BPF ns per context switch: run_time_ns summed
 over the tool's programs divided by the run count of its sched_switch
-program (every switch on the machine). Also the memlock of profcap's maps
+program (every switch on the machine). The off-CPU profile's own cost is
+also given paired: each off-CPU configuration over the CPU profile of the
+same target (cpu or cpu-p) in the same round, median and quartiles of the
+per-round ratios. Also the memlock of profcap's maps
 (bpftool map show).
 
 A/B of builds: --alt NAME=PATH adds, for every profcap configuration chosen,
@@ -47,6 +51,7 @@ Usage (root): scripts/bench/offcpu_bench.py [--runs 5] [--rounds 50000] [--cpu 1
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -262,7 +267,9 @@ def main():
             # The last round measures BPF run time; the others the workload.
             stats_round = r == a.runs
             subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={int(stats_round)}"])
-            for c in cfgs:
+            # A new order every round: no configuration always follows the
+            # same one (caches, the previous tool's teardown).
+            for c in random.Random(r).sample(cfgs, len(cfgs)):
                 secs, cpu_s, nspr, runs, m, pp = one(c, a.rounds, a.cpu)
                 if stats_round:
                     bpfns[c] = (nspr, runs)
@@ -294,6 +301,21 @@ def main():
         print(f"{c:10} {s:8.3f} {100 * (s / base - 1):+8.1f}% {cs:7.3f} "
               f"{100 * (cs / base_cpu - 1):+6.1f}% {ns:14.0f} {rps:11.0f} "
               f"{min(x[3] for x in res[c]):7.3f}..{max(x[3] for x in res[c]):.3f}")
+    # The off-CPU profile's own cost: each off-CPU configuration against the
+    # CPU profile of the same target run in the same round (pairs cancel the
+    # machine's drift from round to round), wall and workload CPU.
+    for c in cfgs:
+        ref = "cpu-p" if c.split(":")[0].startswith("offcpu-p") else \
+            "cpu" if c.split(":")[0].startswith("offcpu") else None
+        if ref not in res or not res[c]:
+            continue
+        walls = sorted(100 * (x[0] / y[0] - 1) for x, y in zip(res[c], res[ref]))
+        cpus = sorted(100 * (x[3] / y[3] - 1) for x, y in zip(res[c], res[ref]))
+        q = len(walls) // 4
+        print(f"extra {c} over {ref}, paired by round: wall {statistics.median(walls):+.1f}% "
+              f"(quartiles {walls[q]:+.1f}..{walls[-1 - q]:+.1f}), "
+              f"CPU {statistics.median(cpus):+.1f}% "
+              f"(quartiles {cpus[q]:+.1f}..{cpus[-1 - q]:+.1f})")
     print("memlock (bytes): " + ", ".join(f"{k} {v}" for k, v in sorted(mem.items())))
 
 

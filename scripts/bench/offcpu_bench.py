@@ -25,7 +25,10 @@ Configurations (each round runs all, in turn; medians over --runs rounds):
   bpftrace     bpftrace -e 'tracepoint:sched:sched_switch { @ = count(); }'
                (needs tracefs: this script mounts it for that run, then unmounts)
   perf         perf record --off-cpu -a (when this perf was built with BPF
-               skeletons; else reported as unsupported)
+               skeletons; else reported as unsupported; --perf PATH picks it)
+  perf-p       perf record -F 99 -g -p PID (perf's CPU profile of the target)
+  perf-offcpu-p  perf record -F 99 -g --off-cpu -p PID: what --off-cpu adds
+               to perf -p is this against perf-p
 The workload is pinned to one CPU (--cpu), so every hop is a context switch
 on that CPU, as many per second as the machine does. For every
 configuration: the workload's wall time and CPU time (user + system of its
@@ -113,6 +116,7 @@ def mounted_tracefs():
 
 
 ALT = {}
+PERF = ["perf"]
 
 
 def tool_cmd(cfg, pid):
@@ -141,8 +145,15 @@ def tool_cmd(cfg, pid):
         return [FLOOR, FLOOR + ".bpf.o"]
     if cfg == "bpftrace":
         return ["bpftrace", "-e", "tracepoint:sched:sched_switch { @ = count(); }"]
+    # perf at profcap's frequency with frame-pointer stacks, -p as profcap's.
     if cfg == "perf":
-        return ["perf", "record", "--off-cpu", "-a", "-q", "-o", "/tmp/offcpu-bench.perf"]
+        return [PERF[0], "record", "--off-cpu", "-a", "-q", "-o", "/tmp/offcpu-bench.perf"]
+    if cfg == "perf-p":
+        return [PERF[0], "record", "-F", "99", "-g", "-p", str(pid), "-q", "-o",
+                "/tmp/offcpu-bench.perf"]
+    if cfg == "perf-offcpu-p":
+        return [PERF[0], "record", "-F", "99", "-g", "--off-cpu", "-p", str(pid), "-q", "-o",
+                "/tmp/offcpu-bench.perf"]
     return None
 
 
@@ -168,16 +179,16 @@ def one(cfg, rounds, cpu):
         if cfg.split(":")[0] == "offcpu-p-rseq":
             env["PROFCAP_OFFCPU_TASKWORK"] = "0"
         tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        part = {"bpftrace": "sched_switch", "perf": "", "floor": "floor_switch"}.get(
-            cfg, "profcap_")
+        part = {"bpftrace": "sched_switch", "perf": "on_switch", "perf-offcpu-p": "on_switch",
+                "perf-p": "", "floor": "floor_switch"}.get(cfg, "profcap_")
         # profcap_switch, or profcap_switch_tw: attached after the others
         part = "profcap_switch" if cfg.startswith("offcpu") else part
-        if cfg == "perf":
-            time.sleep(2)
+        if not part:
+            time.sleep(2)  # no BPF program to wait for
         else:
             new = wait_new_prog(before, part)
             time.sleep(0.5)
-    if tool and cfg != "perf":
+    if tool and part:
         # The tool's own programs: those it holds fds of, else (bpftrace keeps
         # only perf event fds) the new ones named like its programs.
         owned = owned_ids(tool.pid, "prog_id")
@@ -203,7 +214,7 @@ def one(cfg, rounds, cpu):
                 per_prog[name] = (d_ns, d_runs)
             # Switches: runs of the program on sched_switch's switch-out side.
             if after[i].get("name", "") in ("profcap_switch", "profcap_switch_tw", "floor_switch",
-                                            "profcap_switch_out") or \
+                                            "profcap_switch_out", "on_switch") or \
                     "sched_switch" in after[i].get("name", ""):
                 runs += after[i].get("run_cnt", 0) - base_stats[i][1]
     if cfg.startswith("offcpu"):
@@ -230,6 +241,8 @@ def main():
     ap.add_argument("--configs", default="", help="comma-separated subset (base is always run)")
     ap.add_argument("--alt", action="append", default=[],
                     help="NAME=PATH: also run the profcap configurations with binary PATH")
+    ap.add_argument("--perf", default="perf",
+                    help="the perf binary (one built with BPF skeletons has --off-cpu)")
     a = ap.parse_args()
     for alt in a.alt:
         name, path = alt.split("=", 1)
@@ -249,14 +262,19 @@ def main():
     if shutil.which("bpftrace") and (not a.configs or "bpftrace" in a.configs):
         cfgs.append("bpftrace")
     perf_ok = False
-    if shutil.which("perf"):
-        r = subprocess.run(["perf", "record", "--off-cpu", "-o", "/tmp/offcpu-bench.perf", "--",
+    PERF[0] = a.perf
+    if shutil.which(a.perf):
+        r = subprocess.run([a.perf, "record", "--off-cpu", "-o", "/tmp/offcpu-bench.perf", "--",
                             "true"], capture_output=True, text=True)
         perf_ok = "ignored" not in r.stderr and r.returncode == 0
     if perf_ok:
-        cfgs.append("perf")
+        for c in ("perf", "perf-p", "perf-offcpu-p"):
+            if not a.configs or c in a.configs:
+                cfgs.append(c)
     else:
-        print("# perf record --off-cpu: unsupported by this perf (built without BPF skeletons)")
+        print(f"# {a.perf} record --off-cpu: unsupported by this perf (built without BPF "
+              "skeletons: Debian's linux-perf, bookworm and backports alike; build one from "
+              "Debian's linux source with BUILD_BPF_SKEL=1 and pass --perf PATH)")
     was_tracefs = mounted_tracefs()
     stats = {"bpf_stats": open("/proc/sys/kernel/bpf_stats_enabled").read().strip()}
     res = {c: [] for c in cfgs}
@@ -291,22 +309,23 @@ def main():
                 subprocess.run(["umount", m])
     base = statistics.median(x[0] for x in res["base"])
     base_cpu = statistics.median(x[3] for x in res["base"])
-    print(f"{'config':10} {'wall s':>8} {'slowdown':>9} {'CPU s':>7} {'CPU +':>7} "
+    print(f"{'config':14} {'wall s':>8} {'slowdown':>9} {'CPU s':>7} {'CPU +':>7} "
           f"{'BPF ns/switch':>14} {'switches/s':>11} {'CPU s min..max':>15}")
     for c in cfgs:
         s = statistics.median(x[0] for x in res[c])
         cs = statistics.median(x[3] for x in res[c])
         ns = bpfns[c][0]
         rps = statistics.median(2 * a.rounds / x[0] for x in res[c])  # workload hops/s
-        print(f"{c:10} {s:8.3f} {100 * (s / base - 1):+8.1f}% {cs:7.3f} "
+        print(f"{c:14} {s:8.3f} {100 * (s / base - 1):+8.1f}% {cs:7.3f} "
               f"{100 * (cs / base_cpu - 1):+6.1f}% {ns:14.0f} {rps:11.0f} "
               f"{min(x[3] for x in res[c]):7.3f}..{max(x[3] for x in res[c]):.3f}")
     # The off-CPU profile's own cost: each off-CPU configuration against the
     # CPU profile of the same target run in the same round (pairs cancel the
     # machine's drift from round to round), wall and workload CPU.
     for c in cfgs:
-        ref = "cpu-p" if c.split(":")[0].startswith("offcpu-p") else \
-            "cpu" if c.split(":")[0].startswith("offcpu") else None
+        ref = {"perf-offcpu-p": "perf-p"}.get(c) or \
+            ("cpu-p" if c.split(":")[0].startswith("offcpu-p") else
+             "cpu" if c.split(":")[0].startswith("offcpu") else None)
         if ref not in res or not res[c]:
             continue
         walls = sorted(100 * (x[0] / y[0] - 1) for x, y in zip(res[c], res[ref]))

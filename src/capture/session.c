@@ -22,6 +22,7 @@
 #include "util/clock.h"
 #include "util/env.h"
 #include "util/id.h"
+#include "util/heap.h"
 #include "util/log.h"
 #include "util/version.h"
 
@@ -932,6 +933,7 @@ int session__close(struct session *s)
 	kernel_pass(s);
 	sampler__free(s->smp);
 	s->smp = NULL;
+	heap__trim(); /* what capturing kept for reuse */
 	err = settle(s);
 	if (err)
 		pr_err("reading samples failed: %s", strerror(-err));

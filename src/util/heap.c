@@ -1,0 +1,500 @@
+/* heap.c - profcap's malloc (see heap.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util/heap.h"
+
+#define PAGE 4096u
+#define ALIGN 16u
+
+enum { KIND_SMALL = 0x5a11c0de, KIND_LARGE = 0x1a46e0de, KIND_ALIGNED = 0xa119e0de };
+
+/* Before every block handed out; 16 bytes, so blocks stay 16-aligned. */
+struct hdr {
+	size_t size; /* SMALL: class size; LARGE: mapping length; ALIGNED:
+		      * bytes from the block it lies in (its payload) to here */
+	uint32_t kind;
+	uint16_t cls;
+	uint16_t released; /* medium, free: its whole pages were given back */
+};
+
+_Static_assert(sizeof(struct hdr) == ALIGN, "header keeps 16-byte alignment");
+
+struct free_block {
+	struct free_block *next;
+};
+
+/* A HEAP_SPAN-aligned span of blocks of one class up to HEAP_SPAN_MAX,
+ * this header first. On its class's list while it has a free block; back
+ * in the pool of empty spans (any class's next) when none is in use. */
+struct span {
+	struct span *next, *prev;
+	struct free_block *free; /* freed blocks */
+	uint32_t cls;
+	uint32_t live;	   /* blocks in use */
+	uint32_t carved;   /* blocks cut so far (from the start, in order) */
+	uint32_t cap;	   /* blocks it holds */
+	uint32_t released; /* in the pool, pages given back */
+};
+
+#define SPAN_HDR ((sizeof(struct span) + ALIGN - 1) & ~(size_t)(ALIGN - 1))
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct span *partial[HEAP_NCLASSES];	    /* spans with a free block */
+static struct span *pool;			    /* empty spans, resident */
+static struct span *pool_released;		    /* empty spans, pages given back */
+static size_t pool_resident;			    /* spans on @pool */
+static struct free_block *free_list[HEAP_NCLASSES]; /* medium blocks */
+static size_t kept;	/* bytes of free medium blocks of HEAP_RELEASE_MIN or more still resident */
+static char *cur, *end; /* the unused rest of the newest chunk */
+static struct heap_stats stats;
+
+unsigned int heap__class(size_t n)
+{
+	unsigned int b;
+	size_t step, k;
+
+	if (n <= 128)
+		return n ? (unsigned int)((n + 15) / 16 - 1) : 0;
+	b = 63 -
+	    (unsigned int)__builtin_clzll((unsigned long long)(n - 1)); /* 2^b < n <= 2^(b+1) */
+	step = (size_t)1 << (b - 2);
+	k = (n - ((size_t)1 << b) + step - 1) / step; /* 1 .. 4 */
+	return 8 + (b - 7) * 4 + (unsigned int)(k - 1);
+}
+
+size_t heap__class_size(unsigned int c)
+{
+	unsigned int b;
+
+	if (c < 8)
+		return (size_t)(c + 1) * 16;
+	b = 7 + (c - 8) / 4;
+	return ((size_t)1 << b) + (size_t)((c - 8) % 4 + 1) * ((size_t)1 << (b - 2));
+}
+
+void heap__stats(struct heap_stats *st)
+{
+	pthread_mutex_lock(&lock);
+	*st = stats;
+	pthread_mutex_unlock(&lock);
+}
+
+static struct hdr *hdr_of(void *p)
+{
+	struct hdr *h = (struct hdr *)p - 1;
+
+	if (h->kind != KIND_SMALL && h->kind != KIND_LARGE && h->kind != KIND_ALIGNED)
+		abort(); /* not ours, or overwritten */
+	return h;
+}
+
+/* @len bytes aligned to @align from the chunks, NULL without memory.
+ * Under the lock. */
+static char *carve(size_t len, size_t align)
+{
+	char *p = (char *)(((uintptr_t)cur + align - 1) & ~(uintptr_t)(align - 1));
+
+	if (!cur || p > end || (size_t)(end - p) < len) {
+		char *chunk = mmap(NULL, HEAP_CHUNK, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (chunk == MAP_FAILED)
+			return NULL;
+		stats.chunk_bytes += HEAP_CHUNK;
+		cur = chunk;
+		end = chunk + HEAP_CHUNK;
+		p = (char *)(((uintptr_t)cur + align - 1) & ~(uintptr_t)(align - 1));
+	}
+	cur = p + len;
+	return p;
+}
+
+static void list_del(struct span **head, struct span *sp)
+{
+	if (sp->prev)
+		sp->prev->next = sp->next;
+	else
+		*head = sp->next;
+	if (sp->next)
+		sp->next->prev = sp->prev;
+	sp->next = sp->prev = NULL;
+}
+
+static void list_add(struct span **head, struct span *sp)
+{
+	sp->prev = NULL;
+	sp->next = *head;
+	if (*head)
+		(*head)->prev = sp;
+	*head = sp;
+}
+
+/* A span for class @c, from the pool or new. Under the lock. */
+static struct span *new_span(unsigned int c)
+{
+	struct span *sp;
+
+	if ((sp = pool)) {
+		list_del(&pool, sp);
+		pool_resident--;
+	} else if ((sp = pool_released)) {
+		list_del(&pool_released, sp);
+	} else {
+		sp = (struct span *)carve(HEAP_SPAN, HEAP_SPAN);
+		if (!sp)
+			return NULL;
+	}
+	sp->next = sp->prev = NULL;
+	sp->free = NULL;
+	sp->cls = c;
+	sp->live = sp->carved = sp->released = 0;
+	sp->cap = (uint32_t)((HEAP_SPAN - SPAN_HDR) / (sizeof(struct hdr) + heap__class_size(c)));
+	list_add(&partial[c], sp);
+	return sp;
+}
+
+/* A block of span class @c. Under the lock. */
+static void *span_alloc(unsigned int c)
+{
+	struct span *sp = partial[c];
+	struct free_block *f;
+	struct hdr *h;
+
+	if (!sp && !(sp = new_span(c)))
+		return NULL;
+	if (sp->free) {
+		f = sp->free;
+		sp->free = f->next;
+		stats.free_bytes -= heap__class_size(c);
+	} else {
+		h = (struct hdr *)((char *)sp + SPAN_HDR +
+				   (size_t)sp->carved++ *
+					   (sizeof(struct hdr) + heap__class_size(c)));
+		h->size = heap__class_size(c);
+		h->kind = KIND_SMALL;
+		h->cls = (uint16_t)c;
+		h->released = 0;
+		f = (struct free_block *)(h + 1);
+	}
+	if (++sp->live == sp->cap)
+		list_del(&partial[c], sp); /* full */
+	return f;
+}
+
+/* Give back the pages of empty span @sp but its header's, and put it on
+ * the released pool. Under the lock. */
+static void span_release(struct span *sp)
+{
+	madvise((char *)sp + PAGE, HEAP_SPAN - PAGE, MADV_DONTNEED);
+	sp->released = 1;
+	stats.released++;
+	list_add(&pool_released, sp);
+}
+
+/* Free block @h of a span. Under the lock. */
+static void span_free(struct hdr *h)
+{
+	struct span *sp = (struct span *)((uintptr_t)h & ~(uintptr_t)(HEAP_SPAN - 1));
+	struct free_block *f = (struct free_block *)(h + 1);
+
+	if (sp->live-- == sp->cap)
+		list_add(&partial[sp->cls], sp); /* had no free block */
+	if (sp->live) {
+		f->next = sp->free;
+		sp->free = f;
+		stats.free_bytes += h->size;
+		return;
+	}
+	/* empty: to the pool, for any class; past HEAP_KEEP, without its pages */
+	stats.free_bytes -= (size_t)(sp->carved - 1) * h->size;
+	list_del(&partial[sp->cls], sp);
+	if (kept + (pool_resident + 1) * HEAP_SPAN > HEAP_KEEP) {
+		span_release(sp);
+	} else {
+		pool_resident++;
+		list_add(&pool, sp);
+	}
+}
+
+/* Give back the whole pages of free medium block @h past its list link
+ * (they read as zeros when next touched). Under the lock. */
+static void release(struct hdr *h)
+{
+	uintptr_t lo = ((uintptr_t)(h + 1) + sizeof(struct free_block) + PAGE - 1) &
+		       ~(uintptr_t)(PAGE - 1);
+	uintptr_t hi = ((uintptr_t)(h + 1) + h->size) & ~(uintptr_t)(PAGE - 1);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	h->released = 1;
+	stats.released++;
+}
+
+/* A block of class @c, NULL without memory. Under the lock. */
+static void *small_alloc(unsigned int c)
+{
+	size_t need = sizeof(struct hdr) + heap__class_size(c);
+	struct free_block *f;
+	struct hdr *h;
+
+	if (heap__class_size(c) <= HEAP_SPAN_MAX)
+		return span_alloc(c);
+	f = free_list[c];
+	if (f) {
+		h = (struct hdr *)f - 1;
+		free_list[c] = f->next;
+		stats.free_bytes -= h->size;
+		if (h->size >= HEAP_RELEASE_MIN && !h->released)
+			kept -= h->size;
+		h->released = 0;
+		return f;
+	}
+	h = (struct hdr *)carve(need, ALIGN);
+	if (!h)
+		return NULL;
+	h->size = heap__class_size(c);
+	h->kind = KIND_SMALL;
+	h->cls = (uint16_t)c;
+	h->released = 0;
+	return h + 1;
+}
+
+static void *large_alloc(size_t n)
+{
+	size_t len = (n + sizeof(struct hdr) + PAGE - 1) & ~(size_t)(PAGE - 1);
+	struct hdr *h;
+
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h == MAP_FAILED)
+		return NULL;
+	h->size = len;
+	h->kind = KIND_LARGE;
+	h->cls = 0;
+	h->released = 0;
+	pthread_mutex_lock(&lock);
+	stats.large_bytes += len;
+	stats.large_maps++;
+	pthread_mutex_unlock(&lock);
+	return h + 1;
+}
+
+/* malloc() by another name: gcc would turn calloc()'s malloc() + memset()
+ * into a call to calloc(). */
+static void *alloc(size_t n)
+{
+	void *p;
+
+	if (n > HEAP_SMALL_MAX) {
+		if (n > PTRDIFF_MAX - PAGE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		p = large_alloc(n);
+	} else {
+		pthread_mutex_lock(&lock);
+		p = small_alloc(heap__class(n));
+		pthread_mutex_unlock(&lock);
+	}
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+void *malloc(size_t n)
+{
+	return alloc(n);
+}
+
+void free(void *p)
+{
+	struct free_block *f;
+	struct hdr *h;
+
+	if (!p)
+		return;
+	h = hdr_of(p);
+	if (h->kind == KIND_ALIGNED) {
+		free((char *)p - h->size);
+		return;
+	}
+	if (h->kind == KIND_LARGE) {
+		pthread_mutex_lock(&lock);
+		stats.large_bytes -= h->size;
+		pthread_mutex_unlock(&lock);
+		munmap(h, h->size);
+		return;
+	}
+	f = p;
+	pthread_mutex_lock(&lock);
+	if (h->size <= HEAP_SPAN_MAX) {
+		span_free(h);
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	f->next = free_list[h->cls];
+	free_list[h->cls] = f;
+	stats.free_bytes += h->size;
+	if (h->size >= HEAP_RELEASE_MIN) {
+		if (kept + pool_resident * HEAP_SPAN + h->size > HEAP_KEEP)
+			release(h);
+		else
+			kept += h->size;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void heap__trim(void)
+{
+	struct free_block *f;
+	struct span *sp;
+	unsigned int c;
+
+	pthread_mutex_lock(&lock);
+	while ((sp = pool)) {
+		list_del(&pool, sp);
+		span_release(sp);
+	}
+	pool_resident = 0;
+	for (c = 0; c < HEAP_NCLASSES; c++)
+		for (f = free_list[c]; f; f = f->next)
+			if (!((struct hdr *)f - 1)->released)
+				release((struct hdr *)f - 1);
+	kept = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+void *calloc(size_t m, size_t n)
+{
+	size_t len;
+	void *p;
+
+	if (__builtin_mul_overflow(m, n, &len)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = alloc(len);
+	/* a mapping of its own is fresh: already zero */
+	if (p && len <= HEAP_SMALL_MAX)
+		memset(p, 0, len);
+	return p;
+}
+
+size_t malloc_usable_size(void *p)
+{
+	struct hdr *h;
+
+	if (!p)
+		return 0;
+	h = hdr_of(p);
+	if (h->kind == KIND_ALIGNED)
+		return malloc_usable_size((char *)p - h->size) - h->size;
+	return h->kind == KIND_LARGE ? h->size - sizeof(*h) : h->size;
+}
+
+void *realloc(void *p, size_t n)
+{
+	size_t have, len;
+	struct hdr *h;
+	void *q;
+
+	if (!p)
+		return malloc(n);
+	h = hdr_of(p);
+	have = malloc_usable_size(p);
+	if (h->kind == KIND_SMALL && n <= have && (h->cls == 0 || n > have / 2))
+		return p;
+	if (h->kind == KIND_LARGE && n > HEAP_SMALL_MAX) {
+		if (n > PTRDIFF_MAX - PAGE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		len = (n + sizeof(*h) + PAGE - 1) & ~(size_t)(PAGE - 1);
+		if (len == h->size)
+			return p;
+		q = mremap(h, h->size, len, MREMAP_MAYMOVE);
+		if (q == MAP_FAILED) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		pthread_mutex_lock(&lock);
+		stats.large_bytes += len - ((struct hdr *)q)->size;
+		pthread_mutex_unlock(&lock);
+		((struct hdr *)q)->size = len;
+		return (struct hdr *)q + 1;
+	}
+	q = malloc(n);
+	if (!q)
+		return NULL;
+	memcpy(q, p, n < have ? n : have);
+	free(p);
+	return q;
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+	struct hdr *h;
+	char *p, *a;
+
+	if (!align || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align <= ALIGN)
+		return malloc(n);
+	if (n > PTRDIFF_MAX - align - ALIGN) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* room for a header in front of the aligned address */
+	p = malloc(n + align + ALIGN);
+	if (!p)
+		return NULL;
+	a = (char *)(((uintptr_t)p + ALIGN + align - 1) & ~(uintptr_t)(align - 1));
+	h = (struct hdr *)a - 1;
+	h->size = (size_t)(a - p);
+	h->kind = KIND_ALIGNED;
+	h->cls = 0;
+	h->released = 0;
+	return a;
+}
+
+void *memalign(size_t align, size_t n)
+{
+	return aligned_alloc(align, n);
+}
+
+int posix_memalign(void **res, size_t align, size_t n)
+{
+	void *p;
+
+	if (align < sizeof(void *))
+		return EINVAL;
+	p = aligned_alloc(align, n);
+	if (!p)
+		return errno;
+	*res = p;
+	return 0;
+}
+
+/* A fork() while another thread holds the lock would leave the child's
+ * allocator locked for good: hold it across the fork. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void heap_init(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}

@@ -1,0 +1,63 @@
+/* heap.h - profcap's malloc: freed memory is kept for reuse, not unmapped.
+ *
+ * musl's allocator (mallocng) hands a group of slots back to the kernel as
+ * soon as its last slot is freed, and maps a new group at the next
+ * allocation of that size: a capture that builds and drops tables (CFI rows,
+ * symbol tables, libdw's line lists and abbreviations per unit) made ~1500
+ * munmaps and as many mmaps in a 5 s compile loop, each munmap a TLB flush
+ * across CPUs (costly in a VM: a fifth of profcap's CPU) and each new page
+ * a fault.
+ *
+ * heap.c defines malloc, free, calloc, realloc, aligned_alloc, memalign,
+ * posix_memalign and malloc_usable_size for the whole program (libelf,
+ * libdw, libbpf and libc's callers of the public functions included; libc's
+ * internal allocations stay with mallocng). Sizes up to HEAP_SMALL_MAX
+ * round up to one of HEAP_NCLASSES size classes (16-byte steps to 128, then
+ * four per power of two: at most 25 % slack) and are cut from HEAP_CHUNK
+ * mappings that are never unmapped: classes up to HEAP_SPAN_MAX from spans
+ * of one class (an empty span serves any class next), larger ones as
+ * blocks kept on their class's free list. Up to HEAP_KEEP bytes of empty
+ * spans and free blocks of HEAP_RELEASE_MIN or more stay resident; past
+ * that their pages go back (madvise), as all of them do at heap__trim().
+ * Larger requests are mappings of their own (munmap at free, mremap at
+ * realloc). One lock; held across fork().
+ */
+#ifndef PROFCAP_HEAP_H
+#define PROFCAP_HEAP_H
+
+#include <stddef.h>
+
+#define HEAP_SMALL_MAX (256u << 10)
+#define HEAP_CHUNK (4u << 20)
+#define HEAP_NCLASSES 52
+#define HEAP_SPAN (64u << 10) /* aligned to its size */
+#define HEAP_SPAN_MAX (8u << 10)
+/* Empty spans and free blocks of HEAP_RELEASE_MIN bytes or more stay
+ * resident up to HEAP_KEEP bytes in all; past that, the pages of the next
+ * one go back to the kernel (it stays usable: its pages read as zeros). */
+#define HEAP_RELEASE_MIN (16u << 10)
+#define HEAP_KEEP (2u << 20)
+
+/* The size class of a request of @n bytes (n <= HEAP_SMALL_MAX; 0 counts
+ * as 1): the smallest class whose size is at least @n. */
+unsigned int heap__class(size_t n);
+
+/* The usable bytes of a block of class @c (< HEAP_NCLASSES). */
+size_t heap__class_size(unsigned int c);
+
+struct heap_stats {
+	size_t chunk_bytes; /* mapped for the classes (never returned) */
+	size_t free_bytes;  /* of that, in free blocks of spans in use and larger free blocks */
+	size_t large_bytes; /* in blocks mapped on their own, now */
+	size_t large_maps;  /* such mappings made, ever */
+	size_t released;    /* free blocks and empty spans whose pages were given back, ever */
+};
+
+/* Give back the pages of every free block and empty span now (at the end
+ * of a phase whose memory the next one will not reuse). */
+void heap__trim(void);
+
+/* A snapshot of the allocator's counters. */
+void heap__stats(struct heap_stats *st);
+
+#endif

@@ -1,0 +1,250 @@
+/* test_heap.c - size classes, reuse of freed blocks, realloc across the
+ * class/mapping boundary, calloc of reused memory, aligned blocks, threads.
+ * (Every unit test links heap.c: all of them run on this allocator.) */
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/heap.h"
+#include "test.h"
+
+TEST(classes_cover_every_size)
+{
+	unsigned int c, prev = 0;
+
+	CHECK_EQ_U64(heap__class(0), 0);
+	CHECK_EQ_U64(heap__class(1), 0);
+	CHECK_EQ_U64(heap__class_size(0), 16);
+	CHECK_EQ_U64(heap__class(HEAP_SMALL_MAX), HEAP_NCLASSES - 1);
+	CHECK_EQ_U64(heap__class_size(HEAP_NCLASSES - 1), HEAP_SMALL_MAX);
+	for (size_t n = 1; n <= HEAP_SMALL_MAX; n += n < 4096 ? 1 : 61) {
+		c = heap__class(n);
+		CHECK(c < HEAP_NCLASSES);
+		CHECK(c >= prev); /* monotonic */
+		CHECK(heap__class_size(c) >= n);
+		/* the smallest class that fits */
+		CHECK(c == 0 || heap__class_size(c - 1) < n);
+		CHECK(heap__class_size(c) % 16 == 0);
+		/* at most 25 % slack above 128 bytes */
+		CHECK(n <= 128 || heap__class_size(c) * 4 <= (n - 1) * 5 + 4);
+		prev = c;
+	}
+	for (c = 0; c < HEAP_NCLASSES; c++)
+		CHECK_EQ_U64(heap__class(heap__class_size(c)), c);
+}
+
+TEST(freed_block_is_reused)
+{
+	struct heap_stats before, after;
+	void *a, *b, *keep;
+
+	keep = malloc(1000); /* its span stays in use */
+	a = malloc(1000);
+	CHECK(keep && a && ((uintptr_t)a & 15) == 0);
+	memset(a, 1, 1000);
+	free(a);
+	heap__stats(&before);
+	b = malloc(990); /* the same class */
+	CHECK(b == a);
+	heap__stats(&after);
+	CHECK_EQ_U64(after.chunk_bytes, before.chunk_bytes);
+	CHECK_EQ_U64(before.free_bytes - after.free_bytes, heap__class_size(heap__class(1000)));
+	CHECK(malloc_usable_size(b) >= 990);
+	free(b);
+	free(keep);
+	free(NULL);
+}
+
+TEST(empty_span_serves_another_class)
+{
+	struct heap_stats before, after;
+	void *p[64], *q;
+	int i;
+
+	/* fill spans of one class, free them all: the spans go to the pool */
+	for (i = 0; i < 64; i++)
+		CHECK((p[i] = malloc(3000)));
+	for (i = 0; i < 64; i++)
+		free(p[i]);
+	heap__stats(&before);
+	/* another class takes them without new chunk memory */
+	for (i = 0; i < 64; i++)
+		CHECK((p[i] = malloc(200)));
+	heap__stats(&after);
+	CHECK_EQ_U64(after.chunk_bytes, before.chunk_bytes);
+	q = malloc(5000);
+	CHECK(q);
+	for (i = 0; i < 64; i++)
+		free(p[i]);
+	free(q);
+	/* a block of a medium class (beyond the spans) is reused as such */
+	p[0] = malloc(HEAP_SPAN_MAX + 100);
+	CHECK(p[0]);
+	uintptr_t was = (uintptr_t)p[0];
+
+	free(p[0]);
+	p[0] = malloc(HEAP_SPAN_MAX + 50);
+	CHECK((uintptr_t)p[0] == was);
+	free(p[0]);
+}
+
+TEST(calloc_zeroes_reused_memory)
+{
+	unsigned char *p = malloc(4000), *q;
+
+	CHECK(p);
+	memset(p, 0xff, 4000);
+	free(p);
+	q = calloc(1000, 4);
+	CHECK(q == p);
+	for (int i = 0; i < 4000; i++)
+		CHECK(q[i] == 0);
+	free(q);
+	volatile size_t huge = SIZE_MAX / 2; /* overflows m * n */
+	CHECK(!calloc(huge, 3));
+}
+
+TEST(realloc_keeps_contents)
+{
+	struct heap_stats st0, st;
+	size_t sizes[] = {1,
+			  17,
+			  300,
+			  5000,
+			  70000,
+			  HEAP_SMALL_MAX,
+			  HEAP_SMALL_MAX + 1,
+			  3 * HEAP_SMALL_MAX,
+			  9 << 20,
+			  2 * HEAP_SMALL_MAX,
+			  100000,
+			  40,
+			  8};
+	unsigned char *p = NULL;
+	size_t have = 0;
+
+	heap__stats(&st0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i], keep = have < n ? have : n;
+
+		p = realloc(p, n);
+		CHECK(p);
+		for (size_t j = 0; j < keep; j++)
+			CHECK(p[j] == (unsigned char)(j * 7));
+		for (size_t j = 0; j < n; j++)
+			p[j] = (unsigned char)(j * 7);
+		CHECK(malloc_usable_size(p) >= n);
+		have = n;
+	}
+	/* a shrink within the class stays in place */
+	uintptr_t was = (uintptr_t)p;
+
+	p = realloc(p, 6);
+	CHECK((uintptr_t)p == was);
+	free(p);
+	heap__stats(&st);
+	CHECK_EQ_U64(st.large_bytes, st0.large_bytes); /* mappings of their own are gone */
+	CHECK(st.large_maps > st0.large_maps);
+}
+
+TEST(aligned_blocks)
+{
+	size_t aligns[] = {8, 16, 32, 64, 4096, 65536};
+	void *p;
+
+	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+		p = aligned_alloc(aligns[i], 100);
+		CHECK(p && ((uintptr_t)p & (aligns[i] - 1)) == 0);
+		CHECK(malloc_usable_size(p) >= 100);
+		memset(p, 3, 100);
+		p = realloc(p, 5000);
+		CHECK(p && ((unsigned char *)p)[99] == 3);
+		free(p);
+		CHECK(posix_memalign(&p, aligns[i] < 8 ? 8 : aligns[i], 1 << 20) == 0);
+		CHECK(((uintptr_t)p & (aligns[i] - 1)) == 0);
+		free(p);
+	}
+	CHECK(!aligned_alloc(24, 10));
+	CHECK(posix_memalign(&p, 2, 10) != 0);
+}
+
+TEST(trim_gives_back_and_keeps_blocks_usable)
+{
+	struct heap_stats before, after;
+	unsigned char *p[40], *q;
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		CHECK((p[i] = malloc(40000)));
+		memset(p[i], 0xee, 40000);
+	}
+	for (i = 0; i < 40; i++)
+		free(p[i]);
+	heap__trim();
+	heap__stats(&before);
+	/* a released block is handed out again, zeroed by calloc */
+	q = calloc(1, 40000);
+	CHECK(q);
+	for (i = 0; i < 40000; i++)
+		CHECK(q[i] == 0);
+	heap__stats(&after);
+	CHECK_EQ_U64(after.chunk_bytes, before.chunk_bytes);
+	CHECK(after.released > 0);
+	free(q);
+	heap__trim();
+}
+
+static void *churn(void *arg)
+{
+	uintptr_t seed = (uintptr_t)arg;
+	void *slot[64] = {0};
+
+	for (int i = 0; i < 20000; i++) {
+		unsigned int k;
+		size_t n;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		k = (unsigned int)(seed >> 33) % 64;
+		n = (size_t)(seed >> 40) % 3000 + 1;
+		if (slot[k]) {
+			if (*(uintptr_t *)slot[k] != (uintptr_t)slot[k])
+				return (void *)1; /* someone else wrote it */
+			free(slot[k]);
+		}
+		slot[k] = malloc(n < 8 ? 8 : n);
+		if (!slot[k])
+			return (void *)1;
+		*(uintptr_t *)slot[k] = (uintptr_t)slot[k];
+	}
+	for (int k = 0; k < 64; k++)
+		free(slot[k]);
+	return NULL;
+}
+
+TEST(threads)
+{
+	pthread_t t[4];
+	void *res;
+
+	for (uintptr_t i = 0; i < 4; i++)
+		CHECK(!pthread_create(&t[i], NULL, churn, (void *)(i + 1)));
+	for (int i = 0; i < 4; i++) {
+		CHECK(!pthread_join(t[i], &res));
+		CHECK(!res);
+	}
+}
+
+int main(void)
+{
+	RUN(classes_cover_every_size);
+	RUN(freed_block_is_reused);
+	RUN(empty_span_serves_another_class);
+	RUN(calloc_zeroes_reused_memory);
+	RUN(realloc_keeps_contents);
+	RUN(aligned_blocks);
+	RUN(trim_gives_back_and_keeps_blocks_usable);
+	RUN(threads);
+	return TEST_DONE();
+}

@@ -323,9 +323,12 @@ def main():
     # CPU profile of the same target run in the same round (pairs cancel the
     # machine's drift from round to round), wall and workload CPU.
     for c in cfgs:
-        ref = {"perf-offcpu-p": "perf-p"}.get(c) or \
-            ("cpu-p" if c.split(":")[0].startswith("offcpu-p") else
-             "cpu" if c.split(":")[0].startswith("offcpu") else None)
+        name = c.split(":")[0]
+        ref = {"perf-offcpu-p": "perf-p"}.get(name) or \
+            ("cpu-p" if name.startswith("offcpu-p") else
+             "cpu" if name.startswith("offcpu") else None)
+        if ref and ":" in c and f"{ref}:{c.split(':', 1)[1]}" in res:
+            ref += ":" + c.split(":", 1)[1]  # an alternative binary against itself
         if ref not in res or not res[c]:
             continue
         walls = sorted(100 * (x[0] / y[0] - 1) for x, y in zip(res[c], res[ref]))

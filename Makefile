@@ -47,10 +47,11 @@ DEPFLAGS = -MMD -MP
 LDFLAGS := -static -Wl,--gc-sections
 # Static libraries in link order: each uses only those after it (libbpf,
 # libdw -> libelf -> zlib; libcurl -> nghttp2, OpenSSL, zlib; libssl ->
-# libcrypto). libdemangle (libiberty's C++/Rust demanglers) and liblzma
-# (MiniDebugInfo) stand alone.
+# libcrypto). libdemangle (libiberty's C++/Rust demanglers), liblzma
+# (MiniDebugInfo) and libdeflate (debug section inflation) stand alone.
 LIBS := $(PREFIX)/lib/libbpf.a $(PREFIX)/lib/libdw.a $(PREFIX)/lib/libelf.a \
-	$(PREFIX)/lib/libdemangle.a $(PREFIX)/lib/liblzma.a $(PREFIX)/lib/libcurl.a \
+	$(PREFIX)/lib/libdemangle.a $(PREFIX)/lib/liblzma.a $(PREFIX)/lib/libdeflate.a \
+	$(PREFIX)/lib/libcurl.a \
 	$(PREFIX)/lib/libnghttp2.a $(PREFIX)/lib/libssl.a $(PREFIX)/lib/libcrypto.a \
 	$(PREFIX)/lib/libz.a
 
@@ -203,8 +204,13 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -DPB_FIELD_32BIT \
 	-Isrc -Ibpf -I$(BUILD)/gen -I$(NANOPB_DIR) -idirafter $(PREFIX)/include
 FUZZ_SRCS := $(filter-out $(FUZZ_SKIP),$(filter $(FUZZ_LAYERS:%=src/%/%),$(SRCS)))
 FUZZ_OBJS := $(FUZZ_SRCS:src/%.c=$(FUZZ)/obj/%.o)
+# util/gz.c inflates with libdeflate: built from deps/src/libdeflate under
+# the harnesses' sanitizers (the library's C files and x86 CPU detection).
+FUZZ_DEFLATE := $(FUZZ)/libdeflate/libdeflate.a
+FUZZ_DEFLATE_SRCS := $(sort $(wildcard $(DEPS)/src/libdeflate/lib/*.c)) \
+	$(DEPS)/src/libdeflate/lib/x86/cpu_features.c
 FUZZ_LIBS := $(foreach l,$(shell echo $(FUZZ_LAYERS) | tr ' ' '\n' | tac),$(FUZZ)/lib/lib$(l).a) \
-	$(FUZZ)/lib/libpb.a
+	$(FUZZ)/lib/libpb.a $(FUZZ_DEFLATE)
 FUZZ_PB_OBJS := $(PROTO_REL:%=$(FUZZ)/obj/gen/%.pb.o) $(NANOPB_RT:%=$(FUZZ)/obj/nanopb/%.o)
 FUZZ_HARNESSES := $(sort $(wildcard scripts/fuzz/fuzz_*.c))
 # fuzz_dwarf drives libdw itself: libelf + libdw from deps/src/elfutils,
@@ -235,6 +241,13 @@ $(FUZZ)/lib/lib%.a: Makefile
 	$(AR) rcs $@ $(filter %.o,$^)
 $(foreach l,$(FUZZ_LAYERS),$(eval $(FUZZ)/lib/lib$(l).a: $(filter $(FUZZ)/obj/$(l)/%,$(FUZZ_OBJS))))
 $(FUZZ)/lib/libpb.a: $(FUZZ_PB_OBJS)
+
+$(FUZZ_DEFLATE): Makefile
+	@mkdir -p $(@D)/obj
+	cd $(@D)/obj && $(FUZZ_CC) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+		-fno-omit-frame-pointer -I$(abspath $(DEPS)/src/libdeflate) -c $(abspath $(FUZZ_DEFLATE_SRCS))
+	rm -f $@
+	$(AR) rcs $@ $(@D)/obj/*.o
 
 $(FUZZ_EU)/lib/libdw.a: third_party/elfutils.mk
 	$(MAKE) -s -f third_party/elfutils.mk SRCDIR=$(DEPS)/src/elfutils OBJDIR=$(FUZZ_EU)/obj \

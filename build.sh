@@ -4,7 +4,7 @@
 # 1. installs the Debian packages the build needs (only those missing),
 # 2. fetches the third-party sources with `apt-get source` into deps/src,
 # 3. builds zlib, elfutils (libelf, libdw), liblzma, the libiberty
-#    demanglers, libbpf and the transport (OpenSSL, nghttp2, libcurl)
+#    demanglers, libdeflate, libbpf and the transport (OpenSSL, nghttp2, libcurl)
 #    as static musl libraries into deps/prefix, copies the nanopb runtime and
 #    the Linux UAPI headers,
 # 4. runs make (arguments of build.sh go to make, e.g. ./build.sh test).
@@ -43,9 +43,10 @@ APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobu
 	linux-perf nodejs g++ rustc libc6-dbg bpftrace zlib1g-dev libelf-dev dwz"
 # A source package may name its suite (package/suite): elfutils comes from
 # bookworm-backports (0.192: DWARF without .debug_aranges, zstd sections).
-# xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers.
+# xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers,
+# libdeflate the inflation of compressed debug sections (~3x zlib's speed).
 SRC_PKGS="zlib elfutils/bookworm-backports libbpf nanopb openssl nghttp2 curl
-	xz-utils libiberty"
+	xz-utils libiberty libdeflate"
 
 mkdir -p "$SRC" "$PREFIX/include" "$PREFIX/lib" "$OBJ" "$STAMPS" "$LOGS"
 
@@ -284,6 +285,22 @@ if ! stamp_ok zlib "$zlib_key" "$PREFIX/lib/libz.a"; then
 	}
 	run_step zlib build_zlib
 	stamp_set zlib "$zlib_key"
+fi
+
+# libdeflate: whole-buffer inflation of compressed debug sections (the
+# library alone: its Makefile's static target, no programs).
+deflate_key="$(cat "$STAMPS/source-libdeflate") $DEPS_CFLAGS"
+if ! stamp_ok libdeflate "$deflate_key" "$PREFIX/lib/libdeflate.a"; then
+	build_libdeflate() {
+		rm -rf "$OBJ/libdeflate"
+		cp -a "$SRC/libdeflate" "$OBJ/libdeflate"
+		cd "$OBJ/libdeflate"
+		make -j"$JOBS" CC=musl-gcc CFLAGS="$DEPS_CFLAGS" libdeflate.a
+		install -m 644 libdeflate.a "$PREFIX/lib/"
+		install -m 644 libdeflate.h "$PREFIX/include/"
+	}
+	run_step libdeflate build_libdeflate
+	stamp_set libdeflate "$deflate_key"
 fi
 
 # elfutils: libelf (libbpf's and ours) and libdw (DWARF lines and inlined

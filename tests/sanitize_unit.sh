@@ -6,7 +6,8 @@
 #
 # profcap's layers are compiled into build/asan/lib/lib<layer>.a in the
 # Makefile's order; each tests/unit/test_*.c links them with the system zlib
-# and libelf (zlib1g-dev, libelf-dev). Third-party libraries built for musl
+# and libelf (zlib1g-dev, libelf-dev) and libdeflate built here from its
+# source in deps/src. Third-party libraries built for musl
 # (libbpf, libcurl, OpenSSL) cannot be linked into a glibc program: a test
 # that needs them is skipped with that reason. Ends with one line
 # "asan: N passed, N failed, N skipped"; a skipped step (no clang, no
@@ -78,6 +79,17 @@ pbobjs=$(printf '%s\n' $pbsrcs | timeout "$(left)" xargs -P 2 -I{} bash -c 'comp
 rm -f "$OUT/lib/libpb.a"
 # shellcheck disable=SC2086
 ar rcs "$OUT/lib/libpb.a" $pbobjs
+# libdeflate (util/gz.c inflates debug sections with it) from its Debian
+# source, as build.sh fetched it, under the same sanitizers.
+DEFLATE=deps/src/libdeflate
+[ -f "$DEFLATE/libdeflate.h" ] || skip_all "no libdeflate source in $DEFLATE: run ./build.sh"
+dsrcs="$(find "$DEFLATE/lib" -maxdepth 1 -name '*.c' | sort) $DEFLATE/lib/x86/cpu_features.c"
+# shellcheck disable=SC2086
+dobjs=$(printf '%s\n' $dsrcs | timeout "$(left)" xargs -P 2 -I{} bash -c 'compile {}') ||
+	skip_all "building libdeflate failed (see $OUT/build.log)"
+rm -f "$OUT/lib/libdeflate.a"
+# shellcheck disable=SC2086
+ar rcs "$OUT/lib/libdeflate.a" $dobjs
 libs=""
 for l in $(echo $LAYERS | tr ' ' '\n' | tac); do libs="$libs $OUT/lib/lib$l.a"; done
 
@@ -96,7 +108,7 @@ for src in tests/unit/test_*.c; do
 	fi
 	# shellcheck disable=SC2086
 	if ! $CC $CFLAGS -Itests/unit -w -Wl,--gc-sections -o "$bin" "$src" $libs "$OUT/lib/libpb.a" \
-		-lelf -lz 2>"$OUT/$name.link.log"; then
+		"$OUT/lib/libdeflate.a" -lelf -lz 2>"$OUT/$name.link.log"; then
 		why=$(grep -o "undefined reference to \`[a-z_0-9]*'" "$OUT/$name.link.log" | head -n 1)
 		echo "  $name: skipped (needs a library built only for musl: ${why:-see $OUT/$name.link.log})"
 		skipped=$((skipped + 1))

@@ -94,6 +94,15 @@ static struct hdr *hdr_of(void *p)
 	return h;
 }
 
+/* Stamp the header @h of a block: @size as struct hdr says for @kind. */
+static void hdr_set(struct hdr *h, size_t size, uint32_t kind, unsigned int cls)
+{
+	h->size = size;
+	h->kind = kind;
+	h->cls = (uint16_t)cls;
+	h->released = 0;
+}
+
 /* @len bytes aligned to @align from the chunks, NULL without memory.
  * Under the lock. */
 static char *carve(size_t len, size_t align)
@@ -176,10 +185,7 @@ static void *span_alloc(unsigned int c)
 		h = (struct hdr *)((char *)sp + SPAN_HDR +
 				   (size_t)sp->carved++ *
 					   (sizeof(struct hdr) + heap__class_size(c)));
-		h->size = heap__class_size(c);
-		h->kind = KIND_SMALL;
-		h->cls = (uint16_t)c;
-		h->released = 0;
+		hdr_set(h, heap__class_size(c), KIND_SMALL, c);
 		f = (struct free_block *)(h + 1);
 	}
 	if (++sp->live == sp->cap)
@@ -258,10 +264,7 @@ static void *small_alloc(unsigned int c)
 	h = (struct hdr *)carve(need, ALIGN);
 	if (!h)
 		return NULL;
-	h->size = heap__class_size(c);
-	h->kind = KIND_SMALL;
-	h->cls = (uint16_t)c;
-	h->released = 0;
+	hdr_set(h, heap__class_size(c), KIND_SMALL, c);
 	return h + 1;
 }
 
@@ -273,10 +276,7 @@ static void *large_alloc(size_t n)
 	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (h == MAP_FAILED)
 		return NULL;
-	h->size = len;
-	h->kind = KIND_LARGE;
-	h->cls = 0;
-	h->released = 0;
+	hdr_set(h, len, KIND_LARGE, 0);
 	pthread_mutex_lock(&lock);
 	stats.large_bytes += len;
 	stats.large_maps++;
@@ -457,10 +457,7 @@ void *aligned_alloc(size_t align, size_t n)
 		return NULL;
 	a = (char *)(((uintptr_t)p + ALIGN + align - 1) & ~(uintptr_t)(align - 1));
 	h = (struct hdr *)a - 1;
-	h->size = (size_t)(a - p);
-	h->kind = KIND_ALIGNED;
-	h->cls = 0;
-	h->released = 0;
+	hdr_set(h, (size_t)(a - p), KIND_ALIGNED, 0);
 	return a;
 }
 

@@ -722,8 +722,8 @@ static __u64 fd_memlock(int fd)
 static __u64 bpf_memory(const struct sampler *s, const struct cpu_sampler *skel, __u64 *fixed)
 {
 	const struct bpf_map *m;
-	__u64 sum = __atomic_load_n(&s->rows_mem, __ATOMIC_RELAXED);
-	__u64 whole = fixed ? *fixed : 0, read = 0;
+	__u64 sum = __atomic_load_n(&s->rows_mem, __ATOMIC_RELAXED), whole = 0;
+	bool cached = fixed && *fixed;
 
 	bpf_object__for_each_map(m, skel->obj)
 	{
@@ -733,14 +733,13 @@ static __u64 bpf_memory(const struct sampler *s, const struct cpu_sampler *skel,
 			continue;
 		if (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC)
 			sum += fd_memlock(fd);
-		else if (!whole)
-			read += fd_memlock(fd);
+		else if (!cached)
+			whole += fd_memlock(fd);
 	}
-	if (!whole) {
-		whole = read;
-		if (fixed)
-			*fixed = read;
-	}
+	if (cached)
+		return sum + *fixed;
+	if (fixed)
+		*fixed = whole;
 	return sum + whole;
 }
 

@@ -32,6 +32,7 @@
 #define PE_SDATA4 0x0b
 #define PE_SDATA8 0x0c
 #define PE_PCREL 0x10
+#define PE_DATAREL 0x30
 #define PE_INDIRECT 0x80
 
 struct cfi_segment {
@@ -173,16 +174,39 @@ struct parse {
 	bool debug_frame;
 	struct cie cie;
 	bool have_cie;
-	int err; /* fatal: -ENOMEM or -E2BIG */
+	__u64 fde_begin;  /* the address the last FDE parsed starts at */
+	size_t fde_first; /* its first row */
+	int err;	  /* fatal: -ENOMEM or -E2BIG */
 };
 
+static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
+{
+	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
+	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;
+}
+
+/* Append @row, unless compact() would drop it: a row of the same FDE
+ * with the rule of the one before it goes, and a function start replaces
+ * the previous function's end at the same address (FDEs in address order:
+ * a large binary had a fifth fewer rows to hold and sort). */
 static int push_row(struct parse *ps, const struct cfi_row *row)
 {
 	struct cfi_table *t = ps->t;
+	struct cfi_row *last = t->n ? &t->rows[t->n - 1] : NULL;
+	int err;
 
-	int err =
-		array__grow((void **)&t->rows, &t->cap, t->n, sizeof(*t->rows), 1024, CFI_MAX_ROWS);
-
+	if (last && t->n > ps->fde_first && same_rule(last, row))
+		return 0;
+	if (last && t->n <= ps->fde_first && last->pc == row->pc &&
+	    last->cfa_type == UNWIND_CFA_NONE && row->cfa_type != UNWIND_CFA_NONE) {
+		*last = *row;
+		return 0;
+	}
+	if (t->n < t->cap && (t->n * sizeof(*t->rows)) % ARRAY_POPULATE_BYTES) {
+		t->rows[t->n++] = *row; /* room, and no new window to populate */
+		return 0;
+	}
+	err = array__grow((void **)&t->rows, &t->cap, t->n, sizeof(*t->rows), 1024, CFI_MAX_ROWS);
 	if (err)
 		return err;
 	array__populate(t->rows, t->n, sizeof(*t->rows), t->cap);
@@ -572,6 +596,8 @@ static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
 	}
 	if (r.bad || !range || begin + range < begin)
 		return false;
+	ps->fde_begin = begin;
+	ps->fde_first = ps->t->n;
 	if (!run_program(ps, c->insns, c->insns_end, &init, NULL, &begin, begin, false))
 		return false;
 	s = init;
@@ -593,55 +619,151 @@ static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
 	return !ps->err;
 }
 
+struct section {
+	const __u8 *data;
+	size_t size;
+	__u64 addr;
+	int found; /* 0 none, 1 found, -E2BIG too big */
+};
+
+/* What parse_entry() found. */
+enum entry_kind { ENTRY_END, ENTRY_BAD, ENTRY_CIE, ENTRY_FDE };
+
+/* Read the CIE or FDE at section offset @off, pushing an FDE's rows (a
+ * malformed FDE's are dropped and counted). *@next gets the offset past
+ * it. ENTRY_END at the .eh_frame terminator or a length past the section
+ * (counted bad); ps->err set on a fatal error. */
+static enum entry_kind parse_entry(struct parse *ps, size_t off, size_t *next)
+{
+	struct reader r = {ps->sec + off, ps->sec + ps->size, false};
+	size_t cie_off, before = ps->t->n;
+	struct cfi_row keep = {0};
+	const __u8 *body, *idp;
+	bool is64 = false;
+	__u64 len, id;
+
+	len = rd_bytes(&r, 4);
+	if (len == 0)
+		return ENTRY_END; /* .eh_frame terminator */
+	if (len == 0xffffffffu) {
+		len = rd_bytes(&r, 8);
+		is64 = true;
+	}
+	if (r.bad || len > (__u64)(r.end - r.p)) {
+		ps->t->st.bad_entries++;
+		return ENTRY_END;
+	}
+	*next = (size_t)(r.p - ps->sec) + (size_t)len;
+	r.end = r.p + len;
+	idp = r.p;
+	id = rd_bytes(&r, is64 ? 8 : 4);
+	body = r.p;
+	if (r.bad) {
+		ps->t->st.bad_entries++;
+		return ENTRY_BAD;
+	}
+	if (ps->debug_frame ? id == (is64 ? ~0ull : 0xffffffffu) : id == 0) {
+		ps->t->st.cies++;
+		return ENTRY_CIE;
+	}
+	if (ps->debug_frame)
+		cie_off = (size_t)id;
+	else
+		cie_off = id <= (__u64)(idp - ps->sec) ? (size_t)(idp - ps->sec - id) : ps->size;
+	ps->t->st.fdes++;
+	if (before)
+		keep = ps->t->rows[before - 1]; /* its first row may replace it */
+	if (!parse_cie(ps, cie_off) || !parse_fde(ps, body, r.end)) {
+		if (!ps->err) {
+			ps->t->st.bad_entries++;
+			ps->t->n = before; /* drop the rows of a malformed FDE */
+			if (before)
+				ps->t->rows[before - 1] = keep;
+		}
+		return ENTRY_BAD;
+	}
+	return ENTRY_FDE;
+}
+
 static void parse_section(struct parse *ps)
 {
+	size_t off = 0, next = 0;
+
+	while (!ps->err && ps->size - off >= 4 && parse_entry(ps, off, &next) != ENTRY_END)
+		off = next;
+}
+
+/* The number of FDEs in .eh_frame, and of CIEs in *@ncies, read from the
+ * entry headers alone; 0 when an entry's length runs past the section. */
+static __u64 count_fdes(const struct parse *ps, __u64 *ncies)
+{
 	size_t off = 0;
+	__u64 n = 0;
 
-	while (!ps->err && ps->size - off >= 4) {
+	*ncies = 0;
+	while (ps->size - off >= 8) {
 		struct reader r = {ps->sec + off, ps->sec + ps->size, false};
-		const __u8 *body, *idp;
-		__u64 len, id;
-		size_t entry_end, cie_off;
-		bool is64 = false;
-		size_t before = ps->t->n;
+		__u64 len = rd_bytes(&r, 4);
 
-		len = rd_bytes(&r, 4);
-		if (len == 0)
-			break; /* .eh_frame terminator */
-		if (len == 0xffffffffu) {
-			len = rd_bytes(&r, 8);
-			is64 = true;
-		}
-		if (r.bad || len > (__u64)(r.end - r.p)) {
-			ps->t->st.bad_entries++;
+		if (!len)
 			break;
-		}
-		entry_end = (size_t)(r.p - ps->sec) + (size_t)len;
-		r.end = r.p + len;
-		idp = r.p;
-		id = rd_bytes(&r, is64 ? 8 : 4);
-		body = r.p;
-		if (r.bad) {
-			ps->t->st.bad_entries++;
-		} else if (ps->debug_frame ? id == (is64 ? ~0ull : 0xffffffffu) : id == 0) {
-			ps->t->st.cies++;
-		} else {
-			if (ps->debug_frame)
-				cie_off = (size_t)id;
-			else
-				cie_off = id <= (__u64)(idp - ps->sec)
-						  ? (size_t)(idp - ps->sec - id)
-						  : ps->size;
-			ps->t->st.fdes++;
-			if (!parse_cie(ps, cie_off) || !parse_fde(ps, body, r.end)) {
-				if (ps->err)
-					break;
-				ps->t->st.bad_entries++;
-				ps->t->n = before; /* drop the rows of a malformed FDE */
-			}
-		}
-		off = entry_end;
+		if (len == 0xffffffffu)
+			return 0; /* 64-bit entries: not in .eh_frame_hdr's 4-byte table */
+		if (len > (__u64)(r.end - r.p) || len < 4)
+			return 0;
+		if (rd_bytes(&r, 4))
+			n++;
+		else
+			(*ncies)++;
+		off = (size_t)(r.p - ps->sec) - 4 + (size_t)len;
 	}
+	return n;
+}
+
+/* Walk the FDEs of .eh_frame in the order of .eh_frame_hdr's search table
+ * @hdr (the linker's --eh-frame-hdr: every FDE once, by the address it
+ * starts at), so that their rows come out sorted and compact() has no sort
+ * to do (it was half of a large binary's parse). False, with nothing
+ * pushed, when the table is not the common form (version 1, a 4-byte
+ * count, 4-byte entries relative to the table) or does not list each FDE
+ * of the section once in strictly ascending order (counted, and each
+ * entry's address checked against its FDE's): then the section is parsed
+ * in its own order. */
+static bool parse_by_hdr(struct parse *ps, const struct section *hdr)
+{
+	const struct cfi_stats st0 = ps->t->st;
+	const __u8 *h = hdr->data;
+	__u64 count, i, prev = 0, ncies;
+	struct reader r;
+	size_t next;
+
+	if (hdr->size < 12 || h[0] != 1 || h[2] != PE_UDATA4 || h[3] != (PE_DATAREL | PE_SDATA4))
+		return false;
+	r = (struct reader){h + 4, h + hdr->size, false};
+	rd_encoded(&r, h[1], hdr->addr + 4); /* eh_frame_ptr: the section is known */
+	count = rd_bytes(&r, 4);
+	if (r.bad || !count || count > (__u64)(r.end - r.p) / 8 || count != count_fdes(ps, &ncies))
+		return false;
+	for (i = 0; i < count && !ps->err; i++) {
+		__u64 loc = hdr->addr + (__u64)(__s64)(__s32)rd_bytes(&r, 4);
+		__u64 fde = hdr->addr + (__u64)(__s64)(__s32)rd_bytes(&r, 4);
+		enum entry_kind k;
+
+		if ((i && loc <= prev) || fde < ps->vaddr || fde - ps->vaddr >= ps->size)
+			goto fallback;
+		prev = loc;
+		ps->fde_begin = ~0ull;
+		k = parse_entry(ps, (size_t)(fde - ps->vaddr), &next);
+		if (k == ENTRY_END || k == ENTRY_CIE || (k == ENTRY_FDE && ps->fde_begin != loc))
+			goto fallback;
+	}
+	ps->t->st.cies = ncies; /* not visited: counted by count_fdes() */
+	ps->t->st.hdr_order = 1;
+	return true; /* or a fatal ps->err: cfi__parse() fails the file */
+fallback:
+	ps->t->n = 0;
+	ps->t->st = st0;
+	return false;
 }
 
 /* Sort order of a row: by address; at one address, a function start beats
@@ -731,20 +853,31 @@ static void sort_rows(struct cfi_row *a, size_t n)
 	}
 }
 
-static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
+/* True when @a is in row_key() order, once each function end followed by
+ * a function start at the same address (the order FDEs sorted by address
+ * give) is swapped in place. */
+static bool rows_sorted(struct cfi_row *a, size_t n)
 {
-	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
-	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;
+	for (size_t i = 1; i < n; i++) {
+		if (row_key(&a[i - 1]) <= row_key(&a[i]))
+			continue;
+		if (a[i - 1].pc != a[i].pc || (i > 1 && row_key(&a[i - 2]) > row_key(&a[i])))
+			return false;
+		swap_rows(&a[i - 1], &a[i]);
+	}
+	return true;
 }
 
-/* Sort, keep one row per address, merge runs of equal rules. */
+/* Sort (unless in order already), keep one row per address, merge runs of
+ * equal rules. */
 static void compact(struct cfi_table *t)
 {
 	size_t i, o = 0;
 
 	if (!t->n)
 		return;
-	sort_rows(t->rows, t->n);
+	if (!rows_sorted(t->rows, t->n))
+		sort_rows(t->rows, t->n);
 	for (i = 0; i < t->n; i++) {
 		const struct cfi_row *r = &t->rows[i];
 
@@ -758,13 +891,6 @@ static void compact(struct cfi_table *t)
 	for (i = 0; i < t->n; i++)
 		t->st.unsupported += t->rows[i].cfa_type == UNWIND_CFA_UNSUPPORTED;
 }
-
-struct section {
-	const __u8 *data;
-	size_t size;
-	__u64 addr;
-	int found; /* 0 none, 1 found, -E2BIG too big */
-};
 
 static __u64 get(const __u8 *p, unsigned int n)
 {
@@ -795,7 +921,8 @@ static void read_segments(const __u8 *img, size_t size, struct cfi_table *t)
 }
 
 /* Find .eh_frame and .debug_frame. 0 or -ENOEXEC. */
-static int find_sections(const __u8 *img, size_t size, struct section *eh, struct section *dbg)
+static int find_sections(const __u8 *img, size_t size, struct section *eh, struct section *dbg,
+			 struct section *hdr)
 {
 	__u64 shoff, shnum, shstrndx, stroff, strsize, i;
 	const __u8 *sh;
@@ -839,6 +966,8 @@ static int find_sections(const __u8 *img, size_t size, struct section *eh, struc
 			dst = eh;
 		else if (!strcmp(nm, ".debug_frame"))
 			dst = dbg;
+		else if (!strcmp(nm, ".eh_frame_hdr"))
+			dst = hdr;
 		if (!dst || type == SHT_NOBITS || (flags & SHF_COMPRESSED) || !ssize)
 			continue;
 		if (off > size || ssize > size - off)
@@ -857,13 +986,13 @@ static int find_sections(const __u8 *img, size_t size, struct section *eh, struc
 
 int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 {
-	struct section eh = {0}, dbg = {0}, *use;
+	struct section eh = {0}, dbg = {0}, hdr = {0}, *use;
 	struct cfi_table *t = NULL;
 	struct parse ps;
 	int err;
 
 	*out = NULL;
-	err = find_sections(image, size, &eh, &dbg);
+	err = find_sections(image, size, &eh, &dbg, &hdr);
 	if (err)
 		return err;
 	use = eh.found == 1 ? &eh : dbg.found == 1 ? &dbg : NULL;
@@ -880,7 +1009,8 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 	ps.debug_frame = use == &dbg;
 	t->st.from_debug_frame = ps.debug_frame;
 	read_segments(image, size, t);
-	parse_section(&ps);
+	if (ps.debug_frame || hdr.found != 1 || !parse_by_hdr(&ps, &hdr))
+		parse_section(&ps);
 	if (ps.err) {
 		cfi__free(t);
 		return ps.err;

@@ -41,6 +41,7 @@ struct cfi_stats {
 	__u64 unsupported;    /* rows marked UNWIND_CFA_UNSUPPORTED */
 	__u64 signal_fdes;    /* FDEs of signal trampolines */
 	int from_debug_frame; /* 1 when the rows come from .debug_frame */
+	int hdr_order;	      /* 1 when read in .eh_frame_hdr's order (no sort) */
 };
 
 struct cfi_table;

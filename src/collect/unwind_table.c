@@ -323,7 +323,8 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	__u64 dev = vdso ? VDSO_DEV : ((__u64)e->dev_major << 32 | e->dev_minor);
 	__u64 ino = vdso ? 0 : e->inode, t0;
 	struct ut_file *f;
-	static const char *const cfi_sections[] = {".eh_frame", ".debug_frame", NULL};
+	static const char *const cfi_sections[] = {".eh_frame", ".eh_frame_hdr", ".debug_frame",
+						   NULL};
 	struct pfile_image img;
 	struct stat stb;
 	int fd;

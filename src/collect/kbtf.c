@@ -52,6 +52,7 @@ struct kbtf_wanted {
 struct kbtf {
 	const char *const *names;
 	size_t n;
+	size_t name_len[KBTF_MAX_STRUCTS];
 	__u32 name_off[KBTF_MAX_STRUCTS]; /* 0: name not in the strings */
 	__u32 id[KBTF_MAX_STRUCTS];	  /* 0: not found */
 	__u32 size[KBTF_MAX_STRUCTS];
@@ -163,8 +164,11 @@ static __u64 type_extra(const struct btf_type *t)
 }
 
 /* One pass over the string section: @cb for each string of at most
- * KBTF_NAME_MAX - 1 bytes, with its offset. */
-static int strings_pass(struct kbtf_rd *r, void (*cb)(struct kbtf *, __u32, const char *),
+ * KBTF_NAME_MAX - 1 bytes (@len of them, NUL-terminated), with its offset.
+ * A string within the buffer is handed over in place; only one split by a
+ * buffer refill is copied. */
+static int strings_pass(struct kbtf_rd *r,
+			void (*cb)(struct kbtf *, __u32, const char *, size_t),
 			struct kbtf *k)
 {
 	char s[KBTF_NAME_MAX];
@@ -180,16 +184,23 @@ static int strings_pass(struct kbtf_rd *r, void (*cb)(struct kbtf *, __u32, cons
 		p = r->buf + r->bpos;
 		z = memchr(p, 0, r->blen - r->bpos);
 		n = (__u32)((z ? z : r->buf + r->blen) - p);
+		r->bpos += n;
+		if (z && !len) { /* whole in the buffer */
+			r->bpos++;
+			if (n < sizeof(s))
+				cb(k, off, (const char *)p, n);
+			off += n + 1;
+			continue;
+		}
 		if (len < sizeof(s))
 			memcpy(s + len, p, len + n < sizeof(s) ? n : sizeof(s) - len);
 		len += n;
-		r->bpos += n;
 		if (!z)
 			continue;
 		r->bpos++;
 		if (len < sizeof(s)) {
 			s[len] = '\0';
-			cb(k, off, s);
+			cb(k, off, s, len);
 		}
 		off += len + 1;
 		len = 0;
@@ -197,23 +208,40 @@ static int strings_pass(struct kbtf_rd *r, void (*cb)(struct kbtf *, __u32, cons
 	return 0;
 }
 
-static void match_struct_name(struct kbtf *k, __u32 off, const char *s)
+static void match_struct_name(struct kbtf *k, __u32 off, const char *s, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < k->n; i++)
-		if (!k->name_off[i] && !strcmp(s, k->names[i]))
+		if (!k->name_off[i] && k->name_len[i] == len && s[0] == k->names[i][0] &&
+		    !memcmp(s, k->names[i], len))
 			k->name_off[i] = off;
 }
 
 /* Strings come by offset: k->order (members by name offset) is walked
  * along with them. */
-static void match_member_name(struct kbtf *k, __u32 off, const char *s)
+static void match_member_name(struct kbtf *k, __u32 off, const char *s, size_t len)
 {
 	while (k->cursor < k->nmem && k->mem[k->order[k->cursor]].name_off < off)
 		k->cursor++;
 	for (; k->cursor < k->nmem && k->mem[k->order[k->cursor]].name_off == off; k->cursor++)
-		memcpy(k->mem_name[k->order[k->cursor]], s, strlen(s) + 1);
+		memcpy(k->mem_name[k->order[k->cursor]], s, len + 1);
+}
+
+/* With the file mapped: each member's name read at its offset in the
+ * string section [@strs, @strs + @len), no pass over all strings. */
+static void member_names_mapped(struct kbtf *k, const char *strs, __u32 len)
+{
+	for (__u32 i = 0; i < k->nmem; i++) {
+		__u32 o = k->mem[i].name_off;
+		size_t n;
+
+		if (o >= len)
+			continue;
+		n = strnlen(strs + o, len - o < KBTF_NAME_MAX ? len - o : KBTF_NAME_MAX);
+		if (n < KBTF_NAME_MAX && n < len - o)
+			memcpy(k->mem_name[i], strs + o, n + 1);
+	}
 }
 
 static const struct kbtf_member *sort_base;
@@ -388,7 +416,13 @@ static int scan(struct kbtf *k, struct kbtf_rd *r)
 		if (all_done(k))
 			break;
 	}
-	if (!err) {
+	if (!err && r->map) {
+		__u64 so = (__u64)h.hdr_len + h.str_off;
+
+		if (so > r->map_len || h.str_len > r->map_len - so)
+			return -EIO;
+		member_names_mapped(k, (const char *)r->map + so, h.str_len);
+	} else if (!err) {
 		__u32 i;
 
 		for (i = 0; i < k->nmem; i++)
@@ -427,6 +461,8 @@ struct btf *kbtf__load(const char *path, const char *const *structs, size_t n)
 	}
 	k->names = structs;
 	k->n = n;
+	for (size_t i = 0; i < n; i++)
+		k->name_len[i] = strlen(structs[i]);
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {
 		err = -errno;

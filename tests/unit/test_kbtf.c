@@ -107,7 +107,8 @@ TEST(not_btf)
 TEST(kernel_btf_matches_libbpf)
 {
 	static const char *const want[] = {"vm_area_struct", "file",	      "inode",
-					   "super_block",    "task_struct", "thread_struct"};
+					   "super_block",    "task_struct", "thread_struct",
+					   "sched_entity",   "cfs_rq",	      "rq"};
 	static const char *const members[][2] = {
 		{"vm_area_struct", "vm_start"}, {"vm_area_struct", "vm_end"},
 		{"vm_area_struct", "vm_pgoff"}, {"vm_area_struct", "vm_file"},
@@ -117,6 +118,9 @@ TEST(kernel_btf_matches_libbpf)
 		{"task_struct", "pid"},		{"task_struct", "tgid"},
 		{"task_struct", "comm"},	{"task_struct", "__state"},
 		{"task_struct", "mm"},		{"task_struct", "stack"},
+		{"task_struct", "se"},		{"task_struct", "start_time"},
+		{"sched_entity", "cfs_rq"},	{"cfs_rq", "rq"},
+		{"rq", "clock"},
 	};
 	struct btf *full, *fast;
 	size_t i;

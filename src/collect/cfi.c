@@ -594,7 +594,9 @@ static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
 			return false;
 		r.p += alen;
 	}
-	if (r.bad || !range || begin + range < begin)
+	/* Rows sort by pc << 1 (row_key()): addresses from 2^63 on are no
+	 * code's, and would wrap. */
+	if (r.bad || !range || begin + range < begin || begin + range >= 1ull << 63)
 		return false;
 	ps->fde_begin = begin;
 	ps->fde_first = ps->t->n;

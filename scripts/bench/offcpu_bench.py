@@ -323,12 +323,12 @@ def main():
     # CPU profile of the same target run in the same round (pairs cancel the
     # machine's drift from round to round), wall and workload CPU.
     for c in cfgs:
-        name = c.split(":")[0]
+        name, _, alt = c.partition(":")
         ref = {"perf-offcpu-p": "perf-p"}.get(name) or \
             ("cpu-p" if name.startswith("offcpu-p") else
              "cpu" if name.startswith("offcpu") else None)
-        if ref and ":" in c and f"{ref}:{c.split(':', 1)[1]}" in res:
-            ref += ":" + c.split(":", 1)[1]  # an alternative binary against itself
+        if ref and alt and f"{ref}:{alt}" in res:
+            ref += ":" + alt  # an alternative binary against itself
         if ref not in res or not res[c]:
             continue
         walls = sorted(100 * (x[0] / y[0] - 1) for x, y in zip(res[c], res[ref]))

@@ -202,7 +202,7 @@ static int push_row(struct parse *ps, const struct cfi_row *row)
 		*last = *row;
 		return 0;
 	}
-	if (t->n < t->cap && (t->n * sizeof(*t->rows)) % ARRAY_POPULATE_BYTES) {
+	if (t->n < t->cap && !array__new_window(t->n, sizeof(*t->rows))) {
 		t->rows[t->n++] = *row; /* room, and no new window to populate */
 		return 0;
 	}
@@ -855,18 +855,13 @@ static void sort_rows(struct cfi_row *a, size_t n)
 	}
 }
 
-/* True when @a is in row_key() order, once each function end followed by
- * a function start at the same address (the order FDEs sorted by address
- * give) is swapped in place. */
-static bool rows_sorted(struct cfi_row *a, size_t n)
+/* True when @a is in row_key() order already (FDEs read by address: a
+ * function's end under the next one's start was replaced by push_row()). */
+static bool rows_sorted(const struct cfi_row *a, size_t n)
 {
-	for (size_t i = 1; i < n; i++) {
-		if (row_key(&a[i - 1]) <= row_key(&a[i]))
-			continue;
-		if (a[i - 1].pc != a[i].pc || (i > 1 && row_key(&a[i - 2]) > row_key(&a[i])))
+	for (size_t i = 1; i < n; i++)
+		if (row_key(&a[i - 1]) > row_key(&a[i]))
 			return false;
-		swap_rows(&a[i - 1], &a[i]);
-	}
 	return true;
 }
 

@@ -213,8 +213,7 @@ static void match_struct_name(struct kbtf *k, __u32 off, const char *s, size_t l
 	size_t i;
 
 	for (i = 0; i < k->n; i++)
-		if (!k->name_off[i] && k->name_len[i] == len && s[0] == k->names[i][0] &&
-		    !memcmp(s, k->names[i], len))
+		if (!k->name_off[i] && k->name_len[i] == len && !memcmp(s, k->names[i], len))
 			k->name_off[i] = off;
 }
 

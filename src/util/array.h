@@ -7,6 +7,7 @@
 #ifndef PROFCAP_ARRAY_H
 #define PROFCAP_ARRAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Make room in *@v (elements of @size bytes, *@cap of them allocated) for
@@ -25,5 +26,12 @@ int array__grow(void **v, size_t *cap, size_t n, size_t size, size_t first, size
  * the more in a VM. Contents do not change; arrays under 1 MiB, and
  * kernels without MADV_POPULATE_WRITE (< 5.14), fault as before. */
 void array__populate(void *v, size_t n, size_t size, size_t cap);
+
+/* Does element @n (of @size bytes) start a new ARRAY_POPULATE_BYTES
+ * window, i.e. has array__populate() anything to do for it? */
+static inline bool array__new_window(size_t n, size_t size)
+{
+	return !n || (n * size) / ARRAY_POPULATE_BYTES != (n * size - size) / ARRAY_POPULATE_BYTES;
+}
 
 #endif

@@ -59,8 +59,8 @@ const volatile __u32 offcpu_clk_cfs_rq_off = 0; /* task_struct.se + sched_entity
 const volatile __u32 offcpu_clk_rq_off = 0;	/* cfs_rq.rq */
 const volatile __u32 offcpu_clk_off = 0;	/* rq.clock */
 const volatile __u32 offcpu_slot_mask = 0;	/* offcpu_slots entries - 1 (2^n - 1), 0 = none */
-const volatile __u32 offcpu_start_off = 0;	/* task_struct.start_time */
 const volatile __u32 offcpu_work_mask = 0;	/* offcpu_work entries - 1 (2^n - 1) */
+const volatile __u32 offcpu_stack_off = 0;	/* task_struct.stack (slots' tag) */
 
 /* Long waits of threads without rseq seen at switch-in: user space then
  * attaches sys_exit too (offcpu_sysexit set), after which this stops
@@ -110,9 +110,12 @@ struct {
 	__uint(max_entries, 1); /* sized by user space when enabled */
 } offcpu_start SEC(".maps");
 
-/* With kernel BTF: the switch-out times of kept threads (struct offcpu_slot). */
+/* With kernel BTF: the switch-out times of kept threads (struct offcpu_slot).
+ * Mappable only for its layout: the values of such an array start on a
+ * page, so each 64-byte slot is one cache line (never mapped). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct offcpu_slot);
 	__uint(max_entries, 1); /* sized by user space when enabled */
@@ -366,20 +369,29 @@ static __always_inline __u64 task_u64(struct task_struct *t, __u32 off)
 	return *(__u64 *)((char *)t + off);
 }
 
-/* The slot of thread @tid (global ID) started at @start, when it holds it;
- * its slot (held by another thread, or free) in *@any. */
-static __always_inline struct offcpu_slot *offcpu_slot_of(__u32 tid, __u64 start,
-							  struct offcpu_slot **any)
+/* The tag of task @t (BTF pointer) in the slots: the address of its
+ * kernel stack (task_struct.stack, a void *: a number to the verifier,
+ * where the task's own address cannot be hashed), its own while it lives,
+ * on a line the scheduler has just touched. */
+static __always_inline __u64 offcpu_tag(struct task_struct *t)
 {
-	__u32 k = tid & offcpu_slot_mask;
+	return *(__u64 *)((char *)t + offcpu_stack_off);
+}
+
+/* The slot of the task tagged @tag, when it holds it; its slot (held by
+ * another thread, or free) in *@any. Stacks are KiBs apart: the tag is
+ * hashed, not masked. */
+static __always_inline struct offcpu_slot *offcpu_slot_of(__u64 tag, struct offcpu_slot **any)
+{
+	__u32 k = (__u32)((tag * 0x9e3779b97f4a7c15ull) >> 32) & offcpu_slot_mask;
 	struct offcpu_slot *sl;
 
 	*any = NULL;
-	if (!offcpu_slot_mask || !tid)
+	if (!offcpu_slot_mask || !tag)
 		return NULL;
 	sl = bpf_map_lookup_elem(&offcpu_slots, &k);
 	*any = sl;
-	return sl && sl->tid == tid && sl->start == start ? sl : NULL;
+	return sl && sl->task == tag ? sl : NULL;
 }
 
 static __always_inline void offcpu_set_cur(struct task_struct *next)
@@ -396,10 +408,10 @@ static __always_inline void offcpu_set_cur(struct task_struct *next)
  * (prev_state): note when, if it is kept. The filters run only for threads
  * that hold neither. */
 static __always_inline void offcpu_switch_out(struct task_struct *prev, struct offcpu_slot *ps,
-					      struct offcpu_slot *pany, __u64 pstart, __u64 preempt,
+					      struct offcpu_slot *pany, __u64 preempt,
 					      __u64 raw, __u64 *now)
 {
-	struct offcpu_start v = {}, *pe;
+	struct offcpu_start *pe;
 	__u32 state, tgid, tid;
 
 	if (!offcpu_state_arg && offcpu_state_off)
@@ -408,7 +420,7 @@ static __always_inline void offcpu_switch_out(struct task_struct *prev, struct o
 		/* Its last switch: the slot is free again (task storage goes
 		 * with the task). */
 		if (ps)
-			ps->tid = 0;
+			ps->task = 0;
 		return;
 	}
 	state = offcpu_out_state(preempt, (__u64)prev, raw);
@@ -428,20 +440,21 @@ static __always_inline void offcpu_switch_out(struct task_struct *prev, struct o
 	}
 	if (current_ids(&tgid, &tid) || !tgid /* the idle task */ || !offcpu_keep(tgid, tid))
 		return;
-	tid = (__u32)bpf_get_current_pid_tgid();
-	if (pany && (!pany->tid || !pany->ts)) {
+	if (pany && (!pany->task || !pany->ts)) {
 		/* Free, or its holder runs: this thread takes it (the holder
 		 * takes it back, or goes to task storage, at its next switch). */
-		pany->tid = tid;
-		pany->start = pstart;
+		pany->task = offcpu_tag(prev);
 		pany->state = state;
 		pany->ts = offcpu_clock(now, prev);
 		pany->pend = 0;
 		return;
 	}
-	v.state = state;
-	v.ts = offcpu_clock(now, prev);
-	bpf_task_storage_get(&offcpu_task, prev, &v, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	{
+		/* Here, not at the top: the stores are off the fast path. */
+		struct offcpu_start v = {.state = state, .ts = offcpu_clock(now, prev)};
+
+		bpf_task_storage_get(&offcpu_task, prev, &v, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	}
 }
 
 #ifdef PROFCAP_TASKWORK
@@ -581,21 +594,17 @@ static __always_inline int offcpu_switch(__u64 *ctx, const int tw)
 	struct task_struct *prev = (struct task_struct *)ctx[1];
 	struct task_struct *next = (struct task_struct *)ctx[2];
 	struct offcpu_slot *ps, *pany, *nsl, *nany;
-	struct offcpu_start *e = NULL, zero_e = {};
+	struct offcpu_start *e = NULL;
 	struct offcpu_stats *os;
-	__u64 now = 0, ns, pstart = 0, nstart = 0, ts;
+	__u64 now = 0, ns, ts;
 	__u32 state, pend;
 
 	/* The runqueue clock costs three loads: read it first. */
 	if (offcpu_clk_off && !offcpu_clock(&now, prev))
 		return 0; /* never seen: the wait of @next stays open */
-	if (offcpu_slot_mask) {
-		pstart = task_u64(prev, offcpu_start_off);
-		nstart = task_u64(next, offcpu_start_off);
-	}
-	ps = offcpu_slot_of(task_u32(prev, offcpu_pid_off), pstart, &pany);
-	nsl = offcpu_slot_of(task_u32(next, offcpu_pid_off), nstart, &nany);
-	offcpu_switch_out(prev, ps, pany, pstart, ctx[0], offcpu_state_arg ? ctx[3] : 0, &now);
+	ps = offcpu_slot_of(offcpu_tag(prev), &pany);
+	nsl = offcpu_slot_of(offcpu_tag(next), &nany);
+	offcpu_switch_out(prev, ps, pany, ctx[0], offcpu_state_arg ? ctx[3] : 0, &now);
 	if (nsl) {
 		ts = nsl->ts;
 		state = nsl->state;
@@ -617,6 +626,14 @@ static __always_inline int offcpu_switch(__u64 *ctx, const int tw)
 		return 0;
 	}
 	ns = offcpu_clock(&now, prev) - ts;
+	if (ns < offcpu_min_ns && nsl) {
+		/* Counted in the slot's line, already written. */
+		nsl->short_waits++;
+		nsl->short_ns += ns;
+		if (pend && !tw)
+			offcpu_set_cur(next);
+		return 0;
+	}
 	os = ostats();
 	if (!os)
 		return 0;
@@ -629,9 +646,12 @@ static __always_inline int offcpu_switch(__u64 *ctx, const int tw)
 		return 0;
 	}
 	os->long_ns += ns;
-	if (!e)
+	if (!e) {
+		struct offcpu_start zero_e = {};
+
 		e = bpf_task_storage_get(&offcpu_task, next, &zero_e,
 					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	}
 	if (!e) {
 		os->counts_full++;
 		return 0;
@@ -675,8 +695,7 @@ static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, _
 		struct task_struct *task = bpf_get_current_task_btf();
 		struct offcpu_slot *sl, *any;
 
-		sl = offcpu_slot_of(gtid, offcpu_slot_mask ? task_u64(task, offcpu_start_off) : 0,
-				    &any);
+		sl = offcpu_slot_of(offcpu_tag(task), &any);
 		if (sl)
 			sl->pend = 0;
 		__sync_fetch_and_add(&offcpu_npending, -1);

@@ -35,20 +35,24 @@ struct offcpu_start {
 };
 
 /* With kernel BTF, the hot part of a kept thread's state: its last
- * switch-out, in an array indexed by global thread ID modulo its size (an
- * inlined lookup, where a task storage lookup that finds its entry costs
- * ~35 ns), tagged with the thread's ID and start time so that a reused ID
- * or another thread of the same slot is told apart. A thread whose slot
- * another kept thread holds while off the CPU keeps its times in task
- * storage (struct offcpu_start) instead; so does every long wait's pending
- * part. */
+ * switch-out, in an array indexed by a hash of its task_struct's address
+ * (an inlined lookup, where a task storage lookup that finds its entry
+ * costs ~35 ns), tagged with that address: a live task's is its own, and a
+ * slot is freed at its task's last switch (TASK_DEAD), before the address
+ * can be reused. Nothing is read from the task_struct to find it. The
+ * slot also counts the short waits of the threads that held it, so a
+ * short wait touches only its slot's cache line (one slot per line); user
+ * space sums them. A thread whose slot another kept thread holds while
+ * off the CPU keeps its times in task storage (struct offcpu_start)
+ * instead; so does every long wait's pending part. */
 struct offcpu_slot {
-	__u32 tid;   /* global thread ID, 0 = free */
-	__u32 state; /* OFFCPU_STATE_* of the last switch-out */
-	__u64 start; /* task_struct.start_time of the thread */
-	__u64 ts;    /* time of the switch-out, 0 = on a CPU (or not timed) */
-	__u32 pend;  /* a long wait is pending in the thread's task storage */
-	__u32 pad;
+	__u64 task;	   /* tag of the holder (its kernel stack's address), 0 = free */
+	__u64 ts;	   /* time of the switch-out, 0 = on a CPU (or not timed) */
+	__u32 state;	   /* OFFCPU_STATE_* of the last switch-out */
+	__u32 pend;	   /* a long wait is pending in the thread's task storage */
+	__u64 short_waits; /* waits below the threshold timed in this slot */
+	__u64 short_ns;	   /* ... their total time */
+	__u64 pad[3];
 };
 
 /* offcpu_start.kflags: the wait did not happen in a system call (page
@@ -79,9 +83,9 @@ struct offcpu_val {
 
 /* Per-CPU counters (one struct: one lookup per switch). */
 struct offcpu_stats {
-	__u64 waits;	   /* switch-ins of tracked threads */
+	__u64 waits;	   /* switch-ins of tracked threads, but for slot ones */
 	__u64 short_waits; /* ... below the threshold: counted only */
-	__u64 short_ns;	   /* their total time */
+	__u64 short_ns;	   /* their total time (slots count the rest) */
 	__u64 long_ns;	   /* time of the waits with a stack */
 	__u64 counts_full; /* long waits lost: counter table full */
 	__u64 work_busy;   /* long waits whose task work could not be queued */

@@ -80,7 +80,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	static const char *const state[] = {"__state", "state", NULL};
 	static const char *const pid[] = {"pid", NULL}, *const tgid[] = {"tgid", NULL};
 	static const char *const comm[] = {"comm", NULL}, *const rseq[] = {"rseq", NULL};
-	static const char *const start[] = {"start_time", NULL};
+	static const char *const stack[] = {"stack", NULL};
 	bool ok;
 
 	if (!btf)
@@ -91,7 +91,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	skel->rodata->offcpu_tgid_off = task_offset(btf, tgid);
 	skel->rodata->offcpu_rseq_off = task_offset(btf, rseq);
 	skel->rodata->offcpu_comm_off = task_offset(btf, comm);
-	skel->rodata->offcpu_start_off = task_offset(btf, start);
+	skel->rodata->offcpu_stack_off = task_offset(btf, stack);
 	clock_offsets(skel, btf);
 	ok = skel->rodata->offcpu_pid_off && skel->rodata->offcpu_tgid_off &&
 	     skel->rodata->offcpu_comm_off;
@@ -139,7 +139,10 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 		bpf_program__set_autoload(skel->progs.profcap_switch_out, false);
 		/* Thread entries live in slots and task storage. */
 		bpf_map__set_autocreate(skel->maps.offcpu_start, false);
-		if (skel->rodata->offcpu_start_off) {
+		/* A slot is freed at its task's last switch (TASK_DEAD in
+		 * prev_state), before its task_struct can be reused. */
+		if ((skel->rodata->offcpu_state_arg || skel->rodata->offcpu_state_off) &&
+		    skel->rodata->offcpu_stack_off) {
 			skel->rodata->offcpu_slot_mask = SAMPLER_OFFCPU_THREADS - 1;
 			bpf_map__set_max_entries(skel->maps.offcpu_slots, SAMPLER_OFFCPU_THREADS);
 		}
@@ -275,6 +278,43 @@ int offcpu__poll(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
 	return 0;
 }
 
+/* Add the short waits the slots counted to @st: read in batches of
+ * SLOT_BATCH (a 16 KiB buffer), not the whole array at once. */
+#define SLOT_BATCH 256u
+static void slot_stats(const struct cpu_sampler *skel, struct sampler_stats *st)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 n = bpf_map__max_entries(skel->maps.offcpu_slots), batch = 0, count;
+	int fd = bpf_map__fd(skel->maps.offcpu_slots);
+	struct offcpu_slot *v = NULL;
+	__u32 *keys = NULL;
+	bool first = true;
+	int err;
+
+	if (!skel->rodata->offcpu_slot_mask || fd < 0)
+		return;
+	v = calloc(SLOT_BATCH, sizeof(*v));
+	keys = calloc(SLOT_BATCH, sizeof(*keys));
+	if (!v || !keys)
+		goto out;
+	for (__u32 done = 0; done < n; done += count) {
+		count = SLOT_BATCH;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, v, &count,
+					   &opts);
+		first = false;
+		for (__u32 i = 0; i < count; i++) {
+			st->off_cpu_waits += v[i].short_waits;
+			st->off_cpu_short += v[i].short_waits;
+			st->off_cpu_short_ns += v[i].short_ns;
+		}
+		if (err || !count)
+			break;
+	}
+out:
+	free(keys);
+	free(v);
+}
+
 void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -298,4 +338,5 @@ void offcpu__stats(const struct cpu_sampler *skel, struct sampler_stats *st)
 		}
 	}
 	free(v);
+	slot_stats(skel, st);
 }

@@ -192,7 +192,12 @@ class OffCpuTest(unittest.TestCase):
         off = [r for r in res if strings[r["profile"].sample_type.type_strindex] == "off_cpu"]
         sleep = sum(s["value"] for r in off for s in r["samples"] if has_fn(s, "wait_sleep"))
         self.assertLess(sleep / 1e9, 0.2 * truth["wait_sleep"])
-        self.assertIn("shorter only counted", err)
+        # ... but counted, with their time (the slots' counters, summed).
+        m = re.search(r"(\d+) \(([0-9.]+) s\) shorter only counted", err)
+        self.assertTrue(m, err)
+        print(f"# short waits: {m.group(1)}, {m.group(2)} s; sleep truth {truth['wait_sleep']:.3f} s")
+        self.assertGreater(int(m.group(1)), 100)
+        self.assertGreater(float(m.group(2)), 0.8 * truth["wait_sleep"])
         # report/convert pick the off-CPU profile with --type off_cpu.
         r = run_profcap(["report", "--type", "off_cpu", out])
         self.assertEqual(r.returncode, 0, r.stderr)

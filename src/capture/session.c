@@ -13,6 +13,7 @@
 
 #include "capture/child.h"
 #include "capture/session.h"
+#include "collect/kname.h"
 #include "collect/sampler.h"
 #include "formats/otlp.h"
 #include "proc/privs.h"
@@ -64,6 +65,8 @@ struct session {
 	size_t ndstacks, dstacks_cap;
 	bool warned_kallsyms;
 	__s64 last_kpass; /* CLOCK_MONOTONIC of the last flush_deferred() */
+	struct kname *kname; /* the kernel namer, loaded at the first pass */
+	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
 	/* counters of the current window */
 	__u64 model_dropped;   /* samples the model could not hold */
 	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
@@ -377,13 +380,19 @@ static int defer_record(struct session *s, const struct sampler_record *r)
 static void kernel_pass(struct session *s)
 {
 	bool queued = symbolizer__kernel_queue_room(s->sym) < SYMBOLIZER_KERNEL_BATCH;
+	struct symbolizer_stats before, after;
 	__s64 t0 = now_ns(CLOCK_MONOTONIC);
-	int err = symbolizer__resolve_kernel_batch(s->sym);
+	int err;
 
+	symbolizer__stats(s->sym, &before);
+	err = symbolizer__resolve_kernel_batch(s->sym);
+	symbolizer__stats(s->sym, &after);
 	s->last_kpass = t0;
 	if (queued)
-		pr_debug("kernel symbols of %zu records named in %.1f ms", s->ndefer,
-			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+		pr_debug("kernel symbols of %zu records named in %.1f ms (%s)", s->ndefer,
+			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6,
+			 after.kernel_named > before.kernel_named ? "by the kernel"
+								   : "from /proc/kallsyms");
 	if (err && !s->warned_kallsyms) {
 		pr_warn("cannot read /proc/kallsyms (%s): some kernel frames keep addresses only",
 			strerror(-err));
@@ -730,10 +739,38 @@ static int load_sampler(struct session *s)
 	return 0;
 }
 
+/* The symbolizer's kernel namer (collect/kname.h): the kernel names the
+ * addresses itself instead of printing all of /proc/kallsyms. Loaded at
+ * the first pass; a load that fails is not tried again (passes read
+ * /proc/kallsyms). */
+static int name_kernel(void *ctx, const __u64 *addrs, size_t n, const char **names, __u64 *stext,
+		       __u64 *etext)
+{
+	struct session *s = ctx;
+	__s64 t0 = now_ns(CLOCK_MONOTONIC);
+	int err;
+
+	if (!s->kname && !s->kname_failed) {
+		err = kname__new(&s->kname);
+		if (err) {
+			s->kname_failed = true;
+			pr_debug("the kernel namer did not load (%s): kernel frames named from "
+				 "/proc/kallsyms",
+				 strerror(-err));
+			return err;
+		}
+		pr_debug("kernel namer loaded in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	}
+	if (!s->kname)
+		return -ENOTSUP;
+	return kname__name(s->kname, addrs, n, names, stext, etext);
+}
+
 static void load_kernel_symbols(struct session *s)
 {
 	__s64 t0 = now_ns(CLOCK_MONOTONIC);
 	int err = symbolizer__load_kernel(s->sym);
+	const char *env;
 
 	if (err == -EPERM) {
 		struct privs pv;
@@ -747,6 +784,10 @@ static void load_kernel_symbols(struct session *s)
 			"only",
 			strerror(-err));
 	pr_debug("kernel symbols checked in %.1f ms", (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	/* PROFCAP_KALLSYMS_FILE=1: /proc/kallsyms only (benchmarks, tests). */
+	env = env__get(env__process(), "PROFCAP_KALLSYMS_FILE");
+	if (!err && !(env && strcmp(env, "0")))
+		symbolizer__set_kernel_namer(s->sym, name_kernel, s);
 }
 
 int session__start(struct session *s)
@@ -960,6 +1001,7 @@ void session__free(struct session *s)
 	target__release(&s->tgt);
 	env__kv_free(s->env_kv, s->nresource);
 	symbolizer__free(s->sym);
+	kname__free(s->kname);
 	threadctx_files__free(s->tctx_files);
 	free(s->defer);
 	free(s->dstacks);

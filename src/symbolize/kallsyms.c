@@ -790,6 +790,136 @@ int kallsyms__query_file(const char *path, const __u64 *addrs, size_t n,
 	return query_finish(q, read_lines(path, query_lines, q), out);
 }
 
+/* Split one "%pS" text: "name+0xoff/0xsize", then " [module]" for module
+ * text. False for anything else ("0x..." when no symbol covers the
+ * address, or an empty string). */
+static bool split_ps(const char *s, struct kline *l, __u64 *off, __u64 *size)
+{
+	const char *end = s + strlen(s), *p, *plus = NULL;
+
+	l->mod = NULL;
+	l->mlen = 0;
+	if (end > s && end[-1] == ']') {
+		const char *open = end - 1;
+
+		while (open > s && *open != '[')
+			open--;
+		if (open < s + 2 || open[-1] != ' ' || open + 1 == end - 1)
+			return false;
+		l->mod = open + 1;
+		l->mlen = (size_t)(end - 1 - l->mod);
+		end = open - 1;
+	}
+	/* The last "+0x": names have no '+', but be strict about the rest. */
+	for (p = s; p + 3 <= end; p++)
+		if (p[0] == '+' && p[1] == '0' && p[2] == 'x')
+			plus = p;
+	if (!plus || plus == s)
+		return false;
+	l->name = s;
+	l->nlen = (size_t)(plus - s);
+	p = plus + 3;
+	if (!scan__hex(&p, end, off) || end - p < 3 || p[0] != '/' || p[1] != '0' || p[2] != 'x')
+		return false;
+	p += 3;
+	return scan__hex(&p, end, size) && p == end;
+}
+
+/* Register a hit of owner @mod (a module index, or CORE) over
+ * [@start, @end) in the owners' extents. */
+static void own(struct kallsyms_query *q, __u16 mod, __u64 start, __u64 end)
+{
+	struct qowner *o = &q->owners[mod == CORE ? KALLSYMS_MAX_MODULES : mod];
+
+	if (!o->min || start < o->min)
+		o->min = start;
+	if (end > o->max)
+		o->max = end; /* here: the end of the highest symbol seen */
+}
+
+int kallsyms__query_names(const __u64 *addrs, size_t n, const char *const *names, __u64 stext,
+			  __u64 etext, struct kallsyms_query **out)
+{
+	const struct qowner *core;
+	struct kallsyms_query *q;
+	size_t i, named = 0;
+	int err;
+
+	*out = NULL;
+	q = query_begin(addrs, n, &err);
+	if (!q)
+		return err;
+	err = -ENOMEM;
+	q->hits = n ? calloc(n, sizeof(*q->hits)) : NULL;
+	if (n && !q->hits)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		struct kallsyms_hit *h = &q->hits[i];
+		struct qslot *sl = &q->slots[i];
+		__u64 off, size;
+		__u16 mod = CORE;
+		struct kline l;
+		int m;
+
+		*h = (struct kallsyms_hit){.addr = addrs[i], .start = addrs[i],
+					   .end = addrs[i] + 1, .module = -1};
+		if (!names[i] || !split_ps(names[i], &l, &off, &size) || off > addrs[i])
+			continue;
+		if (l.mod) {
+			m = modnames_index(&q->mods, l.mod, l.mlen, &err);
+			if (m < 0) {
+				if (err != -E2BIG)
+					goto fail;
+				continue; /* too many modules: unnamed */
+			}
+			mod = (__u16)m;
+		}
+		if (l.nlen > KALLSYMS_MAX_NAME)
+			l.nlen = KALLSYMS_MAX_NAME;
+		sl->name = malloc(l.nlen + 1);
+		if (!sl->name) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		memcpy(sl->name, l.name, l.nlen);
+		sl->name[l.nlen] = '\0';
+		sl->cap = l.nlen + 1;
+		h->start = addrs[i] - off;
+		h->end = size > off && h->start + size > h->start ? h->start + size : addrs[i] + 1;
+		h->name = sl->name;
+		h->module = mod == CORE ? -1 : mod;
+		own(q, mod, h->start, h->end);
+		named++;
+	}
+	err = !named && !stext ? -ENOENT : 0;
+	if (err)
+		goto fail;
+	buf__shrink(&q->names);
+	err = -ENOMEM;
+	q->modules = q->mods.n ? calloc(q->mods.n, sizeof(*q->modules)) : NULL;
+	if (q->mods.n && !q->modules)
+		goto fail;
+	for (i = 0; i < q->mods.n; i++) {
+		q->modules[i].name = (const char *)q->names.data + q->mods.off[i];
+		q->modules[i].start = q->owners[i].min;
+		q->modules[i].end = q->owners[i].max;
+	}
+	/* The core text: _stext.._etext, and any core symbol named outside. */
+	core = &q->owners[KALLSYMS_MAX_MODULES];
+	q->text_start = stext;
+	q->text_end = etext > stext ? etext : 0;
+	if (core->min && (!q->text_start || core->min < q->text_start))
+		q->text_start = core->min;
+	if (core->max > q->text_end)
+		q->text_end = core->max;
+	q->addrs = NULL;
+	*out = q;
+	return 0;
+fail:
+	kallsyms__query_free(q);
+	return err;
+}
+
 void kallsyms__query_free(struct kallsyms_query *q)
 {
 	size_t i;

@@ -1,4 +1,5 @@
-/* kallsyms.h - kernel text symbols from /proc/kallsyms.
+/* kallsyms.h - kernel text symbols from /proc/kallsyms (or as the kernel
+ * names them itself, kallsyms__query_names()).
  *
  * Two ways to read the kallsyms text (from a buffer, or a file read 64 KiB
  * at a time with a size cap: the 5+ MB text is never held whole); both
@@ -95,6 +96,17 @@ int kallsyms__query_text(const char *text, size_t len, const __u64 *addrs, size_
 /* The same reading @path 64 KiB at a time: plus -errno from reading. */
 int kallsyms__query_file(const char *path, const __u64 *addrs, size_t n,
 			 struct kallsyms_query **out);
+
+/* The same from names the kernel printed itself for @addrs (ascending, no
+ * duplicates): @names[i] is addrs[i] as "%pS" prints it ("name+0xoff/0xsize",
+ * then " [module]" for module text; anything else, e.g. "0x..." or NULL,
+ * leaves the address unnamed with the range [addr, addr + 1)), and
+ * [@stext, @etext) the core text (0, 0 when unknown). A module's range is
+ * that of its symbols named here; the core text range also covers core
+ * symbols named outside [@stext, @etext). 0, -EINVAL, -E2BIG, -ENOMEM, or
+ * -ENOENT when nothing was named and @stext is 0. */
+int kallsyms__query_names(const __u64 *addrs, size_t n, const char *const *names, __u64 stext,
+			  __u64 etext, struct kallsyms_query **out);
 
 /* Free @q. Accepts NULL. */
 void kallsyms__query_free(struct kallsyms_query *q);

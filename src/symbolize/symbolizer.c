@@ -248,6 +248,8 @@ struct symbolizer {
 	size_t nkcache, kcache_cap;
 	__u64 *kwant; /* addresses waiting for the next pass */
 	size_t nkwant;
+	symbolizer_kname_fn kname; /* the kernel namer, NULL = /proc/kallsyms only */
+	void *kname_ctx;
 	__u32 kgen; /* passes made; an entry hit since the last one has gen == kgen */
 	/* DWARF lookups waiting for symbolizer__resolve_lines_batch() */
 	struct sym_lwant *lwant;
@@ -499,9 +501,18 @@ static struct kmod *kernel_module(struct symbolizer *s, const struct kallsyms_qu
 
 	if (!km)
 		return NULL;
-	for (i = 0; i < s->nkmods; i++)
-		if (!strcmp(s->kmods[i]->name, km->name))
-			return s->kmods[i];
+	for (i = 0; i < s->nkmods; i++) {
+		if (strcmp(s->kmods[i]->name, km->name))
+			continue;
+		/* Widened by what this pass saw (the kernel namer knows a
+		 * module's extent only from the symbols it named). */
+		k = s->kmods[i];
+		if (km->start && km->start < k->desc.start)
+			k->desc.start = km->start;
+		if (km->end > k->desc.limit)
+			k->desc.limit = km->end;
+		return k;
+	}
 	if (s->nkmods == KALLSYMS_MAX_MODULES)
 		return NULL;
 	t = realloc(s->kmods, (s->nkmods + 1) * sizeof(*t));
@@ -601,10 +612,44 @@ static const struct kentry *kcache_find(const struct symbolizer *s, __u64 addr)
 	return i && addr < s->kcache[i - 1].hi ? &s->kcache[i - 1] : NULL;
 }
 
+void symbolizer__set_kernel_namer(struct symbolizer *s, symbolizer_kname_fn fn, void *ctx)
+{
+	s->kname = fn;
+	s->kname_ctx = ctx;
+}
+
+/* One naming pass over the @n addresses @addrs: by the kernel namer when it
+ * names them all, else over /proc/kallsyms. */
+static int kernel_query(struct symbolizer *s, const __u64 *addrs, size_t n,
+			struct kallsyms_query **q)
+{
+	char path[PATH_MAX];
+	const char **names = NULL;
+	__u64 stext, etext;
+	size_t i = 0;
+
+	*q = NULL;
+	if (s->kname && n && (names = calloc(n, sizeof(*names)))) {
+		if (!s->kname(s->kname_ctx, addrs, n, names, &stext, &etext) &&
+		    !kallsyms__query_names(addrs, n, names, stext, etext, q))
+			while (i < n && kallsyms__query_hit(*q, i)->name)
+				i++;
+		free(names);
+		if (*q && i == n) {
+			s->st.kernel_named++;
+			return 0;
+		}
+		kallsyms__query_free(*q);
+		*q = NULL;
+	}
+	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
+	return kallsyms__query_file(path, addrs, n, q);
+}
+
 int symbolizer__resolve_kernel_batch(struct symbolizer *s)
 {
 	struct kallsyms_query *q = NULL;
-	char path[PATH_MAX];
+	__u64 ts, te;
 	size_t i, n;
 	int err;
 
@@ -615,19 +660,25 @@ int symbolizer__resolve_kernel_batch(struct symbolizer *s)
 		if (s->kwant[i] != s->kwant[n - 1])
 			s->kwant[n++] = s->kwant[i];
 	s->nkwant = 0;
-	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
-	err = kallsyms__query_file(path, s->kwant, n, &q);
+	err = kernel_query(s, s->kwant, n, &q);
 	if (!err)
 		err = kcache_room(s, n);
 	if (err)
 		goto out;
 	s->kgen++;
 	s->st.kernel_passes++;
+	/* The core text range; a later pass may widen it (the kernel namer
+	 * knows only the symbols it named outside _stext.._etext). */
+	kallsyms__query_text_range(q, &ts, &te);
 	if (!s->kdesc_ready) {
-		kallsyms__query_text_range(q, &s->kdesc.start, &s->kdesc.limit);
-		if (s->kdesc.limit <= s->kdesc.start)
-			s->kdesc.limit = s->kdesc.start + 1;
+		s->kdesc.start = ts;
+		s->kdesc.limit = te > ts ? te : ts + 1;
 		s->kdesc_ready = true;
+	} else if (te > ts) {
+		if (ts < s->kdesc.start)
+			s->kdesc.start = ts;
+		if (te > s->kdesc.limit)
+			s->kdesc.limit = te;
 	}
 	for (i = 0; i < n; i++) {
 		const struct kallsyms_hit *h = kallsyms__query_hit(q, i);

@@ -72,7 +72,8 @@ struct symbolizer_stats {
 	__u64 debug_embedded;	 /* files named from MiniDebugInfo or Go's pclntab */
 	__u64 process_contexts;	 /* OpenTelemetry process contexts read (updates included) */
 	__u64 process_context_errors; /* contexts refused as malformed or unreadable */
-	__u64 kernel_passes;	 /* passes over /proc/kallsyms */
+	__u64 kernel_passes;	 /* kernel naming passes */
+	__u64 kernel_named;	 /* ... answered by the kernel namer (the rest: /proc/kallsyms) */
 	__u64 dwarf_releases;	 /* DWARF freed by symbolizer__release_dwarf() */
 };
 
@@ -94,6 +95,18 @@ void symbolizer__free(struct symbolizer *s);
  * kernel.kptr_restrict=0), or another -errno. Without it kernel frames get
  * no names. */
 int symbolizer__load_kernel(struct symbolizer *s);
+
+/* A kernel namer: names @n kernel addresses (ascending) as the kernel's
+ * "%pS" prints them into @names[i] (borrowed until its next call) and gives
+ * the core text range [*@stext, *@etext) (0 when unknown). 0 or -errno. */
+typedef int (*symbolizer_kname_fn)(void *ctx, const __u64 *addrs, size_t n, const char **names,
+				   __u64 *stext, __u64 *etext);
+
+/* Name kernel addresses with @fn (@ctx passed along, both borrowed for the
+ * symbolizer's life; NULL: /proc/kallsyms only) before reading
+ * /proc/kallsyms: a pass falls back to the file when @fn fails or leaves an
+ * address unnamed (an ftrace trampoline, say). */
+void symbolizer__set_kernel_namer(struct symbolizer *s, symbolizer_kname_fn fn, void *ctx);
 
 /* Snapshot process @pid now: executable mappings, exe path, comm, cmdline,
  * and its perf map PROC/PID/root/tmp/perf-<NSpid>.map when there is one

@@ -24,8 +24,11 @@ def can_sample():
     return True, ""
 
 
-def run_profcap(args, timeout=120, cwd=None):
-    return subprocess.run([PROFCAP] + args, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+def run_profcap(args, timeout=120, cwd=None, env=None):
+    """Run profcap; @env: variables added to this process's environment."""
+    full = dict(os.environ, **env) if env else None
+    return subprocess.run([PROFCAP] + args, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                          env=full)
 
 
 class Workload:

@@ -1,4 +1,5 @@
 """End-to-end tests of `profcap capture` (root: real BPF sampling)."""
+import bisect
 import json
 import os
 import signal
@@ -37,9 +38,9 @@ class CaptureTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def capture(self, *args, name="cpu.pb", timeout=120):
+    def capture(self, *args, name="cpu.pb", timeout=120, env=None):
         out = os.path.join(self.dir, name)
-        r = run_profcap(["capture", "-o", out] + list(args), timeout=timeout)
+        r = run_profcap(["capture", "-o", out] + list(args), timeout=timeout, env=env)
         self.assertEqual(r.returncode, 0, f"capture failed: {r.stderr}")
         ok, report = check_conformance(out)
         self.assertTrue(ok, f"conformance check failed:\n{report}")
@@ -119,6 +120,43 @@ class CaptureTest(unittest.TestCase):
         mixed = [s for s in dd[0]["samples"]
                  if s["frames"] and s["frames"][0][1] == "kernel" and s["frames"][-1][1] == "native"]
         self.assertTrue(mixed, "no kernel -> user stacks for dd")
+
+    def test_kernel_names_by_the_kernel(self):
+        """Kernel frames named by the kernel's own lookup (bpf/kname_prog.bpf.c)
+        name the same functions /proc/kallsyms does (an alias at the same
+        address counts); PROFCAP_KALLSYMS_FILE=1 reads the file instead."""
+        load = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=4k"],
+                                stderr=subprocess.DEVNULL)
+        try:
+            out, r = self.capture("-a", "--seconds", "1", "-v")
+            out2, r2 = self.capture("-a", "--seconds", "1", "-v", name="file.pb",
+                                    env={"PROFCAP_KALLSYMS_FILE": "1"})
+        finally:
+            load.kill()
+            load.wait()
+        self.assertIn("named in", r.stderr)
+        self.assertIn("(by the kernel)", r.stderr)
+        self.assertIn("(from /proc/kallsyms)", r2.stderr)
+        syms = {}
+        with open("/proc/kallsyms") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and parts[1] in "tTwW":
+                    syms.setdefault(int(parts[0], 16), set()).add(parts[2])
+        starts = sorted(syms)
+        checked = 0
+        for path in (out, out2):
+            for res in decode(path)["resources"]:
+                for smp in res["samples"]:
+                    for name, kind, _, addr in smp["frames"]:
+                        if kind != "kernel" or name == "?":
+                            continue
+                        i = bisect.bisect_right(starts, addr) - 1
+                        self.assertGreaterEqual(i, 0, hex(addr))
+                        self.assertIn(name, syms[starts[i]], hex(addr))
+                        checked += 1
+        print(f"# {checked} kernel frames checked against /proc/kallsyms")
+        self.assertGreater(checked, 20)
 
     def test_no_kernel_and_no_user(self):
         with Workload("groundtruth") as w:

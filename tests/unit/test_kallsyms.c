@@ -338,6 +338,70 @@ TEST(query_errors)
 	CHECK(!q);
 }
 
+/* Names the kernel printed itself ("%pS"): symbols, modules (ranges from
+ * what was named), unnamed addresses, malformed texts, the text range. */
+TEST(query_names)
+{
+	static const __u64 addrs[] = {0xffffffff81000010ull, 0xffffffff81001234ull,
+				      0xffffffff81003000ull, 0xffffffff81004000ull,
+				      0xffffffffc0200010ull, 0xffffffffc0200420ull,
+				      0xffffffffc0210008ull, 0xffffffffc0300000ull};
+	static const char *const names[] = {
+		"srso_alias_untrain_ret+0x10/0x1000",
+		"__x64_sys_read+0x34/0x200",
+		"0xffffffff81003000", /* no symbol covers it */
+		"late_core+0x0/0x40", /* a core symbol past _etext */
+		"ext4_file_read_iter+0x10/0x400 [ext4]",
+		"ext4_readdir+0x20/0x100 [ext4]",
+		"bad+0x8/zz [ext4]",
+		"xfs_vn_getattr+0x0/0x80 [xfs]",
+	};
+	struct kallsyms_query *q = NULL;
+	const struct kallsyms_hit *h;
+	const struct kallsyms_module *m;
+	__u64 start, end;
+
+	CHECK(!kallsyms__query_names(addrs, 8, names, 0xffffffff81000000ull,
+				     0xffffffff81002000ull, &q));
+	h = kallsyms__query_hit(q, 0);
+	CHECK_STR(h->name, "srso_alias_untrain_ret");
+	CHECK(h->start == 0xffffffff81000000ull && h->end == 0xffffffff81001000ull);
+	CHECK(h->module == -1);
+	h = kallsyms__query_hit(q, 1);
+	CHECK_STR(h->name, "__x64_sys_read");
+	CHECK(h->start == 0xffffffff81001200ull && h->end == 0xffffffff81001400ull);
+	h = kallsyms__query_hit(q, 2);
+	CHECK(!h->name && h->start == addrs[2] && h->end == addrs[2] + 1);
+	h = kallsyms__query_hit(q, 4);
+	CHECK_STR(h->name, "ext4_file_read_iter");
+	CHECK(h->module >= 0);
+	m = kallsyms__query_module(q, (size_t)h->module);
+	CHECK_STR(m->name, "ext4");
+	/* The module's range: its symbols named here. */
+	CHECK(m->start == 0xffffffffc0200000ull && m->end == 0xffffffffc0200500ull);
+	CHECK(kallsyms__query_hit(q, 5)->module == h->module);
+	CHECK(!kallsyms__query_hit(q, 6)->name); /* malformed */
+	h = kallsyms__query_hit(q, 7);
+	CHECK_STR(h->name, "xfs_vn_getattr");
+	CHECK(h->end == 0xffffffffc0300080ull);
+	CHECK(kallsyms__query_module_count(q) == 2);
+	kallsyms__query_text_range(q, &start, &end);
+	CHECK(start == 0xffffffff81000000ull && end == 0xffffffff81004040ull);
+	CHECK(!kallsyms__query_hit(q, 8));
+	kallsyms__query_free(q);
+
+	/* Nothing named and no text range: nothing to go on. */
+	CHECK(kallsyms__query_names(addrs, 1, &names[2], 0, 0, &q) == -ENOENT);
+	CHECK(!q);
+	CHECK(kallsyms__query_names(addrs + 1, 2, names, 0, 0, &q) == 0); /* sorted */
+	kallsyms__query_free(q);
+	{
+		static const __u64 unsorted[] = {2, 1};
+
+		CHECK(kallsyms__query_names(unsorted, 2, names, 1, 2, &q) == -EINVAL);
+	}
+}
+
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
 
 static unsigned long long rnd(void)
@@ -534,6 +598,7 @@ int main(void)
 	RUN(load_in_chunks_matches_parse);
 	RUN(query_fixture);
 	RUN(query_errors);
+	RUN(query_names);
 	RUN(query_random_matches_table);
 	RUN(query_file_matches_text);
 	RUN(check_file);

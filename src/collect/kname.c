@@ -1,4 +1,6 @@
-// SPDX-License-Identifier: GPL-2.0
+/* kname.c - kernel addresses named by the kernel (see kname.h): the
+ * skeleton of bpf/kname_prog.bpf.c, run once per batch of KNAME_BATCH
+ * addresses through its mapped .bss. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,8 @@
 
 struct kname {
 	struct kname_prog *skel;
-	char *out; /* the names of the last call, KNAME_LEN bytes each */
-	size_t cap; /* addresses out holds */
+	char *out;  /* the names of the last call, KNAME_LEN bytes each */
+	size_t cap; /* names @out holds */
 };
 
 int kname__new(struct kname **out)

@@ -19,7 +19,7 @@
 __u32 kname_n;			       /* addresses in kname_addrs */
 __u64 kname_addrs[KNAME_BATCH];	       /* in */
 char kname_out[KNAME_BATCH][KNAME_LEN]; /* out: "%pS" of each */
-__u64 kname_stext, kname_etext;	       /* out: 0 when not found */
+__u64 kname_stext, kname_etext;	       /* out: 0 when not found (yet) */
 
 static const char fmt[] = "%pS";
 static const char stext[] = "_stext";
@@ -36,9 +36,10 @@ int kname_run(void *ctx)
 		if (bpf_snprintf(kname_out[i], sizeof(kname_out[i]), fmt, &arg, sizeof(arg)) < 0)
 			kname_out[i][0] = '\0';
 	}
-	if (bpf_kallsyms_lookup_name(stext, sizeof(stext), 0, &kname_stext))
+	/* Once per load: the globals keep them between runs. */
+	if (!kname_stext && bpf_kallsyms_lookup_name(stext, sizeof(stext), 0, &kname_stext))
 		kname_stext = 0;
-	if (bpf_kallsyms_lookup_name(etext, sizeof(etext), 0, &kname_etext))
+	if (!kname_etext && bpf_kallsyms_lookup_name(etext, sizeof(etext), 0, &kname_etext))
 		kname_etext = 0;
 	return 0;
 }

@@ -375,7 +375,7 @@ static __always_inline __u64 task_u64(struct task_struct *t, __u32 off)
  * on a line the scheduler has just touched. */
 static __always_inline __u64 offcpu_tag(struct task_struct *t)
 {
-	return *(__u64 *)((char *)t + offcpu_stack_off);
+	return task_u64(t, offcpu_stack_off);
 }
 
 /* The slot of the task tagged @tag, when it holds it; its slot (held by

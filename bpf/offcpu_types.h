@@ -35,11 +35,12 @@ struct offcpu_start {
 };
 
 /* With kernel BTF, the hot part of a kept thread's state: its last
- * switch-out, in an array indexed by a hash of its task_struct's address
- * (an inlined lookup, where a task storage lookup that finds its entry
- * costs ~35 ns), tagged with that address: a live task's is its own, and a
- * slot is freed at its task's last switch (TASK_DEAD), before the address
- * can be reused. Nothing is read from the task_struct to find it. The
+ * switch-out, in an array indexed by a hash of the address of its kernel
+ * stack (task_struct.stack, on the line the scheduler has just written; an
+ * inlined lookup, where a task storage lookup that finds its entry costs
+ * ~35 ns), tagged with that address: a live task's is its own, and a slot
+ * is freed at its task's last switch (TASK_DEAD), before the stack can be
+ * reused. The
  * slot also counts the short waits of the threads that held it, so a
  * short wait touches only its slot's cache line (one slot per line); user
  * space sums them. A thread whose slot another kept thread holds while

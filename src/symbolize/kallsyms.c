@@ -692,6 +692,25 @@ static __u64 owner_end(const struct kallsyms_query *q, size_t o)
 	return end;
 }
 
+/* The query's modules from its owners: each from its lowest symbol to
+ * owner_end() (@named: to the end of the highest symbol named, the owners'
+ * max in kallsyms__query_names()). 0 or -ENOMEM. */
+static int query_modules(struct kallsyms_query *q, bool named)
+{
+	size_t i;
+
+	buf__shrink(&q->names);
+	q->modules = q->mods.n ? calloc(q->mods.n, sizeof(*q->modules)) : NULL;
+	if (q->mods.n && !q->modules)
+		return -ENOMEM;
+	for (i = 0; i < q->mods.n; i++) {
+		q->modules[i].name = (const char *)q->names.data + q->mods.off[i];
+		q->modules[i].start = q->owners[i].min;
+		q->modules[i].end = named ? q->owners[i].max : owner_end(q, i);
+	}
+	return 0;
+}
+
 static int query_end(struct kallsyms_query *q)
 {
 	const struct qsym *next = NULL;
@@ -700,16 +719,9 @@ static int query_end(struct kallsyms_query *q)
 
 	if (!core->min && !q->mods.n)
 		return q->ntext && q->nzero == q->ntext ? -EPERM : -ENOENT;
-	buf__shrink(&q->names);
-	q->modules = q->mods.n ? calloc(q->mods.n, sizeof(*q->modules)) : NULL;
 	q->hits = q->n ? calloc(q->n, sizeof(*q->hits)) : NULL;
-	if ((q->mods.n && !q->modules) || (q->n && !q->hits))
+	if ((q->n && !q->hits) || query_modules(q, false))
 		return -ENOMEM;
-	for (i = 0; i < q->mods.n; i++) {
-		q->modules[i].name = (const char *)q->names.data + q->mods.off[i];
-		q->modules[i].start = q->owners[i].min;
-		q->modules[i].end = owner_end(q, i);
-	}
 	if (core->min) {
 		__u64 cend = owner_end(q, KALLSYMS_MAX_MODULES);
 
@@ -894,16 +906,9 @@ int kallsyms__query_names(const __u64 *addrs, size_t n, const char *const *names
 	err = !named && !stext ? -ENOENT : 0;
 	if (err)
 		goto fail;
-	buf__shrink(&q->names);
-	err = -ENOMEM;
-	q->modules = q->mods.n ? calloc(q->mods.n, sizeof(*q->modules)) : NULL;
-	if (q->mods.n && !q->modules)
+	err = query_modules(q, true);
+	if (err)
 		goto fail;
-	for (i = 0; i < q->mods.n; i++) {
-		q->modules[i].name = (const char *)q->names.data + q->mods.off[i];
-		q->modules[i].start = q->owners[i].min;
-		q->modules[i].end = q->owners[i].max;
-	}
 	/* The core text: _stext.._etext, and any core symbol named outside. */
 	core = &q->owners[KALLSYMS_MAX_MODULES];
 	q->text_start = stext;

@@ -118,7 +118,11 @@ class PerfMapTest(unittest.TestCase):
             with open(decoy, "w") as f:
                 f.write("0 ffffffffffff host_decoy\n")
             made_decoy = True
-        script = f"mount -t tmpfs tmpfs /tmp && exec {os.path.join(WORKLOADS, 'jitloop')}"
+        # The new /tmp hides a checkout under /tmp: the binary is opened
+        # before the mount and copied into it.
+        script = (f"exec 3<{os.path.join(WORKLOADS, 'jitloop')} && mount -t tmpfs tmpfs /tmp && "
+                  "cat /proc/self/fd/3 > /tmp/jitloop && chmod +x /tmp/jitloop && exec 3<&- && "
+                  "exec /tmp/jitloop")
         proc = subprocess.Popen([UNSHARE, "--pid", "--mount", "--fork", "--kill-child",
                                  "sh", "-c", script], stdout=subprocess.PIPE, text=True)
         try:

@@ -602,9 +602,17 @@ static __always_inline int offcpu_switch(__u64 *ctx, const int tw)
 	/* The runqueue clock costs three loads: read it first. */
 	if (offcpu_clk_off && !offcpu_clock(&now, prev))
 		return 0; /* never seen: the wait of @next stays open */
-	ps = offcpu_slot_of(offcpu_tag(prev), &pany);
+	/* A CPU going idle, or woken from idle (most switches of a host that
+	 * is not saturated), times one thread: the idle task (pid 0, in the
+	 * line the scheduler just read) has no slot, no task storage and no
+	 * wait, so its side is skipped before any lookup. */
+	if (task_u32(prev, offcpu_pid_off)) {
+		ps = offcpu_slot_of(offcpu_tag(prev), &pany);
+		offcpu_switch_out(prev, ps, pany, ctx[0], offcpu_state_arg ? ctx[3] : 0, &now);
+	}
+	if (!task_u32(next, offcpu_pid_off))
+		return 0;
 	nsl = offcpu_slot_of(offcpu_tag(next), &nany);
-	offcpu_switch_out(prev, ps, pany, ctx[0], offcpu_state_arg ? ctx[3] : 0, &now);
 	if (nsl) {
 		ts = nsl->ts;
 		state = nsl->state;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/heap.h"
+#include "util/pages.h"
 
 #define PAGE 4096u
 #define ALIGN 16u
@@ -228,14 +229,21 @@ static void span_free(struct hdr *h)
 	}
 }
 
-/* Give back the whole pages of free medium block @h past its list link
- * (they read as zeros when next touched). Under the lock. */
+/* The whole pages of free medium block @h past its list link: [*@lo, *@hi),
+ * empty when *@hi <= *@lo. */
+static void release_bounds(const struct hdr *h, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = ((uintptr_t)(h + 1) + sizeof(struct free_block) + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+	*hi = ((uintptr_t)(h + 1) + h->size) & ~(uintptr_t)(PAGE - 1);
+}
+
+/* Give back the pages of free medium block @h past its list link (they
+ * read as zeros when next touched). Under the lock. */
 static void release(struct hdr *h)
 {
-	uintptr_t lo = ((uintptr_t)(h + 1) + sizeof(struct free_block) + PAGE - 1) &
-		       ~(uintptr_t)(PAGE - 1);
-	uintptr_t hi = ((uintptr_t)(h + 1) + h->size) & ~(uintptr_t)(PAGE - 1);
+	uintptr_t lo, hi;
 
+	release_bounds(h, &lo, &hi);
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 	h->released = 1;
@@ -349,22 +357,52 @@ void free(void *p)
 	pthread_mutex_unlock(&lock);
 }
 
+/* Queue range [@lo, @hi) in @iov (*@n used), giving the queue back when
+ * full. Under the lock. */
+static void trim_queue(struct iovec *iov, size_t *n, uintptr_t lo, uintptr_t hi)
+{
+	if (hi <= lo)
+		return;
+	iov[*n].iov_base = (void *)lo;
+	iov[*n].iov_len = hi - lo;
+	if (++*n == PAGES_BATCH) {
+		pages__release(iov, *n);
+		*n = 0;
+	}
+}
+
+/* One call for all the ranges (pages__release()): the close of a capture
+ * trims a hundred-odd spans and blocks, each madvise() a TLB flush. */
 void heap__trim(void)
 {
+	struct iovec iov[PAGES_BATCH];
 	struct free_block *f;
 	struct span *sp;
 	unsigned int c;
+	size_t n = 0;
 
 	pthread_mutex_lock(&lock);
 	while ((sp = pool)) {
 		list_del(&pool, sp);
-		span_release(sp);
+		trim_queue(iov, &n, (uintptr_t)sp + PAGE, (uintptr_t)sp + HEAP_SPAN);
+		sp->released = 1;
+		stats.released++;
+		list_add(&pool_released, sp);
 	}
 	pool_resident = 0;
 	for (c = 0; c < HEAP_NCLASSES; c++)
-		for (f = free_list[c]; f; f = f->next)
-			if (!((struct hdr *)f - 1)->released)
-				release((struct hdr *)f - 1);
+		for (f = free_list[c]; f; f = f->next) {
+			struct hdr *h = (struct hdr *)f - 1;
+			uintptr_t lo, hi;
+
+			if (h->released)
+				continue;
+			release_bounds(h, &lo, &hi);
+			trim_queue(iov, &n, lo, hi);
+			h->released = 1;
+			stats.released++;
+		}
+	pages__release(iov, n);
 	kept = 0;
 	pthread_mutex_unlock(&lock);
 }

@@ -19,6 +19,7 @@
 
 #include "proc/procmaps.h"
 #include "proc/pfile.h"
+#include "util/pages.h"
 
 #define OVERLAYFS_MAGIC 0x794c7630
 #define BTRFS_MAGIC 0x9123683e
@@ -244,7 +245,7 @@ static __u64 get_le(const __u8 *p, int n)
 /* Read [@off, @off + @len) of the file into the image, when in range. */
 static int read_range(int fd, struct pfile_image *img, __u64 off, __u64 len)
 {
-	uintptr_t a, b;
+	uintptr_t a, b, ha, hb;
 
 	if (off > img->size || len > img->size - off)
 		return -ENOEXEC;
@@ -254,6 +255,13 @@ static int read_range(int fd, struct pfile_image *img, __u64 off, __u64 len)
 	 * in VMs); Linux >= 5.14, harmless to miss. */
 	a = ((uintptr_t)img->data + off) & ~(uintptr_t)4095;
 	b = ((uintptr_t)img->data + off + len + 4095) & ~(uintptr_t)4095;
+	/* Huge pages for the 2 MiB blocks wholly inside a large section
+	 * (cc1's .eh_frame: 2.4 MB), not beyond: the rest of the image
+	 * stays unallocated. */
+	hb = (b - a >= PAGES_HUGE) ? (b & ~(uintptr_t)(PAGES_HUGE - 1)) : 0;
+	ha = (a + PAGES_HUGE - 1) & ~(uintptr_t)(PAGES_HUGE - 1);
+	if (hb > ha)
+		pages__huge((void *)ha, hb - ha);
 	madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 	return pfile__pread(fd, (char *)img->data + off, (size_t)len, (off_t)off);
 }

@@ -284,6 +284,8 @@ static void *large_alloc(size_t n)
 	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (h == MAP_FAILED)
 		return NULL;
+	if (len >= HEAP_HUGE_MIN)
+		pages__huge(h, len); /* the whole mapping: mremap() keeps it one */
 	hdr_set(h, len, KIND_LARGE, 0);
 	pthread_mutex_lock(&lock);
 	stats.large_bytes += len;
@@ -460,6 +462,8 @@ void *realloc(void *p, size_t n)
 			errno = ENOMEM;
 			return NULL;
 		}
+		if (len >= HEAP_HUGE_MIN)
+			pages__huge(q, len);
 		pthread_mutex_lock(&lock);
 		stats.large_bytes += len - ((struct hdr *)q)->size;
 		pthread_mutex_unlock(&lock);

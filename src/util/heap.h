@@ -37,6 +37,11 @@
  * one go back to the kernel (it stays usable: its pages read as zeros). */
 #define HEAP_RELEASE_MIN (16u << 10)
 #define HEAP_KEEP (2u << 20)
+/* Blocks mapped on their own of this size or more get transparent huge
+ * pages (pages__huge()): a table of megabytes (cc1's CFI rows: 8 MB) is
+ * written whole, and a 4 KiB fault each costs ~5 us in a VM. What is
+ * resident rounds up to 2 MiB as a block is written. */
+#define HEAP_HUGE_MIN (4u << 20)
 
 /* The size class of a request of @n bytes (n <= HEAP_SMALL_MAX; 0 counts
  * as 1): the smallest class whose size is at least @n. */

@@ -69,3 +69,9 @@ size_t pages__release(const struct iovec *iov, size_t n)
 	close(pidfd);
 	return done;
 }
+
+void pages__huge(void *p, size_t len)
+{
+	if (p && len >= PAGES_HUGE)
+		madvise(p, len, MADV_HUGEPAGE); /* a failure: 4 KiB pages */
+}

@@ -25,4 +25,17 @@
  * of ranges given back. */
 size_t pages__release(const struct iovec *iov, size_t n);
 
+/* Size of a transparent huge page (x86-64 PMD). */
+#define PAGES_HUGE (2u << 20)
+
+/* Back the page-aligned range [@p, @p + @len) of an anonymous private
+ * mapping with transparent huge pages where the kernel allows it
+ * (MADV_HUGEPAGE; THP "madvise" or "always"), for a buffer of megabytes
+ * about to be written whole: its first touch then costs a fault per 2 MiB
+ * instead of one per 4 KiB (in a VM with shadow paging, ~5 us each: 25 ms
+ * for 6 MiB on this host, under 1 ms with huge pages). Advise a whole
+ * mapping that may be mremap()ed later (a part splits it, and mremap() will
+ * not move a range across mappings). Ignored where the kernel refuses. */
+void pages__huge(void *p, size_t len);
+
 #endif

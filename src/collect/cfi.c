@@ -189,6 +189,9 @@ static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
  * with the rule of the one before it goes, and a function start replaces
  * the previous function's end at the same address (FDEs in address order:
  * a large binary had a fifth fewer rows to hold and sort). */
+/* Bytes of a section per row reserved up front (cfi__parse()). */
+#define CFI_BYTES_PER_ROW 4
+
 static int push_row(struct parse *ps, const struct cfi_row *row)
 {
 	struct cfi_table *t = ps->t;
@@ -1006,6 +1009,15 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 	ps.debug_frame = use == &dbg;
 	t->st.from_debug_frame = ps.debug_frame;
 	read_segments(image, size, t);
+	/* Room for the rows at once (a failure leaves it to growth): a row
+	 * takes 4-6 bytes of CFA instructions (cc1: 478k rows from 2.4 MB),
+	 * and doubling from 1024 copied each table, into freshly faulted
+	 * pages, a dozen times. Room never written is never resident. */
+	if (ps.size / CFI_BYTES_PER_ROW > 1024)
+		array__grow((void **)&t->rows, &t->cap,
+			    ps.size / CFI_BYTES_PER_ROW < CFI_MAX_ROWS ? ps.size / CFI_BYTES_PER_ROW
+								     : CFI_MAX_ROWS - 1,
+			    sizeof(*t->rows), 1024, CFI_MAX_ROWS);
 	if (ps.debug_frame || hdr.found != 1 || !parse_by_hdr(&ps, &hdr))
 		parse_section(&ps);
 	if (ps.err) {

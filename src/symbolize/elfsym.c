@@ -298,6 +298,22 @@ static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *n
 	return 0;
 }
 
+/* Room for all @n entries of a table and its whole string table at once
+ * (a failure leaves it to growth): grown by doubling, cc1's 29k symbols
+ * and their names were copied, into pages faulted in afresh, ten times
+ * over. Untouched room is never resident. */
+static void reserve(Elf *elf, const GElf_Shdr *sh, struct elfsym *e, size_t n)
+{
+	Elf_Scn *str = elf_getscn(elf, sh->sh_link);
+	GElf_Shdr ssh;
+
+	if (n > 1 && n - 1 <= ELFSYM_MAX_SYMBOLS - e->nsyms)
+		array__grow((void **)&e->syms, &e->cap, e->nsyms + n - 2, sizeof(*e->syms), 256,
+			    ELFSYM_MAX_SYMBOLS);
+	if (str && gelf_getshdr(str, &ssh) && ssh.sh_size <= e->names.max - e->names.len)
+		buf__reserve(&e->names, (size_t)ssh.sh_size);
+}
+
 static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elfsym *e)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -310,6 +326,7 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elfsy
 	if (!data || !entsize)
 		return 0;
 	n = data->d_size / entsize;
+	reserve(elf, sh, e, n);
 	for (i = 1; i < n; i++) {
 		GElf_Sym gs;
 		const char *name;

@@ -119,12 +119,15 @@ struct {
 	__uint(max_entries, 1);
 } scratch SEC(".maps");
 
-static __always_inline void stat_inc(__u32 which)
+/* A global function, as stack_hash(): checked once, not again on every
+ * path to each of its calls. */
+__attribute__((noinline)) int stat_inc(__u32 which)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &which);
 
 	if (v)
 		(*v)++;
+	return 0;
 }
 
 /* A global function (BTF-checked, Linux >= 5.8 like the rest): the verifier
@@ -264,14 +267,16 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 
 	if (!s)
 		return -1;
-	ls->key = *key;
+	bpf_probe_read_kernel(&ls->key, sizeof(ls->key), key); /* as the stacks below */
 	ls->key.ustack = 0;
 	ls->key.kstack = 0;
 	ls->sp = sp;
 	ls->nkern = 0;
 	if (key->kstack && s->kern.nr <= PROFCAP_MAX_STACK) {
 		ls->nkern = (__u32)s->kern.nr;
-		__builtin_memcpy(ls->kips, s->kern.ips, sizeof(ls->kips));
+		/* One helper call: the builtin is 254 instructions, which the
+		 * verifier walks again on every path that gets here. */
+		bpf_probe_read_kernel(ls->kips, sizeof(ls->kips), s->kern.ips);
 	}
 	/* The stack above sp, a page at a time: the first read ends at a page
 	 * boundary, so a copy stops at the top of the stack's mapping, not
@@ -327,7 +332,7 @@ static __always_inline int late_send(const struct sample_key *key)
 	ls->bp_ok = st->bp_ok;
 	ls->exact = st->exact;
 	ls->nuser = (__u32)st->nr;
-	__builtin_memcpy(ls->uips, st->ips, sizeof(ls->uips));
+	bpf_probe_read_kernel(ls->uips, sizeof(ls->uips), st->ips); /* see late_output() */
 	return late_output(ls, key, st->sp);
 }
 

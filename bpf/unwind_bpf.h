@@ -164,12 +164,14 @@ struct {
 	__uint(max_entries, 1);
 } unwind_scratch SEC(".maps");
 
-static __always_inline void ustat_inc(__u32 which)
+/* Global, as stat_inc(). */
+__attribute__((noinline)) int ustat_inc(__u32 which)
 {
 	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &which);
 
 	if (v)
 		(*v)++;
+	return 0;
 }
 
 static __always_inline int unwind_partial(struct unwind_state *st, __u32 why)

@@ -189,9 +189,6 @@ static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
  * with the rule of the one before it goes, and a function start replaces
  * the previous function's end at the same address (FDEs in address order:
  * a large binary had a fifth fewer rows to hold and sort). */
-/* Bytes of a section per row reserved up front (cfi__parse()). */
-#define CFI_BYTES_PER_ROW 4
-
 static int push_row(struct parse *ps, const struct cfi_row *row)
 {
 	struct cfi_table *t = ps->t;
@@ -984,11 +981,15 @@ static int find_sections(const __u8 *img, size_t size, struct section *eh, struc
 	return 0;
 }
 
+/* Bytes of a section per row reserved up front (cfi__parse()). */
+#define CFI_BYTES_PER_ROW 4
+
 int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 {
 	struct section eh = {0}, dbg = {0}, hdr = {0}, *use;
 	struct cfi_table *t = NULL;
 	struct parse ps;
+	size_t want;
 	int err;
 
 	*out = NULL;
@@ -1013,11 +1014,10 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 	 * takes 4-6 bytes of CFA instructions (cc1: 478k rows from 2.4 MB),
 	 * and doubling from 1024 copied each table, into freshly faulted
 	 * pages, a dozen times. Room never written is never resident. */
-	if (ps.size / CFI_BYTES_PER_ROW > 1024)
-		array__grow((void **)&t->rows, &t->cap,
-			    ps.size / CFI_BYTES_PER_ROW < CFI_MAX_ROWS ? ps.size / CFI_BYTES_PER_ROW
-								     : CFI_MAX_ROWS - 1,
-			    sizeof(*t->rows), 1024, CFI_MAX_ROWS);
+	want = ps.size / CFI_BYTES_PER_ROW < CFI_MAX_ROWS ? ps.size / CFI_BYTES_PER_ROW
+							      : CFI_MAX_ROWS - 1;
+	if (want > 1024)
+		array__grow((void **)&t->rows, &t->cap, want, sizeof(*t->rows), 1024, CFI_MAX_ROWS);
 	if (ps.debug_frame || hdr.found != 1 || !parse_by_hdr(&ps, &hdr))
 		parse_section(&ps);
 	if (ps.err) {

@@ -258,8 +258,8 @@ static int read_range(int fd, struct pfile_image *img, __u64 off, __u64 len)
 	/* Huge pages for the 2 MiB blocks wholly inside a large section
 	 * (cc1's .eh_frame: 2.4 MB), not beyond: the rest of the image
 	 * stays unallocated. */
-	hb = (b - a >= PAGES_HUGE) ? (b & ~(uintptr_t)(PAGES_HUGE - 1)) : 0;
 	ha = (a + PAGES_HUGE - 1) & ~(uintptr_t)(PAGES_HUGE - 1);
+	hb = b & ~(uintptr_t)(PAGES_HUGE - 1);
 	if (hb > ha)
 		pages__huge((void *)ha, hb - ha);
 	madvise((void *)a, b - a, MADV_POPULATE_WRITE);

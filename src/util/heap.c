@@ -194,11 +194,34 @@ static void *span_alloc(unsigned int c)
 	return f;
 }
 
-/* Give back the pages of empty span @sp but its header's, and put it on
- * the released pool. Under the lock. */
-static void span_release(struct span *sp)
+/* Ranges heap__trim() gives back in one pages__release() call. */
+struct trim_queue {
+	struct iovec iov[PAGES_BATCH];
+	size_t n;
+};
+
+/* Give back the pages of [@lo, @hi): at once when @q is NULL, else queued
+ * in @q (given back when it is full, or by its owner). Under the lock. */
+static void give_back(struct trim_queue *q, uintptr_t lo, uintptr_t hi)
 {
-	madvise((char *)sp + PAGE, HEAP_SPAN - PAGE, MADV_DONTNEED);
+	if (hi <= lo)
+		return;
+	if (!q) {
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		return;
+	}
+	q->iov[q->n++] = (struct iovec){.iov_base = (void *)lo, .iov_len = hi - lo};
+	if (q->n == PAGES_BATCH) {
+		pages__release(q->iov, q->n);
+		q->n = 0;
+	}
+}
+
+/* Give back the pages of empty span @sp but its header's (through @q, see
+ * give_back()), and put it on the released pool. Under the lock. */
+static void span_release(struct span *sp, struct trim_queue *q)
+{
+	give_back(q, (uintptr_t)sp + PAGE, (uintptr_t)sp + HEAP_SPAN);
 	sp->released = 1;
 	stats.released++;
 	list_add(&pool_released, sp);
@@ -222,30 +245,22 @@ static void span_free(struct hdr *h)
 	stats.free_bytes -= (size_t)(sp->carved - 1) * h->size;
 	list_del(&partial[sp->cls], sp);
 	if (kept + (pool_resident + 1) * HEAP_SPAN > HEAP_KEEP) {
-		span_release(sp);
+		span_release(sp, NULL);
 	} else {
 		pool_resident++;
 		list_add(&pool, sp);
 	}
 }
 
-/* The whole pages of free medium block @h past its list link: [*@lo, *@hi),
- * empty when *@hi <= *@lo. */
-static void release_bounds(const struct hdr *h, uintptr_t *lo, uintptr_t *hi)
+/* Give back the whole pages of free medium block @h past its list link
+ * (through @q, see give_back(); they read as zeros when next touched).
+ * Under the lock. */
+static void release(struct hdr *h, struct trim_queue *q)
 {
-	*lo = ((uintptr_t)(h + 1) + sizeof(struct free_block) + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
-	*hi = ((uintptr_t)(h + 1) + h->size) & ~(uintptr_t)(PAGE - 1);
-}
-
-/* Give back the pages of free medium block @h past its list link (they
- * read as zeros when next touched). Under the lock. */
-static void release(struct hdr *h)
-{
-	uintptr_t lo, hi;
-
-	release_bounds(h, &lo, &hi);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	give_back(q,
+		  ((uintptr_t)(h + 1) + sizeof(struct free_block) + PAGE - 1) &
+			  ~(uintptr_t)(PAGE - 1),
+		  ((uintptr_t)(h + 1) + h->size) & ~(uintptr_t)(PAGE - 1));
 	h->released = 1;
 	stats.released++;
 }
@@ -352,59 +367,34 @@ void free(void *p)
 	stats.free_bytes += h->size;
 	if (h->size >= HEAP_RELEASE_MIN) {
 		if (kept + pool_resident * HEAP_SPAN + h->size > HEAP_KEEP)
-			release(h);
+			release(h, NULL);
 		else
 			kept += h->size;
 	}
 	pthread_mutex_unlock(&lock);
 }
 
-/* Queue range [@lo, @hi) in @iov (*@n used), giving the queue back when
- * full. Under the lock. */
-static void trim_queue(struct iovec *iov, size_t *n, uintptr_t lo, uintptr_t hi)
-{
-	if (hi <= lo)
-		return;
-	iov[*n].iov_base = (void *)lo;
-	iov[*n].iov_len = hi - lo;
-	if (++*n == PAGES_BATCH) {
-		pages__release(iov, *n);
-		*n = 0;
-	}
-}
-
 /* One call for all the ranges (pages__release()): the close of a capture
  * trims a hundred-odd spans and blocks, each madvise() a TLB flush. */
 void heap__trim(void)
 {
-	struct iovec iov[PAGES_BATCH];
+	struct trim_queue q;
 	struct free_block *f;
 	struct span *sp;
 	unsigned int c;
-	size_t n = 0;
 
+	q.n = 0;
 	pthread_mutex_lock(&lock);
 	while ((sp = pool)) {
 		list_del(&pool, sp);
-		trim_queue(iov, &n, (uintptr_t)sp + PAGE, (uintptr_t)sp + HEAP_SPAN);
-		sp->released = 1;
-		stats.released++;
-		list_add(&pool_released, sp);
+		span_release(sp, &q);
 	}
 	pool_resident = 0;
 	for (c = 0; c < HEAP_NCLASSES; c++)
-		for (f = free_list[c]; f; f = f->next) {
-			struct hdr *h = (struct hdr *)f - 1;
-			uintptr_t lo, hi;
-
-			if (h->released)
-				continue;
-			release_bounds(h, &lo, &hi);
-			trim_queue(iov, &n, lo, hi);
-			h->released = 1;
-			stats.released++;
-		}
-	pages__release(iov, n);
+		for (f = free_list[c]; f; f = f->next)
+			if (!((struct hdr *)f - 1)->released)
+				release((struct hdr *)f - 1, &q);
+	pages__release(q.iov, q.n);
 	kept = 0;
 	pthread_mutex_unlock(&lock);
 }

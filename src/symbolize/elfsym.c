@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include "util/array.h"
 #include "util/hex.h"
@@ -41,6 +42,7 @@ struct sym {
 	__u32 name;    /* offset in names */
 	__u32 rank;    /* lower is the preferred name among aliases */
 	bool label;    /* an untyped, unsized code label (e.g. ld.so's _start) */
+	__u32 seq;     /* order read: among equal ranks, the first read names it */
 };
 
 struct seg {
@@ -65,6 +67,8 @@ struct elfsym {
 	__u32 debuglink_crc;
 	char build_id[ELFSYM_BUILD_ID_HEX];
 	char go_build_id[ELFSYM_BUILD_ID_HEX];
+	int src_fd;  /* while parsing: the file, read directly (read_symtab_fd()); else -1 */
+	__u32 nread; /* symbols read, ever (their seq) */
 };
 
 static size_t align4(size_t v)
@@ -267,23 +271,20 @@ static __u32 name_rank(int bind, const char *name, size_t len)
 	return b << 24 | us << 16 | (__u32)len;
 }
 
-static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *name, __u64 sec_end)
+/* Add a symbol whose name (@len bytes, NUL-terminated) is already in
+ * names at @off. 0, -E2BIG (a cap: @e is marked truncated) or -ENOMEM. */
+static int add_sym_at(struct elfsym *e, const GElf_Sym *gs, int bind, size_t off, size_t len,
+		      __u64 sec_end)
 {
-	size_t len = strnlen(name, ELFSYM_MAX_NAME - 1);
 	struct sym *s;
-	size_t off = e->names.len;
 
-	if (e->nsyms == ELFSYM_MAX_SYMBOLS || len + 1 > e->names.max - e->names.len) {
+	if (e->nsyms == ELFSYM_MAX_SYMBOLS || off > UINT32_MAX) {
 		e->truncated = true;
 		return -E2BIG;
 	}
 	if (array__grow((void **)&e->syms, &e->cap, e->nsyms, sizeof(*e->syms), 256,
 			ELFSYM_MAX_SYMBOLS))
 		return -ENOMEM;
-	if (buf__append(&e->names, name, len) || buf__append(&e->names, "", 1)) {
-		e->names.len = off;
-		return -ENOMEM;
-	}
 	array__populate(e->syms, e->nsyms, sizeof(*e->syms), e->cap);
 	s = &e->syms[e->nsyms++];
 	s->start = gs->st_value;
@@ -291,76 +292,223 @@ static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *n
 	s->end = 0;
 	s->sec_end = sec_end;
 	s->name = (__u32)off;
-	s->rank = name_rank(bind, name, len);
+	s->seq = e->nread++;
+	s->rank = name_rank(bind, (const char *)e->names.data + off, len);
 	s->label = GELF_ST_TYPE(gs->st_info) == STT_NOTYPE;
 	if (s->label)
 		s->rank += 1u << 16; /* a function at the same address names it */
 	return 0;
 }
 
-/* Room for all @n entries of a table and its whole string table at once
- * (a failure leaves it to growth): grown by doubling, cc1's 29k symbols
- * and their names were copied, into pages faulted in afresh, ten times
- * over. Untouched room is never resident. */
-static void reserve(Elf *elf, const GElf_Shdr *sh, struct elfsym *e, size_t n)
+/* Add a symbol named @name (copied into names, cut at ELFSYM_MAX_NAME). */
+static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *name, __u64 sec_end)
 {
-	Elf_Scn *str = elf_getscn(elf, sh->sh_link);
-	GElf_Shdr ssh;
+	size_t len = strnlen(name, ELFSYM_MAX_NAME - 1);
+	size_t off = e->names.len;
+	int err;
 
+	if (e->nsyms == ELFSYM_MAX_SYMBOLS || len + 1 > e->names.max - e->names.len) {
+		e->truncated = true;
+		return -E2BIG;
+	}
+	if (buf__append(&e->names, name, len) || buf__append(&e->names, "", 1)) {
+		e->names.len = off;
+		return -ENOMEM;
+	}
+	err = add_sym_at(e, gs, bind, off, len, sec_end);
+	if (err)
+		e->names.len = off;
+	return err;
+}
+
+/* Room for all @n entries of a table at once (a failure leaves it to
+ * growth): grown by doubling, cc1's 29k symbols were copied, into pages
+ * faulted in afresh, ten times over. Untouched room is never resident. */
+static void reserve_syms(struct elfsym *e, size_t n)
+{
 	if (n > 1 && n - 1 <= ELFSYM_MAX_SYMBOLS - e->nsyms)
 		array__grow((void **)&e->syms, &e->cap, e->nsyms + n - 2, sizeof(*e->syms), 256,
 			    ELFSYM_MAX_SYMBOLS);
-	if (str && gelf_getshdr(str, &ssh) && ssh.sh_size <= e->names.max - e->names.len)
-		buf__reserve(&e->names, (size_t)ssh.sh_size);
 }
 
+/* The section a symbol is defined in, remembered across the symbols of a
+ * table (they come grouped by section). */
+struct sec_memo {
+	size_t shndx;
+	__u64 end; /* 0 if unknown */
+	bool exec;
+};
+
+static void sec_lookup(Elf *elf, size_t shndx, struct sec_memo *m)
+{
+	Elf_Scn *sec;
+	GElf_Shdr ssh;
+
+	if (shndx == m->shndx)
+		return;
+	m->shndx = shndx;
+	m->end = 0;
+	m->exec = false;
+	sec = elf_getscn(elf, shndx);
+	if (sec && gelf_getshdr(sec, &ssh)) {
+		if (ssh.sh_addr + ssh.sh_size > ssh.sh_addr)
+			m->end = ssh.sh_addr + ssh.sh_size;
+		m->exec = ssh.sh_flags & SHF_EXECINSTR;
+	}
+}
+
+/* Whether symbol @gs may name code: functions; and untyped unsized labels
+ * in code, which name assembly entry points (ld.so's _start) where no
+ * function covers them (see finish_symbols()). The name is checked by
+ * named_code(). */
+static bool maybe_code(const GElf_Sym *gs)
+{
+	int type = GELF_ST_TYPE(gs->st_info);
+
+	bool code =
+		type == STT_FUNC || type == STT_GNU_IFUNC || (type == STT_NOTYPE && !gs->st_size);
+
+	return code && gs->st_shndx != SHN_UNDEF && gs->st_shndx < SHN_LORESERVE && gs->st_value;
+}
+
+static bool named_code(Elf *elf, const GElf_Sym *gs, const char *name, struct sec_memo *m)
+{
+	bool label = GELF_ST_TYPE(gs->st_info) == STT_NOTYPE;
+
+	if (!*name || (label && (*name == '.' || *name == '$')))
+		return false;
+	sec_lookup(elf, gs->st_shndx, m);
+	return !label || m->exec;
+}
+
+/* pread of exactly @len bytes at @off: 0, or -EIO on a short read. */
+static int pread_exact(int fd, void *dst, size_t len, __u64 off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)dst + done, len - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* Entries read per pread by read_symtab_fd(). */
+#define SYM_WINDOW 1024
+/* The byte order of this host, as e_ident[EI_DATA] says it. */
+#define HOST_ELFDATA (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB)
+
+/* Read the symbol table @sh straight from the file (e->src_fd; ELFCLASS64
+ * in the host's byte order): its string table whole into names, once, and
+ * the entries through a small window. libelf instead reads both into
+ * buffers of its own (each freed at elf_end(): a munmap, a TLB flush on
+ * every CPU the process runs on) and every name is looked up, checked and
+ * copied on its own: cc1's 29k symbols and 1.3 MB of names. A name is used
+ * in place; one longer than ELFSYM_MAX_NAME is cut in a copy of its own (a
+ * string table shares suffixes: the table itself stays as it is).
+ * 0, -EAGAIN (not this way: read it with libelf) or -ENOMEM. */
+static int read_symtab_fd(Elf *elf, const GElf_Shdr *sh, struct elfsym *e)
+{
+	Elf_Scn *str = elf_getscn(elf, sh->sh_link);
+	struct sec_memo memo = {0};
+	const unsigned char *id;
+	Elf64_Sym *win = NULL;
+	GElf_Shdr ssh;
+	size_t i, n, k, got, base;
+	int err = 0;
+
+	if (e->src_fd < 0 || gelf_getclass(elf) != ELFCLASS64 || !str || !gelf_getshdr(str, &ssh) ||
+	    ssh.sh_type != SHT_STRTAB || (ssh.sh_flags | sh->sh_flags) & SHF_COMPRESSED ||
+	    (sh->sh_entsize && sh->sh_entsize != sizeof(Elf64_Sym)) || !ssh.sh_size ||
+	    ssh.sh_size >= e->names.max - e->names.len)
+		return -EAGAIN;
+	id = (const unsigned char *)elf_getident(elf, NULL);
+	if (!id || id[EI_DATA] != HOST_ELFDATA)
+		return -EAGAIN;
+	if (sh->sh_type == SHT_NOBITS)
+		return 0;
+	base = e->names.len;
+	if (buf__reserve(&e->names, (size_t)ssh.sh_size + 1))
+		return -EAGAIN;
+	/* short (a truncated file): libelf says what it finds */
+	if (pread_exact(e->src_fd, e->names.data + base, (size_t)ssh.sh_size, ssh.sh_offset))
+		return -EAGAIN;
+	e->names.data[base + ssh.sh_size] = '\0'; /* every name ends in the table */
+	e->names.len = base + (size_t)ssh.sh_size + 1;
+	win = malloc(SYM_WINDOW * sizeof(*win));
+	if (!win) {
+		e->names.len = base;
+		return -ENOMEM;
+	}
+	n = (size_t)(sh->sh_size / sizeof(Elf64_Sym));
+	reserve_syms(e, n);
+	for (i = 0; i < n && !err; i += got) {
+		got = n - i < SYM_WINDOW ? n - i : SYM_WINDOW;
+		if (pread_exact(e->src_fd, win, got * sizeof(*win),
+				sh->sh_offset + (__u64)i * sizeof(*win)))
+			break; /* truncated: the symbols before it stay */
+		for (k = i ? 0 : 1; k < got && !err; k++) {
+			const GElf_Sym *gs = &win[k];
+			size_t off, len;
+			int bind;
+
+			if (!maybe_code(gs) || gs->st_name >= ssh.sh_size)
+				continue;
+			off = base + gs->st_name;
+			if (!named_code(elf, gs, (const char *)e->names.data + off, &memo))
+				continue;
+			len = strlen((const char *)e->names.data + off);
+			bind = GELF_ST_BIND(gs->st_info);
+			if (len < ELFSYM_MAX_NAME)
+				err = add_sym_at(e, gs, bind, off, len, memo.end);
+			else if (!buf__reserve(&e->names, ELFSYM_MAX_NAME)) /* no move below */
+				err = add_sym(e, gs, bind, (const char *)e->names.data + off,
+					      memo.end);
+		}
+	}
+	free(win);
+	return err == -E2BIG ? 0 : err;
+}
+
+/* The same through libelf (another class or byte order, an image in
+ * memory), copying each name. */
 static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elfsym *e)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data;
+	Elf_Scn *str;
+	GElf_Shdr ssh;
+	struct sec_memo memo = {0};
 	size_t i, n, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	size_t last_shndx = 0;
-	__u64 last_sec_end = 0;
-	bool last_exec = false;
 	int err;
 
+	err = read_symtab_fd(elf, sh, e);
+	if (err != -EAGAIN)
+		return err;
+	data = elf_getdata(scn, NULL);
 	if (!data || !entsize)
 		return 0;
 	n = data->d_size / entsize;
-	reserve(elf, sh, e, n);
+	reserve_syms(e, n);
+	str = elf_getscn(elf, sh->sh_link);
+	if (str && gelf_getshdr(str, &ssh) && ssh.sh_size <= e->names.max - e->names.len)
+		buf__reserve(&e->names, (size_t)ssh.sh_size);
 	for (i = 1; i < n; i++) {
 		GElf_Sym gs;
 		const char *name;
-		int type;
 
 		if (!gelf_getsym(data, (int)i, &gs))
 			break;
-		type = GELF_ST_TYPE(gs.st_info);
-		/* Functions; and untyped unsized labels in code, which name
-		 * assembly entry points (ld.so's _start) where no function
-		 * covers them (see finish_symbols()). */
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC &&
-		     (type != STT_NOTYPE || gs.st_size)) ||
-		    gs.st_shndx == SHN_UNDEF || gs.st_shndx >= SHN_LORESERVE || !gs.st_value)
+		if (!maybe_code(&gs))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, gs.st_name);
-		if (!name || !*name || (type == STT_NOTYPE && (*name == '.' || *name == '$')))
+		if (!name || !named_code(elf, &gs, name, &memo))
 			continue;
-		if (gs.st_shndx != last_shndx) {
-			Elf_Scn *sec = elf_getscn(elf, gs.st_shndx);
-			GElf_Shdr ssh;
-
-			last_shndx = gs.st_shndx;
-			last_sec_end = 0;
-			last_exec = false;
-			if (sec && gelf_getshdr(sec, &ssh)) {
-				if (ssh.sh_addr + ssh.sh_size > ssh.sh_addr)
-					last_sec_end = ssh.sh_addr + ssh.sh_size;
-				last_exec = ssh.sh_flags & SHF_EXECINSTR;
-			}
-		}
-		if (type == STT_NOTYPE && !last_exec)
-			continue;
-		err = add_sym(e, &gs, GELF_ST_BIND(gs.st_info), name, last_sec_end);
+		err = add_sym(e, &gs, GELF_ST_BIND(gs.st_info), name, memo.end);
 		if (err == -E2BIG)
 			return 0;
 		if (err)
@@ -377,7 +525,7 @@ static int cmp_sym(const void *a, const void *b)
 		return x->start < y->start ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* Sort, keep one name per address (the best ranked, with the largest size),
@@ -500,13 +648,16 @@ static struct elfsym *alloc_elfsym(void)
 {
 	struct elfsym *e = calloc(1, sizeof(*e));
 
-	if (e)
+	if (e) {
 		buf__init(&e->names, ELFSYM_MAX_NAMES);
+		e->src_fd = -1;
+	}
 	return e;
 }
 
-/* Parse @elf (may be NULL after a failed elf_begin) and end it. */
-static int parse_and_end(Elf *elf, struct elfsym **out)
+/* Parse @elf (may be NULL after a failed elf_begin) and end it; @fd is
+ * its file (read directly), or -1 for an image in memory. */
+static int parse_and_end(Elf *elf, int fd, struct elfsym **out)
 {
 	struct elfsym *e = NULL;
 	int err;
@@ -519,7 +670,9 @@ static int parse_and_end(Elf *elf, struct elfsym **out)
 		err = -ENOMEM;
 		goto out_end;
 	}
+	e->src_fd = fd;
 	err = parse(elf, e);
+	e->src_fd = -1;
 	if (err) {
 		elfsym__free(e);
 		goto out_end;
@@ -535,7 +688,7 @@ int elfsym__open_fd(int fd, struct elfsym **out)
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	return parse_and_end(elf_begin(fd, ELF_C_READ, NULL), out);
+	return parse_and_end(elf_begin(fd, ELF_C_READ, NULL), fd, out);
 }
 
 int elfsym__open_mem(const void *image, size_t size, struct elfsym **out)
@@ -553,7 +706,7 @@ int elfsym__open_mem(const void *image, size_t size, struct elfsym **out)
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, image, size);
-	err = parse_and_end(elf_memory(copy, size), out);
+	err = parse_and_end(elf_memory(copy, size), -1, out);
 	free(copy);
 	return err;
 }
@@ -790,7 +943,12 @@ static int add_from_fd(struct elfsym *e, int fd, int (*add)(Elf *, struct elfsym
 
 int elfsym__add_debug_fd(struct elfsym *e, int fd)
 {
-	return add_from_fd(e, fd, add_symtab_of, &e->has_symtab);
+	int err;
+
+	e->src_fd = fd;
+	err = add_from_fd(e, fd, add_symtab_of, &e->has_symtab);
+	e->src_fd = -1;
+	return err;
 }
 
 /* Symbols from the xz-compressed ELF image in .gnu_debugdata. */

@@ -1,8 +1,10 @@
 /* test_elfsym.c - ELF symbol lookup, build-id and address conversion on the
  * fixture binaries of fixtures.mk, checked against nm/readelf output. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -373,14 +375,17 @@ TEST(mutated_elf_never_crashes)
 	unsigned int seed = 12345;
 	char path[4200];
 	size_t len = 0, i, j;
-	char *img, *copy;
-	int ok = 0;
+	char *img, *copy, tmpl[] = "/tmp/profcap-elfsym-XXXXXX";
+	int ok = 0, okfd = 0, fd;
 
 	fixture_path(path, sizeof(path), "libfx.so");
 	img = read_whole(path, &len);
 	CHECK(img && len > 1024);
 	copy = malloc(len);
 	CHECK(copy);
+	fd = mkstemp(tmpl);
+	CHECK(fd >= 0);
+	unlink(tmpl);
 	for (i = 0; i < 400; i++) {
 		struct elfsym *e = NULL;
 
@@ -399,10 +404,214 @@ TEST(mutated_elf_never_crashes)
 			elfsym__lookup(e, 0x1109, NULL);
 			elfsym__free(e);
 		}
+		e = NULL;
+		/* the same bytes as a file: the direct read of its tables */
+		if (!ftruncate(fd, 0) && pwrite(fd, copy, len, 0) == (ssize_t)len &&
+		    !elfsym__open_fd(fd, &e)) {
+			okfd++;
+			elfsym__lookup(e, 0x1109, NULL);
+			elfsym__free(e);
+		}
 	}
+	close(fd);
+	CHECK(okfd > 0);
 	free(copy);
 	free(img);
 	CHECK(ok > 0);
+}
+
+/* Every lookup over the loaded range of @path (step @step bytes of file
+ * offset) agrees between the file read directly (elfsym__open_fd: string
+ * table whole, entries by pread) and libelf's reading of the same image in
+ * memory (elfsym__open_mem). 0 when the file is absent. */
+static int compare_paths(const char *path, size_t step, int *failed)
+{
+	struct elfsym *a = NULL, *b = NULL;
+	size_t len = 0, off, checked = 0;
+	int bad = 0;
+	char *img = read_whole(path, &len);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (!img || fd < 0) {
+		free(img);
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	if (elfsym__open_fd(fd, &a) || elfsym__open_mem(img, len, &b)) {
+		printf("  %s: not parsed both ways\n", path);
+		*failed = 1;
+		goto out;
+	}
+	if (elfsym__symbol_count(a) != elfsym__symbol_count(b) ||
+	    elfsym__truncated(a) != elfsym__truncated(b)) {
+		printf("  %s: %zu symbols read directly, %zu through libelf\n", path,
+		       elfsym__symbol_count(a), elfsym__symbol_count(b));
+		*failed = 1;
+	}
+	for (off = 0; off < len && !bad; off += step) {
+		__u64 va, sa = 0, sb = 0;
+		const char *na, *nb;
+
+		if (elfsym__offset_to_vaddr(a, off, &va))
+			continue;
+		na = elfsym__lookup(a, va, &sa);
+		nb = elfsym__lookup(b, va, &sb);
+		checked += !!na;
+		if (!na != !nb || (na && (strcmp(na, nb) || sa != sb))) {
+			printf("  %s: at %llx %s@%llx against %s@%llx\n", path,
+			       (unsigned long long)va, na ? na : "-", (unsigned long long)sa,
+			       nb ? nb : "-", (unsigned long long)sb);
+			bad = 1;
+		}
+	}
+	*failed |= bad;
+	if (!checked) {
+		printf("  %s: no address named\n", path);
+		*failed = 1;
+	}
+out:
+	elfsym__free(a);
+	elfsym__free(b);
+	free(img);
+	close(fd);
+	return 1;
+}
+
+TEST(direct_read_matches_libelf)
+{
+	static const char *const sys[] = {
+		"/usr/lib/x86_64-linux-gnu/libc.so.6",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
+	};
+	char path[4200];
+	const char *fx[] = {"fx_pie", "fx_nopie", "fx_stripped", "libfx.so"};
+	size_t i;
+	int failed = 0, n = 0;
+
+	for (i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		fixture_path(path, sizeof(path), fx[i]);
+		n += compare_paths(path, 1, &failed);
+	}
+	CHECK(n == 4);
+	for (i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+		compare_paths(sys[i], 61, &failed); /* where installed */
+	CHECK(!failed);
+}
+
+/* A hand-made ELF64 file: .text, .symtab, .strtab, .shstrtab; two
+ * functions whose names share a string-table tail, the first longer than
+ * ELFSYM_MAX_NAME. Returns its size. */
+static size_t make_long_name_elf(unsigned char *img, size_t cap, size_t longlen)
+{
+	static const char shstr[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
+	const size_t text_off = 0x1000, text_size = 0x100;
+	size_t str_off = text_off + text_size, str_size = 1 + longlen + 1;
+	size_t sym_off, shstr_off, sh_off, total;
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	Elf64_Sym *sym;
+	Elf64_Shdr *sh;
+
+	sym_off = (str_off + str_size + 7) & ~(size_t)7;
+	shstr_off = sym_off + 3 * sizeof(Elf64_Sym);
+	sh_off = (shstr_off + sizeof(shstr) + 7) & ~(size_t)7;
+	total = sh_off + 5 * sizeof(Elf64_Shdr);
+	if (total > cap)
+		return 0;
+	memset(img, 0, total);
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_shoff = sh_off;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 5;
+	eh->e_shstrndx = 4;
+	ph->p_type = PT_LOAD;
+	ph->p_flags = PF_R | PF_X;
+	ph->p_offset = 0;
+	ph->p_vaddr = 0;
+	ph->p_filesz = ph->p_memsz = text_off + text_size;
+	ph->p_align = 0x1000;
+	/* strtab: "\0" then 'a' x (longlen - 3) + "tail" minus one, NUL */
+	memset(img + str_off + 1, 'a', longlen);
+	memcpy(img + str_off + 1 + longlen - 4, "tail", 4);
+	sym = (Elf64_Sym *)(img + sym_off);
+	sym[1].st_name = 1; /* the long name */
+	sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	sym[1].st_shndx = 1;
+	sym[1].st_value = text_off;
+	sym[1].st_size = 0x40;
+	sym[2].st_name = (Elf64_Word)(1 + longlen - 4); /* "tail": its last 4 bytes */
+	sym[2].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	sym[2].st_shndx = 1;
+	sym[2].st_value = text_off + 0x40;
+	sym[2].st_size = 0x40;
+	memcpy(img + shstr_off, shstr, sizeof(shstr));
+	sh = (Elf64_Shdr *)(img + sh_off);
+	sh[1] = (Elf64_Shdr){.sh_name = 1,
+			     .sh_type = SHT_PROGBITS,
+			     .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			     .sh_addr = text_off,
+			     .sh_offset = text_off,
+			     .sh_size = text_size,
+			     .sh_addralign = 16};
+	sh[2] = (Elf64_Shdr){.sh_name = 7,
+			     .sh_type = SHT_SYMTAB,
+			     .sh_offset = sym_off,
+			     .sh_size = 3 * sizeof(Elf64_Sym),
+			     .sh_link = 3,
+			     .sh_info = 1,
+			     .sh_addralign = 8,
+			     .sh_entsize = sizeof(Elf64_Sym)};
+	sh[3] = (Elf64_Shdr){.sh_name = 15,
+			     .sh_type = SHT_STRTAB,
+			     .sh_offset = str_off,
+			     .sh_size = str_size,
+			     .sh_addralign = 1};
+	sh[4] = (Elf64_Shdr){.sh_name = 23,
+			     .sh_type = SHT_STRTAB,
+			     .sh_offset = shstr_off,
+			     .sh_size = sizeof(shstr),
+			     .sh_addralign = 1};
+	return total;
+}
+
+TEST(long_name_cut_shared_tail_kept)
+{
+	static unsigned char img[3 * ELFSYM_MAX_NAME + 0x2000];
+	char tmpl[] = "/tmp/profcap-elfsym-XXXXXX";
+	size_t len = make_long_name_elf(img, sizeof(img), 2 * ELFSYM_MAX_NAME);
+	struct elfsym *e[2] = {NULL, NULL};
+	int fd, i;
+
+	CHECK(len > 0);
+	fd = mkstemp(tmpl);
+	CHECK(fd >= 0);
+	unlink(tmpl);
+	CHECK(write(fd, img, len) == (ssize_t)len);
+	CHECK(elfsym__open_fd(fd, &e[0]) == 0);
+	CHECK(elfsym__open_mem(img, len, &e[1]) == 0);
+	close(fd);
+	for (i = 0; i < 2; i++) {
+		const char *name = elfsym__lookup(e[i], 0x1010, NULL);
+
+		CHECK(name && strlen(name) == ELFSYM_MAX_NAME - 1 && name[0] == 'a' &&
+		      name[ELFSYM_MAX_NAME - 2] == 'a');
+		name = elfsym__lookup(e[i], 0x1050, NULL);
+		CHECK(name && !strcmp(name, "tail"));
+		CHECK(elfsym__symbol_count(e[i]) == 2);
+		elfsym__free(e[i]);
+	}
 }
 
 TEST(raw_notes)
@@ -455,6 +664,8 @@ int main(void)
 	RUN(shared_library);
 	RUN(stripped_uses_dynsym);
 	RUN(garbage_and_truncated_files);
+	RUN(direct_read_matches_libelf);
+	RUN(long_name_cut_shared_tail_kept);
 	RUN(mutated_elf_never_crashes);
 	RUN(raw_notes);
 	RUN(self_vdso);

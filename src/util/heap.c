@@ -145,6 +145,56 @@ static void list_add(struct span **head, struct span *sp)
 	*head = sp;
 }
 
+/* Ranges whose pages go back, queued: given back together (one
+ * pages__release(), one TLB flush) when PAGES_BATCH of them or
+ * HEAP_PENDING bytes are queued, and at heap__trim(). One at a time, a
+ * 64 KiB span cost a madvise() and a flush of its 16 pages one by one:
+ * 60 us on this VM, twice that with a thread on another CPU. A range is
+ * taken off the queue when its block or span is handed out again first. */
+static struct {
+	struct iovec iov[PAGES_BATCH];
+	size_t n;
+	size_t bytes;
+} pending;
+
+static void flush_pending(void)
+{
+	pages__release(pending.iov, pending.n);
+	pending.n = 0;
+	pending.bytes = 0;
+}
+
+/* Queue the pages of [@lo, @hi) to be given back. Under the lock. */
+static void give_back(uintptr_t lo, uintptr_t hi)
+{
+	if (hi <= lo)
+		return;
+	pending.iov[pending.n++] = (struct iovec){.iov_base = (void *)lo, .iov_len = hi - lo};
+	pending.bytes += hi - lo;
+	if (pending.n == PAGES_BATCH || pending.bytes >= HEAP_PENDING)
+		flush_pending();
+}
+
+/* The range starting at @lo is in use again: off the queue if still on
+ * it (its pages were not given back yet). Under the lock. */
+static void take_back(uintptr_t lo)
+{
+	size_t i;
+
+	for (i = 0; i < pending.n; i++)
+		if ((uintptr_t)pending.iov[i].iov_base == lo) {
+			pending.bytes -= pending.iov[i].iov_len;
+			pending.iov[i] = pending.iov[--pending.n];
+			return;
+		}
+}
+
+/* The pages of empty span @sp a release gives back: all but its header's. */
+static uintptr_t span_pages(const struct span *sp)
+{
+	return (uintptr_t)sp + PAGE;
+}
+
 /* A span for class @c, from the pool or new. Under the lock. */
 static struct span *new_span(unsigned int c)
 {
@@ -155,6 +205,7 @@ static struct span *new_span(unsigned int c)
 		pool_resident--;
 	} else if ((sp = pool_released)) {
 		list_del(&pool_released, sp);
+		take_back(span_pages(sp));
 	} else {
 		sp = (struct span *)carve(HEAP_SPAN, HEAP_SPAN);
 		if (!sp)
@@ -194,34 +245,11 @@ static void *span_alloc(unsigned int c)
 	return f;
 }
 
-/* Ranges heap__trim() gives back in one pages__release() call. */
-struct trim_queue {
-	struct iovec iov[PAGES_BATCH];
-	size_t n;
-};
-
-/* Give back the pages of [@lo, @hi): at once when @q is NULL, else queued
- * in @q (given back when it is full, or by its owner). Under the lock. */
-static void give_back(struct trim_queue *q, uintptr_t lo, uintptr_t hi)
+/* Give back the pages of empty span @sp (queued, see give_back()) and put
+ * it on the released pool. Under the lock. */
+static void span_release(struct span *sp)
 {
-	if (hi <= lo)
-		return;
-	if (!q) {
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-		return;
-	}
-	q->iov[q->n++] = (struct iovec){.iov_base = (void *)lo, .iov_len = hi - lo};
-	if (q->n == PAGES_BATCH) {
-		pages__release(q->iov, q->n);
-		q->n = 0;
-	}
-}
-
-/* Give back the pages of empty span @sp but its header's (through @q, see
- * give_back()), and put it on the released pool. Under the lock. */
-static void span_release(struct span *sp, struct trim_queue *q)
-{
-	give_back(q, (uintptr_t)sp + PAGE, (uintptr_t)sp + HEAP_SPAN);
+	give_back(span_pages(sp), (uintptr_t)sp + HEAP_SPAN);
 	sp->released = 1;
 	stats.released++;
 	list_add(&pool_released, sp);
@@ -245,22 +273,24 @@ static void span_free(struct hdr *h)
 	stats.free_bytes -= (size_t)(sp->carved - 1) * h->size;
 	list_del(&partial[sp->cls], sp);
 	if (kept + (pool_resident + 1) * HEAP_SPAN > HEAP_KEEP) {
-		span_release(sp, NULL);
+		span_release(sp);
 	} else {
 		pool_resident++;
 		list_add(&pool, sp);
 	}
 }
 
-/* Give back the whole pages of free medium block @h past its list link
- * (through @q, see give_back(); they read as zeros when next touched).
- * Under the lock. */
-static void release(struct hdr *h, struct trim_queue *q)
+/* The whole pages of free medium block @h past its list link. */
+static uintptr_t block_pages(const struct hdr *h)
 {
-	give_back(q,
-		  ((uintptr_t)(h + 1) + sizeof(struct free_block) + PAGE - 1) &
-			  ~(uintptr_t)(PAGE - 1),
-		  ((uintptr_t)(h + 1) + h->size) & ~(uintptr_t)(PAGE - 1));
+	return ((uintptr_t)(h + 1) + sizeof(struct free_block) + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+}
+
+/* Give back those pages (queued, see give_back(); they read as zeros when
+ * next touched). Under the lock. */
+static void release(struct hdr *h)
+{
+	give_back(block_pages(h), ((uintptr_t)(h + 1) + h->size) & ~(uintptr_t)(PAGE - 1));
 	h->released = 1;
 	stats.released++;
 }
@@ -281,6 +311,8 @@ static void *small_alloc(unsigned int c)
 		stats.free_bytes -= h->size;
 		if (h->size >= HEAP_RELEASE_MIN && !h->released)
 			kept -= h->size;
+		if (h->released)
+			take_back(block_pages(h));
 		h->released = 0;
 		return f;
 	}
@@ -367,7 +399,7 @@ void free(void *p)
 	stats.free_bytes += h->size;
 	if (h->size >= HEAP_RELEASE_MIN) {
 		if (kept + pool_resident * HEAP_SPAN + h->size > HEAP_KEEP)
-			release(h, NULL);
+			release(h);
 		else
 			kept += h->size;
 	}
@@ -378,23 +410,21 @@ void free(void *p)
  * trims a hundred-odd spans and blocks, each madvise() a TLB flush. */
 void heap__trim(void)
 {
-	struct trim_queue q;
 	struct free_block *f;
 	struct span *sp;
 	unsigned int c;
 
-	q.n = 0;
 	pthread_mutex_lock(&lock);
 	while ((sp = pool)) {
 		list_del(&pool, sp);
-		span_release(sp, &q);
+		span_release(sp);
 	}
 	pool_resident = 0;
 	for (c = 0; c < HEAP_NCLASSES; c++)
 		for (f = free_list[c]; f; f = f->next)
 			if (!((struct hdr *)f - 1)->released)
-				release((struct hdr *)f - 1, &q);
-	pages__release(q.iov, q.n);
+				release((struct hdr *)f - 1);
+	flush_pending();
 	kept = 0;
 	pthread_mutex_unlock(&lock);
 }

@@ -18,7 +18,8 @@
  * of one class (an empty span serves any class next), larger ones as
  * blocks kept on their class's free list. Up to HEAP_KEEP bytes of empty
  * spans and free blocks of HEAP_RELEASE_MIN or more stay resident; past
- * that their pages go back (madvise), as all of them do at heap__trim().
+ * that their pages go back (madvise), in batches of up to HEAP_PENDING
+ * bytes, as all of them do at heap__trim().
  * Larger requests are mappings of their own (munmap at free, mremap at
  * realloc). One lock; held across fork().
  */
@@ -37,6 +38,10 @@
  * one go back to the kernel (it stays usable: its pages read as zeros). */
 #define HEAP_RELEASE_MIN (16u << 10)
 #define HEAP_KEEP (2u << 20)
+/* Pages to give back are queued up to this many bytes (or PAGES_BATCH
+ * ranges), then given back in one call: resident a while longer, at most
+ * this much. */
+#define HEAP_PENDING (2u << 20)
 /* Blocks mapped on their own of this size or more get transparent huge
  * pages (pages__huge()): a table of megabytes (cc1's CFI rows: 8 MB) is
  * written whole, and a 4 KiB fault each costs ~5 us in a VM. What is

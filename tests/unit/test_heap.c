@@ -196,6 +196,52 @@ TEST(trim_gives_back_and_keeps_blocks_usable)
 	heap__trim();
 }
 
+/* Past HEAP_KEEP, freed blocks and spans are queued to be given back in
+ * one batch; one handed out again before the batch goes must come off the
+ * queue, or the batch zeroes memory in use. */
+TEST(queued_release_spares_reused_memory)
+{
+	enum { NB = 120, NS = 1200 }; /* 3.8 MB of medium blocks; 75 spans of 4 KiB objects */
+	struct heap_stats before, after;
+	unsigned char *b[NB], *o[NS];
+	int i, bad = 0;
+	size_t k;
+
+	heap__trim();
+	heap__stats(&before);
+	for (i = 0; i < NB; i++)
+		CHECK((b[i] = malloc(32000)));
+	for (i = 0; i < NS; i++)
+		CHECK((o[i] = malloc(4000)));
+	for (i = 0; i < NB; i++)
+		free(b[i]);
+	for (i = 0; i < NS; i++)
+		free(o[i]);
+	heap__stats(&after);
+	CHECK(after.released > before.released); /* some went past HEAP_KEEP */
+	for (i = 0; i < NB; i++) {
+		CHECK((b[i] = malloc(32000)));
+		memset(b[i], 0x5a, 32000);
+	}
+	for (i = 0; i < NS; i++) {
+		CHECK((o[i] = malloc(4000)));
+		memset(o[i], 0xa5, 4000);
+	}
+	heap__trim(); /* gives back whatever is still queued */
+	for (i = 0; i < NB; i++)
+		for (k = 0; k < 32000; k += 97)
+			bad += b[i][k] != 0x5a;
+	for (i = 0; i < NS; i++)
+		for (k = 0; k < 4000; k += 97)
+			bad += o[i][k] != 0xa5;
+	CHECK_EQ_U64(bad, 0);
+	for (i = 0; i < NB; i++)
+		free(b[i]);
+	for (i = 0; i < NS; i++)
+		free(o[i]);
+	heap__trim();
+}
+
 static void *churn(void *arg)
 {
 	uintptr_t seed = (uintptr_t)arg;
@@ -245,6 +291,7 @@ int main(void)
 	RUN(realloc_keeps_contents);
 	RUN(aligned_blocks);
 	RUN(trim_gives_back_and_keeps_blocks_usable);
+	RUN(queued_release_spares_reused_memory);
 	RUN(threads);
 	return TEST_DONE();
 }

@@ -86,7 +86,8 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 	if (us->late_sent || us->late_lost)
 		pr_debug("late walking: %llu samples sent (%llu not: ring full), %llu completed, "
 			 "%llu partial (%llu without tables; walks ended: %llu no mapping, %llu no row, "
-			 "%llu outside the copy, %llu depth), %llu dropped",
+			 "%llu outside the copy, %llu depth), %llu dropped; maps read %llu times, "
+			 "%llu from the notice's snapshot",
 			 (unsigned long long)us->late_sent, (unsigned long long)us->late_lost,
 			 (unsigned long long)us->late_complete, (unsigned long long)us->late_partial,
 			 (unsigned long long)us->late_no_tables,
@@ -94,7 +95,8 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 			 (unsigned long long)us->late_ends[STACKWALK_NO_ROW],
 			 (unsigned long long)us->late_ends[STACKWALK_READ],
 			 (unsigned long long)us->late_ends[STACKWALK_DEPTH],
-			 (unsigned long long)us->late_dropped);
+			 (unsigned long long)us->late_dropped, (unsigned long long)us->late_maps_read,
+			 (unsigned long long)us->late_maps_offered);
 }
 
 static void summary_off_cpu(const struct status_window *w)

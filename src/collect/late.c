@@ -31,9 +31,6 @@ struct late_snap {
 	struct late_vma v[];
 };
 
-/* Samples of one process (same thread name: not across an exec) arriving
- * within this share one read of its maps. */
-#define LATE_SNAP_SHARE_NS 2000000ull
 
 struct late_item {
 	__u64 received_ns;
@@ -102,22 +99,17 @@ static void snap_put(struct late_snap *sn)
 		free(sn);
 }
 
-/* The executable file mappings of @tgid now, NULL when it is gone. */
-static struct late_snap *snap_read(struct late *l, __u32 tgid, const __u64 *comm, __u64 now_ns)
+/* The executable file mappings of @pm, read at @at_ns for a sample of
+ * thread name @comm of @tgid; NULL without memory. */
+static struct late_snap *snap_of(const struct procmaps *pm, __u32 tgid, const __u64 *comm,
+				 __u64 at_ns)
 {
-	struct procmaps *pm = NULL;
-	struct late_snap *sn = NULL;
-	char path[64];
-	size_t i, n;
+	size_t i, n = procmaps__count(pm);
+	struct late_snap *sn = malloc(sizeof(*sn) + n * sizeof(sn->v[0]));
 
-	snprintf(path, sizeof(path), "%s/%u/maps", l->proc_root, tgid);
-	if (procmaps__read(path, &pm))
-		return NULL;
-	n = procmaps__count(pm);
-	sn = malloc(sizeof(*sn) + n * sizeof(sn->v[0]));
 	if (!sn)
-		goto out;
-	*sn = (struct late_snap){.refs = 1, .tgid = tgid, .at_ns = now_ns};
+		return NULL;
+	*sn = (struct late_snap){.refs = 1, .tgid = tgid, .at_ns = at_ns};
 	memcpy(sn->comm, comm, sizeof(sn->comm));
 	for (i = 0; i < n; i++) {
 		const struct procmaps_entry *e = procmaps__entry(pm, i);
@@ -131,9 +123,42 @@ static struct late_snap *snap_read(struct late *l, __u32 tgid, const __u64 *comm
 			.key = {.dev = (__u64)e->dev_major << 20 | e->dev_minor, .ino = e->inode},
 		};
 	}
-out:
+	return sn;
+}
+
+/* The executable file mappings of @tgid now, NULL when it is gone. */
+static struct late_snap *snap_read(struct late *l, __u32 tgid, const __u64 *comm, __u64 now_ns)
+{
+	struct procmaps *pm = NULL;
+	struct late_snap *sn;
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/%u/maps", l->proc_root, tgid);
+	l->st.maps_read++;
+	if (procmaps__read(path, &pm))
+		return NULL;
+	sn = snap_of(pm, tgid, comm, now_ns);
 	procmaps__free(pm);
 	return sn;
+}
+
+void late__offer_maps(struct late *l, __u32 tgid, const char *comm, const struct procmaps *pm,
+		      __u64 at_ns)
+{
+	__u64 c[2] = {0, 0};
+	struct late_snap *sn;
+
+	if (!l || !pm)
+		return;
+	strncpy((char *)c, comm, sizeof(c) - 1); /* as the kernel pads a task name */
+	sn = snap_of(pm, tgid, c, at_ns);
+	if (!sn)
+		return;
+	pthread_mutex_lock(&l->mu);
+	snap_put(l->last);
+	l->last = sn;
+	l->st.maps_offered++;
+	pthread_mutex_unlock(&l->mu);
 }
 
 static void rows_unmap(struct late *l)
@@ -278,11 +303,31 @@ static int load_maps(struct late *l, __u32 tgid)
 	return 0;
 }
 
+/* At the end of a flush: unmap the rows of tables no longer in their slot
+ * (the builder dropped or replaced them: a mapping would keep their memory
+ * from the kernel); the others stay mapped for the next pushes and flushes
+ * (an munmap is a TLB flush on every CPU the process runs on: ~0.1 ms in a
+ * VM, and a 5 s capture of a compile loop unmapped some 30). */
+static void rows_prune(struct late *l)
+{
+	__u32 i, kept = 0, id;
+
+	for (i = 0; i < l->nrows; i++) {
+		struct late_rows *r = &l->rows[i];
+
+		if (r->len && (bpf_map_lookup_elem(l->t->files, &r->slot, &id) || id != r->id))
+			munmap((void *)r->rows, r->len);
+		else if (r->len)
+			l->rows[kept++] = *r;
+	}
+	l->nrows = kept;
+}
+
 /* The rows of file table @slot (@nrows of them), mapped read-only; NULL
- * when it cannot be. Mappings stay from one push to the next (an munmap
- * each cost a TLB shootdown on every CPU) until the end of a flush; the
- * first use of one in a round (a push, a flush) checks that @slot still
- * holds the same map (the builder may have given it to another file). */
+ * when it cannot be. Mappings stay across pushes and flushes while their
+ * slot holds the same table (rows_prune()); the first use of one in a
+ * round (a push, a flush) checks that @slot still holds the same map (the
+ * builder may have given it to another file). */
 static const __u64 *slot_rows(struct late *l, __u32 slot, __u32 nrows)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -506,7 +551,7 @@ int late__flush(struct late *l, const struct late_tables *t, __u64 now_ns, bool 
 		ready[n++] = *it;
 	}
 	l->n = kept;
-	rows_unmap(l);
+	rows_prune(l);
 	l->t = NULL;
 	pthread_mutex_unlock(&l->mu);
 	/* Outside it: the caller's work (symbolization) does not hold up the

@@ -30,6 +30,11 @@
 /* How long a sample waits for its process's tables before it is emitted
  * partial. */
 #define LATE_WAIT_NS 2000000000ull
+/* Samples of one process (same thread name: not across an exec) arriving
+ * within this share one read of its maps. */
+#define LATE_SNAP_SHARE_NS 2000000ull
+
+struct procmaps;
 
 /* The table maps (fds, borrowed): unwind_procs, unwind_maps, unwind_files,
  * unwind_file_idx. */
@@ -44,6 +49,8 @@ struct late_stats {
 	__u64 no_tables;		 /* ... its process had no tables in time */
 	__u64 ends[STACKWALK_DEPTH + 1]; /* ... the walk ended so (stackwalk_end) */
 	__u64 dropped;			 /* queue full, malformed */
+	__u64 maps_read;		 /* process maps read for arriving samples */
+	__u64 maps_offered;		 /* ... and offered (late__offer_maps()) */
 };
 
 struct late;
@@ -64,6 +71,13 @@ void late__free(struct late *l);
  * counted as dropped). */
 int late__push(struct late *l, const struct late_tables *t, const void *data, size_t len,
 	       __u64 now_ns);
+
+/* The maps of process @tgid (main thread name @comm) just read elsewhere
+ * at @at_ns (borrowed; copied): a sample of it pushed within the next
+ * LATE_SNAP_SHARE_NS with that thread name uses them instead of reading
+ * its maps again. Accepts a NULL @l or @pm (nothing done). */
+void late__offer_maps(struct late *l, __u32 tgid, const char *comm, const struct procmaps *pm,
+		      __u64 at_ns);
 
 /* Samples waiting. */
 size_t late__pending(struct late *l);

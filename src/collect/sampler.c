@@ -403,7 +403,7 @@ static int late_open(struct sampler *s)
 		pr_warn("late walking is off: cannot poll its ring buffer: %s", strerror(errno));
 		return 0;
 	}
-	s->late_on = true;
+	__atomic_store_n(&s->late_on, true, __ATOMIC_RELEASE); /* read by the notice thread */
 	return 0;
 }
 
@@ -450,6 +450,9 @@ static int on_event(void *ctx, void *data, size_t len)
 	 * in sampler__poll(), and its tables are built by the builder. */
 	if (procsnap__read("/proc", (int)e->tgid, &snap))
 		snap = NULL;
+	else if (__atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE))
+		/* its first samples' late walks need these maps too */
+		late__offer_maps(s->late, e->tgid, snap->comm, snap->maps, snap->at_ns);
 	if (s->unwind) /* queued until the builder starts, when it has not yet */
 		enqueue_snap(s, e->tgid, snap);
 	notice(s, e->tgid, snap);
@@ -471,6 +474,10 @@ static void *notice_main(void *arg)
 		for (i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
 				goto out; /* nquit */
+			/* New processes before late walks: a process's first
+			 * sample sends both, and its snapshot serves both. */
+			if (evs[i].data.ptr == s->lrb)
+				ring_buffer__consume(s->rb);
 			ring_buffer__consume(evs[i].data.ptr);
 		}
 	}
@@ -1001,6 +1008,8 @@ bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats 
 		st->late_complete = ls.complete;
 		st->late_partial = ls.partial;
 		st->late_dropped = ls.dropped;
+		st->late_maps_read = ls.maps_read;
+		st->late_maps_offered = ls.maps_offered;
 		st->late_no_tables = ls.no_tables;
 		memcpy(st->late_ends, ls.ends, sizeof(st->late_ends));
 		st->complete += ls.complete;

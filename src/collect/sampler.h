@@ -235,6 +235,8 @@ struct sampler_unwind_stats {
 	__u64 late_complete; /* ... walked to the outermost frame here */
 	__u64 late_partial;  /* ... emitted partial (no tables in time, walk stopped) */
 	__u64 late_dropped;  /* ... lost: queue full */
+	__u64 late_maps_read;	 /* process maps read for them */
+	__u64 late_maps_offered; /* ... and taken from the notice's snapshot */
 	__u64 late_no_tables; /* ... partial because the process had no tables in time */
 	__u64 late_ends[5];  /* ... partial walks by how they ended (collect/stackwalk.h) */
 };

@@ -294,6 +294,18 @@ static __u64 now_ns(const struct symbolizer *s)
 	return s->clock->now_ns(s->clock->ctx);
 }
 
+/* The snapshot of @pid handed to symbolizer__add_process_snap(), when it
+ * was read within SYMBOLIZER_SNAP_FRESH_NS: reading /proc again would
+ * say the same. NULL otherwise. */
+static const struct procsnap *fresh_snap(const struct symbolizer *s, int pid)
+{
+	const struct procsnap *snap = s->snap;
+
+	if (!snap || snap->pid != pid || clock__mono_ns() - snap->at_ns > SYMBOLIZER_SNAP_FRESH_NS)
+		return NULL;
+	return snap;
+}
+
 /* Read raw ELF notes at @path and extract a build-id as a new string, or NULL. */
 static char *read_notes_build_id(const char *path)
 {
@@ -1248,7 +1260,13 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
-	err = procmaps__read(path, &pm);
+	if (fresh_snap(s, p->pid) && s->snap->maps) {
+		pm = s->snap->maps; /* borrowed: just read */
+		err = 0;
+		s->st.snapshots_fresh++;
+	} else {
+		err = procmaps__read(path, &pm);
+	}
 	if (err && s->snap && s->snap->pid == p->pid && s->snap->maps) {
 		pm = s->snap->maps; /* borrowed: gone since its snapshot */
 		err = 0;
@@ -1329,10 +1347,11 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 	size_t i;
 
 	const struct procsnap *snap = s->snap && s->snap->pid == p->pid ? s->snap : NULL;
+	const struct procsnap *fresh = fresh_snap(s, p->pid);
 
 	snprintf(path, sizeof(path), "%s/%d/exe", s->proc_root, p->pid);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0 && snap && snap->exe) /* gone: from its snapshot */
+	n = fresh && fresh->exe ? -1 : readlink(path, target, sizeof(target) - 1);
+	if (n <= 0 && snap && snap->exe) /* gone, or just read: from its snapshot */
 		n = (ssize_t)snprintf(target, sizeof(target), "%s", snap->exe);
 	if (n > 0 && (size_t)n < sizeof(target)) {
 		target[n] = '\0';
@@ -1358,7 +1377,7 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 	if (!cmd)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/%d/cmdline", s->proc_root, p->pid);
-	n = fdio__read_file(path, cmd, SYMBOLIZER_MAX_CMDLINE);
+	n = fresh && fresh->cmdline_len ? -1 : fdio__read_file(path, cmd, SYMBOLIZER_MAX_CMDLINE);
 	if (n <= 0 && snap && snap->cmdline_len) {
 		n = (ssize_t)(snap->cmdline_len < SYMBOLIZER_MAX_CMDLINE ? snap->cmdline_len
 									: SYMBOLIZER_MAX_CMDLINE);
@@ -1414,9 +1433,9 @@ static int reload_after_exec(struct symbolizer *s, struct sym_proc *p)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%d/exe", s->proc_root, p->pid);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0 && s->snap && s->snap->pid == p->pid && s->snap->exe)
-		n = (ssize_t)snprintf(target, sizeof(target), "%s", s->snap->exe); /* gone since */
+	n = fresh_snap(s, p->pid) && s->snap->exe ? -1 : readlink(path, target, sizeof(target) - 1);
+	if (n <= 0 && s->snap && s->snap->pid == p->pid && s->snap->exe) /* gone, or just read */
+		n = (ssize_t)snprintf(target, sizeof(target), "%s", s->snap->exe);
 	if (n <= 0 || (size_t)n >= sizeof(target))
 		return 0; /* gone, or not ours to read: keep what we have */
 	target[n] = '\0';

@@ -37,6 +37,10 @@
 #define SYMBOLIZER_MAX_CMDLINE 4096
 /* A resolve that misses every mapping re-reads maps at most this often. */
 #define SYMBOLIZER_REFRESH_NS 1000000000ull
+/* A snapshot (symbolizer__add_process_snap()) read this recently stands
+ * for /proc: its maps, executable and command line are not read again
+ * (the sampler's builder uses it alike). */
+#define SYMBOLIZER_SNAP_FRESH_NS 2000000ull
 /* A parsed file no process maps is freed after this long unused. */
 #define SYMBOLIZER_FILE_GRACE_NS 30000000000ull
 /* A JIT address its perf map does not name re-reads the map (only what was
@@ -63,6 +67,7 @@ struct symbolizer_stats {
 	__u64 maps_refreshes;	 /* maps re-reads of known processes */
 	__u64 execs;		 /* ... that found another program (exec): described again */
 	__u64 snapshots_used;	 /* processes gone, described from their early snapshot */
+	__u64 snapshots_fresh;	 /* processes described from a snapshot just read */
 	__u64 elf_files_evicted; /* parsed files freed: no known process maps them */
 	__u64 perfmaps;		 /* processes with a perf map found */
 	__u64 perfmap_reads;	 /* perf map reads (each reads only new lines) */
@@ -131,9 +136,10 @@ struct procsnap;
 
 /* symbolizer__add_process() with the process's early snapshot @snap
  * (proc/procsnap.h; borrowed for the call, may be NULL): where /proc no
- * longer answers (the process exited after its snapshot), its mappings,
- * executable, name and command line come from @snap, and its files are
- * opened by path on the host when they are the very files it mapped. */
+ * longer answers (the process exited after its snapshot), or when @snap is
+ * younger than SYMBOLIZER_SNAP_FRESH_NS, its mappings, executable, name
+ * and command line come from @snap, and its files are opened by path on
+ * the host when they are the very files it mapped. */
 int symbolizer__add_process_snap(struct symbolizer *s, int pid, const struct procsnap *snap);
 
 /* Drop process @pid and its mapping descs (their pointers become invalid;

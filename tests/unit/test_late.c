@@ -10,6 +10,7 @@
 
 #include "cpu_sampler.h"
 #include "collect/late.h"
+#include "proc/procmaps.h"
 #include "test.h"
 
 static struct sampler_record got[8];
@@ -105,6 +106,52 @@ TEST(waits_then_emits_what_it_has)
 	late__free(l);
 }
 
+/* Maps offered by the notice's snapshot serve the process's next samples
+ * (same thread name, within LATE_SNAP_SHARE_NS): no read of its maps
+ * (under a root where none exists, a read would find nothing). Another
+ * name (an exec since) or an older offer reads them. */
+TEST(offered_maps_spare_a_read)
+{
+	static const char text[] =
+		"00400000-00452000 r-xp 00000000 08:01 1234 /usr/bin/worker\n"
+		"7f0000000000-7f0000100000 r-xp 00000000 08:01 99 /usr/lib/libc.so.6\n";
+	struct late_tables t = {.procs = -1, .maps = -1, .files = -1, .file_idx = -1};
+	struct late *l = late__new("/nonexistent");
+	struct procmaps *pm = NULL;
+	struct late_sample *ls;
+	struct late_stats st;
+	size_t len;
+
+	CHECK(l);
+	CHECK(!procmaps__parse(text, sizeof(text) - 1, &pm));
+	ls = sample(77, &len);
+	late__offer_maps(l, 77, "worker", pm, 1000);
+	late__offer_maps(NULL, 77, "worker", pm, 1000); /* nothing */
+	late__offer_maps(l, 77, "worker", NULL, 1000);	/* nothing */
+	CHECK_EQ_U64(late__push(l, NULL, ls, len, 1000 + LATE_SNAP_SHARE_NS / 2), 0);
+	CHECK_EQ_U64(late__push(l, NULL, ls, len, 1000 + LATE_SNAP_SHARE_NS), 0);
+	late__stats(l, &st);
+	CHECK_EQ_U64(st.maps_offered, 1);
+	CHECK_EQ_U64(st.maps_read, 0);
+	/* exec'd since: another name */
+	late__offer_maps(l, 77, "bash", pm, 5000);
+	CHECK_EQ_U64(late__push(l, NULL, ls, len, 5000), 0);
+	late__stats(l, &st);
+	CHECK_EQ_U64(st.maps_read, 1);
+	/* too old */
+	late__offer_maps(l, 77, "worker", pm, 9000);
+	CHECK_EQ_U64(late__push(l, NULL, ls, len, 9000 + 2 * LATE_SNAP_SHARE_NS), 0);
+	late__stats(l, &st);
+	CHECK_EQ_U64(st.maps_read, 2);
+	CHECK_EQ_U64(st.maps_offered, 3);
+	ngot = 0;
+	CHECK_EQ_U64(late__flush(l, &t, 0, true, collect, NULL), 0);
+	CHECK_EQ_U64(ngot, 4);
+	free(ls);
+	procmaps__free(pm);
+	late__free(l);
+}
+
 /* At the end of a capture nothing waits; the queue has a cap. */
 TEST(final_flush_and_cap)
 {
@@ -136,6 +183,7 @@ int main(void)
 {
 	RUN(malformed_records_are_refused);
 	RUN(waits_then_emits_what_it_has);
+	RUN(offered_maps_spare_a_read);
 	RUN(final_flush_and_cap);
 	return TEST_DONE();
 }

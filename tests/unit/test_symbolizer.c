@@ -334,6 +334,7 @@ TEST(gone_process_from_its_snapshot)
 	fx.pid = pid;
 	CHECK_EQ_U64(procsnap__read("/proc", pid, &(struct procsnap *){NULL}), -ESRCH);
 	CHECK_EQ_U64(symbolizer__add_process(s, pid), -ESRCH);
+	snap->at_ns -= 2 * SYMBOLIZER_SNAP_FRESH_NS; /* not fresh: /proc is asked first */
 	CHECK(!symbolizer__add_process_snap(s, pid, snap));
 	pd = symbolizer__process(s, pid);
 	CHECK(pd && pd->exe_name);
@@ -343,8 +344,47 @@ TEST(gone_process_from_its_snapshot)
 	CHECK(checked >= 3);
 	symbolizer__stats(s, &st);
 	CHECK_EQ_U64(st.snapshots_used, 1);
+	CHECK_EQ_U64(st.snapshots_fresh, 0);
 	procsnap__free(snap);
 	procsnap__free(NULL);
+	symbolizer__free(s);
+}
+
+/* A snapshot just read stands for /proc: the same description and names
+ * as from /proc, without reading it again; an older one does not. */
+TEST(fresh_snapshot_stands_for_proc)
+{
+	struct symbolizer *s = symbolizer__new("/proc");
+	const struct profile_process_desc *pd;
+	struct symbolizer_stats st;
+	struct procsnap *snap = NULL;
+	struct fx_proc fx;
+	char path[4200];
+	int checked = 0;
+
+	CHECK(s);
+	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
+	CHECK(!fx_start(path, &fx));
+	CHECK(!procsnap__read("/proc", fx.pid, &snap));
+	snap->at_ns = clock__mono_ns(); /* as if read now, however slow this host */
+	CHECK(!symbolizer__add_process_snap(s, fx.pid, snap));
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.snapshots_fresh, 1);
+	pd = symbolizer__process(s, fx.pid);
+	CHECK(pd && pd->exe_name);
+	CHECK_STR(pd->exe_name, "fx_pie");
+	CHECK(ends_with(pd->exe_path, "/fx_pie"));
+	CHECK(ends_with(pd->cmdline, "/fx_pie serve"));
+	CHECK(!check_fx(s, &fx, &checked));
+	CHECK(checked >= 3);
+	CHECK_EQ_U64(st.snapshots_used, 0);
+	/* aged: the maps come from /proc again */
+	snap->at_ns -= 2 * SYMBOLIZER_SNAP_FRESH_NS;
+	CHECK(!symbolizer__add_process_snap(s, fx.pid, snap));
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.snapshots_fresh, 1);
+	procsnap__free(snap);
+	fx_stop(&fx);
 	symbolizer__free(s);
 }
 
@@ -1182,6 +1222,7 @@ int main(void)
 	RUN(same_binary_parsed_once);
 	RUN(exec_is_a_new_program);
 	RUN(gone_process_from_its_snapshot);
+	RUN(fresh_snapshot_stands_for_proc);
 	RUN(live_pie_nopie_and_library);
 	RUN(live_stripped_dynsym);
 	RUN(live_deleted_binary);

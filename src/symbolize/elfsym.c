@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <unistd.h>
 
 #include "util/array.h"
 #include "util/hex.h"
 #include "util/search.h"
 #include "util/buf.h"
+#include "proc/pfile.h"
 #include "symbolize/debuglink.h"
 #include "symbolize/demangle.h"
 #include "symbolize/elfsym.h"
@@ -381,23 +381,6 @@ static bool named_code(Elf *elf, const GElf_Sym *gs, const char *name, struct se
 	return !label || m->exec;
 }
 
-/* pread of exactly @len bytes at @off: 0, or -EIO on a short read. */
-static int pread_exact(int fd, void *dst, size_t len, __u64 off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t r = pread(fd, (char *)dst + done, len - done, (off_t)(off + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -EIO;
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 /* Entries read per pread by read_symtab_fd(). */
 #define SYM_WINDOW 1024
 /* The byte order of this host, as e_ident[EI_DATA] says it. */
@@ -436,7 +419,7 @@ static int read_symtab_fd(Elf *elf, const GElf_Shdr *sh, struct elfsym *e)
 	if (buf__reserve(&e->names, (size_t)ssh.sh_size + 1))
 		return -EAGAIN;
 	/* short (a truncated file): libelf says what it finds */
-	if (pread_exact(e->src_fd, e->names.data + base, (size_t)ssh.sh_size, ssh.sh_offset))
+	if (pfile__pread(e->src_fd, e->names.data + base, (size_t)ssh.sh_size, (off_t)ssh.sh_offset))
 		return -EAGAIN;
 	e->names.data[base + ssh.sh_size] = '\0'; /* every name ends in the table */
 	e->names.len = base + (size_t)ssh.sh_size + 1;
@@ -449,8 +432,8 @@ static int read_symtab_fd(Elf *elf, const GElf_Shdr *sh, struct elfsym *e)
 	reserve_syms(e, n);
 	for (i = 0; i < n && !err; i += got) {
 		got = n - i < SYM_WINDOW ? n - i : SYM_WINDOW;
-		if (pread_exact(e->src_fd, win, got * sizeof(*win),
-				sh->sh_offset + (__u64)i * sizeof(*win)))
+		if (pfile__pread(e->src_fd, win, got * sizeof(*win),
+				 (off_t)(sh->sh_offset + (__u64)i * sizeof(*win))))
 			break; /* truncated: the symbols before it stay */
 		for (k = i ? 0 : 1; k < got && !err; k++) {
 			const GElf_Sym *gs = &win[k];

@@ -310,23 +310,49 @@ TEST(exec_is_a_new_program)
 	symbolizer__free(s);
 }
 
+/* fx_pie started into @fx and its snapshot read into *@snap: 0, or -1. */
+static int snapped_fixture(struct fx_proc *fx, struct procsnap **snap)
+{
+	char path[4200];
+
+	*snap = NULL;
+	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
+	if (fx_start(path, fx))
+		return -1;
+	if (procsnap__read("/proc", fx->pid, snap)) {
+		fx_stop(fx);
+		return -1;
+	}
+	return 0;
+}
+
+/* fx_pie's process @fx as @s describes it: its executable, its command
+ * line, its functions named (at least 3 checked). */
+static void check_described(struct symbolizer *s, struct fx_proc *fx)
+{
+	const struct profile_process_desc *pd = symbolizer__process(s, fx->pid);
+	int checked = 0;
+
+	CHECK(pd && pd->exe_name && pd->exe_path);
+	CHECK_STR(pd->exe_name, "fx_pie");
+	CHECK(ends_with(pd->exe_path, "/fx_pie"));
+	CHECK(ends_with(pd->cmdline, "/fx_pie serve"));
+	CHECK(!check_fx(s, fx, &checked));
+	CHECK(checked >= 3);
+}
+
 /* A process announced, snapshotted at once, and gone before the
  * symbolizer got to it: described and symbolized from its snapshot. */
 TEST(gone_process_from_its_snapshot)
 {
 	struct symbolizer *s = symbolizer__new("/proc");
-	const struct profile_process_desc *pd;
 	struct symbolizer_stats st;
 	struct procsnap *snap = NULL;
 	struct fx_proc fx;
-	char path[4200];
-	int checked = 0;
 	pid_t pid;
 
 	CHECK(s);
-	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
-	CHECK(!fx_start(path, &fx));
-	CHECK(!procsnap__read("/proc", fx.pid, &snap));
+	CHECK(!snapped_fixture(&fx, &snap));
 	CHECK_STR(snap->comm, "fx_pie");
 	CHECK(ends_with(snap->exe, "/fx_pie"));
 	pid = fx.pid;
@@ -336,12 +362,9 @@ TEST(gone_process_from_its_snapshot)
 	CHECK_EQ_U64(symbolizer__add_process(s, pid), -ESRCH);
 	snap->at_ns -= 2 * SYMBOLIZER_SNAP_FRESH_NS; /* not fresh: /proc is asked first */
 	CHECK(!symbolizer__add_process_snap(s, pid, snap));
-	pd = symbolizer__process(s, pid);
-	CHECK(pd && pd->exe_name);
-	CHECK_STR(pd->exe_name, "fx_pie");
-	CHECK(ends_with(pd->cmdline, "/fx_pie serve"));
-	CHECK(!check_fx(s, &fx, &checked)); /* its files reopened on the host */
-	CHECK(checked >= 3);
+	check_described(s, &fx); /* its files reopened on the host */
+	if (test__cur_failed)
+		return;
 	symbolizer__stats(s, &st);
 	CHECK_EQ_U64(st.snapshots_used, 1);
 	CHECK_EQ_U64(st.snapshots_fresh, 0);
@@ -355,28 +378,19 @@ TEST(gone_process_from_its_snapshot)
 TEST(fresh_snapshot_stands_for_proc)
 {
 	struct symbolizer *s = symbolizer__new("/proc");
-	const struct profile_process_desc *pd;
-	struct symbolizer_stats st;
 	struct procsnap *snap = NULL;
+	struct symbolizer_stats st;
 	struct fx_proc fx;
-	char path[4200];
-	int checked = 0;
 
 	CHECK(s);
-	snprintf(path, sizeof(path), "%s/fx_pie", fixture_dir);
-	CHECK(!fx_start(path, &fx));
-	CHECK(!procsnap__read("/proc", fx.pid, &snap));
+	CHECK(!snapped_fixture(&fx, &snap));
 	snap->at_ns = clock__mono_ns(); /* as if read now, however slow this host */
 	CHECK(!symbolizer__add_process_snap(s, fx.pid, snap));
 	symbolizer__stats(s, &st);
 	CHECK_EQ_U64(st.snapshots_fresh, 1);
-	pd = symbolizer__process(s, fx.pid);
-	CHECK(pd && pd->exe_name);
-	CHECK_STR(pd->exe_name, "fx_pie");
-	CHECK(ends_with(pd->exe_path, "/fx_pie"));
-	CHECK(ends_with(pd->cmdline, "/fx_pie serve"));
-	CHECK(!check_fx(s, &fx, &checked));
-	CHECK(checked >= 3);
+	check_described(s, &fx);
+	if (test__cur_failed)
+		return;
 	CHECK_EQ_U64(st.snapshots_used, 0);
 	/* aged: the maps come from /proc again */
 	snap->at_ns -= 2 * SYMBOLIZER_SNAP_FRESH_NS;

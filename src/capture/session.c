@@ -405,16 +405,28 @@ static void kernel_pass(struct session *s)
  * or the first error of adding. */
 static int flush_deferred(struct session *s)
 {
+	struct profile_process_desc desc;
 	size_t k;
 	int ret = 0;
 
 	kernel_pass(s);
-	symbolizer__resolve_lines_batch(s->sym);
-	for (k = 0; k < s->ndefer && !ret; k++) {
+	/* Queue every line still missing before the batch, which begins each
+	 * file's DWARF once and frees it after its addresses: a record whose
+	 * process was described only since it was deferred (its frames found
+	 * no mapping then) had its lines looked up below, one by one, and
+	 * began a file again (8 to 35 ms of inflating each time). */
+	for (k = 0; k < s->ndefer; k++) {
 		struct sampler_record *r = &s->defer[k].r;
 
 		r->kstack = s->dstacks + s->defer[k].kstack;
 		r->ustack = s->dstacks + s->defer[k].ustack;
+		describe(s, r, &desc);
+		resolve_frames(s, r, true);
+	}
+	symbolizer__resolve_lines_batch(s->sym);
+	for (k = 0; k < s->ndefer && !ret; k++) {
+		struct sampler_record *r = &s->defer[k].r;
+
 		resolve_frames(s, r, false);
 		ret = add_record(s, r);
 	}

@@ -269,10 +269,11 @@ static void span_free(struct hdr *h)
 		stats.free_bytes += h->size;
 		return;
 	}
-	/* empty: to the pool, for any class; past HEAP_KEEP, without its pages */
+	/* empty: to the pool, for any class; past HEAP_KEEP (with what is
+	 * queued to go back), without its pages */
 	stats.free_bytes -= (size_t)(sp->carved - 1) * h->size;
 	list_del(&partial[sp->cls], sp);
-	if (kept + (pool_resident + 1) * HEAP_SPAN > HEAP_KEEP) {
+	if (kept + (pool_resident + 1) * HEAP_SPAN > HEAP_KEEP - HEAP_PENDING) {
 		span_release(sp);
 	} else {
 		pool_resident++;
@@ -398,7 +399,7 @@ void free(void *p)
 	free_list[h->cls] = f;
 	stats.free_bytes += h->size;
 	if (h->size >= HEAP_RELEASE_MIN) {
-		if (kept + pool_resident * HEAP_SPAN + h->size > HEAP_KEEP)
+		if (kept + pool_resident * HEAP_SPAN + h->size > HEAP_KEEP - HEAP_PENDING)
 			release(h);
 		else
 			kept += h->size;

@@ -40,9 +40,8 @@
 #define HEAP_KEEP (2u << 20)
 /* Of those HEAP_KEEP bytes, up to this many are pages queued to go back,
  * given back together in one call when the queue holds this much (or
- * PAGES_BATCH ranges): free memory stays within HEAP_KEEP as before the
- * queue, whose 2 MiB on top of it were 1.3 MB more peak RSS for a 1 s
- * capture. */
+ * PAGES_BATCH ranges): free memory stays within HEAP_KEEP, as before the
+ * queue. */
 #define HEAP_PENDING (512u << 10)
 /* Blocks mapped on their own of this size or more get transparent huge
  * pages (pages__huge()): a table of megabytes (cc1's CFI rows: 8 MB) is

@@ -1,6 +1,7 @@
 /* test_threadctx.c - the thread-context TLS offset reader (proc/threadctx)
  * against the writer workload, which prints where its variable really is,
  * and against files that must be refused. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -243,6 +244,95 @@ TEST(attrs)
 	CHECK(a.n == THREADCTX_MAX_ATTRS && a.overflow == 2 && !a.malformed);
 }
 
+/* A dynamic symbol table of thousands of entries, read in chunks: the
+ * variable past the first chunks is found; TLS decoys before it (another
+ * name, the name as a prefix, a name cut by the end of the strings) are
+ * not; a table without it is -ENOENT. */
+static int write_many_syms(int fd, size_t nsyms, size_t at)
+{
+	static const char strs[] = "\0otel_thread_ctx_v0\0otel_thread_ctx_v1x\0" THREADCTX_SYMBOL
+				   "\0otel_thread_ctx";
+	const size_t off_v0 = 1, off_v1x = 20, off_real = 40, off_cut = 40 + sizeof(THREADCTX_SYMBOL);
+	Elf64_Ehdr eh = {0};
+	Elf64_Phdr tls = {0};
+	Elf64_Shdr sh[3] = {{0}};
+	Elf64_Sym y = {0};
+	size_t i, symoff = 0x1000, stroff = symoff + nsyms * sizeof(Elf64_Sym);
+	__u64 shoff = (stroff + sizeof(strs) + 7) & ~7ull;
+
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_phentsize = sizeof(Elf64_Phdr);
+	eh.e_phnum = 1;
+	eh.e_shoff = shoff;
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 3;
+	tls.p_type = PT_TLS;
+	tls.p_memsz = 0x100;
+	tls.p_align = 16;
+	sh[1].sh_type = SHT_DYNSYM;
+	sh[1].sh_offset = symoff;
+	sh[1].sh_size = nsyms * sizeof(Elf64_Sym);
+	sh[1].sh_entsize = sizeof(Elf64_Sym);
+	sh[1].sh_link = 2;
+	sh[2].sh_type = SHT_STRTAB;
+	sh[2].sh_offset = stroff;
+	sh[2].sh_size = sizeof(strs) - 1; /* "otel_thread_ctx" ends the section, no NUL */
+	if (pwrite(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    pwrite(fd, &tls, sizeof(tls), sizeof(eh)) != sizeof(tls) ||
+	    pwrite(fd, strs, sizeof(strs), (off_t)stroff) != sizeof(strs) ||
+	    pwrite(fd, sh, sizeof(sh), (off_t)shoff) != sizeof(sh))
+		return -1;
+	for (i = 0; i < nsyms; i++) {
+		y.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_TLS);
+		y.st_shndx = 1;
+		y.st_value = 0x10 + (i & 0x7f);
+		y.st_name = (Elf64_Word)(i % 3 == 0 ? off_v0 : i % 3 == 1 ? off_v1x : off_cut);
+		if (i == at) {
+			y.st_name = (Elf64_Word)off_real;
+			y.st_value = 0x48;
+		} else if (i + 1 == at) {
+			y.st_name = (Elf64_Word)off_real;
+			y.st_shndx = SHN_UNDEF; /* an import of it: not the definition */
+		} else if (i + 2 == at) {
+			y.st_name = (Elf64_Word)off_real;
+			y.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
+		}
+		if (pwrite(fd, &y, sizeof(y), (off_t)(symoff + i * sizeof(y))) != sizeof(y))
+			return -1;
+	}
+	return 0;
+}
+
+TEST(symbol_past_first_chunks)
+{
+	char path[] = "/tmp/test_threadctx.XXXXXX";
+	struct threadctx_module m;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	CHECK(write_many_syms(fd, 5000, 3333) == 0);
+	CHECK(threadctx__elf_module(fd, &m) == 0);
+	CHECK(m.value == 0x48);
+	/* variant II: the 0x100-byte block ends at the thread pointer */
+	CHECK(m.exe_off == 0x48 - 0x100);
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(write_many_syms(fd, 5000, 9999) == 0);
+	CHECK(threadctx__elf_module(fd, &m) == -ENOENT);
+	/* the last entry of a table that is not a whole number of chunks */
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(write_many_syms(fd, 2 * 1024 + 3, 2 * 1024 + 2) == 0);
+	CHECK(threadctx__elf_module(fd, &m) == 0 && m.value == 0x48);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	char dir[4000];
@@ -261,5 +351,6 @@ int main(void)
 	RUN(got_words);
 	RUN(malformed);
 	RUN(attrs);
+	RUN(symbol_past_first_chunks);
 	return TEST_DONE();
 }

@@ -61,6 +61,7 @@ const volatile __u32 offcpu_clk_off = 0;	/* rq.clock */
 const volatile __u32 offcpu_slot_mask = 0;	/* offcpu_slots entries - 1 (2^n - 1), 0 = none */
 const volatile __u32 offcpu_work_mask = 0;	/* offcpu_work entries - 1 (2^n - 1) */
 const volatile __u32 offcpu_stack_off = 0;	/* task_struct.stack (slots' tag) */
+const volatile __u32 offcpu_flags_off = 0;	/* task_struct.flags, 0 = idle tasks by pid */
 
 /* Long waits of threads without rseq seen at switch-in: user space then
  * attaches sys_exit too (offcpu_sysexit set), after which this stops
@@ -369,6 +370,17 @@ static __always_inline __u64 task_u64(struct task_struct *t, __u32 off)
 	return *(__u64 *)((char *)t + off);
 }
 
+/* Is @t (BTF pointer) a CPU's idle task? PF_IDLE in its flags, on the
+ * task's first cache line with __state and stack, which the scheduler has
+ * just touched; else pid 0, on a line it does not touch (for `next`, a
+ * miss on most switches). */
+static __always_inline int offcpu_idle(struct task_struct *t)
+{
+	if (offcpu_flags_off)
+		return task_u32(t, offcpu_flags_off) & 0x00000002 /* PF_IDLE */;
+	return !task_u32(t, offcpu_pid_off);
+}
+
 /* The tag of task @t (BTF pointer) in the slots: the address of its
  * kernel stack (task_struct.stack, a void *: a number to the verifier,
  * where the task's own address cannot be hashed), its own while it lives,
@@ -603,14 +615,14 @@ static __always_inline int offcpu_switch(__u64 *ctx, const int tw)
 	if (offcpu_clk_off && !offcpu_clock(&now, prev))
 		return 0; /* never seen: the wait of @next stays open */
 	/* A CPU going idle, or woken from idle (most switches of a host that
-	 * is not saturated), times one thread: the idle task (pid 0, in the
+	 * is not saturated), times one thread: the idle task (PF_IDLE, in the
 	 * line the scheduler just read) has no slot, no task storage and no
 	 * wait, so its side is skipped before any lookup. */
-	if (task_u32(prev, offcpu_pid_off)) {
+	if (!offcpu_idle(prev)) {
 		ps = offcpu_slot_of(offcpu_tag(prev), &pany);
 		offcpu_switch_out(prev, ps, pany, ctx[0], offcpu_state_arg ? ctx[3] : 0, &now);
 	}
-	if (!task_u32(next, offcpu_pid_off))
+	if (offcpu_idle(next))
 		return 0;
 	nsl = offcpu_slot_of(offcpu_tag(next), &nany);
 	if (nsl) {

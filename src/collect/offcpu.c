@@ -80,7 +80,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	static const char *const state[] = {"__state", "state", NULL};
 	static const char *const pid[] = {"pid", NULL}, *const tgid[] = {"tgid", NULL};
 	static const char *const comm[] = {"comm", NULL}, *const rseq[] = {"rseq", NULL};
-	static const char *const stack[] = {"stack", NULL};
+	static const char *const stack[] = {"stack", NULL}, *const flags[] = {"flags", NULL};
 	bool ok;
 
 	if (!btf)
@@ -92,6 +92,7 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	skel->rodata->offcpu_rseq_off = task_offset(btf, rseq);
 	skel->rodata->offcpu_comm_off = task_offset(btf, comm);
 	skel->rodata->offcpu_stack_off = task_offset(btf, stack);
+	skel->rodata->offcpu_flags_off = task_offset(btf, flags);
 	clock_offsets(skel, btf);
 	ok = skel->rodata->offcpu_pid_off && skel->rodata->offcpu_tgid_off &&
 	     skel->rodata->offcpu_comm_off;

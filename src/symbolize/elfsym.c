@@ -31,6 +31,11 @@ static char not_mangled[1];
 /* Sized symbols may nest (e.g. a cold part inside a bigger range); a lookup
  * looks back this many earlier symbols for one that still covers the address. */
 #define LOOKBACK 8
+/* The entry point of a stripped executable is named "_start" up to this
+ * many bytes past it (glibc's x86-64 _start is 38 bytes; the return address
+ * of its call to __libc_start_main is inside), or up to the next symbol. */
+#define ENTRY_SPAN 64
+#define ENTRY_NAME "_start"
 /* Sanity cap on the self vdso image. */
 #define VDSO_MAX_SIZE (1u << 20)
 
@@ -67,6 +72,7 @@ struct elfsym {
 	__u32 debuglink_crc;
 	char build_id[ELFSYM_BUILD_ID_HEX];
 	char go_build_id[ELFSYM_BUILD_ID_HEX];
+	__u64 entry; /* e_entry of an executable (ET_EXEC, or with PT_INTERP), else 0 */
 	int src_fd;  /* while parsing: the file, read directly (read_symtab_fd()); else -1 */
 	__u32 nread; /* symbols read, ever (their seq) */
 };
@@ -243,6 +249,8 @@ static int read_segments(Elf *elf, struct elfsym *e)
 
 		if (!gelf_getphdr(elf, (int)i, &ph))
 			return -ENOEXEC;
+		if (ph.p_type == PT_INTERP)
+			e->entry = 1; /* an executable: parse() sets the address */
 		if (ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
 		if (e->nsegs == ELFSYM_MAX_SEGMENTS) {
@@ -576,6 +584,7 @@ static int parse(Elf *elf, struct elfsym *e)
 	err = read_segments(elf, e);
 	if (err)
 		return err;
+	e->entry = (eh.e_type == ET_EXEC || e->entry) ? eh.e_entry : 0;
 	e->has_build_id = find_build_id(elf, e->build_id);
 	find_go_build_id(elf, e->go_build_id);
 	err = read_debuglink(elf, e);
@@ -843,10 +852,29 @@ static long find_sym(const struct elfsym *e, __u64 vaddr)
 	return -1;
 }
 
+/* True when @vaddr, which no symbol covers, is in the entry code of an
+ * executable stripped of its _start symbol (Debian's gcc and as): from
+ * e_entry, ENTRY_SPAN bytes or up to the next symbol. */
+static bool in_entry(const struct elfsym *e, __u64 vaddr)
+{
+	size_t lo;
+
+	if (!e->entry || vaddr < e->entry || vaddr - e->entry >= ENTRY_SPAN)
+		return false;
+	/* the last symbol starting at or below @vaddr must start below the entry */
+	lo = search__upto(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, start), vaddr);
+	return !lo || e->syms[lo - 1].start < e->entry;
+}
+
 const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr)
 {
 	long i = find_sym(e, vaddr);
 
+	if (i < 0 && in_entry(e, vaddr)) {
+		if (sym_addr)
+			*sym_addr = e->entry;
+		return ENTRY_NAME;
+	}
 	if (i < 0)
 		return NULL;
 	if (sym_addr)
@@ -862,7 +890,7 @@ const char *elfsym__lookup_demangled(struct elfsym *e, __u64 vaddr, const char *
 
 	*system_name = NULL;
 	if (i < 0)
-		return NULL;
+		return in_entry(e, vaddr) ? ENTRY_NAME : NULL;
 	raw = (const char *)e->names.data + e->syms[i].name;
 	if (!e->dnames) {
 		e->dnames = calloc(e->nsyms, sizeof(*e->dnames));

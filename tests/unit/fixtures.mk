@@ -5,6 +5,8 @@
 #   fx_pie       PIE executable linked with libfx.so
 #   fx_nopie     fixed-address executable linked with libfx.so
 #   fx_stripped  PIE with -rdynamic, stripped: only .dynsym is left
+#   fx_bare      PIE stripped as distributions ship programs: no _start in
+#                .dynsym (no truth files: nothing is left to list)
 # plus the truth the tests compare with, produced by binutils:
 #   <bin>.nm       `nm -S` (or `nm -D -S` for the stripped one)
 #   <bin>.buildid  build-id as printed by `readelf -n`
@@ -17,10 +19,11 @@ FIXTURE_CFLAGS := -O1 -g -fno-inline -fno-omit-frame-pointer -Wall -Wl,--build-i
 FIXTURE_BINS := $(addprefix $(FIXTURE_DIR)/,libfx.so fx_pie fx_nopie fx_stripped)
 FIXTURE_FACTS := $(foreach b,$(FIXTURE_BINS),$(b).nm $(b).buildid $(b).load)
 
-TEST_DEPS += $(FIXTURE_BINS) $(FIXTURE_FACTS)
+TEST_DEPS += $(FIXTURE_BINS) $(FIXTURE_FACTS) $(FIXTURE_DIR)/fx_bare
 
 # Building one test binary on its own also builds the fixtures it reads.
 $(BUILD)/tests/test_elfsym $(BUILD)/tests/test_symbolizer $(BUILD)/tests/test_debuginfo: | $(FIXTURE_BINS) $(FIXTURE_FACTS)
+$(BUILD)/tests/test_elfsym: | $(FIXTURE_DIR)/fx_bare
 
 $(FIXTURE_DIR)/libfx.so: $(FIXTURE_SRC)/fx_lib.c tests/unit/fixtures.mk
 	@mkdir -p $(@D)
@@ -36,6 +39,12 @@ $(FIXTURE_DIR)/fx_nopie: $(FIXTURE_SRC)/fx_prog.c $(FIXTURE_DIR)/libfx.so
 
 $(FIXTURE_DIR)/fx_stripped: $(FIXTURE_SRC)/fx_prog.c $(FIXTURE_DIR)/libfx.so
 	$(FIXTURE_CC) $(FIXTURE_CFLAGS) -fPIE -pie -rdynamic -o $@.tmp $< -L$(FIXTURE_DIR) -lfx \
+		-Wl,-rpath,'$$ORIGIN'
+	strip --strip-all -o $@ $@.tmp
+	rm -f $@.tmp
+
+$(FIXTURE_DIR)/fx_bare: $(FIXTURE_SRC)/fx_prog.c $(FIXTURE_DIR)/libfx.so
+	$(FIXTURE_CC) $(FIXTURE_CFLAGS) -fPIE -pie -o $@.tmp $< -L$(FIXTURE_DIR) -lfx \
 		-Wl,-rpath,'$$ORIGIN'
 	strip --strip-all -o $@ $@.tmp
 	rm -f $@.tmp

@@ -319,6 +319,55 @@ TEST(stripped_uses_dynsym)
 	elfsym__free(e);
 }
 
+/* e_entry of the fixture @bin, 0 when unreadable. */
+static __u64 fixture_entry(const char *bin)
+{
+	Elf64_Ehdr eh;
+	char path[4200];
+	int fd;
+	ssize_t n;
+
+	fixture_path(path, sizeof(path), bin);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = pread(fd, &eh, sizeof(eh), 0);
+	close(fd);
+	return n == (ssize_t)sizeof(eh) ? eh.e_entry : 0;
+}
+
+/* A stripped executable's entry code (no _start in .dynsym) is named
+ * _start, for the bytes of glibc's _start only; a shared library's entry
+ * (none, or code run only when it runs as a program) is not. */
+TEST(stripped_entry_named_start)
+{
+	struct elfsym *e = open_fixture("fx_bare"), *lib = open_fixture("libfx.so");
+	__u64 entry = fixture_entry("fx_bare"), at = 0;
+	const char *name, *sys = NULL;
+
+	CHECK(e && lib && entry);
+	CHECK_STR(elfsym__lookup(e, entry, &at), "_start");
+	CHECK(at == entry);
+	/* the return address of the call to __libc_start_main (+0x21, or
+	 * +0x25 after an endbr64) */
+	CHECK_STR(elfsym__lookup(e, entry + 0x21, NULL), "_start");
+	CHECK_STR(elfsym__lookup_demangled(e, entry + 0x21, &sys), "_start");
+	CHECK(sys == NULL);
+	name = elfsym__lookup(e, entry + 64, NULL);
+	CHECK(!name || strcmp(name, "_start"));
+	name = elfsym__lookup(e, entry - 1, NULL);
+	CHECK(!name || strcmp(name, "_start"));
+	/* the real symbol where there is one: the unstripped build's */
+	elfsym__free(e);
+	e = open_fixture("fx_pie");
+	CHECK(e);
+	CHECK_STR(elfsym__lookup(e, fixture_entry("fx_pie"), NULL), "_start");
+	name = elfsym__lookup(lib, fixture_entry("libfx.so"), NULL);
+	CHECK(!name || strcmp(name, "_start"));
+	elfsym__free(lib);
+	elfsym__free(e);
+}
+
 static char *read_whole(const char *path, size_t *len)
 {
 	struct stat st;
@@ -663,6 +712,7 @@ int main(void)
 	RUN(nopie_fixed_addresses);
 	RUN(shared_library);
 	RUN(stripped_uses_dynsym);
+	RUN(stripped_entry_named_start);
 	RUN(garbage_and_truncated_files);
 	RUN(direct_read_matches_libelf);
 	RUN(long_name_cut_shared_tail_kept);

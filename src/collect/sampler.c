@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1780,6 +1781,65 @@ static int worker_start(struct sampler *s)
 	return 0;
 }
 
+/* Linux >= 6.1 (s->no_prealloc): the sample maps take an entry from a
+ * per-CPU cache that the kernel fills with one entry at creation for the
+ * 1 KiB stack entries (four for small ones) and refills, from irq_work,
+ * once it runs low. A CPU's first sample needs up to two new stacks in NMI
+ * context, where an empty cache cannot wait for the refill: in about one 1 s
+ * capture in four, one stack was lost and reported as "stack table full".
+ * So before sampling starts, each CPU's caches are primed: on each CPU in
+ * turn, an entry is added to each map (running its cache low, which queues
+ * the refill on that CPU, done as the call returns) and deleted again.
+ * Best effort: a CPU this thread may not run on is left as it was. */
+static void prime_maps(struct sampler *s)
+{
+	struct bpf_map *maps[] = {s->skel->maps.stacks0,     s->skel->maps.stacks1,
+				  s->skel->maps.counts0,     s->skel->maps.counts1,
+				  s->skel->maps.ustack_ext0, s->skel->maps.ustack_ext1};
+	size_t setsize = CPU_ALLOC_SIZE(s->ncpus), i, kmax = 0, vmax = 0;
+	cpu_set_t *old = NULL, *one = NULL;
+	void *key = NULL, *val = NULL;
+	__u32 cpu;
+	int fd;
+
+	if (!s->no_prealloc)
+		return;
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		if (bpf_map__key_size(maps[i]) > kmax)
+			kmax = bpf_map__key_size(maps[i]);
+		if (bpf_map__value_size(maps[i]) > vmax)
+			vmax = bpf_map__value_size(maps[i]);
+	}
+	old = CPU_ALLOC(s->ncpus);
+	one = CPU_ALLOC(s->ncpus);
+	key = calloc(1, kmax);
+	val = calloc(1, vmax);
+	if (!old || !one || !key || !val || sched_getaffinity(0, setsize, old))
+		goto out;
+	for (cpu = 0; cpu < s->ncpus; cpu++) {
+		if (s->pfds[cpu] < 0 || !CPU_ISSET_S(cpu, setsize, old))
+			continue;
+		CPU_ZERO_S(setsize, one);
+		CPU_SET_S(cpu, setsize, one);
+		if (sched_setaffinity(0, setsize, one))
+			continue;
+		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+			fd = bpf_map__fd(maps[i]);
+			/* all-zero key: no sample has been stored yet */
+			if (fd >= 0 && !bpf_map_update_elem(fd, key, val, BPF_NOEXIST))
+				bpf_map_delete_elem(fd, key);
+		}
+	}
+	sched_setaffinity(0, setsize, old);
+out:
+	free(val);
+	free(key);
+	if (one)
+		CPU_FREE(one);
+	if (old)
+		CPU_FREE(old);
+}
+
 int sampler__start(struct sampler *s)
 {
 	struct bpf_program *prog;
@@ -1792,6 +1852,7 @@ int sampler__start(struct sampler *s)
 	if (err)
 		return err;
 	prog = s->quick_mode ? s->skel->progs.profcap_quick : sample_prog(s->skel);
+	prime_maps(s);
 	/* Attaching also enables each event, so sampling starts here. */
 	for (i = 0; i < s->ncpus; i++) {
 		if (s->pfds[i] < 0)

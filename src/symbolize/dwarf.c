@@ -536,8 +536,14 @@ static void release_range(const char *p, size_t len)
 
 struct zsec {
 	Elf_Scn *scn;
-	GElf_Off off, size;
+	GElf_Off off, size; /* compressed, in the file */
+	__u64 len;	    /* decompressed */
 };
+
+/* Decompressed sections start this aligned in their region (above any
+ * sh_addralign real DWARF uses), and take up to this much in all. */
+#define ZREGION_ALIGN 64
+#define ZREGION_MAX (1ull << 32)
 
 static int cmp_zsec(const void *a, const void *b)
 {
@@ -550,90 +556,126 @@ static int cmp_zsec(const void *a, const void *b)
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/* Inflate the zlib section @scn (described by @sh) into a buffer of ours,
- * its pages populated in one call, and make it the section's data, as
- * elf_compress(scn, 0, 0) would: libelf's buffer is a fresh mapping that
- * inflate() faults in page by page (libc's debug file: ~2000 faults, each
- * costly in a VM, a third of its line pass). 0, or -1 to leave the section
- * to libelf. */
-static int inflate_section(struct dwarf_lines *d, Elf_Scn *scn, GElf_Shdr *sh)
+/* The uncompressed size of the zlib section @scn into *@size: 0, or -1 to
+ * leave the section to libelf. */
+static int zlib_size(Elf_Scn *scn, __u64 *size)
 {
 	Elf64_Chdr ch;
 	Elf_Data *raw;
-	void *buf;
 
-	if (d->nzbufs == sizeof(d->zbufs) / sizeof(d->zbufs[0]) ||
-	    gelf_getclass(d->elf) != ELFCLASS64)
-		return -1;
 	/* libdw reads the raw data (elf_rawdata()): that is what we replace. */
 	raw = elf_rawdata(scn, NULL);
 	if (!raw || !raw->d_buf || raw->d_size < sizeof(ch))
 		return -1;
 	memcpy(&ch, raw->d_buf, sizeof(ch));
 	if (ch.ch_type != ELFCOMPRESS_ZLIB || !ch.ch_size || ch.ch_size > (1ull << 32) ||
-	    (ch.ch_addralign & (ch.ch_addralign - 1)))
+	    (ch.ch_addralign & (ch.ch_addralign - 1)) || ch.ch_addralign > ZREGION_ALIGN)
 		return -1;
-	buf = mmap(NULL, ch.ch_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
+	*size = ch.ch_size;
+	return 0;
+}
+
+/* Inflate the zlib section @scn (described by @sh) into @buf (room for its
+ * uncompressed size, zlib_size()) and make it the section's data, as
+ * elf_compress(scn, 0, 0) would. 0, or -1 to leave the section to libelf. */
+static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, void *buf)
+{
+	Elf64_Chdr ch;
+	Elf_Data *raw = elf_rawdata(scn, NULL);
+
+	if (!raw || !raw->d_buf || raw->d_size < sizeof(ch))
 		return -1;
-	pages__huge(buf, ch.ch_size); /* written whole: libc's .debug_info, 5.8 MB */
-	madvise(buf, ch.ch_size, MADV_POPULATE_WRITE); /* a failure: faults */
+	memcpy(&ch, raw->d_buf, sizeof(ch));
 	if (gz__inflate_zlib((const char *)raw->d_buf + sizeof(ch), raw->d_size - sizeof(ch), buf,
-			     ch.ch_size)) {
-		munmap(buf, ch.ch_size);
+			     ch.ch_size))
 		return -1;
-	}
 	/* The header says uncompressed now: libdw leaves it to us. */
 	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
 	sh->sh_size = ch.ch_size;
 	sh->sh_addralign = ch.ch_addralign ? ch.ch_addralign : 1;
-	if (!gelf_update_shdr(scn, sh)) {
-		munmap(buf, ch.ch_size);
+	if (!gelf_update_shdr(scn, sh))
 		return -1;
-	}
 	raw->d_buf = buf;
 	raw->d_size = ch.ch_size;
 	raw->d_type = ELF_T_BYTE;
 	raw->d_align = sh->sh_addralign;
-	d->zbufs[d->nzbufs++] = (struct zbuf){buf, ch.ch_size};
 	return 0;
 }
 
+/* One mapping of @len bytes (page multiple) for all the decompressed
+ * sections of a file, starting on a huge page so that every whole 2 MiB
+ * of it can be one (each section mapped on its own, only the 2 MiB-aligned
+ * middle of the largest could: libc's debug file decompressed 8.4 MB into
+ * 2 huge pages and ~1100 small ones, each a populate fault costly in a
+ * VM), its pages populated in one call. NULL on failure. */
+static void *zregion_map(size_t len)
+{
+	size_t slack = PAGES_HUGE, head;
+	char *p = mmap(NULL, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (size_t)(-(uintptr_t)p & (PAGES_HUGE - 1));
+	if (head)
+		munmap(p, head);
+	if (slack - head)
+		munmap(p + head + len, slack - head);
+	p += head;
+	pages__huge(p, len);
+	madvise(p, len, MADV_POPULATE_WRITE); /* a failure: faults */
+	return p;
+}
+
 /* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
- * already decompressed alone), largest first, letting each one's
- * compressed pages go as soon as it is done: libdw would have all of them
- * resident at once with all the decompressed data (libc's debug file:
- * 3 MB compressed next to 8 MB decompressed). Failures are left to libdw. */
+ * already decompressed alone), largest first, into one region of ours
+ * (zregion_map()), letting each one's compressed pages go as soon as it is
+ * done: libdw would have all of them resident at once with all the
+ * decompressed data (libc's debug file: 3 MB compressed next to 8 MB
+ * decompressed), in mappings of libelf's that inflate() faults in page by
+ * page. Failures are left to libdw. */
 static void decompress_sections(struct dwarf_lines *d)
 {
 	struct zsec z[64];
 	Elf_Scn *scn = NULL;
-	size_t n = 0, i, size = 0, shstrndx;
-	char *img = elf_rawfile(d->elf, &size);
+	size_t n = 0, i, size = 0, shstrndx, total = 0, at = 0;
+	char *img = elf_rawfile(d->elf, &size), *region = NULL;
+	long page = sysconf(_SC_PAGESIZE);
 
-	if (!img || elf_getshdrstrndx(d->elf, &shstrndx))
+	if (!img || elf_getshdrstrndx(d->elf, &shstrndx) || page <= 0 ||
+	    gelf_getclass(d->elf) != ELFCLASS64 || d->nzbufs == sizeof(d->zbufs) / sizeof(d->zbufs[0]))
 		return;
 	while ((scn = elf_nextscn(d->elf, scn)) && n < sizeof(z) / sizeof(z[0])) {
 		GElf_Shdr sh;
 		const char *name;
+		__u64 len;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(sh.sh_flags & SHF_COMPRESSED) || sh.sh_offset > size ||
 		    sh.sh_size > size - sh.sh_offset)
 			continue;
 		name = elf_strptr(d->elf, shstrndx, sh.sh_name);
-		if (!name || strncmp(name, ".debug_", 7))
+		if (!name || strncmp(name, ".debug_", 7) || zlib_size(scn, &len) ||
+		    len > ZREGION_MAX - total)
 			continue;
-		z[n++] = (struct zsec){scn, sh.sh_offset, sh.sh_size};
+		z[n++] = (struct zsec){scn, sh.sh_offset, sh.sh_size, len};
+		total += (len + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
 	}
-	if (n)
-		qsort(z, n, sizeof(z[0]), cmp_zsec);
+	if (!n)
+		return;
+	total = (total + (size_t)page - 1) & ~((size_t)page - 1);
+	region = zregion_map(total);
+	if (!region)
+		return; /* libelf decompresses them */
+	d->zbufs[d->nzbufs++] = (struct zbuf){region, total};
+	qsort(z, n, sizeof(z[0]), cmp_zsec);
 	for (i = 0; i < n; i++) {
 		GElf_Shdr sh;
 
-		if (!gelf_getshdr(z[i].scn, &sh) ||
-		    (inflate_section(d, z[i].scn, &sh) && elf_compress(z[i].scn, 0, 0) < 0))
+		if (!gelf_getshdr(z[i].scn, &sh) || (inflate_section(z[i].scn, &sh, region + at) &&
+						     elf_compress(z[i].scn, 0, 0) < 0))
 			continue;
+		at += (z[i].len + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
 		release_range(img + z[i].off, z[i].size);
 	}
 }

@@ -607,7 +607,8 @@ static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, void *buf)
  * of it can be one (each section mapped on its own, only the 2 MiB-aligned
  * middle of the largest could: libc's debug file decompressed 8.4 MB into
  * 2 huge pages and ~1100 small ones, each a populate fault costly in a
- * VM), its pages populated in one call. NULL on failure. */
+ * VM). Nothing is allocated yet: each section's part is populated as it
+ * is inflated (zregion_populate()). NULL on failure. */
 static void *zregion_map(size_t len)
 {
 	size_t slack = PAGES_HUGE, head;
@@ -623,8 +624,18 @@ static void *zregion_map(size_t len)
 		munmap(p + head + len, slack - head);
 	p += head;
 	pages__huge(p, len);
-	madvise(p, len, MADV_POPULATE_WRITE); /* a failure: faults */
 	return p;
+}
+
+/* Populate the pages of [@p, @p + @len) in one call, just before they are
+ * written: populating the whole region first would hold all of it next to
+ * the compressed pages not yet let go (libc: +2 MB of peak RSS). */
+static void zregion_populate(char *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t b = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+
+	madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* a failure: faults */
 }
 
 /* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
@@ -672,8 +683,10 @@ static void decompress_sections(struct dwarf_lines *d)
 	for (i = 0; i < n; i++) {
 		GElf_Shdr sh;
 
-		if (!gelf_getshdr(z[i].scn, &sh) || (inflate_section(z[i].scn, &sh, region + at) &&
-						     elf_compress(z[i].scn, 0, 0) < 0))
+		if (!gelf_getshdr(z[i].scn, &sh))
+			continue;
+		zregion_populate(region + at, z[i].len);
+		if (inflate_section(z[i].scn, &sh, region + at) && elf_compress(z[i].scn, 0, 0) < 0)
 			continue;
 		at += (z[i].len + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
 		release_range(img + z[i].off, z[i].size);

@@ -114,8 +114,8 @@ static int find_symbol(const struct elf_file *f, const Elf64_Shdr *sh, const Elf
 	err = -ENOENT;
 	for (i = 0; err == -ENOENT && i < n; i += chunk) {
 		chunk = n - i < SYM_CHUNK ? n - i : SYM_CHUNK;
-		err = read_at(f->fd, syms, chunk * sizeof(*syms), sym->sh_offset + i * sizeof(*syms),
-			      f->fsize);
+		err = read_at(f->fd, syms, chunk * sizeof(*syms),
+			      sym->sh_offset + i * sizeof(*syms), f->fsize);
 		err = err ?: -ENOENT;
 		for (k = 0; err == -ENOENT && k < chunk; k++) {
 			const Elf64_Sym *y = &syms[k];

@@ -612,8 +612,8 @@ static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, void *buf)
 static void *zregion_map(size_t len)
 {
 	size_t slack = PAGES_HUGE, head;
-	char *p = mmap(NULL, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
+	char *p =
+		mmap(NULL, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
@@ -654,7 +654,8 @@ static void decompress_sections(struct dwarf_lines *d)
 	long page = sysconf(_SC_PAGESIZE);
 
 	if (!img || elf_getshdrstrndx(d->elf, &shstrndx) || page <= 0 ||
-	    gelf_getclass(d->elf) != ELFCLASS64 || d->nzbufs == sizeof(d->zbufs) / sizeof(d->zbufs[0]))
+	    gelf_getclass(d->elf) != ELFCLASS64 ||
+	    d->nzbufs == sizeof(d->zbufs) / sizeof(d->zbufs[0]))
 		return;
 	while ((scn = elf_nextscn(d->elf, scn)) && n < sizeof(z) / sizeof(z[0])) {
 		GElf_Shdr sh;

@@ -250,9 +250,10 @@ TEST(attrs)
  * not; a table without it is -ENOENT. */
 static int write_many_syms(int fd, size_t nsyms, size_t at)
 {
-	static const char strs[] = "\0otel_thread_ctx_v0\0otel_thread_ctx_v1x\0" THREADCTX_SYMBOL
-				   "\0otel_thread_ctx";
-	const size_t off_v0 = 1, off_v1x = 20, off_real = 40, off_cut = 40 + sizeof(THREADCTX_SYMBOL);
+	static const char strs[] =
+		"\0otel_thread_ctx_v0\0otel_thread_ctx_v1x\0" THREADCTX_SYMBOL "\0otel_thread_ctx";
+	const size_t off_v0 = 1, off_v1x = 20, off_real = 40,
+		     off_cut = 40 + sizeof(THREADCTX_SYMBOL);
 	Elf64_Ehdr eh = {0};
 	Elf64_Phdr tls = {0};
 	Elf64_Shdr sh[3] = {{0}};

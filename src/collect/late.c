@@ -31,7 +31,6 @@ struct late_snap {
 	struct late_vma v[];
 };
 
-
 struct late_item {
 	__u64 received_ns;
 	size_t size;

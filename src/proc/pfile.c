@@ -13,10 +13,6 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 #include "proc/procmaps.h"
 #include "proc/pfile.h"
 #include "util/pages.h"
@@ -251,18 +247,17 @@ static int read_range(int fd, struct pfile_image *img, __u64 off, __u64 len)
 		return -ENOEXEC;
 	if (!len)
 		return 0;
-	/* Fault the pages in with one call, not one fault per page (costly
-	 * in VMs); Linux >= 5.14, harmless to miss. */
-	a = ((uintptr_t)img->data + off) & ~(uintptr_t)4095;
-	b = ((uintptr_t)img->data + off + len + 4095) & ~(uintptr_t)4095;
 	/* Huge pages for the 2 MiB blocks wholly inside a large section
 	 * (cc1's .eh_frame: 2.4 MB), not beyond: the rest of the image
 	 * stays unallocated. */
+	a = ((uintptr_t)img->data + off) & ~(uintptr_t)4095;
+	b = ((uintptr_t)img->data + off + len + 4095) & ~(uintptr_t)4095;
 	ha = (a + PAGES_HUGE - 1) & ~(uintptr_t)(PAGES_HUGE - 1);
 	hb = b & ~(uintptr_t)(PAGES_HUGE - 1);
 	if (hb > ha)
 		pages__huge((void *)ha, hb - ha);
-	madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	/* its pages faulted in with one call, not one fault per page */
+	pages__populate((char *)img->data + off, (size_t)len);
 	return pfile__pread(fd, (char *)img->data + off, (size_t)len, (off_t)off);
 }
 

@@ -537,7 +537,7 @@ static void release_range(const char *p, size_t len)
 struct zsec {
 	Elf_Scn *scn;
 	GElf_Off off, size; /* compressed, in the file */
-	__u64 len;	    /* decompressed */
+	Elf64_Chdr ch;	    /* its compression header (ch_size: decompressed) */
 };
 
 /* Decompressed sections start this aligned in their region (above any
@@ -552,51 +552,42 @@ static int cmp_zsec(const void *a, const void *b)
 	return x->size > y->size ? -1 : x->size < y->size;
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-/* The uncompressed size of the zlib section @scn into *@size: 0, or -1 to
+/* The compression header of the zlib section @scn into *@ch: 0, or -1 to
  * leave the section to libelf. */
-static int zlib_size(Elf_Scn *scn, __u64 *size)
+static int zlib_header(Elf_Scn *scn, Elf64_Chdr *ch)
 {
-	Elf64_Chdr ch;
-	Elf_Data *raw;
-
 	/* libdw reads the raw data (elf_rawdata()): that is what we replace. */
-	raw = elf_rawdata(scn, NULL);
-	if (!raw || !raw->d_buf || raw->d_size < sizeof(ch))
+	Elf_Data *raw = elf_rawdata(scn, NULL);
+
+	if (!raw || !raw->d_buf || raw->d_size < sizeof(*ch))
 		return -1;
-	memcpy(&ch, raw->d_buf, sizeof(ch));
-	if (ch.ch_type != ELFCOMPRESS_ZLIB || !ch.ch_size || ch.ch_size > (1ull << 32) ||
-	    (ch.ch_addralign & (ch.ch_addralign - 1)) || ch.ch_addralign > ZREGION_ALIGN)
+	memcpy(ch, raw->d_buf, sizeof(*ch));
+	if (ch->ch_type != ELFCOMPRESS_ZLIB || !ch->ch_size || ch->ch_size > (1ull << 32) ||
+	    (ch->ch_addralign & (ch->ch_addralign - 1)) || ch->ch_addralign > ZREGION_ALIGN)
 		return -1;
-	*size = ch.ch_size;
 	return 0;
 }
 
-/* Inflate the zlib section @scn (described by @sh) into @buf (room for its
- * uncompressed size, zlib_size()) and make it the section's data, as
- * elf_compress(scn, 0, 0) would. 0, or -1 to leave the section to libelf. */
-static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, void *buf)
+/* Inflate the zlib section @scn (described by @sh, header @ch from
+ * zlib_header()) into @buf (room for ch->ch_size bytes) and make it the
+ * section's data, as elf_compress(scn, 0, 0) would. 0, or -1 to leave the
+ * section to libelf. */
+static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, const Elf64_Chdr *ch, void *buf)
 {
-	Elf64_Chdr ch;
 	Elf_Data *raw = elf_rawdata(scn, NULL);
 
-	if (!raw || !raw->d_buf || raw->d_size < sizeof(ch))
-		return -1;
-	memcpy(&ch, raw->d_buf, sizeof(ch));
-	if (gz__inflate_zlib((const char *)raw->d_buf + sizeof(ch), raw->d_size - sizeof(ch), buf,
-			     ch.ch_size))
+	if (!raw || !raw->d_buf || raw->d_size < sizeof(*ch) ||
+	    gz__inflate_zlib((const char *)raw->d_buf + sizeof(*ch), raw->d_size - sizeof(*ch), buf,
+			     ch->ch_size))
 		return -1;
 	/* The header says uncompressed now: libdw leaves it to us. */
 	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-	sh->sh_size = ch.ch_size;
-	sh->sh_addralign = ch.ch_addralign ? ch.ch_addralign : 1;
+	sh->sh_size = ch->ch_size;
+	sh->sh_addralign = ch->ch_addralign ? ch->ch_addralign : 1;
 	if (!gelf_update_shdr(scn, sh))
 		return -1;
 	raw->d_buf = buf;
-	raw->d_size = ch.ch_size;
+	raw->d_size = ch->ch_size;
 	raw->d_type = ELF_T_BYTE;
 	raw->d_align = sh->sh_addralign;
 	return 0;
@@ -607,8 +598,8 @@ static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, void *buf)
  * of it can be one (each section mapped on its own, only the 2 MiB-aligned
  * middle of the largest could: libc's debug file decompressed 8.4 MB into
  * 2 huge pages and ~1100 small ones, each a populate fault costly in a
- * VM). Nothing is allocated yet: each section's part is populated as it
- * is inflated (zregion_populate()). NULL on failure. */
+ * VM). Nothing is allocated yet: each section's part is populated just
+ * before it is inflated. NULL on failure. */
 static void *zregion_map(size_t len)
 {
 	size_t slack = PAGES_HUGE, head;
@@ -625,17 +616,6 @@ static void *zregion_map(size_t len)
 	p += head;
 	pages__huge(p, len);
 	return p;
-}
-
-/* Populate the pages of [@p, @p + @len) in one call, just before they are
- * written: populating the whole region first would hold all of it next to
- * the compressed pages not yet let go (libc: +2 MB of peak RSS). */
-static void zregion_populate(char *p, size_t len)
-{
-	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
-	uintptr_t b = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
-
-	madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* a failure: faults */
 }
 
 /* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
@@ -660,18 +640,18 @@ static void decompress_sections(struct dwarf_lines *d)
 	while ((scn = elf_nextscn(d->elf, scn)) && n < sizeof(z) / sizeof(z[0])) {
 		GElf_Shdr sh;
 		const char *name;
-		__u64 len;
+		Elf64_Chdr ch;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(sh.sh_flags & SHF_COMPRESSED) || sh.sh_offset > size ||
 		    sh.sh_size > size - sh.sh_offset)
 			continue;
 		name = elf_strptr(d->elf, shstrndx, sh.sh_name);
-		if (!name || strncmp(name, ".debug_", 7) || zlib_size(scn, &len) ||
-		    len > ZREGION_MAX - total)
+		if (!name || strncmp(name, ".debug_", 7) || zlib_header(scn, &ch) ||
+		    ch.ch_size > ZREGION_MAX - total)
 			continue;
-		z[n++] = (struct zsec){scn, sh.sh_offset, sh.sh_size, len};
-		total += (len + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
+		z[n++] = (struct zsec){scn, sh.sh_offset, sh.sh_size, ch};
+		total += (ch.ch_size + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
 	}
 	if (!n)
 		return;
@@ -686,10 +666,14 @@ static void decompress_sections(struct dwarf_lines *d)
 
 		if (!gelf_getshdr(z[i].scn, &sh))
 			continue;
-		zregion_populate(region + at, z[i].len);
-		if (inflate_section(z[i].scn, &sh, region + at) && elf_compress(z[i].scn, 0, 0) < 0)
+		/* Populated just before it is written: the whole region first
+		 * would be held next to the compressed pages not yet let go
+		 * (libc: +2 MB of peak RSS). */
+		pages__populate(region + at, z[i].ch.ch_size);
+		if (inflate_section(z[i].scn, &sh, &z[i].ch, region + at) &&
+		    elf_compress(z[i].scn, 0, 0) < 0)
 			continue;
-		at += (z[i].len + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
+		at += (z[i].ch.ch_size + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
 		release_range(img + z[i].off, z[i].size);
 	}
 }

@@ -72,7 +72,8 @@ struct elfsym {
 	__u32 debuglink_crc;
 	char build_id[ELFSYM_BUILD_ID_HEX];
 	char go_build_id[ELFSYM_BUILD_ID_HEX];
-	__u64 entry; /* e_entry of an executable (ET_EXEC, or with PT_INTERP), else 0 */
+	__u64 entry;	 /* e_entry of an executable (ET_EXEC, or with PT_INTERP), else 0 */
+	__u64 entry_end; /* [entry, entry_end): named _start when no symbol covers it */
 	int src_fd;  /* while parsing: the file, read directly (read_symtab_fd()); else -1 */
 	__u32 nread; /* symbols read, ever (their seq) */
 };
@@ -238,7 +239,8 @@ static int read_debuglink(Elf *elf, struct elfsym *e)
 	return e->debuglink ? 0 : -ENOMEM;
 }
 
-static int read_segments(Elf *elf, struct elfsym *e)
+/* The PT_LOAD segments; *@interp: the file has PT_INTERP. */
+static int read_segments(Elf *elf, struct elfsym *e, bool *interp)
 {
 	size_t i, nph;
 
@@ -250,7 +252,7 @@ static int read_segments(Elf *elf, struct elfsym *e)
 		if (!gelf_getphdr(elf, (int)i, &ph))
 			return -ENOEXEC;
 		if (ph.p_type == PT_INTERP)
-			e->entry = 1; /* an executable: parse() sets the address */
+			*interp = true;
 		if (ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
 		if (e->nsegs == ELFSYM_MAX_SEGMENTS) {
@@ -521,7 +523,7 @@ static int cmp_sym(const void *a, const void *b)
 
 /* Sort, keep one name per address (the best ranked, with the largest size),
  * then compute each symbol's end. */
-static void finish_symbols(struct elfsym *e)
+static void sort_symbols(struct elfsym *e)
 {
 	size_t i, j = 0;
 
@@ -573,18 +575,45 @@ static void finish_symbols(struct elfsym *e)
 	}
 }
 
+/* The entry code of a stripped executable: ENTRY_SPAN bytes from e_entry,
+ * or up to the first symbol at or past it (none when one starts there). */
+static void entry_span(struct elfsym *e)
+{
+	size_t lo;
+
+	e->entry_end = e->entry;
+	if (!e->entry)
+		return;
+	lo = search__upto(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, start),
+			  e->entry);
+	if (lo && e->syms[lo - 1].start == e->entry)
+		return;
+	e->entry_end = e->entry + ENTRY_SPAN;
+	if (lo < e->nsyms && e->syms[lo].start < e->entry_end)
+		e->entry_end = e->syms[lo].start;
+}
+
+/* Sort and deduplicate the symbols read so far, then place the entry
+ * code's span among them. */
+static void finish_symbols(struct elfsym *e)
+{
+	sort_symbols(e);
+	entry_span(e);
+}
+
 static int parse(Elf *elf, struct elfsym *e)
 {
 	Elf_Scn *scn = NULL;
+	bool interp = false;
 	GElf_Ehdr eh;
 	int err;
 
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
 		return -ENOEXEC;
-	err = read_segments(elf, e);
+	err = read_segments(elf, e, &interp);
 	if (err)
 		return err;
-	e->entry = (eh.e_type == ET_EXEC || e->entry) ? eh.e_entry : 0;
+	e->entry = eh.e_type == ET_EXEC || interp ? eh.e_entry : 0;
 	e->has_build_id = find_build_id(elf, e->build_id);
 	find_go_build_id(elf, e->go_build_id);
 	err = read_debuglink(elf, e);
@@ -853,17 +882,10 @@ static long find_sym(const struct elfsym *e, __u64 vaddr)
 }
 
 /* True when @vaddr, which no symbol covers, is in the entry code of an
- * executable stripped of its _start symbol (Debian's gcc and as): from
- * e_entry, ENTRY_SPAN bytes or up to the next symbol. */
+ * executable stripped of its _start symbol (Debian's gcc and as). */
 static bool in_entry(const struct elfsym *e, __u64 vaddr)
 {
-	size_t lo;
-
-	if (!e->entry || vaddr < e->entry || vaddr - e->entry >= ENTRY_SPAN)
-		return false;
-	/* the last symbol starting at or below @vaddr must start below the entry */
-	lo = search__upto(e->syms, e->nsyms, sizeof(*e->syms), offsetof(struct sym, start), vaddr);
-	return !lo || e->syms[lo - 1].start < e->entry;
+	return vaddr >= e->entry && vaddr < e->entry_end;
 }
 
 const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/array.h"
+#include "util/pages.h"
 
 int array__grow(void **v, size_t *cap, size_t n, size_t size, size_t first, size_t max)
 {
@@ -31,10 +32,6 @@ int array__grow(void **v, size_t *cap, size_t n, size_t size, size_t first, size
 	return 0;
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 void array__populate(void *v, size_t n, size_t size, size_t cap)
 {
 	size_t off = n * size, win = off / ARRAY_POPULATE_BYTES;
@@ -49,5 +46,5 @@ void array__populate(void *v, size_t n, size_t size, size_t cap)
 		hi = (uintptr_t)v + cap * size;
 	hi &= ~(page - 1);
 	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* a failure: faults */
+		pages__populate((void *)lo, hi - lo);
 }

@@ -1,6 +1,7 @@
 /* pages.c - give the pages of many ranges back at once (see pages.h). */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -68,6 +69,21 @@ size_t pages__release(const struct iovec *iov, size_t n)
 	}
 	close(pidfd);
 	return done;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void pages__populate(void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
+
+	if (!p || !len || !page)
+		return;
+	a = (uintptr_t)p & ~(page - 1);
+	b = ((uintptr_t)p + len + page - 1) & ~(page - 1);
+	madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* a failure: faults */
 }
 
 void pages__huge(void *p, size_t len)

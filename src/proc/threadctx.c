@@ -108,7 +108,7 @@ static int find_symbol(const struct elf_file *f, const Elf64_Shdr *sh, const Elf
 	if (sym->sh_size > THREADCTX_MAX_SYMTAB || str->sh_size > THREADCTX_MAX_SYMTAB)
 		return -EFBIG;
 	n = (size_t)(sym->sh_size / sizeof(Elf64_Sym));
-	syms = malloc((n < SYM_CHUNK ? (n ? n : 1) : SYM_CHUNK) * sizeof(*syms));
+	syms = malloc(SYM_CHUNK * sizeof(*syms));
 	if (!syms)
 		return -ENOMEM;
 	err = -ENOENT;

@@ -545,6 +545,12 @@ struct zsec {
 #define ZREGION_ALIGN 64
 #define ZREGION_MAX (1ull << 32)
 
+/* Room a section decompressing to @size bytes takes in the region. */
+static size_t zregion_span(__u64 size)
+{
+	return (size_t)(size + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
+}
+
 static int cmp_zsec(const void *a, const void *b)
 {
 	const struct zsec *x = a, *y = b;
@@ -651,7 +657,7 @@ static void decompress_sections(struct dwarf_lines *d)
 		    ch.ch_size > ZREGION_MAX - total)
 			continue;
 		z[n++] = (struct zsec){scn, sh.sh_offset, sh.sh_size, ch};
-		total += (ch.ch_size + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
+		total += zregion_span(ch.ch_size);
 	}
 	if (!n)
 		return;
@@ -673,7 +679,7 @@ static void decompress_sections(struct dwarf_lines *d)
 		if (inflate_section(z[i].scn, &sh, &z[i].ch, region + at) &&
 		    elf_compress(z[i].scn, 0, 0) < 0)
 			continue;
-		at += (z[i].ch.ch_size + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
+		at += zregion_span(z[i].ch.ch_size);
 		release_range(img + z[i].off, z[i].size);
 	}
 }

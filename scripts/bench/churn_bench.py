@@ -28,6 +28,7 @@ Usage (root): scripts/bench/churn_bench.py [--runs 3] [--seconds 5] [--freq 99]
              build), interleaved with the others: an A/B
 """
 import argparse
+import math
 import os
 import resource
 import shutil
@@ -66,7 +67,10 @@ def loop_cmd(workload, tmp, seconds):
             with open(p, "w") as f:
                 f.write(SOURCE)
         body = (f"gcc -O2 -c {a} -o {tmp}/a.o; gcc -O2 -c {b} -o {tmp}/b.o")
-    return ["bash", "-c", f"end=$((SECONDS+{seconds})); while [ $SECONDS -lt $end ]; do {body}; done"]
+    # bash counts whole seconds: a float (--seconds 5 parses as 5.0) is a
+    # syntax error there, and the loop would never run.
+    secs = int(math.ceil(seconds))
+    return ["bash", "-c", f"end=$((SECONDS+{secs})); while [ $SECONDS -lt $end ]; do {body}; done"]
 
 
 def cpu_of(ru):

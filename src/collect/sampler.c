@@ -26,6 +26,7 @@
 #include "cpu_sampler.skel.h"
 #include "cpu_sampler_tw.skel.h"
 #include "util/env.h"
+#include "util/fdio.h"
 #include "util/log.h"
 #include "collect/forkhook.h"
 #include "collect/kbtf.h"
@@ -56,6 +57,11 @@
 
 /* Exited processes and unused file tables are reclaimed this often. */
 #define SAMPLER_GC_NS 5000000000ull
+/* Entries a drain takes per bpf() call (room kept free in its arrays). */
+#define SAMPLER_BATCH 256u
+/* Stack entries dropped per bpf() call: a 16 KiB (kernel and user stacks)
+ * or 48 KiB (the rest of deep user stacks) buffer. */
+#define SAMPLER_STACK_BATCH 16u
 /* Late-walking ring (struct late_sample, 2-19 KiB each; the notice thread
  * drains it as records come). Its pages are mapped into profcap, so they
  * count in its RSS: 1 MiB cost 3 MB. */
@@ -129,8 +135,9 @@ struct sampler {
 	__u64 uips[PROFCAP_MAX_USTACK];
 	/* drain scratch */
 	struct stack_trace ust, kst;
-	__u64 *stack_keys;
-	__u32 nstack_keys_cap;
+	__u64 *stack_keys; /* clear_stacks(): the keys and values of one batch */
+	void *stack_vals;
+	__u32 stack_vals_size;
 	struct sample_key *keys;
 	__u64 *vals;
 	__u32 cap;
@@ -624,11 +631,14 @@ static void explain_load_error(int err)
 
 /* ---- table unwinding (issue 4) ---------------------------------------------------- */
 
-static int unwind_set_map(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m)
+/* A process's mapping entries in one bpf() call (BPF_MAP_UPDATE_BATCH:
+ * Linux >= 5.6, below the 5.8 profcap needs). */
+static int unwind_set_maps(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m,
+			   __u32 n)
 {
 	struct sampler *s = ctx;
 
-	return bpf_map_update_elem(s->tfd.maps, k, m, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_batch(s->tfd.maps, k, m, &n, NULL);
 }
 
 static int unwind_set_proc(void *ctx, __u32 tgid, __u32 nmaps)
@@ -638,11 +648,20 @@ static int unwind_set_proc(void *ctx, __u32 tgid, __u32 nmaps)
 	return bpf_map_update_elem(s->tfd.procs, &tgid, &nmaps, BPF_ANY) ? -errno : 0;
 }
 
-static int unwind_del_map(void *ctx, const struct unwind_map_key *k)
+/* An exited process's mapping entries: one bpf() call (BPF_MAP_DELETE_BATCH
+ * stops at the first key it cannot delete: the rest one by one). */
+static int unwind_del_maps(void *ctx, const struct unwind_map_key *k, __u32 n)
 {
 	struct sampler *s = ctx;
+	__u32 done = n, i;
+	int err = 0;
 
-	return bpf_map_delete_elem(s->tfd.maps, k) ? -errno : 0;
+	if (!bpf_map_delete_batch(s->tfd.maps, k, &done, NULL) || done >= n)
+		return 0;
+	for (i = done; i < n; i++)
+		if (bpf_map_delete_elem(s->tfd.maps, &k[i]) && errno != ENOENT)
+			err = -errno;
+	return err;
 }
 
 static int unwind_del_proc(void *ctx, __u32 tgid)
@@ -704,21 +723,20 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 /* Kernel memory charged for BPF map @fd (memlock in its fdinfo), 0 if unknown. */
 static __u64 fd_memlock(int fd)
 {
-	char path[64], line[128];
-	__u64 v = 0;
-	FILE *f;
+	char path[64], text[1024], *p;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
+	n = fdio__read_file(path, text, sizeof(text) - 1);
+	if (n <= 0)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "memlock:", 8)) {
-			v = strtoull(line + 8, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
+	text[n] = '\0';
+	for (p = text; p; p = strchr(p, '\n')) {
+		p += *p == '\n';
+		if (!strncmp(p, "memlock:", 8))
+			return strtoull(p + 8, NULL, 10);
+	}
+	return 0;
 }
 
 /* Kernel memory of all our maps: the skeleton's and the file tables. A map
@@ -878,9 +896,9 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __
 static int unwind_open(struct sampler *s)
 {
 	struct unwind_table_sink sink = {
-		.set_map = unwind_set_map,
+		.set_maps = unwind_set_maps,
 		.set_proc = unwind_set_proc,
-		.del_map = unwind_del_map,
+		.del_maps = unwind_del_maps,
 		.del_proc = unwind_del_proc,
 		.ctx = s,
 	};
@@ -1993,31 +2011,136 @@ static int grow_scratch(struct sampler *s)
 				 sizeof(*s->vals), &s->cap);
 }
 
-/* Empty the idle generation's stack table. Keys are collected first: a
- * deleted key cannot serve as the iteration cursor, and restarting from the
- * first bucket after every delete would cost O(buckets) per entry. */
-static int clear_stacks(struct sampler *s, int fd)
+/* A hash map taken apart in batches: BPF_MAP_LOOKUP_AND_DELETE_BATCH (Linux
+ * >= 5.6, below the 5.8 profcap needs) reads and deletes up to a buffer's worth of entries per
+ * bpf() call, where walking it cost three calls an entry (get_next_key, lookup, delete; ~1.1 us
+ * each on a VM whose system calls trap to the host). */
+struct take {
+	int fd;
+	bool started; /* @cursor holds the next bucket */
+	bool done;    /* the map is empty */
+	__u32 cursor;
+};
+
+/* Read and delete the next entries of @t's map: up to *@count keys and
+ * values into @keys and @vals; *@count gets how many. 0 (t->done set once
+ * the last entries are taken), -ENOSPC when one bucket holds more entries
+ * than *@count (nothing taken: call again with more room), or -errno. */
+static int take_next(struct take *t, void *keys, void *vals, __u32 *count)
 {
-	__u64 next, *cur = NULL;
-	__u32 n = 0, i;
+	__u32 next = 0;
 	int err;
 
-	while (!bpf_map_get_next_key(fd, cur, &next)) {
-		if (n == s->nstack_keys_cap) {
-			__u32 ncap = s->nstack_keys_cap ? s->nstack_keys_cap * 2 : 1024;
-			__u64 *k = realloc(s->stack_keys, ncap * sizeof(*k));
+	err = bpf_map_lookup_and_delete_batch(t->fd, t->started ? &t->cursor : NULL, &next, keys,
+					      vals, count, NULL);
+	if (err == -ENOENT) {
+		t->done = true; /* *count: the last entries */
+		return 0;
+	}
+	if (err) {
+		*count = 0;
+		return err;
+	}
+	t->cursor = next;
+	t->started = true;
+	return 0;
+}
 
-			if (!k)
-				return -ENOMEM;
-			s->stack_keys = k;
-			s->nstack_keys_cap = ncap;
+/* Every entry of hash map @fd read and deleted into the arrays *@keys and
+ * *@vals (@ksz and @vsz bytes an entry), which @grow enlarges (*@cap
+ * entries; it doubles them, so the map's size bounds them); *@n gets the
+ * count. 0 or -errno. */
+static int take_all(struct sampler *s, int fd, void *const *keys, size_t ksz, void *const *vals,
+		    size_t vsz, const __u32 *cap, int (*grow)(struct sampler *), __u32 *n)
+{
+	struct take t = {.fd = fd};
+	__u32 count;
+	int err;
+
+	*n = 0;
+	while (!t.done) {
+		if (*cap - *n < SAMPLER_BATCH && (err = grow(s)))
+			return err;
+		count = *cap - *n;
+		err = take_next(&t, (char *)*keys + (size_t)*n * ksz,
+				(char *)*vals + (size_t)*n * vsz, &count);
+		if (err == -ENOSPC) {
+			err = grow(s);
+			if (err)
+				return err;
+			continue;
 		}
-		s->stack_keys[n] = next;
-		cur = &s->stack_keys[n++];
+		if (err)
+			return err;
+		*n += count;
+	}
+	return 0;
+}
+
+/* Empty the idle generation's stack table one key at a time (a bucket
+ * longer than clear_stacks()' buffer). Keys are collected first: a deleted key cannot serve as
+ * the iteration cursor, and restarting from the first bucket after every
+ * delete would cost O(buckets) per entry. */
+static int clear_stacks_by_key(int fd)
+{
+	__u64 next, *cur = NULL, *keys = NULL;
+	__u32 n = 0, cap = 0, i;
+	int err = 0;
+
+	while (!bpf_map_get_next_key(fd, cur, &next)) {
+		if (n == cap) {
+			__u32 ncap = cap ? cap * 2 : 1024;
+			__u64 *k = realloc(keys, ncap * sizeof(*k));
+
+			if (!k) {
+				err = -ENOMEM;
+				goto out;
+			}
+			keys = k;
+			cap = ncap;
+		}
+		keys[n] = next;
+		cur = &keys[n++];
 	}
 	for (i = 0; i < n; i++) {
-		err = bpf_map_delete_elem(fd, &s->stack_keys[i]);
+		err = bpf_map_delete_elem(fd, &keys[i]);
 		if (err && err != -ENOENT)
+			goto out;
+	}
+	err = 0;
+out:
+	free(keys);
+	return err;
+}
+
+/* Empty the idle generation's stack table @m: batches of
+ * SAMPLER_STACK_BATCH through one bounded buffer, the values read only to
+ * be dropped (a copy is cheaper than a system call). */
+static int clear_stacks(struct sampler *s, const struct bpf_map *m)
+{
+	struct take t = {.fd = bpf_map__fd(m)};
+	__u32 count, vsz = bpf_map__value_size(m);
+	int err;
+
+	if (s->stack_vals_size < vsz) {
+		void *v = realloc(s->stack_vals, (size_t)vsz * SAMPLER_STACK_BATCH);
+
+		if (!v)
+			return -ENOMEM;
+		s->stack_vals = v;
+		s->stack_vals_size = vsz;
+	}
+	if (!s->stack_keys) {
+		s->stack_keys = malloc(SAMPLER_STACK_BATCH * sizeof(*s->stack_keys));
+		if (!s->stack_keys)
+			return -ENOMEM;
+	}
+	while (!t.done) {
+		count = SAMPLER_STACK_BATCH;
+		err = take_next(&t, s->stack_keys, s->stack_vals, &count);
+		if (err == -ENOSPC)
+			return clear_stacks_by_key(t.fd); /* a bucket past the buffer */
+		if (err)
 			return err;
 	}
 	return 0;
@@ -2063,27 +2186,17 @@ static int grow_offcpu_scratch(struct sampler *s)
 				 sizeof(*s->ovals), &s->ocap);
 }
 
-/* The off-CPU counters of the idle generation: snapshot, emit, delete. */
+/* The off-CPU counters of the idle generation: take (read and delete), emit. */
 static int drain_offcpu(struct sampler *s, __u32 idle, int sfd, int efd, sampler_record_fn fn,
 			void *ctx)
 {
 	int cfd = bpf_map__fd(idle ? s->skel->maps.offcpu_counts1 : s->skel->maps.offcpu_counts0);
-	struct offcpu_key key, next;
 	__u32 n = 0, i;
-	bool have = false;
-	int err = 0;
+	int err;
 
-	while (!bpf_map_get_next_key(cfd, have ? &key : NULL, &next)) {
-		if (n == s->ocap) {
-			err = grow_offcpu_scratch(s);
-			if (err)
-				return err;
-		}
-		if (!bpf_map_lookup_elem(cfd, &next, &s->ovals[n]))
-			s->okeys[n++] = next;
-		key = next;
-		have = true;
-	}
+	err = take_all(s, cfd, (void *const *)&s->okeys, sizeof(*s->okeys),
+		       (void *const *)&s->ovals, sizeof(*s->ovals), &s->ocap, grow_offcpu_scratch,
+		       &n);
 	for (i = 0; i < n && !err; i++) {
 		const struct offcpu_key *k = &s->okeys[i];
 		struct sampler_record r = {
@@ -2101,8 +2214,6 @@ static int drain_offcpu(struct sampler *s, __u32 idle, int sfd, int efd, sampler
 		memcpy(r.span_id, &k->span_id, sizeof(r.span_id));
 		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
 	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(cfd, &s->okeys[i]);
 	return err;
 }
 
@@ -2143,10 +2254,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	if (s->loader_on)
 		full_wait(s, -1);
 	const struct timespec settle = {0, SAMPLER_GEN_SETTLE_NS};
-	struct sample_key key, next;
 	int cfd, sfd, efd, err = 0;
 	__u32 n = 0, i, idle;
-	bool have = false;
 
 	idle = s->skel->bss->gen & 1;
 	__atomic_store_n(&s->skel->bss->gen, idle ^ 1, __ATOMIC_SEQ_CST);
@@ -2157,19 +2266,18 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	sfd = bpf_map__fd(idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
 	efd = bpf_map__fd(idle ? s->skel->maps.ustack_ext1 : s->skel->maps.ustack_ext0);
 
-	/* Snapshot every key and count first: the generation is idle, so
-	 * nothing changes under us. */
-	while (!bpf_map_get_next_key(cfd, have ? &key : NULL, &next)) {
-		if (n == s->cap) {
-			err = grow_scratch(s);
-			if (err)
-				goto out;
-		}
-		if (!bpf_map_lookup_elem(cfd, &next, &s->vals[n]))
-			s->keys[n++] = next;
-		key = next;
-		have = true;
+	{ /* the full generation is the high-water mark (before it is taken) */
+		__u64 mem = bpf_memory(s, s->skel, &s->fixed_mem);
+
+		if (mem > s->bpf_peak)
+			s->bpf_peak = mem;
 	}
+	/* Take every key and count first: the generation is idle, so nothing
+	 * changes under us. */
+	err = take_all(s, cfd, (void *const *)&s->keys, sizeof(*s->keys), (void *const *)&s->vals,
+		       sizeof(*s->vals), &s->cap, grow_scratch, &n);
+	if (err)
+		goto out;
 	for (i = 0; i < n && !err; i++) {
 		const struct sample_key *k = &s->keys[i];
 		struct sampler_record r = {
@@ -2186,22 +2294,14 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		memcpy(r.attrs, k->attrs, sizeof(r.attrs));
 		err = emit_record(s, &r, k->ustack, k->kstack, sfd, efd, fn, ctx);
 	}
-	{ /* the full generation is the high-water mark */
-		__u64 mem = bpf_memory(s, s->skel, &s->fixed_mem);
-
-		if (mem > s->bpf_peak)
-			s->bpf_peak = mem;
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(cfd, &s->keys[i]);
 	if (!err && offcpu__enabled(s->skel)) {
 		offcpu__poll(s->skel, s->offcpu); /* a failure is warned, not fatal */
 		err = drain_offcpu(s, idle, sfd, efd, fn, ctx);
 	}
 	if (!err)
-		err = clear_stacks(s, sfd);
+		err = clear_stacks(s, idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
 	if (!err && s->unwind)
-		err = clear_stacks(s, efd);
+		err = clear_stacks(s, idle ? s->skel->maps.ustack_ext1 : s->skel->maps.ustack_ext0);
 	if (!err)
 		err = drain_late(s, fn, ctx);
 out:
@@ -2352,5 +2452,6 @@ void sampler__free(struct sampler *s)
 	free(s->okeys);
 	free(s->ovals);
 	free(s->stack_keys);
+	free(s->stack_vals);
 	free(s);
 }

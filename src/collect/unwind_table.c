@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/fdio.h"
 #include "collect/cfi.h"
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
@@ -54,6 +55,7 @@ struct unwind_table {
 	__u64 rows_used;
 	__u64 maps_used;
 	struct unwind_map *scratch; /* UNWIND_TABLE_MAX_PROC_MAPS */
+	struct unwind_map_key *keys; /* ... and their keys */
 	__u32 *pin;		    /* slots of the process being added */
 	__u32 npin;
 	struct unwind_table_stats st;
@@ -77,9 +79,10 @@ struct unwind_table *unwind_table__new(const struct unwind_table_sink *sink, con
 	u->sink = *sink;
 	u->proc_root = strdup(proc_root);
 	u->scratch = calloc(UNWIND_TABLE_MAX_PROC_MAPS, sizeof(*u->scratch));
+	u->keys = calloc(UNWIND_TABLE_MAX_PROC_MAPS, sizeof(*u->keys));
 	u->pin = calloc(UNWIND_TABLE_MAX_PROC_MAPS, sizeof(*u->pin));
 	u->slots = calloc(sink->max_files ? sink->max_files : 1, sizeof(*u->slots));
-	if (!u->proc_root || !u->scratch || !u->pin || !u->slots) {
+	if (!u->proc_root || !u->scratch || !u->keys || !u->pin || !u->slots) {
 		unwind_table__free(u);
 		return NULL;
 	}
@@ -97,6 +100,7 @@ void unwind_table__free(struct unwind_table *u)
 		free(u->procs[i].slots);
 	free(u->procs);
 	free(u->scratch);
+	free(u->keys);
 	free(u->pin);
 	free(u->slots);
 	free(u);
@@ -400,7 +404,7 @@ static __u64 proc_start(const struct unwind_table *u, __u32 pid)
 	int fd, i;
 
 	snprintf(path, sizeof(path), "%s/%u/stat", u->proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fdio__open(path, O_RDONLY);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -447,13 +451,18 @@ static void describe(struct unwind_table *u, int pid, const struct procmaps_entr
 }
 
 /* Delete the entries of @p from the sink and release its file tables. */
+/* The keys of the first @n mapping entries of @pid, in u->keys. */
+static const struct unwind_map_key *map_keys(struct unwind_table *u, __u32 pid, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++)
+		u->keys[i] = (struct unwind_map_key){.tgid = pid, .index = i};
+	return u->keys;
+}
+
 static void proc_drop(struct unwind_table *u, struct ut_proc *p)
 {
-	for (__u32 k = 0; k < p->alloc; k++) {
-		struct unwind_map_key key = {.tgid = p->pid, .index = k};
-
-		u->sink.del_map(u->sink.ctx, &key);
-	}
+	if (p->alloc)
+		u->sink.del_maps(u->sink.ctx, map_keys(u, p->pid, p->alloc), p->alloc);
 	u->sink.del_proc(u->sink.ctx, p->pid);
 	for (__u32 i = 0; i < p->nslots; i++)
 		slot_unref(u, p->slots[i]);
@@ -470,7 +479,7 @@ static size_t reclaim(struct unwind_table *u)
 	struct ut_proc *n;
 	size_t i, gone = 0;
 
-	if (!u->procs_cap || !u->sink.del_map || !u->sink.del_proc)
+	if (!u->procs_cap || !u->sink.del_maps || !u->sink.del_proc)
 		return 0;
 	n = calloc(u->procs_cap, sizeof(*n));
 	if (!n)
@@ -581,13 +590,9 @@ static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct p
 		u->maps_used += n - p->alloc;
 		p->alloc = n;
 	}
-	for (i = 0; i < n; i++) {
-		struct unwind_map_key k = {.tgid = (__u32)pid, .index = i};
-
-		err = u->sink.set_map(u->sink.ctx, &k, &u->scratch[i]);
-		if (err)
-			goto fail;
-	}
+	err = n ? u->sink.set_maps(u->sink.ctx, map_keys(u, (__u32)pid, n), u->scratch, n) : 0;
+	if (err)
+		goto fail;
 	err = u->sink.set_proc(u->sink.ctx, (__u32)pid, n);
 	if (err)
 		goto fail;

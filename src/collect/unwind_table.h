@@ -54,12 +54,15 @@ struct unwind_table_sink {
 	 * not been told about. Dropped with the table (rows_del). */
 	int (*set_file)(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __u64 (*seg)[3],
 			unsigned int nseg, __u32 nrows);
-	/* Store mapping entry @k; store the mapping count of @tgid. 0 or -errno. */
-	int (*set_map)(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m);
+	/* Store the @n mapping entries @m of one process under keys @k (all of
+	 * them in one call: the BPF sink writes them with one system call);
+	 * store the mapping count of @tgid. 0 or -errno. */
+	int (*set_maps)(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m,
+			__u32 n);
 	int (*set_proc)(void *ctx, __u32 tgid, __u32 nmaps);
-	/* Delete an entry / a count of an exited process (optional: without
-	 * them exited processes are never reclaimed). */
-	int (*del_map)(void *ctx, const struct unwind_map_key *k);
+	/* Delete the @n entries @k / the count of an exited process (optional:
+	 * without them exited processes are never reclaimed). */
+	int (*del_maps)(void *ctx, const struct unwind_map_key *k, __u32 n);
 	int (*del_proc)(void *ctx, __u32 tgid);
 	void *ctx;
 };

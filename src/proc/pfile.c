@@ -15,6 +15,7 @@
 
 #include "proc/procmaps.h"
 #include "proc/pfile.h"
+#include "util/fdio.h"
 #include "util/pages.h"
 
 #define OVERLAYFS_MAGIC 0x794c7630
@@ -44,8 +45,7 @@ static int walk_nofollow(int dirfd, const char *path)
 		comp[len] = '\0';
 		while (*end == '/')
 			end++;
-		next = openat(cur, comp,
-			      O_PATH | O_NOFOLLOW | O_CLOEXEC | (*end ? O_DIRECTORY : 0));
+		next = fdio__openat(cur, comp, O_PATH | O_NOFOLLOW | (*end ? O_DIRECTORY : 0));
 		if (next < 0)
 			next = errno == ENOTDIR ? -ELOOP : -errno;
 		if (cur != dirfd)
@@ -99,7 +99,7 @@ static int reopen_regular(int pfd, struct stat *st)
 		goto out;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, PFILE_READ_FLAGS);
+	fd = fdio__open(self, PFILE_READ_FLAGS);
 	if (fd < 0)
 		fd = -errno;
 out:
@@ -114,7 +114,7 @@ static int open_in_root(const char *root, const char *path, bool follow, int *fd
 
 	*fd = -1;
 	/* The magic link of PROC/PID/root is followed here, on purpose. */
-	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rootfd = fdio__open(root, O_PATH | O_DIRECTORY);
 	if (rootfd < 0)
 		return -errno;
 	pfd = path_in_root(rootfd, path, follow);
@@ -167,7 +167,7 @@ int pfile__open_mapped(const char *proc_root, int pid, const struct procmaps_ent
 		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", proc_root, pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	pfd = open(path, O_PATH | O_CLOEXEC);
+	pfd = fdio__open(path, O_PATH);
 	if (pfd >= 0) {
 		f = reopen_regular(pfd, &st);
 	} else {

@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/fdio.h"
 #include "util/utf8.h"
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
@@ -387,7 +388,7 @@ static int locate_in_library(const char *root, int pid, const struct procmaps_en
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s/%d/mem", root, pid);
-	mem = open(path, O_RDONLY | O_CLOEXEC);
+	mem = fdio__open(path, O_RDONLY);
 	if (mem < 0)
 		return -errno;
 	err = threadctx__module_locate(&m, e->start - m.load_base, mem_read, &mem, loc);
@@ -447,7 +448,7 @@ int threadctx__process_locate(const char *proc_root, int pid, bool libraries,
 
 	memset(loc, 0, sizeof(*loc));
 	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = fdio__open(path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	err = fstat(fd, &st) ? -errno : 0;

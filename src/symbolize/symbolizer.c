@@ -1211,7 +1211,7 @@ static void update_ctx(struct symbolizer *s, struct sym_proc *p)
 	if (!p->ctx_start || p->nctx >= SYMBOLIZER_MAX_CTX_UPDATES)
 		return;
 	snprintf(path, sizeof(path), "%s/%d/mem", s->proc_root, p->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fdio__open(path, O_RDONLY);
 	if (fd < 0)
 		return;
 	ts = procctx__published_at(fd, p->ctx_start, p->ctx_end);

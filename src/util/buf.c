@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/fdio.h"
 
 void buf__init(struct buf *b, size_t max)
 {
@@ -88,7 +89,7 @@ int buf__read_file(struct buf *b, const char *path)
 	int fd, err = 0;
 	ssize_t n;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fdio__open(path, O_RDONLY);
 	if (fd < 0)
 		return -errno;
 	buf__reset(b);

@@ -1,9 +1,24 @@
 /* fdio.c - whole reads and writes (see fdio.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/fdio.h"
+
+int fdio__openat(int dirfd, const char *path, int flags)
+{
+	if (flags & O_CREAT) {
+		errno = EINVAL;
+		return -1;
+	}
+	return (int)syscall(SYS_openat, dirfd, path, flags | O_CLOEXEC, 0);
+}
+
+int fdio__open(const char *path, int flags)
+{
+	return fdio__openat(AT_FDCWD, path, flags);
+}
 
 int fdio__write_all(int fd, const void *p, size_t len)
 {
@@ -48,7 +63,7 @@ ssize_t fdio__read_file(const char *path, void *dst, size_t cap)
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fdio__open(path, O_RDONLY);
 	if (fd < 0)
 		return -errno;
 	n = fdio__read_full(fd, dst, cap);

@@ -7,6 +7,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* openat(2) of @path (relative to @dirfd, or AT_FDCWD) with @flags and
+ * O_CLOEXEC, as one system call: musl's open() and fopen("e") follow an
+ * O_CLOEXEC open with fcntl(F_SETFD) for kernels before 2.6.23, a second
+ * system call per file (~1 us on a VM whose system calls trap to its host;
+ * profcap needs Linux >= 5.8). No O_CREAT (no mode). The descriptor, or
+ * -1 with errno set. */
+int fdio__openat(int dirfd, const char *path, int flags);
+
+/* fdio__openat(AT_FDCWD, @path, @flags). */
+int fdio__open(const char *path, int flags);
+
 /* Write all @len bytes of @p to @fd. 0, or -errno of the failing write. */
 int fdio__write_all(int fd, const void *p, size_t len);
 

@@ -24,13 +24,16 @@ static struct unwind_map maps[MAX_MAPS];
 static __u32 nmaps_of_self;
 static int set_map_calls;
 
-static int mem_set_map(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m)
+static int mem_set_maps(void *ctx, const struct unwind_map_key *k, const struct unwind_map *m,
+			__u32 n)
 {
 	(void)ctx;
-	if (k->index >= MAX_MAPS)
-		return -E2BIG;
-	maps[k->index] = *m;
-	set_map_calls++;
+	for (__u32 i = 0; i < n; i++) {
+		if (k[i].index >= MAX_MAPS || k[i].index != i)
+			return -E2BIG;
+		maps[k[i].index] = m[i];
+		set_map_calls++;
+	}
 	return 0;
 }
 
@@ -44,11 +47,11 @@ static int mem_set_proc(void *ctx, __u32 tgid, __u32 n)
 
 static int del_maps, del_procs;
 
-static int mem_del_map(void *ctx, const struct unwind_map_key *k)
+static int mem_del_maps(void *ctx, const struct unwind_map_key *k, __u32 n)
 {
 	(void)ctx;
-	(void)k;
-	del_maps++;
+	for (__u32 i = 0; i < n; i++)
+		del_maps += k[i].index == i;
 	return 0;
 }
 
@@ -98,9 +101,9 @@ static struct unwind_table *new_table(__u32 max_rows, __u32 max_maps)
 		.rows_end = mem_rows_end,
 		.rows_del = mem_rows_del,
 		.max_maps = max_maps,
-		.set_map = mem_set_map,
+		.set_maps = mem_set_maps,
 		.set_proc = mem_set_proc,
-		.del_map = mem_del_map,
+		.del_maps = mem_del_maps,
 		.del_proc = mem_del_proc,
 	};
 

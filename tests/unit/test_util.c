@@ -106,6 +106,32 @@ TEST(fdio_round_trip)
 	CHECK(fdio__write_all(-1, text, 1) == -EBADF);
 }
 
+/* fdio__open(): close-on-exec in one system call, relative opens, no
+ * O_CREAT (it passes no mode). */
+TEST(fdio_open_cloexec)
+{
+	int fd, dir, rel;
+
+	fd = fdio__open("/proc/self/stat", O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	dir = fdio__open("/proc/self", O_PATH | O_DIRECTORY);
+	CHECK(dir >= 0);
+	CHECK(fcntl(dir, F_GETFD) & FD_CLOEXEC);
+	rel = fdio__openat(dir, "stat", O_RDONLY);
+	CHECK(rel >= 0);
+	CHECK(fcntl(rel, F_GETFD) & FD_CLOEXEC);
+	close(rel);
+	close(dir);
+	errno = 0;
+	CHECK(fdio__open("/proc/self/no-such-file", O_RDONLY) == -1 && errno == ENOENT);
+	errno = 0;
+	CHECK(fdio__open("/tmp/profcap-test-fdio-creat", O_WRONLY | O_CREAT) == -1 &&
+	      errno == EINVAL);
+	CHECK(access("/tmp/profcap-test-fdio-creat", F_OK) != 0);
+}
+
 TEST(random_ids_differ_and_are_nonzero)
 {
 	__u8 a[16], b[16], zero[16] = {0};
@@ -211,6 +237,7 @@ int main(void)
 	RUN(utf8_printable_and_sanitize);
 	RUN(search_upto);
 	RUN(fdio_round_trip);
+	RUN(fdio_open_cloexec);
 	RUN(random_ids_differ_and_are_nonzero);
 	RUN(system_clock_moves);
 	RUN(proc_status_fields);

@@ -137,7 +137,7 @@ struct sampler {
 	struct stack_trace ust, kst;
 	__u64 *stack_keys; /* clear_stacks(): the keys and values of one batch */
 	void *stack_vals;
-	__u32 stack_vals_size;
+	__u32 stack_room, stack_vals_size; /* entries; bytes of a value */
 	struct sample_key *keys;
 	__u64 *vals;
 	__u32 cap;
@@ -2012,9 +2012,10 @@ static int grow_scratch(struct sampler *s)
 }
 
 /* A hash map taken apart in batches: BPF_MAP_LOOKUP_AND_DELETE_BATCH (Linux
- * >= 5.6, below the 5.8 profcap needs) reads and deletes up to a buffer's worth of entries per
- * bpf() call, where walking it cost three calls an entry (get_next_key, lookup, delete; ~1.1 us
- * each on a VM whose system calls trap to the host). */
+ * >= 5.6, below the 5.8 profcap needs) reads and deletes a buffer's worth
+ * of entries per bpf() call, where walking it cost three calls an entry
+ * (get_next_key, lookup, delete; ~1.1 us each on a VM whose system calls
+ * trap to the host). */
 struct take {
 	int fd;
 	bool started; /* @cursor holds the next bucket */
@@ -2077,73 +2078,47 @@ static int take_all(struct sampler *s, int fd, void *const *keys, size_t ksz, vo
 	return 0;
 }
 
-/* Empty the idle generation's stack table one key at a time (a bucket
- * longer than clear_stacks()' buffer). Keys are collected first: a deleted key cannot serve as
- * the iteration cursor, and restarting from the first bucket after every
- * delete would cost O(buckets) per entry. */
-static int clear_stacks_by_key(int fd)
+/* Room in clear_stacks()' buffer for @room entries of values of @vsz bytes
+ * (it only grows). 0 or -ENOMEM. */
+static int stack_buf_grow(struct sampler *s, __u32 room, __u32 vsz)
 {
-	__u64 next, *cur = NULL, *keys = NULL;
-	__u32 n = 0, cap = 0, i;
-	int err = 0;
+	__u64 *k;
+	void *v;
 
-	while (!bpf_map_get_next_key(fd, cur, &next)) {
-		if (n == cap) {
-			__u32 ncap = cap ? cap * 2 : 1024;
-			__u64 *k = realloc(keys, ncap * sizeof(*k));
-
-			if (!k) {
-				err = -ENOMEM;
-				goto out;
-			}
-			keys = k;
-			cap = ncap;
-		}
-		keys[n] = next;
-		cur = &keys[n++];
-	}
-	for (i = 0; i < n; i++) {
-		err = bpf_map_delete_elem(fd, &keys[i]);
-		if (err && err != -ENOENT)
-			goto out;
-	}
-	err = 0;
-out:
-	free(keys);
-	return err;
+	if (room <= s->stack_room && vsz <= s->stack_vals_size)
+		return 0;
+	room = room > s->stack_room ? room : s->stack_room;
+	vsz = vsz > s->stack_vals_size ? vsz : s->stack_vals_size;
+	k = realloc(s->stack_keys, room * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	s->stack_keys = k;
+	v = realloc(s->stack_vals, (size_t)room * vsz);
+	if (!v)
+		return -ENOMEM;
+	s->stack_vals = v;
+	s->stack_room = room;
+	s->stack_vals_size = vsz;
+	return 0;
 }
 
-/* Empty the idle generation's stack table @m: batches of
- * SAMPLER_STACK_BATCH through one bounded buffer, the values read only to
- * be dropped (a copy is cheaper than a system call). */
+/* Empty the idle generation's stack table @m in batches of
+ * SAMPLER_STACK_BATCH, the values read only to be dropped (a copy is
+ * cheaper than a system call); the buffer doubles for a hash bucket that
+ * holds more (the map's size bounds it). 0 or -errno. */
 static int clear_stacks(struct sampler *s, const struct bpf_map *m)
 {
 	struct take t = {.fd = bpf_map__fd(m)};
 	__u32 count, vsz = bpf_map__value_size(m);
-	int err;
+	int err = stack_buf_grow(s, SAMPLER_STACK_BATCH, vsz);
 
-	if (s->stack_vals_size < vsz) {
-		void *v = realloc(s->stack_vals, (size_t)vsz * SAMPLER_STACK_BATCH);
-
-		if (!v)
-			return -ENOMEM;
-		s->stack_vals = v;
-		s->stack_vals_size = vsz;
-	}
-	if (!s->stack_keys) {
-		s->stack_keys = malloc(SAMPLER_STACK_BATCH * sizeof(*s->stack_keys));
-		if (!s->stack_keys)
-			return -ENOMEM;
-	}
-	while (!t.done) {
-		count = SAMPLER_STACK_BATCH;
+	while (!err && !t.done) {
+		count = s->stack_room;
 		err = take_next(&t, s->stack_keys, s->stack_vals, &count);
-		if (err == -ENOSPC)
-			return clear_stacks_by_key(t.fd); /* a bucket past the buffer */
-		if (err)
-			return err;
+		if (err == -ENOSPC) /* a bucket longer than the buffer */
+			err = stack_buf_grow(s, 2 * s->stack_room, vsz);
 	}
-	return 0;
+	return err;
 }
 
 /* Look up the stacks of @r by hash and hand it to @fn. */

@@ -450,7 +450,6 @@ static void describe(struct unwind_table *u, int pid, const struct procmaps_entr
 	}
 }
 
-/* Delete the entries of @p from the sink and release its file tables. */
 /* The keys of the first @n mapping entries of @pid, in u->keys. */
 static const struct unwind_map_key *map_keys(struct unwind_table *u, __u32 pid, __u32 n)
 {
@@ -459,6 +458,7 @@ static const struct unwind_map_key *map_keys(struct unwind_table *u, __u32 pid, 
 	return u->keys;
 }
 
+/* Delete the entries of @p from the sink and release its file tables. */
 static void proc_drop(struct unwind_table *u, struct ut_proc *p)
 {
 	if (p->alloc)

@@ -20,6 +20,10 @@
 #define OFFCPU_STATE_UNKNOWN 5	       /* state not readable (no BTF, old kernel) */
 #define OFFCPU_STATE__COUNT 6
 
+/* Entries of offcpu_slots (a power of two): user space sizes the map to
+ * it, and the task-work object hashes with its mask as a constant. */
+#define OFFCPU_SLOTS 16384u
+
 /* Per thread, keyed by global thread ID. */
 struct offcpu_start {
 	__u64 ts;	     /* bpf_ktime_get_ns() at switch-out, 0 = on a CPU */

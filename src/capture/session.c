@@ -994,6 +994,15 @@ int session__close(struct session *s)
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6,
 		 (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu) / 1e6,
 		 now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6);
+	{
+		struct symbolizer_stats ss;
+
+		symbolizer__stats(s->sym, &ss);
+		pr_debug("symbolizer: %llu kernel passes, DWARF of %llu files freed %llu times "
+			 "(each begins again at its next lookup)",
+			 (unsigned long long)ss.kernel_passes, (unsigned long long)ss.dwarf_files,
+			 (unsigned long long)ss.dwarf_releases);
+	}
 	if (s->procs_gone)
 		pr_debug("%llu processes exited before profcap read their mappings: their frames "
 			 "are unnamed",

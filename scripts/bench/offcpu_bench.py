@@ -48,8 +48,12 @@ A/B of builds: --alt NAME=PATH adds, for every profcap configuration chosen,
 the same configuration run with the binary PATH (shown as CONFIG:NAME), in
 the same rounds.
 
+With --adjacent, every round also runs each off-CPU configuration right
+beside a run of its reference (which of the two first: random), and pairs
+those: on a machine whose speed drifts within a round, the fairer pair.
+
 Usage (root): scripts/bench/offcpu_bench.py [--runs 5] [--rounds 50000] [--cpu 1]
-              [--configs a,b] [--alt NAME=PATH ...]
+              [--configs a,b] [--alt NAME=PATH ...] [--adjacent]
 """
 import argparse
 import json
@@ -157,6 +161,18 @@ def tool_cmd(cfg, pid):
     return None
 
 
+def reference(c, res):
+    """The CPU-only configuration off-CPU configuration @c is measured
+    against (the same target, the same binary), or None."""
+    name, _, alt = c.partition(":")
+    ref = {"perf-offcpu-p": "perf-p"}.get(name) or \
+        ("cpu-p" if name.startswith("offcpu-p") else
+         "cpu" if name.startswith("offcpu") else None)
+    if ref and alt and f"{ref}:{alt}" in res:
+        ref += ":" + alt  # an alternative binary against itself
+    return ref
+
+
 def one(cfg, rounds, cpu):
     """(workload seconds, CPU seconds, BPF ns per switch, switches, memlock dict,
     {program: (run ns, runs)}) of one run."""
@@ -239,6 +255,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=50000)
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--configs", default="", help="comma-separated subset (base is always run)")
+    ap.add_argument("--adjacent", action="store_true",
+                    help="also run each off-CPU configuration right next to a run of its "
+                    "CPU-only reference (which first: random), and pair those: the pairs "
+                    "then share the machine's state, not only the round")
     ap.add_argument("--alt", action="append", default=[],
                     help="NAME=PATH: also run the profcap configurations with binary PATH")
     ap.add_argument("--perf", default="perf",
@@ -278,6 +298,7 @@ def main():
     was_tracefs = mounted_tracefs()
     stats = {"bpf_stats": open("/proc/sys/kernel/bpf_stats_enabled").read().strip()}
     res = {c: [] for c in cfgs}
+    adj = {c: [] for c in cfgs}  # --adjacent: (run of c, run of its reference beside it)
     bpfns = {c: (0.0, 0) for c in cfgs}
     mem = {}
     try:
@@ -287,8 +308,30 @@ def main():
             subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={int(stats_round)}"])
             # A new order every round: no configuration always follows the
             # same one (caches, the previous tool's teardown).
-            for c in random.Random(r).sample(cfgs, len(cfgs)):
+            order = [(c, None) for c in random.Random(r).sample(cfgs, len(cfgs))]
+            if a.adjacent and not stats_round:
+                rnd = random.Random(1000 + r)
+                extra = []
+                for c in cfgs:
+                    ref = reference(c, res)
+                    if ref in res:
+                        pair = [(c, c), (ref, c)]
+                        rnd.shuffle(pair)
+                        extra.append(pair)
+                rnd.shuffle(extra)
+                # Each pair after the round's configurations, beside each other.
+                order += [u for pair in extra for u in pair]
+            side = {}
+            for c, pair_of in order:
                 secs, cpu_s, nspr, runs, m, pp = one(c, a.rounds, a.cpu)
+                if pair_of:
+                    side[(c, pair_of)] = (secs, nspr, runs, cpu_s)
+                    if (pair_of, pair_of) in side and (reference(pair_of, res), pair_of) in side:
+                        adj[pair_of].append((side[(pair_of, pair_of)],
+                                             side[(reference(pair_of, res), pair_of)]))
+                    print(f"# round {r} {c} (beside {pair_of}): {secs:.3f} s wall, "
+                          f"{cpu_s:.3f} s CPU", flush=True)
+                    continue
                 if stats_round:
                     bpfns[c] = (nspr, runs)
                     # Where the ns go: runs per switch and ns per run of each program
@@ -321,23 +364,24 @@ def main():
               f"{min(x[3] for x in res[c]):7.3f}..{max(x[3] for x in res[c]):.3f}")
     # The off-CPU profile's own cost: each off-CPU configuration against the
     # CPU profile of the same target run in the same round (pairs cancel the
-    # machine's drift from round to round), wall and workload CPU.
-    for c in cfgs:
-        name, _, alt = c.partition(":")
-        ref = {"perf-offcpu-p": "perf-p"}.get(name) or \
-            ("cpu-p" if name.startswith("offcpu-p") else
-             "cpu" if name.startswith("offcpu") else None)
-        if ref and alt and f"{ref}:{alt}" in res:
-            ref += ":" + alt  # an alternative binary against itself
-        if ref not in res or not res[c]:
-            continue
-        walls = sorted(100 * (x[0] / y[0] - 1) for x, y in zip(res[c], res[ref]))
-        cpus = sorted(100 * (x[3] / y[3] - 1) for x, y in zip(res[c], res[ref]))
+    # machine's drift from round to round), wall and workload CPU; with
+    # --adjacent also against the reference run right beside it.
+    def paired(c, ref, xs, ys, how):
+        walls = sorted(100 * (x[0] / y[0] - 1) for x, y in zip(xs, ys))
+        cpus = sorted(100 * (x[3] / y[3] - 1) for x, y in zip(xs, ys))
         q = len(walls) // 4
-        print(f"extra {c} over {ref}, paired by round: wall {statistics.median(walls):+.1f}% "
+        print(f"extra {c} over {ref}, paired {how}: wall {statistics.median(walls):+.1f}% "
               f"(quartiles {walls[q]:+.1f}..{walls[-1 - q]:+.1f}), "
               f"CPU {statistics.median(cpus):+.1f}% "
-              f"(quartiles {cpus[q]:+.1f}..{cpus[-1 - q]:+.1f})")
+              f"(quartiles {cpus[q]:+.1f}..{cpus[-1 - q]:+.1f}), {len(walls)} pairs")
+
+    for c in cfgs:
+        ref = reference(c, res)
+        if ref not in res or not res[c]:
+            continue
+        paired(c, ref, res[c], res[ref], "by round")
+        if adj.get(c):
+            paired(c, ref, [x for x, _ in adj[c]], [y for _, y in adj[c]], "side by side")
     print("memlock (bytes): " + ", ".join(f"{k} {v}" for k, v in sorted(mem.items())))
 
 

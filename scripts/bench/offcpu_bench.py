@@ -308,30 +308,8 @@ def main():
             subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={int(stats_round)}"])
             # A new order every round: no configuration always follows the
             # same one (caches, the previous tool's teardown).
-            order = [(c, None) for c in random.Random(r).sample(cfgs, len(cfgs))]
-            if a.adjacent and not stats_round:
-                rnd = random.Random(1000 + r)
-                extra = []
-                for c in cfgs:
-                    ref = reference(c, res)
-                    if ref in res:
-                        pair = [(c, c), (ref, c)]
-                        rnd.shuffle(pair)
-                        extra.append(pair)
-                rnd.shuffle(extra)
-                # Each pair after the round's configurations, beside each other.
-                order += [u for pair in extra for u in pair]
-            side = {}
-            for c, pair_of in order:
+            for c in random.Random(r).sample(cfgs, len(cfgs)):
                 secs, cpu_s, nspr, runs, m, pp = one(c, a.rounds, a.cpu)
-                if pair_of:
-                    side[(c, pair_of)] = (secs, nspr, runs, cpu_s)
-                    if (pair_of, pair_of) in side and (reference(pair_of, res), pair_of) in side:
-                        adj[pair_of].append((side[(pair_of, pair_of)],
-                                             side[(reference(pair_of, res), pair_of)]))
-                    print(f"# round {r} {c} (beside {pair_of}): {secs:.3f} s wall, "
-                          f"{cpu_s:.3f} s CPU", flush=True)
-                    continue
                 if stats_round:
                     bpfns[c] = (nspr, runs)
                     # Where the ns go: runs per switch and ns per run of each program
@@ -345,6 +323,20 @@ def main():
                 print(f"# round {r} {c}: {secs:.3f} s wall, {cpu_s:.3f} s CPU, "
                       f"{nspr:.0f} BPF ns/switch over {runs} switches",
                       flush=True)
+            if a.adjacent and not stats_round:
+                # Then each off-CPU configuration right beside a run of its
+                # reference (which first: random), pairs in a random order.
+                rnd = random.Random(1000 + r)
+                pairs = [(c, reference(c, res)) for c in cfgs if reference(c, res) in res]
+                rnd.shuffle(pairs)
+                for c, ref in pairs:
+                    beside = {}
+                    for x in rnd.sample([c, ref], 2):
+                        secs, cpu_s, nspr, runs, _, _ = one(x, a.rounds, a.cpu)
+                        beside[x] = (secs, nspr, runs, cpu_s)
+                        print(f"# round {r} {x} (beside {c}): {secs:.3f} s wall, "
+                              f"{cpu_s:.3f} s CPU", flush=True)
+                    adj[c].append((beside[c], beside[ref]))
     finally:
         subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={stats['bpf_stats']}"])
         for m in mounted_tracefs():

@@ -128,15 +128,15 @@ static const char *host_arch(const char *machine)
 /* OpenTelemetry thread context (OTEP 4947): tell the sampler where process
  * @pid's threads keep it (its executable, or a library when its process
  * context announces thread context: proc/threadctx.h), or that they do not
- * (a new program after exec). */
-static void find_thread_ctx(struct session *s, int pid)
+ * (a new program after exec). @snap: its snapshot just taken, or NULL. */
+static void find_thread_ctx(struct session *s, int pid, const struct procsnap *snap)
 {
 	struct threadctx_loc loc;
 	int err;
 
 	if (pid <= 0)
 		return;
-	err = threadctx__process_locate(NULL, pid, symbolizer__thread_ctx(s->sym, pid),
+	err = threadctx__process_locate(NULL, pid, symbolizer__thread_ctx(s->sym, pid), snap,
 					s->tctx_files, &loc);
 	if (err && err != -ENOENT)
 		pr_debug("thread context of process %d not looked up: %s", pid, strerror(-err));
@@ -158,7 +158,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 		s->procs_gone++;
 	/* After the snapshot: it read the process context, which says whether
 	 * the thread-context variable may be in a library. */
-	find_thread_ctx(s, (int)tgid);
+	find_thread_ctx(s, (int)tgid, snap);
 }
 
 /* The process of record @r as the model knows it. */
@@ -737,7 +737,7 @@ static int load_sampler(struct session *s)
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	for (i = 0; i < s->tgt.npids; i++)
 		if (s->tgt.pids[i] != (int)cmd)
-			find_thread_ctx(s, s->tgt.pids[i]);
+			find_thread_ctx(s, s->tgt.pids[i], NULL);
 	if (o->unwind) {
 		t0 = now_ns(CLOCK_MONOTONIC);
 		/* Not CMD: it has not run exec yet; its first sample's notice

@@ -14,6 +14,7 @@
 #include "util/utf8.h"
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
+#include "proc/procsnap.h"
 #include "proc/threadctx.h"
 
 #define MAX_PHDRS 256
@@ -437,16 +438,40 @@ static int locate_in_libraries(const char *root, int pid, struct threadctx_files
 	return err;
 }
 
-int threadctx__process_locate(const char *proc_root, int pid, bool libraries,
-			      struct threadctx_files *seen, struct threadctx_loc *loc)
+/* The mapping of @snap's executable (its path, " (deleted)" aside), or
+ * NULL. */
+static const struct procmaps_entry *exe_mapping(const struct procsnap *snap)
 {
-	const char *root = proc_root ? proc_root : "/proc";
+	size_t i, n, len;
+
+	if (!snap->exe || !snap->maps)
+		return NULL;
+	n = procmaps__count(snap->maps);
+	for (i = 0; i < n; i++) {
+		const struct procmaps_entry *e = procmaps__entry(snap->maps, i);
+
+		if (e->anonymous || !e->inode || e->path[0] != '/')
+			continue;
+		len = strlen(e->path);
+		if (!strncmp(snap->exe, e->path, len) &&
+		    (!snap->exe[len] || !strcmp(snap->exe + len, " (deleted)")))
+			return e;
+	}
+	return NULL;
+}
+
+/* The executable of @pid (its mapping @me in a snapshot, or NULL): 0 and
+ * loc->off, -ENOENT (no variable: added to @seen), or -errno. */
+static int locate_in_exe(const char *root, int pid, const struct procmaps_entry *me,
+			 struct threadctx_files *seen, struct threadctx_loc *loc)
+{
+	__u64 mdev = me ? ((__u64)me->dev_major << 32) | me->dev_minor : 0, dev;
 	char path[96];
 	struct stat st;
-	__u64 dev = 0;
 	int fd, err;
 
-	memset(loc, 0, sizeof(*loc));
+	if (me && files_known(seen, mdev, me->inode))
+		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
 	fd = fdio__open(path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
@@ -456,10 +481,27 @@ int threadctx__process_locate(const char *proc_root, int pid, bool libraries,
 		dev = ((__u64)major(st.st_dev) << 32) | minor(st.st_dev);
 		err = files_known(seen, dev, st.st_ino) ? -ENOENT
 							: threadctx__elf_offset(fd, &loc->off);
-		if (err == -ENOENT)
+		if (err == -ENOENT) {
 			files_add(seen, dev, st.st_ino);
+			/* maps may name another device (btrfs, overlayfs) */
+			if (me)
+				files_add(seen, mdev, me->inode);
+		}
 	}
 	close(fd);
+	return err;
+}
+
+int threadctx__process_locate(const char *proc_root, int pid, bool libraries,
+			      const struct procsnap *snap, struct threadctx_files *seen,
+			      struct threadctx_loc *loc)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	int err;
+
+	memset(loc, 0, sizeof(*loc));
+	err = locate_in_exe(root, pid, snap && snap->pid == pid ? exe_mapping(snap) : NULL, seen,
+			    loc);
 	if (err == -ENOENT && libraries)
 		err = locate_in_libraries(root, pid, seen, loc);
 	return err;

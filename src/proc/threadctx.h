@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+struct procsnap;
+
 #define THREADCTX_SYMBOL "otel_thread_ctx_v1"
 #define THREADCTX_RECORD_HEAD 28       /* trace id, span id, valid, flags, attrs size */
 #define THREADCTX_MAX_SYMTAB (16u << 20) /* larger symbol tables are refused */
@@ -103,11 +105,15 @@ void threadctx_files__free(struct threadctx_files *f); /* accepts NULL */
  * its executable, then, with @libraries (the process's context says it
  * publishes thread context, as the OTEP asks readers to check first), each
  * mapped file, opened through map_files (proc/pfile.h). Files in @seen
- * (may be NULL) are skipped; files without the variable are added. 0 and
- * *@loc; -ENOENT (none), -EAGAIN (see above), or -errno (process gone:
- * -ENOENT/-ESRCH). */
+ * (may be NULL) are skipped; files without the variable are added. @snap
+ * (borrowed, may be NULL), a snapshot of @pid just taken: the executable's
+ * device and inode come from its mapping there, so an executable already
+ * in @seen is not opened (a compile loop opened /proc/PID/exe once per
+ * process for nothing). 0 and *@loc; -ENOENT (none), -EAGAIN (see above),
+ * or -errno (process gone: -ENOENT/-ESRCH). */
 int threadctx__process_locate(const char *proc_root, int pid, bool libraries,
-			      struct threadctx_files *seen, struct threadctx_loc *loc);
+			      const struct procsnap *snap, struct threadctx_files *seen,
+			      struct threadctx_loc *loc);
 
 /* ---- attrs-data: the record's attributes ----
  * After the 28-byte head come attrs-data-size bytes of entries packed with

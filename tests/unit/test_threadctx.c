@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/procmaps.h"
+#include "proc/procsnap.h"
 #include "proc/threadctx.h"
 #include "test.h"
 
@@ -64,8 +67,49 @@ TEST(process_offset)
 	struct threadctx_loc loc;
 
 	/* This test program has no such variable. */
-	CHECK(threadctx__process_locate(NULL, (int)getpid(), true, NULL, &loc) == -ENOENT);
-	CHECK(threadctx__process_locate(NULL, 0x7ffffff0, true, NULL, &loc) == -ENOENT);
+	CHECK(threadctx__process_locate(NULL, (int)getpid(), true, NULL, NULL, &loc) == -ENOENT);
+	CHECK(threadctx__process_locate(NULL, 0x7ffffff0, true, NULL, NULL, &loc) == -ENOENT);
+}
+
+/* With a snapshot, an executable known not to hold the variable is not
+ * opened again: a fake /proc whose PID/exe is first this test program (no
+ * variable: remembered by the device and inode its mapping names), then a
+ * file that is not ELF, which only an open would notice. */
+TEST(process_snapshot_skips_known_exe)
+{
+	static const char maps[] = "00400000-00401000 r-xp 00000000 08:01 4242 /opt/app/bin/x\n";
+	char root[] = "/tmp/profcap-tctx-XXXXXX", dir[4200], exe[4300], self[4096];
+	struct threadctx_files *seen = threadctx_files__new();
+	struct procsnap snap = {.pid = 77, .exe = "/opt/app/bin/x (deleted)"};
+	struct threadctx_loc loc;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	FILE *f;
+
+	CHECK(seen && n > 0 && mkdtemp(root));
+	self[n] = '\0';
+	CHECK(procmaps__parse(maps, sizeof(maps) - 1, &snap.maps) == 0);
+	snprintf(dir, sizeof(dir), "%s/77", root);
+	snprintf(exe, sizeof(exe), "%s/exe", dir);
+	CHECK(mkdir(dir, 0700) == 0);
+	CHECK(symlink(self, exe) == 0);
+	CHECK(threadctx__process_locate(root, 77, false, &snap, seen, &loc) == -ENOENT);
+	CHECK(unlink(exe) == 0);
+	f = fopen(exe, "w");
+	CHECK(f != NULL);
+	fputs("not an ELF file, long enough to hold an ELF header's worth of bytes\n", f);
+	fclose(f);
+	/* opened (no snapshot, or a snapshot of another process): refused */
+	CHECK(threadctx__process_locate(root, 77, false, NULL, seen, &loc) != -ENOENT);
+	snap.pid = 78;
+	CHECK(threadctx__process_locate(root, 77, false, &snap, seen, &loc) != -ENOENT);
+	/* known by its mapping: not opened */
+	snap.pid = 77;
+	CHECK(threadctx__process_locate(root, 77, false, &snap, seen, &loc) == -ENOENT);
+	unlink(exe);
+	rmdir(dir);
+	rmdir(root);
+	procmaps__free(snap.maps);
+	threadctx_files__free(seen);
 }
 
 /* The SDK-like library in both dialects: the symbol and the relocation
@@ -348,6 +392,7 @@ int main(void)
 	}
 	RUN(writer_offset);
 	RUN(process_offset);
+	RUN(process_snapshot_skips_known_exe);
 	RUN(library_relocations);
 	RUN(got_words);
 	RUN(malformed);

@@ -50,6 +50,8 @@ struct session {
 	struct target tgt;
 	struct child *child; /* -- CMD, or NULL */
 	__u64 procs_gone;    /* notices of processes that had exited before their snapshot */
+	__u64 cpu_procs_ns;  /* main thread CPU describing new processes (-v) */
+	__u64 cpu_lines_ns;  /* ... looking up DWARF lines */
 	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS];	/* owned */
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
@@ -149,6 +151,7 @@ static void find_thread_ctx(struct session *s, int pid, const struct procsnap *s
 static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 {
 	struct session *s = ctx;
+	__u64 cpu = clock__thread_cpu_ns();
 
 	/* Snapshot maps and binaries while the process is alive (the sampler
 	 * builds its unwind tables on its own thread). Stopping: the final
@@ -159,6 +162,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	/* After the snapshot: it read the process context, which says whether
 	 * the thread-context variable may be in a library. */
 	find_thread_ctx(s, (int)tgid, snap);
+	s->cpu_procs_ns += clock__thread_cpu_ns() - cpu;
 }
 
 /* The process of record @r as the model knows it. */
@@ -406,6 +410,7 @@ static void kernel_pass(struct session *s)
 static int flush_deferred(struct session *s)
 {
 	struct profile_process_desc desc;
+	__u64 cpu;
 	size_t k;
 	int ret = 0;
 
@@ -423,7 +428,9 @@ static int flush_deferred(struct session *s)
 		describe(s, r, &desc);
 		resolve_frames(s, r, true);
 	}
+	cpu = clock__thread_cpu_ns();
 	symbolizer__resolve_lines_batch(s->sym);
+	s->cpu_lines_ns += clock__thread_cpu_ns() - cpu;
 	for (k = 0; k < s->ndefer && !ret; k++) {
 		struct sampler_record *r = &s->defer[k].r;
 
@@ -953,6 +960,19 @@ void session__wait(struct session *s, __s64 wake)
 	}
 }
 
+/* -v: where profcap's own CPU went, by thread, from the sampler's figures
+ * @st and @us (NULL: no tables) taken before its threads stopped. */
+static void cpu_by_thread(const struct session *s, const struct sampler_stats *st,
+			  const struct sampler_unwind_stats *us)
+{
+	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f), notices "
+		 "%.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), unwinder "
+		 "loader %.1f ms",
+		 clock__thread_cpu_ns() / 1e6, s->cpu_procs_ns / 1e6, s->cpu_lines_ns / 1e6,
+		 st->cpu_notice_ns / 1e6, st->cpu_snap_ns / 1e6, st->cpu_builder_ns / 1e6,
+		 us ? us->tables.parse_cpu_ns / 1e6 : 0.0, st->cpu_loader_ns / 1e6);
+}
+
 int session__close(struct session *s)
 {
 	const struct capture_opts *o = s->o;
@@ -994,6 +1014,7 @@ int session__close(struct session *s)
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6,
 		 (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu) / 1e6,
 		 now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6);
+	cpu_by_thread(s, &st, have_us ? &us : NULL);
 	{
 		struct symbolizer_stats ss;
 

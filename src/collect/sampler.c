@@ -25,6 +25,7 @@
 #include "offcpu_types.h"
 #include "cpu_sampler.skel.h"
 #include "cpu_sampler_tw.skel.h"
+#include "util/clock.h"
 #include "util/env.h"
 #include "util/fdio.h"
 #include "util/log.h"
@@ -105,6 +106,8 @@ struct sampler {
 	__u32 nq_n;
 	bool norseq;
 	__u64 notices_lost;
+	__u64 snap_cpu_ns; /* the notice thread's CPU in procsnap__read() (atomic) */
+	__u64 notice_cpu_ns, worker_cpu_ns; /* their CPU when they ended (atomic) */
 	__u64 stacks_missing;
 	__u64 drains;
 	/* table unwinding (issue 4) */
@@ -166,6 +169,7 @@ struct sampler {
 	pthread_mutex_t lmu;
 	pthread_cond_t lcv;
 	__u64 loader_t0, loader_ns, btf_ns;
+	__u64 loader_cpu_ns; /* the loader thread's CPU, once it is done (atomic) */
 	/* Late walking (issue 13): samples the BPF walker could not finish,
 	 * from the full object's `late` ring (added to rb once it is loaded). */
 	struct late *late;
@@ -377,6 +381,7 @@ static void *worker_main(void *arg)
 	}
 	pthread_mutex_unlock(&s->mu);
 	procmaps__thread_done();
+	__atomic_store_n(&s->worker_cpu_ns, clock__thread_cpu_ns(), __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -442,6 +447,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct sampler *s = ctx;
 	const struct proc_event *e = data;
 	struct procsnap *snap = NULL;
+	__u64 cpu;
+	int err;
 
 	if (len < sizeof(*e))
 		return 0;
@@ -456,7 +463,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	/* Its snapshot now, while a short-lived process is still there; the
 	 * caller describes it from there (or from /proc, when still alive)
 	 * in sampler__poll(), and its tables are built by the builder. */
-	if (procsnap__read("/proc", (int)e->tgid, &snap))
+	cpu = clock__thread_cpu_ns();
+	err = procsnap__read("/proc", (int)e->tgid, &snap);
+	__atomic_fetch_add(&s->snap_cpu_ns, clock__thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
+	if (err)
 		snap = NULL;
 	else if (__atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE))
 		/* its first samples' late walks need these maps too */
@@ -491,6 +501,7 @@ static void *notice_main(void *arg)
 	}
 out:
 	procmaps__thread_done();
+	__atomic_store_n(&s->notice_cpu_ns, clock__thread_cpu_ns(), __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -1431,6 +1442,7 @@ static void *loader_main(void *arg)
 	pthread_mutex_lock(&s->lmu);
 	s->loader_err = err;
 	s->loader_ns = mono_ns() - s->loader_t0;
+	__atomic_store_n(&s->loader_cpu_ns, clock__thread_cpu_ns(), __ATOMIC_RELAXED);
 	s->loader_done = true;
 	pthread_cond_broadcast(&s->lcv);
 	pthread_mutex_unlock(&s->lmu);
@@ -2283,6 +2295,26 @@ out:
 	return err;
 }
 
+/* CPU of live thread @t so far, ns; 0 if unreadable. */
+static __u64 thread_cpu(pthread_t t)
+{
+	clockid_t clk;
+
+	return pthread_getcpuclockid(t, &clk) ? 0 : clock__ns(clk);
+}
+
+/* The CPU of the sampler's threads so far into @st. */
+static void cpu_by_thread(const struct sampler *s, struct sampler_stats *st)
+{
+	/* a thread that ended left its figure */
+	st->cpu_notice_ns = s->nthread_on ? thread_cpu(s->nthread)
+					  : __atomic_load_n(&s->notice_cpu_ns, __ATOMIC_RELAXED);
+	st->cpu_snap_ns = __atomic_load_n(&s->snap_cpu_ns, __ATOMIC_RELAXED);
+	st->cpu_builder_ns = s->worker_on ? thread_cpu(s->worker)
+					  : __atomic_load_n(&s->worker_cpu_ns, __ATOMIC_RELAXED);
+	st->cpu_loader_ns = __atomic_load_n(&s->loader_cpu_ns, __ATOMIC_RELAXED);
+}
+
 void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 {
 	/* Before the hand-over, the start-up object: the loader has the other. */
@@ -2292,6 +2324,7 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 	__u32 k;
 
 	memset(st, 0, sizeof(*st));
+	cpu_by_thread(s, st);
 	st->ncpus = s->nonline;
 	st->drains = s->drains;
 	st->stacks_missing = s->stacks_missing;

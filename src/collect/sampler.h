@@ -149,6 +149,13 @@ struct sampler_stats {
 	 * queue's cap: late_dropped of sampler_unwind_stats) */
 	__u64 late_sent;
 	__u64 late_emitted;
+	/* CPU of profcap's own threads so far (CLOCK_THREAD_CPUTIME_ID), ns;
+	 * 0 for one that never ran. The table builder's share in compiling
+	 * new files is parse_cpu_ns of sampler_unwind_stats. */
+	__u64 cpu_notice_ns; /* the notice thread: rings, snapshots of new processes */
+	__u64 cpu_snap_ns;   /* ... of which reading those snapshots (/proc) */
+	__u64 cpu_builder_ns; /* the unwind table builder */
+	__u64 cpu_loader_ns;  /* the quick start's loader of the table unwinder */
 };
 
 typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);

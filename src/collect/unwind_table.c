@@ -325,7 +325,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 {
 	bool vdso = !strcmp(e->path, "[vdso]");
 	__u64 dev = vdso ? VDSO_DEV : ((__u64)e->dev_major << 32 | e->dev_minor);
-	__u64 ino = vdso ? 0 : e->inode, t0;
+	__u64 ino = vdso ? 0 : e->inode, t0, c0;
 	struct ut_file *f;
 	static const char *const cfi_sections[] = {".eh_frame", ".eh_frame_hdr", ".debug_frame",
 						   NULL};
@@ -348,6 +348,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	f->dev = dev;
 	f->ino = ino;
 	t0 = clock__mono_ns();
+	c0 = clock__thread_cpu_ns();
 	if (vdso) {
 		load_vdso(u, f);
 	} else {
@@ -371,6 +372,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 		}
 	}
 	u->st.parse_ns += clock__mono_ns() - t0;
+	u->st.parse_cpu_ns += clock__thread_cpu_ns() - c0;
 	return f;
 }
 

@@ -80,6 +80,7 @@ struct unwind_table_stats {
 	__u64 files_evicted;  /* file tables dropped: unused, store full or idle */
 	__u64 unsupported;     /* rows marked unsupported */
 	__u64 parse_ns;	       /* time spent opening and compiling files */
+	__u64 parse_cpu_ns;    /* ... CPU of the thread that did it */
 	__u64 procs_skipped;   /* processes left without tables (a cap) */
 	__u64 procs_reclaimed; /* exited processes whose entries were deleted */
 };

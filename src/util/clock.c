@@ -17,6 +17,11 @@ __u64 clock__mono_ns(void)
 	return clock__ns(CLOCK_MONOTONIC);
 }
 
+__u64 clock__thread_cpu_ns(void)
+{
+	return clock__ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 static __u64 system_now(void *ctx)
 {
 	(void)ctx;

@@ -15,6 +15,9 @@ __u64 clock__ns(clockid_t clk);
 /* clock__ns(CLOCK_MONOTONIC). */
 __u64 clock__mono_ns(void);
 
+/* CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), nanoseconds. */
+__u64 clock__thread_cpu_ns(void);
+
 /* A clock a module reads instead of the system one. @now_ns returns
  * monotonic nanoseconds; @sleep_ns waits that long (a test's fake clock just
  * advances). Both get @ctx. */

@@ -2,6 +2,7 @@
 without frame pointers (root: real BPF sampling)."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -250,6 +251,39 @@ class UnwindTest(unittest.TestCase):
         self.assertGreater(len(pids), 5)
         self.assertGreater(total, 100)
         self.assertGreaterEqual(ok / total, SHORT_LIVED_MIN, r.stderr)
+
+    def test_verbose_splits_cpu_by_thread(self):
+        # -v says where profcap's own CPU went, thread by thread: the parts
+        # add up to the process's CPU, and each breakdown fits its thread.
+        # New processes of a binary no table holds yet, so that every
+        # thread has work: notices, snapshots, new files, lines.
+        loop = subprocess.Popen(
+            ["bash", "-c", "end=$((SECONDS+4)); while [ $SECONDS -lt $end ]; do "
+             f"{os.path.join(WORKLOADS, 'nofp_main')} -d 0.04 > /dev/null; done"])
+        try:
+            time.sleep(0.3)
+            _, r = self.capture("-a", "--seconds", "2", "-v")
+        finally:
+            loop.kill()
+            loop.wait()
+        m = re.search(r"CPU by thread: main ([0-9.]+) ms \(new processes ([0-9.]+), DWARF lines "
+                      r"([0-9.]+)\), notices ([0-9.]+) ms \(snapshots ([0-9.]+)\), table builder "
+                      r"([0-9.]+) ms \(new files ([0-9.]+)\), unwinder loader ([0-9.]+) ms",
+                      r.stderr)
+        total = re.search(r"\(CPU [0-9.]+ ms of ([0-9.]+) ms in all\)", r.stderr)
+        self.assertTrue(m and total, r.stderr)
+        main, procs, lines, notices, snaps, builder, files, loader = map(float, m.groups())
+        total = float(total.group(1))
+        print(f"\nCPU by thread: main {main}, notices {notices}, builder {builder}, "
+              f"loader {loader} of {total} ms")
+        self.assertLessEqual(procs + lines, main + 0.5)
+        self.assertLessEqual(snaps, notices + 0.5)
+        self.assertLessEqual(files, builder + 0.5)
+        self.assertGreater(procs, 0)
+        self.assertGreater(snaps, 0)
+        self.assertGreater(files, 0)
+        # the four threads are all of a capture's; read a moment apart
+        self.assertAlmostEqual(main + notices + builder + loader, total, delta=0.1 * total + 5)
 
 
 if __name__ == "__main__":

@@ -962,8 +962,8 @@ void session__wait(struct session *s, __s64 wake)
 
 /* -v: where profcap's own CPU went, by thread, from the sampler's figures
  * @st and @us (NULL: no tables) taken before its threads stopped. */
-static void cpu_by_thread(const struct session *s, const struct sampler_stats *st,
-			  const struct sampler_unwind_stats *us)
+static void log_cpu_by_thread(const struct session *s, const struct sampler_stats *st,
+			      const struct sampler_unwind_stats *us)
 {
 	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f), notices "
 		 "%.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), unwinder "
@@ -1014,7 +1014,7 @@ int session__close(struct session *s)
 		 (now_ns(CLOCK_MONOTONIC) - end) / 1e6,
 		 (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu) / 1e6,
 		 now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6);
-	cpu_by_thread(s, &st, have_us ? &us : NULL);
+	log_cpu_by_thread(s, &st, have_us ? &us : NULL);
 	{
 		struct symbolizer_stats ss;
 

@@ -50,7 +50,7 @@ struct session {
 	struct target tgt;
 	struct child *child; /* -- CMD, or NULL */
 	__u64 procs_gone;    /* notices of processes that had exited before their snapshot */
-	__u64 cpu_procs_ns;  /* main thread CPU describing new processes (-v) */
+	__u64 cpu_procs_ns;  /* main thread CPU describing new processes (-v only) */
 	__u64 cpu_lines_ns;  /* ... looking up DWARF lines */
 	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS];	/* owned */
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
@@ -151,7 +151,9 @@ static void find_thread_ctx(struct session *s, int pid, const struct procsnap *s
 static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 {
 	struct session *s = ctx;
-	__u64 cpu = clock__thread_cpu_ns();
+	/* -v only: a thread CPU clock is a system call, two per process */
+	bool timed = log__level() >= LOG_VERBOSE;
+	__u64 cpu = timed ? clock__thread_cpu_ns() : 0;
 
 	/* Snapshot maps and binaries while the process is alive (the sampler
 	 * builds its unwind tables on its own thread). Stopping: the final
@@ -162,7 +164,8 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	/* After the snapshot: it read the process context, which says whether
 	 * the thread-context variable may be in a library. */
 	find_thread_ctx(s, (int)tgid, snap);
-	s->cpu_procs_ns += clock__thread_cpu_ns() - cpu;
+	if (timed)
+		s->cpu_procs_ns += clock__thread_cpu_ns() - cpu;
 }
 
 /* The process of record @r as the model knows it. */

@@ -144,8 +144,8 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 		 * prev_state), before its task_struct can be reused. */
 		if ((skel->rodata->offcpu_state_arg || skel->rodata->offcpu_state_off) &&
 		    skel->rodata->offcpu_stack_off) {
-			skel->rodata->offcpu_slot_mask = OFFCPU_SLOTS - 1;
-			bpf_map__set_max_entries(skel->maps.offcpu_slots, OFFCPU_SLOTS);
+			skel->rodata->offcpu_slot_mask = SAMPLER_OFFCPU_THREADS - 1;
+			bpf_map__set_max_entries(skel->maps.offcpu_slots, SAMPLER_OFFCPU_THREADS);
 		}
 		if (skel->rodata->offcpu_tw_built && offcpu__task_work(btf)) {
 			/* One program: no rseq_update nor sys_exit. */

@@ -106,7 +106,7 @@ struct sampler {
 	__u32 nq_n;
 	bool norseq;
 	__u64 notices_lost;
-	__u64 snap_cpu_ns; /* the notice thread's CPU in procsnap__read() (atomic) */
+	__u64 snap_cpu_ns; /* the notice thread's CPU in procsnap__read() (atomic; -v only) */
 	__u64 notice_cpu_ns, worker_cpu_ns; /* their CPU when they ended (atomic) */
 	__u64 stacks_missing;
 	__u64 drains;
@@ -448,6 +448,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	const struct proc_event *e = data;
 	struct procsnap *snap = NULL;
 	__u64 cpu;
+	bool timed;
 	int err;
 
 	if (len < sizeof(*e))
@@ -463,9 +464,12 @@ static int on_event(void *ctx, void *data, size_t len)
 	/* Its snapshot now, while a short-lived process is still there; the
 	 * caller describes it from there (or from /proc, when still alive)
 	 * in sampler__poll(), and its tables are built by the builder. */
-	cpu = clock__thread_cpu_ns();
+	/* timed for -v only: a thread CPU clock is a system call */
+	timed = log__level() >= LOG_VERBOSE;
+	cpu = timed ? clock__thread_cpu_ns() : 0;
 	err = procsnap__read("/proc", (int)e->tgid, &snap);
-	__atomic_fetch_add(&s->snap_cpu_ns, clock__thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
+	if (timed)
+		__atomic_fetch_add(&s->snap_cpu_ns, clock__thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
 	if (err)
 		snap = NULL;
 	else if (__atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE))

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "offcpu_types.h"
 #include "collect/unwind_table.h"
 
 /* Filters are applied in BPF before any other work. A sample is kept when
@@ -42,8 +43,9 @@ struct sampler_opts {
 };
 
 /* Threads that can be off the CPU at once, all processes, without kernel BTF
- * (an LRU hash); with it, the thread slots (a power of two). */
-#define SAMPLER_OFFCPU_THREADS 16384u
+ * (an LRU hash); with it, the thread slots (a power of two, which the
+ * task-work object hashes with as a constant: offcpu_types.h). */
+#define SAMPLER_OFFCPU_THREADS OFFCPU_SLOTS
 /* Off-CPU counters per generation (at least; allocated as used). */
 #define SAMPLER_OFFCPU_KEYS 16384u
 #define SAMPLER_OFFCPU_MIN_NS 100000ull /* --off-cpu-threshold default: 100 us */
@@ -153,7 +155,7 @@ struct sampler_stats {
 	 * 0 for one that never ran. The table builder's share in compiling
 	 * new files is parse_cpu_ns of sampler_unwind_stats. */
 	__u64 cpu_notice_ns; /* the notice thread: rings, snapshots of new processes */
-	__u64 cpu_snap_ns;   /* ... of which reading those snapshots (/proc) */
+	__u64 cpu_snap_ns;   /* ... of which reading those snapshots (/proc; -v only, else 0) */
 	__u64 cpu_builder_ns; /* the unwind table builder */
 	__u64 cpu_loader_ns;  /* the quick start's loader of the table unwinder */
 };

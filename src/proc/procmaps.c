@@ -69,7 +69,7 @@ static void block_put(struct procmaps *m)
 _Static_assert(sizeof(struct procmaps) % _Alignof(struct procmaps_entry) == 0,
 	       "entries follow the table in its block");
 
-static const char deleted_suffix[] = " (deleted)";
+static const char deleted_suffix[] = PROCMAPS_DELETED_SUFFIX;
 
 static bool expect_char(const char **p, const char *end, char c)
 {

@@ -24,6 +24,10 @@ enum procmaps_perm {
 	PROCMAPS_SHARED = 1 << 3, /* 's' instead of 'p' */
 };
 
+/* What the kernel appends to the path of a file deleted since it was mapped
+ * (also to /proc/PID/exe's target). */
+#define PROCMAPS_DELETED_SUFFIX " (deleted)"
+
 struct procmaps_entry {
 	__u64 start;  /* first address */
 	__u64 end;    /* one past the last address */

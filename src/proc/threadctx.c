@@ -454,7 +454,7 @@ static const struct procmaps_entry *exe_mapping(const struct procsnap *snap)
 			continue;
 		len = strlen(e->path);
 		if (!strncmp(snap->exe, e->path, len) &&
-		    (!snap->exe[len] || !strcmp(snap->exe + len, " (deleted)")))
+		    (!snap->exe[len] || !strcmp(snap->exe + len, PROCMAPS_DELETED_SUFFIX)))
 			return e;
 	}
 	return NULL;

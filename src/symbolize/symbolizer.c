@@ -952,7 +952,7 @@ static const char *base_name(const char *path)
 
 static void strip_deleted(char *path)
 {
-	static const char suffix[] = " (deleted)";
+	static const char suffix[] = PROCMAPS_DELETED_SUFFIX;
 	size_t len = strlen(path), slen = sizeof(suffix) - 1;
 
 	if (len > slen && !strcmp(path + len - slen, suffix))

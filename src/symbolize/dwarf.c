@@ -21,6 +21,7 @@
 #include "util/pages.h"
 #include "util/search.h"
 #include "symbolize/dwarf.h"
+#include "symbolize/dwline.h"
 
 #define CACHE_MIN 1024
 #define CHUNK_LINES 4096
@@ -54,6 +55,10 @@ struct unit {
 	size_t nscopes;
 	struct seg *segs;
 	size_t nsegs;
+	/* Line rows (dwline.h), read at the unit's first lookup: 1 = read,
+	 * -1 = not readable here (split unit, odd program): libdw's then. */
+	int lines_state;
+	struct dwline_table lines;
 };
 
 /* An address range of a unit. */
@@ -106,6 +111,9 @@ struct dwarf_lines {
 	char **strs;
 	size_t nstrs, strs_cap;
 	bool has_inline;
+	/* .debug_line as libdw reads it (decompressed), NULL = none. */
+	const unsigned char *line_sec;
+	size_t line_len;
 	/* Sections decompressed here (decompress_sections()), unmapped after
 	 * the Elf that points at them ends. */
 	struct zbuf {
@@ -684,6 +692,35 @@ static void decompress_sections(struct dwarf_lines *d)
 	}
 }
 
+/* .debug_line's data as libdw has it (after decompress_sections()) into
+ * d->line_sec; left NULL when absent (lines then come from libdw). */
+static void find_line_section(struct dwarf_lines *d)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(d->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(d->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    (sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		name = elf_strptr(d->elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".debug_line"))
+			continue;
+		data = elf_rawdata(scn, NULL); /* what libdw reads (decompress_sections()) */
+		if (data && data->d_buf && data->d_size) {
+			d->line_sec = data->d_buf;
+			d->line_len = data->d_size;
+		}
+		return;
+	}
+}
+
 /* Begin the DWARF and index its units, once. libdw decompresses every
  * compressed debug section here (libc's debug file: ~10 MB), which is why
  * it waits for the first lookup. 0 or -errno (then the file has no lines). */
@@ -712,6 +749,7 @@ static int begin(struct dwarf_lines *d)
 		drop_fd(d);
 	if (!d->dw)
 		return -ENOENT; /* no usable DWARF */
+	find_line_section(d);
 	err = index_units(d);
 	if (err)
 		return err;
@@ -774,7 +812,10 @@ static void end_dwarf(struct dwarf_lines *d)
 	for (i = 0; i < d->nunits; i++) {
 		free(d->units[i].scopes);
 		free(d->units[i].segs);
+		dwline__release(&d->units[i].lines);
 	}
+	d->line_sec = NULL;
+	d->line_len = 0;
 	free(d->units);
 	free(d->ranges);
 	free(d->unset);
@@ -1109,6 +1150,29 @@ static const char *full_path(struct dwarf_lines *d, const struct unit *u, const 
 	return e->path;
 }
 
+/* Read unit @u's line rows ourselves (dwline.h) the first time: 1 when
+ * they are there, else libdw's are used (split units, whose lines are
+ * elsewhere; a program dwline refuses). */
+static int unit_lines(struct dwarf_lines *d, struct unit *u)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	Dwarf_Half version;
+	__u8 unit_type = 0, addr_size = 0;
+
+	if (u->lines_state)
+		return u->lines_state;
+	u->lines_state = -1;
+	if (!d->line_sec || !u->cudie.cu ||
+	    dwarf_cu_info(u->cudie.cu, &version, &unit_type, NULL, NULL, NULL, &addr_size, NULL) ||
+	    (unit_type != DW_UT_compile && unit_type != DW_UT_partial) ||
+	    !dwarf_attr(&u->cudie, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off) ||
+	    dwline__read(d->line_sec, d->line_len, off, addr_size, &u->lines))
+		return u->lines_state;
+	u->lines_state = 1;
+	return 1;
+}
+
 /* Compute the lines of @a into @out (at most PROFILE_MAX_LINES); count. */
 static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 {
@@ -1117,6 +1181,7 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 	Dwarf_Line *row;
 	__s64 line = 0, col = 0;
 	const char *file = NULL;
+	bool have_row = false;
 	size_t n = 0;
 	__s32 si;
 	int v;
@@ -1129,8 +1194,17 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 	}
 	if (unit_die(d, u) || (!u->indexed && index_unit(d, u)))
 		return 0;
-	row = dwarf_getsrc_die(&u->cudie, a);
-	if (row) {
+	if (unit_lines(d, u) > 0) {
+		const struct dwline_row *r = dwline__find(&u->lines, a);
+
+		if (r) {
+			have_row = true;
+			file = full_path(d, u, unit_file(&u->cudie, r->file));
+			line = r->line > 0 ? r->line : 0;
+			col = r->column;
+		}
+	} else if ((row = dwarf_getsrc_die(&u->cudie, a))) {
+		have_row = true;
 		file = full_path(d, u, dwarf_linesrc(row, NULL, NULL));
 		if (dwarf_lineno(row, &v) == 0 && v > 0)
 			line = v;
@@ -1154,7 +1228,7 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 		file = full_path(d, u, unit_file(&u->cudie, die_udata(&s->die, DW_AT_call_file)));
 		si = s->parent;
 	}
-	if (!n && row) {
+	if (!n && have_row) {
 		/* Lines but no scope (assembly, or no subprogram DIEs). */
 		memset(&out[0], 0, sizeof(out[0]));
 		out[0].filename = file;

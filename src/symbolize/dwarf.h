@@ -16,8 +16,9 @@
  *   - per unit, built once on the first lookup that lands in it: the ranges
  *     of its subprograms and inlined subroutines flattened into sorted,
  *     non-overlapping segments, each naming its innermost scope;
- *   - line rows through libdw's own sorted per-unit line table (binary
- *     search, dwarf_getsrc_die()).
+ *   - line rows from the unit's line program, run by dwline.h at the
+ *     unit's first lookup (libdw's dwarf_getsrc_die() for split units and
+ *     programs dwline refuses).
  * Results are cached by address (one dwarf_lines per file, which the caller
  * keys by build-id), so a hot address costs one hash probe.
  *

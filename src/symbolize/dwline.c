@@ -1,0 +1,385 @@
+/* dwline.c - one unit's DWARF line table as compact rows (see dwline.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/array.h"
+#include "symbolize/dwline.h"
+
+/* Standard opcodes (DWARF 5, 6.2.5.2) and extended ones (6.2.5.3). */
+enum {
+	LNS_COPY = 1,
+	LNS_ADVANCE_PC,
+	LNS_ADVANCE_LINE,
+	LNS_SET_FILE,
+	LNS_SET_COLUMN,
+	LNS_NEGATE_STMT,
+	LNS_SET_BASIC_BLOCK,
+	LNS_CONST_ADD_PC,
+	LNS_FIXED_ADVANCE_PC,
+	LNS_SET_PROLOGUE_END,
+	LNS_SET_EPILOGUE_BEGIN,
+	LNS_SET_ISA,
+};
+
+enum {
+	LNE_END_SEQUENCE = 1,
+	LNE_SET_ADDRESS = 2,
+};
+
+/* A cursor over [p, end). */
+struct rd {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static __u64 rd_fixed(struct rd *r, unsigned int n)
+{
+	__u64 v = 0;
+	unsigned int i;
+
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return 0;
+	}
+	for (i = 0; i < n; i++) /* little-endian (x86_64) */
+		v |= (__u64)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static __u64 rd_uleb(struct rd *r)
+{
+	__u64 v = 0;
+	unsigned int shift = 0;
+
+	while (!r->bad) {
+		unsigned char b;
+
+		if (r->p >= r->end) {
+			r->bad = true;
+			break;
+		}
+		b = *r->p++;
+		if (shift < 64)
+			v |= (__u64)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static __s64 rd_sleb(struct rd *r)
+{
+	__u64 v = 0;
+	unsigned int shift = 0;
+	unsigned char b = 0;
+
+	while (!r->bad) {
+		if (r->p >= r->end) {
+			r->bad = true;
+			return 0;
+		}
+		b = *r->p++;
+		if (shift < 64)
+			v |= (__u64)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= ~(__u64)0 << shift;
+	return (__s64)v;
+}
+
+struct header {
+	unsigned int version, addr_size;
+	unsigned int min_inst, max_ops, opcode_base, line_range;
+	int line_base;
+	bool default_is_stmt;
+	unsigned char std_len[256];
+	const unsigned char *prog, *end;
+};
+
+static int read_header(const unsigned char *sec, size_t len, __u64 off, unsigned int addr_size,
+		       struct header *h)
+{
+	struct rd r = {sec + off, sec + len, false};
+	__u64 unit_len, hdr_len;
+	unsigned int offsz = 4, i;
+	const unsigned char *hdr_start;
+
+	if (off >= len)
+		return -EINVAL;
+	unit_len = rd_fixed(&r, 4);
+	if (unit_len == 0xffffffffu) {
+		unit_len = rd_fixed(&r, 8);
+		offsz = 8;
+	} else if (unit_len >= 0xfffffff0u) {
+		return -EINVAL; /* reserved */
+	}
+	if (r.bad || unit_len > (size_t)(r.end - r.p))
+		return -EINVAL;
+	h->end = r.p + unit_len;
+	r.end = h->end;
+	h->version = (unsigned int)rd_fixed(&r, 2);
+	if (h->version < 2 || h->version > 5)
+		return -EINVAL;
+	h->addr_size = addr_size;
+	if (h->version >= 5) {
+		h->addr_size = (unsigned int)rd_fixed(&r, 1);
+		if (rd_fixed(&r, 1)) /* segment selectors: none on x86_64 */
+			return -EINVAL;
+	}
+	hdr_len = rd_fixed(&r, offsz);
+	hdr_start = r.p;
+	h->min_inst = (unsigned int)rd_fixed(&r, 1);
+	h->max_ops = h->version >= 4 ? (unsigned int)rd_fixed(&r, 1) : 1;
+	h->default_is_stmt = rd_fixed(&r, 1) != 0;
+	h->line_base = (int)(signed char)rd_fixed(&r, 1);
+	h->line_range = (unsigned int)rd_fixed(&r, 1);
+	h->opcode_base = (unsigned int)rd_fixed(&r, 1);
+	if (r.bad || !h->max_ops || !h->line_range || !h->opcode_base ||
+	    (h->addr_size != 4 && h->addr_size != 8))
+		return -EINVAL;
+	memset(h->std_len, 0, sizeof(h->std_len));
+	for (i = 1; i < h->opcode_base; i++)
+		h->std_len[i] = (unsigned char)rd_fixed(&r, 1);
+	if (r.bad || hdr_len > (size_t)(h->end - hdr_start))
+		return -EINVAL;
+	h->prog = hdr_start + hdr_len;
+	return 0;
+}
+
+struct state {
+	__u64 addr;
+	__u64 op_index;
+	__u64 file;
+	__s64 line;
+	__u64 column;
+	bool is_stmt;
+};
+
+static void state_reset(struct state *s, const struct header *h)
+{
+	memset(s, 0, sizeof(*s));
+	s->file = 1;
+	s->line = 1;
+	s->is_stmt = h->default_is_stmt;
+}
+
+static void advance(struct state *s, const struct header *h, __u64 op_advance)
+{
+	s->addr += h->min_inst * ((s->op_index + op_advance) / h->max_ops);
+	s->op_index = (s->op_index + op_advance) % h->max_ops;
+}
+
+static int emit(struct dwline_table *t, size_t *cap, const struct state *s, bool end)
+{
+	int err;
+
+	/* The widths libdw keeps (it refuses the unit when these overflow). */
+	if (s->file > UINT32_MAX || s->line > INT32_MAX || s->line < INT32_MIN ||
+	    s->column > UINT16_MAX)
+		return -EINVAL;
+	if (t->n >= DWLINE_MAX_ROWS)
+		return -E2BIG;
+	err = array__grow((void **)&t->rows, cap, t->n, sizeof(*t->rows), 256, DWLINE_MAX_ROWS);
+	if (err)
+		return err;
+	t->rows[t->n++] = (struct dwline_row){
+		.addr = s->addr,
+		.line = (__s32)s->line,
+		.file = (__u32)s->file,
+		.column = (__u16)s->column,
+		.end = end,
+	};
+	return 0;
+}
+
+/* libdw's order: by address; at one address an end of sequence first,
+ * program order otherwise. */
+static bool before(const struct dwline_row *a, size_t ia, const struct dwline_row *b, size_t ib)
+{
+	if (a->addr != b->addr)
+		return a->addr < b->addr;
+	if (a->end != b->end)
+		return a->end;
+	return ia < ib;
+}
+
+struct keyed {
+	struct dwline_row row;
+	size_t seq;
+};
+
+static int cmp_keyed(const void *x, const void *y)
+{
+	const struct keyed *a = x, *b = y;
+
+	return before(&a->row, a->seq, &b->row, b->seq) ? -1 : 1;
+}
+
+/* Sort @t in libdw's order: already sorted (one pass) in the usual case. */
+static int sort_rows(struct dwline_table *t)
+{
+	struct keyed *k;
+	size_t i;
+
+	for (i = 1; i < t->n && before(&t->rows[i - 1], i - 1, &t->rows[i], i); i++)
+		;
+	if (i >= t->n)
+		return 0;
+	k = malloc(t->n * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++)
+		k[i] = (struct keyed){t->rows[i], i};
+	qsort(k, t->n, sizeof(*k), cmp_keyed);
+	for (i = 0; i < t->n; i++)
+		t->rows[i] = k[i].row;
+	free(k);
+	return 0;
+}
+
+static int run(const struct header *h, struct dwline_table *t)
+{
+	struct rd r = {h->prog, h->end, false};
+	struct state s;
+	size_t cap = 0;
+	int err = 0;
+
+	state_reset(&s, h);
+	while (!err && !r.bad && r.p < r.end) {
+		unsigned int op = *r.p++;
+
+		if (op >= h->opcode_base) { /* special */
+			unsigned int adj = op - h->opcode_base;
+
+			s.line += h->line_base + (int)(adj % h->line_range);
+			advance(&s, h, adj / h->line_range);
+			err = emit(t, &cap, &s, false);
+		} else if (op == 0) { /* extended */
+			__u64 n = rd_uleb(&r);
+			const unsigned char *next;
+			unsigned int sub;
+
+			if (r.bad || !n || n > (size_t)(r.end - r.p))
+				return -EINVAL;
+			next = r.p + n;
+			sub = *r.p++;
+			if (sub == LNE_END_SEQUENCE) {
+				err = emit(t, &cap, &s, true);
+				state_reset(&s, h);
+			} else if (sub == LNE_SET_ADDRESS) {
+				if (n - 1 != h->addr_size)
+					return -EINVAL;
+				s.addr = rd_fixed(&r, h->addr_size);
+				s.op_index = 0;
+			}
+			/* define_file, discriminators, vendor ones: skipped */
+			r.p = next;
+		} else if (op <= LNS_SET_ISA) {
+			/* libdw refuses a unit whose header gives a known
+			 * opcode another operand count */
+			static const unsigned char nargs[] = {0, 0, 1, 1, 1, 1, 0,
+							      0, 0, 1, 0, 0, 1};
+
+			if (h->std_len[op] != nargs[op])
+				return -EINVAL;
+			switch (op) {
+			case LNS_COPY:
+				err = emit(t, &cap, &s, false);
+				break;
+			case LNS_ADVANCE_PC:
+				advance(&s, h, rd_uleb(&r));
+				break;
+			case LNS_ADVANCE_LINE:
+				s.line += rd_sleb(&r);
+				break;
+			case LNS_SET_FILE:
+				s.file = rd_uleb(&r);
+				break;
+			case LNS_SET_COLUMN:
+				s.column = rd_uleb(&r);
+				break;
+			case LNS_NEGATE_STMT:
+				s.is_stmt = !s.is_stmt;
+				break;
+			case LNS_CONST_ADD_PC:
+				advance(&s, h, (255 - h->opcode_base) / h->line_range);
+				break;
+			case LNS_FIXED_ADVANCE_PC:
+				s.addr += rd_fixed(&r, 2);
+				s.op_index = 0;
+				break;
+			case LNS_SET_ISA:
+				rd_uleb(&r);
+				break;
+			default: /* basic block, prologue end, epilogue begin */
+				break;
+			}
+		} else { /* unknown standard opcode: skip its operands */
+			unsigned int i;
+
+			for (i = 0; i < h->std_len[op]; i++)
+				rd_uleb(&r);
+		}
+	}
+	return err ? err : r.bad ? -EINVAL : 0;
+}
+
+int dwline__read(const void *sec, size_t len, __u64 off, unsigned int addr_size,
+		 struct dwline_table *out)
+{
+	struct header h;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!sec)
+		return -EINVAL;
+	err = read_header(sec, len, off, addr_size, &h);
+	err = err ?: run(&h, out);
+	err = err ?: sort_rows(out);
+	if (err) {
+		dwline__release(out);
+		return err;
+	}
+	/* The highest row ends its sequence, even where a compiler forgot. */
+	if (out->n)
+		out->rows[out->n - 1].end = 1;
+	return 0;
+}
+
+const struct dwline_row *dwline__find(const struct dwline_table *t, __u64 addr)
+{
+	size_t lo = 0, hi;
+
+	if (!t || !t->n)
+		return NULL;
+	/* the last row at or below @addr (index 0 when none is) */
+	hi = t->n - 1;
+	while (lo < hi) {
+		size_t mid = hi - (hi - lo) / 2;
+
+		if (addr < t->rows[mid].addr)
+			hi = mid - 1;
+		else
+			lo = mid;
+	}
+	if (t->rows[lo].end || t->rows[lo].addr > addr)
+		return NULL;
+	return &t->rows[lo];
+}
+
+void dwline__release(struct dwline_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	t->rows = NULL;
+	t->n = 0;
+}

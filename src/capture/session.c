@@ -175,9 +175,10 @@ describe(struct session *s, const struct sampler_record *r, struct profile_proce
 	const struct profile_process_desc *known;
 
 	known = symbolizer__process(s->sym, (int)r->tgid);
-	if (!known && r->tgid) {
-		/* Not announced yet (or the notice was lost): try now. A process
-		 * whose maps are unreadable is still added with its name. */
+	if (!known && r->tgid && !symbolizer__tried(s->sym, (int)r->tgid)) {
+		/* Not announced yet (or the notice was lost): try now, once (a
+		 * short-lived process has many records). A process whose maps
+		 * are unreadable is still added with its name. */
 		symbolizer__add_process(s->sym, (int)r->tgid);
 		known = symbolizer__process(s->sym, (int)r->tgid);
 	}

@@ -61,6 +61,10 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 		memcpy(p->cmdline, target, (size_t)n);
 		p->cmdline_len = (size_t)n;
 	}
+	/* Here rather than where the process is described: a short-lived
+	 * one is gone by then, and its samples lost their container. */
+	if (container__id_of(proc_root, pid, p->container_id, sizeof(p->container_id)))
+		p->container_id[0] = '\0';
 	*out = p;
 	return 0;
 }

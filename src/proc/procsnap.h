@@ -1,5 +1,5 @@
 /* procsnap.h - what profcap must know of a process before it exits: its
- * mappings, executable, name and command line, read in one go.
+ * mappings, executable, name, command line and container, read in one go.
  *
  * A process is announced by its first sample; a short-lived one (a
  * compiler, a health check) may be gone before the thread that symbolizes
@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "proc/container.h"
+
 #define PROCSNAP_MAX_CMDLINE 4096
 
 struct procmaps;
@@ -26,6 +28,8 @@ struct procsnap {
 	char comm[16];	       /* "" if unreadable */
 	char *cmdline; /* raw: arguments separated by NULs, @cmdline_len bytes (NULL: none) */
 	size_t cmdline_len;
+	/* container__id_of(): "" when not in a container (or gone by then) */
+	char container_id[CONTAINER_ID_LEN + 1];
 	int refs; /* procsnap__get() / procsnap__free() (atomic) */
 };
 

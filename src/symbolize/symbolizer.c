@@ -259,6 +259,7 @@ struct symbolizer {
 	/* The early snapshot of the process being added (symbolizer__add_process_snap()),
 	 * used where /proc no longer answers; NULL otherwise. */
 	const struct procsnap *snap;
+	bool snap_gone; /* ... and /proc no longer had its maps (load_maps()) */
 	const struct clock *clock; /* refresh rate limits and the grace */
 	bool no_lines;	     /* symbolizer__set_lines(false) */
 	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
@@ -1271,6 +1272,7 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 		pm = s->snap->maps; /* borrowed: gone since its snapshot */
 		err = 0;
 		s->st.snapshots_used++;
+		s->snap_gone = true;
 	}
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
@@ -1347,7 +1349,9 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 	size_t i;
 
 	const struct procsnap *snap = s->snap && s->snap->pid == p->pid ? s->snap : NULL;
-	const struct procsnap *fresh = fresh_snap(s, p->pid);
+	/* Its maps were gone already (load_maps()): so are the rest, read
+	 * everything from the snapshot. */
+	const struct procsnap *fresh = snap && s->snap_gone ? snap : fresh_snap(s, p->pid);
 
 	snprintf(path, sizeof(path), "%s/%d/exe", s->proc_root, p->pid);
 	n = fresh && fresh->exe ? -1 : readlink(path, target, sizeof(target) - 1);
@@ -1396,7 +1400,12 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 		if (!p->cmdline)
 			return -ENOMEM;
 	}
-	if (container__id_of(s->proc_root, p->pid, p->container_id, sizeof(p->container_id)))
+	/* A process's container is fixed once it runs its program: the
+	 * snapshot's holds at any age. */
+	if (snap)
+		memcpy(p->container_id, snap->container_id, sizeof(p->container_id));
+	else if (container__id_of(s->proc_root, p->pid, p->container_id,
+				  sizeof(p->container_id)))
 		p->container_id[0] = '\0';
 	return 0;
 }
@@ -1471,8 +1480,10 @@ int symbolizer__add_process_snap(struct symbolizer *s, int pid, const struct pro
 	int err;
 
 	s->snap = snap;
+	s->snap_gone = false;
 	err = add_process(s, pid);
 	s->snap = NULL;
+	s->snap_gone = false;
 	return err;
 }
 
@@ -1831,6 +1842,11 @@ const struct profile_process_desc *symbolizer__process(const struct symbolizer *
 	const struct sym_proc *p = find_proc(s, pid);
 
 	return p && !p->gone ? &p->desc : NULL;
+}
+
+bool symbolizer__tried(const struct symbolizer *s, int pid)
+{
+	return find_proc(s, pid) != NULL;
 }
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)

@@ -251,6 +251,12 @@ void symbolizer__resolve_lines_batch(struct symbolizer *s);
  * never added or was gone when added. Borrowed. */
 const struct profile_process_desc *symbolizer__process(const struct symbolizer *s, int pid);
 
+/* Was @pid added (symbolizer__add_process*()), whether or not it was
+ * there then? A process found gone stays tried until it is forgotten or
+ * added again (its next exec notice): callers that add on demand ask this
+ * first, so a gone process is not looked for in /proc once per record. */
+bool symbolizer__tried(const struct symbolizer *s, int pid);
+
 /* The kernel mapping desc, or NULL before the first pass of
  * symbolizer__resolve_kernel_batch(). */
 const struct profile_mapping_desc *symbolizer__kernel_mapping(const struct symbolizer *s);

@@ -659,6 +659,49 @@ static void append_maps(const char *extra)
 	fclose(f);
 }
 
+/* A process whose maps are gone when it is added (it exited after its
+ * snapshot) is described from the snapshot alone, its container too:
+ * nothing more is read from /proc for it, and it is remembered as tried,
+ * so a drain that meets its records does not look for it again. */
+TEST(gone_process_reads_nothing_more)
+{
+	static const char cg_snap[] = "0::/system.slice/docker-4f1a2b3c4d5e6f708192a3b4c5d6e7f8"
+				      "091a2b3c4d5e6f708192a3b4c5d6e7f8.scope\n";
+	static const char cg_proc[] = "0::/system.slice/docker-99999999999999999999999999999999"
+				      "99999999999999999999999999999999.scope\n";
+	const struct profile_process_desc *pd;
+	struct symbolizer *s = NULL;
+	struct procsnap *snap = NULL;
+
+	CHECK(!build_fake_root(0x560000000000ull, 0x7f1000000000ull));
+	CHECK(!fake_file("proc/4242/cgroup", cg_snap, strlen(cg_snap)));
+	CHECK(!procsnap__read(fake_proc, 4242, &snap));
+	CHECK_STR(snap->container_id, "4f1a2b3c4d5e6f708192a3b4c5d6e7f8"
+				      "091a2b3c4d5e6f708192a3b4c5d6e7f8");
+	/* 4244: only a command line and a cgroup left, not its maps */
+	CHECK(!make_dir("%s/proc/4244", ""));
+	CHECK(!fake_file("proc/4244/cmdline", "from\0proc\0", 10));
+	CHECK(!fake_file("proc/4244/cgroup", cg_proc, strlen(cg_proc)));
+	snap->pid = 4244;
+	snap->at_ns -= 2 * SYMBOLIZER_SNAP_FRESH_NS; /* not fresh: /proc is asked first */
+	s = symbolizer__new(fake_proc);
+	CHECK(s);
+	CHECK(!symbolizer__tried(s, 4244));
+	CHECK(!symbolizer__add_process_snap(s, 4244, snap));
+	pd = symbolizer__process(s, 4244);
+	CHECK(pd);
+	CHECK_STR(pd->cmdline, "a b c d"); /* the snapshot's, not "from proc" */
+	CHECK_STR(pd->container_id, snap->container_id);
+	/* never added; added and gone */
+	CHECK(!symbolizer__tried(s, 4245));
+	CHECK_EQ_U64(symbolizer__add_process(s, 4245), -ESRCH);
+	CHECK(symbolizer__tried(s, 4245));
+	CHECK(!symbolizer__process(s, 4245));
+	symbolizer__free(s);
+	procsnap__free(snap);
+	remove_fake_root();
+}
+
 TEST(fake_proc_root)
 {
 	const unsigned long long pie_bias = 0x560000000000ull, lib_bias = 0x7f1000000000ull;
@@ -1240,6 +1283,7 @@ int main(void)
 	RUN(live_pie_nopie_and_library);
 	RUN(live_stripped_dynsym);
 	RUN(live_deleted_binary);
+	RUN(gone_process_reads_nothing_more);
 	RUN(fake_proc_root);
 	RUN(fake_kernel);
 	RUN(kernel_queue_bounds);

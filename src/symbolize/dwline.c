@@ -8,6 +8,8 @@
 #include "util/array.h"
 #include "symbolize/dwline.h"
 
+_Static_assert(sizeof(struct dwline_row) == 16, "a row is 16 bytes");
+
 /* Standard opcodes (DWARF 5, 6.2.5.2) and extended ones (6.2.5.3). */
 enum {
 	LNS_COPY = 1,
@@ -185,17 +187,17 @@ static int emit(struct dwline_table *t, size_t *cap, const struct state *s, bool
 	if (s->file > UINT32_MAX || s->line > INT32_MAX || s->line < INT32_MIN ||
 	    s->column > UINT16_MAX)
 		return -EINVAL;
-	if (t->n >= DWLINE_MAX_ROWS)
-		return -E2BIG;
+	if (t->n >= DWLINE_MAX_ROWS || s->file > UINT16_MAX)
+		return -E2BIG; /* libdw's then */
 	err = array__grow((void **)&t->rows, cap, t->n, sizeof(*t->rows), 256, DWLINE_MAX_ROWS);
 	if (err)
 		return err;
 	t->rows[t->n++] = (struct dwline_row){
 		.addr = s->addr,
-		.line = (__s32)s->line,
-		.file = (__u32)s->file,
-		.column = (__u16)s->column,
+		.line = s->line > 0 ? (__u32)s->line : 0,
 		.end = end,
+		.file = (__u16)s->file,
+		.column = (__u16)s->column,
 	};
 	return 0;
 }
@@ -249,9 +251,16 @@ static int run(const struct header *h, struct dwline_table *t)
 {
 	struct rd r = {h->prog, h->end, false};
 	struct state s;
-	size_t cap = 0;
+	size_t cap = 0, room = (size_t)(h->end - h->prog);
 	int err = 0;
 
+	/* Room for the most rows the program can make, at once: no copy as
+	 * it grows (what is not written is not resident). */
+	if (room > DWLINE_MAX_ROWS)
+		room = DWLINE_MAX_ROWS;
+	if (room > 256 &&
+	    array__grow((void **)&t->rows, &cap, room - 1, sizeof(*t->rows), 256, DWLINE_MAX_ROWS))
+		cap = 0; /* left to growth */
 	state_reset(&s, h);
 	while (!err && !r.bad && r.p < r.end) {
 		unsigned int op = *r.p++;

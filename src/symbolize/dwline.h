@@ -5,7 +5,9 @@
  * 56-byte list node each while it reads them, all freshly faulted pages)
  * and sorts them all, for a unit of which a profile looks up a handful of
  * addresses: libc's malloc.c alone has tens of thousands of rows. Here a
- * row takes 24 bytes, nothing is allocated per row, and the sort is
+ * row takes 16 bytes, written once into room sized from the program's
+ * length (a row takes at least one byte of it; room never written is never
+ * resident), nothing is allocated per row, and the sort is
  * skipped when the program's sequences already come in address order (as
  * GCC writes them). The rows and the lookup answer exactly as libdw's
  * dwarf_getsrc_die() would: sorted by address, an end-of-sequence row
@@ -30,11 +32,10 @@
 
 struct dwline_row {
 	__u64 addr;
-	__s32 line;
-	__u32 file;   /* file register: index into the unit's file table */
-	__u16 column; /* libdw's width: a wider one fails the unit, as there */
-	__u8 end;     /* ends a sequence */
-	__u8 pad;
+	__u32 line : 31; /* 0 where the register was 0 or negative */
+	__u32 end : 1;	 /* ends a sequence */
+	__u16 file;	 /* file register: index into the unit's file table */
+	__u16 column;	 /* libdw's width: a wider one fails the unit, as there */
 };
 
 struct dwline_table {
@@ -46,7 +47,7 @@ struct dwline_table {
  * section @sec (@len bytes). @addr_size is the unit's address size (4 or
  * 8), used before DWARF 5 (whose header has its own). *@out gets the rows
  * (dwline__release()). 0; -EINVAL for a malformed or unsupported header
- * or program; -E2BIG past DWLINE_MAX_ROWS; -ENOMEM. */
+ * or program; -E2BIG past DWLINE_MAX_ROWS rows or 65535 files; -ENOMEM. */
 int dwline__read(const void *sec, size_t len, __u64 off, unsigned int addr_size,
 		 struct dwline_table *out);
 

@@ -414,7 +414,7 @@ static void cross_check(const char *path, size_t *checked)
 					continue;
 				dwarf_lineno(l, &ln);
 				dwarf_linecol(l, &col);
-				CHECK(r->line == ln && r->column == col);
+				CHECK(r->line == (__u32)(ln > 0 ? ln : 0) && r->column == col);
 				CHECK(r->file < nf &&
 				      dwarf_linesrc(l, NULL, NULL) ==
 					      dwarf_filesrc(files, r->file, NULL, NULL));

@@ -21,6 +21,8 @@ exit_mm() have no user stack and do not count, for either tool), the number of t
 CPU: record (user + sys of the profiler process, from wait4) and post
 (perf script). Medians over --runs rounds.
 
+profcap runs as shipped: a copy alone in the run's temporary directory.
+
 Usage (root): scripts/bench/churn_bench.py [--runs 3] [--seconds 5] [--freq 99]
               [--workloads nofp,cc] [--configs profcap,perf-dwarf,perf-fp]
               [--alt BIN]
@@ -191,6 +193,13 @@ def main():
     works = a.workloads.split(",")
     res = {(w, c): [] for w in works for c in cfgs}
     with tempfile.TemporaryDirectory() as tmp:
+        # profcap as shipped, alone (from build/ it would also read its
+        # own symbols and lines from build/profcap.debug, as it samples
+        # itself: CPU no installed copy spends)
+        global PROFCAP
+        PROFCAP = shutil.copy2(PROFCAP, os.path.join(tmp, "profcap"))
+        if a.alt:
+            a.alt = shutil.copy2(a.alt, os.path.join(tmp, "profcap-alt"))
         for r in range(a.runs):
             for w in works:
                 for c in cfgs:

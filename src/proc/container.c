@@ -84,7 +84,7 @@ static int read_cgroup_file(const char *proc_root, int pid, char *small, char **
 
 	*heap = NULL;
 	snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, pid);
-	n = fdio__read_file(path, small, CGROUP_SMALL - 1);
+	n = fdio__read_proc(path, small, CGROUP_SMALL - 1);
 	if (n >= 0 && n < CGROUP_SMALL - 1) {
 		small[n] = '\0';
 		*out = small;

@@ -45,13 +45,13 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 		}
 	}
 	snprintf(path, sizeof(path), "%s/%d/comm", proc_root, pid);
-	n = fdio__read_file(path, p->comm, sizeof(p->comm) - 1);
+	n = fdio__read_proc(path, p->comm, sizeof(p->comm) - 1);
 	p->comm[n > 0 ? n : 0] = '\0';
 	p->comm[strcspn(p->comm, "\n")] = '\0';
 	/* Read into @target (PATH_MAX >= PROCSNAP_MAX_CMDLINE), kept at its
 	 * length: a page-sized allocation per process cost an munmap. */
 	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, pid);
-	n = fdio__read_file(path, target, PROCSNAP_MAX_CMDLINE);
+	n = fdio__read_proc(path, target, PROCSNAP_MAX_CMDLINE);
 	if (n > 0) {
 		p->cmdline = malloc((size_t)n);
 		if (!p->cmdline) {

@@ -1366,7 +1366,7 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 			return -ENOMEM;
 	} else {
 		snprintf(path, sizeof(path), "%s/%d/comm", s->proc_root, p->pid);
-		n = fdio__read_file(path, comm, sizeof(comm) - 1);
+		n = fdio__read_proc(path, comm, sizeof(comm) - 1);
 		if (n <= 0 && snap && snap->comm[0])
 			n = (ssize_t)snprintf(comm, sizeof(comm), "%s", snap->comm);
 		if (n > 0) {
@@ -1381,7 +1381,7 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 	if (!cmd)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/%d/cmdline", s->proc_root, p->pid);
-	n = fresh && fresh->cmdline_len ? -1 : fdio__read_file(path, cmd, SYMBOLIZER_MAX_CMDLINE);
+	n = fresh && fresh->cmdline_len ? -1 : fdio__read_proc(path, cmd, SYMBOLIZER_MAX_CMDLINE);
 	if (n <= 0 && snap && snap->cmdline_len) {
 		n = (ssize_t)(snap->cmdline_len < SYMBOLIZER_MAX_CMDLINE ? snap->cmdline_len
 									: SYMBOLIZER_MAX_CMDLINE);

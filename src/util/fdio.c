@@ -58,6 +58,23 @@ ssize_t fdio__read_full(int fd, void *dst, size_t cap)
 	return (ssize_t)len;
 }
 
+ssize_t fdio__read_proc(const char *path, void *dst, size_t cap)
+{
+	ssize_t n;
+	int fd;
+
+	fd = fdio__open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	do
+		n = read(fd, dst, cap);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
 ssize_t fdio__read_file(const char *path, void *dst, size_t cap)
 {
 	ssize_t n;

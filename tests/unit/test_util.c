@@ -132,6 +132,27 @@ TEST(fdio_open_cloexec)
 	CHECK(access("/tmp/profcap-test-fdio-creat", F_OK) != 0);
 }
 
+/* fdio__read_proc(): what fdio__read_file() reads, of /proc files the
+ * kernel answers in one read, in one read; a cap still caps. */
+TEST(fdio_read_proc)
+{
+	static const char *const files[] = {"/proc/self/comm", "/proc/self/cmdline",
+					    "/proc/self/stat", "/proc/self/cgroup"};
+	char a[4096], b[4096];
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		ssize_t na = fdio__read_proc(files[i], a, sizeof(a));
+		ssize_t nb = fdio__read_file(files[i], b, sizeof(b));
+
+		CHECK(na > 0 && na == nb);
+		if (na > 0 && na == nb && strncmp(files[i], "/proc/self/stat", 15))
+			CHECK(!memcmp(a, b, (size_t)na)); /* stat's CPU times move */
+	}
+	CHECK_EQ_U64(fdio__read_proc("/proc/self/comm", a, 2), 2);
+	CHECK(fdio__read_proc("/proc/self/no-such-file", a, sizeof(a)) == -ENOENT);
+}
+
 TEST(random_ids_differ_and_are_nonzero)
 {
 	__u8 a[16], b[16], zero[16] = {0};
@@ -238,6 +259,7 @@ int main(void)
 	RUN(search_upto);
 	RUN(fdio_round_trip);
 	RUN(fdio_open_cloexec);
+	RUN(fdio_read_proc);
 	RUN(random_ids_differ_and_are_nonzero);
 	RUN(system_clock_moves);
 	RUN(proc_status_fields);

@@ -368,12 +368,8 @@ static void *worker_main(void *arg)
 		else if (entry && snap && snap->maps &&
 			 mono_ns() - snap->at_ns <= SAMPLER_SNAP_FRESH_NS)
 			unwind_table__add_process_maps(s->unwind, (int)entry, snap->maps);
-		else if (entry && unwind_table__add_process(s->unwind, (int)entry) == -ESRCH &&
-			 snap && snap->maps)
-			/* Gone since its snapshot: its samples still wait for
-			 * its tables (late walks), and the snapshot is what
-			 * it mapped when it ran. */
-			unwind_table__add_process_maps(s->unwind, (int)entry, snap->maps);
+		else if (entry)
+			unwind_table__add_process(s->unwind, (int)entry);
 		procsnap__free(snap);
 		if (mono_ns() - last_gc >= SAMPLER_GC_NS) {
 			unwind_table__gc(s->unwind, UNWIND_TABLE_FILE_TTL_NS);

@@ -53,7 +53,11 @@
 /* Announced processes waiting for their unwind tables. */
 #define SAMPLER_PENDING_MAX 4096u
 /* A process's snapshot younger than this when the table builder gets to it
- * stands for its maps file (read again otherwise: it may have mapped more). */
+ * stands for its maps file (read again otherwise: it may have mapped more).
+ * Where the walker finds unlisted mappings itself (bpf_find_vma(), Linux
+ * >= 5.17 with BTF), any snapshot does: a library mapped since is found
+ * from its VMA (a read of the maps file per process fewer; the builder is
+ * often more than 2 ms behind, queued after the parse of a new binary). */
 #define SAMPLER_SNAP_FRESH_NS 2000000ull
 
 /* Exited processes and unused file tables are reclaimed this often. */
@@ -366,7 +370,7 @@ static void *worker_main(void *arg)
 		if (entry & SAMPLER_REFRESH_BIT)
 			unwind_table__refresh(s->unwind, (int)(entry & ~SAMPLER_REFRESH_BIT));
 		else if (entry && snap && snap->maps &&
-			 mono_ns() - snap->at_ns <= SAMPLER_SNAP_FRESH_NS)
+			 (s->tfd.vma || mono_ns() - snap->at_ns <= SAMPLER_SNAP_FRESH_NS))
 			unwind_table__add_process_maps(s->unwind, (int)entry, snap->maps);
 		else if (entry)
 			unwind_table__add_process(s->unwind, (int)entry);

@@ -746,7 +746,7 @@ static __u64 fd_memlock(int fd)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	n = fdio__read_file(path, text, sizeof(text) - 1);
+	n = fdio__read_proc(path, text, sizeof(text) - 1);
 	if (n <= 0)
 		return 0;
 	text[n] = '\0';

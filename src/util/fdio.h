@@ -30,8 +30,8 @@ ssize_t fdio__read_full(int fd, void *dst, size_t cap);
 ssize_t fdio__read_file(const char *path, void *dst, size_t cap);
 
 /* fdio__read_file() for a /proc file the kernel answers in one read when
- * the buffer holds it all (PID/comm, stat, cgroup, cmdline: not maps, which
- * come a page per read): a read shorter than @cap is the end of the file,
+ * the buffer holds it all (PID/comm, stat, cgroup, cmdline, fdinfo/FD: not
+ * maps, which come a page per read): a read shorter than @cap is the end of the file,
  * without the second read that would return 0 (a system call per file,
  * several per new process). The length read, or -errno. */
 ssize_t fdio__read_proc(const char *path, void *dst, size_t cap);

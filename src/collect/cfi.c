@@ -5,6 +5,7 @@
 
 #include "util/array.h"
 #include "util/search.h"
+#include "util/cursor.h"
 #include "collect/cfi.h"
 #include "unwind.h"
 
@@ -47,63 +48,8 @@ struct cfi_table {
 	unsigned int nseg;
 };
 
-struct reader {
-	const __u8 *p, *end;
-	bool bad;
-};
-
-static __u64 rd_bytes(struct reader *r, unsigned int n)
-{
-	__u64 v = 0;
-	unsigned int i;
-
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		v |= (__u64)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-/* A LEB128 number, sign-extended when @is_signed. 0 with r->bad set when
- * it runs past the end. */
-static __u64 rd_leb(struct reader *r, bool is_signed)
-{
-	__u64 v = 0;
-	unsigned int shift = 0;
-	__u8 b = 0;
-
-	while (!r->bad) {
-		if (r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (is_signed && shift < 64 && (b & 0x40))
-		v |= ~0ull << shift;
-	return v;
-}
-
-static __u64 rd_uleb(struct reader *r)
-{
-	return rd_leb(r, false);
-}
-
-static __s64 rd_sleb(struct reader *r)
-{
-	return (__s64)rd_leb(r, true);
-}
-
 /* Read a pointer in encoding @enc; @vaddr is the address of the field. */
-static __u64 rd_encoded(struct reader *r, __u8 enc, __u64 vaddr)
+static __u64 rd_encoded(struct cursor *r, __u8 enc, __u64 vaddr)
 {
 	__u64 v;
 
@@ -111,23 +57,23 @@ static __u64 rd_encoded(struct reader *r, __u8 enc, __u64 vaddr)
 	case PE_ABSPTR:
 	case PE_UDATA8:
 	case PE_SDATA8:
-		v = rd_bytes(r, 8);
+		v = cursor__fixed(r, 8);
 		break;
 	case PE_ULEB128:
-		v = rd_uleb(r);
+		v = cursor__uleb(r);
 		break;
 	case PE_SLEB128:
-		v = (__u64)rd_sleb(r);
+		v = (__u64)cursor__sleb(r);
 		break;
 	case PE_UDATA2:
 	case PE_UDATA4:
-		v = rd_bytes(r, (enc & 0x0f) == PE_UDATA2 ? 2 : 4);
+		v = cursor__fixed(r, (enc & 0x0f) == PE_UDATA2 ? 2 : 4);
 		break;
 	case PE_SDATA2:
-		v = (__u64)(__s64)(__s16)rd_bytes(r, 2);
+		v = (__u64)(__s64)(__s16)cursor__fixed(r, 2);
 		break;
 	case PE_SDATA4:
-		v = (__u64)(__s64)(__s32)rd_bytes(r, 4);
+		v = (__u64)(__s64)(__s32)cursor__fixed(r, 4);
 		break;
 	default:
 		r->bad = true;
@@ -225,7 +171,7 @@ static void cfa_expression(struct cfa_state *s, const __u8 *e, __u64 len)
 	 * DW_OP_lit10|11; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus */
 	static const __u8 plt[] = {0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a,
 				   0x00, 0x2a, 0x33, 0x24, 0x22};
-	struct reader r = {e, e + len, false};
+	struct cursor r = {e, e + len, false};
 	__s64 off;
 
 	if (len == sizeof(plt) && !memcmp(e, plt, 6) && !memcmp(e + 7, plt + 7, 4) &&
@@ -237,7 +183,7 @@ static void cfa_expression(struct cfa_state *s, const __u8 *e, __u64 len)
 	/* Realigned frame (main, start_thread): DW_OP_breg6 OFF; DW_OP_deref */
 	if (len >= 3 && e[0] == 0x76) {
 		r.p++;
-		off = rd_sleb(&r);
+		off = cursor__sleb(&r);
 		if (!r.bad && r.p + 1 == r.end && *r.p == 0x06) {
 			s->cfa_kind = CFA_DEREF_RBP;
 			s->cfa_off = off;
@@ -329,7 +275,7 @@ static bool run_program(struct parse *ps, const __u8 *p, const __u8 *end, struct
 {
 	const struct cie *c = &ps->cie;
 	struct cfa_state stack[CFI_MAX_STATES];
-	struct reader r = {p, end, false};
+	struct cursor r = {p, end, false};
 	unsigned int depth = 0;
 	struct cfi_row row;
 	__u64 reg, len, nloc;
@@ -344,7 +290,7 @@ static bool run_program(struct parse *ps, const __u8 *p, const __u8 *end, struct
 			nloc = *loc + low * c->code_align;
 			goto advance;
 		case 2: /* DW_CFA_offset */
-			off = mul(rd_uleb(&r), c->data_align);
+			off = mul(cursor__uleb(&r), c->data_align);
 			set_rule(s, low, c->ra_reg, RULE_OFFSET, off);
 			continue;
 		case 3: /* DW_CFA_restore */
@@ -361,34 +307,34 @@ static bool run_program(struct parse *ps, const __u8 *p, const __u8 *end, struct
 					  ps->vaddr + (__u64)(r.p - ps->sec));
 			goto advance;
 		case 0x02:
-			nloc = *loc + rd_bytes(&r, 1) * c->code_align;
+			nloc = *loc + cursor__fixed(&r, 1) * c->code_align;
 			goto advance;
 		case 0x03:
-			nloc = *loc + rd_bytes(&r, 2) * c->code_align;
+			nloc = *loc + cursor__fixed(&r, 2) * c->code_align;
 			goto advance;
 		case 0x04:
-			nloc = *loc + rd_bytes(&r, 4) * c->code_align;
+			nloc = *loc + cursor__fixed(&r, 4) * c->code_align;
 			goto advance;
 		case 0x05: /* offset_extended */
-			reg = rd_uleb(&r);
-			off = mul(rd_uleb(&r), c->data_align);
+			reg = cursor__uleb(&r);
+			off = mul(cursor__uleb(&r), c->data_align);
 			set_rule(s, reg, c->ra_reg, RULE_OFFSET, off);
 			break;
 		case 0x06: /* restore_extended */
-			reg = rd_uleb(&r);
+			reg = cursor__uleb(&r);
 			if (!init)
 				return false;
 			restore_rule(s, init, reg, c->ra_reg);
 			break;
 		case 0x07: /* undefined */
-			set_rule(s, rd_uleb(&r), c->ra_reg, RULE_UNDEF, 0);
+			set_rule(s, cursor__uleb(&r), c->ra_reg, RULE_UNDEF, 0);
 			break;
 		case 0x08: /* same_value */
-			set_rule(s, rd_uleb(&r), c->ra_reg, RULE_SAME, 0);
+			set_rule(s, cursor__uleb(&r), c->ra_reg, RULE_SAME, 0);
 			break;
 		case 0x09: /* register */
-			reg = rd_uleb(&r);
-			rd_uleb(&r);
+			reg = cursor__uleb(&r);
+			cursor__uleb(&r);
 			set_rule(s, reg, c->ra_reg, RULE_BAD, 0);
 			break;
 		case 0x0a: /* remember_state */
@@ -403,21 +349,21 @@ static bool run_program(struct parse *ps, const __u8 *p, const __u8 *end, struct
 			break;
 		case 0x0c: /* def_cfa */
 			s->cfa_kind = CFA_REG;
-			s->cfa_reg = rd_uleb(&r);
-			s->cfa_off = (__s64)rd_uleb(&r);
+			s->cfa_reg = cursor__uleb(&r);
+			s->cfa_off = (__s64)cursor__uleb(&r);
 			break;
 		case 0x0d: /* def_cfa_register */
 			if (s->cfa_kind != CFA_REG)
 				s->cfa_kind = CFA_BAD;
-			s->cfa_reg = rd_uleb(&r);
+			s->cfa_reg = cursor__uleb(&r);
 			break;
 		case 0x0e: /* def_cfa_offset */
 			if (s->cfa_kind != CFA_REG)
 				s->cfa_kind = CFA_BAD;
-			s->cfa_off = (__s64)rd_uleb(&r);
+			s->cfa_off = (__s64)cursor__uleb(&r);
 			break;
 		case 0x0f: /* def_cfa_expression */
-			len = rd_uleb(&r);
+			len = cursor__uleb(&r);
 			if (r.bad || len > (__u64)(r.end - r.p))
 				return false;
 			cfa_expression(s, r.p, len);
@@ -425,43 +371,43 @@ static bool run_program(struct parse *ps, const __u8 *p, const __u8 *end, struct
 			break;
 		case 0x10: /* expression */
 		case 0x16: /* val_expression */
-			reg = rd_uleb(&r);
-			len = rd_uleb(&r);
+			reg = cursor__uleb(&r);
+			len = cursor__uleb(&r);
 			if (r.bad || len > (__u64)(r.end - r.p))
 				return false;
 			r.p += len;
 			set_rule(s, reg, c->ra_reg, RULE_BAD, 0);
 			break;
 		case 0x11: /* offset_extended_sf */
-			reg = rd_uleb(&r);
-			off = mul((__u64)rd_sleb(&r), c->data_align);
+			reg = cursor__uleb(&r);
+			off = mul((__u64)cursor__sleb(&r), c->data_align);
 			set_rule(s, reg, c->ra_reg, RULE_OFFSET, off);
 			break;
 		case 0x12: /* def_cfa_sf */
 			s->cfa_kind = CFA_REG;
-			s->cfa_reg = rd_uleb(&r);
-			s->cfa_off = mul((__u64)rd_sleb(&r), c->data_align);
+			s->cfa_reg = cursor__uleb(&r);
+			s->cfa_off = mul((__u64)cursor__sleb(&r), c->data_align);
 			break;
 		case 0x13: /* def_cfa_offset_sf */
 			if (s->cfa_kind != CFA_REG)
 				s->cfa_kind = CFA_BAD;
-			s->cfa_off = mul((__u64)rd_sleb(&r), c->data_align);
+			s->cfa_off = mul((__u64)cursor__sleb(&r), c->data_align);
 			break;
 		case 0x14: /* val_offset */
 		case 0x15: /* val_offset_sf */
-			reg = rd_uleb(&r);
+			reg = cursor__uleb(&r);
 			if (op == 0x14)
-				rd_uleb(&r);
+				cursor__uleb(&r);
 			else
-				rd_sleb(&r);
+				cursor__sleb(&r);
 			set_rule(s, reg, c->ra_reg, RULE_BAD, 0);
 			break;
 		case 0x2e: /* GNU_args_size */
-			rd_uleb(&r);
+			cursor__uleb(&r);
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
-			reg = rd_uleb(&r);
-			off = mul(0 - rd_uleb(&r), c->data_align);
+			reg = cursor__uleb(&r);
+			off = mul(0 - cursor__uleb(&r), c->data_align);
 			set_rule(s, reg, c->ra_reg, RULE_OFFSET, off);
 			break;
 		default:
@@ -490,7 +436,7 @@ static bool run_program(struct parse *ps, const __u8 *p, const __u8 *end, struct
 static bool parse_cie(struct parse *ps, size_t off)
 {
 	struct cie *c = &ps->cie;
-	struct reader r;
+	struct cursor r;
 	const char *aug;
 	size_t auglen;
 	__u64 len, id, alen;
@@ -506,21 +452,21 @@ static bool parse_cie(struct parse *ps, size_t off)
 	r.p = ps->sec + off;
 	r.end = ps->sec + ps->size;
 	r.bad = false;
-	len = rd_bytes(&r, 4);
+	len = cursor__fixed(&r, 4);
 	if (len == 0xffffffffu) {
-		len = rd_bytes(&r, 8);
+		len = cursor__fixed(&r, 8);
 		is64 = true;
 	}
 	if (r.bad || len > (__u64)(r.end - r.p))
 		return false;
 	r.end = r.p + len;
-	id = rd_bytes(&r, is64 ? 8 : 4);
+	id = cursor__fixed(&r, is64 ? 8 : 4);
 	if (ps->debug_frame ? id != (is64 ? ~0ull : 0xffffffffu) : id != 0)
 		return false;
 	memset(c, 0, sizeof(*c));
 	c->off = off;
 	c->fde_enc = PE_ABSPTR;
-	version = (__u8)rd_bytes(&r, 1);
+	version = (__u8)cursor__fixed(&r, 1);
 	if (r.bad || (version != 1 && version != 3 && version != 4))
 		return false;
 	aug = (const char *)r.p;
@@ -529,33 +475,33 @@ static bool parse_cie(struct parse *ps, size_t off)
 		return false;
 	r.p += auglen + 1;
 	if (version == 4) {
-		if (rd_bytes(&r, 1) != 8) /* address size */
+		if (cursor__fixed(&r, 1) != 8) /* address size */
 			return false;
-		rd_bytes(&r, 1); /* segment selector size */
+		cursor__fixed(&r, 1); /* segment selector size */
 	}
-	c->code_align = rd_uleb(&r);
-	c->data_align = rd_sleb(&r);
-	c->ra_reg = version == 1 ? rd_bytes(&r, 1) : rd_uleb(&r);
+	c->code_align = cursor__uleb(&r);
+	c->data_align = cursor__sleb(&r);
+	c->ra_reg = version == 1 ? cursor__fixed(&r, 1) : cursor__uleb(&r);
 	if (auglen && aug[0] == 'z') {
 		const __u8 *aend;
 
 		c->has_z = true;
-		alen = rd_uleb(&r);
+		alen = cursor__uleb(&r);
 		if (r.bad || alen > (__u64)(r.end - r.p))
 			return false;
 		aend = r.p + alen;
 		for (size_t i = 1; i < auglen && !r.bad; i++) {
-			struct reader ar = {r.p, aend, false};
+			struct cursor ar = {r.p, aend, false};
 			__u8 enc;
 
 			if (aug[i] == 'R') {
-				c->fde_enc = (__u8)rd_bytes(&ar, 1);
+				c->fde_enc = (__u8)cursor__fixed(&ar, 1);
 			} else if (aug[i] == 'P') {
-				enc = (__u8)rd_bytes(&ar, 1);
+				enc = (__u8)cursor__fixed(&ar, 1);
 				/* The personality pointer: read to skip it. */
 				rd_encoded(&ar, enc & (__u8)~PE_INDIRECT, 0);
 			} else if (aug[i] == 'L') {
-				rd_bytes(&ar, 1);
+				cursor__fixed(&ar, 1);
 			} else if (aug[i] == 'S') {
 				c->signal = true;
 			} else if (aug[i] == 'B' || aug[i] == 'G') {
@@ -584,7 +530,7 @@ static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
 {
 	struct cie *c = &ps->cie;
 	struct cfa_state init = {.cfa_kind = CFA_UNDEF, .rbp_rule = RULE_SAME, .ra_rule = RULE_BAD};
-	struct reader r = {p, end, false};
+	struct cursor r = {p, end, false};
 	struct cfa_state s;
 	struct cfi_row row;
 	__u64 begin, range, loc;
@@ -593,7 +539,7 @@ static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
 	begin = rd_encoded(&r, enc, ps->vaddr + (__u64)(r.p - ps->sec));
 	range = rd_encoded(&r, enc & 0x0f, 0);
 	if (c->has_z) {
-		__u64 alen = rd_uleb(&r);
+		__u64 alen = cursor__uleb(&r);
 
 		if (r.bad || alen > (__u64)(r.end - r.p))
 			return false;
@@ -656,18 +602,18 @@ enum entry_kind { ENTRY_END, ENTRY_BAD, ENTRY_CIE, ENTRY_FDE };
  * (counted bad); ps->err set on a fatal error. */
 static enum entry_kind parse_entry(struct parse *ps, size_t off, size_t *next)
 {
-	struct reader r = {ps->sec + off, ps->sec + ps->size, false};
+	struct cursor r = {ps->sec + off, ps->sec + ps->size, false};
 	size_t cie_off, before = ps->t->n;
 	struct cfi_row keep = {0};
 	const __u8 *body, *idp;
 	bool is64 = false;
 	__u64 len, id;
 
-	len = rd_bytes(&r, 4);
+	len = cursor__fixed(&r, 4);
 	if (len == 0)
 		return ENTRY_END; /* .eh_frame terminator */
 	if (len == 0xffffffffu) {
-		len = rd_bytes(&r, 8);
+		len = cursor__fixed(&r, 8);
 		is64 = true;
 	}
 	if (r.bad || len > (__u64)(r.end - r.p)) {
@@ -677,7 +623,7 @@ static enum entry_kind parse_entry(struct parse *ps, size_t off, size_t *next)
 	*next = (size_t)(r.p - ps->sec) + (size_t)len;
 	r.end = r.p + len;
 	idp = r.p;
-	id = rd_bytes(&r, is64 ? 8 : 4);
+	id = cursor__fixed(&r, is64 ? 8 : 4);
 	body = r.p;
 	if (r.bad) {
 		ps->t->st.bad_entries++;
@@ -723,8 +669,8 @@ static __u64 count_fdes(const struct parse *ps, __u64 *ncies)
 
 	*ncies = 0;
 	while (ps->size - off >= 8) {
-		struct reader r = {ps->sec + off, ps->sec + ps->size, false};
-		__u64 len = rd_bytes(&r, 4);
+		struct cursor r = {ps->sec + off, ps->sec + ps->size, false};
+		__u64 len = cursor__fixed(&r, 4);
 
 		if (!len)
 			break;
@@ -732,7 +678,7 @@ static __u64 count_fdes(const struct parse *ps, __u64 *ncies)
 			return 0; /* 64-bit entries: not in .eh_frame_hdr's 4-byte table */
 		if (len > (__u64)(r.end - r.p) || len < 4)
 			return 0;
-		if (rd_bytes(&r, 4))
+		if (cursor__fixed(&r, 4))
 			n++;
 		else
 			(*ncies)++;
@@ -755,19 +701,19 @@ static bool parse_by_hdr(struct parse *ps, const struct section *hdr)
 	const struct cfi_stats st0 = ps->t->st;
 	const __u8 *h = hdr->data;
 	__u64 count, i, prev = 0, ncies;
-	struct reader r;
+	struct cursor r;
 	size_t next;
 
 	if (hdr->size < 12 || h[0] != 1 || h[2] != PE_UDATA4 || h[3] != (PE_DATAREL | PE_SDATA4))
 		return false;
-	r = (struct reader){h + 4, h + hdr->size, false};
+	r = (struct cursor){h + 4, h + hdr->size, false};
 	rd_encoded(&r, h[1], hdr->addr + 4); /* eh_frame_ptr: the section is known */
-	count = rd_bytes(&r, 4);
+	count = cursor__fixed(&r, 4);
 	if (r.bad || !count || count > (__u64)(r.end - r.p) / 8 || count != count_fdes(ps, &ncies))
 		return false;
 	for (i = 0; i < count && !ps->err; i++) {
-		__u64 loc = hdr->addr + (__u64)(__s64)(__s32)rd_bytes(&r, 4);
-		__u64 fde = hdr->addr + (__u64)(__s64)(__s32)rd_bytes(&r, 4);
+		__u64 loc = hdr->addr + (__u64)(__s64)(__s32)cursor__fixed(&r, 4);
+		__u64 fde = hdr->addr + (__u64)(__s64)(__s32)cursor__fixed(&r, 4);
 		enum entry_kind k;
 
 		if ((i && loc <= prev) || fde < ps->vaddr || fde - ps->vaddr >= ps->size)

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/cursor.h"
+#include "util/search.h"
 #include "symbolize/dwline.h"
 
 _Static_assert(sizeof(struct dwline_row) == 16, "a row is 16 bytes");
@@ -31,72 +33,6 @@ enum {
 	LNE_SET_ADDRESS = 2,
 };
 
-/* A cursor over [p, end). */
-struct rd {
-	const unsigned char *p, *end;
-	bool bad;
-};
-
-static __u64 rd_fixed(struct rd *r, unsigned int n)
-{
-	__u64 v = 0;
-	unsigned int i;
-
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return 0;
-	}
-	for (i = 0; i < n; i++) /* little-endian (x86_64) */
-		v |= (__u64)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-static __u64 rd_uleb(struct rd *r)
-{
-	__u64 v = 0;
-	unsigned int shift = 0;
-
-	while (!r->bad) {
-		unsigned char b;
-
-		if (r->p >= r->end) {
-			r->bad = true;
-			break;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static __s64 rd_sleb(struct rd *r)
-{
-	__u64 v = 0;
-	unsigned int shift = 0;
-	unsigned char b = 0;
-
-	while (!r->bad) {
-		if (r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (__u64)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (shift < 64 && (b & 0x40))
-		v |= ~(__u64)0 << shift;
-	return (__s64)v;
-}
-
 struct header {
 	unsigned int version, addr_size;
 	unsigned int min_inst, max_ops, opcode_base, line_range;
@@ -109,16 +45,16 @@ struct header {
 static int read_header(const unsigned char *sec, size_t len, __u64 off, unsigned int addr_size,
 		       struct header *h)
 {
-	struct rd r = {sec + off, sec + len, false};
+	struct cursor r = {sec + off, sec + len, false};
 	__u64 unit_len, hdr_len;
 	unsigned int offsz = 4, i;
 	const unsigned char *hdr_start;
 
 	if (off >= len)
 		return -EINVAL;
-	unit_len = rd_fixed(&r, 4);
+	unit_len = cursor__fixed(&r, 4);
 	if (unit_len == 0xffffffffu) {
-		unit_len = rd_fixed(&r, 8);
+		unit_len = cursor__fixed(&r, 8);
 		offsz = 8;
 	} else if (unit_len >= 0xfffffff0u) {
 		return -EINVAL; /* reserved */
@@ -127,29 +63,29 @@ static int read_header(const unsigned char *sec, size_t len, __u64 off, unsigned
 		return -EINVAL;
 	h->end = r.p + unit_len;
 	r.end = h->end;
-	h->version = (unsigned int)rd_fixed(&r, 2);
+	h->version = (unsigned int)cursor__fixed(&r, 2);
 	if (h->version < 2 || h->version > 5)
 		return -EINVAL;
 	h->addr_size = addr_size;
 	if (h->version >= 5) {
-		h->addr_size = (unsigned int)rd_fixed(&r, 1);
-		if (rd_fixed(&r, 1)) /* segment selectors: none on x86_64 */
+		h->addr_size = (unsigned int)cursor__fixed(&r, 1);
+		if (cursor__fixed(&r, 1)) /* segment selectors: none on x86_64 */
 			return -EINVAL;
 	}
-	hdr_len = rd_fixed(&r, offsz);
+	hdr_len = cursor__fixed(&r, offsz);
 	hdr_start = r.p;
-	h->min_inst = (unsigned int)rd_fixed(&r, 1);
-	h->max_ops = h->version >= 4 ? (unsigned int)rd_fixed(&r, 1) : 1;
-	h->default_is_stmt = rd_fixed(&r, 1) != 0;
-	h->line_base = (int)(signed char)rd_fixed(&r, 1);
-	h->line_range = (unsigned int)rd_fixed(&r, 1);
-	h->opcode_base = (unsigned int)rd_fixed(&r, 1);
+	h->min_inst = (unsigned int)cursor__fixed(&r, 1);
+	h->max_ops = h->version >= 4 ? (unsigned int)cursor__fixed(&r, 1) : 1;
+	h->default_is_stmt = cursor__fixed(&r, 1) != 0;
+	h->line_base = (int)(signed char)cursor__fixed(&r, 1);
+	h->line_range = (unsigned int)cursor__fixed(&r, 1);
+	h->opcode_base = (unsigned int)cursor__fixed(&r, 1);
 	if (r.bad || !h->max_ops || !h->line_range || !h->opcode_base ||
 	    (h->addr_size != 4 && h->addr_size != 8))
 		return -EINVAL;
 	memset(h->std_len, 0, sizeof(h->std_len));
 	for (i = 1; i < h->opcode_base; i++)
-		h->std_len[i] = (unsigned char)rd_fixed(&r, 1);
+		h->std_len[i] = (unsigned char)cursor__fixed(&r, 1);
 	if (r.bad || hdr_len > (size_t)(h->end - hdr_start))
 		return -EINVAL;
 	h->prog = hdr_start + hdr_len;
@@ -249,7 +185,7 @@ static int sort_rows(struct dwline_table *t)
 
 static int run(const struct header *h, struct dwline_table *t)
 {
-	struct rd r = {h->prog, h->end, false};
+	struct cursor r = {h->prog, h->end, false};
 	struct state s;
 	size_t cap = 0, room = (size_t)(h->end - h->prog);
 	int err = 0;
@@ -272,7 +208,7 @@ static int run(const struct header *h, struct dwline_table *t)
 			advance(&s, h, adj / h->line_range);
 			err = emit(t, &cap, &s, false);
 		} else if (op == 0) { /* extended */
-			__u64 n = rd_uleb(&r);
+			__u64 n = cursor__uleb(&r);
 			const unsigned char *next;
 			unsigned int sub;
 
@@ -286,7 +222,7 @@ static int run(const struct header *h, struct dwline_table *t)
 			} else if (sub == LNE_SET_ADDRESS) {
 				if (n - 1 != h->addr_size)
 					return -EINVAL;
-				s.addr = rd_fixed(&r, h->addr_size);
+				s.addr = cursor__fixed(&r, h->addr_size);
 				s.op_index = 0;
 			}
 			/* define_file, discriminators, vendor ones: skipped */
@@ -304,16 +240,16 @@ static int run(const struct header *h, struct dwline_table *t)
 				err = emit(t, &cap, &s, false);
 				break;
 			case LNS_ADVANCE_PC:
-				advance(&s, h, rd_uleb(&r));
+				advance(&s, h, cursor__uleb(&r));
 				break;
 			case LNS_ADVANCE_LINE:
-				s.line += rd_sleb(&r);
+				s.line += cursor__sleb(&r);
 				break;
 			case LNS_SET_FILE:
-				s.file = rd_uleb(&r);
+				s.file = cursor__uleb(&r);
 				break;
 			case LNS_SET_COLUMN:
-				s.column = rd_uleb(&r);
+				s.column = cursor__uleb(&r);
 				break;
 			case LNS_NEGATE_STMT:
 				s.is_stmt = !s.is_stmt;
@@ -322,11 +258,11 @@ static int run(const struct header *h, struct dwline_table *t)
 				advance(&s, h, (255 - h->opcode_base) / h->line_range);
 				break;
 			case LNS_FIXED_ADVANCE_PC:
-				s.addr += rd_fixed(&r, 2);
+				s.addr += cursor__fixed(&r, 2);
 				s.op_index = 0;
 				break;
 			case LNS_SET_ISA:
-				rd_uleb(&r);
+				cursor__uleb(&r);
 				break;
 			default: /* basic block, prologue end, epilogue begin */
 				break;
@@ -335,7 +271,7 @@ static int run(const struct header *h, struct dwline_table *t)
 			unsigned int i;
 
 			for (i = 0; i < h->std_len[op]; i++)
-				rd_uleb(&r);
+				cursor__uleb(&r);
 		}
 	}
 	return err ? err : r.bad ? -EINVAL : 0;
@@ -365,23 +301,17 @@ int dwline__read(const void *sec, size_t len, __u64 off, unsigned int addr_size,
 
 const struct dwline_row *dwline__find(const struct dwline_table *t, __u64 addr)
 {
-	size_t lo = 0, hi;
+	const struct dwline_row *r;
+	size_t k;
 
 	if (!t || !t->n)
 		return NULL;
-	/* the last row at or below @addr (index 0 when none is) */
-	hi = t->n - 1;
-	while (lo < hi) {
-		size_t mid = hi - (hi - lo) / 2;
-
-		if (addr < t->rows[mid].addr)
-			hi = mid - 1;
-		else
-			lo = mid;
-	}
-	if (t->rows[lo].end || t->rows[lo].addr > addr)
+	/* the last row at or below @addr, unless it ends its sequence */
+	k = search__upto(t->rows, t->n, sizeof(*r), offsetof(struct dwline_row, addr), addr);
+	if (!k)
 		return NULL;
-	return &t->rows[lo];
+	r = &t->rows[k - 1];
+	return r->end ? NULL : r;
 }
 
 void dwline__release(struct dwline_table *t)

@@ -1,5 +1,6 @@
 /* fdio.c - whole reads and writes (see fdio.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -58,7 +59,8 @@ ssize_t fdio__read_full(int fd, void *dst, size_t cap)
 	return (ssize_t)len;
 }
 
-ssize_t fdio__read_proc(const char *path, void *dst, size_t cap)
+/* Open @path, read it (all of it, or @once one read), close. */
+static ssize_t read_path(const char *path, void *dst, size_t cap, bool once)
 {
 	ssize_t n;
 	int fd;
@@ -66,24 +68,25 @@ ssize_t fdio__read_proc(const char *path, void *dst, size_t cap)
 	fd = fdio__open(path, O_RDONLY);
 	if (fd < 0)
 		return -errno;
-	do
-		n = read(fd, dst, cap);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		n = -errno;
+	if (once) {
+		do
+			n = read(fd, dst, cap);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			n = -errno;
+	} else {
+		n = fdio__read_full(fd, dst, cap);
+	}
 	close(fd);
 	return n;
 }
 
+ssize_t fdio__read_proc(const char *path, void *dst, size_t cap)
+{
+	return read_path(path, dst, cap, true);
+}
+
 ssize_t fdio__read_file(const char *path, void *dst, size_t cap)
 {
-	ssize_t n;
-	int fd;
-
-	fd = fdio__open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = fdio__read_full(fd, dst, cap);
-	close(fd);
-	return n;
+	return read_path(path, dst, cap, false);
 }

@@ -92,6 +92,9 @@ struct comm_key {
 struct proc_event {
 	__u32 tgid;
 	__u32 pad; /* 0: a new process @tgid; PROFCAP_EVENT_NORSEQ (tgid 0) */
+	/* when the process started, as field 22 of /proc/PID/stat (clock ticks
+	 * since boot), from its task_struct; 0 = unknown */
+	__u64 start;
 };
 
 /* Late walking (issue 13). A sample whose walk stops at a PC the BPF walker

@@ -371,7 +371,8 @@ static void *worker_main(void *arg)
 			unwind_table__refresh(s->unwind, (int)(entry & ~SAMPLER_REFRESH_BIT));
 		else if (entry && snap && snap->maps &&
 			 (s->tfd.vma || mono_ns() - snap->at_ns <= SAMPLER_SNAP_FRESH_NS))
-			unwind_table__add_process_maps(s->unwind, (int)entry, snap->maps);
+			unwind_table__add_process_maps(s->unwind, (int)entry, snap->maps,
+						       snap->start);
 		else if (entry)
 			unwind_table__add_process(s->unwind, (int)entry);
 		procsnap__free(snap);
@@ -476,7 +477,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		__atomic_fetch_add(&s->snap_cpu_ns, clock__thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
 	if (err)
 		snap = NULL;
-	else if (__atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE))
+	else
+		snap->start = e->start; /* before another thread sees it */
+	if (snap && __atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE))
 		/* its first samples' late walks need these maps too */
 		late__offer_maps(s->late, e->tgid, snap->comm, snap->maps, snap->at_ns);
 	if (s->unwind) /* queued until the builder starts, when it has not yet */
@@ -896,6 +899,13 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __
 		!access("/sys/kernel/btf/vmlinux", R_OK) && kver__at_least(5, 15);
 	s->unwind_rows = rows;
 	unwind_vma_configure(s, btf);
+	/* A new process's start time with its notice (bpf/cpu_sampler.bpf.c). */
+	if (btf && kbtf__member_off(btf, "task_struct", "group_leader",
+				    (__u32 *)&s->skel->rodata->task_leader_off))
+		s->skel->rodata->task_leader_off = 0;
+	if (btf && kbtf__member_off(btf, "task_struct", "start_boottime",
+				    (__u32 *)&s->skel->rodata->task_start_off))
+		s->skel->rodata->task_start_off = 0;
 	bpf_map__set_max_entries(s->skel->maps.unwind_file_idx, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_files, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_maps, SAMPLER_UNWIND_MAPS);

@@ -57,6 +57,7 @@ struct unwind_table {
 	struct unwind_map *scratch; /* UNWIND_TABLE_MAX_PROC_MAPS */
 	struct unwind_map_key *keys; /* ... and their keys */
 	__u32 *pin;		    /* slots of the process being added */
+	int start_trust; /* callers' start times: 0 unchecked, 1 match PID/stat, -1 do not */
 	__u32 npin;
 	struct unwind_table_stats st;
 };
@@ -398,13 +399,14 @@ static void unpin_all(struct unwind_table *u)
 }
 
 /* Start time of @pid (field 22 of /proc/PID/stat), 0 when unreadable. */
-static __u64 proc_start(const struct unwind_table *u, __u32 pid)
+static __u64 proc_start(struct unwind_table *u, __u32 pid)
 {
 	char path[4200], buf[1024], *p;
 	__u64 v = 0;
 	ssize_t n;
 	int fd, i;
 
+	u->st.start_reads++;
 	snprintf(path, sizeof(path), "%s/%u/stat", u->proc_root, pid);
 	fd = fdio__open(path, O_RDONLY);
 	if (fd < 0)
@@ -541,9 +543,21 @@ int unwind_table__add_process(struct unwind_table *u, int pid)
 	return err;
 }
 
-int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps)
+int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps,
+				   __u64 start)
 {
-	return add_maps(u, pid, proc_start(u, (__u32)pid), maps);
+	__u64 real;
+
+	if (!start || u->start_trust < 0) {
+		start = proc_start(u, (__u32)pid);
+	} else if (!u->start_trust) {
+		real = proc_start(u, (__u32)pid);
+		if (real) { /* else gone: checked at the next one */
+			u->start_trust = real == start ? 1 : -1;
+			start = real;
+		}
+	}
+	return add_maps(u, pid, start, maps);
 }
 
 /* unwind_table__add_process() of @pid, started at @start (proc_start()),

@@ -83,6 +83,7 @@ struct unwind_table_stats {
 	__u64 parse_cpu_ns;    /* ... CPU of the thread that did it */
 	__u64 procs_skipped;   /* processes left without tables (a cap) */
 	__u64 procs_reclaimed; /* exited processes whose entries were deleted */
+	__u64 start_reads;     /* reads of PID/stat for a process's start time */
 };
 
 struct unwind_table;
@@ -104,9 +105,15 @@ struct procmaps;
 
 /* unwind_table__add_process() from @maps, @pid's mappings as the caller
  * read them (a snapshot taken when it was announced, proc/procsnap.h),
- * instead of its maps file. Returns as unwind_table__add_process() (files
- * that cannot be opened any more only count in the stats). */
-int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps);
+ * instead of its maps file. @start: the process's start time when the
+ * caller knows it (field 22 of PID/stat; the sampler's notice carries it),
+ * 0 = read PID/stat. The first nonzero @start is checked against PID/stat
+ * (a time namespace would differ): once it matched, the later ones are
+ * taken as given; once it differed, none is. Returns as
+ * unwind_table__add_process() (files that cannot be opened any more only
+ * count in the stats). */
+int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps,
+				   __u64 start);
 
 /* Reload @pid's mappings if it was loaded more than UNWIND_TABLE_REFRESH_NS
  * ago (for samples that hit code mapped after the load, e.g. dlopen). 1 when

@@ -30,6 +30,9 @@ struct procsnap {
 	size_t cmdline_len;
 	/* container__id_of(): "" when not in a container (or gone by then) */
 	char container_id[CONTAINER_ID_LEN + 1];
+	/* start time, as field 22 of PID/stat, when the reader was told it
+	 * (the sampler's notice); 0 = unknown (procsnap__read() leaves 0) */
+	__u64 start;
 	int refs; /* procsnap__get() / procsnap__free() (atomic) */
 };
 

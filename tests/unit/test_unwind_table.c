@@ -239,14 +239,66 @@ TEST(mappings_from_the_caller)
 	CHECK(u != NULL);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
 	CHECK(!procmaps__read(path, &m));
-	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m), 0);
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m, 0), 0);
 	procmaps__free(m);
 	CHECK(find_map((__u64)(unsigned long)&outer) != NULL);
 	CHECK(find_map((__u64)(unsigned long)&outer)->nrows > 0);
 	m = NULL;
 	CHECK(!procmaps__parse("", 0, &m));
-	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m), 0);
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m, 0), 0);
 	CHECK(nmaps_of_self == 0);
+	procmaps__free(m);
+	unwind_table__free(u);
+}
+
+/* Field 22 of /proc/self/stat: this process's start time. */
+static __u64 own_start(void)
+{
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	int i;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	for (i = 0; i < 20 && p; i++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* A start time the caller knows (the sampler's notice has it from the
+ * task) is checked against /proc/PID/stat once, then taken as given; after
+ * a wrong one, none is. */
+TEST(start_time_from_the_caller)
+{
+	struct unwind_table *u = new_table(1u << 20, 4096);
+	struct unwind_table_stats st;
+	struct procmaps *m = NULL;
+	__u64 start = own_start();
+	char path[64];
+
+	CHECK(u != NULL && start > 0);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
+	CHECK(!procmaps__read(path, &m));
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m, start), 0);
+	unwind_table__stats(u, &st);
+	CHECK_EQ_U64(st.start_reads, 1); /* checked */
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m, start), 0);
+	unwind_table__stats(u, &st);
+	CHECK_EQ_U64(st.start_reads, 1); /* taken as given */
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m, 0), 0);
+	unwind_table__stats(u, &st);
+	CHECK_EQ_U64(st.start_reads, 2); /* unknown: read */
+	unwind_table__free(u);
+
+	u = new_table(1u << 20, 4096);
+	CHECK(u != NULL);
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m, start + 1), 0);
+	CHECK_EQ_U64(unwind_table__add_process_maps(u, getpid(), m, start), 0);
+	unwind_table__stats(u, &st);
+	CHECK_EQ_U64(st.start_reads, 2); /* a wrong one: never trusted again */
 	procmaps__free(m);
 	unwind_table__free(u);
 }
@@ -456,6 +508,7 @@ int main(void)
 	RUN(own_stack_unwinds_through_tables);
 	RUN(short_copy_ends_the_walk);
 	RUN(mappings_from_the_caller);
+	RUN(start_time_from_the_caller);
 	RUN(frame_pointers_where_no_table);
 	RUN(shared_file_parsed_once_and_refresh_rate_limited);
 	RUN(gone_process_and_caps);

@@ -428,24 +428,32 @@ static int unit_die(struct dwarf_lines *d, struct unit *u)
 }
 
 /* True when the ELF has a .debug_info (or .zdebug_info) with contents. */
-static bool has_debug_info(Elf *elf)
+/* The first section named @name with contents (not SHT_NOBITS, not empty),
+ * its header into *@sh; NULL when there is none. */
+static Elf_Scn *named_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
+		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
+		const char *n;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS || !sh->sh_size)
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
-			return true;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
 	}
-	return false;
+	return NULL;
+}
+
+static bool has_debug_info(Elf *elf)
+{
+	GElf_Shdr sh;
+
+	return named_section(elf, ".debug_info", &sh) || named_section(elf, ".zdebug_info", &sh);
 }
 
 static void drop_fd(struct dwarf_lines *d)
@@ -696,28 +704,17 @@ static void decompress_sections(struct dwarf_lines *d)
  * d->line_sec; left NULL when absent (lines then come from libdw). */
 static void find_line_section(struct dwarf_lines *d)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	Elf_Data *data;
 
-	if (elf_getshdrstrndx(d->elf, &shstrndx))
-		return;
-	while ((scn = elf_nextscn(d->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    (sh.sh_flags & SHF_COMPRESSED))
-			continue;
-		name = elf_strptr(d->elf, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".debug_line"))
-			continue;
-		data = elf_rawdata(scn, NULL); /* what libdw reads (decompress_sections()) */
-		if (data && data->d_buf && data->d_size) {
-			d->line_sec = data->d_buf;
-			d->line_len = data->d_size;
-		}
-		return;
+	scn = named_section(d->elf, ".debug_line", &sh);
+	if (!scn || (sh.sh_flags & SHF_COMPRESSED))
+		return; /* still compressed: decompress_sections() left it to libelf */
+	data = elf_rawdata(scn, NULL); /* what libdw reads (decompress_sections()) */
+	if (data && data->d_buf && data->d_size) {
+		d->line_sec = data->d_buf;
+		d->line_len = data->d_size;
 	}
 }
 

@@ -37,7 +37,6 @@ struct header {
 	unsigned int version, addr_size;
 	unsigned int min_inst, max_ops, opcode_base, line_range;
 	int line_base;
-	bool default_is_stmt;
 	unsigned char std_len[256];
 	const unsigned char *prog, *end;
 };
@@ -76,7 +75,7 @@ static int read_header(const unsigned char *sec, size_t len, __u64 off, unsigned
 	hdr_start = r.p;
 	h->min_inst = (unsigned int)cursor__fixed(&r, 1);
 	h->max_ops = h->version >= 4 ? (unsigned int)cursor__fixed(&r, 1) : 1;
-	h->default_is_stmt = cursor__fixed(&r, 1) != 0;
+	cursor__fixed(&r, 1); /* default_is_stmt: rows keep no is_stmt */
 	h->line_base = (int)(signed char)cursor__fixed(&r, 1);
 	h->line_range = (unsigned int)cursor__fixed(&r, 1);
 	h->opcode_base = (unsigned int)cursor__fixed(&r, 1);
@@ -98,15 +97,13 @@ struct state {
 	__u64 file;
 	__s64 line;
 	__u64 column;
-	bool is_stmt;
 };
 
-static void state_reset(struct state *s, const struct header *h)
+static void state_reset(struct state *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->file = 1;
 	s->line = 1;
-	s->is_stmt = h->default_is_stmt;
 }
 
 static void advance(struct state *s, const struct header *h, __u64 op_advance)
@@ -123,8 +120,8 @@ static int emit(struct dwline_table *t, size_t *cap, const struct state *s, bool
 	if (s->file > UINT32_MAX || s->line > INT32_MAX || s->line < INT32_MIN ||
 	    s->column > UINT16_MAX)
 		return -EINVAL;
-	if (t->n >= DWLINE_MAX_ROWS || s->file > UINT16_MAX)
-		return -E2BIG; /* libdw's then */
+	if (s->file > UINT16_MAX)
+		return -E2BIG; /* libdw's then (DWLINE_MAX_ROWS too: array__grow()) */
 	err = array__grow((void **)&t->rows, cap, t->n, sizeof(*t->rows), 256, DWLINE_MAX_ROWS);
 	if (err)
 		return err;
@@ -197,7 +194,7 @@ static int run(const struct header *h, struct dwline_table *t)
 	if (room > 256 &&
 	    array__grow((void **)&t->rows, &cap, room - 1, sizeof(*t->rows), 256, DWLINE_MAX_ROWS))
 		cap = 0; /* left to growth */
-	state_reset(&s, h);
+	state_reset(&s);
 	while (!err && !r.bad && r.p < r.end) {
 		unsigned int op = *r.p++;
 
@@ -218,7 +215,7 @@ static int run(const struct header *h, struct dwline_table *t)
 			sub = *r.p++;
 			if (sub == LNE_END_SEQUENCE) {
 				err = emit(t, &cap, &s, true);
-				state_reset(&s, h);
+				state_reset(&s);
 			} else if (sub == LNE_SET_ADDRESS) {
 				if (n - 1 != h->addr_size)
 					return -EINVAL;
@@ -251,9 +248,6 @@ static int run(const struct header *h, struct dwline_table *t)
 			case LNS_SET_COLUMN:
 				s.column = cursor__uleb(&r);
 				break;
-			case LNS_NEGATE_STMT:
-				s.is_stmt = !s.is_stmt;
-				break;
 			case LNS_CONST_ADD_PC:
 				advance(&s, h, (255 - h->opcode_base) / h->line_range);
 				break;
@@ -264,7 +258,7 @@ static int run(const struct header *h, struct dwline_table *t)
 			case LNS_SET_ISA:
 				cursor__uleb(&r);
 				break;
-			default: /* basic block, prologue end, epilogue begin */
+			default: /* is_stmt, basic block, prologue and epilogue flags */
 				break;
 			}
 		} else { /* unknown standard opcode: skip its operands */

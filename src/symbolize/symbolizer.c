@@ -1480,10 +1480,9 @@ int symbolizer__add_process_snap(struct symbolizer *s, int pid, const struct pro
 	int err;
 
 	s->snap = snap;
-	s->snap_gone = false;
+	s->snap_gone = false; /* read only with s->snap set */
 	err = add_process(s, pid);
 	s->snap = NULL;
-	s->snap_gone = false;
 	return err;
 }
 

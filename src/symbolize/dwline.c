@@ -7,6 +7,7 @@
 
 #include "util/array.h"
 #include "util/cursor.h"
+#include "util/pages.h"
 #include "util/search.h"
 #include "symbolize/dwline.h"
 
@@ -125,6 +126,7 @@ static int emit(struct dwline_table *t, size_t *cap, const struct state *s, bool
 	err = array__grow((void **)&t->rows, cap, t->n, sizeof(*t->rows), 256, DWLINE_MAX_ROWS);
 	if (err)
 		return err;
+	array__populate(t->rows, t->n, sizeof(*t->rows), *cap);
 	t->rows[t->n++] = (struct dwline_row){
 		.addr = s->addr,
 		.line = s->line > 0 ? (__u32)s->line : 0,
@@ -171,6 +173,8 @@ static int sort_rows(struct dwline_table *t)
 	k = malloc(t->n * sizeof(*k));
 	if (!k)
 		return -ENOMEM;
+	if (t->n * sizeof(*k) >= ARRAY_POPULATE_MIN)
+		pages__populate(k, t->n * sizeof(*k)); /* written whole: one call */
 	for (i = 0; i < t->n; i++)
 		k[i] = (struct keyed){t->rows[i], i};
 	qsort(k, t->n, sizeof(*k), cmp_keyed);

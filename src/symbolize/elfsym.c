@@ -8,6 +8,7 @@
 
 #include "util/array.h"
 #include "util/hex.h"
+#include "util/pages.h"
 #include "util/search.h"
 #include "util/buf.h"
 #include "proc/pfile.h"
@@ -428,6 +429,8 @@ static int read_symtab_fd(Elf *elf, const GElf_Shdr *sh, struct elfsym *e)
 	base = e->names.len;
 	if (buf__reserve(&e->names, (size_t)ssh.sh_size + 1))
 		return -EAGAIN;
+	/* read into whole: its pages in one call, not a fault each */
+	pages__populate(e->names.data + base, (size_t)ssh.sh_size + 1);
 	/* short (a truncated file): libelf says what it finds */
 	if (pfile__pread(e->src_fd, e->names.data + base, (size_t)ssh.sh_size, (off_t)ssh.sh_offset))
 		return -EAGAIN;

@@ -17,14 +17,17 @@
 int array__grow(void **v, size_t *cap, size_t n, size_t size, size_t first, size_t max);
 
 /* Pages populated at once by array__populate(). */
-#define ARRAY_POPULATE_BYTES (256u << 10)
+#define ARRAY_POPULATE_BYTES (64u << 10)
+/* Arrays smaller than this (capacity) fault as they are written. */
+#define ARRAY_POPULATE_MIN (64u << 10)
 
 /* For a large array written in order (@v, @cap elements of @size bytes):
  * when element @n starts a new ARRAY_POPULATE_BYTES window, populate the
  * pages of that window within @cap (MADV_POPULATE_WRITE) in one call: a
  * page fault per 4 KiB of a table of megabytes costs several times more,
- * the more in a VM. Contents do not change; arrays under 1 MiB, and
- * kernels without MADV_POPULATE_WRITE (< 5.14), fault as before. */
+ * the more in a VM (~17 us each here, ~10 populated with its neighbours).
+ * Contents do not change; arrays under ARRAY_POPULATE_MIN, and kernels
+ * without MADV_POPULATE_WRITE (< 5.14), fault as before. */
 void array__populate(void *v, size_t n, size_t size, size_t cap);
 
 /* Does element @n (of @size bytes) start a new ARRAY_POPULATE_BYTES

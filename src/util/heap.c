@@ -30,6 +30,16 @@ struct free_block {
 	struct free_block *next;
 };
 
+/* Pages of a span to populate (pages__populate()) once the lock is
+ * dropped, and the block whose header waits for it: a page's first touch
+ * is a fault each (in a VM with shadow paging ~17 us here, against ~10 for
+ * a page populated in one call with its neighbours). */
+struct heap_pop {
+	uintptr_t lo, hi; /* hi = 0: nothing */
+	struct hdr *h;
+	unsigned int cls;
+};
+
 /* A HEAP_SPAN-aligned span of blocks of one class up to HEAP_SPAN_MAX,
  * this header first. On its class's list while it has a free block; back
  * in the pool of empty spans (any class's next) when none is in use. */
@@ -41,6 +51,7 @@ struct span {
 	uint32_t carved;   /* blocks cut so far (from the start, in order) */
 	uint32_t cap;	   /* blocks it holds */
 	uint32_t released; /* in the pool, pages given back */
+	uint32_t pop;	   /* bytes from its start whose pages are resident */
 };
 
 #define SPAN_HDR ((sizeof(struct span) + ALIGN - 1) & ~(size_t)(ALIGN - 1))
@@ -206,10 +217,12 @@ static struct span *new_span(unsigned int c)
 	} else if ((sp = pool_released)) {
 		list_del(&pool_released, sp);
 		take_back(span_pages(sp));
+		sp->pop = PAGE; /* the header's page stays */
 	} else {
 		sp = (struct span *)carve(HEAP_SPAN, HEAP_SPAN);
 		if (!sp)
 			return NULL;
+		sp->pop = PAGE; /* this write faults it in */
 	}
 	sp->next = sp->prev = NULL;
 	sp->free = NULL;
@@ -220,8 +233,26 @@ static struct span *new_span(unsigned int c)
 	return sp;
 }
 
-/* A block of span class @c. Under the lock. */
-static void *span_alloc(unsigned int c)
+/* Block @h (@len bytes with its header) was cut from span @sp: when it
+ * reaches past the pages resident, the next HEAP_POP_STEP-aligned stretch
+ * of the span goes into *@pop, populated once the lock is dropped. */
+static void span_grow_resident(struct span *sp, const struct hdr *h, size_t len,
+			       struct heap_pop *pop)
+{
+	uintptr_t base = (uintptr_t)sp, end = (uintptr_t)h + len - base, to;
+
+	if (end <= sp->pop)
+		return;
+	to = (end + HEAP_POP_STEP - 1) & ~(uintptr_t)(HEAP_POP_STEP - 1);
+	if (to > HEAP_SPAN)
+		to = HEAP_SPAN;
+	pop->lo = base + sp->pop;
+	pop->hi = base + to;
+	sp->pop = (uint32_t)to;
+}
+
+/* A block of span class @c; pages to populate in *@pop. Under the lock. */
+static void *span_alloc(unsigned int c, struct heap_pop *pop)
 {
 	struct span *sp = partial[c];
 	struct free_block *f;
@@ -237,8 +268,15 @@ static void *span_alloc(unsigned int c)
 		h = (struct hdr *)((char *)sp + SPAN_HDR +
 				   (size_t)sp->carved++ *
 					   (sizeof(struct hdr) + heap__class_size(c)));
-		hdr_set(h, heap__class_size(c), KIND_SMALL, c);
 		f = (struct free_block *)(h + 1);
+		span_grow_resident(sp, h, sizeof(*h) + heap__class_size(c), pop);
+		if (pop->hi) {
+			/* stamped by alloc() after the populate: not a fault */
+			pop->h = h;
+			pop->cls = c;
+		} else {
+			hdr_set(h, heap__class_size(c), KIND_SMALL, c);
+		}
 	}
 	if (++sp->live == sp->cap)
 		list_del(&partial[c], sp); /* full */
@@ -296,15 +334,16 @@ static void release(struct hdr *h)
 	stats.released++;
 }
 
-/* A block of class @c, NULL without memory. Under the lock. */
-static void *small_alloc(unsigned int c)
+/* A block of class @c, NULL without memory; pages to populate (and a
+ * header to stamp) in *@pop. Under the lock. */
+static void *small_alloc(unsigned int c, struct heap_pop *pop)
 {
 	size_t need = sizeof(struct hdr) + heap__class_size(c);
 	struct free_block *f;
 	struct hdr *h;
 
 	if (heap__class_size(c) <= HEAP_SPAN_MAX)
-		return span_alloc(c);
+		return span_alloc(c, pop);
 	f = free_list[c];
 	if (f) {
 		h = (struct hdr *)f - 1;
@@ -355,9 +394,18 @@ static void *alloc(size_t n)
 		}
 		p = large_alloc(n);
 	} else {
+		struct heap_pop pop = {0};
+
 		pthread_mutex_lock(&lock);
-		p = small_alloc(heap__class(n));
+		p = small_alloc(heap__class(n), &pop);
 		pthread_mutex_unlock(&lock);
+		if (pop.hi) {
+			/* another thread may already write a block cut after
+			 * this one in these pages: a populate leaves resident
+			 * pages as they are */
+			pages__populate((void *)pop.lo, pop.hi - pop.lo);
+			hdr_set(pop.h, heap__class_size(pop.cls), KIND_SMALL, pop.cls);
+		}
 	}
 	if (!p)
 		errno = ENOMEM;
@@ -441,8 +489,12 @@ void *calloc(size_t m, size_t n)
 	}
 	p = alloc(len);
 	/* a mapping of its own is fresh: already zero */
-	if (p && len <= HEAP_SMALL_MAX)
+	if (p && len <= HEAP_SMALL_MAX) {
+		/* every page of it is written now: in one call, not a fault each */
+		if (len > HEAP_SPAN_MAX)
+			pages__populate(p, len);
 		memset(p, 0, len);
+	}
 	return p;
 }
 

@@ -21,7 +21,9 @@
  * that their pages go back (madvise), in batches of up to HEAP_PENDING
  * bytes, as all of them do at heap__trim().
  * Larger requests are mappings of their own (munmap at free, mremap at
- * realloc). One lock; held across fork().
+ * realloc). A span's pages are populated a few at a time as its blocks
+ * are first cut, and a medium calloc()'s pages at once (pages__populate():
+ * one system call, not a fault per page). One lock; held across fork().
  */
 #ifndef PROFCAP_HEAP_H
 #define PROFCAP_HEAP_H
@@ -48,6 +50,11 @@
  * written whole, and a 4 KiB fault each costs ~5 us in a VM. What is
  * resident rounds up to 2 MiB as a block is written. */
 #define HEAP_HUGE_MIN (4u << 20)
+/* The pages of a span are populated (pages__populate()) this many bytes
+ * at a time, as its blocks are first cut from it, instead of faulting in
+ * one by one as they are written: at most this much of a span is resident
+ * before it is used. */
+#define HEAP_POP_STEP (16u << 10)
 
 /* The size class of a request of @n bytes (n <= HEAP_SMALL_MAX; 0 counts
  * as 1): the smallest class whose size is at least @n. */

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/heap.h"
 #include "test.h"
@@ -282,6 +284,54 @@ TEST(threads)
 	}
 }
 
+/* A span's pages are populated HEAP_POP_STEP at a time as its blocks are
+ * first cut (not one fault per page), and no further: after a trim (every
+ * empty span's pages given back), the first block of a fresh class leaves
+ * the span resident up to the step that holds its end, and the rest of
+ * the span untouched. */
+TEST(span_populated_a_step_ahead)
+{
+	enum { PAGES = HEAP_SPAN / 4096, STEP = HEAP_POP_STEP / 4096 };
+	unsigned char vec[PAGES], *a, *b, *c, *base;
+	size_t i, size = 6000; /* a class of its own here, over a page */
+	void *probe;
+
+	if (sysconf(_SC_PAGESIZE) != 4096)
+		return;
+	probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(probe != MAP_FAILED);
+	if (madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */)) {
+		munmap(probe, 4096);
+		return; /* Linux < 5.14: pages fault as before */
+	}
+	munmap(probe, 4096);
+	heap__trim();
+	a = malloc(size);
+	CHECK(a);
+	base = (unsigned char *)((uintptr_t)a & ~(uintptr_t)(HEAP_SPAN - 1));
+	CHECK(a < base + 4096 + 16); /* the span's first block */
+	CHECK(!mincore(base, HEAP_SPAN, vec));
+	for (i = 0; i < STEP; i++)
+		CHECK(vec[i] & 1); /* resident before it was written */
+	for (i = STEP; i < PAGES; i++)
+		CHECK(!(vec[i] & 1));
+	/* the next blocks reach into the next step: it follows */
+	b = malloc(size);
+	CHECK(b && b > a);
+	c = malloc(size);
+	CHECK(c && c + size > base + HEAP_POP_STEP);
+	CHECK(!mincore(base, HEAP_SPAN, vec));
+	for (i = 0; i < 2 * STEP; i++)
+		CHECK(vec[i] & 1);
+	for (i = 2 * STEP; i < PAGES; i++)
+		CHECK(!(vec[i] & 1));
+	memset(a, 7, size);
+	CHECK(a[size - 1] == 7);
+	free(c);
+	free(b);
+	free(a);
+}
+
 int main(void)
 {
 	RUN(classes_cover_every_size);
@@ -292,6 +342,7 @@ int main(void)
 	RUN(aligned_blocks);
 	RUN(trim_gives_back_and_keeps_blocks_usable);
 	RUN(queued_release_spares_reused_memory);
+	RUN(span_populated_a_step_ahead);
 	RUN(threads);
 	return TEST_DONE();
 }

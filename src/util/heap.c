@@ -546,7 +546,12 @@ void *realloc(void *p, size_t n)
 	q = malloc(n);
 	if (!q)
 		return NULL;
-	memcpy(q, p, n < have ? n : have);
+	len = n < have ? n : have;
+	/* a grown table (array__grow() doubles) copied into pages of a new
+	 * block: in one call, not a fault per page (spans did theirs) */
+	if (len > HEAP_SPAN_MAX)
+		pages__populate(q, len);
+	memcpy(q, p, len);
 	free(p);
 	return q;
 }

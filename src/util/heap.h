@@ -54,7 +54,7 @@
  * at a time, as its blocks are first cut from it, instead of faulting in
  * one by one as they are written: at most this much of a span is resident
  * before it is used. */
-#define HEAP_POP_STEP (16u << 10)
+#define HEAP_POP_STEP (8u << 10)
 
 /* The size class of a request of @n bytes (n <= HEAP_SMALL_MAX; 0 counts
  * as 1): the smallest class whose size is at least @n. */

@@ -284,16 +284,35 @@ TEST(threads)
 	}
 }
 
+/* Pages of span @base resident: [0, @upto) yes, the rest of the span no. */
+static void check_resident(const unsigned char *base, size_t upto)
+{
+	unsigned char vec[HEAP_SPAN / 4096];
+	size_t i;
+
+	CHECK(!mincore((void *)base, HEAP_SPAN, vec));
+	for (i = 0; i < HEAP_SPAN / 4096; i++)
+		if (i < upto / 4096)
+			CHECK(vec[i] & 1); /* resident before it was written */
+		else
+			CHECK(!(vec[i] & 1));
+}
+
+/* The end of the HEAP_POP_STEP-aligned stretch holding offset @off. */
+static size_t step_end(size_t off)
+{
+	return (off + HEAP_POP_STEP - 1) / HEAP_POP_STEP * HEAP_POP_STEP;
+}
+
 /* A span's pages are populated HEAP_POP_STEP at a time as its blocks are
  * first cut (not one fault per page), and no further: after a trim (every
  * empty span's pages given back), the first block of a fresh class leaves
- * the span resident up to the step that holds its end, and the rest of
- * the span untouched. */
+ * the span resident up to the end of the step that holds its end, and the
+ * rest of the span untouched; a block cut past that brings the next step. */
 TEST(span_populated_a_step_ahead)
 {
-	enum { PAGES = HEAP_SPAN / 4096, STEP = HEAP_POP_STEP / 4096 };
-	unsigned char vec[PAGES], *a, *b, *c, *base;
-	size_t i, size = 6000; /* a class of its own here, over a page */
+	unsigned char *blk[8], *base;
+	size_t i, n = 0, size = 6000, upto; /* a class of its own here, over a page */
 	void *probe;
 
 	if (sysconf(_SC_PAGESIZE) != 4096)
@@ -306,30 +325,25 @@ TEST(span_populated_a_step_ahead)
 	}
 	munmap(probe, 4096);
 	heap__trim();
-	a = malloc(size);
-	CHECK(a);
-	base = (unsigned char *)((uintptr_t)a & ~(uintptr_t)(HEAP_SPAN - 1));
-	CHECK(a < base + 4096 + 16); /* the span's first block */
-	CHECK(!mincore(base, HEAP_SPAN, vec));
-	for (i = 0; i < STEP; i++)
-		CHECK(vec[i] & 1); /* resident before it was written */
-	for (i = STEP; i < PAGES; i++)
-		CHECK(!(vec[i] & 1));
-	/* the next blocks reach into the next step: it follows */
-	b = malloc(size);
-	CHECK(b && b > a);
-	c = malloc(size);
-	CHECK(c && c + size > base + HEAP_POP_STEP);
-	CHECK(!mincore(base, HEAP_SPAN, vec));
-	for (i = 0; i < 2 * STEP; i++)
-		CHECK(vec[i] & 1);
-	for (i = 2 * STEP; i < PAGES; i++)
-		CHECK(!(vec[i] & 1));
-	memset(a, 7, size);
-	CHECK(a[size - 1] == 7);
-	free(c);
-	free(b);
-	free(a);
+	blk[n++] = malloc(size);
+	CHECK(blk[0]);
+	base = (unsigned char *)((uintptr_t)blk[0] & ~(uintptr_t)(HEAP_SPAN - 1));
+	CHECK(blk[0] < base + 4096 + 16); /* the span's first block */
+	upto = step_end((size_t)(blk[0] + size - base));
+	CHECK(upto < HEAP_SPAN);
+	check_resident(base, upto);
+	/* blocks up to the first that ends past it: then the next step */
+	do {
+		blk[n] = malloc(size);
+		CHECK(blk[n] && blk[n] > blk[n - 1] && blk[n] + size <= base + HEAP_SPAN);
+	} while (blk[n++] + size <= base + upto && n < 8);
+	CHECK(blk[n - 1] + size > base + upto);
+	upto = step_end((size_t)(blk[n - 1] + size - base));
+	check_resident(base, upto);
+	memset(blk[0], 7, size);
+	CHECK(blk[0][size - 1] == 7);
+	for (i = 0; i < n; i++)
+		free(blk[i]);
 }
 
 int main(void)

@@ -37,7 +37,8 @@ void array__populate(void *v, size_t n, size_t size, size_t cap)
 	size_t off = n * size, win = off / ARRAY_POPULATE_BYTES;
 	uintptr_t page, lo, hi;
 
-	if (!v || n >= cap || cap * size < ARRAY_POPULATE_MIN || !size || !array__new_window(n, size))
+	if (!v || n >= cap || cap * size < ARRAY_POPULATE_MIN || !size ||
+	    !array__new_window(n, size))
 		return; /* small, or within the window populated before */
 	page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	lo = ((uintptr_t)v + off + page - 1) & ~(page - 1);

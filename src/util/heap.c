@@ -31,13 +31,11 @@ struct free_block {
 };
 
 /* Pages of a span to populate (pages__populate()) once the lock is
- * dropped, and the block whose header waits for it: a page's first touch
- * is a fault each (in a VM with shadow paging ~17 us here, against ~10 for
- * a page populated in one call with its neighbours). */
+ * dropped; the block handed out then waits for its header until after it: a
+ * page's first touch is a fault each (in a VM with shadow paging ~17 us
+ * here, against ~10 for a page populated in one call with its neighbours). */
 struct heap_pop {
 	uintptr_t lo, hi; /* hi = 0: nothing */
-	struct hdr *h;
-	unsigned int cls;
 };
 
 /* A HEAP_SPAN-aligned span of blocks of one class up to HEAP_SPAN_MAX,
@@ -270,13 +268,8 @@ static void *span_alloc(unsigned int c, struct heap_pop *pop)
 					   (sizeof(struct hdr) + heap__class_size(c)));
 		f = (struct free_block *)(h + 1);
 		span_grow_resident(sp, h, sizeof(*h) + heap__class_size(c), pop);
-		if (pop->hi) {
-			/* stamped by alloc() after the populate: not a fault */
-			pop->h = h;
-			pop->cls = c;
-		} else {
+		if (!pop->hi) /* else alloc() stamps it after the populate */
 			hdr_set(h, heap__class_size(c), KIND_SMALL, c);
-		}
 	}
 	if (++sp->live == sp->cap)
 		list_del(&partial[c], sp); /* full */
@@ -395,16 +388,17 @@ static void *alloc(size_t n)
 		p = large_alloc(n);
 	} else {
 		struct heap_pop pop = {0};
+		unsigned int c = heap__class(n);
 
 		pthread_mutex_lock(&lock);
-		p = small_alloc(heap__class(n), &pop);
+		p = small_alloc(c, &pop);
 		pthread_mutex_unlock(&lock);
 		if (pop.hi) {
 			/* another thread may already write a block cut after
 			 * this one in these pages: a populate leaves resident
 			 * pages as they are */
 			pages__populate((void *)pop.lo, pop.hi - pop.lo);
-			hdr_set(pop.h, heap__class_size(pop.cls), KIND_SMALL, pop.cls);
+			hdr_set((struct hdr *)p - 1, heap__class_size(c), KIND_SMALL, c);
 		}
 	}
 	if (!p)

@@ -615,34 +615,9 @@ static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, const Elf64_Chdr *ch, vo
 	return 0;
 }
 
-/* One mapping of @len bytes (page multiple) for all the decompressed
- * sections of a file, starting on a huge page so that every whole 2 MiB
- * of it can be one (each section mapped on its own, only the 2 MiB-aligned
- * middle of the largest could: libc's debug file decompressed 8.4 MB into
- * 2 huge pages and ~1100 small ones, each a populate fault costly in a
- * VM). Nothing is allocated yet: each section's part is populated just
- * before it is inflated. NULL on failure. */
-static void *zregion_map(size_t len)
-{
-	size_t slack = PAGES_HUGE, head;
-	char *p =
-		mmap(NULL, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	head = (size_t)(-(uintptr_t)p & (PAGES_HUGE - 1));
-	if (head)
-		munmap(p, head);
-	if (slack - head)
-		munmap(p + head + len, slack - head);
-	p += head;
-	pages__huge(p, len);
-	return p;
-}
-
 /* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
  * already decompressed alone), largest first, into one region of ours
- * (zregion_map()), letting each one's compressed pages go as soon as it is
+ * (pages__map_huge()), letting each one's compressed pages go as soon as it is
  * done: libdw would have all of them resident at once with all the
  * decompressed data (libc's debug file: 3 MB compressed next to 8 MB
  * decompressed), in mappings of libelf's that inflate() faults in page by
@@ -678,7 +653,13 @@ static void decompress_sections(struct dwarf_lines *d)
 	if (!n)
 		return;
 	total = (total + (size_t)page - 1) & ~((size_t)page - 1);
-	region = zregion_map(total);
+	/* One mapping for all of them, starting on a huge page so that every
+	 * whole 2 MiB of it can be one (each section mapped on its own, only
+	 * the 2 MiB-aligned middle of the largest could: libc's debug file
+	 * decompressed 8.4 MB into 2 huge pages and ~1100 small ones, each a
+	 * populate fault costly in a VM). Nothing is allocated yet: each
+	 * section's part is populated just before it is inflated. */
+	region = pages__map_huge(total);
 	if (!region)
 		return; /* libelf decompresses them */
 	d->zbufs[d->nzbufs++] = (struct zbuf){region, total};

@@ -361,11 +361,15 @@ static void *large_alloc(size_t n)
 	size_t len = (n + sizeof(struct hdr) + PAGE - 1) & ~(size_t)(PAGE - 1);
 	struct hdr *h;
 
-	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (h == MAP_FAILED)
-		return NULL;
-	if (len >= HEAP_HUGE_MIN)
-		pages__huge(h, len); /* the whole mapping: mremap() keeps it one */
+	if (len >= HEAP_HUGE_MIN) {
+		h = pages__map_huge(len); /* every 2 MiB of it a huge page */
+		if (!h)
+			return NULL;
+	} else {
+		h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (h == MAP_FAILED)
+			return NULL;
+	}
 	hdr_set(h, len, KIND_LARGE, 0);
 	pthread_mutex_lock(&lock);
 	stats.large_bytes += len;
@@ -524,13 +528,18 @@ void *realloc(void *p, size_t n)
 		len = (n + sizeof(*h) + PAGE - 1) & ~(size_t)(PAGE - 1);
 		if (len == h->size)
 			return p;
-		q = mremap(h, h->size, len, MREMAP_MAYMOVE);
+		if (len > h->size && len >= HEAP_HUGE_MIN) {
+			/* onto a 2 MiB boundary when it moves */
+			q = pages__grow_huge(h, h->size, len);
+			if (!q)
+				q = MAP_FAILED;
+		} else {
+			q = mremap(h, h->size, len, MREMAP_MAYMOVE);
+		}
 		if (q == MAP_FAILED) {
 			errno = ENOMEM;
 			return NULL;
 		}
-		if (len >= HEAP_HUGE_MIN)
-			pages__huge(q, len);
 		pthread_mutex_lock(&lock);
 		stats.large_bytes += len - ((struct hdr *)q)->size;
 		pthread_mutex_unlock(&lock);

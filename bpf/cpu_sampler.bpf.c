@@ -556,6 +556,7 @@ static __always_inline int under_cgroups(void)
  * a compile loop). */
 const volatile __u32 task_leader_off = 0;
 const volatile __u32 task_start_off = 0;
+const volatile __u32 task_cgroups_off = 0; /* task_struct.cgroups: its css_set */
 
 /* Tell user space about a process the first time one of its threads is
  * recorded, so it reads its maps (and unwind tables) while it lives. */
@@ -573,6 +574,11 @@ static __always_inline void notice_process(__u32 tgid)
 		e->tgid = tgid;
 		e->pad = 0;
 		e->start = 0;
+		e->cgroup = bpf_get_current_cgroup_id();
+		e->css = 0;
+		if (task_cgroups_off)
+			bpf_probe_read_kernel(&e->css, sizeof(e->css),
+					      (char *)bpf_get_current_task() + task_cgroups_off);
 		if (task_leader_off && task_start_off &&
 		    !bpf_probe_read_kernel(&leader, sizeof(leader),
 					   (char *)bpf_get_current_task() + task_leader_off) &&

@@ -95,6 +95,11 @@ struct proc_event {
 	/* when the process started, as field 22 of /proc/PID/stat (clock ticks
 	 * since boot), from its task_struct; 0 = unknown */
 	__u64 start;
+	/* its cgroup v2 ID (bpf_get_current_cgroup_id()) and css_set (the
+	 * address of its set of cgroups in every hierarchy, 0 = unknown):
+	 * processes of one set share a container, read once (proc/procsnap.h) */
+	__u64 cgroup;
+	__u64 css;
 };
 
 /* Late walking (issue 13). A sample whose walk stops at a PC the BPF walker

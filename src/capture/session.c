@@ -1024,9 +1024,14 @@ int session__close(struct session *s)
 
 		symbolizer__stats(s->sym, &ss);
 		pr_debug("symbolizer: %llu kernel passes, DWARF of %llu files freed %llu times "
-			 "(each begins again at its next lookup)",
+			 "(each begins again at its next lookup); processes described from a "
+			 "snapshot just taken %llu, from one of a process gone %llu; mappings "
+			 "read again %llu times",
 			 (unsigned long long)ss.kernel_passes, (unsigned long long)ss.dwarf_files,
-			 (unsigned long long)ss.dwarf_releases);
+			 (unsigned long long)ss.dwarf_releases,
+			 (unsigned long long)ss.snapshots_fresh,
+			 (unsigned long long)ss.snapshots_used,
+			 (unsigned long long)ss.maps_refreshes);
 	}
 	if (s->procs_gone)
 		pr_debug("%llu processes exited before profcap read their mappings: their frames "

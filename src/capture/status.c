@@ -83,6 +83,11 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 		 (unsigned long long)us->read_err, (unsigned long long)us->depth,
 		 (unsigned long long)us->ext_full, (unsigned long long)us->no_proc,
 		 (unsigned long long)us->kernel_regs, (unsigned long long)us->vma);
+	if (ut->maps_deferred)
+		pr_debug("lazy tables: %llu library mappings described without their table, "
+			 "%llu tables built when a walk needed them",
+			 (unsigned long long)ut->maps_deferred,
+			 (unsigned long long)ut->files_on_demand);
 	if (us->late_sent || us->late_lost)
 		pr_debug("late walking: %llu samples sent (%llu not: ring full), %llu completed, "
 			 "%llu partial (%llu without tables; walks ended: %llu no mapping, %llu no row, "

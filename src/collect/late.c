@@ -388,6 +388,10 @@ static int snap_find_map(struct late *l, __u64 addr, struct stackwalk_map *out)
 	v = &sn->v[lo - 1];
 	if (l->t->file_idx < 0 || bpf_map_lookup_elem(l->t->file_idx, &v->key, &f)) {
 		l->missing = true;
+		/* Not built (a library no walk needed before): ask for it. */
+		if (l->t->want && l->t->file_idx >= 0)
+			l->t->want(l->t->ctx, sn->tgid, v->start,
+				   (v->key.dev >> 20) << 32 | (v->key.dev & 0xfffff), v->key.ino);
 		return -ENOENT;
 	}
 	for (i = 0; i < f.nseg && i < UNWIND_FILE_SEGS; i++) {

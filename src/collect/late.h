@@ -37,9 +37,14 @@
 struct procmaps;
 
 /* The table maps (fds, borrowed): unwind_procs, unwind_maps, unwind_files,
- * unwind_file_idx. */
+ * unwind_file_idx. Optional @want: a walk needs the table of the file
+ * (@dev: major << 32 | minor, @ino) mapped at @start in @tgid, not built
+ * (lazy tables): asked while the sample waits for it (up to LATE_WAIT_NS),
+ * called under the queue's lock, so it must not call back into it. */
 struct late_tables {
 	int procs, maps, files, file_idx;
+	void (*want)(void *ctx, __u32 tgid, __u64 start, __u64 dev, __u64 ino);
+	void *ctx;
 };
 
 struct late_stats {

@@ -52,6 +52,14 @@
 
 /* Announced processes waiting for their unwind tables. */
 #define SAMPLER_PENDING_MAX 4096u
+/* Files late walks asked for, waiting for the builder. */
+#define SAMPLER_WANT_MAX 64u
+
+struct sampler_want {
+	__u32 tgid;
+	__u64 start, dev, ino; /* dev: major << 32 | minor (unwind_table.h) */
+};
+
 /* A process's snapshot younger than this when the table builder gets to it
  * stands for its maps file (read again otherwise: it may have mapped more).
  * Where the walker finds unlisted mappings itself (bpf_find_vma(), Linux
@@ -111,6 +119,7 @@ struct sampler {
 	bool norseq;
 	__u64 notices_lost;
 	__u64 snap_cpu_ns; /* the notice thread's CPU in procsnap__read() (atomic; -v only) */
+	struct procsnap_cgroups cgroups;    /* the notice thread's: containers by cgroup */
 	__u64 notice_cpu_ns, worker_cpu_ns; /* their CPU when they ended (atomic) */
 	__u64 stacks_missing;
 	__u64 drains;
@@ -135,6 +144,10 @@ struct sampler {
 	__u32 pending[SAMPLER_PENDING_MAX];
 	struct procsnap *pend_snap[SAMPLER_PENDING_MAX]; /* its snapshot (a reference) or NULL */
 	__u32 pend_head, pend_n;
+	/* Files a late walk needs whose tables are not built (lazy tables:
+	 * unwind_table__set_lazy()), built before the queue above. */
+	struct sampler_want want[SAMPLER_WANT_MAX];
+	__u32 want_n;
 	struct unwind_table_stats ut_stats;
 	__u32 refreshed[256]; /* tgids asked to refresh lately (main thread) */
 	__u64 refreshed_ns;
@@ -293,6 +306,24 @@ static int perf_open_cpu(int cpu, __u32 hz)
 
 #define SAMPLER_REFRESH_BIT 0x80000000u
 
+/* A late walk's request for a file's table (want_file()). */
+static void want_file(void *ctx, __u32 tgid, __u64 start, __u64 dev, __u64 ino)
+{
+	struct sampler *s = ctx;
+	__u32 i;
+
+	pthread_mutex_lock(&s->mu);
+	for (i = 0; i < s->want_n; i++)
+		if (s->want[i].dev == dev && s->want[i].ino == ino)
+			break; /* asked already: one build serves every process */
+	/* Stopped too: the last drain's late walks wait for these. */
+	if (i == s->want_n && s->want_n < SAMPLER_WANT_MAX && !s->quit) {
+		s->want[s->want_n++] = (struct sampler_want){tgid, start, dev, ino};
+		pthread_cond_signal(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* Queue @entry for the table builder, with @snap (a new process's snapshot,
  * or NULL), of which the queue takes a reference. */
 static void enqueue_snap(struct sampler *s, __u32 entry, struct procsnap *snap)
@@ -346,13 +377,30 @@ static void *worker_main(void *arg)
 		struct procsnap *snap = NULL;
 		__u32 entry;
 
+		if (s->want_n) {
+			struct sampler_want w = s->want[0];
+
+			memmove(s->want, s->want + 1, --s->want_n * sizeof(*s->want));
+			s->busy = true;
+			pthread_mutex_unlock(&s->mu);
+			unwind_table__add_file(s->unwind, (int)w.tgid, w.start, w.dev, w.ino);
+			pthread_mutex_lock(&s->mu);
+			s->busy = false;
+			unwind_table__stats(s->unwind, &s->ut_stats);
+			continue;
+		}
+		/* Libraries' tables wait for a walk that needs them once late
+		 * walking (which asks for them) is on. */
+		unwind_table__set_lazy(
+			s->unwind, s->tfd.vma && __atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE));
 		if (!s->pend_n) {
 			struct timespec ts;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += 1;
 			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-			if (s->quit || s->pend_n || mono_ns() - last_gc < SAMPLER_GC_NS)
+			if (s->quit || s->pend_n || s->want_n ||
+			    mono_ns() - last_gc < SAMPLER_GC_NS)
 				continue;
 			entry = 0; /* time for the reclaim */
 		} else {
@@ -396,7 +444,9 @@ static int on_late(void *ctx, void *data, size_t len)
 	struct late_tables t = {.procs = s->tfd.procs,
 				.maps = s->tfd.maps,
 				.files = s->tfd.files,
-				.file_idx = s->tfd.file_idx};
+				.file_idx = s->tfd.file_idx,
+				.want = want_file,
+				.ctx = s};
 
 	late__push(s->late, &t, data, len, mono_ns()); /* a failure is counted */
 	return 0;
@@ -472,7 +522,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	/* timed for -v only: a thread CPU clock is a system call */
 	timed = log__level() >= LOG_VERBOSE;
 	cpu = timed ? clock__thread_cpu_ns() : 0;
-	err = procsnap__read("/proc", (int)e->tgid, &snap);
+	err = procsnap__read_cached("/proc", (int)e->tgid, e->cgroup, e->css, &s->cgroups, &snap);
 	if (timed)
 		__atomic_fetch_add(&s->snap_cpu_ns, clock__thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
 	if (err)
@@ -906,6 +956,9 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __
 	if (btf && kbtf__member_off(btf, "task_struct", "start_boottime",
 				    (__u32 *)&s->skel->rodata->task_start_off))
 		s->skel->rodata->task_start_off = 0;
+	if (btf && kbtf__member_off(btf, "task_struct", "cgroups",
+				    (__u32 *)&s->skel->rodata->task_cgroups_off))
+		s->skel->rodata->task_cgroups_off = 0;
 	bpf_map__set_max_entries(s->skel->maps.unwind_file_idx, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_files, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_maps, SAMPLER_UNWIND_MAPS);
@@ -2229,7 +2282,9 @@ static int drain_late(struct sampler *s, sampler_record_fn fn, void *ctx)
 	struct late_tables t = {.procs = s->tfd.procs,
 				.maps = s->tfd.maps,
 				.files = s->tfd.files,
-				.file_idx = s->tfd.file_idx};
+				.file_idx = s->tfd.file_idx,
+				.want = want_file,
+				.ctx = s};
 	const struct timespec tick = {0, 5000000};
 	int i;
 
@@ -2242,7 +2297,7 @@ static int drain_late(struct sampler *s, sampler_record_fn fn, void *ctx)
 			bool busy;
 
 			pthread_mutex_lock(&s->mu);
-			busy = s->busy;
+			busy = s->busy || s->want_n; /* tables the queue waits for */
 			pthread_mutex_unlock(&s->mu);
 			if (!busy)
 				break;

@@ -59,6 +59,7 @@ struct unwind_table {
 	__u32 *pin;		    /* slots of the process being added */
 	int start_trust; /* callers' start times: 0 unchecked, 1 match PID/stat, -1 do not */
 	__u32 npin;
+	bool lazy; /* unwind_table__set_lazy() */
 	struct unwind_table_stats st;
 };
 
@@ -426,6 +427,22 @@ static __u64 proc_start(struct unwind_table *u, __u32 pid)
 	return v;
 }
 
+/* Is mapping @e a file whose table is built later, when a walk needs it
+ * (unwind_table__set_lazy())? @first: the process's first executable file
+ * mapping, its program (built now: its first sample is in it, or in code
+ * it called). Files known already (built, or without CFI) are described. */
+static bool deferred(const struct unwind_table *u, const struct procmaps_entry *e, bool first)
+{
+	const struct ut_file *f;
+
+	if (!u->lazy || first || e->anonymous || e->path[0] != '/' || !e->inode)
+		return false;
+	if (!u->files_cap)
+		return true;
+	f = file_slot(u->files, u->files_cap, (__u64)e->dev_major << 32 | e->dev_minor, e->inode);
+	return (!f->dev && !f->ino) || f->stale;
+}
+
 /* Fill @m for mapping @e of @pid. */
 static void describe(struct unwind_table *u, int pid, const struct procmaps_entry *e,
 		     struct unwind_map *m)
@@ -565,7 +582,7 @@ int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct
 static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct procmaps *maps)
 {
 	struct ut_proc *p;
-	__u32 n = 0, i, *slots;
+	__u32 n = 0, i, *slots, files = 0;
 	int err;
 
 	u->npin = 0;
@@ -576,6 +593,11 @@ static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct p
 			continue;
 		if (n == UNWIND_TABLE_MAX_PROC_MAPS || !strcmp(e->path, "[vsyscall]"))
 			break; /* [vsyscall] is last and outside user space proper */
+		/* No entry: the BPF walker finds it from its VMA once built. */
+		if (deferred(u, e, !files++)) {
+			u->st.maps_deferred++;
+			continue;
+		}
 		describe(u, pid, e, &u->scratch[n++]);
 	}
 	p = proc_get(u, (__u32)pid, false);
@@ -634,6 +656,54 @@ static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct p
 	return 0;
 fail:
 	unpin_all(u);
+	return err;
+}
+
+void unwind_table__set_lazy(struct unwind_table *u, bool on)
+{
+	u->lazy = on;
+}
+
+int unwind_table__add_file(struct unwind_table *u, int pid, __u64 start, __u64 dev, __u64 ino)
+{
+	struct procmaps *maps = NULL;
+	const struct procmaps_entry *e = NULL;
+	const struct ut_proc *p;
+	const struct ut_file *f;
+	char path[4200];
+	__u64 parsed;
+	size_t i;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
+	err = procmaps__read(path, &maps);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	for (i = 0; i < procmaps__count(maps) && !e; i++) {
+		const struct procmaps_entry *c = procmaps__entry(maps, i);
+
+		if (c->start == start && c->inode == ino &&
+		    ((__u64)c->dev_major << 32 | c->dev_minor) == dev && (c->perms & PROCMAPS_EXEC))
+			e = c;
+	}
+	if (!e) {
+		err = -ESRCH; /* unmapped since, or another process has the PID */
+		goto out;
+	}
+	parsed = u->st.files_parsed + u->st.files_no_cfi;
+	f = get_file(u, pid, e);
+	if (!f || f->stale) {
+		err = f ? -ENOENT : -E2BIG;
+		goto out;
+	}
+	if (u->st.files_parsed + u->st.files_no_cfi != parsed)
+		u->st.files_on_demand++; /* not built meanwhile for another */
+	/* The process's entries gain the file's (no bpf_find_vma() for it). */
+	p = proc_get(u, (__u32)pid, false);
+	if (p && p->loaded_ns)
+		err = add_maps(u, pid, p->start, maps);
+out:
+	procmaps__free(maps);
 	return err;
 }
 

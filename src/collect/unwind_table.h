@@ -8,7 +8,9 @@
  * file by file) and writes the process's sorted mapping list (start, end,
  * load bias, slot, row count) through the sink's callbacks. Mappings without
  * usable CFI (anonymous/JIT code, files without .eh_frame, parse errors, a
- * full store) get nrows = 0: the BPF side uses frame pointers there.
+ * full store) get nrows = 0: the BPF side uses frame pointers there. In
+ * lazy mode (unwind_table__set_lazy()) a library's table is built only
+ * once a walk needs it: until then its mappings get no entry at all.
  *
  * The sink is the BPF maps in production (sampler.c) and plain memory in the
  * unit tests, so everything here is pure code. Bounded: up to the sink's
@@ -84,6 +86,8 @@ struct unwind_table_stats {
 	__u64 procs_skipped;   /* processes left without tables (a cap) */
 	__u64 procs_reclaimed; /* exited processes whose entries were deleted */
 	__u64 start_reads;     /* reads of PID/stat for a process's start time */
+	__u64 maps_deferred;   /* mappings left out: their file's table not built yet */
+	__u64 files_on_demand; /* tables built when a walk needed them */
 };
 
 struct unwind_table;
@@ -114,6 +118,21 @@ struct procmaps;
  * count in the stats). */
 int unwind_table__add_process_maps(struct unwind_table *u, int pid, const struct procmaps *maps,
 				   __u64 start);
+
+/* With @on, build only the program's table when a process is added; the
+ * table of each library (any other file mapping) waits until a walk needs
+ * it (unwind_table__add_file()), and until then its mappings get no entry.
+ * For a BPF walker that finds mappings from the kernel's VMAs (set_file())
+ * and hands what it cannot walk to late walking: a library no sample runs
+ * in (most of a compiler's, of an interpreter's) costs no parse and no
+ * rows. Off by default. */
+void unwind_table__set_lazy(struct unwind_table *u, bool on);
+
+/* Build the table of the file mapped at @start in @pid (@dev: major << 32 |
+ * minor, @ino: the file the walker saw there), as a walk needs it, and
+ * describe @pid again with it. 0; -ESRCH (gone, or nothing of that file is
+ * mapped there now), -ENOENT (unreadable), -E2BIG (a cap), -errno. */
+int unwind_table__add_file(struct unwind_table *u, int pid, __u64 start, __u64 dev, __u64 ino);
 
 /* Reload @pid's mappings if it was loaded more than UNWIND_TABLE_REFRESH_NS
  * ago (for samples that hit code mapped after the load, e.g. dlopen). 1 when

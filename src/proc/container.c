@@ -127,16 +127,23 @@ int container__cgroup_of(const char *proc_root, int pid, char *path, size_t len)
 	return err;
 }
 
-int container__id_of(const char *proc_root, int pid, char *id, size_t len)
+int container__id_in(const char *proc_root, int pid, char *id, size_t len, bool *v2_only)
 {
 	char small[CGROUP_SMALL], *heap, *buf, *line, *save = NULL, *colon;
+	size_t lines = 0;
+	bool v2 = false;
 	int err;
 
+	*v2_only = false;
 	err = read_cgroup_file(proc_root, pid, small, &heap, &buf);
 	if (err)
-		return err;
+		return err == -ENOMEM ? err : -ESRCH;
 	err = -ENOENT;
-	for (line = strtok_r(buf, "\n", &save); line && err; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		lines++;
+		v2 |= !strncmp(line, "0::", 3);
+		if (!err)
+			continue; /* found: the lines are still counted */
 		/* hierarchy-ID:controllers:path */
 		colon = strchr(line, ':');
 		if (colon)
@@ -144,8 +151,17 @@ int container__id_of(const char *proc_root, int pid, char *id, size_t len)
 		if (colon)
 			err = container__id_from_path(colon + 1, id, len);
 	}
+	*v2_only = v2 && lines == 1;
 	free(heap);
 	return err;
+}
+
+int container__id_of(const char *proc_root, int pid, char *id, size_t len)
+{
+	bool v2_only;
+	int err = container__id_in(proc_root, pid, id, len, &v2_only);
+
+	return err == -ESRCH ? -ENOENT : err;
 }
 
 int container__find(const char *proc_root, const char *prefix, char *id, size_t idlen, char *cgpath,

@@ -11,6 +11,7 @@
 #ifndef PROFCAP_CONTAINER_H
 #define PROFCAP_CONTAINER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CONTAINER_ID_LEN 64 /* hex digits; buffers need one more byte */
@@ -31,6 +32,13 @@ int container__cgroup_of(const char *proc_root, int pid, char *path, size_t len)
  * looking at every hierarchy of its cgroup file (v1 systems name containers
  * only there). 0 or -ENOENT (not in a container / no such process). */
 int container__id_of(const char *proc_root, int pid, char *id, size_t len);
+
+/* container__id_of(), telling apart a process gone (-ESRCH: its cgroup
+ * file unreadable; -ENOMEM) from one in no container (-ENOENT). *@v2_only
+ * is set when the file was read and has the cgroup v2 line alone: then
+ * the container follows from the process's v2 cgroup, and every process
+ * of that cgroup is in the same one. */
+int container__id_in(const char *proc_root, int pid, char *id, size_t len, bool *v2_only);
 
 /* Scan the processes under @proc_root for the container whose ID starts with
  * @prefix (at least 4 hex digits; a full ID also matches). On success *@id

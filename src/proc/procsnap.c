@@ -12,7 +12,55 @@
 
 _Static_assert(PATH_MAX >= PROCSNAP_MAX_CMDLINE, "cmdline read into a path buffer");
 
+/* The slot of @cache for cgroup @cg and css_set @css, read since @now_ns -
+ * PROCSNAP_CGROUP_TTL_NS; or -1. */
+static int cgroup_slot(const struct procsnap_cgroups *cache, __u64 cg, __u64 css, __u64 now_ns)
+{
+	unsigned int i;
+
+	for (i = 0; cg && cache && i < PROCSNAP_CGROUPS; i++)
+		if (cache->e[i].cgroup == cg && cache->e[i].css == css &&
+		    now_ns - cache->e[i].at_ns < PROCSNAP_CGROUP_TTL_NS)
+			return (int)i;
+	return -1;
+}
+
+/* Container of process p->pid into p->container_id: from @cache when its
+ * cgroups @cg, @css are there, else read (and kept there when they say
+ * which it is: a known css_set, or a file with the v2 hierarchy alone). */
+static void read_container(const char *proc_root, __u64 cg, __u64 css,
+			   struct procsnap_cgroups *cache, struct procsnap *p)
+{
+	int slot = cgroup_slot(cache, cg, css, p->at_ns), err;
+	bool v2_only = false;
+
+	if (slot >= 0) {
+		memcpy(p->container_id, cache->e[slot].container_id, sizeof(p->container_id));
+		cache->hits++;
+		return;
+	}
+	/* Here rather than where the process is described: a short-lived
+	 * one is gone by then, and its samples lost their container. */
+	err = container__id_in(proc_root, p->pid, p->container_id, sizeof(p->container_id),
+			       &v2_only);
+	if (err)
+		p->container_id[0] = '\0';
+	if ((err && err != -ENOENT) || !cg || !cache || (!css && !v2_only))
+		return; /* gone, or its cgroups do not say which */
+	slot = (int)(cache->next++ % PROCSNAP_CGROUPS);
+	cache->e[slot].cgroup = cg;
+	cache->e[slot].css = css;
+	cache->e[slot].at_ns = p->at_ns;
+	memcpy(cache->e[slot].container_id, p->container_id, sizeof(p->container_id));
+}
+
 int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
+{
+	return procsnap__read_cached(proc_root, pid, 0, 0, NULL, out);
+}
+
+int procsnap__read_cached(const char *proc_root, int pid, __u64 cgroup, __u64 css,
+			  struct procsnap_cgroups *cache, struct procsnap **out)
 {
 	char path[PATH_MAX], target[PATH_MAX];
 	struct procsnap *p;
@@ -61,10 +109,7 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 		memcpy(p->cmdline, target, (size_t)n);
 		p->cmdline_len = (size_t)n;
 	}
-	/* Here rather than where the process is described: a short-lived
-	 * one is gone by then, and its samples lost their container. */
-	if (container__id_of(proc_root, pid, p->container_id, sizeof(p->container_id)))
-		p->container_id[0] = '\0';
+	read_container(proc_root, cgroup, css, cache, p);
 	*out = p;
 	return 0;
 }

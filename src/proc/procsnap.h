@@ -41,6 +41,34 @@ struct procsnap {
  * unreadable); -ENOMEM. */
 int procsnap__read(const char *proc_root, int pid, struct procsnap **out);
 
+/* The containers of the last few sets of cgroups seen, for a caller that
+ * knows each process's (the sampler's notices): a compile loop's hundreds
+ * of processes share one, and its container is read once, not once per
+ * process (/proc/PID/cgroup: ~40 us of CPU each here). A set is the
+ * process's css_set (its cgroup in every hierarchy, as the kernel shares
+ * them) with its cgroup v2 ID: the same pair, the same cgroup file. Where
+ * the css_set is unknown, the v2 ID alone, for processes whose file lists
+ * the v2 hierarchy alone. A css_set's address may be reused once it is
+ * freed: entries are trusted for PROCSNAP_CGROUP_TTL_NS. Zero it to start;
+ * used by one thread. */
+#define PROCSNAP_CGROUPS 16
+#define PROCSNAP_CGROUP_TTL_NS 2000000000ull
+struct procsnap_cgroups {
+	struct {
+		__u64 cgroup, css; /* cgroup 0: empty */
+		__u64 at_ns;	   /* CLOCK_MONOTONIC when read */
+		char container_id[CONTAINER_ID_LEN + 1];
+	} e[PROCSNAP_CGROUPS];
+	unsigned int next; /* the slot replaced next */
+	__u64 hits;
+};
+
+/* procsnap__read() of @pid, whose cgroup v2 ID is @cgroup and css_set @css
+ * (0: unknown): its container from @cache when known there, else read and,
+ * when it may be, kept there. Same returns. */
+int procsnap__read_cached(const char *proc_root, int pid, __u64 cgroup, __u64 css,
+			  struct procsnap_cgroups *cache, struct procsnap **out);
+
 /* Another reference to @p, for another thread (a snapshot is read-only
  * once taken): @p, freed by the last procsnap__free(). Accepts NULL. */
 struct procsnap *procsnap__get(struct procsnap *p);

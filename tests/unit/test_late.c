@@ -1,12 +1,15 @@
 /* test_late.c - the late-walking queue without BPF maps (no root): records
  * are checked, wait for tables until a deadline, and are never lost: what
  * cannot be walked comes out with the frames the BPF walker found, flagged
- * partial, with its kernel stack and key. */
+ * partial, with its kernel stack and key. A missing table is asked for
+ * (with a BPF map for the file index: root only). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/types.h>
+#include <bpf/bpf.h>
 
 #include "cpu_sampler.h"
 #include "collect/late.h"
@@ -152,6 +155,63 @@ TEST(offered_maps_spare_a_read)
 	late__free(l);
 }
 
+static int wants;
+static __u64 want_args[4];
+
+static void want(void *ctx, __u32 tgid, __u64 start, __u64 dev, __u64 ino)
+{
+	(void)ctx;
+	wants++;
+	want_args[0] = tgid;
+	want_args[1] = start;
+	want_args[2] = dev;
+	want_args[3] = ino;
+}
+
+/* A walk that reaches a file with no table (lazy tables: a library no walk
+ * needed before) asks for it, by the mapping and the file the sample saw,
+ * and waits for it. Needs a BPF hash map for the file index (root). */
+TEST(missing_table_is_asked_for)
+{
+	static const char text[] = "7f0000000000-7f0000100000 r-xp 00000000 08:01 99 "
+				   "/usr/lib/libc.so.6\n";
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
+	struct late_tables t = {.procs = -1, .maps = -1, .files = -1, .want = want};
+	struct late *l = late__new("/nonexistent");
+	struct procmaps *pm = NULL;
+	struct late_sample *ls;
+	size_t len;
+
+	CHECK(l);
+	t.file_idx =
+		bpf_map_create(BPF_MAP_TYPE_HASH, "test_file_idx", sizeof(struct unwind_file_key),
+			       sizeof(struct unwind_file), 4, &opts);
+	if (t.file_idx < 0) {
+		printf("  skipped: cannot create a BPF map here (%s): needs root\n",
+		       strerror(errno));
+		late__free(l);
+		return;
+	}
+	CHECK(!procmaps__parse(text, sizeof(text) - 1, &pm));
+	ls = sample(77, &len);
+	late__offer_maps(l, 77, "worker", pm, 1000);
+	wants = 0;
+	CHECK_EQ_U64(late__push(l, &t, ls, len, 1000), 0);
+	CHECK_EQ_U64(wants, 1);
+	CHECK_EQ_U64(want_args[0], 77);
+	CHECK_EQ_U64(want_args[1], 0x7f0000000000ull);
+	CHECK_EQ_U64(want_args[2], (__u64)8 << 32 | 1); /* 08:01 */
+	CHECK_EQ_U64(want_args[3], 99);
+	CHECK_EQ_U64(late__pending(l), 1); /* waits for it */
+	ngot = 0;
+	CHECK_EQ_U64(late__flush(l, &t, 0, true, collect, NULL), 0);
+	CHECK_EQ_U64(ngot, 1);
+	close(t.file_idx);
+	free(ls);
+	procmaps__free(pm);
+	late__free(l);
+}
+
 /* At the end of a capture nothing waits; the queue has a cap. */
 TEST(final_flush_and_cap)
 {
@@ -185,5 +245,6 @@ int main(void)
 	RUN(waits_then_emits_what_it_has);
 	RUN(offered_maps_spare_a_read);
 	RUN(final_flush_and_cap);
+	RUN(missing_table_is_asked_for);
 	return TEST_DONE();
 }

@@ -1,7 +1,10 @@
 /* test_procsnap.c - a snapshot of this process: maps, executable, name,
  * command line; references. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 
@@ -57,9 +60,103 @@ TEST(gone)
 	CHECK_EQ_U64(procsnap__read("/nonexistent", (int)getpid(), &p), -ESRCH);
 }
 
+/* A fake PROC/PID with an empty maps file and cgroup file @cgroup. */
+static void fake_pid(const char *root, int pid, const char *cgroup)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/%d/cgroup", root, pid);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(cgroup, f);
+		fclose(f);
+	}
+}
+
+#define ID_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define ID_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define ID_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+
+/* The container of a process is read once per set of cgroups: a second
+ * process of the same css_set (or, unknown, of the same v2 cgroup on a
+ * v2-only host) takes it from the cache without reading its file (the fake
+ * files say otherwise, to tell), within the TTL only; a v2 ID alone on a
+ * hybrid host, or a process gone, is not kept. */
+TEST(container_read_once_per_cgroup)
+{
+	char root[] = "/tmp/profcap-procsnap-XXXXXX";
+	struct procsnap_cgroups cache = {0};
+	struct procsnap *p = NULL;
+
+	CHECK(mkdtemp(root) != NULL);
+	fake_pid(root, 100, "0::/system.slice/docker-" ID_A ".scope\n");
+	fake_pid(root, 101, "0::/system.slice/docker-" ID_B ".scope\n");
+	fake_pid(root, 102, "4:memory:/docker/" ID_C "\n0::/\n");
+	fake_pid(root, 103, "4:memory:/docker/" ID_B "\n0::/\n");
+
+	/* v2 only, css_set unknown: kept by the v2 ID */
+	CHECK(!procsnap__read_cached(root, 100, 5, 0, &cache, &p));
+	CHECK_STR(p->container_id, ID_A);
+	procsnap__free(p);
+	CHECK(!procsnap__read_cached(root, 101, 5, 0, &cache, &p));
+	CHECK_STR(p->container_id, ID_A); /* from the cache */
+	CHECK_EQ_U64(cache.hits, 1);
+	procsnap__free(p);
+	/* Past the TTL: read again. */
+	cache.e[0].at_ns -= PROCSNAP_CGROUP_TTL_NS + 1;
+	CHECK(!procsnap__read_cached(root, 101, 5, 0, &cache, &p));
+	CHECK_STR(p->container_id, ID_B);
+	CHECK_EQ_U64(cache.hits, 1);
+	procsnap__free(p);
+
+	/* Hybrid (v1 lines): the v2 ID tells nothing, the css_set does. */
+	CHECK(!procsnap__read_cached(root, 102, 1, 0, &cache, &p));
+	CHECK_STR(p->container_id, ID_C);
+	procsnap__free(p);
+	CHECK(!procsnap__read_cached(root, 103, 1, 0, &cache, &p));
+	CHECK_STR(p->container_id, ID_B); /* read: not kept */
+	procsnap__free(p);
+	CHECK(!procsnap__read_cached(root, 102, 1, 0x1234, &cache, &p));
+	procsnap__free(p);
+	CHECK(!procsnap__read_cached(root, 103, 1, 0x1234, &cache, &p));
+	CHECK_STR(p->container_id, ID_C); /* 102's, by its css_set */
+	procsnap__free(p);
+	CHECK_EQ_U64(cache.hits, 2);
+
+	/* A process gone (no cgroup file): nothing kept for its set. */
+	fake_pid(root, 104, "");
+	{
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/104/cgroup", root);
+		unlink(path);
+	}
+	CHECK(!procsnap__read_cached(root, 104, 9, 0x9999, &cache, &p));
+	CHECK_STR(p->container_id, "");
+	procsnap__free(p);
+	fake_pid(root, 105, "4:memory:/docker/" ID_C "\n0::/\n");
+	CHECK(!procsnap__read_cached(root, 105, 9, 0x9999, &cache, &p));
+	CHECK_STR(p->container_id, ID_C); /* read, not "" from the cache */
+	procsnap__free(p);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+		CHECK(!system(cmd));
+	}
+}
+
 int main(void)
 {
 	RUN(self);
+	RUN(container_read_once_per_cgroup);
 	RUN(references);
 	RUN(gone);
 	return TEST_DONE();

@@ -5,7 +5,9 @@
  * files shared between processes are parsed once, caps are honoured. */
 #include <errno.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -416,6 +418,93 @@ TEST(gone_process_and_caps)
 	unwind_table__free(u);
 }
 
+/* The mapping of the first library (a file other than the program) of
+ * @pid whose path contains @name, into *@e (path not kept); 0 or -ENOENT. */
+static int library_of(int pid, const char *name, struct procmaps_entry *e)
+{
+	struct procmaps *m = NULL;
+	char path[64];
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (procmaps__read(path, &m))
+		return -ENOENT;
+	for (size_t i = 0; i < procmaps__count(m) && err; i++) {
+		const struct procmaps_entry *c = procmaps__entry(m, i);
+
+		if ((c->perms & PROCMAPS_EXEC) && strstr(c->path, name)) {
+			*e = *c;
+			e->path = NULL;
+			err = 0;
+		}
+	}
+	procmaps__free(m);
+	return err;
+}
+
+/* Lazy tables: a dynamically linked program (sleep) gets its own table at
+ * once, its libraries none and no mapping entry, until a walk asks for one
+ * (unwind_table__add_file()): then that file is parsed and the process
+ * described again with it. Eager, every file is parsed. */
+TEST(library_tables_built_when_needed)
+{
+	struct unwind_table *u = NULL;
+	struct unwind_table_stats st;
+	struct procmaps_entry libc = {0};
+	__u64 dev;
+	pid_t pid;
+	int status, i;
+
+	pid = fork();
+	if (!pid) {
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	for (i = 0; i < 200 && library_of(pid, "libc", &libc); i++)
+		usleep(10000); /* until the loader has mapped it */
+	if (library_of(pid, "libc", &libc)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		printf("  skipped: /bin/sleep maps no libc here\n");
+		return;
+	}
+	dev = (__u64)libc.dev_major << 32 | libc.dev_minor;
+
+	u = new_table(1u << 22, 4096);
+	CHECK(u != NULL);
+	unwind_table__set_lazy(u, true);
+	CHECK_EQ_U64(unwind_table__add_process(u, pid), 0);
+	unwind_table__stats(u, &st);
+	CHECK_EQ_U64(st.files_parsed, 2); /* sleep itself and the vdso */
+	CHECK(st.maps_deferred >= 2);	  /* libc, ld.so */
+	CHECK(find_map(libc.start) == NULL);
+	/* A walk needs libc: its table, and an entry for it. */
+	CHECK_EQ_U64(unwind_table__add_file(u, pid, libc.start, dev, libc.inode), 0);
+	unwind_table__stats(u, &st);
+	CHECK_EQ_U64(st.files_parsed, 3);
+	CHECK_EQ_U64(st.files_on_demand, 1);
+	CHECK(find_map(libc.start) != NULL);
+	CHECK(find_map(libc.start)->nrows > 0);
+	/* Nothing of that file at another address: refused. */
+	CHECK_EQ_U64(unwind_table__add_file(u, pid, libc.start + 4096, dev, libc.inode), -ESRCH);
+	/* Described again later, libc is known: its entry stays. */
+	CHECK_EQ_U64(unwind_table__add_process(u, pid), 0);
+	CHECK(find_map(libc.start) != NULL && find_map(libc.start)->nrows > 0);
+	unwind_table__free(u);
+
+	u = new_table(1u << 22, 4096); /* eager: every file at once */
+	CHECK(u != NULL);
+	CHECK_EQ_U64(unwind_table__add_process(u, pid), 0);
+	unwind_table__stats(u, &st);
+	CHECK(st.files_parsed >= 4);
+	CHECK_EQ_U64(st.maps_deferred, 0);
+	CHECK(find_map(libc.start) != NULL && find_map(libc.start)->nrows > 0);
+	unwind_table__free(u);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
 /* Room for one process's mappings only: a second process fits once the
  * first has exited and its entries are reclaimed. */
 TEST(exited_processes_are_reclaimed)
@@ -513,6 +602,7 @@ int main(void)
 	RUN(shared_file_parsed_once_and_refresh_rate_limited);
 	RUN(gone_process_and_caps);
 	RUN(exited_processes_are_reclaimed);
+	RUN(library_tables_built_when_needed);
 	RUN(unused_file_tables_are_kept_then_evicted);
 	return TEST_DONE();
 }

@@ -187,10 +187,8 @@ TEST(missing_table_is_asked_for)
 		bpf_map_create(BPF_MAP_TYPE_HASH, "test_file_idx", sizeof(struct unwind_file_key),
 			       sizeof(struct unwind_file), 4, &opts);
 	if (t.file_idx < 0) {
-		printf("  skipped: cannot create a BPF map here (%s): needs root\n",
-		       strerror(errno));
 		late__free(l);
-		return;
+		SKIP("cannot create a BPF map here (%s): needs root", strerror(errno));
 	}
 	CHECK(!procmaps__parse(text, sizeof(text) - 1, &pm));
 	ls = sample(77, &len);

@@ -60,24 +60,29 @@ TEST(gone)
 	CHECK_EQ_U64(procsnap__read("/nonexistent", (int)getpid(), &p), -ESRCH);
 }
 
-/* A fake PROC/PID with an empty maps file and cgroup file @cgroup. */
-static void fake_pid(const char *root, int pid, const char *cgroup)
+/* PROC/PID/@name of a fake proc root, holding @text. */
+static void put(const char *root, int pid, const char *name, const char *text)
 {
 	char path[512];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%d", root, pid);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
-	f = fopen(path, "w");
-	if (f)
-		fclose(f);
-	snprintf(path, sizeof(path), "%s/%d/cgroup", root, pid);
+	snprintf(path, sizeof(path), "%s/%d/%s", root, pid, name);
 	f = fopen(path, "w");
 	if (f) {
-		fputs(cgroup, f);
+		fputs(text, f);
 		fclose(f);
 	}
+}
+
+/* A fake PROC/PID: an empty maps file and the cgroup file @cgroup. */
+static void fake_pid(const char *root, int pid, const char *cgroup)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/%d", root, pid);
+	mkdir(dir, 0755);
+	put(root, pid, "maps", "");
+	put(root, pid, "cgroup", cgroup);
 }
 
 #define ID_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -292,7 +292,7 @@ static int read_sections(int fd, struct pfile_image *img, const char *const *sec
 	__u64 shoff = get_le(h + 40, 8), shnum = get_le(h + 60, 2), strndx = get_le(h + 62, 2);
 	__u64 stroff, strsize, i;
 	__u8 first[64], *meta = NULL;
-	const char *names;
+	char *names = NULL;
 	int err, pass;
 
 	if (!shoff || get_le(h + 58, 2) != 64)
@@ -326,7 +326,7 @@ static int read_sections(int fd, struct pfile_image *img, const char *const *sec
 		err = -ENOMEM;
 		goto out;
 	}
-	err = pfile__pread(fd, (char *)names, strsize, (off_t)stroff);
+	err = pfile__pread(fd, names, strsize, (off_t)stroff);
 	/* Pass 0 advises the blocks of large sections, pass 1 reads. */
 	for (pass = 0; pass < 2 && !err; pass++) {
 		for (i = 0; i < shnum && !err; i++) {
@@ -350,8 +350,8 @@ static int read_sections(int fd, struct pfile_image *img, const char *const *sec
 		memcpy((__u8 *)img->data + stroff, names, strsize);
 		memcpy((__u8 *)img->data + shoff, meta, shnum * 64);
 	}
-	free((char *)names);
 out:
+	free(names);
 	free(meta);
 	return err;
 }

@@ -1,10 +1,12 @@
 /* test_pfile.c - the hardened opener and reader of profiled processes'
  * files: a FIFO where a library should be (no hang), a file truncated while
  * being read (an error, no SIGBUS), symlinks that try to leave the process's
- * root, a path that now names another file (inode mismatch), map_files. */
+ * root, a path that now names another file (inode mismatch), map_files; a
+ * large section read exactly into huge pages. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +251,101 @@ TEST(pread_exact)
 	close(fd);
 }
 
+/* Huge pages (kB) backing [@p, @p + 4 KiB) in /proc/self/smaps, -1 if
+ * its mapping is not found. */
+static long anon_huge_kb(const void *p)
+{
+	char line[512];
+	unsigned long lo, hi, a = (unsigned long)p;
+	long kb = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = a >= lo && a < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* A section of 1.5 MiB across a 2 MiB boundary of the file, with the
+ * section headers and names after it in the same block: read whole and
+ * exact, headers included, and with transparent huge pages available
+ * (THP "madvise" or "always") into huge pages, edges included. */
+TEST(large_section_in_huge_pages)
+{
+	static const char *const secs[] = {".big", NULL};
+	static const char names[] = "\0.big\0.shstrtab\0";
+	const size_t big_off = 0x1f0000, big_len = 0x180000;
+	const size_t str_off = big_off + big_len, sh_off = (str_off + sizeof(names) + 7) & ~7ul;
+	size_t size = sh_off + 3 * 64, i;
+	unsigned char *file = calloc(1, size), *sh;
+	struct pfile_image img;
+	char path[512], thp[128] = "";
+	FILE *f;
+	int fd;
+
+	CHECK(file != NULL);
+	memcpy(file, "\177ELF\2\1\1", 7);
+	file[16] = 1;		 /* ET_REL */
+	file[18] = 62;		 /* EM_X86_64 */
+	file[20] = 1;		 /* EV_CURRENT */
+	memcpy(file + 40, &sh_off, 8);
+	file[52] = 64;	/* e_ehsize */
+	file[58] = 64;	/* e_shentsize */
+	file[60] = 3;	/* e_shnum */
+	file[62] = 2;	/* e_shstrndx */
+	for (i = 0; i < big_len; i++)
+		file[big_off + i] = (unsigned char)(i * 7 + (i >> 12));
+	memcpy(file + str_off, names, sizeof(names));
+	sh = file + sh_off + 64; /* [1] .big */
+	sh[0] = 1;
+	sh[4] = 1; /* SHT_PROGBITS */
+	memcpy(sh + 24, &big_off, 8);
+	memcpy(sh + 32, &big_len, 8);
+	sh += 64; /* [2] .shstrtab */
+	sh[0] = 6;
+	sh[4] = 3; /* SHT_STRTAB */
+	memcpy(sh + 24, &str_off, 8);
+	i = sizeof(names);
+	memcpy(sh + 32, &i, 8);
+	snprintf(path, sizeof(path), "%s/big.o", base);
+	f = fopen(path, "w");
+	CHECK(f && fwrite(file, 1, size, f) == size);
+	if (f)
+		fclose(f);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(!pfile__read_elf(fd, size, secs, &img));
+	CHECK(img.size == size);
+	CHECK(!((unsigned long)img.data & ((2ul << 20) - 1))); /* a 2 MiB boundary */
+	CHECK(!memcmp((char *)img.data + big_off, file + big_off, big_len));
+	CHECK(!memcmp((char *)img.data + str_off, names, sizeof(names)));
+	CHECK(!memcmp((char *)img.data + sh_off, file + sh_off, 3 * 64));
+	f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f) {
+		if (!fgets(thp, sizeof(thp), f))
+			thp[0] = '\0';
+		fclose(f);
+	}
+	if (strstr(thp, "[never]") || !thp[0]) {
+		printf("  huge pages not checked: THP off here\n");
+	} else {
+		/* both blocks the section touches, the headers' one too */
+		CHECK(anon_huge_kb((char *)img.data + big_off) >= 2048);
+		CHECK(anon_huge_kb((char *)img.data + sh_off) >= 2048);
+	}
+	pfile__image_free(&img);
+	close(fd);
+	unlink(path);
+	free(file);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -267,6 +364,7 @@ int main(void)
 	RUN(map_files_of_a_live_mapping);
 	RUN(truncated_while_reading);
 	RUN(pread_exact);
+	RUN(large_section_in_huge_pages);
 	ret = TEST_DONE();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
 	if (system(cmd))

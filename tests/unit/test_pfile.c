@@ -262,7 +262,8 @@ static long anon_huge_kb(const void *p)
 	FILE *f = fopen("/proc/self/smaps", "r");
 
 	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
 			in = a >= lo && a < hi;
 		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
 			break;
@@ -291,14 +292,14 @@ TEST(large_section_in_huge_pages)
 
 	CHECK(file != NULL);
 	memcpy(file, "\177ELF\2\1\1", 7);
-	file[16] = 1;		 /* ET_REL */
-	file[18] = 62;		 /* EM_X86_64 */
-	file[20] = 1;		 /* EV_CURRENT */
+	file[16] = 1;  /* ET_REL */
+	file[18] = 62; /* EM_X86_64 */
+	file[20] = 1;  /* EV_CURRENT */
 	memcpy(file + 40, &sh_off, 8);
-	file[52] = 64;	/* e_ehsize */
-	file[58] = 64;	/* e_shentsize */
-	file[60] = 3;	/* e_shnum */
-	file[62] = 2;	/* e_shstrndx */
+	file[52] = 64; /* e_ehsize */
+	file[58] = 64; /* e_shentsize */
+	file[60] = 3;  /* e_shnum */
+	file[62] = 2;  /* e_shstrndx */
 	for (i = 0; i < big_len; i++)
 		file[big_off + i] = (unsigned char)(i * 7 + (i >> 12));
 	memcpy(file + str_off, names, sizeof(names));

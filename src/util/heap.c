@@ -528,15 +528,11 @@ void *realloc(void *p, size_t n)
 		len = (n + sizeof(*h) + PAGE - 1) & ~(size_t)(PAGE - 1);
 		if (len == h->size)
 			return p;
-		if (len > h->size && len >= HEAP_HUGE_MIN) {
-			/* onto a 2 MiB boundary when it moves */
-			q = pages__grow_huge(h, h->size, len);
-			if (!q)
-				q = MAP_FAILED;
-		} else {
-			q = mremap(h, h->size, len, MREMAP_MAYMOVE);
-		}
-		if (q == MAP_FAILED) {
+		if (len > h->size && len >= HEAP_HUGE_MIN)
+			q = pages__grow_huge(h, h->size, len); /* to a 2 MiB boundary if it moves */
+		else if ((q = mremap(h, h->size, len, MREMAP_MAYMOVE)) == MAP_FAILED)
+			q = NULL;
+		if (!q) {
 			errno = ENOMEM;
 			return NULL;
 		}

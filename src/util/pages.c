@@ -128,19 +128,17 @@ void *pages__grow_huge(void *p, size_t len, size_t nlen)
 
 	if (!((uintptr_t)p & (PAGES_HUGE - 1)))
 		q = mremap(p, len, nlen, 0); /* in place, when the range after is free */
-	if (q != MAP_FAILED) {
-		pages__huge(q, nlen);
-		return q;
-	}
-	to = pages__map_huge(nlen);
-	if (!to)
-		return NULL;
-	/* Moves the pages and their page tables onto the reservation it
-	 * replaces, which takes the old mapping's flags: advise again. */
-	q = mremap(p, len, nlen, MREMAP_MAYMOVE | MREMAP_FIXED, to);
 	if (q == MAP_FAILED) {
-		munmap(to, nlen);
-		return NULL;
+		/* Moves the pages and their page tables onto the reservation,
+		 * which takes the old mapping's flags: advised below. */
+		to = pages__map_aligned(nlen);
+		if (!to)
+			return NULL;
+		q = mremap(p, len, nlen, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+		if (q == MAP_FAILED) {
+			munmap(to, nlen);
+			return NULL;
+		}
 	}
 	pages__huge(q, nlen);
 	return q;

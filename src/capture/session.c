@@ -420,7 +420,7 @@ static int flush_deferred(struct session *s)
 
 	kernel_pass(s);
 	/* Queue every line still missing before the batch, which begins each
-	 * file's DWARF once and frees it after its addresses: a record whose
+	 * file's DWARF once (or finds it kept from the last batch): a record whose
 	 * process was described only since it was deferred (its frames found
 	 * no mapping then) had its lines looked up below, one by one, and
 	 * began a file again (8 to 35 ms of inflating each time). */
@@ -475,7 +475,8 @@ enum settle {
 };
 
 /* Name what the deferred records wait for and add them, then free the
- * DWARF begun for it. 0 or the first error of adding. */
+ * DWARF begun for it but what the batch keeps for the next. 0 or the first
+ * error of adding. */
 static int settle(struct session *s)
 {
 	int err = flush_deferred(s);
@@ -1024,11 +1025,12 @@ int session__close(struct session *s)
 
 		symbolizer__stats(s->sym, &ss);
 		pr_debug("symbolizer: %llu kernel passes, DWARF of %llu files freed %llu times "
-			 "(each begins again at its next lookup); processes described from a "
+			 "(each begins again at its next lookup), kept begun for the next batch "
+			 "%llu times; processes described from a "
 			 "snapshot just taken %llu, from one of a process gone %llu; mappings "
 			 "read again %llu times",
 			 (unsigned long long)ss.kernel_passes, (unsigned long long)ss.dwarf_files,
-			 (unsigned long long)ss.dwarf_releases,
+			 (unsigned long long)ss.dwarf_releases, (unsigned long long)ss.dwarf_kept,
 			 (unsigned long long)ss.snapshots_fresh,
 			 (unsigned long long)ss.snapshots_used,
 			 (unsigned long long)ss.maps_refreshes);

@@ -121,6 +121,7 @@ struct dwarf_lines {
 		size_t len;
 	} zbufs[16];
 	unsigned int nzbufs;
+	size_t held; /* debug sections' bytes as libdw reads them (held_size()) */
 	struct dwarf_lines_stats st;
 };
 
@@ -699,6 +700,28 @@ static void find_line_section(struct dwarf_lines *d)
 	}
 }
 
+/* Bytes of the debug sections libdw reads from @elf (decompressed sizes;
+ * hide_unused()'s left out): what a begun DWARF holds. */
+static size_t held_size(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, sum = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strncmp(name, ".debug_", 7))
+			sum += sh.sh_size;
+	}
+	return sum;
+}
+
 /* Begin the DWARF and index its units, once. libdw decompresses every
  * compressed debug section here (libc's debug file: ~10 MB), which is why
  * it waits for the first lookup. 0 or -errno (then the file has no lines). */
@@ -728,6 +751,7 @@ static int begin(struct dwarf_lines *d)
 	if (!d->dw)
 		return -ENOENT; /* no usable DWARF */
 	find_line_section(d);
+	d->held = held_size(d->elf);
 	err = index_units(d);
 	if (err)
 		return err;
@@ -846,6 +870,11 @@ bool dwarf_lines__release(struct dwarf_lines *d)
 	d->begun = false;
 	d->st.releases++;
 	return true;
+}
+
+size_t dwarf_lines__held(const struct dwarf_lines *d)
+{
+	return d && d->begun && !d->broken ? d->held : 0;
 }
 
 /* ---- per unit: scope segments ------------------------------------------- */

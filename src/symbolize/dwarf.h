@@ -94,6 +94,12 @@ bool dwarf_lines__peek(const struct dwarf_lines *d, __u64 vaddr, const struct pr
  * whose descriptor went (more than 256 files with DWARF). Accepts NULL. */
 bool dwarf_lines__release(struct dwarf_lines *d);
 
+/* Bytes of debug sections @d holds while its DWARF is begun, which
+ * dwarf_lines__release() gives back (decompressed sizes: libc's debug file,
+ * 8.4 MB). libdw's own unit records are not counted. 0 when not begun or
+ * for NULL. */
+size_t dwarf_lines__held(const struct dwarf_lines *d);
+
 /* True when the file's DWARF has any inlined subroutine indexed so far
  * (for pprof.mapping.has_inline_frames; false before the first lookup). */
 bool dwarf_lines__has_inline(const struct dwarf_lines *d);

@@ -175,6 +175,7 @@ struct sym_file {
 	struct dwarf_lines *dw; /* lines and inlined frames; NULL: no DWARF */
 	size_t refs;	     /* sym_maps using it; 0 = evictable (never for the vdso) */
 	__u64 idle_since_ns; /* when refs was first seen 0 by an eviction pass */
+	__u32 lines_batch;   /* the last lines batch that looked up in @dw */
 	char htlhash[DEBUGFILE_HTLHASH_HEX]; /* "" when unknown (the vdso) */
 };
 
@@ -254,6 +255,8 @@ struct symbolizer {
 	/* DWARF lookups waiting for symbolizer__resolve_lines_batch() */
 	struct sym_lwant *lwant;
 	size_t nlwant, lwant_cap;
+	__u32 lines_batches;  /* batches run; sym_file.lines_batch is one of them */
+	__u64 lines_batch_ns; /* when the last one ran (now_ns()) */
 	struct symbolizer_stats st;
 	__u64 file_grace_ns; /* see evict_files() */
 	/* The early snapshot of the process being added (symbolizer__add_process_snap()),
@@ -1798,21 +1801,48 @@ static int cmp_lwant(const void *a, const void *b)
 	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
 }
 
+/* Free the DWARF of every file the batch numbered @keep did not look up
+ * in (all files for 0). */
+static void release_dwarf_but(struct symbolizer *s, __u32 keep)
+{
+	struct sym_file *f;
+
+	for (f = s->files; f; f = f->next)
+		if (!keep || f->lines_batch != keep)
+			s->st.dwarf_releases += dwarf_lines__release(f->dw);
+}
+
 void symbolizer__resolve_lines_batch(struct symbolizer *s)
 {
 	const struct profile_line *l;
-	size_t i, n;
+	size_t i, n, held = 0;
+	__u32 batch;
 
 	if (!s->nlwant)
 		return;
 	qsort(s->lwant, s->nlwant, sizeof(*s->lwant), cmp_lwant);
+	batch = ++s->lines_batches ?: ++s->lines_batches; /* never 0 */
+	s->lines_batch_ns = now_ns(s);
+	for (i = 0; i < s->nlwant; i++)
+		s->lwant[i].f->lines_batch = batch;
+	/* DWARF kept from the last batch that this one does not need goes
+	 * first: what is resident during the batch stays within the cap. */
+	release_dwarf_but(s, batch);
 	for (i = 0; i < s->nlwant; i++) {
 		struct sym_file *f = s->lwant[i].f;
 
 		dwarf_lines__lookup(f->dw, s->lwant[i].vaddr, s->lwant[i].outer, &l, &n);
-		/* The file's last address: its DWARF goes before the next file's. */
-		if (i + 1 == s->nlwant || s->lwant[i + 1].f != f)
+		if (i + 1 < s->nlwant && s->lwant[i + 1].f == f)
+			continue;
+		/* The file's last address: its DWARF stays begun for the next
+		 * batch while the files kept fit the cap, else it goes before
+		 * the next file's begins. */
+		if (held + dwarf_lines__held(f->dw) <= SYMBOLIZER_DWARF_KEEP) {
+			held += dwarf_lines__held(f->dw);
+			s->st.dwarf_kept += dwarf_lines__held(f->dw) > 0;
+		} else {
 			s->st.dwarf_releases += dwarf_lines__release(f->dw);
+		}
 	}
 	s->nlwant = 0;
 	/* Give back a queue grown by a burst. */
@@ -1825,10 +1855,14 @@ void symbolizer__resolve_lines_batch(struct symbolizer *s)
 
 void symbolizer__release_dwarf(struct symbolizer *s)
 {
-	struct sym_file *f;
+	bool recent = s->lines_batches && now_ns(s) - s->lines_batch_ns < SYMBOLIZER_DWARF_KEEP_NS;
 
-	for (f = s->files; f; f = f->next)
-		s->st.dwarf_releases += dwarf_lines__release(f->dw);
+	release_dwarf_but(s, recent ? s->lines_batches : 0);
+}
+
+void symbolizer__release_all_dwarf(struct symbolizer *s)
+{
+	release_dwarf_but(s, 0);
 }
 
 void symbolizer__set_lines(struct symbolizer *s, bool on)

@@ -55,6 +55,13 @@
 #define SYMBOLIZER_KERNEL_CACHE 16384u
 /* DWARF lookups symbolizer__resolve_user_batched() queues at most. */
 #define SYMBOLIZER_LINES_BATCH (1u << 16)
+/* Decompressed DWARF (dwarf_lines__held()) kept begun between lines
+ * batches, at most: libc's debug file and a few small ones. */
+#define SYMBOLIZER_DWARF_KEEP (16u << 20)
+/* ... and for this long after the batch that last looked up in them: a
+ * capture passes every 10 s, an agent window is 60 s by default (its
+ * DWARF would be held between windows for one begin a minute). */
+#define SYMBOLIZER_DWARF_KEEP_NS (30ull * 1000000000ull)
 
 struct symbolizer;
 struct clock;
@@ -80,6 +87,7 @@ struct symbolizer_stats {
 	__u64 kernel_passes;	 /* kernel naming passes */
 	__u64 kernel_named;	 /* ... answered by the kernel namer (the rest: /proc/kallsyms) */
 	__u64 dwarf_releases;	 /* DWARF freed by symbolizer__release_dwarf() */
+	__u64 dwarf_kept;	 /* ... kept begun after a lines batch for the next */
 };
 
 struct debuginfod;
@@ -180,11 +188,16 @@ bool symbolizer__thread_ctx(const struct symbolizer *s, int pid);
 void symbolizer__set_lines(struct symbolizer *s, bool on);
 
 /* Free the DWARF of every file (dwarf_lines__release(): the decompressed
- * debug sections, 8 MB for libc's debug file) while keeping the lines
- * already found: what a capture calls after each drain, so DWARF is
- * resident while a drain names addresses, not in between. A later address
- * the cached lines do not cover begins that file's DWARF again. */
+ * debug sections, 8 MB for libc's debug file) but the files the last
+ * symbolizer__resolve_lines_batch() kept, when it ran less than
+ * SYMBOLIZER_DWARF_KEEP_NS ago (by the symbolizer's clock), keeping the lines already found:
+ * what a capture calls after each drain, so DWARF a batch did not need is
+ * not resident in between. A later address the cached lines do not cover
+ * begins that file's DWARF again. */
 void symbolizer__release_dwarf(struct symbolizer *s);
+
+/* symbolizer__release_dwarf() for every file, kept ones included. */
+void symbolizer__release_all_dwarf(struct symbolizer *s);
 
 /* Change SYMBOLIZER_FILE_GRACE_NS (tests use 0: free at once). */
 void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns);
@@ -241,10 +254,14 @@ size_t symbolizer__kernel_queue_room(const struct symbolizer *s);
 bool symbolizer__resolve_user_batched(struct symbolizer *s, int pid, __u64 addr, bool leaf,
 				      struct profile_frame *out);
 
-/* Look up the queued DWARF lines file by file, freeing each file's DWARF
- * (dwarf_lines__release()) once its addresses are done: resident DWARF is
- * one file's at a time. The lines stay cached for the resolves that
- * follow. */
+/* Look up the queued DWARF lines file by file. The DWARF of files looked
+ * up in stays begun for the next batch (a compile loop's libc is needed at
+ * every batch, and beginning it again inflates 8.4 MB of debug sections)
+ * while the kept ones hold at most SYMBOLIZER_DWARF_KEEP bytes
+ * (dwarf_lines__held()); past that, a file's DWARF is freed once its
+ * addresses are done, before the next file's begins. DWARF kept from the
+ * previous batch that this one does not need is freed first. The lines
+ * stay cached for the resolves that follow. */
 void symbolizer__resolve_lines_batch(struct symbolizer *s);
 
 /* Process metadata captured by symbolizer__add_process(); NULL if @pid was

@@ -976,9 +976,9 @@ TEST(kernel_queue_bounds)
 }
 
 /* Batched user resolves: lines not cached are queued (no DWARF begun),
- * the batch looks them up file by file and frees each file's DWARF after
- * its addresses; the lines then come from the cache, equal to a direct
- * lookup's. */
+ * the batch looks them up file by file, keeping each file's DWARF begun
+ * for the next batch (small files: within SYMBOLIZER_DWARF_KEEP); the
+ * lines then come from the cache, equal to a direct lookup's. */
 TEST(lines_batched)
 {
 	const unsigned long long pie_bias = 0x560000000000ull, lib_bias = 0x7f1000000000ull;
@@ -1003,7 +1003,8 @@ TEST(lines_batched)
 	CHECK_EQ_U64(st.dwarf_releases, 0);
 	symbolizer__resolve_lines_batch(s);
 	symbolizer__stats(s, &st);
-	CHECK_EQ_U64(st.dwarf_releases, 2); /* each file begun once, freed after its addresses */
+	CHECK_EQ_U64(st.dwarf_releases, 0); /* each file begun once, and kept */
+	CHECK_EQ_U64(st.dwarf_kept, 2);
 	CHECK(symbolizer__resolve_user_batched(s, 4242, a1, true, &fr));
 	symbolizer__resolve_user(t, 4242, a1, true, &want);
 	CHECK(want.nlines > 0);
@@ -1016,11 +1017,66 @@ TEST(lines_batched)
 	CHECK(symbolizer__resolve_user_batched(s, 4242, a2, true, &fr));
 	CHECK(fr.nlines > 0);
 	symbolizer__resolve_lines_batch(s); /* nothing queued */
-	symbolizer__release_dwarf(s);	    /* nothing begun */
+	symbolizer__release_dwarf(s);	    /* both used by the last batch */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 0);
+	symbolizer__release_all_dwarf(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 2);
+	symbolizer__release_all_dwarf(s); /* nothing begun */
 	symbolizer__stats(s, &st);
 	CHECK_EQ_U64(st.dwarf_releases, 2);
 	symbolizer__free(s);
 	symbolizer__free(t);
+	remove_fake_root();
+}
+
+/* DWARF kept between batches goes when a batch does not need it (before
+ * that batch begins anything) and when no batch has used it for
+ * SYMBOLIZER_DWARF_KEEP_NS; a file kept is not begun again. */
+TEST(lines_kept_between_batches)
+{
+	const unsigned long long pie_bias = 0x560000000000ull, lib_bias = 0x7f1000000000ull;
+	struct symbolizer *s = NULL;
+	struct symbolizer_stats st;
+	struct profile_frame fr;
+	__u64 a1, a2, b1;
+
+	CHECK(!build_fake_root(pie_bias, lib_bias));
+	a1 = pie_bias + nm_addr("fx_pie", "fx_beta");
+	b1 = pie_bias + nm_addr("fx_pie", "fx_alpha");
+	a2 = lib_bias + nm_addr("libfx.so", "fx_lib_other") + 2;
+	s = symbolizer__new(fake_proc);
+	CHECK(s);
+	symbolizer__set_clock(s, &fake_clock);
+	CHECK(!symbolizer__add_process(s, 4242));
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, a1, true, &fr));
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, a2, true, &fr));
+	symbolizer__resolve_lines_batch(s);
+	symbolizer__release_dwarf(s); /* a drain's end: both kept */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_kept, 2);
+	CHECK_EQ_U64(st.dwarf_releases, 0);
+	/* The next batch wants the executable only: the library's goes. */
+	CHECK(!symbolizer__resolve_user_batched(s, 4242, b1, true, &fr));
+	symbolizer__resolve_lines_batch(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 1);
+	CHECK_EQ_U64(st.dwarf_kept, 3);
+	CHECK(symbolizer__resolve_user_batched(s, 4242, b1, true, &fr));
+	CHECK(fr.nlines > 0);
+	if (fr.nlines)
+		CHECK_STR(fr.lines[fr.nlines - 1].function, "fx_alpha");
+	/* Within the keep time a drain's end keeps it; past it, it goes. */
+	fake_now += SYMBOLIZER_DWARF_KEEP_NS - 1;
+	symbolizer__release_dwarf(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 1);
+	fake_now += 1;
+	symbolizer__release_dwarf(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.dwarf_releases, 2);
+	symbolizer__free(s);
 	remove_fake_root();
 }
 
@@ -1288,6 +1344,7 @@ int main(void)
 	RUN(fake_kernel);
 	RUN(kernel_queue_bounds);
 	RUN(lines_batched);
+	RUN(lines_kept_between_batches);
 	RUN(kptr_restricted_kernel);
 	RUN(perf_maps);
 	RUN(idle_and_bad_pids);

@@ -487,7 +487,8 @@ static int settle(struct session *s)
 }
 
 /* Drain the sampler into the profile, then per @how name what waits and
- * add those records, and free any DWARF still begun. 0 or -errno (logged). */
+ * add those records, and free the DWARF still begun (within a window, but
+ * what the last lines batch keeps). 0 or -errno (logged). */
 static int drain(struct session *s, enum settle how)
 {
 	int err, ferr = 0;
@@ -504,7 +505,12 @@ static int drain(struct session *s, enum settle how)
 	     (bytes >= KERNEL_DEFER_MAX_BYTES ||
 	      now_ns(CLOCK_MONOTONIC) - s->last_kpass >= KERNEL_PASS_INTERVAL_NS)))
 		ferr = flush_deferred(s);
-	if (how != SETTLE_NONE)
+	/* Within a window, DWARF the last batch used is kept for the next
+	 * pass; a window's end (an agent's next window is a minute away by
+	 * default) frees it all. */
+	if (how == SETTLE_FLUSH)
+		symbolizer__release_all_dwarf(s->sym);
+	else if (how != SETTLE_NONE)
 		symbolizer__release_dwarf(s->sym);
 	err = err ?: ferr;
 	if (err)

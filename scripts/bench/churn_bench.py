@@ -19,7 +19,12 @@ For each: the share of the target's samples with a user stack whose
 outermost user frame is _start (complete; samples of a process past
 exit_mm() have no user stack and do not count, for either tool), the number of target processes seen, and the profiler's
 CPU: record (user + sys of the profiler process, from wait4) and post
-(perf script). Medians over --runs rounds.
+(perf script). Medians over --runs rounds, and record CPU ratios paired
+round by round (profcap over each other config).
+The length matters: perf's record CPU barely grows with --seconds (the
+kernel hands it each process's mappings as events), profcap's grows with
+every new process (its /proc reads and descriptions), so quote both a
+short (5 s) and a long (30 s) capture.
 
 profcap runs as shipped: a copy alone in the run's temporary directory.
 
@@ -217,6 +222,17 @@ def main():
             share = statistics.median(x["ok"] / x["total"] if x["total"] else 0 for x in xs)
             print(f"{w:8} {c:11} {100 * share:8.1f}% {med('total'):8.0f} {med('procs'):6.0f} "
                   f"{med('rec'):10.2f}s {med('post'):8.2f}s")
+    # Record CPU paired round by round (the machine's load drifts between
+    # rounds more than between the configs of one round): the median of
+    # the per-round ratios, with their spread.
+    pairs = [(a_, b_) for a_ in ("profcap", "profcap-alt") for b_ in cfgs
+             if a_ in cfgs and b_ != a_ and b_ != "profcap"]
+    for w in works:
+        for a_, b_ in pairs:
+            rs = [x["rec"] / y["rec"] for x, y in zip(res[(w, a_)], res[(w, b_)]) if y["rec"] > 0]
+            if rs:
+                print(f"{w:8} record CPU {a_} / {b_}: paired median {statistics.median(rs):.2f} "
+                      f"(rounds {min(rs):.2f}-{max(rs):.2f})")
 
 
 if __name__ == "__main__":

@@ -188,12 +188,12 @@ bool symbolizer__thread_ctx(const struct symbolizer *s, int pid);
 void symbolizer__set_lines(struct symbolizer *s, bool on);
 
 /* Free the DWARF of every file (dwarf_lines__release(): the decompressed
- * debug sections, 8 MB for libc's debug file) but the files the last
- * symbolizer__resolve_lines_batch() kept, when it ran less than
- * SYMBOLIZER_DWARF_KEEP_NS ago (by the symbolizer's clock), keeping the lines already found:
- * what a capture calls after each drain, so DWARF a batch did not need is
- * not resident in between. A later address the cached lines do not cover
- * begins that file's DWARF again. */
+ * debug sections, 8 MB for libc's debug file), keeping the lines already
+ * found, but of the files the last symbolizer__resolve_lines_batch() kept
+ * when it ran less than SYMBOLIZER_DWARF_KEEP_NS ago (by the symbolizer's
+ * clock): what a capture calls after each drain, so DWARF no recent batch
+ * needed is not resident in between. A later address the cached lines do
+ * not cover begins that file's DWARF again. */
 void symbolizer__release_dwarf(struct symbolizer *s);
 
 /* symbolizer__release_dwarf() for every file, kept ones included. */

@@ -215,23 +215,34 @@ static __u64 get_le(const unsigned char *p, size_t n)
 }
 
 /* The data of section @name, or NULL. */
+/* The section after @scn (NULL: the first) with contents in the file (not
+ * SHT_NOBITS), its header into *@sh and its name (NULL when unreadable)
+ * into *@name, through the section name table @shstrndx; NULL after the
+ * last. */
+static Elf_Scn *next_section(Elf *elf, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *sh,
+			     const char **name)
+{
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		*name = elf_strptr(elf, shstrndx, sh->sh_name);
+		return scn;
+	}
+	return NULL;
+}
+
 static Elf_Data *section_data(Elf *elf, const char *name)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *n;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		n = elf_strptr(elf, shstrndx, sh.sh_name);
+	while ((scn = next_section(elf, shstrndx, scn, &sh, &n)))
 		if (n && !strcmp(n, name))
 			return elf_rawdata(scn, NULL); /* bytes: see inflate_section() */
-	}
 	return NULL;
 }
 
@@ -435,18 +446,13 @@ static Elf_Scn *named_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	const char *n;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS || !sh->sh_size)
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
+	while ((scn = next_section(elf, shstrndx, scn, sh, &n)))
+		if (sh->sh_size && n && !strcmp(n, name))
 			return scn;
-	}
 	return NULL;
 }
 
@@ -519,16 +525,12 @@ static void hide_unused(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *name;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
+	while ((scn = next_section(elf, shstrndx, scn, &sh, &name))) {
 		if (name && unused_section(name)) {
 			sh.sh_type = SHT_NOBITS;
 			gelf_update_shdr(scn, &sh);
@@ -627,6 +629,8 @@ static void decompress_sections(struct dwarf_lines *d)
 {
 	struct zsec z[64];
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *name;
 	size_t n = 0, i, size = 0, shstrndx, total = 0, at = 0;
 	char *img = elf_rawfile(d->elf, &size), *region = NULL;
 	long page = sysconf(_SC_PAGESIZE);
@@ -635,16 +639,13 @@ static void decompress_sections(struct dwarf_lines *d)
 	    gelf_getclass(d->elf) != ELFCLASS64 ||
 	    d->nzbufs == sizeof(d->zbufs) / sizeof(d->zbufs[0]))
 		return;
-	while ((scn = elf_nextscn(d->elf, scn)) && n < sizeof(z) / sizeof(z[0])) {
-		GElf_Shdr sh;
-		const char *name;
+	while (n < sizeof(z) / sizeof(z[0]) &&
+	       (scn = next_section(d->elf, shstrndx, scn, &sh, &name))) {
 		Elf64_Chdr ch;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(sh.sh_flags & SHF_COMPRESSED) || sh.sh_offset > size ||
+		if (!(sh.sh_flags & SHF_COMPRESSED) || sh.sh_offset > size ||
 		    sh.sh_size > size - sh.sh_offset)
 			continue;
-		name = elf_strptr(d->elf, shstrndx, sh.sh_name);
 		if (!name || strncmp(name, ".debug_", 7) || zlib_header(scn, &ch) ||
 		    ch.ch_size > ZREGION_MAX - total)
 			continue;
@@ -666,8 +667,6 @@ static void decompress_sections(struct dwarf_lines *d)
 	d->zbufs[d->nzbufs++] = (struct zbuf){region, total};
 	qsort(z, n, sizeof(z[0]), cmp_zsec);
 	for (i = 0; i < n; i++) {
-		GElf_Shdr sh;
-
 		if (!gelf_getshdr(z[i].scn, &sh))
 			continue;
 		/* Populated just before it is written: the whole region first
@@ -706,19 +705,14 @@ static size_t held_size(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, sum = 0;
+	GElf_Shdr sh;
+	const char *name;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
+	while ((scn = next_section(elf, shstrndx, scn, &sh, &name)))
 		if (name && !strncmp(name, ".debug_", 7))
 			sum += sh.sh_size;
-	}
 	return sum;
 }
 

@@ -73,6 +73,11 @@ struct unwind_file_key {
 	__u64 ino;
 };
 
+/* The kernel's s_dev from user space's major << 32 | minor (the form of
+ * /proc/PID/maps and unwind_table.h), and back. */
+#define UNWIND_KDEV(udev) (((udev) >> 32) << 20 | ((udev)&0xfffff))
+#define UNWIND_UDEV(kdev) (((kdev) >> 20) << 32 | ((kdev)&0xfffff))
+
 #define UNWIND_FILE_SEGS 8
 
 struct unwind_file {

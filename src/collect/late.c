@@ -119,7 +119,8 @@ static struct late_snap *snap_of(const struct procmaps *pm, __u32 tgid, const __
 			.start = e->start,
 			.end = e->end,
 			.off = e->offset,
-			.key = {.dev = (__u64)e->dev_major << 20 | e->dev_minor, .ino = e->inode},
+			.key = {.dev = UNWIND_KDEV((__u64)e->dev_major << 32 | e->dev_minor),
+				.ino = e->inode},
 		};
 	}
 	return sn;
@@ -390,8 +391,8 @@ static int snap_find_map(struct late *l, __u64 addr, struct stackwalk_map *out)
 		l->missing = true;
 		/* Not built (a library no walk needed before): ask for it. */
 		if (l->t->want && l->t->file_idx >= 0)
-			l->t->want(l->t->ctx, sn->tgid, v->start,
-				   (v->key.dev >> 20) << 32 | (v->key.dev & 0xfffff), v->key.ino);
+			l->t->want(l->t->ctx, sn->tgid, v->start, UNWIND_UDEV(v->key.dev),
+				   v->key.ino);
 		return -ENOENT;
 	}
 	for (i = 0; i < f.nseg && i < UNWIND_FILE_SEGS; i++) {

@@ -306,7 +306,8 @@ static int perf_open_cpu(int cpu, __u32 hz)
 
 #define SAMPLER_REFRESH_BIT 0x80000000u
 
-/* A late walk's request for a file's table (want_file()). */
+/* A late walk's request for a file's table (late_tables.want): queued for
+ * the builder, once per file. */
 static void want_file(void *ctx, __u32 tgid, __u64 start, __u64 dev, __u64 ino)
 {
 	struct sampler *s = ctx;
@@ -750,7 +751,7 @@ static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __
 {
 	struct sampler *s = ctx;
 	struct unwind_file f = {.slot = slot, .nrows = nrows};
-	struct unwind_file_key k = {.dev = (dev >> 32) << 20 | (dev & 0xfffff), .ino = ino};
+	struct unwind_file_key k = {.dev = UNWIND_KDEV(dev), .ino = ino};
 	unsigned int i;
 
 	if (!s->tfd.vma || slot >= SAMPLER_UNWIND_FILES)

@@ -214,7 +214,6 @@ static __u64 get_le(const unsigned char *p, size_t n)
 	return v;
 }
 
-/* The data of section @name, or NULL. */
 /* The section after @scn (NULL: the first) with contents in the file (not
  * SHT_NOBITS), its header into *@sh and its name (NULL when unreadable)
  * into *@name, through the section name table @shstrndx; NULL after the
@@ -231,6 +230,7 @@ static Elf_Scn *next_section(Elf *elf, size_t shstrndx, Elf_Scn *scn, GElf_Shdr 
 	return NULL;
 }
 
+/* The data of section @name, or NULL. */
 static Elf_Data *section_data(Elf *elf, const char *name)
 {
 	Elf_Scn *scn = NULL;

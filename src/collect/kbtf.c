@@ -5,6 +5,7 @@
  * members' names. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,8 +20,15 @@
 #define KBTF_NAME_MAX 64   /* longer struct or member names are not looked for */
 #define KBTF_MAX_DEPTH 4   /* anonymous members inside anonymous members */
 #define KBTF_MAX_PASSES 6  /* over the type section */
+/* The first pass notes where every KBTF_STEP-th type starts (up to
+ * KBTF_CHECKPOINTS of them: 2^19 types): a later pass, for the types
+ * anonymous members named before their struct, starts at the nearest
+ * one below each, instead of walking the whole section again. */
+#define KBTF_STEP 64
+#define KBTF_CHECKPOINTS 8192
 #define KBTF_MAX_WANTED 256
 #define KBTF_MAX_MEMBERS 4096
+#define KBTF_WANT_BITS 4096
 
 /* A reader of one section of the file: from its mapping (Linux >= 6.16
  * maps the kernel's BTF: no copy), else buffered (sysfs reads come a page
@@ -64,6 +72,12 @@ struct kbtf {
 	__u32 cursor;
 	struct kbtf_wanted want[KBTF_MAX_WANTED];
 	__u32 nwant;
+	/* Bit (id % KBTF_WANT_BITS) set for each id in want[]: a type pass
+	 * looks through want[] only for the few ids that may be there, not
+	 * for each of the kernel's 100k+ types. */
+	__u64 want_bits[KBTF_WANT_BITS / 64];
+	__u32 *cp; /* cp[j]: offset in the type section of type j * KBTF_STEP + 1 */
+	__u32 ncp;
 };
 
 static void rd_start(struct kbtf_rd *r, __u64 off, __u64 len)
@@ -136,6 +150,12 @@ static int rd_get(struct kbtf_rd *r, void *dst, __u32 n)
 static bool rd_end(const struct kbtf_rd *r)
 {
 	return r->bpos == r->blen && r->pos == r->len;
+}
+
+/* Offset of the next byte in the section. */
+static __u64 rd_tell(const struct kbtf_rd *r)
+{
+	return r->pos - (r->blen - r->bpos);
 }
 
 /* Bytes that follow a type's 12-byte head. */
@@ -257,6 +277,7 @@ static void want(struct kbtf *k, __u32 id, __u32 target, __u32 bit_off, __u32 de
 	if (depth > KBTF_MAX_DEPTH || k->nwant == KBTF_MAX_WANTED)
 		return;
 	k->want[k->nwant++] = (struct kbtf_wanted){id, target, bit_off, depth, false};
+	k->want_bits[id % KBTF_WANT_BITS / 64] |= 1ull << (id % 64);
 }
 
 /* The members of struct/union @t (id @id, head read, members next in @r):
@@ -290,27 +311,35 @@ static struct kbtf_wanted *wanted(struct kbtf *k, __u32 id)
 {
 	__u32 i;
 
+	if (!(k->want_bits[id % KBTF_WANT_BITS / 64] >> (id % 64) & 1))
+		return NULL;
 	for (i = 0; i < k->nwant; i++)
 		if (!k->want[i].done && k->want[i].id == id)
 			return &k->want[i];
 	return NULL;
 }
 
-/* One pass over the type section. @first: also find the structs. */
-static int types_pass(struct kbtf *k, struct kbtf_rd *r, bool first)
+/* The types after type *@idp (@r positioned at the next one) up to type
+ * @last (0: to the end); *@idp is then the last type read. @first: the
+ * first pass, from the start: also find the structs, and note the
+ * checkpoints. */
+static int types_pass(struct kbtf *k, struct kbtf_rd *r, bool first, __u32 *idp, __u32 last)
 {
 	struct btf_type t;
-	__u32 id = 0;
+	__u32 id = *idp;
 	size_t i;
-	int err;
+	int err = 0;
 
-	while (!rd_end(r)) {
+	while (!rd_end(r) && (!last || id < last)) {
 		struct kbtf_wanted *w;
 		__u64 skip;
 
+		if (first && id % KBTF_STEP == 0 && id / KBTF_STEP == k->ncp &&
+		    k->ncp < KBTF_CHECKPOINTS && rd_tell(r) <= UINT32_MAX)
+			k->cp[k->ncp++] = (__u32)rd_tell(r);
 		err = rd_get(r, &t, sizeof(t));
 		if (err)
-			return err;
+			goto out;
 		id++;
 		skip = type_extra(&t);
 		w = k->nwant ? wanted(k, id) : NULL;
@@ -321,7 +350,7 @@ static int types_pass(struct kbtf *k, struct kbtf_rd *r, bool first)
 			if (kind == BTF_KIND_STRUCT || kind == BTF_KIND_UNION) {
 				err = take_members(k, r, &t, w->target, w->bit_off, w->depth);
 				if (err)
-					return err;
+					goto out;
 				continue;
 			}
 			if (kind == BTF_KIND_TYPEDEF || kind == BTF_KIND_CONST ||
@@ -337,7 +366,7 @@ static int types_pass(struct kbtf *k, struct kbtf_rd *r, bool first)
 				k->size[i] = t.size;
 				err = take_members(k, r, &t, (__u32)i, 0, 0);
 				if (err)
-					return err;
+					goto out;
 				continue;
 			}
 		}
@@ -345,23 +374,55 @@ static int types_pass(struct kbtf *k, struct kbtf_rd *r, bool first)
 			__u32 n;
 
 			if (r->bpos == r->blen && (err = rd_fill(r)))
-				return err;
+				goto out;
 			n = r->blen - r->bpos < skip ? r->blen - r->bpos : (__u32)skip;
 			r->bpos += n;
 			skip -= n;
 		}
 	}
-	return 0;
+out:
+	*idp = id;
+	return err;
 }
 
-static bool all_done(const struct kbtf *k)
+/* The lowest id wanted and not found yet, 0 when none. */
+static __u32 next_wanted(const struct kbtf *k)
 {
-	__u32 i;
+	__u32 i, id = 0;
 
 	for (i = 0; i < k->nwant; i++)
-		if (!k->want[i].done)
-			return false;
-	return true;
+		if (!k->want[i].done && (!id || k->want[i].id < id))
+			id = k->want[i].id;
+	return id;
+}
+
+/* The passes after the first: from the checkpoint below each type still
+ * wanted, to it. A full pass when it has none (the first pass stopped
+ * noting them). 0 or -errno. */
+static int later_passes(struct kbtf *k, struct kbtf_rd *r, __u64 off, __u64 len)
+{
+	int err = 0, pass = 1;
+	__u32 id, j, i, at;
+
+	while (!err && (id = next_wanted(k))) {
+		j = (id - 1) / KBTF_STEP;
+		if (j >= k->ncp || k->cp[j] > len) {
+			if (++pass > KBTF_MAX_PASSES)
+				break;
+			rd_start(r, off, len);
+			at = 0;
+			err = types_pass(k, r, false, &at, 0);
+		} else {
+			rd_start(r, off + k->cp[j], len - k->cp[j]);
+			at = j * KBTF_STEP;
+			err = types_pass(k, r, false, &at, id);
+		}
+		/* At the end: types past the last one are never found. */
+		for (i = 0; !err && rd_end(r) && i < k->nwant; i++)
+			if (k->want[i].id > at)
+				k->want[i].done = true;
+	}
+	return err;
 }
 
 /* The result: each struct found, with its members (type: one 64-bit int). */
@@ -399,7 +460,7 @@ static struct btf *build(const struct kbtf *k)
 static int scan(struct kbtf *k, struct kbtf_rd *r)
 {
 	struct btf_header h;
-	int err, pass;
+	int err;
 
 	rd_start(r, 0, sizeof(h));
 	err = rd_get(r, &h, sizeof(h));
@@ -409,12 +470,14 @@ static int scan(struct kbtf *k, struct kbtf_rd *r)
 		return -EINVAL;
 	rd_start(r, (__u64)h.hdr_len + h.str_off, h.str_len);
 	err = strings_pass(r, match_struct_name, k);
-	for (pass = 0; !err && pass < KBTF_MAX_PASSES; pass++) {
+	if (!err) {
+		__u32 at = 0;
+
 		rd_start(r, (__u64)h.hdr_len + h.type_off, h.type_len);
-		err = types_pass(k, r, pass == 0);
-		if (all_done(k))
-			break;
+		err = types_pass(k, r, true, &at, 0);
 	}
+	if (!err)
+		err = later_passes(k, r, (__u64)h.hdr_len + h.type_off, h.type_len);
 	if (!err && r->map) {
 		__u64 so = (__u64)h.hdr_len + h.str_off;
 
@@ -453,8 +516,9 @@ struct btf *kbtf__load(const char *path, const char *const *structs, size_t n)
 		k->mem_target = calloc(KBTF_MAX_MEMBERS, sizeof(*k->mem_target));
 		k->mem_name = calloc(KBTF_MAX_MEMBERS, sizeof(*k->mem_name));
 		k->order = calloc(KBTF_MAX_MEMBERS, sizeof(*k->order));
+		k->cp = malloc(KBTF_CHECKPOINTS * sizeof(*k->cp));
 	}
-	if (!k || !r || !k->mem || !k->mem_target || !k->mem_name || !k->order) {
+	if (!k || !r || !k->mem || !k->mem_target || !k->mem_name || !k->order || !k->cp) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -491,6 +555,7 @@ out:
 		free(k->mem_target);
 		free(k->mem_name);
 		free(k->order);
+		free(k->cp);
 	}
 	free(k);
 	free(r);

@@ -86,6 +86,59 @@ TEST(written_btf)
 	btf__free(w);
 }
 
+/* Over a hundred types between an anonymous member's type and its struct,
+ * behind two typedefs declared in reverse: the passes after the first start
+ * from the checkpoint below each wanted type (collect/kbtf.c), and one
+ * anonymous member of a type past the last one ends them too. */
+TEST(written_btf_far_back)
+{
+	static const char *const want[] = {"far"};
+	char path[] = "/tmp/test_kbtf.XXXXXX";
+	struct btf *w = btf__new_empty(), *r;
+	const void *raw;
+	__u32 len;
+	int l, i, early, td1, td2, far, fd;
+
+	CHECK(w);
+	l = btf__add_int(w, "long", 8, BTF_INT_SIGNED);
+	for (i = 0; i < 150; i++)
+		CHECK(btf__add_int(w, "pad", 4, 0) > 0);
+	early = btf__add_struct(w, NULL, 16); /* id 152: past the first checkpoint */
+	CHECK(early == 152);
+	CHECK(!btf__add_field(w, "p", l, 0, 0) && !btf__add_field(w, "q", l, 64, 0));
+	for (i = 0; i < 100; i++)
+		CHECK(btf__add_int(w, "pad", 4, 0) > 0);
+	td1 = btf__add_typedef(w, "early_t", early); /* 253 */
+	for (i = 0; i < 100; i++)
+		CHECK(btf__add_int(w, "pad", 4, 0) > 0);
+	td2 = btf__add_typedef(w, "early2_t", td1); /* 354 */
+	CHECK(td1 > early && td2 > td1);
+	for (i = 0; i < 100; i++)
+		CHECK(btf__add_int(w, "pad", 4, 0) > 0);
+	far = btf__add_struct(w, "far", 48);
+	CHECK(far > td2);
+	CHECK(!btf__add_field(w, "a", l, 0, 0));
+	CHECK(!btf__add_field(w, NULL, td2, 64, 0));	  /* p at 8, q at 16 */
+	CHECK(!btf__add_field(w, NULL, far + 1, 192, 0)); /* no such type */
+	CHECK(!btf__add_field(w, "b", l, 320, 0));
+
+	raw = btf__raw_data(w, &len);
+	CHECK(raw);
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(!write_file(path, raw, len));
+	r = kbtf__load(path, want, 1);
+	unlink(path);
+	CHECK(r);
+	CHECK_EQ_U64(off_in(r, "far", "a"), 0);
+	CHECK_EQ_U64(off_in(r, "far", "p"), 8);
+	CHECK_EQ_U64(off_in(r, "far", "q"), 16);
+	CHECK_EQ_U64(off_in(r, "far", "b"), 40);
+	btf__free(r);
+	btf__free(w);
+}
+
 TEST(not_btf)
 {
 	static const char *const want[] = {"task_struct"};
@@ -146,6 +199,7 @@ TEST(kernel_btf_matches_libbpf)
 int main(void)
 {
 	RUN(written_btf);
+	RUN(written_btf_far_back);
 	RUN(not_btf);
 	RUN(kernel_btf_matches_libbpf);
 	return TEST_DONE();

@@ -78,6 +78,11 @@ struct kbtf {
 	__u64 want_bits[KBTF_WANT_BITS / 64];
 	__u32 *cp; /* cp[j]: offset in the type section of type j * KBTF_STEP + 1 */
 	__u32 ncp;
+	/* The string section where the file is mapped (NULL: read through
+	 * the buffer): struct names are compared there, not looked up by a
+	 * pass over all the strings first. */
+	const char *strs;
+	__u32 str_len;
 };
 
 static void rd_start(struct kbtf_rd *r, __u64 off, __u64 len)
@@ -319,6 +324,30 @@ static struct kbtf_wanted *wanted(struct kbtf *k, __u32 id)
 	return NULL;
 }
 
+/* Index in k->names of the struct not found yet named at string offset
+ * @off, or k->n. */
+static size_t struct_index(const struct kbtf *k, __u32 off)
+{
+	const char *name;
+	size_t i, room;
+
+	if (!k->strs) {
+		for (i = 0; i < k->n; i++)
+			if (!k->id[i] && off == k->name_off[i])
+				return i;
+		return k->n;
+	}
+	if (off >= k->str_len)
+		return k->n;
+	name = k->strs + off;
+	room = k->str_len - off;
+	for (i = 0; i < k->n; i++)
+		if (!k->id[i] && k->name_len[i] < room && name[0] == k->names[i][0] &&
+		    !memcmp(name, k->names[i], k->name_len[i] + 1))
+			return i;
+	return k->n;
+}
+
 /* The types after type *@idp (@r positioned at the next one) up to type
  * @last (0: to the end); *@idp is then the last type read. @first: the
  * first pass, from the start: also find the structs, and note the
@@ -358,9 +387,7 @@ static int types_pass(struct kbtf *k, struct kbtf_rd *r, bool first, __u32 *idp,
 			    kind == BTF_KIND_TYPE_TAG)
 				want(k, t.type, w->target, w->bit_off, w->depth);
 		} else if (first && BTF_INFO_KIND(t.info) == BTF_KIND_STRUCT && t.name_off) {
-			for (i = 0; i < k->n; i++)
-				if (!k->id[i] && t.name_off == k->name_off[i])
-					break;
+			i = struct_index(k, t.name_off);
 			if (i < k->n) {
 				k->id[i] = id;
 				k->size[i] = t.size;
@@ -468,8 +495,17 @@ static int scan(struct kbtf *k, struct kbtf_rd *r)
 		return err;
 	if (h.magic != BTF_MAGIC || h.hdr_len < sizeof(h))
 		return -EINVAL;
-	rd_start(r, (__u64)h.hdr_len + h.str_off, h.str_len);
-	err = strings_pass(r, match_struct_name, k);
+	if (r->map) {
+		__u64 so = (__u64)h.hdr_len + h.str_off;
+
+		if (so > r->map_len || h.str_len > r->map_len - so)
+			return -EIO;
+		k->strs = (const char *)r->map + so;
+		k->str_len = h.str_len;
+	} else {
+		rd_start(r, (__u64)h.hdr_len + h.str_off, h.str_len);
+		err = strings_pass(r, match_struct_name, k);
+	}
 	if (!err) {
 		__u32 at = 0;
 
@@ -478,12 +514,8 @@ static int scan(struct kbtf *k, struct kbtf_rd *r)
 	}
 	if (!err)
 		err = later_passes(k, r, (__u64)h.hdr_len + h.type_off, h.type_len);
-	if (!err && r->map) {
-		__u64 so = (__u64)h.hdr_len + h.str_off;
-
-		if (so > r->map_len || h.str_len > r->map_len - so)
-			return -EIO;
-		member_names_mapped(k, (const char *)r->map + so, h.str_len);
+	if (!err && k->strs) {
+		member_names_mapped(k, k->strs, k->str_len);
 	} else if (!err) {
 		__u32 i;
 

@@ -442,6 +442,23 @@ static int library_of(int pid, const char *name, struct procmaps_entry *e)
 	return err;
 }
 
+/* Whether process @pid runs the program named @comm now (has exec()ed). */
+static bool execd(int pid, const char *comm)
+{
+	char path[64], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return !strcmp(buf, comm);
+}
+
 /* Lazy tables: a dynamically linked program (sleep) gets its own table at
  * once, its libraries none and no mapping entry, until a walk asks for one
  * (unwind_table__add_file()): then that file is parsed and the process
@@ -461,9 +478,12 @@ TEST(library_tables_built_when_needed)
 		_exit(127);
 	}
 	CHECK(pid > 0);
-	for (i = 0; i < 200 && library_of(pid, "libc", &libc); i++)
-		usleep(10000); /* until the loader has mapped it */
-	if (library_of(pid, "libc", &libc)) {
+	/* Until it runs sleep (a dynamically linked test binary maps a libc
+	 * of its own: the child's before its exec) and the loader has mapped
+	 * sleep's libc. */
+	for (i = 0; i < 200 && (!execd(pid, "sleep") || library_of(pid, "libc", &libc)); i++)
+		usleep(10000);
+	if (!execd(pid, "sleep") || library_of(pid, "libc", &libc)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		SKIP("/bin/sleep maps no libc here (not dynamically linked?)");

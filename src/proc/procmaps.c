@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,6 +191,40 @@ err_free:
 	return err;
 }
 
+int procmaps__from_entries(const struct procmaps_entry *e, size_t n, struct procmaps **out)
+{
+	struct procmaps *m;
+	size_t i, text = 0, at = 0;
+
+	*out = NULL;
+	if (n > PROCMAPS_MAX_ENTRIES)
+		return -E2BIG;
+	for (i = 0; i < n; i++) {
+		if (!e[i].path || e[i].end <= e[i].start)
+			return -EINVAL;
+		text += strlen(e[i].path) + 1;
+	}
+	m = block_get(sizeof(*m) + n * sizeof(*m->entries) + text + 1);
+	if (!m)
+		return -ENOMEM;
+	m->n = n;
+	m->entries = (struct procmaps_entry *)(m + 1);
+	m->text = (char *)(m->entries + n);
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(e[i].path);
+
+		m->entries[i] = e[i];
+		memcpy(m->text + at, e[i].path, len + 1);
+		m->entries[i].path = m->text + at;
+		m->entries[i].anonymous = len == 0;
+		at += len + 1;
+	}
+	m->text[at] = '\0';
+	qsort(m->entries, m->n, sizeof(*m->entries), cmp_entry);
+	*out = m;
+	return 0;
+}
+
 /* Each thread reads maps files into its own buffer, kept between reads: a
  * buffer per read cost a page-sized allocation and its release (an munmap
  * and a TLB shootdown) for every new process. One that grew past
@@ -212,6 +247,18 @@ int procmaps__read(const char *path, struct procmaps **out)
 		buf__release(b);
 	buf__reset(b);
 	return err;
+}
+
+int procmaps__read_pid(const struct procmaps_source *src, const char *proc_root, int pid,
+		       struct procmaps **out)
+{
+	char path[4200];
+
+	*out = NULL;
+	if (src && src->fn && !src->fn(src->ctx, pid, out))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, pid);
+	return procmaps__read(path, out);
 }
 
 void procmaps__thread_done(void)

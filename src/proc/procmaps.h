@@ -49,9 +49,31 @@ struct procmaps;
  * or -ENOMEM. */
 int procmaps__parse(const char *text, size_t len, struct procmaps **out);
 
+/* A table of the @n entries at @e (any order; each with a path, "" when
+ * anonymous), copied with their paths: what a maps file would have listed
+ * (proc/mapev.h builds them from perf events). *@out gets a new table
+ * owned by the caller. 0, -E2BIG (more than PROCMAPS_MAX_ENTRIES), -EINVAL
+ * (an entry without a path, or with end <= start) or -ENOMEM. */
+int procmaps__from_entries(const struct procmaps_entry *e, size_t n, struct procmaps **out);
+
 /* Read and parse the maps file @path (e.g. "/proc/42/maps").
  * Returns 0 or -errno (-ENOENT/-ESRCH when the process is gone). */
 int procmaps__read(const char *path, struct procmaps **out);
+
+/* Where processes' mappings are known besides their maps file (the
+ * side-band records of proc/mapev.h): @fn gives process @pid's as a new
+ * table (*@out, freed by the caller), 0; -ENOENT when it does not know
+ * it. Both borrowed for the life of whoever holds them. */
+struct procmaps_source {
+	int (*fn)(void *ctx, int pid, struct procmaps **out);
+	void *ctx;
+};
+
+/* The mappings of process @pid: from @src when it knows them (NULL or an
+ * empty source: none), else from @proc_root/PID/maps. Same returns as
+ * procmaps__read(). */
+int procmaps__read_pid(const struct procmaps_source *src, const char *proc_root, int pid,
+		       struct procmaps **out);
 
 /* Release the calling thread's read buffer (procmaps__read() keeps one per
  * thread between reads): for a thread about to exit. */

@@ -184,6 +184,69 @@ TEST(empty_and_self)
 	CHECK(!m);
 }
 
+/* A table from entries: sorted, paths copied (anonymous when ""), and
+ * entries without a path or with an empty range refused. */
+TEST(from_entries)
+{
+	char p1[] = "/lib/b.so", p2[] = "";
+	struct procmaps_entry e[3] = {
+		{.start = 0x5000, .end = 0x6000, .perms = PROCMAPS_EXEC, .inode = 2, .path = p1},
+		{.start = 0x1000,
+		 .end = 0x2000,
+		 .perms = PROCMAPS_EXEC,
+		 .anonymous = false,
+		 .path = p2},
+		{.start = 0x3000, .end = 0x4000, .perms = PROCMAPS_READ, .inode = 3, .path = "/x"},
+	};
+	struct procmaps *m = NULL;
+
+	CHECK(!procmaps__from_entries(e, 3, &m));
+	p1[1] = 'X'; /* copied: the caller's strings change nothing */
+	CHECK_EQ_U64(procmaps__count(m), 3);
+	CHECK(procmaps__entry(m, 0)->start == 0x1000 && procmaps__entry(m, 0)->anonymous);
+	CHECK(!strcmp(procmaps__entry(m, 2)->path, "/lib/b.so"));
+	CHECK(procmaps__entry(m, 2)->inode == 2 && !procmaps__entry(m, 2)->anonymous);
+	CHECK(procmaps__find(m, 0x3800) && procmaps__find(m, 0x3800)->inode == 3);
+	procmaps__free(m);
+	e[0].path = NULL;
+	CHECK_EQ_U64(procmaps__from_entries(e, 3, &m), -EINVAL);
+	e[0].path = p1;
+	e[1].end = e[1].start;
+	CHECK_EQ_U64(procmaps__from_entries(e, 3, &m), -EINVAL);
+	CHECK(!m);
+	CHECK(!procmaps__from_entries(e, 0, &m));
+	CHECK_EQ_U64(procmaps__count(m), 0);
+	procmaps__free(m);
+}
+
+static int calls;
+
+static int source_knows_7(void *ctx, int pid, struct procmaps **out)
+{
+	const struct procmaps_entry e = {.start = 0x7000, .end = 0x8000, .path = (char *)ctx};
+
+	calls++;
+	return pid == 7 ? procmaps__from_entries(&e, 1, out) : -ENOENT;
+}
+
+/* A source first, the maps file for what it does not know. */
+TEST(read_pid_from_source)
+{
+	const struct procmaps_source src = {.fn = source_knows_7, .ctx = "/from/source"};
+	struct procmaps *m = NULL;
+
+	CHECK(!procmaps__read_pid(&src, "/nonexistent", 7, &m));
+	CHECK(!strcmp(procmaps__entry(m, 0)->path, "/from/source"));
+	procmaps__free(m);
+	CHECK(!procmaps__read_pid(&src, "/proc", (int)getpid(), &m)); /* its maps file */
+	CHECK(procmaps__find(m, (__u64)(unsigned long)&test_read_pid_from_source));
+	procmaps__free(m);
+	CHECK_EQ_U64(procmaps__read_pid(&src, "/nonexistent", 8, &m), -ENOENT);
+	CHECK(!procmaps__read_pid(NULL, "/proc", (int)getpid(), &m));
+	procmaps__free(m);
+	CHECK_EQ_U64(calls, 3);
+}
+
 /* The read buffer is kept per thread: reads after a large file, and after
  * procmaps__thread_done(), give the same as a first read. */
 TEST(read_buffer_reuse)
@@ -277,6 +340,8 @@ int main(void)
 	RUN(empty_and_self);
 	RUN(read_buffer_reuse);
 	RUN(blocks_reused);
+	RUN(from_entries);
+	RUN(read_pid_from_source);
 	procmaps__free(NULL);
 	return TEST_DONE();
 }

@@ -1,0 +1,557 @@
+/* mapev.c - processes' executable mappings from perf side-band records
+ * (see mapev.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "proc/mapev.h"
+#include "proc/procmaps.h"
+
+/* The table: a power of two of slots, half full at most, grown from
+ * MIN_SLOTS (a capture that sees a few processes holds a few KB). */
+#define MAX_SLOTS (2 * MAPEV_MAX_PROCS)
+#define MIN_SLOTS 256u
+
+struct mev_map {
+	__u64 start, end, off, ino;
+	__u32 maj, min;
+	__u32 perms; /* enum procmaps_perm */
+	__u32 path;  /* offset in paths */
+	bool deleted;
+};
+
+struct mev_proc {
+	__u32 pid; /* 0: a free slot */
+	__u32 n, cap;
+	char comm[16];
+	__u32 exe; /* offset in paths + 1 of its program's path, 0 = not seen */
+	bool exe_deleted;
+	__u64 exit_ns; /* 0 while it lives */
+	struct mev_map *maps;
+};
+
+struct mapev {
+	struct mev_proc *slots; /* nslots, linear probing */
+	__u32 nslots;
+	__u32 nprocs;
+	__u32 nexited;	     /* of them, exited */
+	__u64 first_exit_ns; /* no exit before this one (mapev__expire() scans after it) */
+	char *paths;	     /* NUL-terminated, each once */
+	size_t plen, pcap;
+	__u32 *pidx; /* open addressing: offset + 1 of each path, 0 = free */
+	size_t pslots, npaths;
+	/* put_map()'s result (up to 3 past the cap before it stops) */
+	struct mev_map *scratch;
+	__u32 scratch_cap;
+	struct procmaps_entry *out; /* mapev__maps()'s entries */
+	__u32 out_cap;
+	struct mapev_stats st;
+};
+
+static __u32 pid_hash(__u32 pid)
+{
+	return pid * 2654435761u;
+}
+
+static struct mev_proc *find(struct mapev *m, __u32 pid)
+{
+	__u32 i = pid_hash(pid) & (m->nslots - 1);
+
+	if (!pid)
+		return NULL;
+	while (m->slots[i].pid) {
+		if (m->slots[i].pid == pid)
+			return &m->slots[i];
+		i = (i + 1) & (m->nslots - 1);
+	}
+	return NULL;
+}
+
+/* Remove the process in slot @p: the entries after it in its run move
+ * back (no tombstones). */
+static void remove_slot(struct mapev *m, struct mev_proc *p)
+{
+	__u32 i = (__u32)(p - m->slots), j = i, h;
+
+	if (p->exit_ns)
+		m->nexited--;
+	free(p->maps);
+	memset(p, 0, sizeof(*p));
+	m->nprocs--;
+	for (;;) {
+		j = (j + 1) & (m->nslots - 1);
+		if (!m->slots[j].pid)
+			break;
+		h = pid_hash(m->slots[j].pid) & (m->nslots - 1);
+		/* Moves back to i when its home is not in (i, j]. */
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			m->slots[i] = m->slots[j];
+			memset(&m->slots[j], 0, sizeof(m->slots[j]));
+			i = j;
+		}
+	}
+}
+
+/* Double the table (up to MAX_SLOTS). 0 or -ENOMEM. */
+static int grow_table(struct mapev *m)
+{
+	__u32 n = m->nslots * 2, i, j;
+	struct mev_proc *t = calloc(n, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < m->nslots; i++) {
+		if (!m->slots[i].pid)
+			continue;
+		j = pid_hash(m->slots[i].pid) & (n - 1);
+		while (t[j].pid)
+			j = (j + 1) & (n - 1);
+		t[j] = m->slots[i];
+	}
+	free(m->slots);
+	m->slots = t;
+	m->nslots = n;
+	return 0;
+}
+
+/* The slot of @pid, emptied of any mappings (new, or reused). NULL when
+ * the table is full of live processes. Slots may move: pointers to other
+ * slots taken before are invalid after. */
+static struct mev_proc *fresh(struct mapev *m, __u32 pid)
+{
+	struct mev_proc *p = find(m, pid), *old = NULL;
+	__u32 i;
+
+	if (p) {
+		if (p->exit_ns)
+			m->nexited--;
+		p->n = 0;
+		p->exit_ns = 0;
+		p->comm[0] = '\0';
+		p->exe = 0;
+		p->exe_deleted = false;
+		return p;
+	}
+	if (m->nprocs >= MAPEV_MAX_PROCS) {
+		for (i = 0; i < m->nslots; i++)
+			if (m->slots[i].pid && m->slots[i].exit_ns &&
+			    (!old || m->slots[i].exit_ns < old->exit_ns))
+				old = &m->slots[i];
+		if (!old) {
+			m->st.full++;
+			return NULL;
+		}
+		m->st.dropped++;
+		remove_slot(m, old);
+	} else if (2 * (m->nprocs + 1) > m->nslots && m->nslots < MAX_SLOTS && grow_table(m)) {
+		m->st.full++;
+		return NULL;
+	}
+	i = pid_hash(pid) & (m->nslots - 1);
+	while (m->slots[i].pid)
+		i = (i + 1) & (m->nslots - 1);
+	m->slots[i].pid = pid;
+	m->nprocs++;
+	return &m->slots[i];
+}
+
+struct mapev *mapev__new(void)
+{
+	struct mapev *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->nslots = MIN_SLOTS;
+	m->slots = calloc(m->nslots, sizeof(*m->slots));
+	if (!m->slots) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void mapev__free(struct mapev *m)
+{
+	__u32 i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nslots; i++)
+		free(m->slots[i].maps);
+	free(m->slots);
+	free(m->scratch);
+	free(m->out);
+	free(m->paths);
+	free(m->pidx);
+	free(m);
+}
+
+static __u32 str_hash(const char *s, size_t len)
+{
+	__u32 h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static int grow_index(struct mapev *m)
+{
+	size_t n = m->pslots ? 2 * m->pslots : 256, i, j;
+	__u32 *idx = calloc(n, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < m->pslots; i++) {
+		const char *s;
+
+		if (!m->pidx[i])
+			continue;
+		s = m->paths + m->pidx[i] - 1;
+		j = str_hash(s, strlen(s)) & (n - 1);
+		while (idx[j])
+			j = (j + 1) & (n - 1);
+		idx[j] = m->pidx[i];
+	}
+	free(m->pidx);
+	m->pidx = idx;
+	m->pslots = n;
+	return 0;
+}
+
+/* The offset of path @s (@len bytes) in m->paths, added once. -ENOSPC at
+ * MAPEV_MAX_PATHS, -ENOMEM. */
+static int intern_path(struct mapev *m, const char *s, size_t len, __u32 *off)
+{
+	size_t j;
+	char *p;
+
+	if (2 * (m->npaths + 1) > m->pslots && grow_index(m))
+		return -ENOMEM;
+	j = str_hash(s, len) & (m->pslots - 1);
+	for (; m->pidx[j]; j = (j + 1) & (m->pslots - 1)) {
+		const char *k = m->paths + m->pidx[j] - 1;
+
+		if (!strncmp(k, s, len) && !k[len]) {
+			*off = m->pidx[j] - 1;
+			return 0;
+		}
+	}
+	if (m->plen + len + 1 > MAPEV_MAX_PATHS)
+		return -ENOSPC;
+	if (m->plen + len + 1 > m->pcap) {
+		size_t cap = m->pcap ? 2 * m->pcap : 4096;
+
+		while (cap < m->plen + len + 1)
+			cap *= 2;
+		if (cap > MAPEV_MAX_PATHS)
+			cap = MAPEV_MAX_PATHS;
+		p = realloc(m->paths, cap);
+		if (!p)
+			return -ENOMEM;
+		m->paths = p;
+		m->pcap = cap;
+	}
+	memcpy(m->paths + m->plen, s, len);
+	m->paths[m->plen + len] = '\0';
+	*off = (__u32)m->plen;
+	m->pidx[j] = (__u32)m->plen + 1;
+	m->plen += len + 1;
+	m->npaths++;
+	m->st.path_bytes = m->plen;
+	return 0;
+}
+
+static void set_comm(struct mev_proc *p, const char *comm)
+{
+	size_t n = strnlen(comm, sizeof(p->comm) - 1);
+
+	memcpy(p->comm, comm, n);
+	p->comm[n] = '\0';
+}
+
+void mapev__exec(struct mapev *m, __u32 pid, const char *comm, __u64 now_ns)
+{
+	struct mev_proc *p;
+
+	(void)now_ns;
+	if (!pid || !(p = fresh(m, pid)))
+		return;
+	m->st.execs++;
+	set_comm(p, comm);
+}
+
+void mapev__rename(struct mapev *m, __u32 pid, const char *comm)
+{
+	struct mev_proc *p = find(m, pid);
+
+	if (p && !p->exit_ns)
+		set_comm(p, comm);
+}
+
+void mapev__fork(struct mapev *m, __u32 pid, __u32 ppid, __u64 now_ns)
+{
+	struct mev_proc *p, *parent;
+	struct mev_map *maps = NULL;
+	char comm[16];
+	__u32 n, exe;
+	bool exe_deleted;
+
+	(void)now_ns;
+	if (!pid || pid == ppid)
+		return;
+	m->st.forks++;
+	parent = find(m, ppid);
+	if (!parent || parent->exit_ns) {
+		/* Not known: nor is the child (a reused PID loses what it had). */
+		p = find(m, pid);
+		if (p)
+			remove_slot(m, p);
+		return;
+	}
+	n = parent->n;
+	if (n) {
+		maps = malloc(n * sizeof(*maps));
+		if (!maps)
+			return;
+		memcpy(maps, parent->maps, n * sizeof(*maps));
+	}
+	memcpy(comm, parent->comm, sizeof(comm));
+	exe = parent->exe;
+	exe_deleted = parent->exe_deleted;
+	p = fresh(m, pid); /* may move the parent: copied first */
+	if (!p) {
+		free(maps);
+		return;
+	}
+	memcpy(p->comm, comm, sizeof(comm));
+	p->exe = exe;
+	p->exe_deleted = exe_deleted;
+	free(p->maps);
+	p->maps = maps;
+	p->n = p->cap = n;
+}
+
+void mapev__exit(struct mapev *m, __u32 pid, __u64 now_ns)
+{
+	struct mev_proc *p = find(m, pid);
+
+	m->st.exits++;
+	if (p && !p->exit_ns) {
+		p->exit_ns = now_ns ? now_ns : 1;
+		if (!m->nexited++ || p->exit_ns < m->first_exit_ns)
+			m->first_exit_ns = p->exit_ns;
+	}
+}
+
+/* Add @nm to @p's sorted mappings, cutting what it covers out of older
+ * ones. -E2BIG past MAPEV_MAX_MAPS, -ENOMEM. */
+static int put_map(struct mapev *m, struct mev_proc *p, const struct mev_map *nm)
+{
+	struct mev_map *s, *grown;
+	__u32 i, k = 0, need = p->n + 4;
+	bool placed = false;
+
+	if (need > m->scratch_cap) {
+		__u32 cap = m->scratch_cap ? m->scratch_cap : 64;
+
+		while (cap < need)
+			cap *= 2;
+		grown = realloc(m->scratch, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		m->scratch = grown;
+		m->scratch_cap = cap;
+	}
+	s = m->scratch;
+
+	for (i = 0; i < p->n; i++) {
+		const struct mev_map *x = &p->maps[i];
+
+		if (!placed && x->start >= nm->start) {
+			s[k++] = *nm;
+			placed = true;
+		}
+		if (x->end <= nm->start || x->start >= nm->end) {
+			s[k++] = *x;
+		} else {
+			if (x->start < nm->start) {
+				/* its left part, before the new one */
+				s[k] = *x;
+				s[k].end = nm->start;
+				k++;
+				if (!placed) {
+					s[k++] = *nm;
+					placed = true;
+				}
+			}
+			if (x->end > nm->end) {
+				s[k] = *x;
+				s[k].start = nm->end;
+				s[k].off = x->off + (nm->end - x->start);
+				k++;
+			}
+		}
+		if (k > MAPEV_MAX_MAPS)
+			return -E2BIG;
+	}
+	if (!placed)
+		s[k++] = *nm;
+	if (k > MAPEV_MAX_MAPS)
+		return -E2BIG;
+	if (k > p->cap) {
+		__u32 cap = p->cap ? 2 * p->cap : 16;
+
+		while (cap < k)
+			cap *= 2;
+		grown = realloc(p->maps, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		p->maps = grown;
+		p->cap = cap;
+	}
+	memcpy(p->maps, s, k * sizeof(*s));
+	p->n = k;
+	return 0;
+}
+
+void mapev__mmap(struct mapev *m, __u32 pid, const struct mapev_map *mm)
+{
+	static const char anon[] = "//anon", deleted[] = " (deleted)";
+	struct mev_proc *p = find(m, pid);
+	struct mev_map nm = {0};
+	size_t len, dl = sizeof(deleted) - 1;
+
+	if (!p || p->exit_ns || !mm->path) {
+		m->st.ignored++;
+		return;
+	}
+	m->st.mmaps++;
+	if (!mm->len || mm->start + mm->len < mm->start)
+		return;
+	nm.start = mm->start;
+	nm.end = mm->start + mm->len;
+	nm.off = mm->pgoff;
+	nm.ino = mm->ino;
+	nm.maj = mm->maj;
+	nm.min = mm->min;
+	nm.perms = (mm->prot & PROT_READ ? PROCMAPS_READ : 0) |
+		   (mm->prot & PROT_WRITE ? PROCMAPS_WRITE : 0) |
+		   (mm->prot & PROT_EXEC ? PROCMAPS_EXEC : 0) |
+		   (mm->flags & MAP_SHARED ? PROCMAPS_SHARED : 0);
+	len = strlen(mm->path);
+	if (!strcmp(mm->path, anon))
+		len = 0;
+	if (len > dl && !memcmp(mm->path + len - dl, deleted, dl)) {
+		nm.deleted = true;
+		len -= dl;
+	}
+	if (intern_path(m, mm->path, len, &nm.path) || put_map(m, p, &nm)) {
+		m->st.dropped++;
+		remove_slot(m, p);
+		return;
+	}
+	/* The kernel maps the program first, then its loader. */
+	if (!p->exe && len && mm->path[0] == '/') {
+		p->exe = nm.path + 1;
+		p->exe_deleted = nm.deleted;
+	}
+}
+
+void mapev__lost(struct mapev *m)
+{
+	__u32 i;
+
+	m->st.lost++;
+	for (i = 0; i < m->nslots; i++)
+		free(m->slots[i].maps);
+	memset(m->slots, 0, m->nslots * sizeof(*m->slots));
+	m->nprocs = 0;
+	m->nexited = 0;
+}
+
+void mapev__expire(struct mapev *m, __u64 now_ns)
+{
+	__u64 first = 0;
+	__u32 i = 0;
+
+	/* A scan of the whole table only when an exit is old enough. */
+	if (!m->nexited || now_ns <= m->first_exit_ns ||
+	    now_ns - m->first_exit_ns <= MAPEV_KEEP_EXITED_NS)
+		return;
+	while (i < m->nslots) {
+		struct mev_proc *p = &m->slots[i];
+
+		/* A removal may move a later entry into slot i: look again. */
+		if (p->pid && p->exit_ns && now_ns > p->exit_ns &&
+		    now_ns - p->exit_ns > MAPEV_KEEP_EXITED_NS) {
+			remove_slot(m, p);
+			continue;
+		}
+		if (p->pid && p->exit_ns && (!first || p->exit_ns < first))
+			first = p->exit_ns;
+		i++;
+	}
+	m->first_exit_ns = first;
+}
+
+int mapev__maps(struct mapev *m, __u32 pid, struct procmaps **out, struct mapev_desc *desc)
+{
+	const struct mev_proc *p = find(m, pid);
+	__u32 i;
+
+	*out = NULL;
+	if (desc) {
+		desc->comm[0] = '\0';
+		desc->exe[0] = '\0';
+	}
+	if (!p) {
+		m->st.unknown++;
+		return -ENOENT;
+	}
+	if (desc) {
+		memcpy(desc->comm, p->comm, sizeof(p->comm));
+		if (p->exe)
+			snprintf(desc->exe, sizeof(desc->exe), "%s%s", m->paths + p->exe - 1,
+				 p->exe_deleted ? " (deleted)" : "");
+	}
+	if (p->n > m->out_cap) {
+		__u32 cap = m->out_cap ? m->out_cap : 64;
+		struct procmaps_entry *grown;
+
+		while (cap < p->n)
+			cap *= 2;
+		grown = realloc(m->out, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		m->out = grown;
+		m->out_cap = cap;
+	}
+	for (i = 0; i < p->n; i++) {
+		const struct mev_map *x = &p->maps[i];
+
+		m->out[i] = (struct procmaps_entry){
+			.start = x->start,
+			.end = x->end,
+			.offset = x->off,
+			.inode = x->ino,
+			.dev_major = x->maj,
+			.dev_minor = x->min,
+			.perms = x->perms,
+			.deleted = x->deleted,
+			.path = m->paths + x->path,
+		};
+	}
+	m->st.answered++;
+	return procmaps__from_entries(m->out, p->n, out);
+}
+
+void mapev__stats(const struct mapev *m, struct mapev_stats *st)
+{
+	*st = m->st;
+	st->procs = m->nprocs;
+}

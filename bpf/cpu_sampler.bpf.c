@@ -558,37 +558,84 @@ const volatile __u32 task_leader_off = 0;
 const volatile __u32 task_start_off = 0;
 const volatile __u32 task_cgroups_off = 0; /* task_struct.cgroups: its css_set */
 
+/* mm_struct.arg_start and .arg_end (kernel BTF; 0 = none, with task_mm_off
+ * of bpf/unwind_bpf.h): a notice carries its process's command line, which
+ * user space otherwise reads from /proc/PID/cmdline (in a compile loop,
+ * the lookup of a new process's /proc directory costs more than the read). */
+const volatile __u32 mm_arg_start_off = 0;
+const volatile __u32 mm_arg_end_off = 0;
+
+struct notice_buf {
+	struct proc_event e;
+	char cmdline[PROFCAP_NOTICE_CMDLINE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct notice_buf);
+	__uint(max_entries, 1);
+} notice_scratch SEC(".maps");
+
+/* The current process's command line into @n (n->e.cmdline_len bytes),
+ * when it is process @tgid (an off-CPU record may be another's). */
+static __always_inline void read_cmdline(struct notice_buf *n, __u32 tgid)
+{
+	__u64 mm = 0, lo = 0, hi = 0;
+	__u32 len;
+
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != tgid || !task_mm_off ||
+	    !mm_arg_start_off || !mm_arg_end_off ||
+	    bpf_probe_read_kernel(&mm, sizeof(mm), (char *)bpf_get_current_task() + task_mm_off) ||
+	    !mm || bpf_probe_read_kernel(&lo, sizeof(lo), (char *)mm + mm_arg_start_off) ||
+	    bpf_probe_read_kernel(&hi, sizeof(hi), (char *)mm + mm_arg_end_off) || hi <= lo ||
+	    hi - lo > PROFCAP_NOTICE_CMDLINE)
+		return;
+	len = (__u32)(hi - lo);
+	if (len > PROFCAP_NOTICE_CMDLINE)
+		return;
+	if (!bpf_probe_read_user(n->cmdline, len, (const void *)lo))
+		n->e.cmdline_len = len;
+}
+
 /* Tell user space about a process the first time one of its threads is
  * recorded, so it reads its maps (and unwind tables) while it lives. */
 static __always_inline void notice_process(__u32 tgid)
 {
+	struct notice_buf *n;
 	struct proc_event *e;
 	__u64 leader = 0, ns = 0;
+	__u32 zero = 0, len;
 	__u8 one = 1;
 
 	if (!tgid || bpf_map_lookup_elem(&seen, &tgid))
 		return;
 	bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (e) {
-		e->tgid = tgid;
-		e->pad = 0;
-		e->start = 0;
-		e->cgroup = bpf_get_current_cgroup_id();
-		e->css = 0;
-		if (task_cgroups_off)
-			bpf_probe_read_kernel(&e->css, sizeof(e->css),
-					      (char *)bpf_get_current_task() + task_cgroups_off);
-		if (task_leader_off && task_start_off &&
-		    !bpf_probe_read_kernel(&leader, sizeof(leader),
-					   (char *)bpf_get_current_task() + task_leader_off) &&
-		    leader &&
-		    !bpf_probe_read_kernel(&ns, sizeof(ns), (char *)leader + task_start_off))
-			e->start = ns / 10000000; /* USER_HZ (100), as /proc/PID/stat */
-		bpf_ringbuf_submit(e, 0);
-	} else {
+	n = bpf_map_lookup_elem(&notice_scratch, &zero);
+	if (!n)
+		return;
+	e = &n->e;
+	e->tgid = tgid;
+	e->pad = 0;
+	e->start = 0;
+	e->cgroup = bpf_get_current_cgroup_id();
+	e->css = 0;
+	e->cmdline_len = 0;
+	e->pad2 = 0;
+	if (task_cgroups_off)
+		bpf_probe_read_kernel(&e->css, sizeof(e->css),
+				      (char *)bpf_get_current_task() + task_cgroups_off);
+	if (task_leader_off && task_start_off &&
+	    !bpf_probe_read_kernel(&leader, sizeof(leader),
+				   (char *)bpf_get_current_task() + task_leader_off) &&
+	    leader && !bpf_probe_read_kernel(&ns, sizeof(ns), (char *)leader + task_start_off))
+		e->start = ns / 10000000; /* USER_HZ (100), as /proc/PID/stat */
+	read_cmdline(n, tgid);
+	len = e->cmdline_len;
+	if (len > PROFCAP_NOTICE_CMDLINE)
+		len = 0;
+	if (bpf_ringbuf_output(&events, n, sizeof(*e) + len, 0))
 		stat_inc(STAT_EVENTS_LOST);
-	}
 }
 
 /* One cpu-clock tick: filter, announce, count. @full as for record(). */

@@ -100,7 +100,15 @@ struct proc_event {
 	 * processes of one set share a container, read once (proc/procsnap.h) */
 	__u64 cgroup;
 	__u64 css;
+	/* the process's command line follows (its arguments as
+	 * /proc/PID/cmdline has them), this many bytes; 0 = not read (no
+	 * kernel BTF, unreadable, or longer than PROFCAP_NOTICE_CMDLINE) */
+	__u32 cmdline_len;
+	__u32 pad2;
 };
+
+/* The longest command line a notice carries. */
+#define PROFCAP_NOTICE_CMDLINE 2048
 
 /* Late walking (issue 13). A sample whose walk stops at a PC the BPF walker
  * could not map (it looks up one VMA per sample, and the mappings user

@@ -640,6 +640,7 @@ static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next
 				ev->pad = PROFCAP_EVENT_NORSEQ;
 				ev->start = 0;
 				ev->cgroup = ev->css = 0;
+				ev->cmdline_len = ev->pad2 = 0;
 				bpf_ringbuf_submit(ev, 0);
 			}
 		}

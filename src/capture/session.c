@@ -16,6 +16,7 @@
 #include "collect/kname.h"
 #include "collect/sampler.h"
 #include "formats/otlp.h"
+#include "proc/procmaps.h"
 #include "proc/privs.h"
 #include "proc/threadctx.h"
 #include "symbolize/debuginfod.h"
@@ -691,6 +692,8 @@ const char *session__host(const struct session *s)
 	return s->uts.nodename;
 }
 
+static int process_maps(void *ctx, int pid, struct procmaps **out);
+
 /* The symbolizer, the first window, the resource labels and CMD. */
 static int prepare(struct session *s)
 {
@@ -701,6 +704,11 @@ static int prepare(struct session *s)
 	if (new_window(s) || !s->sym || !s->tctx_files) {
 		pr_err("out of memory");
 		return 1;
+	}
+	{
+		const struct procmaps_source src = {.fn = process_maps, .ctx = s};
+
+		symbolizer__set_maps_source(s->sym, &src);
 	}
 	s->nresource = env__resource(env__process(), s->env_kv, PROFILE_MAX_RESOURCE_ATTRS);
 	for (i = 0; i < s->nresource; i++) {
@@ -794,6 +802,16 @@ static int name_kernel(void *ctx, const __u64 *addrs, size_t n, const char **nam
 	if (!s->kname)
 		return -ENOTSUP;
 	return kname__name(s->kname, addrs, n, names, stext, etext);
+}
+
+/* The symbolizer's maps source: the sampler's side-band records, while the
+ * sampler lives (its final drain and after: maps files and snapshots). */
+static int process_maps(void *ctx, int pid, struct procmaps **out)
+{
+	struct session *s = ctx;
+
+	*out = NULL;
+	return s->smp ? sampler__process_maps(s->smp, pid, out) : -ENOENT;
 }
 
 static void load_kernel_symbols(struct session *s)
@@ -982,6 +1000,12 @@ static void log_cpu_by_thread(const struct session *s, const struct sampler_stat
 		 clock__thread_cpu_ns() / 1e6, s->cpu_procs_ns / 1e6, s->cpu_lines_ns / 1e6,
 		 st->cpu_notice_ns / 1e6, st->cpu_snap_ns / 1e6, st->cpu_builder_ns / 1e6,
 		 us ? us->tables.parse_cpu_ns / 1e6 : 0.0, st->cpu_loader_ns / 1e6);
+	if (st->sideband)
+		pr_debug("new processes' mappings: %llu from side-band records, %llu from "
+			 "/proc/PID/maps (side-band: %llu records read, %llu lost)",
+			 (unsigned long long)st->snaps_sideband, (unsigned long long)st->snaps_proc,
+			 (unsigned long long)st->sideband_records,
+			 (unsigned long long)st->sideband_lost);
 }
 
 int session__close(struct session *s)
@@ -1034,12 +1058,13 @@ int session__close(struct session *s)
 			 "(each begins again at its next lookup), kept begun for the next batch "
 			 "%llu times; processes described from a "
 			 "snapshot just taken %llu, from one of a process gone %llu; mappings "
-			 "read again %llu times",
+			 "read again %llu times; mappings from the side-band records %llu times",
 			 (unsigned long long)ss.kernel_passes, (unsigned long long)ss.dwarf_files,
 			 (unsigned long long)ss.dwarf_releases, (unsigned long long)ss.dwarf_kept,
 			 (unsigned long long)ss.snapshots_fresh,
 			 (unsigned long long)ss.snapshots_used,
-			 (unsigned long long)ss.maps_refreshes);
+			 (unsigned long long)ss.maps_refreshes,
+			 (unsigned long long)ss.maps_from_source);
 	}
 	if (s->procs_gone)
 		pr_debug("%llu processes exited before profcap read their mappings: their frames "

@@ -60,6 +60,7 @@ struct late {
 	size_t n;
 	size_t bytes;
 	char *proc_root;
+	struct procmaps_source maps_src; /* fn NULL: maps files only */
 	struct late_snap *last; /* the newest snapshot (a reference) */
 	struct late_stats st;
 	pthread_mutex_t mu; /* everything here: late__push() and late__flush() run on two threads */
@@ -131,15 +132,21 @@ static struct late_snap *snap_read(struct late *l, __u32 tgid, const __u64 *comm
 {
 	struct procmaps *pm = NULL;
 	struct late_snap *sn;
-	char path[64];
 
-	snprintf(path, sizeof(path), "%s/%u/maps", l->proc_root, tgid);
 	l->st.maps_read++;
-	if (procmaps__read(path, &pm))
+	if (procmaps__read_pid(&l->maps_src, l->proc_root, (int)tgid, &pm))
 		return NULL;
 	sn = snap_of(pm, tgid, comm, now_ns);
 	procmaps__free(pm);
 	return sn;
+}
+
+void late__set_maps_source(struct late *l, const struct procmaps_source *src)
+{
+	if (src)
+		l->maps_src = *src;
+	else
+		memset(&l->maps_src, 0, sizeof(l->maps_src));
 }
 
 void late__offer_maps(struct late *l, __u32 tgid, const char *comm, const struct procmaps *pm,

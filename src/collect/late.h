@@ -64,6 +64,11 @@ struct late;
  * copied); NULL on allocation failure. */
 struct late *late__new(const char *proc_root);
 
+/* Read processes' maps from @src first (copied; NULL: none), then from
+ * their maps files (proc/procmaps.h procmaps__read_pid()). */
+struct procmaps_source;
+void late__set_maps_source(struct late *l, const struct procmaps_source *src);
+
 /* Free @l and the samples still queued. Accepts NULL. */
 void late__free(struct late *l);
 

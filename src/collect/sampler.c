@@ -39,6 +39,8 @@
 #include "collect/sampler.h"
 #include "collect/unwind_table.h"
 #include "collect/offcpu.h"
+#include "collect/sideband.h"
+#include "proc/mapev.h"
 #include "collect/late.h"
 
 /* Distinct keys (and stacks) one generation can hold. Sized from the sample
@@ -119,6 +121,14 @@ struct sampler {
 	bool norseq;
 	__u64 notices_lost;
 	__u64 snap_cpu_ns; /* the notice thread's CPU in procsnap__read() (atomic; -v only) */
+	/* The kernel's records of execs, forks, exits and executable mappings
+	 * (NULL: not available): a new process's mappings from there, not
+	 * from its maps file. Read by the thread that takes the notices. */
+	struct sideband *sb;
+	struct mapev *mev;
+	pthread_mutex_t sb_mu;		    /* sb and mev: the notice thread and the symbolizer's */
+	struct procmaps_source maps_src;    /* sampler__process_maps() as a source */
+	__u64 snaps_ev, snaps_proc;	    /* snapshots with mappings from each (atomic) */
 	struct procsnap_cgroups cgroups;    /* the notice thread's: containers by cgroup */
 	__u64 notice_cpu_ns, worker_cpu_ns; /* their CPU when they ended (atomic) */
 	__u64 stacks_missing;
@@ -461,8 +471,11 @@ static int late_open(struct sampler *s)
 
 	if (!s->skel->rodata->want_late || s->late_on || !s->rb)
 		return 0;
-	if (!s->late)
+	if (!s->late) {
 		s->late = late__new("/proc");
+		if (s->late && s->sb)
+			late__set_maps_source(s->late, &s->maps_src);
+	}
 	if (!s->late)
 		return -ENOMEM;
 	s->lrb = ring_buffer__new(bpf_map__fd(s->skel->maps.late), on_late, s, NULL);
@@ -498,6 +511,33 @@ static void notice(struct sampler *s, __u32 tgid, struct procsnap *snap)
 	}
 }
 
+/* The snapshot of the process of notice @e (@len bytes): its mappings,
+ * name and program from the side-band records when they know it
+ * (exec()ed while profcap runs), else from /proc; its command line from
+ * the notice when it carries it. */
+static int take_snapshot(struct sampler *s, const struct proc_event *e, size_t len,
+			 struct procsnap **out)
+{
+	static __thread struct mapev_desc d; /* 4 KiB: not on the stack */
+	struct procsnap_given g = {0};
+
+	if (e->cmdline_len && e->cmdline_len <= len - sizeof(*e)) {
+		g.cmdline = (const char *)(e + 1);
+		g.cmdline_len = e->cmdline_len;
+	}
+	if (s->sb) {
+		pthread_mutex_lock(&s->sb_mu);
+		sideband__drain(s->sb, s->mev, clock__mono_ns());
+		if (!mapev__maps(s->mev, e->tgid, &g.maps, &d)) {
+			g.comm = d.comm;
+			g.exe = d.exe;
+		}
+		pthread_mutex_unlock(&s->sb_mu);
+	}
+	__atomic_fetch_add(g.maps ? &s->snaps_ev : &s->snaps_proc, 1, __ATOMIC_RELAXED);
+	return procsnap__read_given("/proc", (int)e->tgid, e->cgroup, e->css, &s->cgroups, &g, out);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
@@ -523,7 +563,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	/* timed for -v only: a thread CPU clock is a system call */
 	timed = log__level() >= LOG_VERBOSE;
 	cpu = timed ? clock__thread_cpu_ns() : 0;
-	err = procsnap__read_cached("/proc", (int)e->tgid, e->cgroup, e->css, &s->cgroups, &snap);
+	err = take_snapshot(s, e, len, &snap);
 	if (timed)
 		__atomic_fetch_add(&s->snap_cpu_ns, clock__thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
 	if (err)
@@ -554,6 +594,12 @@ static void *notice_main(void *arg)
 		for (i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
 				goto out; /* nquit */
+			if (evs[i].data.ptr == s->sb) { /* a side-band ring half full */
+				pthread_mutex_lock(&s->sb_mu);
+				sideband__drain(s->sb, s->mev, clock__mono_ns());
+				pthread_mutex_unlock(&s->sb_mu);
+				continue;
+			}
 			/* New processes before late walks: a process's first
 			 * sample sends both, and its snapshot serves both. */
 			if (evs[i].data.ptr == s->lrb)
@@ -587,6 +633,11 @@ static int notice_start(struct sampler *s)
 	ev.data.ptr = s->rb;
 	if (epoll_ctl(s->nepoll, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))
 		goto fail;
+	ev.data.ptr = s->sb;
+	for (__u32 i = 0; s->sb && i < sideband__count(s->sb); i++)
+		if (sideband__fd(s->sb, i) >= 0 &&
+		    epoll_ctl(s->nepoll, EPOLL_CTL_ADD, sideband__fd(s->sb, i), &ev))
+			goto fail;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = pthread_create(&s->nthread, NULL, notice_main, s);
@@ -960,6 +1011,13 @@ static void unwind_configure(struct sampler *s, const struct sampler_opts *o, __
 	if (btf && kbtf__member_off(btf, "task_struct", "cgroups",
 				    (__u32 *)&s->skel->rodata->task_cgroups_off))
 		s->skel->rodata->task_cgroups_off = 0;
+	/* ... and its command line (with task_struct.mm, set with the VMA cache). */
+	if (btf && s->skel->rodata->task_mm_off &&
+	    (kbtf__member_off(btf, "mm_struct", "arg_start",
+			      (__u32 *)&s->skel->rodata->mm_arg_start_off) ||
+	     kbtf__member_off(btf, "mm_struct", "arg_end",
+			      (__u32 *)&s->skel->rodata->mm_arg_end_off)))
+		s->skel->rodata->mm_arg_start_off = s->skel->rodata->mm_arg_end_off = 0;
 	bpf_map__set_max_entries(s->skel->maps.unwind_file_idx, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_files, SAMPLER_UNWIND_FILES);
 	bpf_map__set_max_entries(s->skel->maps.unwind_maps, SAMPLER_UNWIND_MAPS);
@@ -998,6 +1056,8 @@ static int unwind_open(struct sampler *s)
 	s->slot_mem = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_mem));
 	s->slot_key = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_key));
 	s->unwind = s->slot_mem && s->slot_key ? unwind_table__new(&sink, "/proc") : NULL;
+	if (s->unwind && s->sb)
+		unwind_table__set_maps_source(s->unwind, &s->maps_src);
 	if (!s->unwind)
 		return -ENOMEM;
 	return 0;
@@ -1366,8 +1426,8 @@ static struct bpf_program *sample_prog(const struct cpu_sampler *skel)
  * (generation 1, thread context, .rodata, .bss) is the full object's own,
  * created in the background. */
 static const char *const shared_maps[] = {
-	"counts0", "stacks0", "seen",	 "events", "stats", "scratch",
-	"pids",	   "tids",    "cgroups", "comms",  "late",  "late_scratch",
+	"counts0", "stacks0", "seen",  "events", "stats",	 "scratch",	   "pids",
+	"tids",	   "cgroups", "comms", "late",	 "late_scratch", "notice_scratch",
 };
 
 static bool is_shared(const struct bpf_map *m)
@@ -1615,8 +1675,9 @@ static int full_wait(struct sampler *s, int timeout_ms)
  * threadctx_configure(), offcpu__configure()): a configure function that
  * reads another struct needs it added here. */
 static const char *const kernel_structs[] = {
-	"task_struct", "thread_struct", "vm_area_struct", "file", "inode",
-	"super_block", "sched_entity",	"cfs_rq",	  "rq",	  "bpf_task_work",
+	"task_struct", "thread_struct", "vm_area_struct", "file",
+	"inode",       "super_block",	"sched_entity",	  "cfs_rq",
+	"rq",	       "bpf_task_work", "mm_struct",
 };
 
 /* Kernel BTF of those structs (collect/kbtf.h: ~10x faster than libbpf's
@@ -1780,6 +1841,43 @@ static int load_following(struct sampler *s, const struct sampler_opts *o)
 	return err;
 }
 
+int sampler__process_maps(struct sampler *s, int pid, struct procmaps **out)
+{
+	int err;
+
+	*out = NULL;
+	if (!s->sb || pid <= 0)
+		return -ENOENT;
+	pthread_mutex_lock(&s->sb_mu);
+	sideband__drain(s->sb, s->mev, clock__mono_ns());
+	err = mapev__maps(s->mev, (__u32)pid, out, NULL);
+	pthread_mutex_unlock(&s->sb_mu);
+	return err;
+}
+
+static int maps_of(void *ctx, int pid, struct procmaps **out)
+{
+	return sampler__process_maps(ctx, pid, out);
+}
+
+/* The side-band records, before any sampling: every process exec()ed from
+ * then on is known by them. Best effort: without them, maps files. */
+static void sideband_open(struct sampler *s, const bool *online)
+{
+	int err;
+
+	s->maps_src = (struct procmaps_source){.fn = maps_of, .ctx = s};
+	s->mev = mapev__new();
+	err = s->mev ? sideband__open(online, s->ncpus, &s->sb) : -ENOMEM;
+	if (err) {
+		pr_debug("no side-band records (%s): new processes' mappings are read from /proc",
+			 strerror(-err));
+		mapev__free(s->mev);
+		s->mev = NULL;
+		s->sb = NULL;
+	}
+}
+
 struct sampler *sampler__new(const struct sampler_opts *o)
 {
 	struct sampler *s = NULL;
@@ -1804,6 +1902,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	s->rows_fd = -1;
 	s->nepoll = s->nquit = s->nfd = -1;
 	pthread_mutex_init(&s->nmu, NULL);
+	pthread_mutex_init(&s->sb_mu, NULL);
 	/* the builder's queue: notices may come before it starts */
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
@@ -1845,6 +1944,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	if (err)
 		goto err_out;
 	table_fds(s);
+	sideband_open(s, online);
 	err = unwind_open(s);
 	if (!err)
 		err = set_filters(s, o);
@@ -2387,6 +2487,16 @@ static void cpu_by_thread(const struct sampler *s, struct sampler_stats *st)
 	st->cpu_builder_ns = s->worker_on ? thread_cpu(s->worker)
 					  : __atomic_load_n(&s->worker_cpu_ns, __ATOMIC_RELAXED);
 	st->cpu_loader_ns = __atomic_load_n(&s->loader_cpu_ns, __ATOMIC_RELAXED);
+	st->snaps_sideband = __atomic_load_n(&s->snaps_ev, __ATOMIC_RELAXED);
+	st->snaps_proc = __atomic_load_n(&s->snaps_proc, __ATOMIC_RELAXED);
+	st->sideband = s->sb != NULL;
+	if (s->sb) {
+		struct sideband_stats sst;
+
+		sideband__stats(s->sb, &sst);
+		st->sideband_records = sst.records;
+		st->sideband_lost = sst.lost;
+	}
 }
 
 void sampler__stats(const struct sampler *s, struct sampler_stats *st)
@@ -2493,6 +2603,8 @@ void sampler__free(struct sampler *s)
 	}
 	notice_stop(s);
 	pending_clear(s); /* no thread left that takes or gives */
+	sideband__free(s->sb);
+	mapev__free(s->mev);
 	ring_buffer__free(s->lrb);
 	ring_buffer__free(s->rb);
 	late__free(s->late);

@@ -158,7 +158,22 @@ struct sampler_stats {
 	__u64 cpu_snap_ns;   /* ... of which reading those snapshots (/proc; -v only, else 0) */
 	__u64 cpu_builder_ns; /* the unwind table builder */
 	__u64 cpu_loader_ns;  /* the quick start's loader of the table unwinder */
+	/* New processes' snapshots: mappings from the side-band records
+	 * (collect/sideband.h) or from /proc/PID/maps; records read and lost
+	 * (sideband false: not available, maps files only). */
+	bool sideband;
+	__u64 snaps_sideband, snaps_proc;
+	__u64 sideband_records, sideband_lost;
 };
+
+/* The executable mappings of process @pid as the side-band records know
+ * them (collect/sideband.h; processes exec()ed while the sampler runs, and
+ * for a while after they exit): *@out gets a table the caller frees
+ * (procmaps__free()). 0; -ENOENT when they do not know it (or there are
+ * none); -ENOMEM. Any thread. */
+struct sampler;
+struct procmaps;
+int sampler__process_maps(struct sampler *s, int pid, struct procmaps **out);
 
 typedef int (*sampler_record_fn)(void *ctx, const struct sampler_record *r);
 struct procsnap;

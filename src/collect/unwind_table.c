@@ -47,6 +47,7 @@ struct ut_proc {
 struct unwind_table {
 	struct unwind_table_sink sink;
 	char *proc_root;
+	struct procmaps_source maps_src; /* fn NULL: maps files only */
 	struct ut_file *files;
 	size_t nfiles, files_cap; /* cap: power of two */
 	struct ut_proc *procs;
@@ -542,17 +543,23 @@ size_t unwind_table__gc(struct unwind_table *u, __u64 file_ttl_ns)
 
 static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct procmaps *maps);
 
+void unwind_table__set_maps_source(struct unwind_table *u, const struct procmaps_source *src)
+{
+	if (src)
+		u->maps_src = *src;
+	else
+		memset(&u->maps_src, 0, sizeof(u->maps_src));
+}
+
 int unwind_table__add_process(struct unwind_table *u, int pid)
 {
 	struct procmaps *maps = NULL;
-	char path[4200];
 	int err;
 
 	__u64 start;
 
-	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
 	start = proc_start(u, (__u32)pid); /* before the maps: a PID reused after is told apart */
-	err = procmaps__read(path, &maps);
+	err = procmaps__read_pid(&u->maps_src, u->proc_root, pid, &maps);
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
 	err = add_maps(u, pid, start, maps);
@@ -670,13 +677,11 @@ int unwind_table__add_file(struct unwind_table *u, int pid, __u64 start, __u64 d
 	const struct procmaps_entry *e = NULL;
 	const struct ut_proc *p;
 	const struct ut_file *f;
-	char path[4200];
 	__u64 parsed;
 	size_t i;
 	int err;
 
-	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
-	err = procmaps__read(path, &maps);
+	err = procmaps__read_pid(&u->maps_src, u->proc_root, pid, &maps);
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
 	for (i = 0; i < procmaps__count(maps) && !e; i++) {

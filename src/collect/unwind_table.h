@@ -96,6 +96,11 @@ struct unwind_table;
  * processes under @proc_root ("/proc"; copied). NULL on allocation failure. */
 struct unwind_table *unwind_table__new(const struct unwind_table_sink *sink, const char *proc_root);
 
+/* Read processes' maps from @src first (copied; NULL: none), then from
+ * their maps files (proc/procmaps.h procmaps__read_pid()). */
+struct procmaps_source;
+void unwind_table__set_maps_source(struct unwind_table *u, const struct procmaps_source *src);
+
 /* Free @u (not the sink). Accepts NULL. */
 void unwind_table__free(struct unwind_table *u);
 

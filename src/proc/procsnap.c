@@ -59,9 +59,12 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out)
 	return procsnap__read_cached(proc_root, pid, 0, 0, NULL, out);
 }
 
-int procsnap__read_cached(const char *proc_root, int pid, __u64 cgroup, __u64 css,
-			  struct procsnap_cgroups *cache, struct procsnap **out)
+/* The snapshot of @pid; what @g gives (NULL: nothing) is not read. */
+static int read_snap(const char *proc_root, int pid, __u64 cgroup, __u64 css,
+		     struct procsnap_cgroups *cache, const struct procsnap_given *g,
+		     struct procsnap **out)
 {
+	static const struct procsnap_given none;
 	char path[PATH_MAX], target[PATH_MAX];
 	struct procsnap *p;
 	struct timespec ts;
@@ -69,22 +72,30 @@ int procsnap__read_cached(const char *proc_root, int pid, __u64 cgroup, __u64 cs
 	int err;
 
 	*out = NULL;
+	if (!g)
+		g = &none;
 	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (!p) {
+		procmaps__free(g->maps);
 		return -ENOMEM;
+	}
 	p->pid = pid;
 	p->refs = 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	p->at_ns = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, pid);
-	err = procmaps__read(path, &p->maps);
-	if (err) {
-		procsnap__free(p);
-		return err == -ENOMEM ? err : -ESRCH;
+	p->maps = g->maps;
+	if (!p->maps) {
+		snprintf(path, sizeof(path), "%s/%d/maps", proc_root, pid);
+		err = procmaps__read(path, &p->maps);
+		if (err) {
+			procsnap__free(p);
+			return err == -ENOMEM ? err : -ESRCH;
+		}
 	}
 	snprintf(path, sizeof(path), "%s/%d/exe", proc_root, pid);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n > 0) {
+	n = g->exe && *g->exe ? (ssize_t)snprintf(target, sizeof(target), "%s", g->exe)
+			      : readlink(path, target, sizeof(target) - 1);
+	if (n > 0 && (size_t)n < sizeof(target)) {
 		target[n] = '\0';
 		p->exe = strdup(target);
 		if (!p->exe) {
@@ -92,14 +103,25 @@ int procsnap__read_cached(const char *proc_root, int pid, __u64 cgroup, __u64 cs
 			return -ENOMEM;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/%d/comm", proc_root, pid);
-	n = fdio__read_proc(path, p->comm, sizeof(p->comm) - 1);
-	p->comm[n > 0 ? n : 0] = '\0';
-	p->comm[strcspn(p->comm, "\n")] = '\0';
-	/* Read into @target (PATH_MAX >= PROCSNAP_MAX_CMDLINE), kept at its
-	 * length: a page-sized allocation per process cost an munmap. */
-	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, pid);
-	n = fdio__read_proc(path, target, PROCSNAP_MAX_CMDLINE);
+	if (g->comm && *g->comm) {
+		snprintf(p->comm, sizeof(p->comm), "%s", g->comm);
+	} else {
+		snprintf(path, sizeof(path), "%s/%d/comm", proc_root, pid);
+		n = fdio__read_proc(path, p->comm, sizeof(p->comm) - 1);
+		p->comm[n > 0 ? n : 0] = '\0';
+		p->comm[strcspn(p->comm, "\n")] = '\0';
+	}
+	if (g->cmdline) {
+		n = (ssize_t)(g->cmdline_len < PROCSNAP_MAX_CMDLINE ? g->cmdline_len
+								    : PROCSNAP_MAX_CMDLINE);
+		if (n > 0)
+			memcpy(target, g->cmdline, (size_t)n);
+	} else {
+		/* Read into @target (PATH_MAX >= PROCSNAP_MAX_CMDLINE), kept at
+		 * its length: a page-sized allocation per process cost an munmap. */
+		snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, pid);
+		n = fdio__read_proc(path, target, PROCSNAP_MAX_CMDLINE);
+	}
 	if (n > 0) {
 		p->cmdline = malloc((size_t)n);
 		if (!p->cmdline) {
@@ -110,8 +132,22 @@ int procsnap__read_cached(const char *proc_root, int pid, __u64 cgroup, __u64 cs
 		p->cmdline_len = (size_t)n;
 	}
 	read_container(proc_root, cgroup, css, cache, p);
+	p->lasting = g->maps && g->comm && *g->comm && g->exe && *g->exe;
 	*out = p;
 	return 0;
+}
+
+int procsnap__read_cached(const char *proc_root, int pid, __u64 cgroup, __u64 css,
+			  struct procsnap_cgroups *cache, struct procsnap **out)
+{
+	return read_snap(proc_root, pid, cgroup, css, cache, NULL, out);
+}
+
+int procsnap__read_given(const char *proc_root, int pid, __u64 cgroup, __u64 css,
+			 struct procsnap_cgroups *cache, const struct procsnap_given *g,
+			 struct procsnap **out)
+{
+	return read_snap(proc_root, pid, cgroup, css, cache, g, out);
 }
 
 struct procsnap *procsnap__get(struct procsnap *p)

@@ -34,6 +34,9 @@ struct procsnap {
 	 * (the sampler's notice); 0 = unknown (procsnap__read() leaves 0) */
 	__u64 start;
 	int refs; /* procsnap__get() / procsnap__free() (atomic) */
+	/* maps, exe and comm from the kernel's records of the process
+	 * (procsnap__read_with_maps()): as true later as when taken */
+	bool lasting;
 };
 
 /* Read process @pid under @proc_root ("/proc"). *@out gets a snapshot owned
@@ -68,6 +71,25 @@ struct procsnap_cgroups {
  * when it may be, kept there. Same returns. */
 int procsnap__read_cached(const char *proc_root, int pid, __u64 cgroup, __u64 css,
 			  struct procsnap_cgroups *cache, struct procsnap **out);
+
+/* What is already known of a process (from the kernel's records and the
+ * sampler's notice) when its snapshot is taken: not read again. */
+struct procsnap_given {
+	struct procmaps *maps; /* its mappings (proc/mapev.h), taken over; NULL: read */
+	const char *comm;      /* its name; NULL or "": read */
+	const char *exe;       /* its program, as /proc/PID/exe reads; NULL or "": read */
+	const char *cmdline;   /* its command line, @cmdline_len bytes; NULL: read */
+	size_t cmdline_len;
+};
+
+/* procsnap__read_cached() with what @g gives (NULL: nothing) not read
+ * again. @g->maps is taken over whatever happens. With maps given, a
+ * process gone by then still has its snapshot (with what was given), and
+ * one with maps, name and program given is lasting. Same returns (-ESRCH
+ * only with the maps read). */
+int procsnap__read_given(const char *proc_root, int pid, __u64 cgroup, __u64 css,
+			 struct procsnap_cgroups *cache, const struct procsnap_given *g,
+			 struct procsnap **out);
 
 /* Another reference to @p, for another thread (a snapshot is read-only
  * once taken): @p, freed by the last procsnap__free(). Accepts NULL. */

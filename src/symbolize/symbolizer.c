@@ -231,6 +231,7 @@ struct sym_proc {
 
 struct symbolizer {
 	char *proc_root;
+	struct procmaps_source maps_src; /* fn NULL: maps files only */
 	struct htab procs;	 /* pid -> sym_proc */
 	struct htab by_inode;	 /* (dev, inode) -> sym_file */
 	struct htab by_build_id; /* build-id hex -> sym_file */
@@ -299,13 +300,16 @@ static __u64 now_ns(const struct symbolizer *s)
 }
 
 /* The snapshot of @pid handed to symbolizer__add_process_snap(), when it
- * was read within SYMBOLIZER_SNAP_FRESH_NS: reading /proc again would
- * say the same. NULL otherwise. */
+ * was read within SYMBOLIZER_SNAP_FRESH_NS, or is lasting (taken from the
+ * kernel's records): reading /proc again would say the same. NULL
+ * otherwise. */
 static const struct procsnap *fresh_snap(const struct symbolizer *s, int pid)
 {
 	const struct procsnap *snap = s->snap;
 
-	if (!snap || snap->pid != pid || clock__mono_ns() - snap->at_ns > SYMBOLIZER_SNAP_FRESH_NS)
+	if (!snap || snap->pid != pid)
+		return NULL;
+	if (!snap->lasting && clock__mono_ns() - snap->at_ns > SYMBOLIZER_SNAP_FRESH_NS)
 		return NULL;
 	return snap;
 }
@@ -626,6 +630,14 @@ static const struct kentry *kcache_find(const struct symbolizer *s, __u64 addr)
 				offsetof(struct kentry, lo), addr);
 
 	return i && addr < s->kcache[i - 1].hi ? &s->kcache[i - 1] : NULL;
+}
+
+void symbolizer__set_maps_source(struct symbolizer *s, const struct procmaps_source *src)
+{
+	if (src)
+		s->maps_src = *src;
+	else
+		memset(&s->maps_src, 0, sizeof(s->maps_src));
 }
 
 void symbolizer__set_kernel_namer(struct symbolizer *s, symbolizer_kname_fn fn, void *ctx)
@@ -1264,7 +1276,12 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
-	if (fresh_snap(s, p->pid) && s->snap->maps) {
+	/* The source first: it has what the process mapped since its
+	 * snapshot, and costs no read of /proc. */
+	if (s->maps_src.fn && !s->maps_src.fn(s->maps_src.ctx, p->pid, &pm)) {
+		err = 0;
+		s->st.maps_from_source++;
+	} else if (fresh_snap(s, p->pid) && s->snap->maps) {
 		pm = s->snap->maps; /* borrowed: just read */
 		err = 0;
 		s->st.snapshots_fresh++;

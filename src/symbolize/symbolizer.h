@@ -65,6 +65,7 @@
 
 struct symbolizer;
 struct clock;
+struct procmaps;
 
 struct symbolizer_stats {
 	__u64 processes;	 /* processes added and found alive */
@@ -72,6 +73,7 @@ struct symbolizer_stats {
 	__u64 elf_cache_hits;	 /* mappings served by an already parsed file */
 	__u64 elf_errors;	 /* files that could not be opened or parsed */
 	__u64 maps_refreshes;	 /* maps re-reads of known processes */
+	__u64 maps_from_source;	 /* mappings from the maps source, not /proc */
 	__u64 execs;		 /* ... that found another program (exec): described again */
 	__u64 snapshots_used;	 /* processes gone, described from their early snapshot */
 	__u64 snapshots_fresh;	 /* processes described from a snapshot just read */
@@ -120,6 +122,14 @@ typedef int (*symbolizer_kname_fn)(void *ctx, const __u64 *addrs, size_t n, cons
  * /proc/kallsyms: a pass falls back to the file when @fn fails or leaves an
  * address unnamed (an ftrace trampoline, say). */
 void symbolizer__set_kernel_namer(struct symbolizer *s, symbolizer_kname_fn fn, void *ctx);
+
+/* Ask @src (copied; its function and context borrowed for the
+ * symbolizer's life; NULL: none) for a process's mappings before reading
+ * its maps file (proc/procmaps.h): those of a process gone since are
+ * still there, and one that mapped more since its snapshot costs no read
+ * of /proc. */
+struct procmaps_source;
+void symbolizer__set_maps_source(struct symbolizer *s, const struct procmaps_source *src);
 
 /* Snapshot process @pid now: executable mappings, exe path, comm, cmdline,
  * and its perf map PROC/PID/root/tmp/perf-<NSpid>.map when there is one

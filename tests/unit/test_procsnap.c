@@ -60,6 +60,43 @@ TEST(gone)
 	CHECK_EQ_U64(procsnap__read("/nonexistent", (int)getpid(), &p), -ESRCH);
 }
 
+/* Mappings given (from the side-band records): the maps file is not read,
+ * and a process gone has its snapshot with them and the name given. */
+TEST(with_maps)
+{
+	struct procmaps_entry e = {.start = 0x1000,
+				   .end = 0x2000,
+				   .perms = PROCMAPS_EXEC,
+				   .inode = 5,
+				   .path = "/bin/given"};
+	struct procsnap_given g = {
+		.comm = "given", .exe = "/bin/given", .cmdline = "a\0b", .cmdline_len = 4};
+	struct procsnap *p = NULL;
+
+	CHECK(!procmaps__from_entries(&e, 1, &g.maps));
+	CHECK_EQ_U64(procsnap__read_given("/nonexistent", 4242, 0, 0, NULL, &g, &p), 0);
+	CHECK(p && p->maps == g.maps && p->pid == 4242 && p->lasting);
+	CHECK(!strcmp(p->comm, "given") && !strcmp(p->exe, "/bin/given"));
+	CHECK(p->cmdline_len == 4 && !memcmp(p->cmdline, "a\0b", 4));
+	procsnap__free(p);
+	/* not given: read (alive) or left empty (gone); not lasting */
+	g = (struct procsnap_given){.comm = ""};
+	CHECK(!procmaps__from_entries(&e, 1, &g.maps));
+	CHECK_EQ_U64(procsnap__read_given("/proc", (int)getpid(), 0, 0, NULL, &g, &p), 0);
+	CHECK(p && procmaps__count(p->maps) == 1 && p->comm[0] && p->exe && p->cmdline);
+	CHECK(!p->lasting);
+	procsnap__free(p);
+	g = (struct procsnap_given){0};
+	CHECK(!procmaps__from_entries(&e, 1, &g.maps));
+	CHECK_EQ_U64(procsnap__read_given("/nonexistent", 4242, 0, 0, NULL, &g, &p), 0);
+	CHECK(p && !p->comm[0] && !p->exe && !p->cmdline);
+	procsnap__free(p);
+	/* maps not given: read, and a process gone has none */
+	g = (struct procsnap_given){.comm = "x", .exe = "/x"};
+	CHECK_EQ_U64(procsnap__read_given("/nonexistent", 4242, 0, 0, NULL, &g, &p), -ESRCH);
+	CHECK(!p);
+}
+
 /* PROC/PID/@name of a fake proc root, holding @text. */
 static void put(const char *root, int pid, const char *name, const char *text)
 {
@@ -164,5 +201,6 @@ int main(void)
 	RUN(container_read_once_per_cgroup);
 	RUN(references);
 	RUN(gone);
+	RUN(with_maps);
 	return TEST_DONE();
 }

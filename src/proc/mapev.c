@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "util/array.h"
 #include "proc/mapev.h"
 #include "proc/procmaps.h"
 
@@ -25,7 +26,8 @@ struct mev_map {
 
 struct mev_proc {
 	__u32 pid; /* 0: a free slot */
-	__u32 n, cap;
+	__u32 n;
+	size_t cap;
 	char comm[16];
 	__u32 exe; /* offset in paths + 1 of its program's path, 0 = not seen */
 	bool exe_deleted;
@@ -45,9 +47,9 @@ struct mapev {
 	size_t pslots, npaths;
 	/* put_map()'s result (up to 3 past the cap before it stops) */
 	struct mev_map *scratch;
-	__u32 scratch_cap;
+	size_t scratch_cap;
 	struct procmaps_entry *out; /* mapev__maps()'s entries */
-	__u32 out_cap;
+	size_t out_cap;
 	struct mapev_stats st;
 };
 
@@ -228,7 +230,6 @@ static int grow_index(struct mapev *m)
 static int intern_path(struct mapev *m, const char *s, size_t len, __u32 *off)
 {
 	size_t j;
-	char *p;
 
 	if (2 * (m->npaths + 1) > m->pslots && grow_index(m))
 		return -ENOMEM;
@@ -243,19 +244,8 @@ static int intern_path(struct mapev *m, const char *s, size_t len, __u32 *off)
 	}
 	if (m->plen + len + 1 > MAPEV_MAX_PATHS)
 		return -ENOSPC;
-	if (m->plen + len + 1 > m->pcap) {
-		size_t cap = m->pcap ? 2 * m->pcap : 4096;
-
-		while (cap < m->plen + len + 1)
-			cap *= 2;
-		if (cap > MAPEV_MAX_PATHS)
-			cap = MAPEV_MAX_PATHS;
-		p = realloc(m->paths, cap);
-		if (!p)
-			return -ENOMEM;
-		m->paths = p;
-		m->pcap = cap;
-	}
+	if (array__grow((void **)&m->paths, &m->pcap, m->plen + len, 1, 4096, MAPEV_MAX_PATHS))
+		return -ENOMEM;
 	memcpy(m->paths + m->plen, s, len);
 	m->paths[m->plen + len] = '\0';
 	*off = (__u32)m->plen;
@@ -352,21 +342,13 @@ void mapev__exit(struct mapev *m, __u32 pid, __u64 now_ns)
  * ones. -E2BIG past MAPEV_MAX_MAPS, -ENOMEM. */
 static int put_map(struct mapev *m, struct mev_proc *p, const struct mev_map *nm)
 {
-	struct mev_map *s, *grown;
-	__u32 i, k = 0, need = p->n + 4;
+	struct mev_map *s;
+	__u32 i, k = 0;
 	bool placed = false;
 
-	if (need > m->scratch_cap) {
-		__u32 cap = m->scratch_cap ? m->scratch_cap : 64;
-
-		while (cap < need)
-			cap *= 2;
-		grown = realloc(m->scratch, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		m->scratch = grown;
-		m->scratch_cap = cap;
-	}
+	if (array__grow((void **)&m->scratch, &m->scratch_cap, p->n + 3, sizeof(*s), 64,
+			MAPEV_MAX_MAPS + 4))
+		return -ENOMEM;
 	s = m->scratch;
 
 	for (i = 0; i < p->n; i++) {
@@ -403,17 +385,8 @@ static int put_map(struct mapev *m, struct mev_proc *p, const struct mev_map *nm
 		s[k++] = *nm;
 	if (k > MAPEV_MAX_MAPS)
 		return -E2BIG;
-	if (k > p->cap) {
-		__u32 cap = p->cap ? 2 * p->cap : 16;
-
-		while (cap < k)
-			cap *= 2;
-		grown = realloc(p->maps, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		p->maps = grown;
-		p->cap = cap;
-	}
+	if (array__grow((void **)&p->maps, &p->cap, k - 1, sizeof(*s), 16, MAPEV_MAX_MAPS))
+		return -ENOMEM;
 	memcpy(p->maps, s, k * sizeof(*s));
 	p->n = k;
 	return 0;
@@ -519,18 +492,9 @@ int mapev__maps(struct mapev *m, __u32 pid, struct procmaps **out, struct mapev_
 			snprintf(desc->exe, sizeof(desc->exe), "%s%s", m->paths + p->exe - 1,
 				 p->exe_deleted ? " (deleted)" : "");
 	}
-	if (p->n > m->out_cap) {
-		__u32 cap = m->out_cap ? m->out_cap : 64;
-		struct procmaps_entry *grown;
-
-		while (cap < p->n)
-			cap *= 2;
-		grown = realloc(m->out, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		m->out = grown;
-		m->out_cap = cap;
-	}
+	if (p->n && array__grow((void **)&m->out, &m->out_cap, p->n - 1, sizeof(*m->out), 64,
+				MAPEV_MAX_MAPS))
+		return -ENOMEM;
 	for (i = 0; i < p->n; i++) {
 		const struct mev_map *x = &p->maps[i];
 

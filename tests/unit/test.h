@@ -11,6 +11,7 @@
 #ifndef PROFCAP_TEST_H
 #define PROFCAP_TEST_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,6 +77,24 @@ static int test__passed, test__failed, test__skipped, test__cur_failed, test__cu
 			return;                                                           \
 		}                                                                         \
 	} while (0)
+
+/* Whether process @pid runs the program named @comm now (/proc/PID/comm):
+ * a child forked to exec() it has done so. For tests that wait on one. */
+static inline bool test__runs(int pid, const char *comm)
+{
+	char path[64], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return !strcmp(buf, comm);
+}
 
 #define TEST_DONE()                                                                      \
 	(printf("unit: %d passed, %d failed, %d skipped\n", test__passed, test__failed, \

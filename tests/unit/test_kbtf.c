@@ -28,14 +28,30 @@ static int write_file(const char *path, const void *data, __u32 len)
 	return ok ? 0 : -1;
 }
 
+/* kbtf__load() of the structs @want (@n) of BTF @w, written to a file. */
+static struct btf *load_written(struct btf *w, const char *const *want, size_t n)
+{
+	char path[] = "/tmp/test_kbtf.XXXXXX";
+	const void *raw;
+	struct btf *r;
+	__u32 len;
+	int fd;
+
+	raw = btf__raw_data(w, &len);
+	fd = raw ? mkstemp(path) : -1;
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	r = write_file(path, raw, len) ? NULL : kbtf__load(path, want, n);
+	unlink(path);
+	return r;
+}
+
 TEST(written_btf)
 {
 	static const char *const want[] = {"outer", "other", "missing"};
-	char path[] = "/tmp/test_kbtf.XXXXXX";
 	struct btf *w = btf__new_empty(), *r;
-	const void *raw;
-	__u32 len;
-	int l, early, fd, u, anon2, td, outer;
+	int l, early, u, anon2, td, outer;
 
 	CHECK(w);
 	l = btf__add_int(w, "long", 8, BTF_INT_SIGNED);
@@ -48,7 +64,7 @@ TEST(written_btf)
 	outer = btf__add_struct(w, "outer", 64);
 	CHECK(outer > 0);
 	CHECK(!btf__add_field(w, "a", l, 0, 0));
-	CHECK(!btf__add_field(w, NULL, td, 64, 0)); /* e1 at 8, e2 at 16 */
+	CHECK(!btf__add_field(w, NULL, td, 64, 0));	    /* e1 at 8, e2 at 16 */
 	CHECK(!btf__add_field(w, NULL, outer + 1, 192, 0)); /* the union below */
 	CHECK(!btf__add_field(w, "b", l, 448, 0));
 	u = btf__add_union(w, NULL, 24);
@@ -62,14 +78,7 @@ TEST(written_btf)
 	CHECK(!btf__add_field(w, "bits", l, 3, 5)); /* a bitfield: kind_flag offsets */
 	CHECK(btf__add_struct(w, "outer_not", 8) > 0);
 
-	raw = btf__raw_data(w, &len);
-	CHECK(raw);
-	fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(!write_file(path, raw, len));
-	r = kbtf__load(path, want, 3);
-	unlink(path);
+	r = load_written(w, want, 3);
 	CHECK(r);
 	CHECK_EQ_U64(off_in(r, "outer", "a"), 0);
 	CHECK_EQ_U64(off_in(r, "outer", "e1"), 8);
@@ -93,11 +102,8 @@ TEST(written_btf)
 TEST(written_btf_far_back)
 {
 	static const char *const want[] = {"far"};
-	char path[] = "/tmp/test_kbtf.XXXXXX";
 	struct btf *w = btf__new_empty(), *r;
-	const void *raw;
-	__u32 len;
-	int l, i, early, td1, td2, far, fd;
+	int l, i, early, td1, td2, far;
 
 	CHECK(w);
 	l = btf__add_int(w, "long", 8, BTF_INT_SIGNED);
@@ -122,14 +128,7 @@ TEST(written_btf_far_back)
 	CHECK(!btf__add_field(w, NULL, far + 1, 192, 0)); /* no such type */
 	CHECK(!btf__add_field(w, "b", l, 320, 0));
 
-	raw = btf__raw_data(w, &len);
-	CHECK(raw);
-	fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(!write_file(path, raw, len));
-	r = kbtf__load(path, want, 1);
-	unlink(path);
+	r = load_written(w, want, 1);
 	CHECK(r);
 	CHECK_EQ_U64(off_in(r, "far", "a"), 0);
 	CHECK_EQ_U64(off_in(r, "far", "p"), 8);
@@ -159,20 +158,30 @@ TEST(not_btf)
 /* Every member the sampler reads, as libbpf's full parse finds it. */
 TEST(kernel_btf_matches_libbpf)
 {
-	static const char *const want[] = {"vm_area_struct", "file",	      "inode",
+	static const char *const want[] = {"vm_area_struct", "file",	    "inode",
 					   "super_block",    "task_struct", "thread_struct",
-					   "sched_entity",   "cfs_rq",	      "rq"};
+					   "sched_entity",   "cfs_rq",	    "rq"};
 	static const char *const members[][2] = {
-		{"vm_area_struct", "vm_start"}, {"vm_area_struct", "vm_end"},
-		{"vm_area_struct", "vm_pgoff"}, {"vm_area_struct", "vm_file"},
-		{"file", "f_inode"},		{"inode", "i_ino"},
-		{"inode", "i_sb"},		{"super_block", "s_dev"},
-		{"task_struct", "thread"},	{"thread_struct", "fsbase"},
-		{"task_struct", "pid"},		{"task_struct", "tgid"},
-		{"task_struct", "comm"},	{"task_struct", "__state"},
-		{"task_struct", "mm"},		{"task_struct", "stack"},
-		{"task_struct", "se"},		{"task_struct", "start_time"},
-		{"sched_entity", "cfs_rq"},	{"cfs_rq", "rq"},
+		{"vm_area_struct", "vm_start"},
+		{"vm_area_struct", "vm_end"},
+		{"vm_area_struct", "vm_pgoff"},
+		{"vm_area_struct", "vm_file"},
+		{"file", "f_inode"},
+		{"inode", "i_ino"},
+		{"inode", "i_sb"},
+		{"super_block", "s_dev"},
+		{"task_struct", "thread"},
+		{"thread_struct", "fsbase"},
+		{"task_struct", "pid"},
+		{"task_struct", "tgid"},
+		{"task_struct", "comm"},
+		{"task_struct", "__state"},
+		{"task_struct", "mm"},
+		{"task_struct", "stack"},
+		{"task_struct", "se"},
+		{"task_struct", "start_time"},
+		{"sched_entity", "cfs_rq"},
+		{"cfs_rq", "rq"},
 		{"rq", "clock"},
 	};
 	struct btf *full, *fast;
@@ -189,7 +198,8 @@ TEST(kernel_btf_matches_libbpf)
 		long b = off_in(fast, members[i][0], members[i][1]);
 
 		if (a != b)
-			printf("  %s.%s: libbpf %ld, kbtf %ld\n", members[i][0], members[i][1], a, b);
+			printf("  %s.%s: libbpf %ld, kbtf %ld\n", members[i][0], members[i][1], a,
+			       b);
 		CHECK(a == b);
 	}
 	btf__free(full);

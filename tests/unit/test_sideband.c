@@ -79,22 +79,6 @@ static bool same_as_proc(struct mapev *m, pid_t pid)
 	return ok;
 }
 
-/* Whether process @pid runs sleep now (has exec()ed). */
-static bool runs_sleep(pid_t pid)
-{
-	char path[64], buf[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return !strcmp(buf, "sleep\n");
-}
-
 /* Until @pid runs sleep and has mapped its libc (its loader is done; a
  * dynamically linked test binary maps a libc too, before the exec), at
  * most 2 s. */
@@ -107,7 +91,7 @@ static void wait_loaded(pid_t pid)
 		struct procmaps *pm = NULL;
 		bool done = false;
 
-		if (runs_sleep(pid) && !procmaps__read(path, &pm))
+		if (test__runs(pid, "sleep") && !procmaps__read(path, &pm))
 			for (size_t k = 0; k < procmaps__count(pm) && !done; k++)
 				done = strstr(procmaps__entry(pm, k)->path, "libc") != NULL;
 		procmaps__free(pm);

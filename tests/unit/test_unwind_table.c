@@ -155,7 +155,7 @@ static enum stackwalk_end walk_end;
 /* Copy @len bytes of this thread's stack at @sp, as the BPF program does:
  * whole, redzones of other frames included (so not instrumented). */
 __attribute__((no_sanitize("address"))) static void copy_stack(unsigned char *dst, __u64 sp,
-								size_t len)
+							       size_t len)
 {
 	const volatile unsigned char *src = (const volatile unsigned char *)(unsigned long)sp;
 
@@ -338,8 +338,8 @@ TEST(frame_pointers_where_no_table)
 	__u64 mem_words[16] = {0}, ips[8];
 	const __u64 base = 0x7f0000000000ull;
 	struct stackwalk_mem mem = {.base = base, .data = mem_words, .len = sizeof(mem_words)};
-	struct stackwalk_regs regs = {.pc = 0x1500, .sp = base, .bp = base + 0x20, .bp_ok = true,
-				      .exact = true};
+	struct stackwalk_regs regs = {
+		.pc = 0x1500, .sp = base, .bp = base + 0x20, .bp_ok = true, .exact = true};
 	__u32 n = 0;
 
 	mem_words[4] = base + 0x60; /* frame at base + 0x20: saved rbp, return address */
@@ -442,23 +442,6 @@ static int library_of(int pid, const char *name, struct procmaps_entry *e)
 	return err;
 }
 
-/* Whether process @pid runs the program named @comm now (has exec()ed). */
-static bool execd(int pid, const char *comm)
-{
-	char path[64], buf[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return !strcmp(buf, comm);
-}
-
 /* Lazy tables: a dynamically linked program (sleep) gets its own table at
  * once, its libraries none and no mapping entry, until a walk asks for one
  * (unwind_table__add_file()): then that file is parsed and the process
@@ -481,9 +464,9 @@ TEST(library_tables_built_when_needed)
 	/* Until it runs sleep (a dynamically linked test binary maps a libc
 	 * of its own: the child's before its exec) and the loader has mapped
 	 * sleep's libc. */
-	for (i = 0; i < 200 && (!execd(pid, "sleep") || library_of(pid, "libc", &libc)); i++)
+	for (i = 0; i < 200 && (!test__runs(pid, "sleep") || library_of(pid, "libc", &libc)); i++)
 		usleep(10000);
-	if (!execd(pid, "sleep") || library_of(pid, "libc", &libc)) {
+	if (!test__runs(pid, "sleep") || library_of(pid, "libc", &libc)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		SKIP("/bin/sleep maps no libc here (not dynamically linked?)");

@@ -914,6 +914,7 @@ static void window_edge(struct session *s, __s64 now)
 	drain(s, SETTLE_FLUSH);
 	check_target_matches(s);
 	check_targets_alive(s);
+	symbolizer__check_contexts(s->sym);
 	sampler__stats(s->smp, &st);
 	end_window(s, now - s->wstart, &st, sampler__unwind_stats(s->smp, &us) ? &us : NULL, false);
 	s->base = st;
@@ -971,6 +972,7 @@ __s64 session__step(struct session *s)
 			return -1;
 		s->next_drain = now + DRAIN_INTERVAL_NS;
 		check_target_matches(s);
+		symbolizer__check_contexts(s->sym);
 	}
 	return next_wake(s);
 }

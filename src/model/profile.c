@@ -456,7 +456,17 @@ static int get_proc(struct profile *p, __u32 type, const struct profile_process_
 	int err;
 
 	if (!intern__find(p->pids, &pk, sizeof(pk), &idx)) {
-		*out = &p->procs[idx];
+		pr = &p->procs[idx];
+		/* A process context found after its first sample (a process
+		 * described from the kernel's records has its maps file looked
+		 * at later): its resource gets the attributes now. */
+		if (!pr->desc.nattrs && desc->nattrs &&
+		    copy_attrs(&pr->desc, desc->attrs, desc->nattrs)) {
+			free_kvs((struct profile_kv *)pr->desc.attrs, pr->desc.nattrs);
+			pr->desc.attrs = NULL; /* out of memory: none, as before */
+			pr->desc.nattrs = 0;
+		}
+		*out = pr;
 		return 0;
 	}
 	err = array__grow((void **)&p->procs, &p->procs_cap, p->nprocs, sizeof(*pr), 16,

@@ -227,6 +227,11 @@ struct sym_proc {
 	size_t nctx;
 	__u64 ctx_bad_ns;
 	bool ctx_failed;
+	/* Described from executable mappings alone (the kernel's records),
+	 * which never show the context's mapping: its maps file is looked at
+	 * once, when it is SYMBOLIZER_CTX_LOOK_NS old (symbolizer__check_
+	 * contexts()), so a short-lived process costs no read. 0 = no look due. */
+	__u64 ctx_look_ns;
 };
 
 struct symbolizer {
@@ -264,6 +269,10 @@ struct symbolizer {
 	 * used where /proc no longer answers; NULL otherwise. */
 	const struct procsnap *snap;
 	bool snap_gone; /* ... and /proc no longer had its maps (load_maps()) */
+	/* Processes whose context mapping is to be looked for (ctx_look_ns),
+	 * oldest first; at SYMBOLIZER_CTX_LOOKS, the newest are not. */
+	int *ctx_looks;
+	size_t nctx_looks;
 	const struct clock *clock; /* refresh rate limits and the grace */
 	bool no_lines;	     /* symbolizer__set_lines(false) */
 	char *debug_dirs[DEBUGFILE_MAX_DIRS]; /* extra debug directories (owned) */
@@ -410,6 +419,7 @@ void symbolizer__free(struct symbolizer *s)
 		for (n = s->procs.b[i]; n; n = n->next)
 			free_proc(n->val);
 	}
+	free(s->ctx_looks);
 	htab_release(&s->procs);
 	htab_release(&s->by_inode);
 	htab_release(&s->by_build_id);
@@ -1264,6 +1274,21 @@ out:
 	close(fd);
 }
 
+/* Look for @p's context mapping in its maps file later (its mappings came
+ * from the kernel's records), once, unless it has one already. */
+static void want_ctx_look(struct symbolizer *s, struct sym_proc *p)
+{
+	if (p->ctx_start || p->ctx_look_ns || s->nctx_looks >= SYMBOLIZER_CTX_LOOKS)
+		return;
+	if (!s->ctx_looks) {
+		s->ctx_looks = calloc(SYMBOLIZER_CTX_LOOKS, sizeof(*s->ctx_looks));
+		if (!s->ctx_looks)
+			return;
+	}
+	p->ctx_look_ns = now_ns(s) + SYMBOLIZER_CTX_LOOK_NS;
+	s->ctx_looks[s->nctx_looks++] = p->pid;
+}
+
 /* Re-read PROC/PID/maps and rebuild the current mapping list, reusing the
  * descs of unchanged mappings. On error the old list stays. */
 static int load_maps(struct symbolizer *s, struct sym_proc *p)
@@ -1273,6 +1298,7 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 	__u64 *starts = NULL;
 	char path[PATH_MAX];
 	size_t i, n, nx = 0, oi = 0;
+	bool exec_only = false; /* pm lists executable mappings only */
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
@@ -1281,10 +1307,12 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 	if (s->maps_src.fn && !s->maps_src.fn(s->maps_src.ctx, p->pid, &pm)) {
 		err = 0;
 		s->st.maps_from_source++;
+		exec_only = true;
 	} else if (fresh_snap(s, p->pid) && s->snap->maps) {
 		pm = s->snap->maps; /* borrowed: just read */
 		err = 0;
 		s->st.snapshots_fresh++;
+		exec_only = s->snap->lasting;
 	} else {
 		err = procmaps__read(path, &pm);
 	}
@@ -1297,12 +1325,15 @@ static int load_maps(struct symbolizer *s, struct sym_proc *p)
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
 	n = procmaps__count(pm);
-	p->ctx_start = p->ctx_end = 0;
+	if (exec_only)
+		want_ctx_look(s, p); /* keeps the context mapping known */
+	else
+		p->ctx_start = p->ctx_end = 0;
 	for (i = 0; i < n; i++) {
 		const struct procmaps_entry *e = procmaps__entry(pm, i);
 
 		nx += !!(e->perms & PROCMAPS_EXEC);
-		if (!p->ctx_start && procctx__is_mapping(e)) {
+		if (!exec_only && !p->ctx_start && procctx__is_mapping(e)) {
 			p->ctx_start = e->start;
 			p->ctx_end = e->end;
 		}
@@ -1536,6 +1567,7 @@ static int add_process(struct symbolizer *s, int pid)
 	/* New, or a process that was gone when last added (it never handed out
 	 * pointers): start from scratch. */
 	free_ctx(p);
+	p->ctx_look_ns = 0;
 	free_maps(p);
 	free(p->exe_name);
 	free(p->exe_path);
@@ -1662,6 +1694,41 @@ void symbolizer__refresh_contexts(struct symbolizer *s)
 			if (!p->gone && p->ctx_start)
 				update_ctx(s, p);
 		}
+}
+
+void symbolizer__check_contexts(struct symbolizer *s)
+{
+	__u64 now = now_ns(s);
+	size_t i, k = 0;
+
+	for (i = 0; i < s->nctx_looks; i++) {
+		struct sym_proc *p = find_proc(s, s->ctx_looks[i]);
+		struct procmaps *pm = NULL;
+		char path[PATH_MAX];
+		size_t j;
+
+		if (p && p->ctx_look_ns > now) {
+			s->ctx_looks[k++] = s->ctx_looks[i]; /* not yet */
+			continue;
+		}
+		if (!p || p->gone || p->ctx_start || !p->ctx_look_ns)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
+		if (!procmaps__read(path, &pm)) {
+			for (j = 0; j < procmaps__count(pm) && !p->ctx_start; j++) {
+				const struct procmaps_entry *e = procmaps__entry(pm, j);
+
+				if (procctx__is_mapping(e)) {
+					p->ctx_start = e->start;
+					p->ctx_end = e->end;
+				}
+			}
+			procmaps__free(pm);
+			s->st.ctx_looks++;
+			update_ctx(s, p);
+		}
+	}
+	s->nctx_looks = k;
 }
 
 void symbolizer__refresh_context(struct symbolizer *s, int pid)

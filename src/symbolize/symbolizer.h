@@ -74,6 +74,7 @@ struct symbolizer_stats {
 	__u64 elf_errors;	 /* files that could not be opened or parsed */
 	__u64 maps_refreshes;	 /* maps re-reads of known processes */
 	__u64 maps_from_source;	 /* mappings from the maps source, not /proc */
+	__u64 ctx_looks;	 /* maps files read for a process context only */
 	__u64 execs;		 /* ... that found another program (exec): described again */
 	__u64 snapshots_used;	 /* processes gone, described from their early snapshot */
 	__u64 snapshots_fresh;	 /* processes described from a snapshot just read */
@@ -179,6 +180,15 @@ void symbolizer__refresh_contexts(struct symbolizer *s);
 /* The same for process @pid only (e.g. when a thread-context record names a
  * key index its key map does not have yet: the OTEP says to refresh). */
 void symbolizer__refresh_context(struct symbolizer *s, int pid);
+
+/* Processes described from the kernel's records (executable mappings
+ * only) have their maps file read once for an OpenTelemetry process
+ * context mapping, SYMBOLIZER_CTX_LOOK_NS after it is described, when still alive: a
+ * service started during a capture gets its context, a compiler that lives
+ * 100 ms costs no read. What a capture calls as it drains. */
+#define SYMBOLIZER_CTX_LOOK_NS 1000000000ull
+#define SYMBOLIZER_CTX_LOOKS 4096u
+void symbolizer__check_contexts(struct symbolizer *s);
 
 /* The thread-context key map (OTEP 4947, threadlocal.attribute_key_map) of
  * process @pid's current process context: *@keys[i] names key index i

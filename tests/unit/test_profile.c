@@ -316,9 +316,34 @@ TEST(value_type_per_profile)
 	profile__free(p);
 }
 
+/* A process context found after the process's first sample (its maps file
+ * looked at later) names its resource from then on; one found first stays. */
+TEST(context_attrs_added_later)
+{
+	struct profile *p = profile__new();
+	const struct profile_kv kv1[] = {{"service.name", "svc"}}, kv2[] = {{"service.name", "x"}};
+	struct profile_process_desc d = {.pid = 9, .exe_name = "svc"};
+	struct profile_frame f[1] = {{.address = 0x1000}};
+
+	CHECK(p);
+	CHECK(!profile__add_sample(p, &d, 9, NULL, f, 1, 1));
+	CHECK_EQ_U64(profile__process(p, 0)->nattrs, 0);
+	d.attrs = kv1;
+	d.nattrs = 1;
+	CHECK(!profile__add_sample(p, &d, 9, NULL, f, 1, 1));
+	CHECK_EQ_U64(profile__process_count(p), 1);
+	CHECK_EQ_U64(profile__process(p, 0)->nattrs, 1);
+	CHECK_STR(profile__process(p, 0)->attrs[0].value, "svc");
+	d.attrs = kv2;
+	CHECK(!profile__add_sample(p, &d, 9, NULL, f, 1, 1));
+	CHECK_STR(profile__process(p, 0)->attrs[0].value, "svc");
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(zero_entries);
+	RUN(context_attrs_added_later);
 	RUN(dedup_and_merge);
 	RUN(exec_generation_is_another_process);
 	RUN(kernel_frames_and_empty_stack);

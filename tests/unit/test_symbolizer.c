@@ -16,6 +16,7 @@
 #include "symbolize/elfsym.h"
 #include "symbolize/symbolizer.h"
 #include "fixtures.h"
+#include "proc/procmaps.h"
 #include "proc/procsnap.h"
 #include "util/clock.h"
 #include "test.h"
@@ -823,6 +824,68 @@ TEST(fake_proc_root)
 	remove_fake_root();
 }
 
+/* A maps source as the kernel's records are: the executable mappings of
+ * the fake process only (never the context's). */
+static int exec_only_source(void *ctx, int pid, struct procmaps **out)
+{
+	char path[4200];
+	struct procmaps *all = NULL;
+	struct procmaps_entry e[64];
+	size_t i, n = 0;
+	int err;
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "%s/%d/maps", fake_proc, pid);
+	err = procmaps__read(path, &all);
+	if (err)
+		return -ENOENT;
+	for (i = 0; i < procmaps__count(all) && n < 64; i++)
+		if (procmaps__entry(all, i)->perms & PROCMAPS_EXEC)
+			e[n++] = *procmaps__entry(all, i);
+	err = procmaps__from_entries(e, n, out);
+	procmaps__free(all);
+	return err;
+}
+
+/* Described from executable mappings alone, a process has its maps file
+ * read for a process context once, SYMBOLIZER_CTX_LOOK_NS later, while
+ * alive; described from its maps file, never again. */
+TEST(context_looked_for_later)
+{
+	const struct procmaps_source src = {.fn = exec_only_source};
+	struct symbolizer *s = NULL;
+	struct symbolizer_stats st;
+
+	CHECK(!build_fake_root(0x560000000000ull, 0x7f1000000000ull));
+	append_maps("7f0000500000-7f0000501000 rw-p 00000000 00:00 0 [anon:OTEL_CTX]\n");
+	s = symbolizer__new(fake_proc);
+	CHECK(s);
+	symbolizer__set_clock(s, &fake_clock);
+	symbolizer__set_maps_source(s, &src);
+	CHECK(!symbolizer__add_process(s, 4242));
+	symbolizer__check_contexts(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.maps_from_source, 1);
+	CHECK_EQ_U64(st.ctx_looks, 0); /* not yet */
+	fake_now += SYMBOLIZER_CTX_LOOK_NS;
+	symbolizer__check_contexts(s);
+	symbolizer__check_contexts(s); /* once */
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.ctx_looks, 1);
+	symbolizer__free(s);
+
+	/* From the maps file: the context mapping is seen there, no look. */
+	s = symbolizer__new(fake_proc);
+	CHECK(s);
+	symbolizer__set_clock(s, &fake_clock);
+	CHECK(!symbolizer__add_process(s, 4242));
+	fake_now += SYMBOLIZER_CTX_LOOK_NS;
+	symbolizer__check_contexts(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_U64(st.ctx_looks, 0);
+	symbolizer__free(s);
+}
+
 TEST(fake_kernel)
 {
 	const struct profile_mapping_desc *kd;
@@ -1341,6 +1404,7 @@ int main(void)
 	RUN(live_deleted_binary);
 	RUN(gone_process_reads_nothing_more);
 	RUN(fake_proc_root);
+	RUN(context_looked_for_later);
 	RUN(fake_kernel);
 	RUN(kernel_queue_bounds);
 	RUN(lines_batched);

@@ -1004,10 +1004,12 @@ static void log_cpu_by_thread(const struct session *s, const struct sampler_stat
 		 us ? us->tables.parse_cpu_ns / 1e6 : 0.0, st->cpu_loader_ns / 1e6);
 	if (st->sideband)
 		pr_debug("new processes' mappings: %llu from side-band records, %llu from "
-			 "/proc/PID/maps (side-band: %llu records read, %llu lost)",
+			 "/proc/PID/maps (side-band: %llu records read, %llu lost); %llu processes "
+			 "walked without entries of their own",
 			 (unsigned long long)st->snaps_sideband, (unsigned long long)st->snaps_proc,
 			 (unsigned long long)st->sideband_records,
-			 (unsigned long long)st->sideband_lost);
+			 (unsigned long long)st->sideband_lost,
+			 (unsigned long long)st->walked_alone);
 }
 
 int session__close(struct session *s)

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 
 #include "cpu_sampler.h"
+#include "collect/fileidx.h"
 #include "collect/late.h"
 #include "collect/stackwalk.h"
 #include "collect/unwind_table.h"
@@ -310,6 +311,16 @@ static int load_maps(struct late *l, __u32 tgid)
 	return 0;
 }
 
+/* The id of the map in table slot @slot into *@id: 0, or -ENOENT. */
+static int slot_id(const struct late_tables *t, __u32 slot, __u32 *id)
+{
+	if (t->idx) {
+		*id = fileidx__id(t->idx, slot);
+		return *id ? 0 : -ENOENT;
+	}
+	return bpf_map_lookup_elem(t->files, &slot, id) ? -ENOENT : 0;
+}
+
 /* At the end of a flush: unmap the rows of tables no longer in their slot
  * (the builder dropped or replaced them: a mapping would keep their memory
  * from the kernel); the others stay mapped for the next pushes and flushes
@@ -322,7 +333,7 @@ static void rows_prune(struct late *l)
 	for (i = 0; i < l->nrows; i++) {
 		struct late_rows *r = &l->rows[i];
 
-		if (r->len && (bpf_map_lookup_elem(l->t->files, &r->slot, &id) || id != r->id))
+		if (r->len && (slot_id(l->t, r->slot, &id) || id != r->id))
 			munmap((void *)r->rows, r->len);
 		else if (r->len)
 			l->rows[kept++] = *r;
@@ -349,7 +360,7 @@ static const __u64 *slot_rows(struct late *l, __u32 slot, __u32 nrows)
 			r = &l->rows[i];
 	if (r && r->round == l->round)
 		return r->rows;
-	if (bpf_map_lookup_elem(l->t->files, &slot, &id))
+	if (slot_id(l->t, slot, &id))
 		id = 0;
 	if (r && r->len && id && id == r->id && len <= r->len) {
 		r->round = l->round;
@@ -394,10 +405,11 @@ static int snap_find_map(struct late *l, __u64 addr, struct stackwalk_map *out)
 	if (!lo || addr >= sn->v[lo - 1].end)
 		return -ENOENT;
 	v = &sn->v[lo - 1];
-	if (l->t->file_idx < 0 || bpf_map_lookup_elem(l->t->file_idx, &v->key, &f)) {
+	if (l->t->idx ? fileidx__find(l->t->idx, &v->key, &f)
+		      : l->t->file_idx < 0 || bpf_map_lookup_elem(l->t->file_idx, &v->key, &f)) {
 		l->missing = true;
 		/* Not built (a library no walk needed before): ask for it. */
-		if (l->t->want && l->t->file_idx >= 0)
+		if (l->t->want && (l->t->idx || l->t->file_idx >= 0))
 			l->t->want(l->t->ctx, sn->tgid, v->start, UNWIND_UDEV(v->key.dev),
 				   v->key.ino);
 		return -ENOENT;

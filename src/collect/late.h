@@ -41,8 +41,13 @@ struct procmaps;
  * (@dev: major << 32 | minor, @ino) mapped at @start in @tgid, not built
  * (lazy tables): asked while the sample waits for it (up to LATE_WAIT_NS),
  * called under the queue's lock, so it must not call back into it. */
+struct fileidx;
+
 struct late_tables {
 	int procs, maps, files, file_idx;
+	/* Optional (collect/fileidx.h): files' tables and the ids of the maps
+	 * in unwind_files from this copy, instead of a bpf() lookup each. */
+	struct fileidx *idx;
 	void (*want)(void *ctx, __u32 tgid, __u64 start, __u64 dev, __u64 ino);
 	void *ctx;
 };

@@ -41,6 +41,7 @@
 #include "collect/offcpu.h"
 #include "collect/sideband.h"
 #include "proc/mapev.h"
+#include "collect/fileidx.h"
 #include "collect/late.h"
 
 /* Distinct keys (and stacks) one generation can hold. Sized from the sample
@@ -56,6 +57,13 @@
 #define SAMPLER_PENDING_MAX 4096u
 /* Files late walks asked for, waiting for the builder. */
 #define SAMPLER_WANT_MAX 64u
+/* Notices wake the main thread only once this many wait: it takes them at
+ * its next drain (at most a second away), before the samples they describe.
+ * Their snapshots were taken when they came, so waiting loses nothing, and
+ * a host starting 50 processes a second does not cost 50 wake-ups (a
+ * futex or eventfd wake-up and a context switch each, ~20-40 us of CPU on
+ * a VM). */
+#define SAMPLER_NOTICE_WAKE 256u
 
 struct sampler_want {
 	__u32 tgid;
@@ -110,7 +118,8 @@ struct sampler {
 	 * a new process is snapshotted (proc/procsnap.h) the moment it is
 	 * announced, whatever the main thread is doing (a drain, the parse of
 	 * a new binary); notices then wait in nq for sampler__poll(), which
-	 * wakes on nfd. Stopped by sampler__stop(); after that the main thread
+	 * wakes on nfd when SAMPLER_NOTICE_WAKE of them wait (else the
+	 * caller's next drain takes them). Stopped by sampler__stop(); after that the main thread
 	 * consumes the rings itself. Under nmu: nq, nq_n, norseq. */
 	pthread_t nthread;
 	bool nthread_on;
@@ -129,6 +138,7 @@ struct sampler {
 	pthread_mutex_t sb_mu;		    /* sb and mev: the notice thread and the symbolizer's */
 	struct procmaps_source maps_src;    /* sampler__process_maps() as a source */
 	__u64 snaps_ev, snaps_proc;	    /* snapshots with mappings from each (atomic) */
+	__u64 walked_alone; /* new processes the BPF walker serves from its VMAs alone (atomic) */
 	struct procsnap_cgroups cgroups;    /* the notice thread's: containers by cgroup */
 	__u64 notice_cpu_ns, worker_cpu_ns; /* their CPU when they ended (atomic) */
 	__u64 stacks_missing;
@@ -140,6 +150,8 @@ struct sampler {
 	__u32 unwind_rows;		  /* row store cap */
 	__u64 *slot_mem;		  /* kernel memory of each file table */
 	struct unwind_file_key *slot_key; /* its file, in unwind_file_idx */
+	__u64 *slot_seen;		  /* when a process walked alone last mapped it (atomic) */
+	struct fileidx *fidx;		  /* copy of unwind_file_idx and unwind_files' map ids */
 	__u64 rows_mem;			  /* ... all of them */
 	__u64 bpf_peak;
 	__u64 fixed_mem; /* memlock of skel's maps allocated whole (0: not read yet) */
@@ -424,16 +436,21 @@ static void *worker_main(void *arg)
 		}
 		s->busy = true;
 		pthread_mutex_unlock(&s->mu);
-		/* The notice thread's snapshot when just taken (the builder
-		 * was idle): another read of the maps would say the same. */
-		if (entry & SAMPLER_REFRESH_BIT)
-			unwind_table__refresh(s->unwind, (int)(entry & ~SAMPLER_REFRESH_BIT));
-		else if (entry && snap && snap->maps &&
-			 (s->tfd.vma || mono_ns() - snap->at_ns <= SAMPLER_SNAP_FRESH_NS))
+		if (entry & SAMPLER_REFRESH_BIT) {
+			/* Partial stacks of a process gone by the drain (most,
+			 * under churn) ask for entries no sample would use. */
+			if (!kill((int)(entry & ~SAMPLER_REFRESH_BIT), 0) || errno != ESRCH)
+				unwind_table__refresh(s->unwind,
+						      (int)(entry & ~SAMPLER_REFRESH_BIT));
+		} else if (entry && snap && snap->maps &&
+			   (s->tfd.vma || mono_ns() - snap->at_ns <= SAMPLER_SNAP_FRESH_NS)) {
+			/* The notice thread's snapshot when just taken (the
+			 * builder was idle): a read of the maps would say the same. */
 			unwind_table__add_process_maps(s->unwind, (int)entry, snap->maps,
 						       snap->start);
-		else if (entry)
+		} else if (entry) {
 			unwind_table__add_process(s->unwind, (int)entry);
+		}
 		procsnap__free(snap);
 		if (mono_ns() - last_gc >= SAMPLER_GC_NS) {
 			unwind_table__gc(s->unwind, UNWIND_TABLE_FILE_TTL_NS);
@@ -456,6 +473,7 @@ static int on_late(void *ctx, void *data, size_t len)
 				.maps = s->tfd.maps,
 				.files = s->tfd.files,
 				.file_idx = s->tfd.file_idx,
+				.idx = s->fidx,
 				.want = want_file,
 				.ctx = s};
 
@@ -494,7 +512,7 @@ static int late_open(struct sampler *s)
 static void notice(struct sampler *s, __u32 tgid, struct procsnap *snap)
 {
 	const __u64 one = 1;
-	bool kept = false;
+	bool kept = false, wake;
 
 	pthread_mutex_lock(&s->nmu);
 	if (s->nq_n < SAMPLER_PENDING_MAX) {
@@ -503,10 +521,11 @@ static void notice(struct sampler *s, __u32 tgid, struct procsnap *snap)
 	} else {
 		s->notices_lost++;
 	}
+	wake = !tgid || s->nq_n >= SAMPLER_NOTICE_WAKE;
 	pthread_mutex_unlock(&s->nmu);
 	if (!kept)
 		procsnap__free(snap);
-	if (write(s->nfd, &one, sizeof(one)) < 0) {
+	if (wake && write(s->nfd, &one, sizeof(one)) < 0) {
 		/* the counter is full: the main thread has a wake-up pending */
 	}
 }
@@ -536,6 +555,40 @@ static int take_snapshot(struct sampler *s, const struct proc_event *e, size_t l
 	}
 	__atomic_fetch_add(g.maps ? &s->snaps_ev : &s->snaps_proc, 1, __ATOMIC_RELAXED);
 	return procsnap__read_given("/proc", (int)e->tgid, e->cgroup, e->css, &s->cgroups, &g, out);
+}
+
+/* Can the BPF walker unwind new process @snap without entries of its own
+ * (bpf_find_vma() and late walking on, its program's table built)? Then
+ * the table builder has nothing to do for it: the walker finds its
+ * mappings from the kernel's VMAs, and a late walk asks for a library's
+ * table. A process that lives on and has partial stacks is described by
+ * sampler__refresh_process(). Marks the program's table seen now, which
+ * keeps it from the reclaim of unused tables. */
+static bool walks_alone(struct sampler *s, const struct procsnap *snap)
+{
+	const struct procmaps_entry *e = NULL;
+	struct unwind_file_key k;
+	struct unwind_file f;
+	size_t i, n;
+
+	if (!s->tfd.vma || !s->fidx || !snap || !snap->maps || !s->slot_seen ||
+	    !__atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE))
+		return false;
+	n = procmaps__count(snap->maps);
+	for (i = 0; i < n && !e; i++) {
+		e = procmaps__entry(snap->maps, i);
+		if (!(e->perms & PROCMAPS_EXEC))
+			e = NULL;
+	}
+	if (!e || e->anonymous || e->path[0] != '/' || !e->inode)
+		return false;
+	k = (struct unwind_file_key){.dev = UNWIND_KDEV((__u64)e->dev_major << 32 | e->dev_minor),
+				     .ino = e->inode};
+	if (fileidx__find(s->fidx, &k, &f) || f.slot >= SAMPLER_UNWIND_FILES || !f.nrows)
+		return false;
+	__atomic_store_n(&s->slot_seen[f.slot], mono_ns(), __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->walked_alone, 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -573,7 +626,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (snap && __atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE))
 		/* its first samples' late walks need these maps too */
 		late__offer_maps(s->late, e->tgid, snap->comm, snap->maps, snap->at_ns);
-	if (s->unwind) /* queued until the builder starts, when it has not yet */
+	/* Queued until the builder starts, when it has not yet. */
+	if (s->unwind && !walks_alone(s, snap))
 		enqueue_snap(s, e->tgid, snap);
 	notice(s, e->tgid, snap);
 	return 0;
@@ -813,7 +867,16 @@ static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __
 	if (bpf_map_update_elem(s->tfd.file_idx, &k, &f, BPF_ANY))
 		return -errno;
 	s->slot_key[slot] = k;
+	fileidx__set(s->fidx, &k, &f); /* slot checked above */
 	return 0;
+}
+
+static __u64 unwind_seen_ns(void *ctx, __u32 slot)
+{
+	struct sampler *s = ctx;
+
+	return slot < SAMPLER_UNWIND_FILES ? __atomic_load_n(&s->slot_seen[slot], __ATOMIC_RELAXED)
+					   : 0;
 }
 
 /* Let the BPF walker find mappings from the kernel's VMAs (Linux >= 5.17
@@ -927,9 +990,16 @@ static int unwind_rows_end(void *ctx, __u32 slot, __u64 *rows, __u32 n, bool ok)
 	if (ok && bpf_map_update_elem(s->tfd.files, &slot, &s->rows_fd, BPF_ANY))
 		err = -errno;
 	if (ok && !err && slot < SAMPLER_UNWIND_FILES) {
+		struct bpf_map_info info = {0};
+		__u32 len = sizeof(info);
+
 		s->rows_mem -= s->slot_mem[slot];
 		s->slot_mem[slot] = fd_memlock(s->rows_fd);
 		s->rows_mem += s->slot_mem[slot];
+		/* Late walks map the table by this id: 0 (unknown) makes
+		 * them treat the slot as empty, as a failed lookup did. */
+		fileidx__set_id(s->fidx, slot,
+				bpf_obj_get_info_by_fd(s->rows_fd, &info, &len) ? 0 : info.id);
 	}
 	close(s->rows_fd); /* unwind_files holds the map now */
 	s->rows_fd = -1;
@@ -946,6 +1016,7 @@ static int unwind_rows_del(void *ctx, __u32 slot)
 		if (s->slot_key[slot].dev || s->slot_key[slot].ino)
 			bpf_map_delete_elem(s->tfd.file_idx, &s->slot_key[slot]);
 		memset(&s->slot_key[slot], 0, sizeof(s->slot_key[slot]));
+		fileidx__drop(s->fidx, slot);
 	}
 	return bpf_map_delete_elem(s->tfd.files, &slot) ? -errno : 0;
 }
@@ -1053,9 +1124,14 @@ static int unwind_open(struct sampler *s)
 	sink.rows_end = unwind_rows_end;
 	sink.rows_del = unwind_rows_del;
 	sink.set_file = unwind_set_file;
+	sink.seen_ns = unwind_seen_ns;
 	s->slot_mem = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_mem));
 	s->slot_key = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_key));
-	s->unwind = s->slot_mem && s->slot_key ? unwind_table__new(&sink, "/proc") : NULL;
+	s->slot_seen = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_seen));
+	s->fidx = fileidx__new(SAMPLER_UNWIND_FILES);
+	s->unwind = s->slot_mem && s->slot_key && s->slot_seen && s->fidx
+			    ? unwind_table__new(&sink, "/proc")
+			    : NULL;
 	if (s->unwind && s->sb)
 		unwind_table__set_maps_source(s->unwind, &s->maps_src);
 	if (!s->unwind)
@@ -2384,6 +2460,7 @@ static int drain_late(struct sampler *s, sampler_record_fn fn, void *ctx)
 				.maps = s->tfd.maps,
 				.files = s->tfd.files,
 				.file_idx = s->tfd.file_idx,
+				.idx = s->fidx,
 				.want = want_file,
 				.ctx = s};
 	const struct timespec tick = {0, 5000000};
@@ -2489,6 +2566,7 @@ static void cpu_by_thread(const struct sampler *s, struct sampler_stats *st)
 	st->cpu_loader_ns = __atomic_load_n(&s->loader_cpu_ns, __ATOMIC_RELAXED);
 	st->snaps_sideband = __atomic_load_n(&s->snaps_ev, __ATOMIC_RELAXED);
 	st->snaps_proc = __atomic_load_n(&s->snaps_proc, __ATOMIC_RELAXED);
+	st->walked_alone = __atomic_load_n(&s->walked_alone, __ATOMIC_RELAXED);
 	st->sideband = s->sb != NULL;
 	if (s->sb) {
 		struct sideband_stats sst;
@@ -2636,6 +2714,8 @@ void sampler__free(struct sampler *s)
 				close(*fds[i]);
 	}
 	free(s->slot_mem);
+	free(s->slot_seen);
+	fileidx__free(s->fidx);
 	free(s->slot_key);
 	cpu_sampler__destroy(s->skel);
 	cpu_sampler__destroy(s->quick);

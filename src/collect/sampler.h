@@ -163,6 +163,9 @@ struct sampler_stats {
 	 * (sideband false: not available, maps files only). */
 	bool sideband;
 	__u64 snaps_sideband, snaps_proc;
+	/* New processes left to the BPF walker alone (no entries of their own:
+	 * their program's table was built, bpf_find_vma() finds the rest). */
+	__u64 walked_alone;
 	__u64 sideband_records, sideband_lost;
 };
 
@@ -196,7 +199,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts);
 int sampler__start(struct sampler *s);
 
 /* Wait up to @timeout_ms for new-process notices and call @fn for each
- * (tgid first seen by the BPF program), then build the unwind tables of
+ * (tgid first seen by the BPF program; a notice's snapshot is taken when
+ * it comes, and the wait ends early only when many are queued: a caller
+ * takes them before each drain), then build the unwind tables of
  * those processes (until sampler__stop()), calling @fn for notices that
  * arrive meanwhile before the next build. Before a quick start's hand-over,
  * @fn is called later (at the first call after it); after sampler__stop()

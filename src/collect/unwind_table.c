@@ -212,6 +212,15 @@ static void slot_evict(struct unwind_table *u, __u32 i)
 	u->st.rows = u->rows_used;
 }
 
+/* Since when table @i has been unused: its last reference dropped, or a
+ * process the sink walks alone seen mapping it, the later. */
+static __u64 slot_idle_since(const struct unwind_table *u, __u32 i)
+{
+	__u64 seen = u->sink.seen_ns ? u->sink.seen_ns(u->sink.ctx, i) : 0;
+
+	return seen > u->slots[i].idle_ns ? seen : u->slots[i].idle_ns;
+}
+
 /* A free slot with room for @n more rows, evicting unused tables (longest
  * idle first) as needed. -ENOSPC when the used ones leave no room. */
 static int slot_alloc(struct unwind_table *u, __u32 n, __u32 *out)
@@ -225,8 +234,8 @@ static int slot_alloc(struct unwind_table *u, __u32 n, __u32 *out)
 			if (!sl->used) {
 				if (free_i == u->sink.max_files)
 					free_i = i;
-			} else if (!sl->refs &&
-				   (old == u->sink.max_files || sl->idle_ns < u->slots[old].idle_ns)) {
+			} else if (!sl->refs && (old == u->sink.max_files ||
+						 slot_idle_since(u, i) < slot_idle_since(u, old))) {
 				old = i;
 			}
 		}
@@ -534,8 +543,10 @@ size_t unwind_table__gc(struct unwind_table *u, __u64 file_ttl_ns)
 
 	for (i = 0; i < u->sink.max_files; i++) {
 		const struct ut_slot *sl = &u->slots[i];
+		__u64 since = sl->used && !sl->refs ? slot_idle_since(u, i) : now + 1;
 
-		if (sl->used && !sl->refs && now - sl->idle_ns >= file_ttl_ns)
+		/* since > now: seen while this ran, in use */
+		if (since <= now && now - since >= file_ttl_ns)
 			slot_evict(u, i);
 	}
 	return gone;

@@ -56,6 +56,11 @@ struct unwind_table_sink {
 	 * not been told about. Dropped with the table (rows_del). */
 	int (*set_file)(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __u64 (*seg)[3],
 			unsigned int nseg, __u32 nrows);
+	/* Optional: when a process this table was not told about (one the
+	 * BPF side walks from its VMAs alone) was last seen mapping the file of
+	 * table @slot, CLOCK_MONOTONIC ns, 0 = never. An unused table is one
+	 * no described process maps and none was seen mapping for the TTL. */
+	__u64 (*seen_ns)(void *ctx, __u32 slot);
 	/* Store the @n mapping entries @m of one process under keys @k (all of
 	 * them in one call: the BPF sink writes them with one system call);
 	 * store the mapping count of @tgid. 0 or -errno. */

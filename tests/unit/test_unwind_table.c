@@ -14,6 +14,7 @@
 #include "collect/stackwalk.h"
 #include "collect/unwind_table.h"
 #include "proc/procmaps.h"
+#include "util/clock.h"
 #include "test.h"
 
 #define MAX_MAPS 512
@@ -94,9 +95,21 @@ static int mem_rows_del(void *ctx, __u32 slot)
 	return 0;
 }
 
+/* What the sink says of table slots seen in use by processes the table was
+ * not told about (sink.seen_ns): 0 = never. */
+static __u64 seen_at;
+
+static __u64 mem_seen_ns(void *ctx, __u32 slot)
+{
+	(void)ctx;
+	(void)slot;
+	return seen_at;
+}
+
 static struct unwind_table *new_table(__u32 max_rows, __u32 max_maps)
 {
 	struct unwind_table_sink sink = {
+		.seen_ns = mem_seen_ns,
 		.max_rows = max_rows,
 		.max_files = MAX_FILES,
 		.rows_begin = mem_rows_begin,
@@ -594,9 +607,51 @@ TEST(unused_file_tables_are_kept_then_evicted)
 	unwind_table__free(u);
 }
 
+/* A table no described process maps, but which the sink saw in use (a
+ * process the BPF walker walks from its VMAs alone), is not evicted until
+ * it has been unused that long since; then it is. */
+TEST(tables_seen_in_use_by_the_sink_are_kept)
+{
+	struct unwind_table *u = new_table(1u << 20, 4096);
+	struct unwind_table_stats a, b;
+	pid_t child;
+	int status;
+
+	CHECK(u != NULL);
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	CHECK_EQ_U64(unwind_table__add_process(u, child), 0);
+	unwind_table__stats(u, &a);
+	CHECK(a.tables >= 1);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	rows_dels = 0;
+	seen_at = clock__mono_ns() + 1000000000ull; /* seen "later than now": in use */
+	CHECK_EQ_U64(unwind_table__gc(u, 0), 1);    /* the child's entries go ... */
+	unwind_table__stats(u, &b);
+	CHECK_EQ_U64(b.tables, a.tables); /* ... its tables stay */
+	CHECK_EQ_U64(rows_dels, 0);
+	usleep(20000); /* unreferenced for 20 ms ... */
+	seen_at = clock__mono_ns();
+	CHECK_EQ_U64(unwind_table__gc(u, 10000000ull), 0); /* ... but seen just now */
+	unwind_table__stats(u, &b);
+	CHECK_EQ_U64(b.tables, a.tables);
+	seen_at = 1; /* long ago: unused for 20 ms */
+	CHECK_EQ_U64(unwind_table__gc(u, 10000000ull), 0);
+	unwind_table__stats(u, &b);
+	CHECK_EQ_U64(b.tables, 0);
+	CHECK_EQ_U64(rows_dels, a.tables);
+	seen_at = 0;
+	unwind_table__free(u);
+}
+
 int main(void)
 {
 	RUN(own_stack_unwinds_through_tables);
+	RUN(tables_seen_in_use_by_the_sink_are_kept);
 	RUN(short_copy_ends_the_walk);
 	RUN(mappings_from_the_caller);
 	RUN(start_time_from_the_caller);

@@ -57,6 +57,11 @@
 #define SAMPLER_PENDING_MAX 4096u
 /* Files late walks asked for, waiting for the builder. */
 #define SAMPLER_WANT_MAX 64u
+/* A new process the BPF walker serves alone (walks_alone()) is described
+ * by the builder this long after its notice if it is still alive: one that
+ * lives on gets entries of its own (no VMA lookup or late walk per sample),
+ * the short-lived majority is gone by then and costs a kill(pid, 0). */
+#define SAMPLER_LATER_NS 1000000000ull
 /* Notices wake the main thread only once this many wait: it takes them at
  * its next drain (at most a second away), before the samples they describe.
  * Their snapshots were taken when they came, so waiting loses nothing, and
@@ -64,6 +69,11 @@
  * futex or eventfd wake-up and a context switch each, ~20-40 us of CPU on
  * a VM). */
 #define SAMPLER_NOTICE_WAKE 256u
+
+struct sampler_later {
+	__u32 tgid;
+	__u64 due_ns; /* CLOCK_MONOTONIC */
+};
 
 struct sampler_want {
 	__u32 tgid;
@@ -169,6 +179,10 @@ struct sampler {
 	/* Files a late walk needs whose tables are not built (lazy tables:
 	 * unwind_table__set_lazy()), built before the queue above. */
 	struct sampler_want want[SAMPLER_WANT_MAX];
+	/* New processes left to the BPF walker alone, oldest first: described
+	 * when due if still alive (SAMPLER_LATER_NS). */
+	struct sampler_later later[SAMPLER_PENDING_MAX];
+	__u32 later_head, later_n;
 	__u32 want_n;
 	struct unwind_table_stats ut_stats;
 	__u32 refreshed[256]; /* tgids asked to refresh lately (main thread) */
@@ -386,6 +400,26 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
+/* Describe @tgid (left to the BPF walker alone) in SAMPLER_LATER_NS if it
+ * still runs then. No wake-up: the builder looks when it wakes, at the
+ * latest a second after. A full queue drops its oldest. */
+static void later_add(struct sampler *s, __u32 tgid)
+{
+	__u64 due = mono_ns() + SAMPLER_LATER_NS;
+
+	pthread_mutex_lock(&s->mu);
+	if (!s->stopped) {
+		if (s->later_n == SAMPLER_PENDING_MAX) {
+			s->later_head = (s->later_head + 1) % SAMPLER_PENDING_MAX;
+			s->later_n--;
+		}
+		s->later[(s->later_head + s->later_n) % SAMPLER_PENDING_MAX] =
+			(struct sampler_later){.tgid = tgid, .due_ns = due};
+		s->later_n++;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* The table builder: parses files and writes the maps off the thread that
  * takes notices and drains samples, so a new binary's parse (hundreds of
  * ms on a busy host) delays neither the snapshot of a short-lived process
@@ -393,7 +427,7 @@ static __u64 mono_ns(void)
 static void *worker_main(void *arg)
 {
 	struct sampler *s = arg;
-	__u64 last_gc = mono_ns();
+	__u64 last_gc = mono_ns(), now;
 
 	pthread_mutex_lock(&s->mu);
 	while (!s->quit) {
@@ -416,7 +450,15 @@ static void *worker_main(void *arg)
 		 * walking (which asks for them) is on. */
 		unwind_table__set_lazy(
 			s->unwind, s->tfd.vma && __atomic_load_n(&s->late_on, __ATOMIC_ACQUIRE));
-		if (!s->pend_n) {
+		now = mono_ns();
+		if (!s->pend_n && s->later_n && s->later[s->later_head].due_ns <= now) {
+			/* as a refresh: described unless gone or described since */
+			entry = s->later[s->later_head].tgid | SAMPLER_REFRESH_BIT;
+			s->later_head = (s->later_head + 1) % SAMPLER_PENDING_MAX;
+			s->later_n--;
+		} else if (!s->pend_n) {
+			/* Due ones wait for this wake-up (at most a second):
+			 * a wake-up per due time would be one per process. */
 			struct timespec ts;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -559,11 +601,11 @@ static int take_snapshot(struct sampler *s, const struct proc_event *e, size_t l
 
 /* Can the BPF walker unwind new process @snap without entries of its own
  * (bpf_find_vma() and late walking on, its program's table built)? Then
- * the table builder has nothing to do for it: the walker finds its
+ * the table builder has nothing to do for it now: the walker finds its
  * mappings from the kernel's VMAs, and a late walk asks for a library's
- * table. A process that lives on and has partial stacks is described by
- * sampler__refresh_process(). Marks the program's table seen now, which
- * keeps it from the reclaim of unused tables. */
+ * table. Most such processes (a compiler's) are gone within a second; one
+ * still running then is described (later_add()). Marks the program's table
+ * seen now, which keeps it from the reclaim of unused tables. */
 static bool walks_alone(struct sampler *s, const struct procsnap *snap)
 {
 	const struct procmaps_entry *e = NULL;
@@ -627,7 +669,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		/* its first samples' late walks need these maps too */
 		late__offer_maps(s->late, e->tgid, snap->comm, snap->maps, snap->at_ns);
 	/* Queued until the builder starts, when it has not yet. */
-	if (s->unwind && !walks_alone(s, snap))
+	if (s->unwind && walks_alone(s, snap))
+		later_add(s, e->tgid);
+	else if (s->unwind)
 		enqueue_snap(s, e->tgid, snap);
 	notice(s, e->tgid, snap);
 	return 0;

@@ -4,6 +4,7 @@
  * the return addresses it finds must be the ones the functions saw. Also:
  * files shared between processes are parsed once, caps are honoured. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -560,6 +561,28 @@ TEST(exited_processes_are_reclaimed)
 	CHECK_EQ_U64(del_procs, 1);
 }
 
+/* @u given the tables of a child process that has exited since (its stats
+ * then into *@a, at least one table); rows_dels reset. false on failure. */
+static bool tables_of_exited_child(struct unwind_table *u, struct unwind_table_stats *a)
+{
+	pid_t child;
+	int status, err;
+
+	if (!u)
+		return false;
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	err = unwind_table__add_process(u, child);
+	unwind_table__stats(u, a);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	rows_dels = 0;
+	return !err && a->tables >= 1;
+}
+
 /* Tables of files no live process maps stay for the next process of the
  * same binary, and go at gc once unused long enough; a later process of
  * that binary gets them parsed again, and unwinds. */
@@ -567,21 +590,8 @@ TEST(unused_file_tables_are_kept_then_evicted)
 {
 	struct unwind_table *u = new_table(1u << 20, 4096);
 	struct unwind_table_stats a, b, c;
-	pid_t child;
-	int status;
 
-	CHECK(u != NULL);
-	child = fork();
-	if (!child) {
-		pause();
-		_exit(0);
-	}
-	CHECK_EQ_U64(unwind_table__add_process(u, child), 0);
-	unwind_table__stats(u, &a);
-	CHECK(a.tables >= 1);
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
-	rows_dels = 0;
+	CHECK(tables_of_exited_child(u, &a));
 	CHECK_EQ_U64(unwind_table__gc(u, UNWIND_TABLE_FILE_TTL_NS), 1); /* the child */
 	unwind_table__stats(u, &b);
 	CHECK_EQ_U64(b.tables, a.tables); /* unused, kept for a while */
@@ -614,21 +624,8 @@ TEST(tables_seen_in_use_by_the_sink_are_kept)
 {
 	struct unwind_table *u = new_table(1u << 20, 4096);
 	struct unwind_table_stats a, b;
-	pid_t child;
-	int status;
 
-	CHECK(u != NULL);
-	child = fork();
-	if (!child) {
-		pause();
-		_exit(0);
-	}
-	CHECK_EQ_U64(unwind_table__add_process(u, child), 0);
-	unwind_table__stats(u, &a);
-	CHECK(a.tables >= 1);
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
-	rows_dels = 0;
+	CHECK(tables_of_exited_child(u, &a));
 	seen_at = clock__mono_ns() + 1000000000ull; /* seen "later than now": in use */
 	CHECK_EQ_U64(unwind_table__gc(u, 0), 1);    /* the child's entries go ... */
 	unwind_table__stats(u, &b);

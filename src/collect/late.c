@@ -144,10 +144,7 @@ static struct late_snap *snap_read(struct late *l, __u32 tgid, const __u64 *comm
 
 void late__set_maps_source(struct late *l, const struct procmaps_source *src)
 {
-	if (src)
-		l->maps_src = *src;
-	else
-		memset(&l->maps_src, 0, sizeof(l->maps_src));
+	procmaps__source_set(&l->maps_src, src);
 }
 
 void late__offer_maps(struct late *l, __u32 tgid, const char *comm, const struct procmaps *pm,

@@ -210,7 +210,7 @@ static void take(struct sideband *sb, struct mapev *m, const struct perf_event_h
 		if (len <= sizeof(*r) || r->pid != r->tid)
 			break;
 		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
-			mapev__exec(m, r->pid, r->comm, time);
+			mapev__exec(m, r->pid, r->comm);
 		else
 			mapev__rename(m, r->pid, r->comm);
 		break;
@@ -219,7 +219,7 @@ static void take(struct sideband *sb, struct mapev *m, const struct perf_event_h
 		const struct rec_task *r = body;
 
 		if (len >= sizeof(*r) && r->pid == r->tid)
-			mapev__fork(m, r->pid, r->ppid, time);
+			mapev__fork(m, r->pid, r->ppid);
 		break;
 	}
 	case PERF_RECORD_EXIT: {
@@ -332,6 +332,13 @@ static int by_time(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off; /* read order */
 }
 
+static int by_offset(const void *a, const void *b)
+{
+	const struct sb_pending *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 __u64 sideband__drain(struct sideband *sb, struct mapev *m, __u64 now_ns)
 {
 	__u64 got = 0, horizon = now_ns > SIDEBAND_SETTLE_NS ? now_ns - SIDEBAND_SETTLE_NS : 0;
@@ -359,26 +366,22 @@ __u64 sideband__drain(struct sideband *sb, struct mapev *m, __u64 now_ns)
 	if (i == sb->nidx) {
 		sb->plen = sb->nidx = 0;
 	} else if (i) {
-		unsigned char *tmp = malloc(sb->plen);
-
-		for (keep = 0; tmp && i + keep < sb->nidx; keep++) {
+		/* In place, in offset order: each record moves down, over
+		 * bytes already moved or taken (the next drain sorts by time). */
+		keep = sb->nidx - i;
+		memmove(sb->idx, sb->idx + i, keep * sizeof(*sb->idx));
+		qsort(sb->idx, keep, sizeof(*sb->idx), by_offset);
+		for (i = 0; i < keep; i++) {
 			const struct perf_event_header *h =
-				(const void *)(sb->pend + sb->idx[i + keep].off);
+				(const void *)(sb->pend + sb->idx[i].off);
+			size_t size = h->size;
 
-			memcpy(tmp + at, h, h->size);
-			sb->idx[keep] =
-				(struct sb_pending){.time = sb->idx[i + keep].time, .off = at};
-			at += h->size;
+			memmove(sb->pend + at, h, size);
+			sb->idx[i].off = at;
+			at += size;
 		}
-		if (tmp) {
-			memcpy(sb->pend, tmp, at);
-			free(tmp);
-			sb->plen = at;
-			sb->nidx = keep;
-		} else { /* no memory to keep them: as lost */
-			mapev__lost(m);
-			sb->plen = sb->nidx = 0;
-		}
+		sb->plen = at;
+		sb->nidx = keep;
 	}
 	if (now_ns >= sb->next_expire_ns) {
 		mapev__expire(m, now_ns);

@@ -556,18 +556,14 @@ static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct p
 
 void unwind_table__set_maps_source(struct unwind_table *u, const struct procmaps_source *src)
 {
-	if (src)
-		u->maps_src = *src;
-	else
-		memset(&u->maps_src, 0, sizeof(u->maps_src));
+	procmaps__source_set(&u->maps_src, src);
 }
 
 int unwind_table__add_process(struct unwind_table *u, int pid)
 {
 	struct procmaps *maps = NULL;
-	int err;
-
 	__u64 start;
+	int err;
 
 	start = proc_start(u, (__u32)pid); /* before the maps: a PID reused after is told apart */
 	err = procmaps__read_pid(&u->maps_src, u->proc_root, pid, &maps);

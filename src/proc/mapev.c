@@ -264,11 +264,10 @@ static void set_comm(struct mev_proc *p, const char *comm)
 	p->comm[n] = '\0';
 }
 
-void mapev__exec(struct mapev *m, __u32 pid, const char *comm, __u64 now_ns)
+void mapev__exec(struct mapev *m, __u32 pid, const char *comm)
 {
 	struct mev_proc *p;
 
-	(void)now_ns;
 	if (!pid || !(p = fresh(m, pid)))
 		return;
 	m->st.execs++;
@@ -283,7 +282,7 @@ void mapev__rename(struct mapev *m, __u32 pid, const char *comm)
 		set_comm(p, comm);
 }
 
-void mapev__fork(struct mapev *m, __u32 pid, __u32 ppid, __u64 now_ns)
+void mapev__fork(struct mapev *m, __u32 pid, __u32 ppid)
 {
 	struct mev_proc *p, *parent;
 	struct mev_map *maps = NULL;
@@ -291,7 +290,6 @@ void mapev__fork(struct mapev *m, __u32 pid, __u32 ppid, __u64 now_ns)
 	__u32 n, exe;
 	bool exe_deleted;
 
-	(void)now_ns;
 	if (!pid || pid == ppid)
 		return;
 	m->st.forks++;

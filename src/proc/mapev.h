@@ -65,18 +65,18 @@ struct mapev *mapev__new(void);
 /* Free @m. Accepts NULL. */
 void mapev__free(struct mapev *m);
 
-/* Process @pid exec()ed at @now_ns, its name now @comm (up to 15 bytes,
+/* Process @pid exec()ed, its name now @comm (up to 15 bytes,
  * NUL-terminated or not): it is known from now on, with no mappings until
  * its MMAP2 records come. */
-void mapev__exec(struct mapev *m, __u32 pid, const char *comm, __u64 now_ns);
+void mapev__exec(struct mapev *m, __u32 pid, const char *comm);
 
 /* Process @pid (its main thread) is named @comm now (prctl()). */
 void mapev__rename(struct mapev *m, __u32 pid, const char *comm);
 
-/* Process @pid was forked by process @ppid at @now_ns: known with a copy
+/* Process @pid was forked by process @ppid: known with a copy
  * of its parent's mappings when the parent is known, else not known. A
  * thread (@pid == @ppid) changes nothing. */
-void mapev__fork(struct mapev *m, __u32 pid, __u32 ppid, __u64 now_ns);
+void mapev__fork(struct mapev *m, __u32 pid, __u32 ppid);
 
 /* Process @pid exited at @now_ns: still answered for, until
  * MAPEV_KEEP_EXITED_NS later (mapev__expire()) or a new process with

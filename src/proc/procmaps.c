@@ -249,6 +249,14 @@ int procmaps__read(const char *path, struct procmaps **out)
 	return err;
 }
 
+void procmaps__source_set(struct procmaps_source *dst, const struct procmaps_source *src)
+{
+	if (src)
+		*dst = *src;
+	else
+		memset(dst, 0, sizeof(*dst));
+}
+
 int procmaps__read_pid(const struct procmaps_source *src, const char *proc_root, int pid,
 		       struct procmaps **out)
 {

@@ -69,6 +69,10 @@ struct procmaps_source {
 	void *ctx;
 };
 
+/* *@dst becomes @src (copied), or the empty source for NULL: the setter
+ * of a module that keeps one. */
+void procmaps__source_set(struct procmaps_source *dst, const struct procmaps_source *src);
+
 /* The mappings of process @pid: from @src when it knows them (NULL or an
  * empty source: none), else from @proc_root/PID/maps. Same returns as
  * procmaps__read(). */

@@ -645,10 +645,7 @@ static const struct kentry *kcache_find(const struct symbolizer *s, __u64 addr)
 
 void symbolizer__set_maps_source(struct symbolizer *s, const struct procmaps_source *src)
 {
-	if (src)
-		s->maps_src = *src;
-	else
-		memset(&s->maps_src, 0, sizeof(s->maps_src));
+	procmaps__source_set(&s->maps_src, src);
 }
 
 void symbolizer__set_kernel_namer(struct symbolizer *s, symbolizer_kname_fn fn, void *ctx)

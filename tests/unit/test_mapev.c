@@ -39,7 +39,7 @@ TEST(exec_then_mmaps)
 	CHECK(m);
 	CHECK(mapev__maps(m, 100, &pm, NULL) == -ENOENT); /* running before: not known */
 	add(m, 100, 0x1000, 0x1000, 0, 1, "/bin/x");	  /* ignored: not known */
-	mapev__exec(m, 100, "p", 1);
+	mapev__exec(m, 100, "p");
 	CHECK(!mapev__maps(m, 100, &pm, NULL));
 	CHECK_EQ_U64(procmaps__count(pm), 0);
 	procmaps__free(pm);
@@ -69,7 +69,7 @@ TEST(exec_then_mmaps)
 	CHECK(e && !strcmp(e->path, "/usr/lib/libc.so.6") && e->offset == 0x2000);
 	procmaps__free(pm);
 	/* exec again: another program, nothing of the old one */
-	mapev__exec(m, 100, "q", 2);
+	mapev__exec(m, 100, "q");
 	CHECK(!mapev__maps(m, 100, &pm, &d));
 	CHECK_EQ_U64(procmaps__count(pm), 0);
 	CHECK(!strcmp(d.exe, "") && !strcmp(d.comm, "q"));
@@ -88,7 +88,7 @@ TEST(mapping_over_older_ones)
 	const struct procmaps_entry *e;
 
 	CHECK(m);
-	mapev__exec(m, 7, "p", 1);
+	mapev__exec(m, 7, "p");
 	add(m, 7, 0x10000, 0x10000, 0, 1, "/a"); /* [0x10000, 0x20000) */
 	add(m, 7, 0x14000, 0x4000, 0, 2, "/b");	 /* inside: splits /a */
 	add(m, 7, 0x1e000, 0x4000, 0, 3, "/c");	 /* over /a's tail and past it */
@@ -121,10 +121,10 @@ TEST(fork_and_exit)
 	struct mapev_desc d;
 
 	CHECK(m);
-	mapev__exec(m, 10, "sh", 1);
+	mapev__exec(m, 10, "sh");
 	add(m, 10, 0x1000, 0x1000, 0, 1, "/bin/sh");
-	mapev__fork(m, 11, 10, 2); /* a child: the parent's mappings and name */
-	mapev__fork(m, 10, 10, 2); /* a thread: nothing */
+	mapev__fork(m, 11, 10); /* a child: the parent's mappings and name */
+	mapev__fork(m, 10, 10); /* a thread: nothing */
 	add(m, 11, 0x3000, 0x1000, 0, 2, "/lib/x.so");
 	CHECK(!mapev__maps(m, 11, &pm, &d));
 	CHECK_EQ_U64(procmaps__count(pm), 2);
@@ -137,7 +137,7 @@ TEST(fork_and_exit)
 	CHECK(!mapev__maps(m, 10, &pm, NULL)); /* the parent has not changed */
 	CHECK_EQ_U64(procmaps__count(pm), 1);
 	procmaps__free(pm);
-	mapev__fork(m, 12, 99, 2); /* of a process not known */
+	mapev__fork(m, 12, 99); /* of a process not known */
 	CHECK(mapev__maps(m, 12, &pm, NULL) == -ENOENT);
 	/* exited: still answered, mappings after it ignored, gone once expired */
 	mapev__exit(m, 11, 1000);
@@ -153,7 +153,7 @@ TEST(fork_and_exit)
 	CHECK(!mapev__maps(m, 10, &pm, NULL)); /* alive: kept */
 	procmaps__free(pm);
 	/* a reused PID forked from a process not known forgets the old one */
-	mapev__fork(m, 10, 98, 3);
+	mapev__fork(m, 10, 98);
 	CHECK(mapev__maps(m, 10, &pm, NULL) == -ENOENT);
 	mapev__stats(m, &st);
 	CHECK_EQ_U64(st.procs, 0);
@@ -167,12 +167,12 @@ TEST(lost_records)
 	struct mapev_stats st;
 
 	CHECK(m);
-	mapev__exec(m, 5, "p", 1);
-	mapev__exec(m, 6, "p", 1);
+	mapev__exec(m, 5, "p");
+	mapev__exec(m, 6, "p");
 	mapev__lost(m);
 	CHECK(mapev__maps(m, 5, &pm, NULL) == -ENOENT);
 	CHECK(mapev__maps(m, 6, &pm, NULL) == -ENOENT);
-	mapev__exec(m, 6, "p", 2); /* known again from its next exec */
+	mapev__exec(m, 6, "p"); /* known again from its next exec */
 	CHECK(!mapev__maps(m, 6, &pm, NULL));
 	procmaps__free(pm);
 	mapev__stats(m, &st);
@@ -194,14 +194,14 @@ TEST(caps)
 
 	CHECK(m);
 	for (pid = 1; pid <= MAPEV_MAX_PROCS; pid++) {
-		mapev__exec(m, pid, "p", 1);
+		mapev__exec(m, pid, "p");
 		add(m, pid, 0x1000 * (__u64)pid, 0x1000, 0, pid, "/bin/p");
 	}
-	mapev__exec(m, MAPEV_MAX_PROCS + 1, "p", 2); /* full of live ones */
+	mapev__exec(m, MAPEV_MAX_PROCS + 1, "p"); /* full of live ones */
 	CHECK(mapev__maps(m, MAPEV_MAX_PROCS + 1, &pm, NULL) == -ENOENT);
 	mapev__exit(m, 300, 20);
 	mapev__exit(m, 200, 10);
-	mapev__exec(m, MAPEV_MAX_PROCS + 2, "p", 3); /* takes 200's place */
+	mapev__exec(m, MAPEV_MAX_PROCS + 2, "p"); /* takes 200's place */
 	CHECK(!mapev__maps(m, MAPEV_MAX_PROCS + 2, &pm, NULL));
 	procmaps__free(pm);
 	CHECK(mapev__maps(m, 200, &pm, NULL) == -ENOENT);
@@ -222,7 +222,7 @@ TEST(caps)
 	}
 	CHECK(ok);
 	/* mappings: past MAPEV_MAX_MAPS the process is no longer known */
-	mapev__exec(m, 1, "p", 4);
+	mapev__exec(m, 1, "p");
 	for (i = 0; i <= MAPEV_MAX_MAPS; i++)
 		add(m, 1, 0x100000 + 0x2000 * (__u64)i, 0x1000, 0, 1, "/bin/many");
 	CHECK(mapev__maps(m, 1, &pm, NULL) == -ENOENT);

@@ -233,6 +233,7 @@ static int source_knows_7(void *ctx, int pid, struct procmaps **out)
 TEST(read_pid_from_source)
 {
 	const struct procmaps_source src = {.fn = source_knows_7, .ctx = "/from/source"};
+	struct procmaps_source kept;
 	struct procmaps *m = NULL;
 
 	CHECK(!procmaps__read_pid(&src, "/nonexistent", 7, &m));
@@ -245,6 +246,11 @@ TEST(read_pid_from_source)
 	CHECK(!procmaps__read_pid(NULL, "/proc", (int)getpid(), &m));
 	procmaps__free(m);
 	CHECK_EQ_U64(calls, 3);
+	procmaps__source_set(&kept, &src); /* a module's copy, set then cleared */
+	CHECK(kept.fn == src.fn && kept.ctx == src.ctx);
+	procmaps__source_set(&kept, NULL);
+	CHECK(!kept.fn && !kept.ctx);
+	CHECK_EQ_U64(procmaps__read_pid(&kept, "/nonexistent", 7, &m), -ENOENT);
 }
 
 /* The read buffer is kept per thread: reads after a large file, and after

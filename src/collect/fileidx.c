@@ -140,14 +140,20 @@ void fileidx__set_id(struct fileidx *x, __u32 slot, __u32 id)
 	pthread_mutex_unlock(&x->mu);
 }
 
-void fileidx__drop(struct fileidx *x, __u32 slot)
+int fileidx__drop(struct fileidx *x, __u32 slot, struct unwind_file_key *key)
 {
+	int err;
+
 	if (slot >= x->nslots)
-		return;
+		return -ENOENT;
 	pthread_mutex_lock(&x->mu);
+	err = x->key[slot].dev || x->key[slot].ino ? 0 : -ENOENT;
+	if (!err && key)
+		*key = x->key[slot];
 	slot_forget(x, slot);
 	x->id[slot] = 0;
 	pthread_mutex_unlock(&x->mu);
+	return err;
 }
 
 int fileidx__find(struct fileidx *x, const struct unwind_file_key *k, struct unwind_file *out)

@@ -36,8 +36,10 @@ int fileidx__set(struct fileidx *x, const struct unwind_file_key *k, const struc
 /* The map in slot @slot now has id @id (0: none). Out of range: ignored. */
 void fileidx__set_id(struct fileidx *x, __u32 slot, __u32 id);
 
-/* Slot @slot emptied: its file and map id forgotten. Out of range: ignored. */
-void fileidx__drop(struct fileidx *x, __u32 slot);
+/* Slot @slot emptied: its file and map id forgotten. The file it held goes
+ * to *@key (NULL: not wanted): 0, or -ENOENT when it held none (or @slot
+ * is out of range). */
+int fileidx__drop(struct fileidx *x, __u32 slot, struct unwind_file_key *key);
 
 /* The table of file @k into *@out: 0, or -ENOENT when none. */
 int fileidx__find(struct fileidx *x, const struct unwind_file_key *k, struct unwind_file *out);

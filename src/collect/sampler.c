@@ -159,7 +159,6 @@ struct sampler {
 	size_t rows_len;
 	__u32 unwind_rows;		  /* row store cap */
 	__u64 *slot_mem;		  /* kernel memory of each file table */
-	struct unwind_file_key *slot_key; /* its file, in unwind_file_idx */
 	__u64 *slot_seen;		  /* when a process walked alone last mapped it (atomic) */
 	struct fileidx *fidx;		  /* copy of unwind_file_idx and unwind_files' map ids */
 	__u64 rows_mem;			  /* ... all of them */
@@ -910,7 +909,6 @@ static int unwind_set_file(void *ctx, __u32 slot, __u64 dev, __u64 ino, const __
 	f.nseg = i;
 	if (bpf_map_update_elem(s->tfd.file_idx, &k, &f, BPF_ANY))
 		return -errno;
-	s->slot_key[slot] = k;
 	fileidx__set(s->fidx, &k, &f); /* slot checked above */
 	return 0;
 }
@@ -1053,14 +1051,14 @@ static int unwind_rows_end(void *ctx, __u32 slot, __u64 *rows, __u32 n, bool ok)
 static int unwind_rows_del(void *ctx, __u32 slot)
 {
 	struct sampler *s = ctx;
+	struct unwind_file_key k;
 
 	if (slot < SAMPLER_UNWIND_FILES) {
 		s->rows_mem -= s->slot_mem[slot];
 		s->slot_mem[slot] = 0;
-		if (s->slot_key[slot].dev || s->slot_key[slot].ino)
-			bpf_map_delete_elem(s->tfd.file_idx, &s->slot_key[slot]);
-		memset(&s->slot_key[slot], 0, sizeof(s->slot_key[slot]));
-		fileidx__drop(s->fidx, slot);
+		/* the file its table was found by, in both indexes */
+		if (!fileidx__drop(s->fidx, slot, &k))
+			bpf_map_delete_elem(s->tfd.file_idx, &k);
 	}
 	return bpf_map_delete_elem(s->tfd.files, &slot) ? -errno : 0;
 }
@@ -1170,12 +1168,10 @@ static int unwind_open(struct sampler *s)
 	sink.set_file = unwind_set_file;
 	sink.seen_ns = unwind_seen_ns;
 	s->slot_mem = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_mem));
-	s->slot_key = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_key));
 	s->slot_seen = calloc(SAMPLER_UNWIND_FILES, sizeof(*s->slot_seen));
 	s->fidx = fileidx__new(SAMPLER_UNWIND_FILES);
-	s->unwind = s->slot_mem && s->slot_key && s->slot_seen && s->fidx
-			    ? unwind_table__new(&sink, "/proc")
-			    : NULL;
+	s->unwind =
+		s->slot_mem && s->slot_seen && s->fidx ? unwind_table__new(&sink, "/proc") : NULL;
 	if (s->unwind && s->sb)
 		unwind_table__set_maps_source(s->unwind, &s->maps_src);
 	if (!s->unwind)
@@ -2760,7 +2756,6 @@ void sampler__free(struct sampler *s)
 	free(s->slot_mem);
 	free(s->slot_seen);
 	fileidx__free(s->fidx);
-	free(s->slot_key);
 	cpu_sampler__destroy(s->skel);
 	cpu_sampler__destroy(s->quick);
 	free(s->links);

@@ -30,6 +30,7 @@ static int find(struct fileidx *x, __u64 dev, __u64 ino, struct unwind_file *f)
 TEST(set_find_drop)
 {
 	struct fileidx *x = fileidx__new(8);
+	struct unwind_file_key k;
 	struct unwind_file f;
 
 	CHECK(x);
@@ -47,11 +48,11 @@ TEST(set_find_drop)
 	CHECK_EQ_U64(fileidx__id(x, 3), 77);
 	CHECK_EQ_U64(fileidx__id(x, 4), 0);
 	CHECK_EQ_U64(fileidx__id(x, 99), 0);
-	fileidx__drop(x, 3);
+	CHECK(!fileidx__drop(x, 3, &k) && k.dev == 1 && k.ino == 2); /* the file it held */
 	CHECK(find(x, 1, 2, &f) == -ENOENT);
 	CHECK_EQ_U64(fileidx__id(x, 3), 0);
-	fileidx__drop(x, 3);  /* twice: nothing */
-	fileidx__drop(x, 99); /* out of range: nothing */
+	CHECK(fileidx__drop(x, 3, NULL) == -ENOENT);  /* twice: nothing */
+	CHECK(fileidx__drop(x, 99, NULL) == -ENOENT); /* out of range: nothing */
 	fileidx__free(x);
 	fileidx__free(NULL);
 }
@@ -68,9 +69,9 @@ TEST(slot_reused_and_file_moved)
 	CHECK(!find(x, 1, 11, &f) && f.nrows == 6);
 	CHECK(!set(x, 1, 11, 2, 7)); /* the file's table rebuilt in slot 2 */
 	CHECK(!find(x, 1, 11, &f) && f.slot == 2 && f.nrows == 7);
-	fileidx__drop(x, 0); /* the old slot emptied: the file stays in slot 2 */
+	fileidx__drop(x, 0, NULL); /* the old slot emptied: the file stays in slot 2 */
 	CHECK(!find(x, 1, 11, &f) && f.slot == 2);
-	fileidx__drop(x, 2);
+	fileidx__drop(x, 2, NULL);
 	CHECK(find(x, 1, 11, &f) == -ENOENT);
 	fileidx__free(x);
 }
@@ -95,7 +96,7 @@ TEST(removals_keep_runs)
 		for (i = 0; i < n; i++) {
 			__u32 d = order[(i + set_i) % n];
 
-			fileidx__drop(x, d);
+			fileidx__drop(x, d, NULL);
 			gone[d] = true;
 			for (j = 0; j < n; j++) {
 				int err = find(x, 8, 1000 * set_i + j, &f);

@@ -130,6 +130,44 @@ __attribute__((noinline)) int stat_inc(__u32 which)
 	return 0;
 }
 
+/* Waking user space (profcap's notice thread) for each record costs more
+ * than the record where a wake-up traps to the host: ~50 a second in a
+ * compile loop. With lazy_wake (user space sets it while its side-band
+ * records of mmap()s run, and clears it when those lose records), what
+ * user space may take at its next drain goes without a wake-up: the notice
+ * of a process exec()ed since (the side-band records hold its mappings:
+ * execd) and a late walk of such a process whose files have tables. The
+ * main thread takes both rings at each drain. Any other record, and one
+ * that finds its ring a quarter full, wakes the notice thread at once:
+ * FORCE, since a plain record only wakes it when the ring was empty. */
+volatile __u32 lazy_wake = 0;
+
+/* Processes exec()ed while profcap runs, until announced: tgid -> its
+ * start time (a reused PID is another process). Filled by profcap_exec. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1024);
+} execd SEC(".maps");
+
+/* What `seen` holds for a process: announced, and announced lazily. */
+#define SEEN_URGENT 1
+#define SEEN_LAZY 2
+
+/* bpf_ringbuf_output() flags for a record to @ring that may wait (@lazy). */
+static __always_inline __u64 wake_flags(void *ring, int lazy)
+{
+	if (!lazy_wake)
+		return 0;
+	if (lazy && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) <
+			    bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / 4) {
+		stat_inc(STAT_QUIET);
+		return BPF_RB_NO_WAKEUP;
+	}
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* A global function (BTF-checked, Linux >= 5.8 like the rest): the verifier
  * walks its loop once, not once per call site and path. */
 __attribute__((noinline)) __u64 stack_hash(const struct stack_trace *st)
@@ -260,7 +298,7 @@ struct {
  * has one) and a copy of the user stack above @sp, and send it. 0 when
  * sent, -1 otherwise. */
 static __always_inline int late_output(struct late_sample *ls, const struct sample_key *key,
-				       __u64 sp)
+				       __u64 sp, int lazy)
 {
 	__u32 zero = 0, first, len = 0, i;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
@@ -301,7 +339,8 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 	if (len > PROFCAP_LATE_STACK)
 		return -1;
 	ls->len = len;
-	if (bpf_ringbuf_output(&late, ls, offsetof(struct late_sample, stack) + len, 0)) {
+	if (bpf_ringbuf_output(&late, ls, offsetof(struct late_sample, stack) + len,
+			       wake_flags(&late, lazy))) {
 		stat_inc(STAT_LATE_LOST);
 		return -1;
 	}
@@ -316,7 +355,8 @@ static __always_inline int late_send(const struct sample_key *key)
 {
 	struct unwind_state *st;
 	struct late_sample *ls;
-	__u32 zero = 0;
+	__u32 zero = 0, tgid = key->tgid;
+	__u8 *seen_as;
 
 	if (!want_late || !(key->flags & PROFCAP_F_USTACK_PARTIAL))
 		return -1;
@@ -333,7 +373,10 @@ static __always_inline int late_send(const struct sample_key *key)
 	ls->exact = st->exact;
 	ls->nuser = (__u32)st->nr;
 	bpf_probe_read_kernel(ls->uips, sizeof(ls->uips), st->ips); /* see late_output() */
-	return late_output(ls, key, st->sp);
+	/* It may wait for a drain unless a file it stopped in has no table:
+	 * user space builds that from the live process's files. */
+	seen_as = bpf_map_lookup_elem(&seen, &tgid);
+	return late_output(ls, key, st->sp, seen_as && *seen_as == SEEN_LAZY && !st->no_table);
 }
 
 /* The start-up program (frame pointers only, see profcap_quick): a sample
@@ -357,7 +400,7 @@ static __always_inline int late_send_quick(struct bpf_perf_event_data *ctx,
 	ls->exact = 1;
 	ls->nuser = 1;
 	ls->uips[0] = ls->pc;
-	return late_output(ls, key, unwind_ctx_reg(ctx, offsetof(struct pt_regs, rsp)));
+	return late_output(ls, key, unwind_ctx_reg(ctx, offsetof(struct pt_regs, rsp)), 0);
 }
 
 /* ---- OpenTelemetry thread context (OTEP 4947) ----
@@ -604,13 +647,12 @@ static __always_inline void notice_process(__u32 tgid)
 {
 	struct notice_buf *n;
 	struct proc_event *e;
-	__u64 leader = 0, ns = 0;
+	__u64 leader = 0, ns = 0, *exec_ns;
 	__u32 zero = 0, len;
-	__u8 one = 1;
+	__u8 seen_as = SEEN_URGENT;
 
 	if (!tgid || bpf_map_lookup_elem(&seen, &tgid))
 		return;
-	bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
 	n = bpf_map_lookup_elem(&notice_scratch, &zero);
 	if (!n)
 		return;
@@ -630,11 +672,19 @@ static __always_inline void notice_process(__u32 tgid)
 				   (char *)bpf_get_current_task() + task_leader_off) &&
 	    leader && !bpf_probe_read_kernel(&ns, sizeof(ns), (char *)leader + task_start_off))
 		e->start = ns / 10000000; /* USER_HZ (100), as /proc/PID/stat */
+	exec_ns = bpf_map_lookup_elem(&execd, &tgid);
+	if (exec_ns) {
+		if (ns && *exec_ns == ns)
+			seen_as = SEEN_LAZY; /* exec()ed since: see lazy_wake */
+		bpf_map_delete_elem(&execd, &tgid);
+	}
+	bpf_map_update_elem(&seen, &tgid, &seen_as, BPF_ANY);
 	read_cmdline(n, tgid);
 	len = e->cmdline_len;
 	if (len > PROFCAP_NOTICE_CMDLINE)
 		len = 0;
-	if (bpf_ringbuf_output(&events, n, sizeof(*e) + len, 0))
+	if (bpf_ringbuf_output(&events, n, sizeof(*e) + len,
+			       wake_flags(&events, seen_as == SEEN_LAZY)))
 		stat_inc(STAT_EVENTS_LOST);
 }
 
@@ -779,9 +829,17 @@ int profcap_exec(void *ctx)
 {
 	__u32 tgid, tid;
 
+	__u64 task, ns = 0;
+
 	if (current_ids(&tgid, &tid) || !tgid)
 		return 0;
 	bpf_map_delete_elem(&seen, &tgid);
+	/* After the exec, this thread leads its group, with the leader's
+	 * start time: the one notice_process() reads. */
+	task = bpf_get_current_task();
+	if (task_start_off &&
+	    !bpf_probe_read_kernel(&ns, sizeof(ns), (char *)task + task_start_off) && ns)
+		bpf_map_update_elem(&execd, &tgid, &ns, BPF_ANY);
 	return 0;
 }
 

@@ -77,6 +77,7 @@ enum profcap_stat {
 	STAT_TCTX_BAD,	  /* ... unreadable or invalid (valid != 1, ids 0) */
 	STAT_LATE,	  /* samples sent to user space to be walked late (struct late_sample) */
 	STAT_LATE_LOST,	  /* ... not sent: ring buffer full (counted partial instead) */
+	STAT_QUIET,	  /* notices and late samples sent without waking user space */
 	STAT__COUNT,
 };
 

@@ -641,7 +641,7 @@ static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next
 				ev->start = 0;
 				ev->cgroup = ev->css = 0;
 				ev->cmdline_len = ev->pad2 = 0;
-				bpf_ringbuf_submit(ev, 0);
+				bpf_ringbuf_submit(ev, wake_flags(&events, 0));
 			}
 		}
 	}

@@ -154,6 +154,8 @@ struct unwind_state {
 	/* The sampled PC lies in no VMA at all: the registers are not of this
 	 * address space (a sample inside execve(), after the old one went). */
 	__u32 stale_regs;
+	/* A VMA this sample found is of a file without a table (yet). */
+	__u32 no_table;
 	__u64 stack_lo; /* sp of the sampled frame */
 };
 
@@ -306,6 +308,7 @@ static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
 		return -1;
 	if (unwind_vma_map(&v, &st->m)) {
 		st->late_ok = 1; /* a file, without a table yet */
+		st->no_table = 1;
 		return -1;
 	}
 	st->have_map = 1;
@@ -565,6 +568,7 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->vma_tried = 0;
 	st->late_ok = 0;
 	st->stale_regs = 0;
+	st->no_table = 0;
 	st->exact = 1;
 	st->bp_ok = 1;
 	st->stack_lo = st->sp;

@@ -996,20 +996,22 @@ void session__wait(struct session *s, __s64 wake)
 static void log_cpu_by_thread(const struct session *s, const struct sampler_stats *st,
 			      const struct sampler_unwind_stats *us)
 {
-	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f), notices "
-		 "%.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), unwinder "
-		 "loader %.1f ms",
+	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f, snapshots "
+		 "%.1f), notices %.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), "
+		 "unwinder loader %.1f ms",
 		 clock__thread_cpu_ns() / 1e6, s->cpu_procs_ns / 1e6, s->cpu_lines_ns / 1e6,
-		 st->cpu_notice_ns / 1e6, st->cpu_snap_ns / 1e6, st->cpu_builder_ns / 1e6,
-		 us ? us->tables.parse_cpu_ns / 1e6 : 0.0, st->cpu_loader_ns / 1e6);
+		 st->cpu_snap_main_ns / 1e6, st->cpu_notice_ns / 1e6, st->cpu_snap_ns / 1e6,
+		 st->cpu_builder_ns / 1e6, us ? us->tables.parse_cpu_ns / 1e6 : 0.0,
+		 st->cpu_loader_ns / 1e6);
 	if (st->sideband)
 		pr_debug("new processes' mappings: %llu from side-band records, %llu from "
 			 "/proc/PID/maps (side-band: %llu records read, %llu lost); %llu processes "
-			 "walked without entries of their own",
+			 "walked without entries of their own; %llu notices and late samples sent "
+			 "without a wake-up",
 			 (unsigned long long)st->snaps_sideband, (unsigned long long)st->snaps_proc,
 			 (unsigned long long)st->sideband_records,
 			 (unsigned long long)st->sideband_lost,
-			 (unsigned long long)st->walked_alone);
+			 (unsigned long long)st->walked_alone, (unsigned long long)st->quiet);
 }
 
 int session__close(struct session *s)

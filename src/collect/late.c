@@ -62,7 +62,10 @@ struct late {
 	size_t bytes;
 	char *proc_root;
 	struct procmaps_source maps_src; /* fn NULL: maps files only */
-	struct late_snap *last; /* the newest snapshot (a reference) */
+	/* The newest snapshots (references), LATE_RECENT of them in a ring at
+	 * @recent_at: a batch of notices is taken before its late samples. */
+	struct late_snap *recent[LATE_RECENT];
+	__u32 recent_at;
 	struct late_stats st;
 	pthread_mutex_t mu; /* everything here: late__push() and late__flush() run on two threads */
 	/* during a flush: the process being walked and its tables */
@@ -142,6 +145,35 @@ static struct late_snap *snap_read(struct late *l, __u32 tgid, const __u64 *comm
 	return sn;
 }
 
+/* Keep snapshot @sn (its reference) among the newest, in place of the
+ * oldest. */
+static void keep_recent(struct late *l, struct late_snap *sn)
+{
+	snap_put(l->recent[l->recent_at]);
+	l->recent[l->recent_at] = sn;
+	l->recent_at = (l->recent_at + 1) % LATE_RECENT;
+}
+
+/* The newest snapshot of @tgid kept, borrowed, when it is for thread name
+ * @comm and taken at most LATE_SNAP_SHARE_NS before @now_ns (or after it);
+ * else NULL (an older one may predate an exec). */
+static struct late_snap *find_recent(struct late *l, __u32 tgid, const __u64 *comm, __u64 now_ns)
+{
+	struct late_snap *sn;
+	__u32 i;
+
+	for (i = 1; i <= LATE_RECENT; i++) {
+		sn = l->recent[(l->recent_at + LATE_RECENT - i) % LATE_RECENT];
+		if (!sn || sn->tgid != tgid)
+			continue;
+		if (sn->at_ns + LATE_SNAP_SHARE_NS >= now_ns &&
+		    !memcmp(sn->comm, comm, sizeof(sn->comm)))
+			return sn;
+		return NULL;
+	}
+	return NULL;
+}
+
 void late__set_maps_source(struct late *l, const struct procmaps_source *src)
 {
 	procmaps__source_set(&l->maps_src, src);
@@ -160,8 +192,7 @@ void late__offer_maps(struct late *l, __u32 tgid, const char *comm, const struct
 	if (!sn)
 		return;
 	pthread_mutex_lock(&l->mu);
-	snap_put(l->last);
-	l->last = sn;
+	keep_recent(l, sn);
 	l->st.maps_offered++;
 	pthread_mutex_unlock(&l->mu);
 }
@@ -183,7 +214,8 @@ void late__free(struct late *l)
 		free(l->q[i].ips);
 		snap_put(l->q[i].snap);
 	}
-	snap_put(l->last);
+	for (size_t i = 0; i < LATE_RECENT; i++)
+		snap_put(l->recent[i]);
 	free(l->proc_root);
 	rows_unmap(l);
 	pthread_mutex_destroy(&l->mu);
@@ -213,6 +245,7 @@ static int push(struct late *l, const struct late_tables *t, const void *data, s
 {
 	const size_t head = offsetof(struct late_sample, stack);
 	const struct late_sample *in = data;
+	struct late_snap *sn;
 	struct late_sample *ls;
 
 	if (len < head || in->len > PROFCAP_LATE_STACK || len < head + in->len || !in->nuser ||
@@ -233,16 +266,16 @@ static int push(struct late *l, const struct late_tables *t, const void *data, s
 	/* Its mappings now, while it lives: they may differ from what the
 	 * table builder described (a library loaded since) and a short-lived
 	 * process is gone by the flush. */
-	if (!l->last || l->last->tgid != in->key.tgid ||
-	    now_ns - l->last->at_ns > LATE_SNAP_SHARE_NS ||
-	    memcmp(l->last->comm, in->key.comm, sizeof(l->last->comm))) {
-		snap_put(l->last);
-		l->last = snap_read(l, in->key.tgid, in->key.comm, now_ns);
+	sn = find_recent(l, in->key.tgid, in->key.comm, now_ns);
+	if (!sn) {
+		sn = snap_read(l, in->key.tgid, in->key.comm, now_ns);
+		if (sn)
+			keep_recent(l, sn);
 	}
-	if (l->last)
-		l->last->refs++;
+	if (sn)
+		sn->refs++;
 	l->q[l->n] = (struct late_item){
-		.received_ns = now_ns, .size = head + in->len, .snap = l->last, .ls = ls};
+		.received_ns = now_ns, .size = head + in->len, .snap = sn, .ls = ls};
 	l->bytes += head + in->len;
 	l->st.received++;
 	/* Walked now when its tables exist: only the frames wait for the drain. */

@@ -33,6 +33,8 @@
 /* Samples of one process (same thread name: not across an exec) arriving
  * within this share one read of its maps. */
 #define LATE_SNAP_SHARE_NS 2000000ull
+/* Snapshots kept for that (a batch of notices comes before its samples). */
+#define LATE_RECENT 64
 
 struct procmaps;
 
@@ -78,7 +80,9 @@ void late__set_maps_source(struct late *l, const struct procmaps_source *src);
 void late__free(struct late *l);
 
 /* Queue a copy of the ring-buffer record @data (@len bytes) received at
- * @now_ns, with the executable mappings its process has now (read from
+ * @now_ns (a batch's records: when its reading began, so what was read
+ * since serves them all), with the executable mappings its process has now
+ * (read from
  * @proc_root/PID/maps: a library loaded after the table builder described
  * the process, a process gone by the flush), and walk it at once when the
  * tables @t (NULL: at the flush) have what it needs, keeping only its
@@ -88,9 +92,10 @@ int late__push(struct late *l, const struct late_tables *t, const void *data, si
 	       __u64 now_ns);
 
 /* The maps of process @tgid (main thread name @comm) just read elsewhere
- * at @at_ns (borrowed; copied): a sample of it pushed within the next
- * LATE_SNAP_SHARE_NS with that thread name uses them instead of reading
- * its maps again. Accepts a NULL @l or @pm (nothing done). */
+ * at @at_ns (borrowed; copied): a sample of it pushed with a time no later
+ * than LATE_SNAP_SHARE_NS after, and that thread name, uses them instead
+ * of reading its maps again (the LATE_RECENT newest are kept). Accepts a
+ * NULL @l or @pm (nothing done). */
 void late__offer_maps(struct late *l, __u32 tgid, const char *comm, const struct procmaps *pm,
 		      __u64 at_ns);
 

@@ -127,19 +127,29 @@ struct sampler {
 	/* The notice thread: polls the ring buffers (notices, late samples) so
 	 * a new process is snapshotted (proc/procsnap.h) the moment it is
 	 * announced, whatever the main thread is doing (a drain, the parse of
-	 * a new binary); notices then wait in nq for sampler__poll(), which
-	 * wakes on nfd when SAMPLER_NOTICE_WAKE of them wait (else the
-	 * caller's next drain takes them). Stopped by sampler__stop(); after that the main thread
+	 * a new binary). What the BPF programs send lazily (lazy_start()) does
+	 * not wake it: sampler__poll() reads that on the main thread. Notices
+	 * then wait in nq for sampler__poll(), which wakes on nfd when
+	 * SAMPLER_NOTICE_WAKE of them wait (else the caller's next drain takes
+	 * them). Stopped by sampler__stop(); after that the main thread
 	 * consumes the rings itself. Under nmu: nq, nq_n, norseq. */
 	pthread_t nthread;
 	bool nthread_on;
 	int nepoll, nquit, nfd;
 	pthread_mutex_t nmu;
+	/* Held while a thread consumes the rings: the notice thread as records
+	 * wake it, the main thread at each sampler__poll() while the BPF
+	 * programs send what can wait without a wake-up (lazy). */
+	pthread_mutex_t ring_mu;
+	__u64 pass_ns; /* under ring_mu: when the current reading of the rings began */
+	bool lazy;
 	struct sampler_notice *nq;
 	__u32 nq_n;
 	bool norseq;
 	__u64 notices_lost;
-	__u64 snap_cpu_ns; /* the notice thread's CPU in procsnap__read() (atomic; -v only) */
+	/* CPU in take_snapshot(): the notice thread's, and the main thread's
+	 * (for notices sent lazily). Atomic; -v only. */
+	__u64 snap_cpu_ns, snap_main_cpu_ns;
 	/* The kernel's records of execs, forks, exits and executable mappings
 	 * (NULL: not available): a new process's mappings from there, not
 	 * from its maps file. Read by the thread that takes the notices. */
@@ -518,7 +528,7 @@ static int on_late(void *ctx, void *data, size_t len)
 				.want = want_file,
 				.ctx = s};
 
-	late__push(s->late, &t, data, len, mono_ns()); /* a failure is counted */
+	late__push(s->late, &t, data, len, s->pass_ns); /* a failure is counted */
 	return 0;
 }
 
@@ -546,6 +556,39 @@ static int late_open(struct sampler *s)
 	}
 	__atomic_store_n(&s->late_on, true, __ATOMIC_RELEASE); /* read by the notice thread */
 	return 0;
+}
+
+/* Let the BPF programs send what can wait for the next sampler__poll()
+ * without waking the notice thread (lazy_wake, bpf/cpu_sampler.bpf.c):
+ * with the side-band records running, which hold the mappings of a process
+ * exec()ed since, and the full object's exec hook, which tells such a
+ * process by its start time. PROFCAP_NO_LAZY=1 keeps every wake-up. */
+static void lazy_start(struct sampler *s)
+{
+	const char *env = env__get(env__process(), "PROFCAP_NO_LAZY");
+
+	if (!s->sb || !s->exec_link || !s->skel->rodata->task_start_off ||
+	    !s->skel->rodata->task_leader_off || (env && strcmp(env, "0")))
+		return;
+	s->skel->bss->lazy_wake = 1;
+	s->lazy = true;
+}
+
+/* Side-band records lost: a process exec()ed since may be missing from
+ * them, and its notice must be read at once again. The main thread goes
+ * on taking the rings at each poll (a record sent lazily as the flag
+ * changed would otherwise wait for the ring to fill). */
+static void lazy_check(struct sampler *s)
+{
+	struct sideband_stats st;
+
+	if (!s->lazy || !s->skel || !s->skel->bss->lazy_wake)
+		return;
+	sideband__stats(s->sb, &st);
+	if (!st.lost)
+		return;
+	s->skel->bss->lazy_wake = 0;
+	pr_debug("side-band records lost: every notice wakes the notice thread again");
 }
 
 /* A new process (its snapshot, or NULL when already gone) for the next
@@ -659,7 +702,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	cpu = timed ? clock__thread_cpu_ns() : 0;
 	err = take_snapshot(s, e, len, &snap);
 	if (timed)
-		__atomic_fetch_add(&s->snap_cpu_ns, clock__thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
+		__atomic_fetch_add(s->nthread_on && pthread_equal(pthread_self(), s->nthread)
+					   ? &s->snap_cpu_ns
+					   : &s->snap_main_cpu_ns,
+				   clock__thread_cpu_ns() - cpu, __ATOMIC_RELAXED);
 	if (err)
 		snap = NULL;
 	else
@@ -699,9 +745,12 @@ static void *notice_main(void *arg)
 			}
 			/* New processes before late walks: a process's first
 			 * sample sends both, and its snapshot serves both. */
+			pthread_mutex_lock(&s->ring_mu);
+			s->pass_ns = mono_ns();
 			if (evs[i].data.ptr == s->lrb)
 				ring_buffer__consume(s->rb);
 			ring_buffer__consume(evs[i].data.ptr);
+			pthread_mutex_unlock(&s->ring_mu);
 		}
 	}
 out:
@@ -1543,7 +1592,7 @@ static struct bpf_program *sample_prog(const struct cpu_sampler *skel)
  * created in the background. */
 static const char *const shared_maps[] = {
 	"counts0", "stacks0", "seen",  "events", "stats",	 "scratch",	   "pids",
-	"tids",	   "cgroups", "comms", "late",	 "late_scratch", "notice_scratch",
+	"tids",	   "cgroups", "comms", "late",	 "late_scratch", "notice_scratch", "execd",
 };
 
 static bool is_shared(const struct bpf_map *m)
@@ -1556,15 +1605,15 @@ static bool is_shared(const struct bpf_map *m)
 	return false;
 }
 
-/* Before load: @full uses the shared maps of the loaded @quick, and leaves
- * the exec hook to it. 0 or -errno. */
+/* Before load: @full uses the shared maps of the loaded @quick. Its exec
+ * hook replaces the start-up object's once loaded (full_wait()). 0 or
+ * -errno. */
 static int share_maps(struct cpu_sampler *full, const struct cpu_sampler *quick,
 		      const struct sampler_tfd *tfd)
 {
 	struct bpf_map *m;
 	int err;
 
-	bpf_program__set_autoload(full->progs.profcap_exec, false);
 	bpf_object__for_each_map(m, full->obj)
 	{
 		const struct bpf_map *q;
@@ -1731,6 +1780,7 @@ static int loader_start(struct sampler *s)
  * -errno (logged once). */
 static int full_wait(struct sampler *s, int timeout_ms)
 {
+	struct bpf_link *link;
 	int err;
 
 	if (!s->loader_on)
@@ -1778,6 +1828,14 @@ static int full_wait(struct sampler *s, int timeout_ms)
 	/* Its first sample, when it took one, is the capture's. */
 	if (s->quick->bss->first_sample_ns)
 		s->skel->bss->first_sample_ns = s->quick->bss->first_sample_ns;
+	/* Its exec hook, which keeps the start time of a process exec()ed
+	 * (the start-up object's has no kernel BTF): then lazy notices. */
+	link = bpf_program__attach(s->skel->progs.profcap_exec);
+	if (link) {
+		bpf_link__destroy(s->exec_link);
+		s->exec_link = link;
+		lazy_start(s);
+	}
 	err = late_open(s);
 	if (err)
 		return err;
@@ -2018,6 +2076,7 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 	s->rows_fd = -1;
 	s->nepoll = s->nquit = s->nfd = -1;
 	pthread_mutex_init(&s->nmu, NULL);
+	pthread_mutex_init(&s->ring_mu, NULL);
 	pthread_mutex_init(&s->sb_mu, NULL);
 	/* the builder's queue: notices may come before it starts */
 	pthread_mutex_init(&s->mu, NULL);
@@ -2068,6 +2127,8 @@ struct sampler *sampler__new(const struct sampler_opts *o)
 		err = attach_events(s);
 	if (!err)
 		err = notice_start(s);
+	if (!err && !s->quick_mode)
+		lazy_start(s); /* with a quick start: once the full object runs */
 	if (!err)
 		err = late_open(s); /* with a quick start: the start-up object's ring, shared */
 	if (!err)
@@ -2268,11 +2329,16 @@ int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *c
 		if (n && n != -EAGAIN)
 			return n;
 	}
-	if (!s->nthread_on) {
-		/* Stopped: what the rings still hold, on this thread. */
+	if (!s->nthread_on || s->lazy) {
+		/* Stopped, or records that did not wake the notice thread:
+		 * what the rings hold, on this thread (notices first). */
+		lazy_check(s);
+		pthread_mutex_lock(&s->ring_mu);
+		s->pass_ns = mono_ns();
 		ring_buffer__consume(s->rb);
 		if (s->lrb)
 			ring_buffer__consume(s->lrb);
+		pthread_mutex_unlock(&s->ring_mu);
 	}
 	n = take_notices(s, fn, ctx);
 	if (n || !timeout_ms)
@@ -2601,6 +2667,7 @@ static void cpu_by_thread(const struct sampler *s, struct sampler_stats *st)
 	st->cpu_notice_ns = s->nthread_on ? thread_cpu(s->nthread)
 					  : __atomic_load_n(&s->notice_cpu_ns, __ATOMIC_RELAXED);
 	st->cpu_snap_ns = __atomic_load_n(&s->snap_cpu_ns, __ATOMIC_RELAXED);
+	st->cpu_snap_main_ns = __atomic_load_n(&s->snap_main_cpu_ns, __ATOMIC_RELAXED);
 	st->cpu_builder_ns = s->worker_on ? thread_cpu(s->worker)
 					  : __atomic_load_n(&s->worker_cpu_ns, __ATOMIC_RELAXED);
 	st->cpu_loader_ns = __atomic_load_n(&s->loader_cpu_ns, __ATOMIC_RELAXED);
@@ -2686,6 +2753,9 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *st)
 			break;
 		case STAT_LATE:
 			st->late_sent = sum;
+			break;
+		case STAT_QUIET:
+			st->quiet = sum;
 			break;
 		}
 	}

@@ -151,11 +151,15 @@ struct sampler_stats {
 	 * queue's cap: late_dropped of sampler_unwind_stats) */
 	__u64 late_sent;
 	__u64 late_emitted;
+	/* notices and late samples the BPF programs sent without waking the
+	 * notice thread (the main thread took them at its next drain) */
+	__u64 quiet;
 	/* CPU of profcap's own threads so far (CLOCK_THREAD_CPUTIME_ID), ns;
 	 * 0 for one that never ran. The table builder's share in compiling
 	 * new files is parse_cpu_ns of sampler_unwind_stats. */
 	__u64 cpu_notice_ns; /* the notice thread: rings, snapshots of new processes */
 	__u64 cpu_snap_ns;   /* ... of which reading those snapshots (/proc; -v only, else 0) */
+	__u64 cpu_snap_main_ns; /* snapshots the main thread read (lazy notices; -v only) */
 	__u64 cpu_builder_ns; /* the unwind table builder */
 	__u64 cpu_loader_ns;  /* the quick start's loader of the table unwinder */
 	/* New processes' snapshots: mappings from the side-band records

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,9 +305,17 @@ static void load_rows(struct unwind_table *u, struct ut_file *f, const void *img
 
 static int open_mapping(const struct unwind_table *u, int pid, const struct procmaps_entry *e)
 {
+	char dir[PATH_MAX];
 	int fd, err;
 
 	err = pfile__open_mapped(u->proc_root, pid, e, &fd);
+	/* Gone before its table was built (a short-lived process, its notice
+	 * or late walk taken at a drain): the host's file, if it is the one
+	 * (same device and inode). */
+	if (err && err != -ESTALE &&
+	    (size_t)snprintf(dir, sizeof(dir), "%s/%d", u->proc_root, pid) < sizeof(dir) &&
+	    access(dir, F_OK) && errno == ENOENT)
+		err = pfile__open_host(e, &fd);
 	return err ? err : fd;
 }
 

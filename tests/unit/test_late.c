@@ -155,6 +155,41 @@ TEST(offered_maps_spare_a_read)
 	late__free(l);
 }
 
+/* A batch of notices taken before its samples (the main thread reads the
+ * rings at a drain): each process's offered maps still serve its sample,
+ * for the LATE_RECENT newest processes; an older one's are read again. */
+TEST(offered_maps_of_a_batch_serve_its_samples)
+{
+	static const char text[] = "00400000-00452000 r-xp 00000000 08:01 1234 /usr/bin/worker\n";
+	struct late *l = late__new("/nonexistent");
+	struct late_sample *ls[LATE_RECENT + 1];
+	struct procmaps *pm = NULL;
+	struct late_stats st;
+	size_t len;
+	__u32 i;
+
+	CHECK(l);
+	CHECK(!procmaps__parse(text, sizeof(text) - 1, &pm));
+	for (i = 0; i <= LATE_RECENT; i++) {
+		ls[i] = sample(100 + i, &len);
+		late__offer_maps(l, 100 + i, "worker", pm, 1000 + i);
+	}
+	/* pushed with the batch's start: before the offers */
+	for (i = LATE_RECENT; i >= 1; i--)
+		CHECK_EQ_U64(late__push(l, NULL, ls[i], len, 1000), 0);
+	late__stats(l, &st);
+	CHECK_EQ_U64(st.maps_offered, LATE_RECENT + 1);
+	CHECK_EQ_U64(st.maps_read, 0);
+	/* the first offer was pushed out by the LATE_RECENT after it */
+	CHECK_EQ_U64(late__push(l, NULL, ls[0], len, 1000), 0);
+	late__stats(l, &st);
+	CHECK_EQ_U64(st.maps_read, 1);
+	for (i = 0; i <= LATE_RECENT; i++)
+		free(ls[i]);
+	procmaps__free(pm);
+	late__free(l);
+}
+
 static int wants;
 static __u64 want_args[4];
 
@@ -242,6 +277,7 @@ int main(void)
 	RUN(malformed_records_are_refused);
 	RUN(waits_then_emits_what_it_has);
 	RUN(offered_maps_spare_a_read);
+	RUN(offered_maps_of_a_batch_serve_its_samples);
 	RUN(final_flush_and_cap);
 	RUN(missing_table_is_asked_for);
 	return TEST_DONE();

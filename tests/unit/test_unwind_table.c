@@ -645,9 +645,40 @@ TEST(tables_seen_in_use_by_the_sink_are_kept)
 	unwind_table__free(u);
 }
 
+/* A process gone before the builder got to it (its notice taken at a
+ * drain): its files' tables come from the host's files, the same device
+ * and inode as its mappings said. */
+TEST(files_of_a_process_gone_are_read_from_the_host)
+{
+	struct unwind_table *u = new_table(1u << 20, 4096);
+	struct unwind_table_stats a;
+	struct procmaps *maps = NULL;
+	char path[64];
+	pid_t child;
+	int status;
+
+	CHECK(u);
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)child);
+	CHECK_EQ_U64(procmaps__read(path, &maps), 0);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	CHECK(unwind_table__add_process_maps(u, child, maps, 0) != -E2BIG);
+	unwind_table__stats(u, &a);
+	CHECK(a.tables >= 1);
+	CHECK_EQ_U64(a.files_failed, 0);
+	procmaps__free(maps);
+	unwind_table__free(u);
+}
+
 int main(void)
 {
 	RUN(own_stack_unwinds_through_tables);
+	RUN(files_of_a_process_gone_are_read_from_the_host);
 	RUN(tables_seen_in_use_by_the_sink_are_kept);
 	RUN(short_copy_ends_the_walk);
 	RUN(mappings_from_the_caller);

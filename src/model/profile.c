@@ -46,6 +46,18 @@ struct proc {
 	size_t cap;
 };
 
+/* An add_mapping() result by its mapping's content, for the next frames of
+ * that mapping: a stack's frames come from a few mappings (a non-PIE
+ * program's from the same one in every process), and each add interns a
+ * dozen strings and attributes. @d's strings are owned copies, "" for
+ * none; limit 0: an empty slot. */
+#define MAPPING_MEMO 16
+
+struct mapping_memo {
+	struct profile_mapping_desc d;
+	__u32 idx;
+};
+
 struct profile {
 	struct profile_meta meta; /* owned strings */
 	struct intern *strings;	  /* NUL-terminated bytes */
@@ -73,6 +85,11 @@ struct profile {
 	__u64 total;
 	__u32 max_entries;
 	bool dirty; /* an add failed part way: prune has work */
+	struct mapping_memo mmemo[MAPPING_MEMO];
+	/* The frame type attribute of the last location added: its name
+	 * (borrowed from the frame; compared by content) and index. */
+	char ftype[32];
+	__u32 ftype_idx;
 };
 
 static const char *const frame_type_names[PROFILE_FRAME__COUNT] = {
@@ -88,6 +105,20 @@ const char *profile__frame_type_name(enum profile_frame_type t)
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static void memo_clear(struct mapping_memo *mm)
+{
+	free((char *)mm->d.path);
+	free((char *)mm->d.build_id);
+	free((char *)mm->d.htlhash);
+	free((char *)mm->d.go_build_id);
+	memset(mm, 0, sizeof(*mm));
 }
 
 static int intern_string(struct intern *t, const char *s, __u32 *idx)
@@ -310,6 +341,8 @@ void profile__free(struct profile *p)
 	intern__free(p->pids);
 	intern__free(p->links);
 	free(p->attr_views);
+	for (i = 0; i < MAPPING_MEMO; i++)
+		memo_clear(&p->mmemo[i]);
 	free(p);
 }
 
@@ -508,8 +541,51 @@ static const char *const has_keys[4] = {
 	"pprof.mapping.has_inline_frames",
 };
 
+/* The memo slot of mapping @m. */
+static struct mapping_memo *memo_slot(struct profile *p, const struct profile_mapping_desc *m)
+{
+	__u64 h = (m->start ^ (m->limit << 7) ^ m->file_offset) * 0x9e3779b97f4a7c15ull;
+
+	return &p->mmemo[h >> 60 & (MAPPING_MEMO - 1)];
+}
+
+/* Does @mm hold what add_mapping() would make of @m? */
+static bool memo_hit(const struct mapping_memo *mm, const struct profile_mapping_desc *m)
+{
+	return mm->d.limit && mm->d.start == m->start && mm->d.limit == m->limit &&
+	       mm->d.file_offset == m->file_offset &&
+	       mm->d.flags == (m->flags & PROFILE_MAPPING_HAS__ALL) &&
+	       !strcmp(mm->d.path, or_empty(m->path)) &&
+	       !strcmp(mm->d.build_id, or_empty(m->build_id)) &&
+	       !strcmp(mm->d.htlhash, or_empty(m->htlhash)) &&
+	       !strcmp(mm->d.go_build_id, or_empty(m->go_build_id));
+}
+
+/* Keep mapping @m as index @idx in its memo slot; without memory the slot
+ * stays empty (the next add interns again). */
+static void memo_put(struct profile *p, const struct profile_mapping_desc *m, __u32 idx)
+{
+	struct mapping_memo *mm = memo_slot(p, m);
+
+	memo_clear(mm);
+	mm->d.path = strdup(or_empty(m->path));
+	mm->d.build_id = strdup(or_empty(m->build_id));
+	mm->d.htlhash = strdup(or_empty(m->htlhash));
+	mm->d.go_build_id = strdup(or_empty(m->go_build_id));
+	if (!mm->d.path || !mm->d.build_id || !mm->d.htlhash || !mm->d.go_build_id) {
+		memo_clear(mm);
+		return;
+	}
+	mm->d.start = m->start;
+	mm->d.limit = m->limit;
+	mm->d.file_offset = m->file_offset;
+	mm->d.flags = m->flags & PROFILE_MAPPING_HAS__ALL;
+	mm->idx = idx;
+}
+
 static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, __u32 *idx)
 {
+	const struct mapping_memo *mm = memo_slot(p, m);
 	size_t i;
 	struct profile_mapping_entry e = {
 		.start = m->start,
@@ -520,6 +596,10 @@ static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, 
 
 	if (m->start >= m->limit)
 		return -EINVAL;
+	if (memo_hit(mm, m)) {
+		*idx = mm->idx;
+		return 0;
+	}
 	err = intern_string(p->strings, m->path, &e.filename);
 	if (!err && m->build_id && *m->build_id) {
 		err = attr_str(p, "process.executable.build_id.gnu", m->build_id, &e.attr);
@@ -537,6 +617,8 @@ static int add_mapping(struct profile *p, const struct profile_mapping_desc *m, 
 				    &e.attrs[e.nattrs++]);
 	if (!err)
 		err = intern__put(p->mappings, &e, sizeof(e), idx, NULL);
+	if (!err)
+		memo_put(p, m, *idx);
 	return err;
 }
 
@@ -590,6 +672,24 @@ static int add_lines(struct profile *p, const struct profile_frame *f, __u32 *id
 	return err;
 }
 
+/* The "profile.frame.type" attribute @name, remembered for the next
+ * location (most of a profile's frames are of one type). */
+static int frame_type_attr(struct profile *p, const char *name, __u32 *idx)
+{
+	int err;
+
+	if (p->ftype[0] && !strcmp(p->ftype, name)) {
+		*idx = p->ftype_idx;
+		return 0;
+	}
+	err = attr_str(p, "profile.frame.type", name, idx);
+	if (!err && strlen(name) < sizeof(p->ftype)) {
+		strcpy(p->ftype, name);
+		p->ftype_idx = *idx;
+	}
+	return err;
+}
+
 static int add_location(struct profile *p, const struct profile_frame *f, __u32 *idx)
 {
 	struct profile_location_entry e = {.address = f->address};
@@ -600,9 +700,9 @@ static int add_location(struct profile *p, const struct profile_frame *f, __u32 
 	if (!err)
 		err = add_lines(p, f, &e.lines);
 	if (!err)
-		err = attr_str(p, "profile.frame.type",
-			       f->type_name ? f->type_name : profile__frame_type_name(f->type),
-			       &e.attr);
+		err = frame_type_attr(
+			p, f->type_name ? f->type_name : profile__frame_type_name(f->type),
+			&e.attr);
 	if (!err)
 		err = intern__put(p->locations, &e, sizeof(e), idx, NULL);
 	return err;

@@ -235,6 +235,57 @@ TEST(value_types_and_frame_type_names)
 	profile__free(p);
 }
 
+/* A mapping added again is found by its content, whatever memory the
+ * caller's description lives in: the same content gives the same mapping,
+ * and one field or string changed in place (a buffer reused) another. The
+ * frame type likewise. */
+TEST(mappings_and_frame_types_by_content)
+{
+	struct profile *p = profile__new();
+	struct profile_mapping_desc m = map_a;
+	struct profile_frame f = {0x400100, &m, "mid", PROFILE_FRAME_NATIVE, NULL, NULL, 0};
+	char path[16] = "/bin/a", bid[16] = "abcd", type[16] = "native";
+	__u32 l1, l2, l3, l4, l5, l6, l7;
+
+	CHECK(p);
+	m.path = path;
+	m.build_id = bid;
+	CHECK(!profile__add_location(p, &f, &l1));
+	m = map_a; /* the same content elsewhere */
+	CHECK(!profile__add_location(p, &f, &l2));
+	CHECK_EQ_U64(l2, l1);
+	m.path = path;
+	m.build_id = bid;
+	bid[0] = 'f'; /* same pointer, another build-id */
+	CHECK(!profile__add_location(p, &f, &l3));
+	CHECK(l3 != l1);
+	CHECK(profile__location(p, l3)->mapping != profile__location(p, l1)->mapping);
+	CHECK_STR(profile__attr(p, profile__mapping(p, profile__location(p, l3)->mapping)->attr)
+			  ->str_value,
+		  "fbcd");
+	strcpy(path, "/bin/c"); /* and another path */
+	CHECK(!profile__add_location(p, &f, &l4));
+	CHECK(l4 != l3);
+	CHECK_STR(profile__string(p,
+				  profile__mapping(p, profile__location(p, l4)->mapping)->filename,
+				  NULL),
+		  "/bin/c");
+	m.flags = PROFILE_MAPPING_HAS_FUNCTIONS; /* and flags */
+	CHECK(!profile__add_location(p, &f, &l5));
+	CHECK(l5 != l4);
+	m.flags = 0;
+	m.build_id = NULL; /* none is not "fbcd" */
+	CHECK(!profile__add_location(p, &f, &l6));
+	CHECK_EQ_U64(profile__mapping(p, profile__location(p, l6)->mapping)->attr, 0);
+	f.type_name = type;
+	strcpy(type, "v8js"); /* the frame type, changed in place */
+	CHECK(!profile__add_location(p, &f, &l7));
+	CHECK(l7 != l6);
+	CHECK_STR(profile__attr(p, profile__location(p, l7)->attr)->str_value, "v8js");
+	CHECK_STR(profile__attr(p, profile__location(p, l6)->attr)->str_value, "native");
+	profile__free(p);
+}
+
 TEST(stack_then_samples)
 {
 	struct profile *p = profile__new();
@@ -349,6 +400,7 @@ int main(void)
 	RUN(kernel_frames_and_empty_stack);
 	RUN(prune_after_full_table);
 	RUN(value_types_and_frame_type_names);
+	RUN(mappings_and_frame_types_by_content);
 	RUN(stack_then_samples);
 	RUN(value_type_per_profile);
 	return TEST_DONE();

@@ -827,9 +827,8 @@ int profcap_fork_tp(void *ctx)
 SEC("raw_tp/sched_process_exec")
 int profcap_exec(void *ctx)
 {
-	__u32 tgid, tid;
-
 	__u64 task, ns = 0;
+	__u32 tgid, tid;
 
 	if (current_ids(&tgid, &tid) || !tgid)
 		return 0;

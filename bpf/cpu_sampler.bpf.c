@@ -839,6 +839,7 @@ int profcap_exec(void *ctx)
 	if (task_start_off &&
 	    !bpf_probe_read_kernel(&ns, sizeof(ns), (char *)task + task_start_off) && ns)
 		bpf_map_update_elem(&execd, &tgid, &ns, BPF_ANY);
+	unwind_exec_seed(tgid);
 	return 0;
 }
 

@@ -104,6 +104,7 @@ enum unwind_stat {
 	USTAT_KERNEL_REGS, /* samples in kernel mode (user regs from the task) */
 	USTAT_NO_PROC,	   /* samples of processes without tables yet: FP */
 	USTAT_VMA,	   /* mappings found by the kernel's VMA (bpf_find_vma) */
+	USTAT_VMA_EXEC,	   /* programs' text mappings found at their exec */
 	USTAT__COUNT,
 };
 

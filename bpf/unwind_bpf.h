@@ -33,6 +33,7 @@ const volatile __u32 unwind_vma = 0;
 const volatile __u32 vma_start_off = 0, vma_end_off = 0, vma_pgoff_off = 0, vma_file_off = 0;
 const volatile __u32 file_inode_off = 0, inode_ino_off = 0, inode_sb_off = 0, sb_dev_off = 0;
 const volatile __u32 task_mm_off = 0; /* task_struct.mm: the VMA cache's key, 0 = no cache */
+const volatile __u32 mm_start_code_off = 0; /* mm_struct.start_code: see unwind_exec_map */
 
 /* From a perf event (NMI or IRQ context) the kernel takes the mm lock for
  * bpf_find_vma() once per interrupt: the unlock is deferred to an irq_work
@@ -63,6 +64,18 @@ struct {
 	__type(value, struct unwind_vcache);
 	__uint(max_entries, 1); /* sized by user space when unwind_vma is on */
 } unwind_vcache SEC(".maps");
+
+/* The text mapping of a program exec()ed while profcap runs, found at the
+ * exec (in the task's own context, where a VMA lookup is not the sample's
+ * one), under the VMA cache's key: a new process's first sample then looks
+ * up a library's VMA only, and a stack through the program and one library
+ * (a compiler's) is walked whole, not late. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct unwind_vcache_key);
+	__type(value, struct unwind_map);
+	__uint(max_entries, 1); /* sized by user space with the VMA cache */
+} unwind_exec_map SEC(".maps");
 
 static struct unwind_vcache unwind_vcache_zero; /* an empty entry to insert */
 
@@ -277,6 +290,7 @@ static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
 	struct unwind_vcache_key k = {.tgid = st->tgid};
 	struct unwind_vma v = {};
 	struct unwind_vcache *vc = NULL;
+	struct unwind_map *em;
 	__u32 i, n;
 	long err;
 
@@ -294,6 +308,12 @@ static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
 				st->have_map = 1;
 				return 0;
 			}
+		}
+		em = mm_start_code_off ? bpf_map_lookup_elem(&unwind_exec_map, &k) : NULL;
+		if (em && addr >= em->start && addr < em->end) {
+			st->m = *em;
+			st->have_map = 1;
+			return 0;
 		}
 	}
 	if (st->vma_tried) {
@@ -327,6 +347,28 @@ static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
 		}
 	}
 	return 0;
+}
+
+/* At the exec of process @tgid (raw tracepoint, its own context): keep the
+ * mapping of its program's text when that file has a table (see
+ * unwind_exec_map). */
+static __always_inline void unwind_exec_seed(__u32 tgid)
+{
+	struct unwind_vcache_key k = {.tgid = tgid};
+	struct unwind_vma v = {};
+	struct unwind_map m = {};
+	__u64 code = 0;
+
+	if (!want_unwind || !unwind_vma || !task_mm_off || !mm_start_code_off)
+		return;
+	if (bpf_probe_read_kernel(&k.mm, 8, (char *)bpf_get_current_task() + task_mm_off) ||
+	    !k.mm || bpf_probe_read_kernel(&code, 8, (char *)k.mm + mm_start_code_off) || !code)
+		return;
+	if (bpf_find_vma(bpf_get_current_task_btf(), code, unwind_vma_cb, &v, 0) || !v.found ||
+	    unwind_vma_map(&v, &m))
+		return;
+	bpf_map_update_elem(&unwind_exec_map, &k, &m, BPF_ANY);
+	ustat_inc(USTAT_VMA_EXEC);
 }
 
 /* The row of ELF address @vaddr in the current mapping's table, 0 if none. */

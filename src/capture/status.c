@@ -77,12 +77,14 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 		(unsigned long long)us->partial);
 	pr_debug("unwinder: %llu table frames, %llu frame-pointer frames; partial: %llu no "
 		 "mapping, %llu no row, %llu read errors, %llu depth, %llu ext full, %llu "
-		 "no tables yet; %llu kernel-mode samples; %llu mappings from VMAs",
+		 "no tables yet; %llu kernel-mode samples; %llu mappings from VMAs, %llu programs' "
+		 "text at their exec",
 		 (unsigned long long)us->frames, (unsigned long long)us->fp_frames,
 		 (unsigned long long)us->no_mapping, (unsigned long long)us->no_row,
 		 (unsigned long long)us->read_err, (unsigned long long)us->depth,
 		 (unsigned long long)us->ext_full, (unsigned long long)us->no_proc,
-		 (unsigned long long)us->kernel_regs, (unsigned long long)us->vma);
+		 (unsigned long long)us->kernel_regs, (unsigned long long)us->vma,
+		 (unsigned long long)us->vma_exec);
 	if (ut->maps_deferred)
 		pr_debug("lazy tables: %llu library mappings described without their table, "
 			 "%llu tables built when a walk needed them",

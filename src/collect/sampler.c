@@ -990,6 +990,10 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 	/* The VMAs found, kept per process: see bpf/unwind_bpf.h. */
 	if (r->unwind_vma && !kbtf__member_off(btf, "task_struct", "mm", (__u32 *)&r->task_mm_off))
 		bpf_map__set_max_entries(s->skel->maps.unwind_vcache, SAMPLER_VCACHE_PROCS);
+	/* ... and programs' text mappings, found at their exec */
+	if (r->task_mm_off &&
+	    !kbtf__member_off(btf, "mm_struct", "start_code", (__u32 *)&r->mm_start_code_off))
+		bpf_map__set_max_entries(s->skel->maps.unwind_exec_map, SAMPLER_VCACHE_PROCS);
 	/* Walks that need a mapping the VMA lookup could not give finish in
 	 * user space (collect/late.h). */
 	if (r->unwind_vma && !env__get(env__process(), "PROFCAP_NO_LATE")) {
@@ -1326,6 +1330,7 @@ bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats 
 	st->kernel_regs = out[USTAT_KERNEL_REGS];
 	st->no_proc = out[USTAT_NO_PROC];
 	st->vma = out[USTAT_VMA];
+	st->vma_exec = out[USTAT_VMA_EXEC];
 	if (s->late) {
 		struct late_stats ls;
 

@@ -261,6 +261,7 @@ struct sampler_unwind_stats {
 	__u64 kernel_regs; /* samples in kernel mode (user regs from the task) */
 	__u64 no_proc;	   /* samples of processes without tables yet */
 	__u64 vma;	   /* mappings found from the kernel's VMAs */
+	__u64 vma_exec;	   /* ... of which programs' text, at their exec */
 	/* late walking (collect/late.h); complete/partial above include its
 	 * outcome */
 	__u64 late_sent;     /* samples the BPF walker sent to be finished here */

@@ -275,6 +275,11 @@ class UnwindTest(unittest.TestCase):
         quiet = self.quiet_records(err)
         self.assertIsNotNone(quiet, err)
         self.assertGreater(quiet, len(pids) // 2, err)
+        # Each program's text mapping is found at its exec, so a first
+        # sample through the program and one library needs no late walk.
+        seeded = re.search(r"(\d+) programs' text at their exec", err)
+        self.assertTrue(seeded, err)
+        self.assertGreater(int(seeded.group(1)), len(pids) // 2, err)
 
     def test_short_lived_processes_complete_with_every_wake_up(self):
         # PROFCAP_NO_LAZY=1: every notice and late sample wakes the notice

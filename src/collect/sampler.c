@@ -722,6 +722,20 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* Read the notices' ring, then with @late the late samples' (new processes
+ * before late walks: a process's first sample sends both, and its snapshot
+ * serves both), on whichever thread calls: the notice thread when a record
+ * woke it, the main thread at its polls. */
+static void read_rings(struct sampler *s, bool late)
+{
+	pthread_mutex_lock(&s->ring_mu);
+	s->pass_ns = mono_ns();
+	ring_buffer__consume(s->rb);
+	if (late)
+		ring_buffer__consume(s->lrb);
+	pthread_mutex_unlock(&s->ring_mu);
+}
+
 static void *notice_main(void *arg)
 {
 	struct sampler *s = arg;
@@ -743,14 +757,7 @@ static void *notice_main(void *arg)
 				pthread_mutex_unlock(&s->sb_mu);
 				continue;
 			}
-			/* New processes before late walks: a process's first
-			 * sample sends both, and its snapshot serves both. */
-			pthread_mutex_lock(&s->ring_mu);
-			s->pass_ns = mono_ns();
-			if (evs[i].data.ptr == s->lrb)
-				ring_buffer__consume(s->rb);
-			ring_buffer__consume(evs[i].data.ptr);
-			pthread_mutex_unlock(&s->ring_mu);
+			read_rings(s, evs[i].data.ptr == s->lrb);
 		}
 	}
 out:
@@ -2338,12 +2345,7 @@ int sampler__poll(struct sampler *s, int timeout_ms, sampler_proc_fn fn, void *c
 		/* Stopped, or records that did not wake the notice thread:
 		 * what the rings hold, on this thread (notices first). */
 		lazy_check(s);
-		pthread_mutex_lock(&s->ring_mu);
-		s->pass_ns = mono_ns();
-		ring_buffer__consume(s->rb);
-		if (s->lrb)
-			ring_buffer__consume(s->lrb);
-		pthread_mutex_unlock(&s->ring_mu);
+		read_rings(s, s->lrb != NULL);
 	}
 	n = take_notices(s, fn, ctx);
 	if (n || !timeout_ms)

@@ -6,12 +6,18 @@
  *   huge+pop  both
  * Each figure is thread CPU time per page of a SIZE-MiB buffer, the median
  * of ROUNDS fresh mappings, preparation and first writes apart; a second
- * pass over the same pages shows the touch itself. */
+ * pass over the same pages shows the touch itself. "1st round" is the
+ * first mapping's preparation and first writes together: after a pause of
+ * PAUSE seconds before each kind, the memory the host took back meanwhile
+ * (a VM's free page reporting: page_reporting_order) is in it, as it is
+ * for a profiler that starts on an idle host; the later rounds reuse what
+ * the previous one freed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -39,16 +45,19 @@ int main(int argc, char **argv)
 	static const char *const names[] = {"fault", "populate", "huge", "huge+pop"};
 	size_t len = (size_t)(argc > 1 ? atoi(argv[1]) : 16) << 20, pages;
 	int rounds = argc > 2 ? atoi(argv[2]) : 5;
-	double prep[64], first[64], again[64];
+	int pause = argc > 3 ? atoi(argv[3]) : 0;
+	double prep[64], first[64], again[64], round0;
 
-	if (!len || rounds < 1 || rounds > 64) {
-		fprintf(stderr, "usage: page_touch [SIZE_MIB] [ROUNDS <= 64]\n");
+	if (!len || rounds < 1 || rounds > 64 || pause < 0) {
+		fprintf(stderr, "usage: page_touch [SIZE_MIB] [ROUNDS <= 64] [PAUSE_S]\n");
 		return 2;
 	}
 	pages = len / PAGE;
-	printf("%-9s %12s %16s %12s   (us per 4 KiB, median of %d, %zu MiB)\n", "memory",
-	       "prepare", "first write", "again", rounds, len >> 20);
+	printf("%-9s %12s %16s %12s %12s   (us per 4 KiB, median of %d, %zu MiB)\n", "memory",
+	       "prepare", "first write", "again", "1st round", rounds, len >> 20);
 	for (int mode = 0; mode < 4; mode++) {
+		if (pause)
+			sleep((unsigned)pause);
 		for (int r = 0; r < rounds; r++) {
 			char *m = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -75,13 +84,15 @@ int main(int argc, char **argv)
 			prep[r] = (t1 - t0) / pages;
 			first[r] = (t2 - t1) / pages;
 			again[r] = (t3 - t2) / pages;
+			if (!r)
+				round0 = (t2 - t0) / pages;
 			munmap(m, len + HUGE);
 		}
 		qsort(prep, rounds, sizeof(double), cmp_double);
 		qsort(first, rounds, sizeof(double), cmp_double);
 		qsort(again, rounds, sizeof(double), cmp_double);
-		printf("%-9s %12.2f %16.2f %12.3f\n", names[mode], prep[rounds / 2],
-		       first[rounds / 2], again[rounds / 2]);
+		printf("%-9s %12.2f %16.2f %12.3f %12.2f\n", names[mode], prep[rounds / 2],
+		       first[rounds / 2], again[rounds / 2], round0);
 	}
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* pages.c - give pages back in batches; map huge-page-ready buffers (see
+/* pages.c - give pages back in batches; fault in buffers in one call (see
  * pages.h). */
 #include <errno.h>
 #include <stdatomic.h>
@@ -85,61 +85,4 @@ void pages__populate(void *p, size_t len)
 	a = (uintptr_t)p & ~(page - 1);
 	b = ((uintptr_t)p + len + page - 1) & ~(page - 1);
 	madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* a failure: faults */
-}
-
-void pages__huge(void *p, size_t len)
-{
-	if (p && len >= PAGES_HUGE)
-		madvise(p, len, MADV_HUGEPAGE); /* a failure: 4 KiB pages */
-}
-
-void *pages__map_aligned(size_t len)
-{
-	size_t slack = PAGES_HUGE, head;
-	char *p;
-
-	if (!len || len > SIZE_MAX - slack) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/* Map a block more and trim to the first boundary inside. */
-	p = mmap(NULL, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	head = (size_t)(-(uintptr_t)p & (PAGES_HUGE - 1));
-	if (head)
-		munmap(p, head);
-	if (slack - head)
-		munmap(p + head + len, slack - head);
-	return p + head;
-}
-
-void *pages__map_huge(size_t len)
-{
-	void *p = pages__map_aligned(len);
-
-	pages__huge(p, len);
-	return p;
-}
-
-void *pages__grow_huge(void *p, size_t len, size_t nlen)
-{
-	void *q = MAP_FAILED, *to;
-
-	if (!((uintptr_t)p & (PAGES_HUGE - 1)))
-		q = mremap(p, len, nlen, 0); /* in place, when the range after is free */
-	if (q == MAP_FAILED) {
-		/* Moves the pages and their page tables onto the reservation,
-		 * which takes the old mapping's flags: advised below. */
-		to = pages__map_aligned(nlen);
-		if (!to)
-			return NULL;
-		q = mremap(p, len, nlen, MREMAP_MAYMOVE | MREMAP_FIXED, to);
-		if (q == MAP_FAILED) {
-			munmap(to, nlen);
-			return NULL;
-		}
-	}
-	pages__huge(q, nlen);
-	return q;
 }

@@ -4,7 +4,8 @@
  * nesting level, so every callback here is a pure function of its argument:
  * running it again produces the same bytes. The deep part, a process's
  * Profile with its samples, is encoded once into a scratch buffer and the
- * outer messages then copy those bytes; the dictionary sits at depth one and
+ * outer messages then copy those bytes, and so is its Resource (the
+ * attributes of a process, at depth four inline); the dictionary sits at depth one and
  * is streamed straight into the output (tables walked twice, no copy).
  */
 #include <errno.h>
@@ -39,6 +40,12 @@ struct res_attrs {
 struct samples_arg {
 	const struct profile *p;
 	size_t proc;
+};
+
+/* A message encoded once, copied at each pass. */
+struct bytes_arg {
+	const unsigned char *p;
+	size_t len;
 };
 
 /* The scope of a process's profile and the encoded Profile message. */
@@ -451,22 +458,44 @@ static bool enc_res_attrs(pb_ostream_t *s, const pb_field_t *f, void *const *arg
 	return true;
 }
 
+static bool enc_bytes(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct bytes_arg *b = *arg;
+
+	return pb_encode_tag_for_field(s, f) && pb_encode_string(s, b->p, b->len);
+}
+
+/* Encode the Resource of process @proc (the host's only when SIZE_MAX) into
+ * @k's buffer, replacing its contents. */
+static bool encode_res(struct pbbuf *k, const struct profile *p, size_t proc)
+{
+	opentelemetry_proto_resource_v1_Resource r = opentelemetry_proto_resource_v1_Resource_init_zero;
+	pb_ostream_t s = pbbuf__stream(k);
+	struct res_attrs ra;
+
+	buf__reset(k->b);
+	ra.n = view__resource_attrs(p, proc, ra.a);
+	r.attributes.funcs.encode = enc_res_attrs;
+	r.attributes.arg = &ra;
+	return pb_encode(&s, opentelemetry_proto_resource_v1_Resource_fields, &r);
+}
+
 /* Append one ResourceProfiles (process @proc, or host only when SIZE_MAX) to
- * @s, using @scratch for the Profile bytes. */
-static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, const struct profile *p,
-			    size_t proc)
+ * @s, using @scratch for the Profile bytes and @rscratch for the Resource's. */
+static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, struct pbbuf *rscratch,
+			    const struct profile *p, size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	PF(ResourceProfiles) rp = PF(ResourceProfiles_init_zero);
-	struct res_attrs ra;
+	struct bytes_arg res;
 	struct scope_arg sc;
 
-	if (!encode_profile(scratch, p, proc))
+	if (!encode_profile(scratch, p, proc) || !encode_res(rscratch, p, proc))
 		return false;
-	ra.n = view__resource_attrs(p, proc, ra.a);
-	rp.has_resource = true;
-	rp.resource.attributes.funcs.encode = enc_res_attrs;
-	rp.resource.attributes.arg = &ra;
+	res.p = rscratch->b->data;
+	res.len = rscratch->b->len;
+	rp.resource.funcs.encode = enc_bytes;
+	rp.resource.arg = &res;
 	sc.meta = meta;
 	sc.profile = scratch->b->data;
 	sc.len = scratch->b->len;
@@ -478,24 +507,26 @@ static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, const struct
 
 int otlp__encode(const struct profile *p, struct buf *out)
 {
-	struct buf tmp;
-	struct pbbuf k = {out, 0}, sk = {&tmp, 0};
+	struct buf tmp, rtmp;
+	struct pbbuf k = {out, 0}, sk = {&tmp, 0}, rk = {&rtmp, 0};
 	pb_ostream_t s = pbbuf__stream(&k);
 	size_t i, n = profile__process_count(p), start = out->len;
 	bool ok = true;
 	int err = 0;
 
 	buf__init(&tmp, out->max);
+	buf__init(&rtmp, out->max);
 	if (!n)
-		ok = encode_resource(&s, &sk, p, SIZE_MAX);
+		ok = encode_resource(&s, &sk, &rk, p, SIZE_MAX);
 	for (i = 0; ok && i < n; i++)
-		ok = encode_resource(&s, &sk, p, i);
+		ok = encode_resource(&s, &sk, &rk, p, i);
 	if (ok)
 		ok = encode_dictionary(&s, p);
 	if (!ok) {
-		err = k.err ? k.err : sk.err ? sk.err : -EIO;
+		err = k.err ? k.err : sk.err ? sk.err : rk.err ? rk.err : -EIO;
 		out->len = start;
 	}
+	buf__release(&rtmp);
 	buf__release(&tmp);
 	return err;
 }

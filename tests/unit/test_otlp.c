@@ -343,6 +343,16 @@ static bool dec_kv(pb_istream_t *s, const pb_field_t *f, void **arg)
 	return true;
 }
 
+static bool dec_res_attrs(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+	opentelemetry_proto_resource_v1_Resource res = opentelemetry_proto_resource_v1_Resource_init_zero;
+
+	(void)f;
+	res.attributes.funcs.decode = dec_kv;
+	res.attributes.arg = *arg;
+	return pb_decode(s, opentelemetry_proto_resource_v1_Resource_fields, &res);
+}
+
 static bool dec_resource(pb_istream_t *s, const pb_field_t *f, void **arg)
 {
 	struct d_res *r = vec_push(*arg, sizeof(*r));
@@ -351,8 +361,8 @@ static bool dec_resource(pb_istream_t *s, const pb_field_t *f, void **arg)
 	(void)f;
 	if (!r)
 		return false;
-	rp.resource.attributes.funcs.decode = dec_kv;
-	rp.resource.attributes.arg = &r->kvs;
+	rp.resource.funcs.decode = dec_res_attrs;
+	rp.resource.arg = &r->kvs;
 	rp.scope_profiles.funcs.decode = dec_scope;
 	rp.scope_profiles.arg = r;
 	return pb_decode(s, PF(ResourceProfiles_fields), &rp);

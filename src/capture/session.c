@@ -26,6 +26,7 @@
 #include "util/id.h"
 #include "util/heap.h"
 #include "util/log.h"
+#include "util/pages.h"
 #include "util/version.h"
 
 #define DRAIN_INTERVAL_NS 1000000000ll
@@ -885,6 +886,9 @@ int session__start(struct session *s)
 	s->next_drain = s->start + DRAIN_INTERVAL_NS;
 	s->next_progress = s->start;
 	s->tty = isatty(STDERR_FILENO) && !o->quiet && !o->agent;
+	pr_debug("large buffers: %s",
+		 pages__huge_pays() ? "huge pages (a small page's first write is dear here)"
+				    : "small pages (huge pages do not pay here)");
 	return 0;
 }
 

@@ -21,6 +21,8 @@
 
 #define OVERLAYFS_MAGIC 0x794c7630
 #define BTRFS_MAGIC 0x9123683e
+/* A section read of this size or more gets huge pages (read_range()). */
+#define PFILE_HUGE_MIN (1u << 20)
 #define PFILE_READ_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
 /* Walk @path under @dirfd one component at a time, following no symlink
@@ -239,6 +241,28 @@ static __u64 get_le(const __u8 *p, int n)
 	return v;
 }
 
+/* Huge pages for the 2 MiB blocks a large section @off, @len (cc1's
+ * .eh_frame and its header: 2.7 MB) touches, edges included: the image
+ * starts on a 2 MiB boundary, so they are the file's blocks. Up to 2 MiB
+ * more is resident while the image lives; a 4 KiB page costs 50 times a
+ * huge page's share in a VM with shadow paging (~600 faults of cc1's,
+ * ~5 ms; pages__huge_pays()). Smaller
+ * sections, and the rest of the image, stay in small pages. Before any
+ * page of the block is touched: a block with one small page stays small. */
+static void advise_range(struct pfile_image *img, __u64 off, __u64 len)
+{
+	uintptr_t base = (uintptr_t)img->data, a, b;
+
+	if (off > img->size || len > img->size - off || len < PFILE_HUGE_MIN)
+		return;
+	a = (base + off) & ~(uintptr_t)(PAGES_HUGE - 1);
+	b = (base + off + len + PAGES_HUGE - 1) & ~(uintptr_t)(PAGES_HUGE - 1);
+	if (b > base + img->map_len)
+		b = base + img->map_len;
+	if (b > a)
+		pages__huge((void *)a, b - a);
+}
+
 /* Read [@off, @off + @len) of the file into the image, when in range. */
 static int read_range(int fd, struct pfile_image *img, __u64 off, __u64 len)
 {
@@ -260,8 +284,9 @@ static bool wanted(const char *name, const char *const *sections)
 }
 
 /* Section headers, their name table and the wanted sections. The headers
- * and names are read into buffers of ours first (checked before anything is
- * read into the image) and copied into the image last. */
+ * and names are read into a buffer of ours first and copied into the image
+ * last: a large section's blocks may then be huge pages (read_range()) even
+ * where they lie (cc1: at the end of the file, in .eh_frame's last block). */
 static int read_sections(int fd, struct pfile_image *img, const char *const *sections)
 {
 	const __u8 *h = img->data, *sh;
@@ -269,7 +294,7 @@ static int read_sections(int fd, struct pfile_image *img, const char *const *sec
 	__u64 stroff, strsize, i;
 	__u8 first[64], *meta = NULL;
 	char *names = NULL;
-	int err;
+	int err, pass;
 
 	if (!shoff || get_le(h + 58, 2) != 64)
 		return 0; /* no section headers: nothing more to read */
@@ -303,20 +328,26 @@ static int read_sections(int fd, struct pfile_image *img, const char *const *sec
 		goto out;
 	}
 	err = pfile__pread(fd, names, strsize, (off_t)stroff);
-	for (i = 0; i < shnum && !err; i++) {
-		__u64 name, off, size;
+	/* Pass 0 advises the blocks of large sections, pass 1 reads. */
+	for (pass = 0; pass < 2 && !err; pass++) {
+		for (i = 0; i < shnum && !err; i++) {
+			__u64 name, off, size;
 
-		sh = meta + i * 64;
-		name = get_le(sh, 4);
-		off = get_le(sh + 24, 8);
-		size = get_le(sh + 32, 8);
-		if (name >= strsize || get_le(sh + 4, 4) == 8 /* SHT_NOBITS */ ||
-		    strnlen(names + name, strsize - name) == strsize - name ||
-		    !wanted(names + name, sections))
-			continue;
-		err = read_range(fd, img, off, size);
+			sh = meta + i * 64;
+			name = get_le(sh, 4);
+			off = get_le(sh + 24, 8);
+			size = get_le(sh + 32, 8);
+			if (name >= strsize || get_le(sh + 4, 4) == 8 /* SHT_NOBITS */ ||
+			    strnlen(names + name, strsize - name) == strsize - name ||
+			    !wanted(names + name, sections))
+				continue;
+			if (pass)
+				err = read_range(fd, img, off, size);
+			else
+				advise_range(img, off, size);
+		}
 	}
-	if (!err) {
+	if (!err) { /* last: their pages wherever the sections left them */
 		memcpy((__u8 *)img->data + stroff, names, strsize);
 		memcpy((__u8 *)img->data + shoff, meta, shnum * 64);
 	}
@@ -336,14 +367,23 @@ int pfile__read_elf(int fd, size_t size, const char *const *sections, struct pfi
 	img->size = 0;
 	if (size < 64)
 		return -ENOEXEC;
-	/* Untouched pages of an anonymous mapping are never allocated. */
-	img->data = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (img->data == MAP_FAILED) {
-		img->data = NULL;
+	/* Untouched pages of an anonymous mapping are never allocated. Where
+	 * huge pages pay, the mapping of a file that may hold a large section
+	 * starts on a 2 MiB boundary and spans whole blocks (read_range()). */
+	img->map_len = size;
+	if (size >= PFILE_HUGE_MIN && pages__huge_pays()) {
+		img->map_len = (size + PAGES_HUGE - 1) & ~(size_t)(PAGES_HUGE - 1);
+		img->data = pages__map_aligned(img->map_len); /* advised by read_range() */
+	} else {
+		img->data = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (img->data == MAP_FAILED)
+			img->data = NULL;
+	}
+	if (!img->data) {
+		img->map_len = 0;
 		return -ENOMEM;
 	}
-	img->map_len = size;
 	img->size = size;
 	err = read_range(fd, img, 0, 64);
 	if (err)

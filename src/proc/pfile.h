@@ -59,7 +59,9 @@ int pfile__pread(int fd, void *buf, size_t len, off_t off);
 
 /* An ELF file's bytes laid out as in the file, @size long, with only the
  * headers and some sections read; the rest reads as zeros and costs no
- * memory (an anonymous mapping of @map_len bytes). */
+ * memory (an anonymous mapping, @map_len bytes: of a file of a megabyte or
+ * more where huge pages pay, whole 2 MiB blocks, huge pages where a large
+ * section was read). */
 struct pfile_image {
 	void *data;
 	size_t size;

@@ -620,7 +620,7 @@ static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, const Elf64_Chdr *ch, vo
 
 /* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
  * already decompressed alone), largest first, into one region of ours
- * (one mapping), letting each one's compressed pages go as soon as it is
+ * (pages__map_huge()), letting each one's compressed pages go as soon as it is
  * done: libdw would have all of them resident at once with all the
  * decompressed data (libc's debug file: 3 MB compressed next to 8 MB
  * decompressed), in mappings of libelf's that inflate() faults in page by
@@ -655,11 +655,14 @@ static void decompress_sections(struct dwarf_lines *d)
 	if (!n)
 		return;
 	total = (total + (size_t)page - 1) & ~((size_t)page - 1);
-	/* One mapping for all of them (libc's debug file: 8.4 MB). Nothing
-	 * is allocated yet: each section's part is populated just before it
-	 * is inflated. */
-	region = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (region == MAP_FAILED)
+	/* One mapping for all of them, where huge pages pay starting on one
+	 * so that every whole 2 MiB of it can be one (each section mapped on its own, only
+	 * the 2 MiB-aligned middle of the largest could: libc's debug file
+	 * decompressed 8.4 MB into 2 huge pages and ~1100 small ones, each a
+	 * populate fault costly in a VM). Nothing is allocated yet: each
+	 * section's part is populated just before it is inflated. */
+	region = pages__map_huge(total);
+	if (!region)
 		return; /* libelf decompresses them */
 	d->zbufs[d->nzbufs++] = (struct zbuf){region, total};
 	qsort(z, n, sizeof(z[0]), cmp_zsec);

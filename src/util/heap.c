@@ -361,9 +361,15 @@ static void *large_alloc(size_t n)
 	size_t len = (n + sizeof(struct hdr) + PAGE - 1) & ~(size_t)(PAGE - 1);
 	struct hdr *h;
 
-	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (h == MAP_FAILED)
-		return NULL;
+	if (len >= HEAP_HUGE_MIN) {
+		h = pages__map_huge(len); /* where they pay, huge pages */
+		if (!h)
+			return NULL;
+	} else {
+		h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (h == MAP_FAILED)
+			return NULL;
+	}
 	hdr_set(h, len, KIND_LARGE, 0);
 	pthread_mutex_lock(&lock);
 	stats.large_bytes += len;
@@ -522,8 +528,11 @@ void *realloc(void *p, size_t n)
 		len = (n + sizeof(*h) + PAGE - 1) & ~(size_t)(PAGE - 1);
 		if (len == h->size)
 			return p;
-		q = mremap(h, h->size, len, MREMAP_MAYMOVE);
-		if (q == MAP_FAILED) {
+		if (len > h->size && len >= HEAP_HUGE_MIN)
+			q = pages__grow_huge(h, h->size, len); /* to a 2 MiB boundary if it moves */
+		else if ((q = mremap(h, h->size, len, MREMAP_MAYMOVE)) == MAP_FAILED)
+			q = NULL;
+		if (!q) {
 			errno = ENOMEM;
 			return NULL;
 		}

@@ -45,6 +45,12 @@
  * PAGES_BATCH ranges): free memory stays within HEAP_KEEP, as before the
  * queue. */
 #define HEAP_PENDING (512u << 10)
+/* Blocks mapped on their own of this size or more get transparent huge
+ * pages where they pay (pages__map_huge()): a table of megabytes (cc1's
+ * CFI rows: 8 MB) is written whole, and a 4 KiB fault each costs ~5 us in
+ * a VM with shadow paging. What is resident rounds up to 2 MiB as a block
+ * is written. */
+#define HEAP_HUGE_MIN (4u << 20)
 /* The pages of a span are populated (pages__populate()) this many bytes
  * at a time, as its blocks are first cut from it, instead of faulting in
  * one by one as they are written: at most this much of a span is resident

@@ -1,10 +1,12 @@
-/* pages.c - give pages back in batches; fault in buffers in one call (see
- * pages.h). */
+/* pages.c - give pages back in batches; map huge-page-ready buffers where
+ * huge pages pay (see pages.h). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/pages.h"
@@ -85,4 +87,129 @@ void pages__populate(void *p, size_t len)
 	a = (uintptr_t)p & ~(page - 1);
 	b = ((uintptr_t)p + len + page - 1) & ~(page - 1);
 	madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* a failure: faults */
+}
+
+/* 0 undecided, 1 huge pages pay, -1 they do not (pages__huge_pays()). */
+static atomic_int huge_state;
+
+static int64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Thread CPU per small page faulted in by a write, over PAGES_PROBE pages
+ * of a fresh mapping; -1 when it cannot be mapped. */
+static int64_t probe_fault_ns(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len, i;
+	volatile char *p;
+	int64_t t0, t1;
+
+	if (page <= 0)
+		return -1;
+	len = (size_t)page * PAGES_PROBE;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	t0 = thread_ns();
+	for (i = 0; i < len; i += (size_t)page)
+		p[i] = 1;
+	t1 = thread_ns();
+	munmap((void *)p, len);
+	return (t1 - t0) / PAGES_PROBE;
+}
+
+bool pages__huge_pays(void)
+{
+	int st = atomic_load(&huge_state);
+	const char *env;
+	int64_t ns;
+
+	if (st)
+		return st > 0;
+	env = getenv("PROFCAP_HUGE_PAGES");
+	if (env && (*env == '0' || *env == '1')) {
+		st = *env == '1' ? 1 : -1;
+	} else {
+		ns = probe_fault_ns();
+		st = ns >= PAGES_DEAR_FAULT_NS ? 1 : -1;
+	}
+	atomic_store(&huge_state, st);
+	return st > 0;
+}
+
+void pages__set_huge(bool on)
+{
+	atomic_store(&huge_state, on ? 1 : -1);
+}
+
+void pages__huge(void *p, size_t len)
+{
+	if (p && len >= PAGES_HUGE && pages__huge_pays())
+		madvise(p, len, MADV_HUGEPAGE); /* a failure: 4 KiB pages */
+}
+
+void *pages__map_aligned(size_t len)
+{
+	size_t slack = PAGES_HUGE, head;
+	char *p;
+
+	if (!len || len > SIZE_MAX - slack) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Map a block more and trim to the first boundary inside. */
+	p = mmap(NULL, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (size_t)(-(uintptr_t)p & (PAGES_HUGE - 1));
+	if (head)
+		munmap(p, head);
+	if (slack - head)
+		munmap(p + head + len, slack - head);
+	return p + head;
+}
+
+void *pages__map_huge(size_t len)
+{
+	void *p;
+
+	if (!pages__huge_pays()) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	p = pages__map_aligned(len);
+
+	pages__huge(p, len);
+	return p;
+}
+
+void *pages__grow_huge(void *p, size_t len, size_t nlen)
+{
+	void *q = MAP_FAILED, *to;
+
+	if (!pages__huge_pays()) {
+		q = mremap(p, len, nlen, MREMAP_MAYMOVE);
+		return q == MAP_FAILED ? NULL : q;
+	}
+	if (!((uintptr_t)p & (PAGES_HUGE - 1)))
+		q = mremap(p, len, nlen, 0); /* in place, when the range after is free */
+	if (q == MAP_FAILED) {
+		/* Moves the pages and their page tables onto the reservation,
+		 * which takes the old mapping's flags: advised below. */
+		to = pages__map_aligned(nlen);
+		if (!to)
+			return NULL;
+		q = mremap(p, len, nlen, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+		if (q == MAP_FAILED) {
+			munmap(to, nlen);
+			return NULL;
+		}
+	}
+	pages__huge(q, nlen);
+	return q;
 }

@@ -2,7 +2,7 @@
  * files: a FIFO where a library should be (no hang), a file truncated while
  * being read (an error, no SIGBUS), symlinks that try to leave the process's
  * root, a path that now names another file (inode mismatch), map_files; a
- * large section read exactly, and the parts not read not resident. */
+ * large section read exactly, into huge pages where they pay. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +18,7 @@
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
 #include "symbolize/elfsym.h"
+#include "util/pages.h"
 #include "test.h"
 
 static char base[128]; /* /tmp/profcap-test-pfile-PID */
@@ -251,6 +252,28 @@ TEST(pread_exact)
 	close(fd);
 }
 
+/* Huge pages (kB) backing [@p, @p + 4 KiB) in /proc/self/smaps, -1 if
+ * its mapping is not found. */
+static long anon_huge_kb(const void *p)
+{
+	char line[512];
+	unsigned long lo, hi, a = (unsigned long)p;
+	long kb = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = a >= lo && a < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 /* Is the page at @p resident (mincore())? */
 static bool resident(const void *p)
 {
@@ -263,10 +286,12 @@ static bool resident(const void *p)
 }
 
 /* A section of 1.5 MiB across a 2 MiB boundary of the file, with the
- * section headers and names after it in the same block: read whole and
- * exact, headers included; the bytes before it, never read, take no
- * memory. */
-TEST(large_section_read_exactly)
+ * section headers and names after it in the same block, read with huge
+ * pages paying (@huge) or not: whole and exact, headers included. With
+ * them and transparent huge pages available (THP "madvise" or "always"),
+ * into huge pages, edges included; without, the bytes before the section,
+ * never read, take no memory. */
+static void large_section(bool huge)
 {
 	static const char *const secs[] = {".big", NULL};
 	static const char names[] = "\0.big\0.shstrtab\0";
@@ -275,10 +300,11 @@ TEST(large_section_read_exactly)
 	size_t size = sh_off + 3 * 64, i;
 	unsigned char *file = calloc(1, size), *sh;
 	struct pfile_image img;
-	char path[512];
+	char path[512], thp[128] = "";
 	FILE *f;
 	int fd;
 
+	pages__set_huge(huge);
 	CHECK(file != NULL);
 	memcpy(file, "\177ELF\2\1\1", 7);
 	file[16] = 1;  /* ET_REL */
@@ -316,12 +342,39 @@ TEST(large_section_read_exactly)
 	CHECK(!memcmp((char *)img.data + big_off, file + big_off, big_len));
 	CHECK(!memcmp((char *)img.data + str_off, names, sizeof(names)));
 	CHECK(!memcmp((char *)img.data + sh_off, file + sh_off, 3 * 64));
-	CHECK(resident((char *)img.data + big_off));
-	CHECK(!resident((char *)img.data + 0x10000)); /* between header and section */
+	if (huge) {
+		CHECK(!((unsigned long)img.data & ((2ul << 20) - 1))); /* a 2 MiB boundary */
+		f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+		if (f) {
+			if (!fgets(thp, sizeof(thp), f))
+				thp[0] = '\0';
+			fclose(f);
+		}
+		if (strstr(thp, "[never]") || !thp[0]) {
+			printf("  huge pages not checked: THP off here\n");
+		} else {
+			/* both blocks the section touches, the headers' one too */
+			CHECK(anon_huge_kb((char *)img.data + big_off) >= 2048);
+			CHECK(anon_huge_kb((char *)img.data + sh_off) >= 2048);
+		}
+	} else {
+		CHECK(resident((char *)img.data + big_off));
+		CHECK(!resident((char *)img.data + 0x10000)); /* between header and section */
+	}
 	pfile__image_free(&img);
 	close(fd);
 	unlink(path);
 	free(file);
+}
+
+TEST(large_section_in_huge_pages)
+{
+	large_section(true);
+}
+
+TEST(large_section_in_small_pages)
+{
+	large_section(false);
 }
 
 int main(void)
@@ -342,7 +395,8 @@ int main(void)
 	RUN(map_files_of_a_live_mapping);
 	RUN(truncated_while_reading);
 	RUN(pread_exact);
-	RUN(large_section_read_exactly);
+	RUN(large_section_in_huge_pages);
+	RUN(large_section_in_small_pages);
 	ret = TEST_DONE();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
 	if (system(cmd))

@@ -5,8 +5,9 @@
  * running it again produces the same bytes. The deep part, a process's
  * Profile with its samples, is encoded once into a scratch buffer and the
  * outer messages then copy those bytes, and so is its Resource (the
- * attributes of a process, at depth four inline); the dictionary sits at depth one and
- * is streamed straight into the output (tables walked twice, no copy).
+ * attributes of a process, at depth four inline); the dictionary sits at
+ * depth one and is streamed straight into the output (tables walked twice,
+ * no copy).
  */
 #include <errno.h>
 #include <stdint.h>

@@ -655,8 +655,8 @@ static void decompress_sections(struct dwarf_lines *d)
 	if (!n)
 		return;
 	total = (total + (size_t)page - 1) & ~((size_t)page - 1);
-	/* One mapping for all of them, where huge pages pay starting on one
-	 * so that every whole 2 MiB of it can be one (each section mapped on its own, only
+	/* One mapping for all of them, where huge pages pay starting on one so
+	 * that every whole 2 MiB of it can be one (each section mapped on its own, only
 	 * the 2 MiB-aligned middle of the largest could: libc's debug file
 	 * decompressed 8.4 MB into 2 huge pages and ~1100 small ones, each a
 	 * populate fault costly in a VM). Nothing is allocated yet: each

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/pages.h"
 
 /* 0 untried, 1 batches work, -1 refused (a kernel before 6.13 has no
@@ -92,14 +92,6 @@ void pages__populate(void *p, size_t len)
 /* 0 undecided, 1 huge pages pay, -1 they do not (pages__huge_pays()). */
 static atomic_int huge_state;
 
-static int64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Thread CPU per small page faulted in by a write, over PAGES_PROBE pages
  * of a fresh mapping; -1 when it cannot be mapped. */
 static int64_t probe_fault_ns(void)
@@ -107,7 +99,7 @@ static int64_t probe_fault_ns(void)
 	long page = sysconf(_SC_PAGESIZE);
 	size_t len, i;
 	volatile char *p;
-	int64_t t0, t1;
+	__u64 t0, t1;
 
 	if (page <= 0)
 		return -1;
@@ -115,12 +107,12 @@ static int64_t probe_fault_ns(void)
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
-	t0 = thread_ns();
+	t0 = clock__thread_cpu_ns();
 	for (i = 0; i < len; i += (size_t)page)
 		p[i] = 1;
-	t1 = thread_ns();
+	t1 = clock__thread_cpu_ns();
 	munmap((void *)p, len);
-	return (t1 - t0) / PAGES_PROBE;
+	return (int64_t)((t1 - t0) / PAGES_PROBE);
 }
 
 bool pages__huge_pays(void)

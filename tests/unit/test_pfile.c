@@ -274,6 +274,20 @@ static long anon_huge_kb(const void *p)
 	return kb;
 }
 
+/* Transparent huge pages available here (THP "madvise" or "always")? */
+static bool thp_on(void)
+{
+	char thp[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(thp, sizeof(thp), f))
+			thp[0] = '\0';
+		fclose(f);
+	}
+	return thp[0] && !strstr(thp, "[never]");
+}
+
 /* Is the page at @p resident (mincore())? */
 static bool resident(const void *p)
 {
@@ -300,7 +314,7 @@ static void large_section(bool huge)
 	size_t size = sh_off + 3 * 64, i;
 	unsigned char *file = calloc(1, size), *sh;
 	struct pfile_image img;
-	char path[512], thp[128] = "";
+	char path[512];
 	FILE *f;
 	int fd;
 
@@ -344,13 +358,7 @@ static void large_section(bool huge)
 	CHECK(!memcmp((char *)img.data + sh_off, file + sh_off, 3 * 64));
 	if (huge) {
 		CHECK(!((unsigned long)img.data & ((2ul << 20) - 1))); /* a 2 MiB boundary */
-		f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-		if (f) {
-			if (!fgets(thp, sizeof(thp), f))
-				thp[0] = '\0';
-			fclose(f);
-		}
-		if (strstr(thp, "[never]") || !thp[0]) {
+		if (!thp_on()) {
 			printf("  huge pages not checked: THP off here\n");
 		} else {
 			/* both blocks the section touches, the headers' one too */

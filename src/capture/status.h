@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "collect/sampler.h"
+#include "collect/record.h"
 #include "capture/delivery.h"
 
 /* Facts about one finished window (or the whole capture). */

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "collect/sampler.h"
+#include "collect/record.h"
 #include "collect/stackwalk.h"
 
 #define LATE_QUEUE_MAX 1024	    /* samples waiting */

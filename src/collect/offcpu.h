@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "collect/sampler.h"
+#include "collect/record.h"
 
 struct cpu_sampler;
 struct bpf_link;

@@ -16,7 +16,7 @@
 #include <linux/types.h>
 
 #include "cpu_sampler.h"
-#include "collect/sampler.h"
+#include "collect/record.h"
 
 #define TARGET_MAX_PIDS 1024
 #define TARGET_MAX_COMMS 64

@@ -172,10 +172,11 @@ void status__summary(const struct status_window *w)
 		pr_info("%llu samples of tasks outside profcap's PID namespace were skipped; to "
 			"profile them, run profcap in the host PID namespace (hostPID: true)",
 			(unsigned long long)st->foreign);
-	if (st->events_lost)
-		pr_warn("%llu new-process notices were lost: some short-lived processes may lack "
-			"symbols",
-			(unsigned long long)st->events_lost);
+	if (st->events_lost || st->notices_lost)
+		pr_warn("%llu new-process notices were lost (%llu ring buffer full, %llu queue "
+			"full): some short-lived processes may lack symbols",
+			(unsigned long long)(st->events_lost + st->notices_lost),
+			(unsigned long long)st->events_lost, (unsigned long long)st->notices_lost);
 }
 
 static __u64 rss_kb(void)

@@ -73,7 +73,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx);
 /* Disable sampling on every CPU (records already counted stay drainable). */
 void sampler__stop(struct sampler *s);
 
-void sampler__stats(const struct sampler *s, struct sampler_stats *st);
+/* The counters so far into @st (main thread). */
+void sampler__stats(struct sampler *s, struct sampler_stats *st);
 
 /* ---- thread context (OTEP 4947) ---- */
 
@@ -98,7 +99,7 @@ int sampler__add_process(struct sampler *s, int pid);
 int sampler__refresh_process(struct sampler *s, int pid);
 
 /* Fill @st; false (and zeros) when table unwinding is off. */
-bool sampler__unwind_stats(const struct sampler *s, struct sampler_unwind_stats *st);
+bool sampler__unwind_stats(struct sampler *s, struct sampler_unwind_stats *st);
 
 /* Detach and free everything. Accepts NULL. When the table builder thread
  * is in the middle of a parse, it is left running with what it uses (not

@@ -12,9 +12,9 @@ process has an entry). Each is captured with -p, by all of these AT ONCE
 (paired: the same samples under the same load; the attach order rotates):
   before    /work/main's profcap (or --before BIN), when it exists: the
             program as it was before thread context (smaller key)
-  off       this profcap with PROFCAP_NO_THREAD_CTX=1 (no lookup at all)
-  on        this profcap (the default)
-Per workload, --runs rounds; medians of ns and of per-round ratios to 'off'.
+  on        this profcap
+Per workload, --runs rounds; medians of ns and of per-round ratios to the
+same configuration's groundtruth run of that round (no lookup).
 
 Usage (root): scripts/bench/threadctx_bench.py [--runs 5] [--seconds 3] [--freq 999]
 """
@@ -115,8 +115,7 @@ def main():
     plain = subprocess.Popen([os.path.join(WL, "groundtruth")], stdout=subprocess.PIPE, text=True)
     plain.stdout.readline()
     on = dict(os.environ)
-    off = dict(os.environ, PROFCAP_NO_THREAD_CTX="1")
-    confs = [("on", PROFCAP, on), ("off", PROFCAP, off)]
+    confs = [("on", PROFCAP, on)]
     if os.path.exists(a.before):
         confs.append(("before", a.before, on))
     work = (("writer (thread ctx)", writer.pid), ("writer, library (dtv)", gd.pid),
@@ -137,15 +136,17 @@ def main():
 
     print(f"{a.freq} Hz, {a.seconds:g} s, {a.runs} runs, the configurations of a workload "
           "captured at the same time (paired); ns per BPF run of profcap_sample: median, and "
-          "median of the per-run ratios to 'off'")
+          "median of the per-run ratios to groundtruth (no lookup)")
+    base = res["groundtruth (none)"]
     for w, runs in res.items():
         for name, _, _ in confs:
             ns = [r[name][0] for r in runs if r[name][1]]
-            ratio = [r[name][0] / r["off"][0] for r in runs if r[name][1] and r["off"][1]]
+            ratio = [r[name][0] / b[name][0] for r, b in zip(runs, base)
+                     if r[name][1] and b[name][1]]
             mem = runs[-1][name][2]
             key = {n: b for n, b in mem.items() if n in ("counts0", "counts1", "threadctx_procs")}
             print(f"  {w:22} {name:7} {statistics.median(ns) if ns else float('nan'):7.0f} ns  "
-                  f"x{statistics.median(ratio) if ratio else float('nan'):.2f} vs off  "
+                  f"x{statistics.median(ratio) if ratio else float('nan'):.2f} vs none  "
                   f"memlock {sum(mem.values()) / 1048576:.2f} MiB  "
                   + " ".join(f"{n} {b // 1024} KiB" for n, b in sorted(key.items())))
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "capture/child.h"
+#include "capture/ingest.h"
 #include "capture/session.h"
 #include "collect/kname.h"
 #include "collect/sampler.h"
@@ -53,40 +54,13 @@ struct session {
 	struct child *child; /* -- CMD, or NULL */
 	__u64 procs_gone;    /* notices of processes that had exited before their snapshot */
 	__u64 cpu_procs_ns;  /* main thread CPU describing new processes (-v only) */
-	__u64 cpu_lines_ns;  /* ... looking up DWARF lines */
 	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS];	/* owned */
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
-	/* per-record frame buffer: kernel then user frames, leaf first */
-	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
-	/* Records with kernel addresses the symbolizer has not named yet or
-	 * user addresses whose DWARF lines it has not looked up, and their
-	 * stacks: added after one pass over kallsyms and one DWARF file at a
-	 * time (flush_deferred()). */
-	struct deferred *defer;
-	size_t ndefer, defer_cap;
-	__u64 *dstacks;
-	size_t ndstacks, dstacks_cap;
-	bool warned_kallsyms;
-	__s64 last_kpass; /* CLOCK_MONOTONIC of the last flush_deferred() */
+	struct ingest in; /* records into the window's profile */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
-	/* counters of the current window */
-	__u64 model_dropped;   /* samples the model could not hold */
-	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
-	__u64 ustack_missing;  /* samples of user processes without a user stack */
-	__u64 truncated;       /* samples whose stack was cut short (any cause) */
-	__u64 depth_cut;       /* ... of those, at the depth limit */
-	__u64 partial;	       /* samples whose user stack the unwinder did not finish */
-	__u64 attrs_kept;      /* samples with thread-context attributes */
-	__u64 attrs_unknown;   /* attributes dropped (x samples): key index not in the key map */
-	__u64 attrs_bad;       /* samples whose attrs-data was cut or malformed (decoding
-				* stopped; the entries before kept) */
-	/* processes whose key map was re-read this window (an unknown key
-	 * index re-reads it once per window, not per record) */
-	__u32 refreshed[16];
-	unsigned nrefreshed;
-	bool warned_full, matched_checked, tty, over, warned_gone;
+	bool matched_checked, tty, over, warned_gone;
 	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
 	__s64 start, deadline, window_ns, wstart, wunix, wdeadline, next_drain, next_progress;
 	struct sampler_stats base; /* sampler counters at the window's start */
@@ -170,304 +144,6 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 		s->cpu_procs_ns += clock__thread_cpu_ns() - cpu;
 }
 
-/* The process of record @r as the model knows it. */
-static const struct profile_process_desc *
-describe(struct session *s, const struct sampler_record *r, struct profile_process_desc *desc)
-{
-	const struct profile_process_desc *known;
-
-	known = symbolizer__process(s->sym, (int)r->tgid);
-	if (!known && r->tgid && !symbolizer__tried(s->sym, (int)r->tgid)) {
-		/* Not announced yet (or the notice was lost): try now, once (a
-		 * short-lived process has many records). A process whose maps
-		 * are unreadable is still added with its name. */
-		symbolizer__add_process(s->sym, (int)r->tgid);
-		known = symbolizer__process(s->sym, (int)r->tgid);
-	}
-	memset(desc, 0, sizeof(*desc));
-	desc->pid = r->tgid;
-	if (known)
-		*desc = *known;
-	else /* Gone before we saw it, or the idle task: name it by its comm. */
-		desc->exe_name = r->tgid ? r->comm : "swapper";
-	return known;
-}
-
-/* An off-CPU record (@n frames resolved in s->frames) into the off_cpu
- * profile of its process. */
-static int add_off_cpu(struct session *s, const struct sampler_record *r,
-		       const struct profile_process_desc *desc, size_t n)
-{
-	struct profile_labels lab = {.state = sampler__state_name(r->state),
-				     .switches = r->switches};
-	struct profile_link link;
-	__u32 type;
-	int err;
-
-	/* The span the thread waited in (thread context), when it had one. */
-	memcpy(link.trace_id, r->trace_id, sizeof(link.trace_id));
-	memcpy(link.span_id, r->span_id, sizeof(link.span_id));
-	lab.link = &link;
-	err = profile__add_value_type(s->prof, "off_cpu", "nanoseconds", "context_switch", "count",
-				      1, &type);
-	err = err
-		      ?: profile__add_typed_sample(s->prof, type, desc, r->tid, r->comm, &lab,
-						   s->frames, n, r->count);
-	if (err == -E2BIG || err == -ENOMEM) {
-		s->off_cpu_dropped += r->switches;
-		return 0;
-	}
-	return err;
-}
-
-/* The thread-context attributes of @r (OTEP 4947 attrs-data, decoded
- * against its process's key map; an unknown key index refreshes that map
- * once) into @lab, with @ctx and @vals as storage. */
-static void thread_attrs(struct session *s, const struct sampler_record *r,
-			 struct profile_labels *lab, struct profile_ctx_attr *ctx,
-			 char (*vals)[SAMPLER_TCTX_ATTRS])
-{
-	size_t len = r->attrs_size < SAMPLER_TCTX_ATTRS ? r->attrs_size : SAMPLER_TCTX_ATTRS;
-	const char *const *keys;
-	struct threadctx_attrs a;
-	size_t nkeys = symbolizer__thread_keys(s->sym, (int)r->tgid, &keys);
-	unsigned i;
-
-	threadctx__decode_attrs(r->attrs, len, nkeys, &a);
-	for (i = 0; a.unknown && i < s->nrefreshed && s->refreshed[i] != r->tgid; i++)
-		;
-	if (a.unknown && i == s->nrefreshed && i < sizeof(s->refreshed) / sizeof(s->refreshed[0])) {
-		s->refreshed[s->nrefreshed++] = r->tgid;
-		symbolizer__refresh_context(s->sym, (int)r->tgid);
-		nkeys = symbolizer__thread_keys(s->sym, (int)r->tgid, &keys);
-		threadctx__decode_attrs(r->attrs, len, nkeys, &a);
-	}
-	s->attrs_unknown += (__u64)(a.unknown + a.overflow) * r->count;
-	if (a.malformed || r->attrs_size > SAMPLER_TCTX_ATTRS)
-		s->attrs_bad += r->count;
-	for (i = 0; i < a.n && lab->nctx < PROFILE_MAX_CTX_ATTRS; i++) {
-		if (!keys[a.attr[i].key] || a.attr[i].len >= SAMPLER_TCTX_ATTRS) {
-			s->attrs_unknown += r->count;
-			continue;
-		}
-		memcpy(vals[lab->nctx], a.attr[i].value, a.attr[i].len);
-		vals[lab->nctx][a.attr[i].len] = '\0';
-		ctx[lab->nctx].key = keys[a.attr[i].key];
-		ctx[lab->nctx].value = vals[lab->nctx];
-		lab->nctx++;
-	}
-	lab->ctx = ctx;
-	if (lab->nctx)
-		s->attrs_kept += r->count;
-}
-
-/* Record @r into the profile; its frames are in s->frames already. */
-static int add_record(struct session *s, const struct sampler_record *r)
-{
-	const struct profile_process_desc *known;
-	struct profile_process_desc desc;
-	struct profile_labels lab = {0};
-	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
-	char vals[PROFILE_MAX_CTX_ATTRS][SAMPLER_TCTX_ATTRS];
-	struct profile_link link;
-	size_t n = r->nkstack + r->nustack;
-	int err;
-
-	known = describe(s, r, &desc);
-	/* Sample counters count CPU samples; off-CPU records carry nanoseconds. */
-	if (r->kind == SAMPLER_KIND_OFF_CPU)
-		return add_off_cpu(s, r, &desc, n);
-	if ((r->flags & SAMPLER_REC_USTACK_ERR) && known && known->exe_path && *known->exe_path)
-		s->ustack_missing += r->count;
-	/* A user stack the unwinder could not finish is cut at the root end,
-	 * like one at the depth limit: counted as truncated, never complete. */
-	if (r->flags &
-	    (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL))
-		s->truncated += r->count;
-	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC))
-		s->depth_cut += r->count;
-	if (r->flags & SAMPLER_REC_USTACK_PARTIAL) {
-		s->partial += r->count;
-		/* Code mapped after the tables were loaded (dlopen)? */
-		if (r->tgid && s->smp)
-			sampler__refresh_process(s->smp, (int)r->tgid);
-	}
-
-	/* The span of the samples (thread context), when the record had one. */
-	memcpy(link.trace_id, r->trace_id, sizeof(link.trace_id));
-	memcpy(link.span_id, r->span_id, sizeof(link.span_id));
-	lab.link = &link;
-	if (r->attrs_size)
-		thread_attrs(s, r, &lab, cattrs, vals);
-	err = profile__add_typed_sample(s->prof, 0, &desc, r->tid, r->comm, &lab, s->frames, n,
-					r->count);
-	if (err == -E2BIG || err == -ENOMEM) {
-		s->model_dropped += r->count;
-		if (!s->warned_full) {
-			pr_warn("the profile is full (%s): later samples are counted as dropped; "
-				"use a shorter --seconds or a lower -F",
-				strerror(-err));
-			s->warned_full = true;
-		}
-		return 0;
-	}
-	return err;
-}
-
-/* A record kept until its kernel names and DWARF lines are looked up. */
-struct deferred {
-	struct sampler_record r; /* stacks: offsets in s->dstacks, see below */
-	size_t kstack, ustack;
-};
-
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *t;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	t = realloc(*v, ncap * size);
-	if (!t)
-		return -ENOMEM;
-	*v = t;
-	*cap = ncap;
-	return 0;
-}
-
-/* The frames of @r into s->frames: kernel then user, leaf first. With
- * @batch, kernel names and DWARF lines only from what the symbolizer
- * knows, queuing the rest: false when something was queued (then resolve
- * again after flush_deferred()'s batches). */
-static bool resolve_frames(struct session *s, const struct sampler_record *r, bool batch)
-{
-	struct profile_frame *f = s->frames;
-	bool done = true;
-	__u32 i;
-	size_t n = 0;
-
-	for (i = 0; i < r->nkstack; i++, n++)
-		done &= symbolizer__resolve_kernel(s->sym, r->kstack[i], &f[n]);
-	/* The first user address is an exact PC (the saved user registers':
-	 * the interrupted instruction, or the one after a syscall) even below
-	 * kernel frames; the others are return addresses. Taking it for a
-	 * return address named a PC at a function's first byte by the byte
-	 * before it: alignment padding, with a line but no function. */
-	for (i = 0; i < r->nustack; i++, n++) {
-		if (batch)
-			done &= symbolizer__resolve_user_batched(s->sym, (int)r->tgid, r->ustack[i],
-								 i == 0, &f[n]);
-		else
-			symbolizer__resolve_user(s->sym, (int)r->tgid, r->ustack[i], i == 0, &f[n]);
-	}
-	return done;
-}
-
-/* Keep a copy of @r until flush_deferred(). */
-static int defer_record(struct session *s, const struct sampler_record *r)
-{
-	size_t nst = s->ndstacks + r->nkstack + r->nustack;
-	struct deferred *d;
-
-	if (grow((void **)&s->defer, &s->defer_cap, s->ndefer + 1, sizeof(*s->defer)) ||
-	    grow((void **)&s->dstacks, &s->dstacks_cap, nst, sizeof(*s->dstacks)))
-		return -ENOMEM;
-	d = &s->defer[s->ndefer++];
-	d->r = *r;
-	d->kstack = s->ndstacks;
-	memcpy(s->dstacks + s->ndstacks, r->kstack, r->nkstack * sizeof(*r->kstack));
-	s->ndstacks += r->nkstack;
-	d->ustack = s->ndstacks;
-	memcpy(s->dstacks + s->ndstacks, r->ustack, r->nustack * sizeof(*r->ustack));
-	s->ndstacks += r->nustack;
-	return 0;
-}
-
-/* Name the kernel addresses the deferred records wait for: one pass over
- * kallsyms (nothing when none waits). */
-static void kernel_pass(struct session *s)
-{
-	bool queued = symbolizer__kernel_queue_room(s->sym) < SYMBOLIZER_KERNEL_BATCH;
-	struct symbolizer_stats before, after;
-	__s64 t0 = now_ns(CLOCK_MONOTONIC);
-	int err;
-
-	symbolizer__stats(s->sym, &before);
-	err = symbolizer__resolve_kernel_batch(s->sym);
-	symbolizer__stats(s->sym, &after);
-	s->last_kpass = t0;
-	if (queued)
-		pr_debug("kernel symbols of %zu records named in %.1f ms (%s)", s->ndefer,
-			 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6,
-			 after.kernel_named > before.kernel_named ? "by the kernel"
-								   : "from /proc/kallsyms");
-	if (err && !s->warned_kallsyms) {
-		pr_warn("cannot read /proc/kallsyms (%s): some kernel frames keep addresses only",
-			strerror(-err));
-		s->warned_kallsyms = true;
-	}
-}
-
-/* Name the kernel addresses the deferred records wait for (kernel_pass())
- * and look up their DWARF lines (file by file), then add those records. 0
- * or the first error of adding. */
-static int flush_deferred(struct session *s)
-{
-	struct profile_process_desc desc;
-	__u64 cpu;
-	size_t k;
-	int ret = 0;
-
-	kernel_pass(s);
-	/* Queue every line still missing before the batch, which begins each
-	 * file's DWARF once (or finds it kept from the last batch): a record whose
-	 * process was described only since it was deferred (its frames found
-	 * no mapping then) had its lines looked up below, one by one, and
-	 * began a file again (8 to 35 ms of inflating each time). */
-	for (k = 0; k < s->ndefer; k++) {
-		struct sampler_record *r = &s->defer[k].r;
-
-		r->kstack = s->dstacks + s->defer[k].kstack;
-		r->ustack = s->dstacks + s->defer[k].ustack;
-		describe(s, r, &desc);
-		resolve_frames(s, r, true);
-	}
-	cpu = clock__thread_cpu_ns();
-	symbolizer__resolve_lines_batch(s->sym);
-	s->cpu_lines_ns += clock__thread_cpu_ns() - cpu;
-	for (k = 0; k < s->ndefer && !ret; k++) {
-		struct sampler_record *r = &s->defer[k].r;
-
-		resolve_frames(s, r, false);
-		ret = add_record(s, r);
-	}
-	/* Their size follows one drain: give it back. */
-	free(s->defer);
-	free(s->dstacks);
-	s->defer = NULL;
-	s->dstacks = NULL;
-	s->ndefer = s->defer_cap = s->ndstacks = s->dstacks_cap = 0;
-	return ret;
-}
-
-static int on_record(void *ctx, const struct sampler_record *r)
-{
-	struct session *s = ctx;
-	int err;
-
-	if (resolve_frames(s, r, true))
-		return add_record(s, r);
-	err = defer_record(s, r);
-	if (err)
-		return err;
-	/* The queue could not take another record's frames: pass now. */
-	if (symbolizer__kernel_queue_room(s->sym) < SAMPLER_MAX_KSTACK)
-		return flush_deferred(s);
-	return 0;
-}
-
 /* How a drain ends: records still waiting for names stay (a drain within a
  * window), are added unless they may wait longer, or are added. */
 enum settle {
@@ -481,7 +157,7 @@ enum settle {
  * error of adding. */
 static int settle(struct session *s)
 {
-	int err = flush_deferred(s);
+	int err = ingest__flush(&s->in);
 
 	/* Its addresses are named: DWARF is not needed until the next. */
 	symbolizer__release_dwarf(s->sym);
@@ -499,14 +175,14 @@ static int drain(struct session *s, enum settle how)
 	/* Processes announced since the last poll first: their snapshots
 	 * describe them before their samples are named. */
 	sampler__poll(s->smp, 0, on_new_process, s);
-	err = sampler__drain(s->smp, on_record, s);
-	bytes = s->ndefer * sizeof(*s->defer) + s->ndstacks * sizeof(*s->dstacks);
+	err = sampler__drain(s->smp, ingest__record, &s->in);
+	bytes = ingest__deferred_bytes(&s->in);
 
 	if (how == SETTLE_FLUSH ||
-	    (how == SETTLE_LAZY && s->ndefer &&
+	    (how == SETTLE_LAZY && s->in.ndefer &&
 	     (bytes >= KERNEL_DEFER_MAX_BYTES ||
-	      now_ns(CLOCK_MONOTONIC) - s->last_kpass >= KERNEL_PASS_INTERVAL_NS)))
-		ferr = flush_deferred(s);
+	      now_ns(CLOCK_MONOTONIC) - s->in.last_kpass >= KERNEL_PASS_INTERVAL_NS)))
+		ferr = ingest__flush(&s->in);
 	/* Within a window, DWARF the last batch used is kept for the next
 	 * pass; a window's end (an agent's next window is a minute away by
 	 * default) frees it all. */
@@ -539,11 +215,7 @@ static int new_window(struct session *s)
 {
 	profile__free(s->prof);
 	s->prof = profile__new();
-	s->model_dropped = s->ustack_missing = s->truncated = s->partial = s->depth_cut = 0;
-	s->attrs_kept = s->attrs_unknown = s->attrs_bad = 0;
-	s->nrefreshed = 0;
-	s->off_cpu_dropped = 0;
-	s->warned_full = false;
+	ingest__window(&s->in, s->prof);
 	if (!s->prof) {
 		pr_err("out of memory");
 		return -ENOMEM;
@@ -593,27 +265,27 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	fill_meta(&meta, &s->uts, s->wunix, dur, s->o->freq_hz);
 	meta.resource = s->resource;
 	meta.nresource = s->nresource;
-	meta.samples_dropped = st->counts_full - s->base.counts_full + s->model_dropped;
-	meta.samples_truncated = s->truncated;
-	meta.samples_truncated_depth = s->depth_cut;
+	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped;
+	meta.samples_truncated = s->in.c.truncated;
+	meta.samples_truncated_depth = s->in.c.depth_cut;
 	meta.samples_stack_missing =
-		st->stacks_missing - s->base.stacks_missing + s->ustack_missing;
+		st->stacks_missing - s->base.stacks_missing + s->in.c.ustack_missing;
 	w.status = (struct status_window){
 		.samples = profile__type_total(s->prof, 0),
 		.off_cpu = s->o->off_cpu,
 		.off_cpu_min_ns = s->o->off_cpu_min_ns,
 		.off_cpu_runnable = s->o->off_cpu_runnable,
-		.off_cpu_dropped = s->off_cpu_dropped,
+		.off_cpu_dropped = s->in.c.off_cpu_dropped,
 		.links_capped = profile__links_capped(s->prof),
 		.links_cap = profile__link_cap(s->prof),
-		.attrs_kept = s->attrs_kept,
-		.attrs_unknown = s->attrs_unknown,
-		.attrs_bad = s->attrs_bad,
+		.attrs_kept = s->in.c.attrs_kept,
+		.attrs_unknown = s->in.c.attrs_unknown,
+		.attrs_bad = s->in.c.attrs_bad,
 		.dropped = meta.samples_dropped,
-		.model_dropped = s->model_dropped,
-		.ustack_missing = s->ustack_missing,
-		.truncated = s->truncated,
-		.partial = s->partial,
+		.model_dropped = s->in.c.model_dropped,
+		.ustack_missing = s->in.c.ustack_missing,
+		.truncated = s->in.c.truncated,
+		.partial = s->in.c.partial,
 		.late_transit = (st->late_sent - s->base.late_sent) -
 				(st->late_emitted - s->base.late_emitted),
 		.nproc = distinct_pids(s->prof),
@@ -701,6 +373,7 @@ static int prepare(struct session *s)
 	size_t i;
 
 	s->sym = symbolizer__new("/proc");
+	s->in.sym = s->sym;
 	s->tctx_files = threadctx_files__new();
 	if (new_window(s) || !s->sym || !s->tctx_files) {
 		pr_err("out of memory");
@@ -760,6 +433,7 @@ static int load_sampler(struct session *s)
 	s->smp = sampler__new(&so);
 	if (!s->smp)
 		return 1;
+	s->in.smp = s->smp;
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	for (i = 0; i < s->tgt.npids; i++)
@@ -866,7 +540,7 @@ int session__start(struct session *s)
 	if (ret)
 		return ret; /* session__free() lets a held CMD go */
 	s->start = now_ns(CLOCK_MONOTONIC);
-	s->last_kpass = s->start;
+	s->in.last_kpass = s->start;
 	s->wunix = now_ns(CLOCK_REALTIME);
 	if (s->child)
 		child__release(s->child);
@@ -1004,7 +678,7 @@ static void log_cpu_by_thread(const struct session *s, const struct sampler_stat
 	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f, snapshots "
 		 "%.1f), notices %.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), "
 		 "unwinder loader %.1f ms",
-		 clock__thread_cpu_ns() / 1e6, s->cpu_procs_ns / 1e6, s->cpu_lines_ns / 1e6,
+		 clock__thread_cpu_ns() / 1e6, s->cpu_procs_ns / 1e6, s->in.cpu_lines_ns / 1e6,
 		 st->cpu_snap_main_ns / 1e6, st->cpu_notice_ns / 1e6, st->cpu_snap_ns / 1e6,
 		 st->cpu_builder_ns / 1e6, us ? us->tables.parse_cpu_ns / 1e6 : 0.0,
 		 st->cpu_loader_ns / 1e6);
@@ -1049,9 +723,10 @@ int session__close(struct session *s)
 	 * threads go before the DWARF lines are looked up, so that their
 	 * memory and the decompressed DWARF (libc's debug file: 6-8 MB) are
 	 * not resident at once. */
-	kernel_pass(s);
+	ingest__kernel_pass(&s->in);
 	sampler__free(s->smp);
 	s->smp = NULL;
+	s->in.smp = NULL;
 	heap__trim(); /* what capturing kept for reuse */
 	err = settle(s);
 	if (err)
@@ -1098,8 +773,7 @@ void session__free(struct session *s)
 	symbolizer__free(s->sym);
 	kname__free(s->kname);
 	threadctx_files__free(s->tctx_files);
-	free(s->defer);
-	free(s->dstacks);
+	ingest__release(&s->in);
 	debuginfod__free(s->dinfod);
 	profile__free(s->prof);
 	free(s);

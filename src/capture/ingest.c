@@ -1,0 +1,313 @@
+/* ingest.c - drained records into a window's profile (see ingest.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/ingest.h"
+#include "collect/sampler.h"
+#include "proc/threadctx.h"
+#include "symbolize/symbolizer.h"
+#include "util/array.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+void ingest__window(struct ingest *in, struct profile *prof)
+{
+	in->prof = prof;
+	in->c = (struct ingest_counts){0};
+	in->nrefreshed = 0;
+	in->warned_full = false;
+}
+
+size_t ingest__deferred_bytes(const struct ingest *in)
+{
+	return in->ndefer * sizeof(*in->defer) + in->ndstacks * sizeof(*in->dstacks);
+}
+
+void ingest__release(struct ingest *in)
+{
+	free(in->defer);
+	free(in->dstacks);
+	in->defer = NULL;
+	in->dstacks = NULL;
+	in->ndefer = in->defer_cap = in->ndstacks = in->dstacks_cap = 0;
+}
+
+/* The process of record @r as the model knows it. */
+static const struct profile_process_desc *
+describe(struct ingest *in, const struct sampler_record *r, struct profile_process_desc *desc)
+{
+	const struct profile_process_desc *known;
+
+	known = symbolizer__process(in->sym, (int)r->tgid);
+	if (!known && r->tgid && !symbolizer__tried(in->sym, (int)r->tgid)) {
+		/* Not announced yet (or the notice was lost): try now, once (a
+		 * short-lived process has many records). A process whose maps
+		 * are unreadable is still added with its name. */
+		symbolizer__add_process(in->sym, (int)r->tgid);
+		known = symbolizer__process(in->sym, (int)r->tgid);
+	}
+	memset(desc, 0, sizeof(*desc));
+	desc->pid = r->tgid;
+	if (known)
+		*desc = *known;
+	else /* Gone before we saw it, or the idle task: name it by its comm. */
+		desc->exe_name = r->tgid ? r->comm : "swapper";
+	return known;
+}
+
+/* An off-CPU record (@n frames resolved in in->frames) into the off_cpu
+ * profile of its process. */
+static int add_off_cpu(struct ingest *in, const struct sampler_record *r,
+		       const struct profile_process_desc *desc, size_t n)
+{
+	struct profile_labels lab = {.state = sampler__state_name(r->state),
+				     .switches = r->switches};
+	struct profile_link link;
+	__u32 type;
+	int err;
+
+	/* The span the thread waited in (thread context), when it had one. */
+	memcpy(link.trace_id, r->trace_id, sizeof(link.trace_id));
+	memcpy(link.span_id, r->span_id, sizeof(link.span_id));
+	lab.link = &link;
+	err = profile__add_value_type(in->prof, "off_cpu", "nanoseconds", "context_switch", "count",
+				      1, &type);
+	err = err
+		      ?: profile__add_typed_sample(in->prof, type, desc, r->tid, r->comm, &lab,
+						   in->frames, n, r->count);
+	if (err == -E2BIG || err == -ENOMEM) {
+		in->c.off_cpu_dropped += r->switches;
+		return 0;
+	}
+	return err;
+}
+
+/* The thread-context attributes of @r (OTEP 4947 attrs-data, decoded
+ * against its process's key map; an unknown key index refreshes that map
+ * once) into @lab, with @ctx and @vals as storage. */
+static void thread_attrs(struct ingest *in, const struct sampler_record *r,
+			 struct profile_labels *lab, struct profile_ctx_attr *ctx,
+			 char (*vals)[SAMPLER_TCTX_ATTRS])
+{
+	size_t len = r->attrs_size < SAMPLER_TCTX_ATTRS ? r->attrs_size : SAMPLER_TCTX_ATTRS;
+	const char *const *keys;
+	struct threadctx_attrs a;
+	size_t nkeys = symbolizer__thread_keys(in->sym, (int)r->tgid, &keys);
+	unsigned i;
+
+	threadctx__decode_attrs(r->attrs, len, nkeys, &a);
+	for (i = 0; a.unknown && i < in->nrefreshed && in->refreshed[i] != r->tgid; i++)
+		;
+	if (a.unknown && i == in->nrefreshed && i < sizeof(in->refreshed) / sizeof(in->refreshed[0])) {
+		in->refreshed[in->nrefreshed++] = r->tgid;
+		symbolizer__refresh_context(in->sym, (int)r->tgid);
+		nkeys = symbolizer__thread_keys(in->sym, (int)r->tgid, &keys);
+		threadctx__decode_attrs(r->attrs, len, nkeys, &a);
+	}
+	in->c.attrs_unknown += (__u64)(a.unknown + a.overflow) * r->count;
+	if (a.malformed || r->attrs_size > SAMPLER_TCTX_ATTRS)
+		in->c.attrs_bad += r->count;
+	for (i = 0; i < a.n && lab->nctx < PROFILE_MAX_CTX_ATTRS; i++) {
+		if (!keys[a.attr[i].key] || a.attr[i].len >= SAMPLER_TCTX_ATTRS) {
+			in->c.attrs_unknown += r->count;
+			continue;
+		}
+		memcpy(vals[lab->nctx], a.attr[i].value, a.attr[i].len);
+		vals[lab->nctx][a.attr[i].len] = '\0';
+		ctx[lab->nctx].key = keys[a.attr[i].key];
+		ctx[lab->nctx].value = vals[lab->nctx];
+		lab->nctx++;
+	}
+	lab->ctx = ctx;
+	if (lab->nctx)
+		in->c.attrs_kept += r->count;
+}
+
+/* Record @r into the profile; its frames are in in->frames already. */
+static int add_record(struct ingest *in, const struct sampler_record *r)
+{
+	const struct profile_process_desc *known;
+	struct profile_process_desc desc;
+	struct profile_labels lab = {0};
+	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
+	char vals[PROFILE_MAX_CTX_ATTRS][SAMPLER_TCTX_ATTRS];
+	struct profile_link link;
+	size_t n = r->nkstack + r->nustack;
+	int err;
+
+	known = describe(in, r, &desc);
+	/* Sample counters count CPU samples; off-CPU records carry nanoseconds. */
+	if (r->kind == SAMPLER_KIND_OFF_CPU)
+		return add_off_cpu(in, r, &desc, n);
+	if ((r->flags & SAMPLER_REC_USTACK_ERR) && known && known->exe_path && *known->exe_path)
+		in->c.ustack_missing += r->count;
+	/* A user stack the unwinder could not finish is cut at the root end,
+	 * like one at the depth limit: counted as truncated, never complete. */
+	if (r->flags &
+	    (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL))
+		in->c.truncated += r->count;
+	if (r->flags & (SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC))
+		in->c.depth_cut += r->count;
+	if (r->flags & SAMPLER_REC_USTACK_PARTIAL) {
+		in->c.partial += r->count;
+		/* Code mapped after the tables were loaded (dlopen)? */
+		if (r->tgid && in->smp)
+			sampler__refresh_process(in->smp, (int)r->tgid);
+	}
+
+	/* The span of the samples (thread context), when the record had one. */
+	memcpy(link.trace_id, r->trace_id, sizeof(link.trace_id));
+	memcpy(link.span_id, r->span_id, sizeof(link.span_id));
+	lab.link = &link;
+	if (r->attrs_size)
+		thread_attrs(in, r, &lab, cattrs, vals);
+	err = profile__add_typed_sample(in->prof, 0, &desc, r->tid, r->comm, &lab, in->frames, n,
+					r->count);
+	if (err == -E2BIG || err == -ENOMEM) {
+		in->c.model_dropped += r->count;
+		if (!in->warned_full) {
+			pr_warn("the profile is full (%s): later samples are counted as dropped; "
+				"use a shorter --seconds or a lower -F",
+				strerror(-err));
+			in->warned_full = true;
+		}
+		return 0;
+	}
+	return err;
+}
+
+/* The frames of @r into in->frames: kernel then user, leaf first. With
+ * @batch, kernel names and DWARF lines only from what the symbolizer
+ * knows, queuing the rest: false when something was queued (then resolve
+ * again after ingest__flush()'s batches). */
+static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bool batch)
+{
+	struct profile_frame *f = in->frames;
+	bool done = true;
+	__u32 i;
+	size_t n = 0;
+
+	for (i = 0; i < r->nkstack; i++, n++)
+		done &= symbolizer__resolve_kernel(in->sym, r->kstack[i], &f[n]);
+	/* The first user address is an exact PC (the saved user registers':
+	 * the interrupted instruction, or the one after a syscall) even below
+	 * kernel frames; the others are return addresses. Taking it for a
+	 * return address named a PC at a function's first byte by the byte
+	 * before it: alignment padding, with a line but no function. */
+	for (i = 0; i < r->nustack; i++, n++) {
+		if (batch)
+			done &= symbolizer__resolve_user_batched(in->sym, (int)r->tgid, r->ustack[i],
+								 i == 0, &f[n]);
+		else
+			symbolizer__resolve_user(in->sym, (int)r->tgid, r->ustack[i], i == 0, &f[n]);
+	}
+	return done;
+}
+
+/* Keep a copy of @r until ingest__flush(). */
+static int defer_record(struct ingest *in, const struct sampler_record *r)
+{
+	size_t nst = in->ndstacks + r->nkstack + r->nustack;
+	struct deferred *d;
+
+	int err;
+
+	err = array__grow((void **)&in->defer, &in->defer_cap, in->ndefer, sizeof(*in->defer), 64,
+			  INGEST_DEFER_MAX);
+	if (!err && nst)
+		err = array__grow((void **)&in->dstacks, &in->dstacks_cap, nst - 1,
+				  sizeof(*in->dstacks), 64,
+				  INGEST_DEFER_MAX * (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK));
+	if (err)
+		return err;
+	d = &in->defer[in->ndefer++];
+	d->r = *r;
+	d->kstack = in->ndstacks;
+	memcpy(in->dstacks + in->ndstacks, r->kstack, r->nkstack * sizeof(*r->kstack));
+	in->ndstacks += r->nkstack;
+	d->ustack = in->ndstacks;
+	memcpy(in->dstacks + in->ndstacks, r->ustack, r->nustack * sizeof(*r->ustack));
+	in->ndstacks += r->nustack;
+	return 0;
+}
+
+/* Name the kernel addresses the deferred records wait for: one pass over
+ * kallsyms (nothing when none waits). */
+void ingest__kernel_pass(struct ingest *in)
+{
+	bool queued = symbolizer__kernel_queue_room(in->sym) < SYMBOLIZER_KERNEL_BATCH;
+	struct symbolizer_stats before, after;
+	__s64 t0 = (__s64)clock__mono_ns();
+	int err;
+
+	symbolizer__stats(in->sym, &before);
+	err = symbolizer__resolve_kernel_batch(in->sym);
+	symbolizer__stats(in->sym, &after);
+	in->last_kpass = t0;
+	if (queued)
+		pr_debug("kernel symbols of %zu records named in %.1f ms (%s)", in->ndefer,
+			 ((__s64)clock__mono_ns() - t0) / 1e6,
+			 after.kernel_named > before.kernel_named ? "by the kernel"
+								   : "from /proc/kallsyms");
+	if (err && !in->warned_kallsyms) {
+		pr_warn("cannot read /proc/kallsyms (%s): some kernel frames keep addresses only",
+			strerror(-err));
+		in->warned_kallsyms = true;
+	}
+}
+
+/* Name the kernel addresses the deferred records wait for (kernel_pass())
+ * and look up their DWARF lines (file by file), then add those records. 0
+ * or the first error of adding. */
+int ingest__flush(struct ingest *in)
+{
+	struct profile_process_desc desc;
+	__u64 cpu;
+	size_t k;
+	int ret = 0;
+
+	ingest__kernel_pass(in);
+	/* Queue every line still missing before the batch, which begins each
+	 * file's DWARF once (or finds it kept from the last batch): a record whose
+	 * process was described only since it was deferred (its frames found
+	 * no mapping then) had its lines looked up below, one by one, and
+	 * began a file again (8 to 35 ms of inflating each time). */
+	for (k = 0; k < in->ndefer; k++) {
+		struct sampler_record *r = &in->defer[k].r;
+
+		r->kstack = in->dstacks + in->defer[k].kstack;
+		r->ustack = in->dstacks + in->defer[k].ustack;
+		describe(in, r, &desc);
+		resolve_frames(in, r, true);
+	}
+	cpu = clock__thread_cpu_ns();
+	symbolizer__resolve_lines_batch(in->sym);
+	in->cpu_lines_ns += clock__thread_cpu_ns() - cpu;
+	for (k = 0; k < in->ndefer && !ret; k++) {
+		struct sampler_record *r = &in->defer[k].r;
+
+		resolve_frames(in, r, false);
+		ret = add_record(in, r);
+	}
+	/* Their size follows one drain: give it back. */
+	ingest__release(in);
+	return ret;
+}
+
+int ingest__record(void *ctx, const struct sampler_record *r)
+{
+	struct ingest *in = ctx;
+	int err;
+
+	if (resolve_frames(in, r, true))
+		return add_record(in, r);
+	err = defer_record(in, r);
+	if (err)
+		return err;
+	/* The queue could not take another record's frames: pass now. */
+	if (symbolizer__kernel_queue_room(in->sym) < SAMPLER_MAX_KSTACK)
+		return ingest__flush(in);
+	return 0;
+}
+

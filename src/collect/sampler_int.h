@@ -231,7 +231,8 @@ int cpus__privileged(void);
 int cpus__online(bool **online, __u32 *n);
 int cpus__open_events(struct sampler *s, const bool *online, __u32 freq_hz);
 
-/* sampler_loader.c */
+/* sampler_loader.c (the only file that embeds the BPF objects' ELF) */
+struct cpu_sampler *loader__open(bool tw);
 void loader__explain(int err);
 __u32 loader__configure_common(struct sampler *s, struct cpu_sampler *skel,
 			       const struct sampler_opts *o, const struct forkhook *fh);

@@ -377,7 +377,7 @@ _Static_assert(sizeof(struct cpu_sampler) == sizeof(struct cpu_sampler_tw) &&
 /* Open the sampler's BPF object; @tw: the one with off-CPU task works
  * (bpf/cpu_sampler_tw.bpf.c: the same maps, programs and globals, so the
  * same skeleton, with that object's ELF). NULL with errno on failure. */
-static struct cpu_sampler *open_skel(bool tw)
+struct cpu_sampler *loader__open(bool tw)
 {
 	struct cpu_sampler *skel;
 	size_t sz;
@@ -418,7 +418,7 @@ int loader__load(struct sampler *s, const struct sampler_opts *o, const struct f
 	t0 = clock__mono_ns();
 	btf = o->user || o->off_cpu ? kernel_btf() : NULL;
 	s->l.btf_ns = clock__mono_ns() - t0;
-	s->skel = open_skel(o->off_cpu && offcpu__task_work(btf));
+	s->skel = loader__open(o->off_cpu && offcpu__task_work(btf));
 	if (!s->skel) {
 		err = -errno;
 		btf__free(btf);

@@ -24,9 +24,13 @@
  *            (quick__wait()): loads the full object into skel. While l.on,
  *            the main thread uses l.quick and touches neither skel nor
  *            the builder's maps' fds.
+ * The side-band records have no thread: the notice thread reads their
+ * rings as they fill, and any thread reads them under sb_mu.
  *
- * Locks, and what each guards (taken in this order; the only nesting is
- * of a later lock under nt.ring_mu):
+ * Locks, and what each guards. Order, outer first: nt.ring_mu, then the
+ * late queue's own lock (collect/late.c: pushes and flushes ask the
+ * builder for files and read side-band maps under it), then one of the
+ * rest, which are never nested in each other:
  *   nt.ring_mu  consuming the notice and late rings, nt.pass_ns
  *   sb_mu       sb and mev (notice thread, main thread, symbolizer's maps)
  *   b.mu        b.pending, b.later, b.want, b.stopped, b.quit, b.busy,
@@ -227,13 +231,13 @@ struct sampler {
 };
 
 /* sampler_cpus.c */
-int cpus__privileged(void);
+int cpus__privileged(void); /* 1 yes, 0 no, -1 cannot tell */
 int cpus__online(bool **online, __u32 *n);
-int cpus__open_events(struct sampler *s, const bool *online, __u32 freq_hz);
+int cpus__open_events(struct sampler *s, const bool *online, __u32 freq_hz); /* logs */
 
 /* sampler_loader.c (the only file that embeds the BPF objects' ELF) */
-struct cpu_sampler *loader__open(bool tw);
-void loader__explain(int err);
+struct cpu_sampler *loader__open(bool tw); /* @tw: the task-work object */
+void loader__explain(int err);		    /* log why a load failed, with a hint */
 __u32 loader__configure_common(struct sampler *s, struct cpu_sampler *skel,
 			       const struct sampler_opts *o, const struct forkhook *fh);
 void loader__configure_unwind(struct sampler *s, const struct sampler_opts *o, __u32 entries,
@@ -246,41 +250,49 @@ void loader__verifier_report(const struct bpf_program *prog, __u64 ns);
 
 /* sampler_quick.c */
 bool quick__wanted(const struct sampler_opts *o);
-int quick__load(struct sampler *s, const struct sampler_opts *o);
-bool quick__is_shared(const struct bpf_map *m);
+int quick__load(struct sampler *s, const struct sampler_opts *o);	/* the start-up object */
+bool quick__is_shared(const struct bpf_map *m); /* a map both objects use */
 int quick__share_maps(struct cpu_sampler *full, const struct cpu_sampler *quick,
 		      const struct sampler_tfd *tfd);
-int quick__table_maps(struct sampler *s);
-int quick__start(struct sampler *s);
-int quick__wait(struct sampler *s, int timeout_ms);
+int quick__table_maps(struct sampler *s); /* create tfd's maps */
+int quick__start(struct sampler *s);	  /* the loader thread */
+int quick__wait(struct sampler *s, int timeout_ms); /* the hand-over */
 
 /* sampler_notice.c */
-int notice__attach(struct sampler *s);
-int notice__start(struct sampler *s);
-void notice__stop(struct sampler *s);
+int notice__attach(struct sampler *s); /* the exec hook and the notice ring */
+int notice__start(struct sampler *s);  /* the thread */
+void notice__stop(struct sampler *s);  /* ... joined: the main thread reads the rings */
 void notice__lazy_start(struct sampler *s);
-int notice__late_open(struct sampler *s);
-void notice__free(struct sampler *s);
+int notice__late_open(struct sampler *s); /* the late ring joins the poll */
+void notice__free(struct sampler *s);	  /* rings, queue, fds */
 
 /* sampler_builder.c */
-int builder__init(struct sampler *s);
+int builder__init(struct sampler *s); /* lock and queues, before any notice */
 int builder__start(struct sampler *s);
+/* Queue pid @entry (| SAMPLER_REFRESH_BIT) with @snap (NULL: none), of
+ * which the queue takes a reference. Dropped once stopped or full. */
 void builder__enqueue(struct sampler *s, __u32 entry, struct procsnap *snap);
+/* Describe @tgid, left to the BPF walker alone, in a second if it lives. */
 void builder__later(struct sampler *s, __u32 tgid);
+/* late_tables.want: a file a late walk needs, built first, once. */
 void builder__want_file(void *ctx, __u32 tgid, __u64 start, __u64 dev, __u64 ino);
-void builder__stop(struct sampler *s);
+void builder__stop(struct sampler *s); /* no more processes: queue emptied */
+/* Ask the thread to quit and join it: false when it is in a parse, left
+ * running (detached) with what it uses. */
 bool builder__quit(struct sampler *s);
 void builder__free(struct sampler *s);
-bool builder__busy(struct sampler *s);
+bool builder__busy(struct sampler *s); /* building, or files wanted */
 
 /* sampler_drain.c */
 void drainer__free(struct sampler *s);
 
 /* sampler_tables.c */
-void tables__fds(struct sampler *s);
-int tables__open(struct sampler *s);
+void tables__fds(struct sampler *s);  /* after load: tfd */
+int tables__open(struct sampler *s);  /* the unwind table and its sink */
 void tables__free(struct sampler *s);
+/* Kernel memory of @skel's maps and the file tables (@fixed: a cache of
+ * the maps allocated whole, 0 = not read yet; NULL: read them). */
 __u64 tables__bpf_memory(const struct sampler *s, const struct cpu_sampler *skel, __u64 *fixed);
-void tables__late(struct sampler *s, struct late_tables *t);
+void tables__late(struct sampler *s, struct late_tables *t); /* for late walks */
 
 #endif

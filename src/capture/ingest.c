@@ -269,10 +269,10 @@ int ingest__flush(struct ingest *in)
 
 	ingest__kernel_pass(in);
 	/* Queue every line still missing before the batch, which begins each
-	 * file's DWARF once (or finds it kept from the last batch): a record whose
-	 * process was described only since it was deferred (its frames found
-	 * no mapping then) had its lines looked up below, one by one, and
-	 * began a file again (8 to 35 ms of inflating each time). */
+	 * file's DWARF once (or finds it kept from the last batch), including
+	 * those of a record whose process was described only since it was
+	 * deferred (its frames found no mapping then): looked up one by one
+	 * below, they would begin a file again. */
 	for (k = 0; k < in->ndefer; k++) {
 		struct sampler_record *r = &in->defer[k].r;
 

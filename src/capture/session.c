@@ -33,9 +33,9 @@
 #define DRAIN_INTERVAL_NS 1000000000ll
 /* Records waiting for kernel names or DWARF lines are kept across drains
  * of a window until one of these is reached (or the window ends), so that
- * a pass over /proc/kallsyms (~40 ms of system time) and beginning a
- * file's DWARF again (libc: ~80 ms) are not paid every second for the few
- * new addresses a busy machine shows. */
+ * a pass over /proc/kallsyms and beginning a file's DWARF again (both
+ * dear) are not paid every second for the few new addresses a busy
+ * machine shows. */
 #define KERNEL_PASS_INTERVAL_NS 10000000000ll
 #define KERNEL_DEFER_MAX_BYTES (1u << 20)
 #define PROGRESS_INTERVAL_NS 500000000ll

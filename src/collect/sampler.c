@@ -211,9 +211,8 @@ err_out:
  * per-CPU cache that the kernel fills with one entry at creation for the
  * 1 KiB stack entries (four for small ones) and refills, from irq_work,
  * once it runs low. A CPU's first sample needs up to two new stacks in NMI
- * context, where an empty cache cannot wait for the refill: in about one 1 s
- * capture in four, one stack was lost and reported as "stack table full".
- * So before sampling starts, each CPU's caches are primed: on each CPU in
+ * context, where an empty cache cannot wait for the refill: the stack is
+ * lost and reported as "stack table full". So before sampling starts, each CPU's caches are primed: on each CPU in
  * turn, an entry is added to each map (running its cache low, which queues
  * the refill on that CPU, done as the call returns) and deleted again.
  * Best effort: a CPU this thread may not run on is left as it was. */

@@ -17,7 +17,7 @@
 
 #define SAMPLER_UNWIND_FILES 4096u /* file tables at once */
 /* Processes whose VMAs found by the BPF walker are kept, per CPU (LRU):
- * only those user space has not described yet need it (~270 B each). */
+ * only those user space has not described yet need it. */
 #define SAMPLER_VCACHE_PROCS 128u
 #define SAMPLER_UNWIND_MAPS (1u << 16) /* mapping entries, all processes */
 /* Stacks deeper than PROFCAP_MAX_STACK per generation (their extra frames). */

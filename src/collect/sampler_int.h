@@ -76,7 +76,7 @@ struct forkhook;
 #define SAMPLER_WANT_MAX 64u
 /* Late-walking ring (struct late_sample, 2-19 KiB each; the notice thread
  * drains it as records come). Its pages are mapped into profcap, so they
- * count in its RSS: 1 MiB cost 3 MB. */
+ * count in its RSS. */
 #define SAMPLER_LATE_RING (256u << 10)
 /* b.pending entry: a refresh (rate-limited) rather than a new process. */
 #define SAMPLER_REFRESH_BIT 0x80000000u

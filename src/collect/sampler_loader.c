@@ -299,9 +299,8 @@ __u32 loader__configure_common(struct sampler *s, struct cpu_sampler *skel,
 	bpf_map__set_max_entries(skel->maps.stacks1, entries);
 	/* Where the kernel allows it (Linux >= 6.1), the four sample maps
 	 * take memory as stacks are added: preallocated (1 KiB per stack
-	 * entry, each put on a free list), they were half of a 1 s capture's
-	 * map memory (6.4 MiB in all, 3.0 without) and of the maps' creation
-	 * time at every start. */
+	 * entry, each put on a free list), they would be most of a short
+	 * capture's map memory and of the maps' creation time. */
 	if (s->no_prealloc) {
 		no_prealloc(skel->maps.counts0);
 		no_prealloc(skel->maps.counts1);
@@ -352,7 +351,7 @@ static const char *const kernel_structs[] = {
 	"rq",	       "bpf_task_work", "mm_struct",
 };
 
-/* Kernel BTF of those structs (collect/kbtf.h: ~10x faster than libbpf's
+/* Kernel BTF of those structs (collect/kbtf.h: much faster than libbpf's
  * parse of it all), NULL without BTF. The caller frees it. */
 static struct btf *kernel_btf(void)
 {
@@ -427,7 +426,7 @@ int loader__load(struct sampler *s, const struct sampler_opts *o, const struct f
 	entries = loader__configure_common(s, s->skel, o, fh);
 	bpf_program__set_autoload(s->skel->progs.profcap_quick, false);
 	/* bpf_loop() (Linux >= 5.17): the verifier checks one frame of the
-	 * walk instead of every one of them, 3x less work in all. */
+	 * walk instead of every one of them. */
 	bpf_program__set_autoload(s->skel->progs.profcap_sample, kver__at_least(5, 17));
 	bpf_program__set_autoload(s->skel->progs.profcap_sample_bounded, !kver__at_least(5, 17));
 	bpf_map__set_autocreate(s->skel->maps.handover, false);

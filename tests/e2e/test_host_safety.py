@@ -184,5 +184,16 @@ class CommandFailsTest(unittest.TestCase):
             shutil.rmtree(d, ignore_errors=True)
 
 
+class MessagesTest(unittest.TestCase):
+    def test_output_dir_error_names_output_dir(self):
+        r = run_profcap(["agent", "--output-dir", "/proc/profcap-no-such-dir", "--interval", "1"],
+                        timeout=30)
+        self.assertNotEqual(r.returncode, 0)
+        errs = [l for l in r.stderr.splitlines() if "error:" in l]
+        self.assertEqual(len(errs), 1, r.stderr)
+        self.assertIn("--output-dir", errs[0])
+        self.assertNotIn("spool", errs[0])
+
+
 if __name__ == "__main__":
     unittest.main()

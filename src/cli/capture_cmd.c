@@ -340,6 +340,8 @@ int capture_cmd__run(int (*parse)(int, char **, struct capture_opts *), int argc
 	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	if (o.json)
+		log__set_json(true); /* one stream of JSON events */
 	limit_rate(&o);
 	/* As a shell: 127 for a command not found, 126 for one not runnable. */
 	if (o.cmd && (ret = child__check(o.cmd[0])))

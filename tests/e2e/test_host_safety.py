@@ -2,6 +2,7 @@
 are written through (or refused), never replaced; a sampling rate the host
 cannot take is lowered and the capture ends on time; a command that cannot
 run ends profcap with a shell's status and no capture."""
+import json
 import os
 import shutil
 import stat
@@ -193,6 +194,14 @@ class MessagesTest(unittest.TestCase):
         self.assertEqual(len(errs), 1, r.stderr)
         self.assertIn("--output-dir", errs[0])
         self.assertNotIn("spool", errs[0])
+
+    def test_agent_json_stream_is_all_json(self):
+        r = run_profcap(["agent", "--json", "--output-dir", "/proc/profcap-no-such-dir",
+                         "-F", "20000"], timeout=30)
+        self.assertNotEqual(r.returncode, 0)
+        events = [json.loads(l) for l in r.stderr.splitlines()]  # raises on a plain line
+        self.assertIn("warning", [e.get("level") for e in events])
+        self.assertIn("error", [e.get("level") for e in events])
 
 
 if __name__ == "__main__":

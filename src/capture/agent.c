@@ -3,6 +3,7 @@
 
 #include "capture/agent.h"
 #include "capture/status.h"
+#include "util/env.h"
 #include "util/log.h"
 
 struct agent {
@@ -63,10 +64,11 @@ int agent__finish(struct agent *a, int ret)
 
 	delivery__stats(a->d, &a->totals.delivery);
 	if (a->totals.delivery.rescued || a->totals.delivery.lost) {
-		pr_warn("%llu windows were not written where asked (%llu rescued to $TMPDIR, "
+		pr_warn("%llu windows were not written where asked (%llu rescued to %s, "
 			"%llu lost): see the errors above",
 			(unsigned long long)(a->totals.delivery.rescued + a->totals.delivery.lost),
 			(unsigned long long)a->totals.delivery.rescued,
+			env__tmpdir(env__process()),
 			(unsigned long long)a->totals.delivery.lost);
 		ret = 1;
 	} else if (!ret) {

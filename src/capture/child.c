@@ -5,16 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "capture/child.h"
+#include "util/env.h"
 #include "util/log.h"
 
 struct child {
 	char *const *argv;
 	pid_t pid;
 	int go_fd;  /* write end of the hold pipe; -1 once released */
+	int err_fd; /* read end of the exec-error pipe; -1 once read */
 	int status; /* wait status, once reaped */
 	bool done;
 };
@@ -22,7 +25,7 @@ struct child {
 int child__spawn(char *const *argv, struct child **out)
 {
 	struct child *c;
-	int fds[2];
+	int fds[2], efds[2];
 	char b;
 
 	*out = NULL;
@@ -37,26 +40,44 @@ int child__spawn(char *const *argv, struct child **out)
 		free(c);
 		return -EMFILE;
 	}
+	/* The exec-error pipe closes at a successful exec (close-on-exec):
+	 * EOF means CMD runs, an int is execvp()'s errno. */
+	if (pipe2(efds, O_CLOEXEC)) {
+		pr_err("cannot start '%s': pipe: %s", argv[0], strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		free(c);
+		return -EMFILE;
+	}
 	c->pid = fork();
 	if (c->pid < 0) {
 		pr_err("cannot start '%s': fork: %s", argv[0], strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
+		close(efds[0]);
+		close(efds[1]);
 		free(c);
 		return -EAGAIN;
 	}
 	if (c->pid == 0) {
+		int e;
+
 		close(fds[1]);
+		close(efds[0]);
 		/* EOF without a byte: profcap failed before sampling began. */
 		if (read(fds[0], &b, 1) != 1)
 			_exit(127);
 		close(fds[0]);
 		execvp(argv[0], argv);
-		fprintf(stderr, "profcap: error: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
+		e = errno;
+		if (write(efds[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
+		_exit(child__shell_status(-e));
 	}
 	close(fds[0]);
+	close(efds[1]);
 	c->go_fd = fds[1];
+	c->err_fd = efds[0];
 	*out = c;
 	return 0;
 }
@@ -66,14 +87,84 @@ pid_t child__pid(const struct child *c)
 	return c->pid;
 }
 
-void child__release(struct child *c)
+int child__shell_status(int err)
 {
+	return err == -ENOENT || err == -ENOTDIR ? 127 : 126;
+}
+
+/* Why CMD could not be run, in words for the operator. */
+static const char *exec_hint(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return "check the path, $PATH, or a script's #! interpreter";
+	case -EACCES:
+		return "no execute permission (chmod +x), or a directory on the way";
+	case -EISDIR:
+		return "a directory, not a program";
+	case -ENOEXEC:
+		return "not a program for this machine, nor a script with a #! line";
+	default:
+		return "check the command";
+	}
+}
+
+int child__release(struct child *c)
+{
+	int e = 0, err = 0;
+	ssize_t n;
+
 	if (c->go_fd < 0)
-		return;
+		return 0;
 	if (write(c->go_fd, "g", 1) != 1)
 		pr_warn("cannot start '%s': %s", c->argv[0], strerror(errno));
 	close(c->go_fd);
 	c->go_fd = -1;
+	do
+		n = read(c->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(c->err_fd);
+	c->err_fd = -1;
+	if (n == sizeof(e) && e > 0) {
+		err = -e;
+		pr_err("cannot run '%s': %s: %s", c->argv[0], strerror(e), exec_hint(err));
+	}
+	return err;
+}
+
+/* Is @path executable: 0, or -errno (-EISDIR for a directory). */
+static int executable(const char *path)
+{
+	struct stat st;
+
+	if (access(path, X_OK))
+		return -errno;
+	return !stat(path, &st) && S_ISDIR(st.st_mode) ? -EISDIR : 0;
+}
+
+int child__check(const char *name)
+{
+	const char *path = env__get(env__process(), "PATH"), *p, *end;
+	char full[4096];
+	int err = -ENOENT, e;
+
+	if (strchr(name, '/')) {
+		err = executable(name);
+	} else {
+		if (!path || !*path)
+			path = "/usr/local/bin:/bin:/usr/bin";
+		for (p = path; *p && err; p = *end ? end + 1 : end) {
+			end = strchrnul(p, ':');
+			snprintf(full, sizeof(full), "%.*s/%s", (int)(end - p), end > p ? p : ".",
+				 name);
+			e = executable(full);
+			if (e != -ENOENT && e != -ENOTDIR)
+				err = e; /* found: runnable, or why not (unless found later) */
+		}
+	}
+	if (err)
+		pr_err("cannot run '%s': %s: %s", name, strerror(-err), exec_hint(err));
+	return err;
 }
 
 static void reap(struct child *c, bool block)
@@ -132,5 +223,7 @@ void child__free(struct child *c)
 		c->go_fd = -1;
 		reap(c, true);
 	}
+	if (c->err_fd >= 0)
+		close(c->err_fd);
 	free(c);
 }

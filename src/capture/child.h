@@ -20,8 +20,19 @@ int child__spawn(char *const *argv, struct child **out);
 /* The child's pid. */
 pid_t child__pid(const struct child *c);
 
-/* Let the held child exec CMD. Logs a warning if the pipe write fails. */
-void child__release(struct child *c);
+/* Let the held child exec CMD and wait until it has: 0 once CMD runs, or
+ * execvp()'s -errno after logging one line with the cause (the child then
+ * exits with child__shell_status()). */
+int child__release(struct child *c);
+
+/* The exit status a shell gives a command that could not be run for
+ * -errno @err: 127 when it was not found, 126 otherwise. */
+int child__shell_status(int err);
+
+/* Before any work: can @name (a path, or a name looked up in $PATH) be
+ * executed? 0, or -errno after logging one line with the cause and a
+ * hint (-ENOENT: not found; -EACCES: found but not executable). */
+int child__check(const char *name);
 
 /* Reap without blocking; true once the child has exited. */
 bool child__done(struct child *c);

@@ -436,7 +436,7 @@ static int write_window_file(struct delivery *d, const struct buf *payload, __s6
 	int err;
 
 	if (stat(dir, &st)) {
-		if (spool__prepare(dir)) {
+		if (spool__dir_ready(dir)) {
 			snprintf(why, whylen, "output directory %s is gone and cannot be re-created",
 				 dir);
 			return -ENOENT;
@@ -587,7 +587,7 @@ int delivery__open(const struct delivery_opts *o, struct delivery **out)
 {
 	struct otlp_flags none = {0};
 	struct delivery *d;
-	int ret = 1;
+	int ret = 1, err;
 
 	*out = NULL;
 	d = calloc(1, sizeof(*d));
@@ -606,8 +606,13 @@ int delivery__open(const struct delivery_opts *o, struct delivery **out)
 		goto err_out;
 	if (o->output_dir) {
 		/* One file per window, created when the window ends. */
-		if (spool__prepare(o->output_dir))
+		err = spool__dir_ready(o->output_dir);
+		if (err) {
+			pr_err("output directory %s cannot take files: %s; choose a writable "
+			       "--output-dir",
+			       o->output_dir, strerror(-err));
 			goto err_out;
+		}
 		file_sink__clean_stale(o->output_dir);
 	} else if (o->output || !d->cfg) {
 		d->sink = open_output(o, time(NULL));
@@ -638,7 +643,16 @@ bool delivery__wants_file_format(const struct delivery *d)
 
 void delivery__reopen(struct delivery *d)
 {
-	if (d->o.output_dir && !spool__prepare(d->o.output_dir))
+	int err;
+
+	if (!d->o.output_dir)
+		return;
+	err = spool__dir_ready(d->o.output_dir);
+	if (err)
+		pr_err("SIGHUP: output directory %s cannot take files: %s; make it writable "
+		       "and send SIGHUP again",
+		       d->o.output_dir, strerror(-err));
+	else
 		pr_info("SIGHUP: output directory %s reopened", d->o.output_dir);
 }
 

@@ -542,8 +542,9 @@ int session__start(struct session *s)
 	s->start = now_ns(CLOCK_MONOTONIC);
 	s->in.last_kpass = s->start;
 	s->wunix = now_ns(CLOCK_REALTIME);
-	if (s->child)
-		child__release(s->child);
+	/* CMD that cannot run ends the capture with a shell's status. */
+	if (s->child && (ret = child__release(s->child)))
+		return child__shell_status(ret);
 	if (s->hooks.started)
 		s->hooks.started(s->hooks.ctx);
 	/* Kernel symbols are first needed at the first drain: read them while

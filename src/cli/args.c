@@ -10,9 +10,66 @@
 
 int args__bad_option(const char *cmd, int c, char **argv)
 {
+	return args__bad_option_in(cmd, c, argv, NULL);
+}
+
+/* Edit distance between @a[0, @alen) and @b (both short option names);
+ * larger than any real option's beyond 31 bytes. */
+static size_t distance(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b), row[32], prev, cur;
+
+	if (alen > 31 || blen > 31)
+		return 99;
+	for (size_t j = 0; j <= blen; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= alen; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= blen; j++) {
+			cur = row[j];
+			row[j] = prev + (a[i - 1] != b[j - 1]);
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (cur + 1 < row[j])
+				row[j] = cur + 1;
+			prev = cur;
+		}
+	}
+	return row[blen];
+}
+
+const char *args__nearest(const struct option *longopts, const char *given)
+{
+	const char *best = NULL;
+	size_t len, d, bestd = 3;
+
+	if (!longopts || strncmp(given, "--", 2))
+		return NULL;
+	given += 2;
+	len = strcspn(given, "=");
+	if (len < 2)
+		return NULL;
+	for (const struct option *o = longopts; o->name; o++) {
+		d = distance(given, len, o->name);
+		if (d < bestd && d <= len / 2) {
+			bestd = d;
+			best = o->name;
+		}
+	}
+	return best;
+}
+
+int args__bad_option_in(const char *cmd, int c, char **argv, const struct option *longopts)
+{
+	const char *opt = argv[optind - 1], *near;
+
 	if (c == ':')
-		return log__usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-	return log__usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		return log__usage_error(cmd, "option '%s' needs a value", opt);
+	near = args__nearest(longopts, opt);
+	if (near)
+		return log__usage_error(cmd, "unknown option '%s' (did you mean --%s?)", opt, near);
+	return log__usage_error(cmd, "unknown option '%s'", opt);
 }
 
 bool args__int(const char *s, long long min, long long max, long long *v)

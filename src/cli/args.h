@@ -11,6 +11,16 @@
  * Returns log__usage_error()'s -EINVAL. */
 int args__bad_option(const char *cmd, int c, char **argv);
 
+struct option;
+
+/* args__bad_option() that also suggests the long option of @longopts
+ * (NULL-terminated, or NULL) nearest to a mistyped one. */
+int args__bad_option_in(const char *cmd, int c, char **argv, const struct option *longopts);
+
+/* The name of the option in @longopts closest to @given ("--frequncy",
+ * "--freqency=99"): within two edits and half its length; or NULL. */
+const char *args__nearest(const struct option *longopts, const char *given);
+
 /* The one operand left after the options: *@in = argv[optind] ("-" is
  * standard input). 0, or the usage error (-EINVAL) when there is none or
  * more than one. */

@@ -9,8 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/child.h"
+#include "cli/args.h"
 #include "cli/capture_cmd.h"
 #include "util/env.h"
+#include "util/fdio.h"
 #include "util/log.h"
 
 void capture_cmd__usage(void)
@@ -53,7 +56,8 @@ void capture_cmd__usage(void)
 	       "Exit status: 0 ok, 1 capture failed, 2 bad usage, 3 captured but not delivered\n"
 	       "(kept in the -o file or the spool directory; send it later with 'profcap "
 	       "upload').\n"
-	       "CMD's own exit status is printed, not returned.\n"
+	       "CMD's own exit status is printed, not returned; a CMD that cannot be run\n"
+	       "ends profcap with 127 (not found) or 126 (not executable), as a shell does.\n"
 	       "Needs root, or CAP_BPF + CAP_PERFMON.\n",
 	       target__usage, otlp_config__usage);
 }
@@ -71,25 +75,6 @@ int capture_cmd__parse_seconds(const char *arg, double *out)
 		return -EINVAL;
 	*out = d;
 	return 0;
-}
-
-/* Is @name runnable: a path to an executable, or found in $PATH? */
-static bool runnable(const char *name)
-{
-	const char *path = env__get(env__process(), "PATH"), *p, *end;
-	char full[4096];
-
-	if (strchr(name, '/'))
-		return !access(name, X_OK);
-	if (!path || !*path)
-		path = "/usr/local/bin:/bin:/usr/bin";
-	for (p = path; *p; p = *end ? end + 1 : end) {
-		end = strchrnul(p, ':');
-		snprintf(full, sizeof(full), "%.*s/%s", (int)(end - p), end > p ? p : ".", name);
-		if (!access(full, X_OK))
-			return true;
-	}
-	return false;
 }
 
 int capture_cmd__parse_duration_ns(const char *arg, __u64 *ns)
@@ -121,9 +106,10 @@ int capture_cmd__parse_duration_ns(const char *arg, __u64 *ns)
 /* Take one shared flag (getopt code @c, value @arg) into @o. Any other code,
  * getopt's ':' (missing value) included, is a usage error naming @opt (the
  * argument getopt just read). 0, or -EINVAL after one usage error line. */
-static int common_flag(struct capture_opts *o, int c, const char *arg, const char *opt,
-		       const char *cmd)
+static int common_flag(struct capture_opts *o, int c, const char *arg, char **argv,
+		       const struct capture_cmd_syntax *sx)
 {
+	const char *cmd = sx->cmd;
 	char *end;
 	long v;
 	int err;
@@ -195,13 +181,13 @@ static int common_flag(struct capture_opts *o, int c, const char *arg, const cha
 		o->verbose = true;
 		return 0;
 	case ':':
-		return log__usage_error(cmd, "option '%s' needs a value", opt);
+		return args__bad_option_in(cmd, c, argv, sx->longopts);
 	default:
 		err = target__flag(&o->target, c, arg, cmd);
 		if (err == -ENOENT)
 			err = otlp_config__flag(&o->export, c, arg);
 		if (err == -ENOENT)
-			return log__usage_error(cmd, "unknown option '%s'", opt);
+			return args__bad_option_in(cmd, c, argv, sx->longopts);
 		return err ? -EINVAL : 0;
 	}
 }
@@ -223,7 +209,7 @@ int capture_cmd__options(const struct capture_cmd_syntax *sx, int argc, char **a
 			*all = true;
 			err = 0;
 		} else if (err == -ENOENT) {
-			err = common_flag(o, c, optarg, argv[optind - 1], sx->cmd);
+			err = common_flag(o, c, optarg, argv, sx);
 		}
 		if (err)
 			return err;
@@ -289,10 +275,6 @@ int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 					   "after --: profcap capture [options] -- %s ...",
 					   argv[optind], argv[optind]);
 		o->cmd = argv + optind;
-		if (!runnable(o->cmd[0]))
-			return usage_error("cannot run '%s': no such executable file (check the "
-					   "path or $PATH)",
-					   o->cmd[0]);
 		if (!a.seconds_set)
 			o->seconds = 0;
 	} else if (optind > 0 && optind == argc && !strcmp(argv[optind - 1], "--")) {
@@ -314,6 +296,42 @@ int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 	return 0;
 }
 
+/* Highest sampling rate per CPU profcap runs at: every sample runs the BPF
+ * program on the sampled CPU (several microseconds with user unwinding), so
+ * the rate bounds the CPU the capture takes from the host. */
+#define CAPTURE_MAX_FREQ_HZ 10000u
+/* Samples per second over all CPUs above which the cost is worth a warning. */
+#define CAPTURE_WARN_TOTAL_HZ 20000u
+
+/* Lower @o->freq_hz to what the kernel allows and profcap runs at, saying
+ * so; warn when the rate over all CPUs is high. */
+static void limit_rate(struct capture_opts *o)
+{
+	char buf[32] = "";
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long kmax = 0;
+
+	if (fdio__read_file("/proc/sys/kernel/perf_event_max_sample_rate", buf,
+			    sizeof(buf) - 1) > 0)
+		kmax = strtoul(buf, NULL, 10);
+	if (kmax && o->freq_hz > kmax) {
+		pr_warn("-F %u is above kernel.perf_event_max_sample_rate: sampling at %lu Hz "
+			"(the kernel lowers that limit itself when sampling takes too long)",
+			o->freq_hz, kmax);
+		o->freq_hz = (__u32)kmax;
+	}
+	if (o->freq_hz > CAPTURE_MAX_FREQ_HZ) {
+		pr_warn("-F %u: sampling at %u Hz, the most profcap runs at (each sample runs "
+			"a BPF program on its CPU; higher rates would take the host's CPUs)",
+			o->freq_hz, CAPTURE_MAX_FREQ_HZ);
+		o->freq_hz = CAPTURE_MAX_FREQ_HZ;
+	}
+	if (cpus > 0 && (__u64)o->freq_hz * (__u64)cpus > CAPTURE_WARN_TOTAL_HZ)
+		pr_warn("-F %u on %ld CPUs is %llu samples/s: each costs a few microseconds "
+			"of the sampled CPU; lower -F on a busy host",
+			o->freq_hz, cpus, (unsigned long long)o->freq_hz * (unsigned long long)cpus);
+}
+
 int capture_cmd__run(int (*parse)(int, char **, struct capture_opts *), int argc, char **argv)
 {
 	struct capture_opts o;
@@ -322,6 +340,12 @@ int capture_cmd__run(int (*parse)(int, char **, struct capture_opts *), int argc
 	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	if (o.json)
+		log__set_json(true); /* one stream of JSON events */
+	limit_rate(&o);
+	/* As a shell: 127 for a command not found, 126 for one not runnable. */
+	if (o.cmd && (ret = child__check(o.cmd[0])))
+		return child__shell_status(ret);
 	return capture__run(&o);
 }
 

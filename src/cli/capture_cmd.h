@@ -26,6 +26,7 @@ enum {
 /* clang-format off */
 #define CAPTURE_COMMON_LONGOPTS                                          \
 	{ "freq", required_argument, NULL, 'F' },                        \
+	{ "frequency", required_argument, NULL, 'F' },                   \
 	{ "all-cpus", no_argument, NULL, 'a' },                          \
 	{ "no-kernel", no_argument, NULL, CAPTURE_OPT_NO_KERNEL },       \
 	{ "no-user", no_argument, NULL, CAPTURE_OPT_NO_USER },           \
@@ -56,7 +57,8 @@ int capture_cmd__parse_seconds(const char *arg, double *out);
 /* Help lines of the shared sampling flags; "%s" stands where the caller's
  * printf() puts target__usage. */
 #define CAPTURE_CMD_SAMPLING_HELP                                                       \
-	"  -F, --freq HZ      samples per second per CPU (default 99, max 100000)\n"  \
+	"  -F, --freq HZ      samples per second per CPU (default 99; at most 10000 and\n" \
+	"                     kernel.perf_event_max_sample_rate: higher is lowered)\n" \
 	"  -a, --all-cpus     sample every process on every CPU (the default)\n"      \
 	"%s"                                                                            \
 	"      --no-kernel    do not collect kernel stacks\n"                          \

@@ -366,11 +366,9 @@ int convert__main(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	buf__init(&data, CONVERT_MAX_OUTPUT);
-	if (strcmp(o.out, "-")) {
-		sink = file_sink__new(o.out);
-		if (!sink)
-			return 1;
-	}
+	sink = file_sink__new(o.out);
+	if (!sink)
+		return 1;
 	ret = load(&o, &p);
 	if (ret)
 		goto out;
@@ -385,16 +383,11 @@ int convert__main(int argc, char **argv)
 		       err == -E2BIG ? "the output would be larger than 1 GiB" : strerror(-err));
 		goto out;
 	}
-	if (sink) {
-		if (sink__deliver(sink, data.data, data.len))
-			goto out;
-	} else {
-		err = fdio__write_all(STDOUT_FILENO, data.data, data.len);
-		if (err) {
-			pr_err("cannot write to standard output: %s", strerror(-err));
-			goto out;
-		}
-	}
+	if (sink__deliver(sink, data.data, data.len))
+		goto out;
+	if (strcmp(o.out, "-"))
+		pr_info("wrote %s (%zu bytes, %s)", sink__describe(sink), data.len,
+			format__name(o.to));
 	ret = 0;
 out:
 	buf__release(&data);

@@ -148,16 +148,12 @@ static int write_out(const char *path, const struct buf *b)
 	struct sink *s;
 	int err;
 
-	if (!strcmp(path, "-")) {
-		err = fdio__write_all(STDOUT_FILENO, b->data, b->len);
-		if (err)
-			pr_err("cannot write the SVG to standard output: %s", strerror(-err));
-		return err;
-	}
 	s = file_sink__new(path);
 	if (!s)
 		return -EIO; /* logged */
 	err = sink__deliver(s, b->data, b->len);
+	if (!err && strcmp(path, "-"))
+		pr_info("wrote %s (%zu bytes, svg)", sink__describe(s), b->len);
 	sink__free(s);
 	return err;
 }

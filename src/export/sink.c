@@ -23,6 +23,10 @@ struct file_sink {
 	const char *ext; /* NOCLOBBER: "-N" goes before this suffix of @path */
 	unsigned int flags;
 	int fd;
+	/* Written through in place (standard output, a character device, a
+	 * FIFO): no temporary file, no rename, no fsync. A FIFO is opened at
+	 * delivery (fd -1 until then), as its reader may come later. */
+	bool direct;
 };
 
 #define TMP_TAG ".tmp."
@@ -99,6 +103,25 @@ static int rename_noclobber(struct file_sink *s)
 	return 0;
 }
 
+/* Write @data through to a descriptor that is not a regular file. */
+static int direct_deliver(struct file_sink *s, const void *data, size_t len)
+{
+	bool quiet = s->flags & (FILE_SINK_QUIET | FILE_SINK_QUIET_WRITE);
+	int err = 0;
+
+	if (s->fd < 0 && (s->fd = fdio__open(s->path, O_WRONLY)) < 0)
+		err = -errno;
+	if (!err)
+		err = fdio__write_all(s->fd, data, len);
+	if (s->fd >= 0 && close(s->fd) && !err && errno != EINTR)
+		err = -errno;
+	s->fd = -1;
+	if (err && !quiet)
+		pr_err("writing %s failed: %s; choose another -o path", s->base.describe,
+		       strerror(-err));
+	return err;
+}
+
 static int file_deliver(struct sink *base, const void *data, size_t len)
 {
 	struct file_sink *s = (struct file_sink *)base;
@@ -106,6 +129,8 @@ static int file_deliver(struct sink *base, const void *data, size_t len)
 	char *dir = NULL;
 	int err, dfd;
 
+	if (s->direct)
+		return direct_deliver(s, data, len);
 	if (s->fd < 0)
 		return -EBADF;
 	err = fdio__write_all(s->fd, data, len);
@@ -173,6 +198,90 @@ static const struct sink_ops file_ops = {
 	.free = file_free,
 };
 
+/* How file_sink__open() writes to @path. */
+enum target {
+	TARGET_FILE,   /* a new or regular file: temporary file and rename */
+	TARGET_DIRECT, /* a character device or a FIFO: written through in place */
+};
+
+/* What kind of file @st is, when a capture must not go there; or NULL. */
+static const char *refused_kind(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	if (S_ISBLK(st->st_mode))
+		return "a block device";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket";
+	return NULL;
+}
+
+/* Classify @path for output. A symbolic link is followed: *@resolved
+ * (malloc'd, else NULL) is then the file it names, which a regular-file
+ * delivery replaces while the link stays. 0, or -errno after logging
+ * (unless @quiet) why @path cannot take a capture. */
+static int classify(const char *path, bool quiet, enum target *t, char **resolved)
+{
+	const char *kind;
+	struct stat st;
+	int err = 0;
+
+	*t = TARGET_FILE;
+	*resolved = NULL;
+	if (lstat(path, &st))
+		return 0; /* a new file: creating the temporary file says what fails */
+	if (S_ISLNK(st.st_mode)) {
+		if (stat(path, &st) || !(*resolved = realpath(path, NULL))) {
+			err = -errno;
+			if (!quiet)
+				pr_err("output %s is a symbolic link to a missing file (%s): remove "
+				       "the link or give another -o path",
+				       path, strerror(-err));
+			return err;
+		}
+	}
+	kind = refused_kind(&st);
+	if (kind) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		if (!quiet)
+			pr_err("output %s is %s: give a file name with -o", path, kind);
+	} else if (!S_ISREG(st.st_mode)) {
+		*t = TARGET_DIRECT;
+	}
+	if (err) {
+		free(*resolved);
+		*resolved = NULL;
+	}
+	return err;
+}
+
+/* Make @s write through to s->path in place, or to standard output for
+ * "-". A FIFO is only checked for write access here: opening it waits for
+ * a reader, which may start after the capture. 0 or -errno (logged unless
+ * @quiet). */
+static int direct_open(struct file_sink *s, bool quiet)
+{
+	struct stat st;
+	int err = 0;
+
+	s->direct = true;
+	if (!strcmp(s->path, "-")) {
+		s->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (s->fd < 0)
+			err = -errno;
+	} else if (stat(s->path, &st) || !S_ISFIFO(st.st_mode)) {
+		s->fd = fdio__open(s->path, O_WRONLY);
+		if (s->fd < 0)
+			err = -errno;
+	} else if (access(s->path, W_OK)) {
+		err = -errno;
+	}
+	if (err && !quiet)
+		pr_err("cannot write to %s: %s; choose another -o path", s->base.describe,
+		       strerror(-err));
+	return err;
+}
+
 struct sink *file_sink__new(const char *path)
 {
 	int err;
@@ -185,10 +294,10 @@ struct sink *file_sink__open(const char *path, const char *ext, unsigned int fla
 	struct file_sink *s = NULL;
 	char *dcopy = NULL, *bcopy = NULL;
 	const char *dir, *base;
-	struct stat st;
 	int err;
-
 	bool quiet = flags & FILE_SINK_QUIET;
+	enum target t = TARGET_FILE;
+	char *resolved = NULL;
 
 	*errp = -EINVAL;
 	if (!path || !*path) {
@@ -196,27 +305,38 @@ struct sink *file_sink__open(const char *path, const char *ext, unsigned int fla
 			pr_err("empty output path: give a file name with -o");
 		return NULL;
 	}
-	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-		*errp = -EISDIR;
-		if (!quiet)
-			pr_err("output %s is a directory: give a file name with -o", path);
-		return NULL;
+	/* Generated names (NOCLOBBER) are never anything but new files. */
+	if (strcmp(path, "-") && !(flags & FILE_SINK_NOCLOBBER)) {
+		*errp = classify(path, quiet, &t, &resolved);
+		if (*errp)
+			return NULL;
 	}
 	s = calloc(1, sizeof(*s));
-	dcopy = strdup(path);
-	bcopy = strdup(path);
-	if (!s || !dcopy || !bcopy)
+	if (!s) {
+		free(resolved);
 		goto err_nomem;
+	}
 	s->fd = -1;
 	s->flags = flags;
 	s->ext = ext;
 	s->base.ops = &file_ops;
-	s->path = strdup(path);
-	s->base.describe = strdup(path);
+	s->path = resolved ? resolved : strdup(path);
+	s->base.describe = strdup(strcmp(path, "-") ? path : "standard output");
+	if (!s->path || !s->base.describe)
+		goto err_nomem;
+	if (t == TARGET_DIRECT || !strcmp(path, "-")) {
+		*errp = direct_open(s, quiet);
+		if (*errp)
+			goto err_out;
+		return &s->base;
+	}
+	dcopy = strdup(s->path);
+	bcopy = strdup(s->path);
+	if (!dcopy || !bcopy)
+		goto err_nomem;
 	dir = dirname(dcopy);
 	base = basename(bcopy);
-	if (!s->path || !s->base.describe ||
-	    asprintf(&s->tmp, "%s/.%s" TMP_TAG "%d.XXXXXX", dir, base, (int)getpid()) < 0) {
+	if (asprintf(&s->tmp, "%s/.%s" TMP_TAG "%d.XXXXXX", dir, base, (int)getpid()) < 0) {
 		s->tmp = NULL;
 		goto err_nomem;
 	}

@@ -36,8 +36,12 @@ void sink__free(struct sink *s);
 
 /* File sink for @path. Creates the temporary file at once, which proves the
  * directory is writable. NULL on failure, after logging the reason and what
- * to do. An existing file at @path is replaced only on successful delivery.
- * The file is created 0600. */
+ * to do. An existing regular file at @path is replaced only on successful
+ * delivery; a symbolic link is followed and the file it names replaced (the
+ * link stays). "-", a character device or a FIFO is written through in
+ * place, like `cp` does (a write error is an error); a directory, block
+ * device, socket or a link to a missing file is refused. New files are
+ * created 0600. */
 struct sink *file_sink__new(const char *path);
 
 /* file_sink__open() flags. */

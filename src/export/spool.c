@@ -46,13 +46,19 @@ static int mkdirs(const char *dir)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-int spool__prepare(const char *dir)
+int spool__dir_ready(const char *dir)
 {
-	int err;
+	int err = mkdirs(dir);
 
-	err = mkdirs(dir);
 	if (!err && access(dir, W_OK | X_OK))
 		err = -errno;
+	return err;
+}
+
+int spool__prepare(const char *dir)
+{
+	int err = spool__dir_ready(dir);
+
 	if (err)
 		pr_err("spool directory %s cannot take files: %s; choose a writable directory "
 		       "with --spool-dir or PROFCAP_SPOOL_DIR",

@@ -13,6 +13,10 @@
  * logging one line with a hint (--spool-dir). */
 int spool__prepare(const char *dir);
 
+/* spool__prepare() without the message, for directories that are not the
+ * spool (the agent's --output-dir): 0 or -errno. */
+int spool__dir_ready(const char *dir);
+
 /* Save @len bytes of @data into @dir; the new file's path goes to @path.
  * 0 or -errno (logged). */
 int spool__save(const char *dir, const char *host, const void *data, size_t len, char *path,

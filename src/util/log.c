@@ -1,10 +1,13 @@
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
+#include "util/json.h"
 #include "util/log.h"
 
 static enum log_level cur_level = LOG_NORMAL;
+static bool json_lines;
 
 void log__set_level(enum log_level level)
 {
@@ -16,11 +19,27 @@ enum log_level log__level(void)
 	return cur_level;
 }
 
-static void log_v(const char *prefix, const char *fmt, va_list ap)
+void log__set_json(bool on)
 {
-	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	json_lines = on;
+}
+
+/* One message: "profcap: <prefix><message>", or with log__set_json() an
+ * event {"event":"log","level":@level,"message":...} on one line. */
+static void log_v(const char *level, const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[2048];
+
+	if (!json_lines) {
+		fprintf(stderr, "profcap: %s", prefix);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		return;
+	}
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "{\"event\":\"log\",\"level\":\"%s\",\"message\":", level);
+	json__fput_str(stderr, msg);
+	fputs("}\n", stderr);
 }
 
 void pr_err(const char *fmt, ...)
@@ -28,7 +47,7 @@ void pr_err(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_v("profcap: error: ", fmt, ap);
+	log_v("error", "error: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -39,7 +58,7 @@ void pr_warn(const char *fmt, ...)
 	if (cur_level < LOG_NORMAL)
 		return;
 	va_start(ap, fmt);
-	log_v("profcap: warning: ", fmt, ap);
+	log_v("warning", "warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -50,7 +69,7 @@ void pr_info(const char *fmt, ...)
 	if (cur_level < LOG_NORMAL)
 		return;
 	va_start(ap, fmt);
-	log_v("profcap: ", fmt, ap);
+	log_v("info", "", fmt, ap);
 	va_end(ap);
 }
 
@@ -61,7 +80,7 @@ void pr_debug(const char *fmt, ...)
 	if (cur_level < LOG_VERBOSE)
 		return;
 	va_start(ap, fmt);
-	log_v("profcap: debug: ", fmt, ap);
+	log_v("debug", "debug: ", fmt, ap);
 	va_end(ap);
 }
 

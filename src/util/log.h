@@ -12,7 +12,14 @@ enum log_level {
 	LOG_VERBOSE,   /* + debug detail */
 };
 
+#include <stdbool.h>
+
 void log__set_level(enum log_level level);
+
+/* With @on, every message is a JSON event on one line of stderr
+ * ({"event":"log","level":"error","message":"..."}), for `agent --json`,
+ * whose other events are JSON too. */
+void log__set_json(bool on);
 enum log_level log__level(void);
 
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -4,7 +4,13 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <getopt.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #include "capture/agent.h"
+#include "capture/child.h"
+#include "cli/args.h"
 #include "cli/agent_cmd.h"
 #include "cli/capture_cmd.h"
 #include "test.h"
@@ -118,9 +124,61 @@ TEST(command)
 	CHECK(o.seconds == 2);
 	CHECK_STR(o.cmd[1], "-F");
 	CHECK(PARSE(&o, "--") == -EINVAL);
-	CHECK(PARSE(&o, "--", "/no/such/program") == -EINVAL);
+	CHECK(!PARSE(&o, "--", "/no/such/program")); /* checked before the run */
 	CHECK(PARSE(&o, "-a", "--", "true") == -EINVAL);
 	CHECK(PARSE(&o, "sh") == -EINVAL); /* a command needs -- */
+}
+
+/* A command that cannot run is found before any work, with the shell's
+ * status: 127 not found, 126 not executable. */
+TEST(command_check)
+{
+	char dir[] = "/tmp/profcap-test-cmd-XXXXXX", path[128];
+	int fd;
+
+	CHECK(mkdtemp(dir));
+	CHECK(child__check("/no/such/program") == -ENOENT);
+	CHECK(child__check("no-such-program-profcap") == -ENOENT);
+	CHECK_EQ_U64(child__shell_status(-ENOENT), 127);
+	CHECK(child__check(dir) == -EISDIR);
+	CHECK_EQ_U64(child__shell_status(-EISDIR), 126);
+	snprintf(path, sizeof(path), "%s/script.sh", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "echo\n", 5) == 5);
+	close(fd);
+	CHECK(child__check(path) == -EACCES);
+	CHECK_EQ_U64(child__shell_status(-EACCES), 126);
+	CHECK(!chmod(path, 0755));
+	CHECK(!child__check(path));
+	CHECK(!child__check("sh"));
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The long word users type, and the nearest flag for a typo. */
+TEST(frequency_and_typos)
+{
+	static const struct option opts[] = {
+		{"seconds", required_argument, NULL, 's'},
+		{"freq", required_argument, NULL, 'F'},
+		{"frequency", required_argument, NULL, 'F'},
+		{"output", required_argument, NULL, 'o'},
+		{NULL, 0, NULL, 0},
+	};
+	struct capture_opts o;
+
+	CHECK(!PARSE(&o, "--frequency", "499"));
+	CHECK_EQ_U64(o.freq_hz, 499);
+	CHECK(!PARSE(&o, "--freq=299"));
+	CHECK_EQ_U64(o.freq_hz, 299);
+	CHECK_STR(args__nearest(opts, "--sekonds"), "seconds");
+	CHECK_STR(args__nearest(opts, "--frequncy"), "frequency");
+	CHECK_STR(args__nearest(opts, "--outptu=x"), "output");
+	CHECK(!args__nearest(opts, "--zz"));
+	CHECK(!args__nearest(opts, "--completely-else"));
+	CHECK(!args__nearest(opts, "-x"));
+	CHECK(PARSE(&o, "--sekonds", "1") == -EINVAL);
 }
 
 #define AARGS(...) ((char *[]){"agent", __VA_ARGS__, NULL})
@@ -191,6 +249,8 @@ int main(void)
 	RUN(rejects_bad_input);
 	RUN(targeting_flags);
 	RUN(command);
+	RUN(command_check);
+	RUN(frequency_and_typos);
 	RUN(agent_flags);
 	RUN(help);
 	return TEST_DONE();

@@ -18,6 +18,8 @@
 #include "util/clock.h"
 #include "util/fdio.h"
 #include "util/id.h"
+#include "util/json.h"
+#include "util/log.h"
 #include "util/search.h"
 #include "util/utf8.h"
 
@@ -252,8 +254,23 @@ TEST(array_populate)
 	CHECK_EQ_U64(small[3], 4);
 }
 
+/* JSON string literals, and log lines as JSON events. */
+TEST(json_strings_and_log_events)
+{
+	char buf[256] = "";
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+
+	CHECK(f);
+	json__fput_str(f, "a\"b\\c\n\x01\xff\xc3\xa9");
+	fputc(' ', f);
+	json__fput_str(f, NULL);
+	fclose(f);
+	CHECK_STR(buf, "\"a\\\"b\\\\c\\u000a\\u0001\\ufffd\xc3\xa9\" null");
+}
+
 int main(void)
 {
+	RUN(json_strings_and_log_events);
 	RUN(utf8_decode);
 	RUN(utf8_printable_and_sanitize);
 	RUN(search_upto);

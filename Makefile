@@ -197,7 +197,7 @@ FUZZ := $(BUILD)/fuzz
 FUZZ_CC := $(CLANG)
 FUZZ_LAYERS := util proc model collect symbolize formats export cli
 # libbpf is musl-only here; main() is not a harness. elfsym links the system libelf.
-FUZZ_SKIP := src/collect/sampler.c src/collect/offcpu.c src/cli/main.c src/util/heap.c
+FUZZ_SKIP := src/collect/sampler%.c src/collect/kname.c src/collect/offcpu.c src/cli/main.c src/util/heap.c
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -DPB_FIELD_32BIT \
 	-fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link \

@@ -34,7 +34,7 @@ int wire__varint(struct wire *w, __u64 *v)
 		return wire_bad(w, "truncated: data ends inside a field");
 	n = (size_t)(w->c.p - start);
 	if (n > WIRE_MAX_VARINT)
-		return wire_bad(w, "varint longer than 10 bytes");
+		return wire_bad(w, "varint overflow: longer than 10 bytes");
 	return 0;
 }
 

@@ -125,7 +125,8 @@ TEST(malformed)
 		{"\x00\x01", 2, "field number 0"},
 		{"\x0b", 1, "group or invalid wire type"},
 		{"\x0f", 1, "group or invalid wire type"},
-		{"\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12, "varint longer than 10 bytes"},
+		{"\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12,
+		 "varint overflow: longer than 10 bytes"},
 		{"\xf8\xff\xff\xff\x7f\x00", 6, "field number too large"},
 	};
 	size_t i;

@@ -109,8 +109,8 @@ struct msg {
 #define OTLP_PB(name) opentelemetry_proto_profiles_v1development_##name
 #define COMMON_PB(name) opentelemetry_proto_common_v1_##name
 
-/* Every message reachable from ProfilesData. ExportProfilesServiceRequest
- * has the same two fields. */
+/* Every message reachable from ProfilesData (one missing here fails to
+ * compile). ExportProfilesServiceRequest has the same two fields. */
 #define JSON_MESSAGES(X)                            \
 	X(COMMON_PB(AnyValue))                      \
 	X(COMMON_PB(ArrayValue))                    \

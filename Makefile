@@ -132,6 +132,14 @@ $(BUILD)/gen/%.pb.c $(BUILD)/gen/%.pb.h: nanopb_protos/%.proto $(PROTOS) $(PROTO
 	@mkdir -p $(BUILD)/gen
 	$(PYTHON) $(NANOPB_GEN) -q -I nanopb_protos -D $(BUILD)/gen $*.proto
 
+# Their field numbers alone (#define <Msg>_<field>_tag N, no nanopb types),
+# for the decoders below formats/ that may not include nanopb code.
+PB_TAGS := $(PROTO_REL:%=$(BUILD)/gen/%.tags.h)
+.SECONDARY: $(PB_TAGS)
+$(OBJS) $(TEST_OBJS): | $(PB_TAGS)
+$(BUILD)/gen/%.tags.h: $(BUILD)/gen/%.pb.h
+	sed -n 's/^\(#define [A-Za-z0-9_]*_tag\)  *\([0-9][0-9]*\)$$/\1 \2/p' $< > $@
+
 # ---- BPF ----------------------------------------------------------------------------
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c Makefile
 	@mkdir -p $(@D)
@@ -221,7 +229,7 @@ FUZZ_BINS := $(FUZZ_HARNESSES:scripts/fuzz/fuzz_%.c=$(FUZZ)/%)
 
 fuzz: $(FUZZ_BINS)
 
-$(FUZZ_OBJS) $(FUZZ_PB_OBJS): | $(PB_H)
+$(FUZZ_OBJS) $(FUZZ_PB_OBJS): | $(PB_H) $(PB_TAGS)
 
 $(FUZZ)/obj/%.o: src/%.c Makefile
 	@mkdir -p $(@D)

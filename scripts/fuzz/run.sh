@@ -26,6 +26,8 @@
 #                otel_thread_ctx_v1 TLS variable (OTEP 4947)
 #   threadctx_attrs  threadctx__decode_attrs(), a thread-context record's
 #                attrs-data (OTEP 4947)
+#   wire         util/wire.h, the protobuf field reader under the OTLP, pprof,
+#                gRPC status and process-context decoders
 # Built by `make fuzz`: clang with -fsanitize=fuzzer,address,undefined against
 # the system glibc and zlib (zlib1g-dev), linking the sanitizer builds of the
 # pure layers of src/ (build/fuzz/lib/lib<layer>.a), so no harness lists
@@ -133,6 +135,13 @@ seeds_cfi() {
 seeds_plain() { # NAME: the committed seeds only
 	mkdir -p "$OUT/seeds/$1"
 	cp scripts/fuzz/seeds/"$1"/* "$OUT/seeds/$1"/ 2>/dev/null
+	true
+}
+
+seeds_wire() { # protobuf of each decoder
+	local d=$OUT/seeds/wire
+	cp scripts/fuzz/seeds/otlp_read/* scripts/fuzz/seeds/grpc/status.bin "$d"/ 2>/dev/null
+	cp scripts/fuzz/seeds/pprof_read/*.pprof "$d"/ 2>/dev/null
 	true
 }
 

@@ -1,8 +1,9 @@
 /* grpc.c - gRPC framing and status parsing (see grpc.h).
  *
- * google.rpc.Status is decoded field by field with nanopb's stream
- * primitives: we have no .proto for it, and only need three fields of it
- * and one of RetryInfo.
+ * google.rpc.Status is decoded field by field with util/wire.h: we only need
+ * three fields of it and one of RetryInfo. Their numbers are those of
+ * google/rpc/status.proto, google/rpc/error_details.proto and
+ * google/protobuf/{any,duration}.proto, which nanopb_protos/ does not hold.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,12 +12,22 @@
 #include <string.h>
 #include <strings.h>
 
-#include <pb_decode.h>
-
 #include "export/grpc.h"
 #include "util/scan.h"
+#include "util/wire.h"
 
 #define RETRY_INFO_TYPE "type.googleapis.com/google.rpc.RetryInfo"
+
+enum {
+	STATUS_CODE = 1, /* google.rpc.Status */
+	STATUS_MESSAGE = 2,
+	STATUS_DETAILS = 3,
+	ANY_TYPE_URL = 1, /* google.protobuf.Any */
+	ANY_VALUE = 2,
+	RETRY_INFO_DELAY = 1, /* google.rpc.RetryInfo */
+	DURATION_SECONDS = 1, /* google.protobuf.Duration */
+	DURATION_NANOS = 2,
+};
 
 int grpc__frame_header(unsigned char hdr[GRPC_FRAME_HEADER], bool compressed, size_t len)
 {
@@ -170,145 +181,98 @@ void grpc__reply_header(struct grpc_reply *r, const char *line, size_t len)
 
 /* ---- google.rpc.Status ---------------------------------------------------------- */
 
-/* Read a length-delimited field into @out (NUL-terminated, truncated). */
-static bool read_string(pb_istream_t *s, char *out, size_t outlen)
+/* Bytes @f into @out (NUL-terminated, truncated). */
+static void copy_string(const struct wire_field *f, char *out, size_t outlen)
 {
-	pb_istream_t sub;
-	size_t n, keep;
-	bool ok;
+	size_t n = wire__left(&f->sub), keep;
 
-	if (!pb_make_string_substream(s, &sub))
-		return false;
-	n = sub.bytes_left;
-	keep = out && outlen ? (n < outlen - 1 ? n : outlen - 1) : 0;
-	ok = pb_read(&sub, (pb_byte_t *)out, keep) && pb_read(&sub, NULL, n - keep);
-	if (out && outlen)
-		out[keep] = '\0';
-	return pb_close_string_substream(s, &sub) && ok;
+	if (!out || !outlen)
+		return;
+	keep = n < outlen - 1 ? n : outlen - 1;
+	memcpy(out, wire__pos(&f->sub), keep);
+	out[keep] = '\0';
 }
 
 /* google.protobuf.Duration -> milliseconds (rounded up, never negative). */
-static bool decode_duration(pb_istream_t *s, __s64 *ms)
+static int decode_duration(struct wire w, __s64 *ms)
 {
 	__s64 sec = 0, nanos = 0;
-	pb_wire_type_t wt;
-	uint32_t tag;
-	uint64_t v;
-	bool eof;
+	struct wire_field f;
+	int ret;
 
-	while (pb_decode_tag(s, &wt, &tag, &eof)) {
-		if ((tag == 1 || tag == 2) && wt == PB_WT_VARINT) {
-			if (!pb_decode_varint(s, &v))
-				return false;
-			if (tag == 1)
-				sec = (__s64)v;
-			else
-				nanos = (__s32)(uint32_t)v;
-		} else if (!pb_skip_field(s, wt)) {
-			return false;
-		}
+	while ((ret = wire__next(&w, &f)) > 0) {
+		if (f.num == DURATION_SECONDS && f.wt == WIRE_VARINT)
+			sec = (__s64)f.v;
+		else if (f.num == DURATION_NANOS && f.wt == WIRE_VARINT)
+			nanos = (__s32)(__u32)f.v;
 	}
-	if (!eof)
-		return false;
+	if (ret)
+		return ret;
 	if (sec < 0 || nanos < 0)
 		sec = nanos = 0;
 	if (sec > 86400 * 365)
 		sec = 86400 * 365;
 	*ms = sec * 1000 + (nanos + 999999) / 1000000;
-	return true;
+	return 0;
 }
 
 /* google.rpc.RetryInfo { Duration retry_delay = 1; } */
-static bool decode_retry_info(pb_istream_t *s, __s64 *ms)
+static int decode_retry_info(struct wire w, __s64 *ms)
 {
-	pb_istream_t sub;
-	pb_wire_type_t wt;
-	uint32_t tag;
-	bool eof, ok;
+	struct wire_field f;
+	int ret, err = 0;
 
-	while (pb_decode_tag(s, &wt, &tag, &eof)) {
-		if (tag == 1 && wt == PB_WT_STRING) {
-			if (!pb_make_string_substream(s, &sub))
-				return false;
-			ok = decode_duration(&sub, ms);
-			if (!pb_close_string_substream(s, &sub) || !ok)
-				return false;
-		} else if (!pb_skip_field(s, wt)) {
-			return false;
-		}
-	}
-	return eof;
+	while (!err && (ret = wire__next(&w, &f)) > 0)
+		if (f.num == RETRY_INFO_DELAY && f.wt == WIRE_LEN)
+			err = decode_duration(f.sub, ms);
+	return err ?: ret;
 }
 
 /* google.protobuf.Any { string type_url = 1; bytes value = 2; }: a RetryInfo
  * sets *@ms. The value may come before the type URL. */
-static bool decode_detail(pb_istream_t *s, __s64 *ms)
+static int decode_detail(struct wire w, __s64 *ms)
 {
-	const pb_byte_t *value = NULL;
+	struct wire value = wire__from(NULL, 0);
+	struct wire_field f;
 	char type[64] = "";
-	pb_istream_t sub;
-	pb_wire_type_t wt;
-	size_t vlen = 0;
-	uint32_t tag;
-	bool eof;
+	bool have_value = false;
+	int ret;
 
-	while (pb_decode_tag(s, &wt, &tag, &eof)) {
-		if (tag == 1 && wt == PB_WT_STRING) {
-			if (!read_string(s, type, sizeof(type)))
-				return false;
-		} else if (tag == 2 && wt == PB_WT_STRING) {
-			if (!pb_make_string_substream(s, &sub))
-				return false;
-			/* Buffer streams keep their bytes in state. */
-			value = sub.state;
-			vlen = sub.bytes_left;
-			if (!pb_read(&sub, NULL, vlen) || !pb_close_string_substream(s, &sub))
-				return false;
-		} else if (!pb_skip_field(s, wt)) {
-			return false;
+	while ((ret = wire__next(&w, &f)) > 0) {
+		if (f.num == ANY_TYPE_URL && f.wt == WIRE_LEN) {
+			copy_string(&f, type, sizeof(type));
+		} else if (f.num == ANY_VALUE && f.wt == WIRE_LEN) {
+			value = f.sub;
+			have_value = true;
 		}
 	}
-	if (!eof)
-		return false;
-	if (value && !strcmp(type, RETRY_INFO_TYPE)) {
-		sub = pb_istream_from_buffer(value, vlen);
-		return decode_retry_info(&sub, ms);
-	}
-	return true;
+	if (ret)
+		return ret;
+	if (have_value && !strcmp(type, RETRY_INFO_TYPE))
+		return decode_retry_info(value, ms);
+	return 0;
 }
 
 int grpc__decode_status(const void *buf, size_t len, int *code, char *msg, size_t msglen,
 			__s64 *retry_delay_ms)
 {
-	pb_istream_t s = pb_istream_from_buffer(buf, len), sub;
-	pb_wire_type_t wt;
-	uint32_t tag;
-	uint64_t v;
-	bool eof, ok;
+	struct wire w = wire__from(buf, len);
+	struct wire_field f;
+	int ret, err = 0;
 
 	*code = 0;
 	*retry_delay_ms = -1;
 	if (msg && msglen)
 		msg[0] = '\0';
-	while (pb_decode_tag(&s, &wt, &tag, &eof)) {
-		if (tag == 1 && wt == PB_WT_VARINT) {
-			if (!pb_decode_varint(&s, &v))
-				return -EBADMSG;
-			*code = (int)(__s32)(uint32_t)v;
-		} else if (tag == 2 && wt == PB_WT_STRING) {
-			if (!read_string(&s, msg, msglen))
-				return -EBADMSG;
-		} else if (tag == 3 && wt == PB_WT_STRING) {
-			if (!pb_make_string_substream(&s, &sub))
-				return -EBADMSG;
-			ok = decode_detail(&sub, retry_delay_ms);
-			if (!pb_close_string_substream(&s, &sub) || !ok)
-				return -EBADMSG;
-		} else if (!pb_skip_field(&s, wt)) {
-			return -EBADMSG;
-		}
+	while (!err && (ret = wire__next(&w, &f)) > 0) {
+		if (f.num == STATUS_CODE && f.wt == WIRE_VARINT)
+			*code = (int)(__s32)(__u32)f.v;
+		else if (f.num == STATUS_MESSAGE && f.wt == WIRE_LEN)
+			copy_string(&f, msg, msglen);
+		else if (f.num == STATUS_DETAILS && f.wt == WIRE_LEN)
+			err = decode_detail(f.sub, retry_delay_ms);
 	}
-	if (!eof)
+	if (err || ret)
 		return -EBADMSG;
 	if (msg)
 		for (size_t i = 0; msg[i]; i++)

@@ -1,9 +1,11 @@
 /* otlp_json_read.c - OTLP/JSON to protobuf (see otlp_json_read.h).
  *
- * The schema below lists every message of ProfilesData with its fields'
- * .proto names, numbers and kinds; the JSON is walked once, recursively,
- * each object encoded into its own buffer and appended to its parent's
- * with a length prefix (protobuf needs a submessage's length first).
+ * The schema is nanopb's: each message's field table (.proto name, number,
+ * kind, submessage) is built from the X-macro field lists of the generated
+ * headers, so a change to the .proto files reaches this reader too. The
+ * JSON is walked once, recursively, each object encoded into its own buffer
+ * and appended to its parent's with a length prefix (protobuf needs a
+ * submessage's length first).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,14 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opentelemetry/proto/profiles/v1development/profiles.pb.h"
+
 #include "formats/otlp_json_read.h"
 #include "util/scan.h"
+#include "util/wire.h"
 
 enum kind {
 	K_MSG,
 	K_STRING,
-	K_BYTES, /* base64 */
-	K_ID,	 /* hex (trace, span and profile ids) */
+	K_BYTES, /* base64; hex for OTLP's ids (is_id()) */
 	K_INT32,
 	K_INT64,
 	K_UINT32,
@@ -44,74 +48,106 @@ struct msg {
 	size_t n;
 };
 
-#define MSG(name, ...)                                                                             \
-	static const struct field name##_f[] = {__VA_ARGS__};                                      \
-	static const struct msg name = {name##_f, sizeof(name##_f) / sizeof(name##_f[0])}
+/* ---- the schema, from nanopb's <Msg>_FIELDLIST(X, a) ------------------------------
+ * Each field comes as X(a, allocation, SINGULAR|OPTIONAL|REPEATED|ONEOF,
+ * type, name, number); a oneof member's name is (oneof, member, path) and
+ * its submessage type is <Msg>_<oneof>_<member>_MSGTYPE. A field type not
+ * listed here fails to compile: the transcoder must learn it first. */
+#define JK_MESSAGE K_MSG
+#define JK_STRING K_STRING
+#define JK_BYTES K_BYTES
+#define JK_INT32 K_INT32
+#define JK_INT64 K_INT64
+#define JK_UINT32 K_UINT32
+#define JK_UINT64 K_UINT64
+#define JK_FIXED64 K_FIXED64
+#define JK_BOOL K_BOOL
+#define JK_DOUBLE K_DOUBLE
 
-static const struct msg any_value, key_value;
+#define JR_SINGULAR false
+#define JR_OPTIONAL false
+#define JR_ONEOF false
+#define JR_REPEATED true
 
-MSG(array_value, {"values", 1, K_MSG, true, &any_value});
-MSG(kvlist_value, {"values", 1, K_MSG, true, &key_value});
-MSG(any_value, {"string_value", 1, K_STRING, false, NULL}, {"bool_value", 2, K_BOOL, false, NULL},
-    {"int_value", 3, K_INT64, false, NULL}, {"double_value", 4, K_DOUBLE, false, NULL},
-    {"array_value", 5, K_MSG, false, &array_value},
-    {"kvlist_value", 6, K_MSG, false, &kvlist_value}, {"bytes_value", 7, K_BYTES, false, NULL},
-    {"string_value_strindex", 8, K_INT32, false, NULL});
-MSG(key_value, {"key", 1, K_STRING, false, NULL}, {"value", 2, K_MSG, false, &any_value},
-    {"key_strindex", 3, K_INT32, false, NULL});
-MSG(entity_ref, {"schema_url", 1, K_STRING, false, NULL}, {"type", 2, K_STRING, false, NULL},
-    {"id_keys", 3, K_STRING, true, NULL}, {"description_keys", 4, K_STRING, true, NULL});
-MSG(resource, {"attributes", 1, K_MSG, true, &key_value},
-    {"dropped_attributes_count", 2, K_UINT32, false, NULL},
-    {"entity_refs", 3, K_MSG, true, &entity_ref});
-MSG(scope, {"name", 1, K_STRING, false, NULL}, {"version", 2, K_STRING, false, NULL},
-    {"attributes", 3, K_MSG, true, &key_value},
-    {"dropped_attributes_count", 4, K_UINT32, false, NULL});
-MSG(value_type, {"type_strindex", 1, K_INT32, false, NULL},
-    {"unit_strindex", 2, K_INT32, false, NULL});
-MSG(sample, {"stack_index", 1, K_INT32, false, NULL}, {"attribute_indices", 2, K_INT32, true, NULL},
-    {"link_index", 3, K_INT32, false, NULL}, {"values", 4, K_INT64, true, NULL},
-    {"timestamps_unix_nano", 5, K_FIXED64, true, NULL});
-MSG(profile, {"sample_type", 1, K_MSG, false, &value_type}, {"samples", 2, K_MSG, true, &sample},
-    {"time_unix_nano", 3, K_FIXED64, false, NULL}, {"duration_nano", 4, K_UINT64, false, NULL},
-    {"period_type", 5, K_MSG, false, &value_type}, {"period", 6, K_INT64, false, NULL},
-    {"profile_id", 7, K_ID, false, NULL}, {"dropped_attributes_count", 8, K_UINT32, false, NULL},
-    {"original_payload_format", 9, K_STRING, false, NULL},
-    {"original_payload", 10, K_BYTES, false, NULL},
-    {"attribute_indices", 11, K_INT32, true, NULL});
-MSG(scope_profiles, {"scope", 1, K_MSG, false, &scope}, {"profiles", 2, K_MSG, true, &profile},
-    {"schema_url", 3, K_STRING, false, NULL});
-MSG(resource_profiles, {"resource", 1, K_MSG, false, &resource},
-    {"scope_profiles", 2, K_MSG, true, &scope_profiles}, {"schema_url", 3, K_STRING, false, NULL});
-MSG(mapping, {"memory_start", 1, K_UINT64, false, NULL}, {"memory_limit", 2, K_UINT64, false, NULL},
-    {"file_offset", 3, K_UINT64, false, NULL}, {"filename_strindex", 4, K_INT32, false, NULL},
-    {"attribute_indices", 5, K_INT32, true, NULL});
-MSG(line, {"function_index", 1, K_INT32, false, NULL}, {"line", 2, K_INT64, false, NULL},
-    {"column", 3, K_INT64, false, NULL});
-MSG(location, {"mapping_index", 1, K_INT32, false, NULL}, {"address", 2, K_UINT64, false, NULL},
-    {"lines", 3, K_MSG, true, &line}, {"attribute_indices", 4, K_INT32, true, NULL});
-MSG(function, {"name_strindex", 1, K_INT32, false, NULL},
-    {"system_name_strindex", 2, K_INT32, false, NULL},
-    {"filename_strindex", 3, K_INT32, false, NULL}, {"start_line", 4, K_INT64, false, NULL});
-MSG(link, {"trace_id", 1, K_ID, false, NULL}, {"span_id", 2, K_ID, false, NULL});
-MSG(key_value_and_unit, {"key_strindex", 1, K_INT32, false, NULL},
-    {"value", 2, K_MSG, false, &any_value}, {"unit_strindex", 3, K_INT32, false, NULL});
-MSG(stack, {"location_indices", 1, K_INT32, true, NULL});
-MSG(dictionary, {"mapping_table", 1, K_MSG, true, &mapping},
-    {"location_table", 2, K_MSG, true, &location}, {"function_table", 3, K_MSG, true, &function},
-    {"link_table", 4, K_MSG, true, &link}, {"string_table", 5, K_STRING, true, NULL},
-    {"attribute_table", 6, K_MSG, true, &key_value_and_unit},
-    {"stack_table", 7, K_MSG, true, &stack});
-/* ExportProfilesServiceRequest has the same two fields. */
-MSG(profiles_data, {"resource_profiles", 1, K_MSG, true, &resource_profiles},
-    {"dictionary", 2, K_MSG, false, &dictionary});
+#define JN_ONEOF_MEMBER(oneof, member, path) #member
+#define JN_SINGULAR(name) #name
+#define JN_OPTIONAL(name) #name
+#define JN_REPEATED(name) #name
+#define JN_ONEOF(name) JN_ONEOF_MEMBER name
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
+#define JP_ONEOF_MEMBER(oneof, member, path) oneof##_##member
+#define JP_SINGULAR(name) name
+#define JP_OPTIONAL(name) name
+#define JP_REPEATED(name) name
+#define JP_ONEOF(name) JP_ONEOF_MEMBER name
+
+#define JSON_MSG_OF(type) &type##_json
+#define JSON_MSG(type) JSON_MSG_OF(type)
+#define JM_TYPE(msg, name) JSON_MSG(msg##_##name##_MSGTYPE)
+#define JM_MESSAGE(msg, name) JM_TYPE(msg, name)
+#define JM_STRING(msg, name) NULL
+#define JM_BYTES(msg, name) NULL
+#define JM_INT32(msg, name) NULL
+#define JM_INT64(msg, name) NULL
+#define JM_UINT32(msg, name) NULL
+#define JM_UINT64(msg, name) NULL
+#define JM_FIXED64(msg, name) NULL
+#define JM_BOOL(msg, name) NULL
+#define JM_DOUBLE(msg, name) NULL
+
+#define JSON_FIELD(msg, alloc, htype, ltype, name, num) \
+	{JN_##htype(name), num, JK_##ltype, JR_##htype, JM_##ltype(msg, JP_##htype(name))},
+
+#define JSON_DECLARE_(type) static const struct msg type##_json;
+#define JSON_DECLARE(type) JSON_DECLARE_(type)
+#define JSON_DEFINE(type) JSON_DEFINE_(type)
+#define JSON_DEFINE_(type)                                                               \
+	static const struct field type##_jsonf[] = {type##_FIELDLIST(JSON_FIELD, type)}; \
+	static const struct msg type##_json = {type##_jsonf,                             \
+					       sizeof(type##_jsonf) / sizeof(type##_jsonf[0])};
+
+#define OTLP_PB(name) opentelemetry_proto_profiles_v1development_##name
+#define COMMON_PB(name) opentelemetry_proto_common_v1_##name
+
+/* Every message reachable from ProfilesData (one missing here fails to
+ * compile). ExportProfilesServiceRequest has the same two fields. */
+#define JSON_MESSAGES(X)                            \
+	X(COMMON_PB(AnyValue))                      \
+	X(COMMON_PB(ArrayValue))                    \
+	X(COMMON_PB(KeyValueList))                  \
+	X(COMMON_PB(KeyValue))                      \
+	X(COMMON_PB(EntityRef))                     \
+	X(COMMON_PB(InstrumentationScope))          \
+	X(opentelemetry_proto_resource_v1_Resource) \
+	X(OTLP_PB(ValueType))                       \
+	X(OTLP_PB(Sample))                          \
+	X(OTLP_PB(Profile))                         \
+	X(OTLP_PB(ScopeProfiles))                   \
+	X(OTLP_PB(ResourceProfiles))                \
+	X(OTLP_PB(Mapping))                         \
+	X(OTLP_PB(Line))                            \
+	X(OTLP_PB(Location))                        \
+	X(OTLP_PB(Function))                        \
+	X(OTLP_PB(Link))                            \
+	X(OTLP_PB(KeyValueAndUnit))                 \
+	X(OTLP_PB(Stack))                           \
+	X(OTLP_PB(ProfilesDictionary))              \
+	X(OTLP_PB(ProfilesData))
+
+JSON_MESSAGES(JSON_DECLARE)
+JSON_MESSAGES(JSON_DEFINE)
+
+/* OTLP writes these bytes fields as hex, not base64. */
+static bool is_id(const struct field *f)
+{
+	return !strcmp(f->name, "trace_id") || !strcmp(f->name, "span_id") ||
+	       !strcmp(f->name, "profile_id");
+}
 
 struct rd {
 	const char *start, *p, *end;
 	int depth;
-	size_t max; /* cap of every buffer (the caller's output cap) */
+	size_t max;	/* cap of every buffer (the caller's output cap) */
 	struct buf str; /* the string being decoded */
 	char *err;
 	size_t errlen;
@@ -152,7 +188,7 @@ static int put_varint(struct buf *b, __u64 v)
 	return buf__append(b, t, n);
 }
 
-static int put_tag(struct buf *b, __u32 num, int wt)
+static int put_tag(struct buf *b, __u32 num, enum wire_type wt)
 {
 	return put_varint(b, (__u64)num << 3 | (__u64)wt);
 }
@@ -169,7 +205,7 @@ static int put_fixed64(struct buf *b, __u64 v)
 
 static int put_len(struct buf *b, __u32 num, const void *data, size_t len)
 {
-	return put_tag(b, num, WT_LEN) ?: put_varint(b, len) ?: buf__append(b, data, len);
+	return put_tag(b, num, WIRE_LEN) ?: put_varint(b, len) ?: buf__append(b, data, len);
 }
 
 /* ---- JSON lexing ---------------------------------------------------------- */
@@ -463,7 +499,9 @@ static int skip_value(struct rd *r)
 		r->p++;
 		if (!eat(r, close)) {
 			do {
-				if (obj && (err = string(r) ?: (eat(r, ':') ? 0 : fail(r, "expected ':'"))))
+				if (obj &&
+				    (err = string(r)
+						   ?: (eat(r, ':') ? 0 : fail(r, "expected ':'"))))
 					return err;
 				err = skip_value(r);
 				if (err)
@@ -499,12 +537,9 @@ static int scalar(struct rd *r, const struct field *f, struct buf *out, bool pac
 	switch (f->kind) {
 	case K_STRING:
 	case K_BYTES:
-	case K_ID:
 		err = string(r);
 		if (!err && f->kind == K_BYTES)
-			err = base64(r);
-		if (!err && f->kind == K_ID)
-			err = id_bytes(r);
+			err = is_id(f) ? id_bytes(r) : base64(r);
 		return err ?: put_len(out, f->num, r->str.data, r->str.len);
 	case K_BOOL:
 		if (eat_word(r, "true"))
@@ -517,9 +552,11 @@ static int scalar(struct rd *r, const struct field *f, struct buf *out, bool pac
 	case K_UINT32:
 	case K_UINT64:
 	case K_FIXED64:
-		err = f->kind == K_INT32   ? integer(r, true, INT32_MIN, INT32_MAX, 0, &v)
-		      : f->kind == K_INT64 ? integer(r, true, INT64_MIN, INT64_MAX, 0, &v)
-		      : integer(r, false, 0, 0, f->kind == K_UINT32 ? UINT32_MAX : UINT64_MAX, &v);
+		err = f->kind == K_INT32 ? integer(r, true, INT32_MIN, INT32_MAX, 0, &v)
+		      : f->kind == K_INT64
+			      ? integer(r, true, INT64_MIN, INT64_MAX, 0, &v)
+			      : integer(r, false, 0, 0,
+					f->kind == K_UINT32 ? UINT32_MAX : UINT64_MAX, &v);
 		if (err)
 			return err;
 		break;
@@ -533,8 +570,8 @@ static int scalar(struct rd *r, const struct field *f, struct buf *out, bool pac
 		return fail(r, "internal: not a scalar");
 	}
 	if (f->kind == K_FIXED64 || f->kind == K_DOUBLE)
-		return (packed ? 0 : put_tag(out, f->num, WT_I64)) ?: put_fixed64(out, v);
-	return (packed ? 0 : put_tag(out, f->num, WT_VARINT)) ?: put_varint(out, v);
+		return (packed ? 0 : put_tag(out, f->num, WIRE_I64)) ?: put_fixed64(out, v);
+	return (packed ? 0 : put_tag(out, f->num, WIRE_VARINT)) ?: put_varint(out, v);
 }
 
 /* A submessage of @f, appended to @out with its tag and length. */
@@ -559,8 +596,7 @@ static int value(struct rd *r, const struct field *f, struct buf *out, bool pack
 /* The value of a repeated field: an array (or, leniently, one element). */
 static int repeated(struct rd *r, const struct field *f, struct buf *out)
 {
-	bool packed = f->kind != K_MSG && f->kind != K_STRING && f->kind != K_BYTES &&
-		      f->kind != K_ID;
+	bool packed = f->kind != K_MSG && f->kind != K_STRING && f->kind != K_BYTES;
 	struct buf pk;
 	int err = 0;
 
@@ -669,7 +705,7 @@ int otlp_json_read__transcode(const char *json, size_t len, struct buf *out, cha
 	if (errlen)
 		err[0] = '\0';
 	buf__init(&r.str, out->max);
-	ret = object(&r, &profiles_data, out);
+	ret = object(&r, &OTLP_PB(ProfilesData_json), out);
 	if (!ret) {
 		skip_ws(&r);
 		if (r.p != r.end)

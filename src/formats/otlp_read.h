@@ -3,7 +3,7 @@
  * Accepts one serialized ProfilesData or ExportProfilesServiceRequest (the
  * same wire format), gzip-compressed or not, written by profcap or any other
  * tool, as protobuf or as OTLP/JSON (transcoded to protobuf first, see
- * otlp_json_read.h). Parsing is done on the wire format with nanopb's stream primitives
+ * otlp_json_read.h). Parsing is done on the wire format with util/wire.h
  * and bounds-checks every length and index: malformed input is an error with
  * a message naming what is wrong, never a crash. Pure code.
  */

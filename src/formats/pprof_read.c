@@ -12,26 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perftools/profiles/profile.pb.h"
+
 #include "util/array.h"
 #include "util/buf.h"
 #include "util/gz.h"
+#include "util/wire.h"
 #include "formats/pprof_read.h"
 #include "util/hex.h"
 #include "model/profile.h"
 
 #define MAX_FRAMES 4096
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
-
-struct cur {
-	const unsigned char *p, *end;
-};
-
-struct field {
-	__u32 num, wt;
-	__u64 v;	/* varint / fixed value */
-	struct cur sub; /* WT_LEN contents */
-};
+#define TAG(msg, field) perftools_profiles_##msg##_##field##_tag
 
 struct pmap {
 	__u64 id;
@@ -82,79 +75,6 @@ static int fail(struct rd *r, int err, const char *fmt, ...)
 	return err;
 }
 
-static int varint(struct cur *c, __u64 *v)
-{
-	__u64 x = 0;
-	unsigned shift;
-
-	for (shift = 0; shift < 64 && c->p < c->end; shift += 7) {
-		unsigned char b = *c->p++;
-
-		x |= (__u64)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -EBADMSG;
-}
-
-/* Next field of @c into @f: 1, 0 at the end, -EBADMSG when malformed. */
-static int next(struct cur *c, struct field *f)
-{
-	__u64 tag, n;
-
-	if (c->p >= c->end)
-		return 0;
-	if (varint(c, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
-		return -EBADMSG;
-	f->num = (__u32)(tag >> 3);
-	f->wt = (__u32)(tag & 7);
-	switch (f->wt) {
-	case WT_VARINT:
-		return varint(c, &f->v) ? -EBADMSG : 1;
-	case WT_I64:
-	case WT_I32:
-		n = f->wt == WT_I64 ? 8 : 4;
-		if ((size_t)(c->end - c->p) < n)
-			return -EBADMSG;
-		f->v = 0;
-		memcpy(&f->v, c->p, n); /* little endian hosts only, as the rest */
-		c->p += n;
-		return 1;
-	case WT_LEN:
-		if (varint(c, &n) || n > (size_t)(c->end - c->p))
-			return -EBADMSG;
-		f->sub.p = c->p;
-		f->sub.end = c->p + n;
-		c->p += n;
-		return 1;
-	default:
-		return -EBADMSG; /* groups are not used by profile.proto */
-	}
-}
-
-/* Walk a (possibly packed) repeated varint field: call @fn per value. */
-static int each_varint(const struct field *f, int (*fn)(void *, __u64), void *arg)
-{
-	struct cur c = f->sub;
-	__u64 v;
-	int err;
-
-	if (f->wt == WT_VARINT)
-		return fn(arg, f->v);
-	if (f->wt != WT_LEN)
-		return -EBADMSG;
-	while (c.p < c.end) {
-		if (varint(&c, &v))
-			return -EBADMSG;
-		err = fn(arg, v);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 static const char *str_at(const struct rd *r, __u64 i)
 {
 	return i < r->nstr ? r->str[i] : NULL;
@@ -162,27 +82,27 @@ static const char *str_at(const struct rd *r, __u64 i)
 
 /* ---- pass 1 ------------------------------------------------------------- */
 
-static int count_and_strings(struct rd *r, struct cur top, size_t *nmaps, size_t *nfns,
+static int count_and_strings(struct rd *r, struct wire top, size_t *nmaps, size_t *nfns,
 			     size_t *nlocs)
 {
-	struct cur c = top;
-	struct field f;
+	struct wire c = top;
+	struct wire_field f;
 	size_t total = 0, i = 0;
 	int ret;
 
-	while ((ret = next(&c, &f)) > 0) {
-		if (f.wt != WT_LEN)
+	while ((ret = wire__next(&c, &f)) > 0) {
+		if (f.wt != WIRE_LEN)
 			continue;
-		if (f.num == 6) {
+		if (f.num == TAG(Profile, string_table)) {
 			r->nstr++;
-			total += (size_t)(f.sub.end - f.sub.p) + 1;
+			total += wire__left(&f.sub) + 1;
 		}
-		*nmaps += f.num == 3;
-		*nfns += f.num == 5;
-		*nlocs += f.num == 4;
+		*nmaps += f.num == TAG(Profile, mapping);
+		*nfns += f.num == TAG(Profile, function);
+		*nlocs += f.num == TAG(Profile, location);
 	}
 	if (ret < 0)
-		return fail(r, -EBADMSG, "malformed protobuf at the top level");
+		return fail(r, -EBADMSG, "malformed protobuf at the top level (%s)", wire__why(&c));
 	if (!r->nstr)
 		return fail(r, -EBADMSG, "no string table (not a pprof profile?)");
 	r->str = calloc(r->nstr, sizeof(*r->str));
@@ -191,13 +111,13 @@ static int count_and_strings(struct rd *r, struct cur top, size_t *nmaps, size_t
 		return -ENOMEM;
 	c = top;
 	total = 0;
-	while (next(&c, &f) > 0) {
+	while (wire__next(&c, &f) > 0) {
 		size_t n;
 
-		if (f.wt != WT_LEN || f.num != 6)
+		if (f.wt != WIRE_LEN || f.num != TAG(Profile, string_table))
 			continue;
-		n = (size_t)(f.sub.end - f.sub.p);
-		memcpy(r->strbuf + total, f.sub.p, n);
+		n = wire__left(&f.sub);
+		memcpy(r->strbuf + total, wire__pos(&f.sub), n);
 		r->strbuf[total + n] = '\0';
 		r->str[i++] = r->strbuf + total;
 		total += n + 1;
@@ -207,16 +127,16 @@ static int count_and_strings(struct rd *r, struct cur top, size_t *nmaps, size_t
 	return 0;
 }
 
-static int value_type(struct rd *r, struct cur c, __u64 *type, __u64 *unit)
+static int value_type(struct rd *r, struct wire c, __u64 *type, __u64 *unit)
 {
-	struct field f;
+	struct wire_field f;
 	int ret;
 
 	*type = *unit = 0;
-	while ((ret = next(&c, &f)) > 0) {
-		if (f.wt == WT_VARINT && f.num == 1)
+	while ((ret = wire__next(&c, &f)) > 0) {
+		if (f.wt == WIRE_VARINT && f.num == TAG(ValueType, type))
 			*type = f.v;
-		else if (f.wt == WT_VARINT && f.num == 2)
+		else if (f.wt == WIRE_VARINT && f.num == TAG(ValueType, unit))
 			*unit = f.v;
 	}
 	if (ret < 0 || !str_at(r, *type) || !str_at(r, *unit))
@@ -224,28 +144,35 @@ static int value_type(struct rd *r, struct cur c, __u64 *type, __u64 *unit)
 	return 0;
 }
 
-/* The varint fields 1..@n of message @c into v[0..@n-1] (others skipped,
- * a repeated field keeps its last value). 0, or -1 when malformed. */
-static int varints(struct cur c, __u64 *v, size_t n)
+/* The varint fields of message @c numbered @tags[i] into v[i] (others
+ * skipped, a repeated field keeps its last value). 0, or -1 when
+ * malformed. */
+static int varints(struct wire c, const __u32 *tags, __u64 *v, size_t n)
 {
-	struct field f;
+	struct wire_field f;
+	size_t i;
 	int ret;
 
-	while ((ret = next(&c, &f)) > 0)
-		if (f.wt == WT_VARINT && f.num >= 1 && f.num <= n)
-			v[f.num - 1] = f.v;
+	while ((ret = wire__next(&c, &f)) > 0)
+		for (i = 0; i < n && f.wt == WIRE_VARINT; i++)
+			if (f.num == tags[i])
+				v[i] = f.v;
 	return ret < 0 ? -1 : 0;
 }
 
-/* Mapping: 1 id, 2 memory_start, 3 memory_limit, 4 file_offset,
- * 5 filename, 6 build_id (string indexes). */
-static int mapping(struct rd *r, struct cur c)
+/* Mapping: id, memory range, file offset, filename and build_id (string
+ * indexes). */
+static int mapping(struct rd *r, struct wire c)
 {
+	static const __u32 tags[] = {TAG(Mapping, id),		 TAG(Mapping, memory_start),
+				     TAG(Mapping, memory_limit), TAG(Mapping, file_offset),
+				     TAG(Mapping, filename),	 TAG(Mapping, build_id)};
 	struct pmap *m = &r->maps[r->nmaps++];
 	__u64 v[6] = {0};
 
-	if (varints(c, v, 6) || !v[0] || !str_at(r, v[4]) || !str_at(r, v[5]))
-		return fail(r, -EBADMSG, "malformed mapping (id 0, or a string index out of range)");
+	if (varints(c, tags, v, 6) || !v[0] || !str_at(r, v[4]) || !str_at(r, v[5]))
+		return fail(r, -EBADMSG,
+			    "malformed mapping (id 0, or a string index out of range)");
 	m->id = v[0];
 	m->d.start = v[1];
 	m->d.limit = v[2];
@@ -258,14 +185,17 @@ static int mapping(struct rd *r, struct cur c)
 	return 0;
 }
 
-/* Function: 1 id, 2 name, 3 system_name (string indexes). */
-static int function(struct rd *r, struct cur c)
+/* Function: id, name and system_name (string indexes). */
+static int function(struct rd *r, struct wire c)
 {
+	static const __u32 tags[] = {TAG(Function, id), TAG(Function, name),
+				     TAG(Function, system_name)};
 	struct pfn *fn = &r->fns[r->nfns++];
 	__u64 v[3] = {0};
 
-	if (varints(c, v, 3) || !v[0] || !str_at(r, v[1]) || !str_at(r, v[2]))
-		return fail(r, -EBADMSG, "malformed function (id 0, or a string index out of range)");
+	if (varints(c, tags, v, 3) || !v[0] || !str_at(r, v[1]) || !str_at(r, v[2]))
+		return fail(r, -EBADMSG,
+			    "malformed function (id 0, or a string index out of range)");
 	fn->id = v[0];
 	fn->name = v[1] ? str_at(r, v[1]) : v[2] ? str_at(r, v[2]) : NULL;
 	return 0;
@@ -273,33 +203,33 @@ static int function(struct rd *r, struct cur c)
 
 static int add_line_fn(struct rd *r, __u64 id)
 {
-	if (array__grow((void **)&r->line_fns, &r->cap_line_fns, r->nline_fns,
-			sizeof(*r->line_fns), 256, SIZE_MAX / sizeof(*r->line_fns)))
+	if (array__grow((void **)&r->line_fns, &r->cap_line_fns, r->nline_fns, sizeof(*r->line_fns),
+			256, SIZE_MAX / sizeof(*r->line_fns)))
 		return -ENOMEM;
 	r->line_fns[r->nline_fns++] = id;
 	return 0;
 }
 
-static int location(struct rd *r, struct cur c)
+static int location(struct rd *r, struct wire c)
 {
 	struct ploc *l = &r->locs[r->nlocs++];
-	struct field f, g;
+	struct wire_field f, g;
 	int ret, err;
 
 	l->first = r->nline_fns;
-	while ((ret = next(&c, &f)) > 0) {
-		if (f.wt == WT_VARINT && f.num == 1) {
+	while ((ret = wire__next(&c, &f)) > 0) {
+		if (f.wt == WIRE_VARINT && f.num == TAG(Location, id)) {
 			l->id = f.v;
-		} else if (f.wt == WT_VARINT && f.num == 2) {
+		} else if (f.wt == WIRE_VARINT && f.num == TAG(Location, mapping_id)) {
 			l->mapping = f.v;
-		} else if (f.wt == WT_VARINT && f.num == 3) {
+		} else if (f.wt == WIRE_VARINT && f.num == TAG(Location, address)) {
 			l->address = f.v;
-		} else if (f.wt == WT_LEN && f.num == 4) {
-			struct cur lc = f.sub;
+		} else if (f.wt == WIRE_LEN && f.num == TAG(Location, line)) {
+			struct wire lc = f.sub;
 			__u64 fn = 0;
 
-			while ((ret = next(&lc, &g)) > 0)
-				if (g.wt == WT_VARINT && g.num == 1)
+			while ((ret = wire__next(&lc, &g)) > 0)
+				if (g.wt == WIRE_VARINT && g.num == TAG(Line, function_id))
 					fn = g.v;
 			if (ret < 0)
 				break;
@@ -335,11 +265,11 @@ static int cmp_loc(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int tables(struct rd *r, struct cur top)
+static int tables(struct rd *r, struct wire top)
 {
 	size_t nmaps = 0, nfns = 0, nlocs = 0, i;
-	struct cur c = top;
-	struct field f;
+	struct wire c = top;
+	struct wire_field f;
 	int ret, err;
 
 	err = count_and_strings(r, top, &nmaps, &nfns, &nlocs);
@@ -350,24 +280,24 @@ static int tables(struct rd *r, struct cur top)
 	r->locs = calloc(nlocs + 1, sizeof(*r->locs));
 	if (!r->maps || !r->fns || !r->locs)
 		return -ENOMEM;
-	while ((ret = next(&c, &f)) > 0) {
+	while ((ret = wire__next(&c, &f)) > 0) {
 		err = 0;
-		if (f.wt == WT_LEN && f.num == 1 && !r->have_st) {
+		if (f.wt == WIRE_LEN && f.num == TAG(Profile, sample_type) && !r->have_st) {
 			err = value_type(r, f.sub, &r->st_type, &r->st_unit);
 			r->have_st = true;
-		} else if (f.wt == WT_LEN && f.num == 3) {
+		} else if (f.wt == WIRE_LEN && f.num == TAG(Profile, mapping)) {
 			err = mapping(r, f.sub);
-		} else if (f.wt == WT_LEN && f.num == 4) {
+		} else if (f.wt == WIRE_LEN && f.num == TAG(Profile, location)) {
 			err = location(r, f.sub);
-		} else if (f.wt == WT_LEN && f.num == 5) {
+		} else if (f.wt == WIRE_LEN && f.num == TAG(Profile, function)) {
 			err = function(r, f.sub);
-		} else if (f.wt == WT_VARINT && f.num == 9) {
+		} else if (f.wt == WIRE_VARINT && f.num == TAG(Profile, time_nanos)) {
 			r->time = (__s64)f.v;
-		} else if (f.wt == WT_VARINT && f.num == 10) {
+		} else if (f.wt == WIRE_VARINT && f.num == TAG(Profile, duration_nanos)) {
 			r->duration = (__s64)f.v;
-		} else if (f.wt == WT_LEN && f.num == 11) {
+		} else if (f.wt == WIRE_LEN && f.num == TAG(Profile, period_type)) {
 			err = value_type(r, f.sub, &r->pt_type, &r->pt_unit);
-		} else if (f.wt == WT_VARINT && f.num == 12) {
+		} else if (f.wt == WIRE_VARINT && f.num == TAG(Profile, period)) {
 			r->period = (__s64)f.v;
 		}
 		if (err)
@@ -401,7 +331,7 @@ struct smp {
 	struct profile_process_desc desc;
 	__u32 tid;
 	const char *thread;
-	int bad; /* -EBADMSG: unknown id */
+	int bad;		  /* -EBADMSG: unknown id */
 	struct profile_link link; /* trace_id/span_id labels, as pprof.c writes them */
 	bool has_trace, has_span;
 	/* Other string labels (thread-context attributes such as http.route,
@@ -444,9 +374,10 @@ static int on_location(void *arg, __u64 id)
 
 		m = bsearch(&mk, r->maps, r->nmaps, sizeof(*r->maps), cmp_map);
 		if (!m)
-			return fail(r, -EBADMSG, "location %llu names mapping id %llu, which does "
-				    "not exist", (unsigned long long)id,
-				    (unsigned long long)l->mapping);
+			return fail(r, -EBADMSG,
+				    "location %llu names mapping id %llu, which does "
+				    "not exist",
+				    (unsigned long long)id, (unsigned long long)l->mapping);
 	}
 	for (i = 0; i < (l->n ? l->n : 1) && s->nframes < MAX_FRAMES; i++) {
 		struct profile_frame *fr = &r->frames[s->nframes++];
@@ -458,9 +389,10 @@ static int on_location(void *arg, __u64 id)
 
 			fn = bsearch(&fk, r->fns, r->nfns, sizeof(*r->fns), cmp_fn);
 			if (!fn)
-				return fail(r, -EBADMSG, "location %llu names function id %llu, "
-					    "which does not exist", (unsigned long long)id,
-					    (unsigned long long)fk.id);
+				return fail(r, -EBADMSG,
+					    "location %llu names function id %llu, "
+					    "which does not exist",
+					    (unsigned long long)id, (unsigned long long)fk.id);
 		}
 		fr->address = l->address;
 		fr->mapping = m ? &m->d : NULL;
@@ -480,22 +412,22 @@ static int on_value(void *arg, __u64 v)
 	return 0;
 }
 
-static int label(struct smp *s, struct cur c)
+static int label(struct smp *s, struct wire c)
 {
 	struct rd *r = s->r;
 	__u64 key = 0, str = 0, num = 0;
 	const char *k, *v;
-	struct field f;
+	struct wire_field f;
 	int ret;
 
-	while ((ret = next(&c, &f)) > 0) {
-		if (f.wt != WT_VARINT)
+	while ((ret = wire__next(&c, &f)) > 0) {
+		if (f.wt != WIRE_VARINT)
 			continue;
-		if (f.num == 1)
+		if (f.num == TAG(Label, key))
 			key = f.v;
-		else if (f.num == 2)
+		else if (f.num == TAG(Label, str))
 			str = f.v;
-		else if (f.num == 3)
+		else if (f.num == TAG(Label, num))
 			num = f.v;
 	}
 	k = str_at(r, key);
@@ -529,24 +461,25 @@ static int label(struct smp *s, struct cur c)
 	return 0;
 }
 
-static int sample(struct rd *r, struct cur c)
+static int sample(struct rd *r, struct wire c)
 {
 	struct smp s = {.r = r, .desc = {.pid = -1}};
-	struct field f;
+	struct wire_field f;
 	int ret, err = 0;
 
-	while (!err && (ret = next(&c, &f)) > 0) {
-		if (f.num == 1)
-			err = each_varint(&f, on_location, &s);
-		else if (f.num == 2)
-			err = each_varint(&f, on_value, &s);
-		else if (f.num == 3 && f.wt == WT_LEN)
+	while (!err && (ret = wire__next(&c, &f)) > 0) {
+		if (f.num == TAG(Sample, location_id))
+			err = wire__each_varint(&f, on_location, &s);
+		else if (f.num == TAG(Sample, value))
+			err = wire__each_varint(&f, on_value, &s);
+		else if (f.num == TAG(Sample, label) && f.wt == WIRE_LEN)
 			err = label(&s, f.sub);
 	}
+	if (err == -EPROTOTYPE) /* a list of another wire type */
+		err = -EBADMSG;
 	if (err)
-		return err == -EBADMSG && r->err && !r->err[0]
-			       ? fail(r, err, "malformed sample")
-			       : err;
+		return err == -EBADMSG && r->err && !r->err[0] ? fail(r, err, "malformed sample")
+							       : err;
 	if (ret < 0)
 		return fail(r, -EBADMSG, "malformed sample");
 	if (!s.value)
@@ -568,11 +501,11 @@ static int sample(struct rd *r, struct cur c)
 	return 0;
 }
 
-static int build(struct rd *r, struct cur top)
+static int build(struct rd *r, struct wire top)
 {
 	struct profile_meta meta = {0};
-	struct cur c = top;
-	struct field f;
+	struct wire c = top;
+	struct wire_field f;
 	int ret, err = 0;
 
 	r->p = profile__new();
@@ -585,8 +518,8 @@ static int build(struct rd *r, struct cur top)
 	else if (r->have_st)
 		err = profile__set_value_types(r->p, str_at(r, r->st_type), str_at(r, r->st_unit),
 					       NULL, NULL);
-	while (!err && (ret = next(&c, &f)) > 0)
-		if (f.wt == WT_LEN && f.num == 2)
+	while (!err && (ret = wire__next(&c, &f)) > 0)
+		if (f.wt == WIRE_LEN && f.num == TAG(Profile, sample))
 			err = sample(r, f.sub);
 	if (err)
 		return err;
@@ -599,16 +532,16 @@ static int build(struct rd *r, struct cur top)
 
 bool pprof_read__looks_like(const void *data, size_t len)
 {
-	struct cur c = {data, (const unsigned char *)data + len};
+	struct wire c = wire__from(data, len);
 	bool high = false, strings = false;
-	struct field f;
+	struct wire_field f;
 	int ret;
 
-	while ((ret = next(&c, &f)) > 0) {
-		if (f.num > 14)
+	while ((ret = wire__next(&c, &f)) > 0) {
+		if (f.num > TAG(Profile, default_sample_type))
 			return false;
-		high |= f.num >= 3;
-		strings |= f.num == 6 && f.wt == WT_LEN;
+		high |= f.num >= TAG(Profile, mapping);
+		strings |= f.num == TAG(Profile, string_table) && f.wt == WIRE_LEN;
 	}
 	return !ret && high && strings;
 }
@@ -618,7 +551,7 @@ int pprof_read__parse(const void *data, size_t len, size_t max_bytes, struct pro
 {
 	struct rd r = {.err = err, .errlen = errlen};
 	struct buf plain;
-	struct cur top;
+	struct wire top;
 	char why[192];
 	int ret;
 
@@ -631,8 +564,7 @@ int pprof_read__parse(const void *data, size_t len, size_t max_bytes, struct pro
 		ret = fail(&r, ret, "%s", why);
 		goto out;
 	}
-	top.p = data;
-	top.end = (const unsigned char *)data + len;
+	top = wire__from(data, len);
 	ret = tables(&r, top);
 	ret = ret ?: build(&r, top);
 	if (ret == -ENOMEM && err && errlen && !err[0])

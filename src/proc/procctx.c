@@ -5,28 +5,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <opentelemetry/proto/common/v1/common.tags.h>
+#include <opentelemetry/proto/processcontext/v1development/process_context.tags.h>
+#include <opentelemetry/proto/resource/v1/resource.tags.h>
+
 #include "util/utf8.h"
+#include "util/wire.h"
 #include "proc/procctx.h"
 
 #define SIGNATURE "OTEL_CTX"
 
-/* Protobuf field numbers of the payload (process_context.proto and the
- * resource/common protos it uses). */
-enum {
-	F_CTX_RESOURCE = 1,
-	F_CTX_ATTRIBUTES = 2,
-	F_ANY_ARRAY = 5,
-	F_ARRAY_VALUES = 1,
-	F_RES_ATTRIBUTES = 1,
-	F_KV_KEY = 1,
-	F_KV_VALUE = 2,
-	F_ANY_STRING = 1,
-	F_ANY_BOOL = 2,
-	F_ANY_INT = 3,
-	F_ANY_DOUBLE = 4,
-};
-
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+/* Field numbers of the payload, from the .proto files under nanopb_protos/
+ * (process_context.proto and the resource/common protos it uses). */
+#define CTX_TAG(field) opentelemetry_proto_processcontext_v1development_ProcessContext_##field##_tag
+#define COMMON_TAG(msg, field) opentelemetry_proto_common_v1_##msg##_##field##_tag
+#define RESOURCE_TAG(field) opentelemetry_proto_resource_v1_Resource_##field##_tag
 
 bool procctx__is_mapping(const struct procmaps_entry *e)
 {
@@ -78,80 +71,21 @@ int procctx__parse_header(const void *buf, size_t len, __u64 map_start, __u64 ma
 	return 0;
 }
 
-/* ---- bounded protobuf reader --------------------------------------------- */
-
-struct pb {
-	const unsigned char *p, *end;
-};
-
-static int pb_varint(struct pb *r, __u64 *v)
-{
-	__u64 x = 0;
-	int shift;
-
-	for (shift = 0; shift < 64; shift += 7) {
-		if (r->p >= r->end)
-			return -EBADMSG;
-		x |= (__u64)(*r->p & 0x7f) << shift;
-		if (!(*r->p++ & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -EBADMSG;
-}
-
-/* Next field: *@field, *@wt; for WT_LEN *@sub gets the bytes, for
- * WT_VARINT/WT_I64/WT_I32 *@num the value. Groups are refused. */
-static int pb_next(struct pb *r, __u32 *field, int *wt, struct pb *sub, __u64 *num)
-{
-	__u64 tag, len;
-	int err = pb_varint(r, &tag);
-
-	if (err)
-		return err;
-	if (tag >> 3 == 0 || tag >> 3 > 0x1fffffff)
-		return -EBADMSG;
-	*field = (__u32)(tag >> 3);
-	*wt = (int)(tag & 7);
-	switch (*wt) {
-	case WT_VARINT:
-		return pb_varint(r, num);
-	case WT_I64:
-	case WT_I32:
-		len = *wt == WT_I64 ? 8 : 4;
-		if ((size_t)(r->end - r->p) < len)
-			return -EBADMSG;
-		*num = get_le(r->p, (int)len);
-		r->p += len;
-		return 0;
-	case WT_LEN:
-		err = pb_varint(r, &len);
-		if (err || len > (size_t)(r->end - r->p))
-			return -EBADMSG;
-		sub->p = r->p;
-		sub->end = r->p + len;
-		r->p += len;
-		return 0;
-	default:
-		return -EBADMSG;
-	}
-}
-
 /* Well-formed UTF-8 without NUL, at most @max bytes. */
-static bool text_ok(const struct pb *s, size_t max)
+static bool text_ok(const struct wire *s, size_t max)
 {
-	size_t len = (size_t)(s->end - s->p), i = 0, n;
+	size_t len = wire__left(s), i = 0, n;
+	const __u8 *p = wire__pos(s);
 	char tmp[5];
 
 	if (len > max)
 		return false;
 	while (i < len) {
-		if (!s->p[i])
+		if (!p[i])
 			return false;
 		/* utf8__seq() needs a NUL-terminated view of up to 4 bytes. */
 		memset(tmp, 0, sizeof(tmp));
-		memcpy(tmp, s->p + i, len - i < 4 ? len - i : 4);
+		memcpy(tmp, p + i, len - i < 4 ? len - i : 4);
 		n = utf8__seq(tmp);
 		if (!n)
 			return false;
@@ -160,122 +94,122 @@ static bool text_ok(const struct pb *s, size_t max)
 	return true;
 }
 
-static char *dup_text(const struct pb *s)
+static char *dup_text(const struct wire *s)
 {
-	size_t len = (size_t)(s->end - s->p);
+	size_t len = wire__left(s);
 	char *d = malloc(len + 1);
 
 	if (d) {
-		memcpy(d, s->p, len);
+		if (len)
+			memcpy(d, wire__pos(s), len);
 		d[len] = '\0';
 	}
 	return d;
 }
 
-/* AnyValue -> text in *@val (NULL when of a type we do not render; the
- * last oneof member wins, as protobuf says). */
-static int read_any(struct pb r, char **val)
+/* A field was met: its reader points into the input (an empty one too). */
+static bool present(const struct wire *s)
+{
+	return wire__pos(s) != NULL;
+}
+
+/* The scalar AnyValue member @kind (bool, int or double) with bits @v as
+ * text in *@val. */
+static int any_number(int kind, __u64 v, char **val)
 {
 	char num[40];
-	struct pb sub = {NULL, NULL}, str = {NULL, NULL};
-	int wt, err, kind = 0;
-	__u32 f;
-	__u64 v = 0, keep = 0;
+	double d;
 
-	*val = NULL;
-	while (r.p < r.end) {
-		err = pb_next(&r, &f, &wt, &sub, &v);
-		if (err)
-			return err;
-		if (f == F_ANY_STRING && wt == WT_LEN) {
-			if (!text_ok(&sub, PROCCTX_MAX_VALUE))
-				return -EBADMSG;
-			str = sub;
-			kind = f;
-		} else if ((f == F_ANY_BOOL || f == F_ANY_INT) && wt == WT_VARINT) {
-			keep = v;
-			kind = f;
-		} else if (f == F_ANY_DOUBLE && wt == WT_I64) {
-			keep = v;
-			kind = f;
-		} else if (f >= 1 && f <= 8) {
-			kind = 0; /* a member we do not render replaces the value */
-		}
-	}
-	switch (kind) {
-	case F_ANY_STRING:
-		*val = dup_text(&str);
-		return *val ? 0 : -ENOMEM;
-	case F_ANY_BOOL:
-		snprintf(num, sizeof(num), "%s", keep ? "true" : "false");
-		break;
-	case F_ANY_INT:
-		snprintf(num, sizeof(num), "%" PRId64, (int64_t)keep);
-		break;
-	case F_ANY_DOUBLE: {
-		double d;
-
-		memcpy(&d, &keep, sizeof(d));
+	if (kind == COMMON_TAG(AnyValue, bool_value)) {
+		snprintf(num, sizeof(num), "%s", v ? "true" : "false");
+	} else if (kind == COMMON_TAG(AnyValue, int_value)) {
+		snprintf(num, sizeof(num), "%" PRId64, (int64_t)v);
+	} else {
+		memcpy(&d, &v, sizeof(d));
 		snprintf(num, sizeof(num), "%.17g", d);
-		break;
-	}
-	default:
-		return 0;
 	}
 	*val = strdup(num);
 	return *val ? 0 : -ENOMEM;
 }
 
-static bool has_key(const struct procctx *c, const struct pb *key)
+/* AnyValue -> text in *@val (NULL when of a type we do not render; the
+ * last oneof member wins, as protobuf says). */
+static int read_any(struct wire r, char **val)
 {
-	size_t len = (size_t)(key->end - key->p);
+	struct wire str = wire__from(NULL, 0);
+	struct wire_field f;
+	__u64 keep = 0;
+	int ret, kind = 0;
+
+	*val = NULL;
+	while ((ret = wire__next(&r, &f)) > 0) {
+		if (f.num == COMMON_TAG(AnyValue, string_value) && f.wt == WIRE_LEN) {
+			if (!text_ok(&f.sub, PROCCTX_MAX_VALUE))
+				return -EBADMSG;
+			str = f.sub;
+			kind = (int)f.num;
+		} else if ((f.num == COMMON_TAG(AnyValue, bool_value) ||
+			    f.num == COMMON_TAG(AnyValue, int_value)) &&
+			   f.wt == WIRE_VARINT) {
+			keep = f.v;
+			kind = (int)f.num;
+		} else if (f.num == COMMON_TAG(AnyValue, double_value) && f.wt == WIRE_I64) {
+			keep = f.v;
+			kind = (int)f.num;
+		} else if (f.num <= COMMON_TAG(AnyValue, string_value_strindex)) {
+			kind = 0; /* a member we do not render replaces the value */
+		}
+	}
+	if (ret)
+		return ret;
+	if (kind == COMMON_TAG(AnyValue, string_value)) {
+		*val = dup_text(&str);
+		return *val ? 0 : -ENOMEM;
+	}
+	return kind ? any_number(kind, keep, val) : 0;
+}
+
+static bool has_key(const struct procctx *c, const struct wire *key)
+{
+	size_t len = wire__left(key);
 
 	for (size_t i = 0; i < c->n; i++)
-		if (strlen(c->kv[i].key) == len && !memcmp(c->kv[i].key, key->p, len))
+		if (strlen(c->kv[i].key) == len && !memcmp(c->kv[i].key, wire__pos(key), len))
 			return true;
 	return false;
 }
 
 /* Call @fn(value, @arg) on every length-delimited field @field of message
  * @r, in order; stops at the first error it or @fn returns. */
-static int each_field(struct pb r, __u32 field, int (*fn)(struct pb, void *), void *arg)
+static int each_field(struct wire r, __u32 field, int (*fn)(struct wire, void *), void *arg)
 {
-	struct pb sub = {NULL, NULL};
-	int wt, err;
-	__u32 f;
-	__u64 num;
+	struct wire_field f;
+	int ret, err = 0;
 
-	while (r.p < r.end) {
-		err = pb_next(&r, &f, &wt, &sub, &num);
-		if (err)
-			return err;
-		if (f == field && wt == WT_LEN) {
-			err = fn(sub, arg);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
+	while (!err && (ret = wire__next(&r, &f)) > 0)
+		if (f.num == field && f.wt == WIRE_LEN)
+			err = fn(f.sub, arg);
+	return err ?: ret;
 }
 
-static int take_last(struct pb sub, void *arg)
+static int take_last(struct wire sub, void *arg)
 {
-	*(struct pb *)arg = sub;
+	*(struct wire *)arg = sub;
 	return 0;
 }
 
 /* The key and value of KeyValue @r (the last of each, as protobuf merges);
- * p stays NULL for one that is absent. */
-static int kv_fields(struct pb r, struct pb *key, struct pb *val)
+ * they stay not present() when absent. */
+static int kv_fields(struct wire r, struct wire *key, struct wire *val)
 {
-	int err = each_field(r, F_KV_KEY, take_last, key);
+	int err = each_field(r, COMMON_TAG(KeyValue, key), take_last, key);
 
-	return err ? err : each_field(r, F_KV_VALUE, take_last, val);
+	return err ?: each_field(r, COMMON_TAG(KeyValue, value), take_last, val);
 }
 
-static int read_kv(struct pb r, void *arg)
+static int read_kv(struct wire r, void *arg)
 {
-	struct pb key = {NULL, NULL}, val = {NULL, NULL};
+	struct wire key = wire__from(NULL, 0), val = wire__from(NULL, 0);
 	struct procctx *c = arg;
 	char *v = NULL;
 	int err;
@@ -283,7 +217,7 @@ static int read_kv(struct pb r, void *arg)
 	err = kv_fields(r, &key, &val);
 	if (err)
 		return err;
-	if (!key.p || key.p == key.end || !val.p)
+	if (!present(&key) || !wire__left(&key) || !present(&val))
 		return 0; /* no key or no value: nothing to say */
 	if (!text_ok(&key, PROCCTX_MAX_KEY))
 		return -EBADMSG;
@@ -303,70 +237,71 @@ static int read_kv(struct pb r, void *arg)
 	return 0;
 }
 
-static int read_resource(struct pb r, struct procctx *c)
+static int read_resource(struct wire r, struct procctx *c)
 {
-	return each_field(r, F_RES_ATTRIBUTES, read_kv, c);
+	return each_field(r, RESOURCE_TAG(attributes), read_kv, c);
+}
+
+/* The string of AnyValue @any, when that is what it holds (a later member
+ * of another type wins): not present() otherwise. */
+static int any_string(struct wire any, struct wire *str)
+{
+	struct wire_field f;
+	int ret;
+
+	*str = wire__from(NULL, 0);
+	while ((ret = wire__next(&any, &f)) > 0) {
+		if (f.num == COMMON_TAG(AnyValue, string_value) && f.wt == WIRE_LEN)
+			*str = f.sub;
+		else if (f.num <= COMMON_TAG(AnyValue, string_value_strindex))
+			*str = wire__from(NULL, 0);
+	}
+	return ret;
 }
 
 /* The key map: ArrayValue @r of AnyValue strings into out->thread_keys. */
-static int read_key_map(struct pb r, void *arg)
+static int read_key_map(struct wire r, void *arg)
 {
 	struct procctx *c = arg;
-	struct pb sub = {NULL, NULL}, any, str;
-	int wt, err, wt2;
-	__u32 f, f2;
-	__u64 num;
+	struct wire_field f;
+	struct wire str;
+	int ret, err = 0;
 
-	while (r.p < r.end) {
-		err = pb_next(&r, &f, &wt, &sub, &num);
-		if (err)
-			return err;
-		if (f != F_ARRAY_VALUES || wt != WT_LEN)
+	while (!err && (ret = wire__next(&r, &f)) > 0) {
+		if (f.num != COMMON_TAG(ArrayValue, values) || f.wt != WIRE_LEN)
 			continue;
 		if (c->nthread_keys >= PROCCTX_MAX_THREAD_KEYS)
 			return 0; /* indexes are uint8: the rest can never be named */
-		any = sub;
-		str.p = NULL;
-		while (any.p < any.end) {
-			struct pb s2 = {NULL, NULL};
-
-			err = pb_next(&any, &f2, &wt2, &s2, &num);
-			if (err)
-				return err;
-			if (f2 == F_ANY_STRING && wt2 == WT_LEN)
-				str = s2;
-			else if (f2 >= 1 && f2 <= 8)
-				str.p = NULL; /* a later member of another type wins */
-		}
-		if (str.p && str.p != str.end && text_ok(&str, PROCCTX_MAX_KEY)) {
+		err = any_string(f.sub, &str);
+		if (!err && present(&str) && wire__left(&str) && text_ok(&str, PROCCTX_MAX_KEY)) {
 			c->thread_keys[c->nthread_keys] = dup_text(&str);
 			if (!c->thread_keys[c->nthread_keys])
 				return -ENOMEM;
 		}
 		c->nthread_keys++;
 	}
-	return 0;
+	return err ?: ret;
 }
 
-static bool key_is(const struct pb *k, const char *name)
+static bool key_is(const struct wire *k, const char *name)
 {
 	size_t len = strlen(name);
 
-	return (size_t)(k->end - k->p) == len && !memcmp(k->p, name, len);
+	return wire__left(k) == len && !memcmp(wire__pos(k), name, len);
 }
 
 enum { SCHEMA_NONE, SCHEMA_TLS, SCHEMA_OTHER }; /* threadlocal.schema_version */
 
 /* One KeyValue of ProcessContext.attributes: the OTEP 4947 entries. */
-static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, int *schema_kind)
+static int read_ctx_attr(struct wire r, struct procctx *c, bool *seen_map, int *schema_kind)
 {
-	struct pb key = {NULL, NULL}, val = {NULL, NULL};
+	struct wire key = wire__from(NULL, 0), val = wire__from(NULL, 0);
 	int err;
 
 	err = kv_fields(r, &key, &val);
 	if (err)
 		return err;
-	if (!key.p || !val.p)
+	if (!present(&key) || !present(&val))
 		return 0;
 	if (key_is(&key, PROCCTX_SCHEMA)) {
 		char *schema = NULL;
@@ -374,16 +309,17 @@ static int read_ctx_attr(struct pb r, struct procctx *c, bool *seen_map, int *sc
 		err = read_any(val, &schema);
 		if (err)
 			return err;
-		*schema_kind = !schema || (strcmp(schema, "tlsdesc_v1_dev") && strcmp(schema, "tls_v1"))
-				       ? SCHEMA_OTHER
-				       : SCHEMA_TLS;
+		*schema_kind =
+			!schema || (strcmp(schema, "tlsdesc_v1_dev") && strcmp(schema, "tls_v1"))
+				? SCHEMA_OTHER
+				: SCHEMA_TLS;
 		free(schema);
 		return 0;
 	}
 	if (!key_is(&key, PROCCTX_KEY_MAP) || *seen_map)
 		return 0;
 	*seen_map = true;
-	return each_field(val, F_ANY_ARRAY, read_key_map, c);
+	return each_field(val, COMMON_TAG(AnyValue, array_value), read_key_map, c);
 }
 
 static void drop_thread_keys(struct procctx *c)
@@ -396,24 +332,21 @@ static void drop_thread_keys(struct procctx *c)
 
 int procctx__decode(const void *buf, size_t len, struct procctx *out)
 {
+	struct wire r = wire__from(buf, len);
+	int schema = SCHEMA_NONE, ret, err = 0;
+	struct wire_field f;
 	bool seen_map = false;
-	int schema = SCHEMA_NONE;
-
-	struct pb r = {buf, (const unsigned char *)buf + len}, sub = {NULL, NULL};
-	int wt, err = 0;
-	__u32 f;
-	__u64 num;
 
 	if (!out || (!buf && len))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	while (r.p < r.end && !err) {
-		err = pb_next(&r, &f, &wt, &sub, &num);
-		if (!err && f == F_CTX_RESOURCE && wt == WT_LEN)
-			err = read_resource(sub, out);
-		else if (!err && f == F_CTX_ATTRIBUTES && wt == WT_LEN)
-			err = read_ctx_attr(sub, out, &seen_map, &schema);
+	while (!err && (ret = wire__next(&r, &f)) > 0) {
+		if (f.num == CTX_TAG(resource) && f.wt == WIRE_LEN)
+			err = read_resource(f.sub, out);
+		else if (f.num == CTX_TAG(attributes) && f.wt == WIRE_LEN)
+			err = read_ctx_attr(f.sub, out, &seen_map, &schema);
 	}
+	err = err ?: ret;
 	if (!err && schema == SCHEMA_OTHER)
 		drop_thread_keys(out);
 	out->thread_ctx = !err && (schema == SCHEMA_TLS || (schema == SCHEMA_NONE && seen_map));

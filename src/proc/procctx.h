@@ -7,8 +7,8 @@
  * and a pointer to the payload, a protobuf ProcessContext
  * (nanopb_protos/opentelemetry/proto/processcontext/). Everything read from
  * the other process is untrusted: sizes are bounded, the payload is decoded
- * by a small bounded protobuf reader here (no generated code below formats/),
- * and anything malformed is refused with an error, never half-applied.
+ * with util/wire.h (field numbers from the generated *.tags.h: no nanopb
+ * code below formats/), and anything malformed is refused with an error, never half-applied.
  *
  * Pure parts (header check, payload decode) work on buffers and are fuzzed
  * (scripts/fuzz/fuzz_procctx.c); the readers take an open /proc/PID/mem fd.

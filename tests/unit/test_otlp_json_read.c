@@ -4,8 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opentelemetry/proto/profiles/v1development/profiles.pb.h"
+
 #include "formats/otlp_json_read.h"
+#include "util/wire.h"
 #include "test.h"
+
+#define OTLP_TAG(msg, field) opentelemetry_proto_profiles_v1development_##msg##_##field##_tag
+#define COMMON_TAG(msg, field) opentelemetry_proto_common_v1_##msg##_##field##_tag
 
 /* Transcode @json; returns the error, the bytes in @out. */
 static int tc(const char *json, struct buf *out, char *err, size_t errlen)
@@ -145,6 +151,37 @@ TEST(depth_and_size_caps)
 	buf__release(&b);
 }
 
+/* The only field of message @w, which must be numbered @num: its reader. */
+static bool only_field(struct wire w, __u32 num, struct wire_field *f)
+{
+	struct wire_field rest;
+
+	return wire__next(&w, f) == 1 && f->num == num && wire__next(&w, &rest) == 0;
+}
+
+/* The field numbers written are the generated headers' (the schema has one
+ * source): a path through ProfilesData down to a oneof member of AnyValue. */
+TEST(schema_from_generated_headers)
+{
+	struct wire_field f;
+	struct wire w;
+	char err[128];
+	struct buf b;
+
+	CHECK(!tc("{\"dictionary\": {\"attributeTable\": [{\"value\": "
+		  "{\"arrayValue\": {\"values\": [{\"boolValue\": true}]}}}]}}",
+		  &b, err, sizeof(err)));
+	w = wire__from(b.data, b.len);
+	CHECK(only_field(w, OTLP_TAG(ProfilesData, dictionary), &f));
+	CHECK(only_field(f.sub, OTLP_TAG(ProfilesDictionary, attribute_table), &f));
+	CHECK(only_field(f.sub, OTLP_TAG(KeyValueAndUnit, value), &f));
+	CHECK(only_field(f.sub, COMMON_TAG(AnyValue, array_value), &f));
+	CHECK(only_field(f.sub, COMMON_TAG(ArrayValue, values), &f));
+	CHECK(only_field(f.sub, COMMON_TAG(AnyValue, bool_value), &f));
+	CHECK(f.wt == WIRE_VARINT && f.v == 1);
+	buf__release(&b);
+}
+
 TEST(looks_like)
 {
 	CHECK(otlp_json_read__looks_like(" \n{", 3));
@@ -159,5 +196,6 @@ int main(void)
 	RUN(errors_name_the_place);
 	RUN(depth_and_size_caps);
 	RUN(looks_like);
+	RUN(schema_from_generated_headers);
 	return TEST_DONE();
 }

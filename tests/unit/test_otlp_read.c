@@ -1034,6 +1034,8 @@ TEST(bad_wire)
 	static const unsigned char wrong_top[] = {0x08, 0x01}; /* resource_profiles as varint */
 	static const unsigned char bad_wt[] = {0x0f, 0x01};    /* wire type 7 */
 	static const unsigned char zero_tag[] = {0x00, 0x01};
+	/* field number 2^29, one past the largest */
+	static const unsigned char big_field[] = {0x80, 0x80, 0x80, 0x80, 0x10, 0x00};
 	/* dictionary { mapping_table { memory_start: an 11-byte varint } } */
 	static const unsigned char long_varint[] = {0x12, 0x0e, 0x0a, 0x0c, 0x08, 0xff, 0xff, 0xff,
 						    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
@@ -1065,6 +1067,14 @@ TEST(bad_wire)
 	buf__append(&b, long_varint, sizeof(long_varint));
 	CHECK_EQ_U64(parse_err(&b, err, sizeof(err)), -EBADMSG);
 	CHECK(strstr(err, "varint overflow"));
+	buf__reset(&b);
+	buf__append(&b, big_field, sizeof(big_field));
+	CHECK_EQ_U64(parse_err(&b, err, sizeof(err)), -EBADMSG);
+	CHECK_STR(err, "malformed protobuf (field number too large)");
+	buf__reset(&b);
+	buf__append(&b, bad_wt, sizeof(bad_wt));
+	CHECK_EQ_U64(parse_err(&b, err, sizeof(err)), -EBADMSG);
+	CHECK_STR(err, "malformed protobuf (group or invalid wire type)");
 	buf__reset(&b);
 	buf__append(&b, text, sizeof(text) - 1);
 	CHECK_EQ_U64(parse_err(&b, err, sizeof(err)), -EBADMSG);

@@ -260,6 +260,7 @@ TEST(malformed)
 	CHECK_EQ_U64(parse(no_map, sizeof(no_map), why), -EBADMSG);
 	CHECK(strstr(why, "mapping id 9"));
 	CHECK_EQ_U64(parse(trunc, sizeof(trunc), why), -EBADMSG);
+	CHECK(strstr(why, "malformed protobuf at the top level (a length runs past the end"));
 	CHECK_EQ_U64(parse(str0, sizeof(str0), why), -EBADMSG);
 	CHECK_EQ_U64(parse(bad_str, sizeof(bad_str), why), -EBADMSG);
 	CHECK_EQ_U64(parse("", 0, why), -EBADMSG);

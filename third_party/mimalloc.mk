@@ -6,7 +6,10 @@
 # object. The flags are those of its CMake release build with MI_OVERRIDE
 # on (the standard entry points defined, not only the mi_* ones), without
 # CMake: NDEBUG (no internal assertions), initial-exec TLS (a static
-# binary), no builtin malloc (gcc must not fold its own calls).
+# binary), no builtin malloc (gcc must not fold its own calls). Its
+# aligned_alloc() is defined only under glibc's __USE_ISOC11, which musl's
+# headers never set: set here, or musl's aligned_alloc() (and with it
+# musl's whole allocator) would be linked beside mimalloc.
 # Called by build.sh:
 #   make -f third_party/mimalloc.mk SRCDIR=deps/src/mimalloc OBJDIR=... \
 #        PREFIX=deps/prefix install
@@ -19,7 +22,7 @@ OBJDIR ?= $(error OBJDIR not set)
 PREFIX ?= $(error PREFIX not set)
 
 MIMALLOC_CFLAGS := $(DEPS_CFLAGS) -std=gnu11 -DNDEBUG -DMI_MALLOC_OVERRIDE \
-	-DMI_STATIC_LIB -fvisibility=hidden -ftls-model=initial-exec \
+	-DMI_STATIC_LIB -D__USE_ISOC11=1 -fvisibility=hidden -ftls-model=initial-exec \
 	-fno-builtin-malloc -I$(SRCDIR)/include
 
 .PHONY: all install

@@ -125,7 +125,7 @@ BPF_OBJS := $(BPF_NAMES:%=$(BUILD)/bpf/%.bpf.o)
 SKELS := $(BPF_NAMES:%=$(BUILD)/bpf/%.skel.h)
 
 # Layers of src/, lowest first: a layer may include only from itself and the
-# layers before it (tests/check_layers.sh enforces it). Each builds into
+# layers before it (tests/check_layers.py enforces it). Each builds into
 # build/lib/lib<layer>.a; links name them highest first.
 LAYERS := util proc model collect symbolize formats export capture cli
 LAYER_LIBS := $(LAYERS:%=$(BUILD)/lib/lib%.a)
@@ -207,6 +207,11 @@ $(BUILD)/obj/nanopb/%.o: $(NANOPB_DIR)/%.c Makefile
 $(BUILD)/obj/util/pages.o: CFLAGS += -DPAGES_HUGE_DEFAULT=$(if $(filter on,$(HUGE_PAGES)),1,0)
 $(BUILD)/obj/util/heap_extern.o: CFLAGS += $(if $(filter mimalloc,$(ALLOC)),-DHEAP_MIMALLOC)
 $(BUILD)/obj/util/pages.o $(BUILD)/obj/util/heap_extern.o: $(CONFIG_STAMP)
+$(CONFIG_STAMP):
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(BUILD_CONFIG)' >$@
+# mimalloc.h comes with the library: without it, say to run build.sh.
+$(BUILD)/obj/util/heap_extern.o: | $(ALLOC_LIB)
 
 # Test tables list the model's input structs (profile_frame, mapping descs)
 # positionally: fields added at their end (system_name, htlhash, ...) are

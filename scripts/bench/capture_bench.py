@@ -18,7 +18,7 @@ machine noise hits every tool alike; reports medians and ratios.
 profcap runs as shipped: a copy of the binary alone in the run's temporary
 directory. From build/, profcap finds build/profcap.debug by its debuglink
 and, since it samples itself too, reads its own symbols and lines from it:
-+0.6-0.9 MB of peak RSS that no installed copy has.
+peak RSS that no installed copy has.
 
 Usage (root): scripts/bench/capture_bench.py [--runs 7] [--seconds 1] [--load] [--alt BIN]
                 [--profcap BIN] [--bin NAME=BIN ...] [--tools profcap,perf,bpftrace]

@@ -14,7 +14,7 @@ Profilers, interleaved round by round (every config once per round):
   perf-dwarf   perf record -a --call-graph dwarf, then perf script (it
                copies 8 KiB of stack per sample and unwinds afterwards)
   perf-fp      perf record -a -g, then perf script (frame pointers: the
-               CPU reference of the issue)
+               CPU reference)
 For each: the share of the target's samples with a user stack whose
 outermost user frame is _start (complete; samples of a process past
 exit_mm() have no user stack and do not count, for either tool), the number of target processes seen, and the profiler's

@@ -16,6 +16,20 @@
 #                  binary per scripts/fuzz/fuzz_<name>.c (build/fuzz/<name>)
 #
 # Targets: all (default), profcap, tests, test, fuzz, clean, distclean.
+#
+# Build switches (make VAR=value ...; build/config records the last ones, and
+# a change rebuilds only what they select):
+#   ALLOC=profcap     malloc, free, calloc, realloc, the aligned variants:
+#                     util/heap.c (default), or
+#   ALLOC=mimalloc    mimalloc (deps/prefix/lib/libmimalloc.a, from build.sh), or
+#   ALLOC=libc        musl's own malloc
+#   SORT=profcap      qsort(): util/sort.c (default), or
+#   SORT=libc         musl's qsort()
+#   HUGE_PAGES=off    large buffers (pages__map_huge(), pages__huge()) stay on
+#                     4 KiB pages (default), or
+#   HUGE_PAGES=on     ask for transparent huge pages for them (MADV_HUGEPAGE)
+# What a switch does not select is neither compiled nor linked.
+# scripts/bench/alloc_bench.sh compares the variants.
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
@@ -41,6 +55,38 @@ CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer \
 	-ffunction-sections -fdata-sections -D_GNU_SOURCE -DPB_FIELD_32BIT \
 	-DCURL_STATICLIB -Isrc -Ibpf -I$(BUILD)/gen -I$(BUILD)/bpf \
 	-I$(PREFIX)/include -I$(NANOPB_DIR) -idirafter $(UAPI)
+
+ALLOC ?= profcap
+SORT ?= profcap
+HUGE_PAGES ?= off
+ifeq ($(filter $(ALLOC),profcap mimalloc libc),)
+$(error ALLOC=$(ALLOC): use profcap, mimalloc or libc)
+endif
+ifeq ($(filter $(SORT),profcap libc),)
+$(error SORT=$(SORT): use profcap or libc)
+endif
+ifeq ($(filter $(HUGE_PAGES),off on),)
+$(error HUGE_PAGES=$(HUGE_PAGES): use off or on)
+endif
+# The sources each value selects; util/heap_extern.c gives heap.h's API
+# over an allocator profcap does not own.
+ALLOC_SRC_profcap := src/util/heap.c
+ALLOC_SRC_mimalloc := src/util/heap_extern.c
+ALLOC_SRC_libc := src/util/heap_extern.c
+SORT_SRC_profcap := src/util/sort.c
+SORT_SRC_libc :=
+SWITCHED_SRCS := src/util/heap.c src/util/heap_extern.c src/util/sort.c
+UNCHOSEN_SRCS := $(filter-out $(ALLOC_SRC_$(ALLOC)) $(SORT_SRC_$(SORT)),$(SWITCHED_SRCS))
+ALLOC_LIB_mimalloc := $(PREFIX)/lib/libmimalloc.a
+ALLOC_LIB := $(ALLOC_LIB_$(ALLOC))
+BUILD_CONFIG := ALLOC=$(ALLOC) SORT=$(SORT) HUGE_PAGES=$(HUGE_PAGES)
+CONFIG_STAMP := $(BUILD)/config
+ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
+ifneq ($(BUILD_CONFIG),$(strip $(file <$(CONFIG_STAMP))))
+$(shell mkdir -p $(BUILD) && printf '%s\n' '$(BUILD_CONFIG)' >$(CONFIG_STAMP))
+endif
+endif
+
 # Third-party sources (nanopb runtime) are not held to our warning policy.
 THIRD_PARTY_CFLAGS := $(filter-out -Werror,$(CFLAGS))
 DEPFLAGS = -MMD -MP
@@ -79,19 +125,19 @@ BPF_OBJS := $(BPF_NAMES:%=$(BUILD)/bpf/%.bpf.o)
 SKELS := $(BPF_NAMES:%=$(BUILD)/bpf/%.skel.h)
 
 # Layers of src/, lowest first: a layer may include only from itself and the
-# layers before it (tests/check_layers.sh enforces it). Each builds into
+# layers before it (tests/check_layers.py enforces it). Each builds into
 # build/lib/lib<layer>.a; links name them highest first.
 LAYERS := util proc model collect symbolize formats export capture cli
 LAYER_LIBS := $(LAYERS:%=$(BUILD)/lib/lib%.a)
 LINK_LAYERS := $(foreach l,$(shell echo $(LAYERS) | tr ' ' '\n' | tac),$(BUILD)/lib/lib$(l).a)
 PB_LIB := $(BUILD)/lib/libpb.a
 
-SRCS := $(sort $(shell find src -name '*.c' 2>/dev/null))
+SRCS := $(filter-out $(UNCHOSEN_SRCS),$(sort $(shell find src -name '*.c' 2>/dev/null)))
 OBJS := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ := $(BUILD)/obj/cli/main.o
 layer_objs = $(filter-out $(MAIN_OBJ),$(filter $(BUILD)/obj/$(1)/%,$(OBJS)))
 # Everything a program built on profcap's code links, in link order.
-PROFCAP_LIBS := $(LINK_LAYERS) $(PB_LIB) $(LIBS)
+PROFCAP_LIBS := $(LINK_LAYERS) $(PB_LIB) $(ALLOC_LIB) $(LIBS)
 
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_OBJS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/obj/tests/%.o)
@@ -122,7 +168,7 @@ clean:
 distclean: clean
 	rm -rf $(DEPS)
 
-$(LIBS) $(NANOPB_RT:%=$(NANOPB_DIR)/%.c):
+$(LIBS) $(ALLOC_LIB) $(NANOPB_RT:%=$(NANOPB_DIR)/%.c):
 	@echo "missing $@: run ./build.sh first to build deps/" >&2; exit 1
 
 # ---- nanopb code generation -----------------------------------------------------
@@ -165,6 +211,16 @@ $(BUILD)/obj/nanopb/%.o: $(NANOPB_DIR)/%.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(THIRD_PARTY_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+# The objects whose code a build switch changes.
+$(BUILD)/obj/util/pages.o: CFLAGS += -DPAGES_HUGE_DEFAULT=$(if $(filter on,$(HUGE_PAGES)),1,0)
+$(BUILD)/obj/util/heap_extern.o: CFLAGS += $(if $(filter mimalloc,$(ALLOC)),-DHEAP_MIMALLOC)
+$(BUILD)/obj/util/pages.o $(BUILD)/obj/util/heap_extern.o: $(CONFIG_STAMP)
+$(CONFIG_STAMP):
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(BUILD_CONFIG)' >$@
+# mimalloc.h comes with the library: without it, say to run build.sh.
+$(BUILD)/obj/util/heap_extern.o: | $(ALLOC_LIB)
+
 # Test tables list the model's input structs (profile_frame, mapping descs)
 # positionally: fields added at their end (system_name, htlhash, ...) are
 # NULL there on purpose.
@@ -178,6 +234,8 @@ $(BUILD)/lib/lib%.a: Makefile
 	rm -f $@
 	$(AR) rcs $@ $(filter %.o,$^)
 $(foreach l,$(LAYERS),$(eval $(BUILD)/lib/lib$(l).a: $(call layer_objs,$(l))))
+# Its members follow the switches.
+$(BUILD)/lib/libutil.a: $(CONFIG_STAMP)
 
 $(PB_LIB): $(PB_OBJS) $(NANOPB_OBJS) Makefile
 	@mkdir -p $(@D)
@@ -185,13 +243,13 @@ $(PB_LIB): $(PB_OBJS) $(NANOPB_OBJS) Makefile
 	$(AR) rcs $@ $(PB_OBJS) $(NANOPB_OBJS)
 
 # ---- link ---------------------------------------------------------------------------
-$(BUILD)/profcap.debug: $(MAIN_OBJ) $(LAYER_LIBS) $(PB_LIB) $(LIBS)
+$(BUILD)/profcap.debug: $(MAIN_OBJ) $(LAYER_LIBS) $(PB_LIB) $(ALLOC_LIB) $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(PROFCAP_LIBS)
 
 $(BUILD)/profcap: $(BUILD)/profcap.debug
 	$(STRIP) -o $@ $<
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LAYER_LIBS) $(PB_LIB) $(LIBS)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LAYER_LIBS) $(PB_LIB) $(ALLOC_LIB) $(LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(PROFCAP_LIBS)
 

@@ -4,9 +4,9 @@
 # 1. installs the Debian packages the build needs (only those missing),
 # 2. fetches the third-party sources with `apt-get source` into deps/src,
 # 3. builds zlib, elfutils (libelf, libdw), liblzma, the libiberty
-#    demanglers, libdeflate, libbpf and the transport (OpenSSL, nghttp2, libcurl)
-#    as static musl libraries into deps/prefix, copies the nanopb runtime and
-#    the Linux UAPI headers,
+#    demanglers, libdeflate, libbpf, the transport (OpenSSL, nghttp2, libcurl)
+#    and mimalloc (for `make ALLOC=mimalloc`) as static musl libraries into
+#    deps/prefix, copies the nanopb runtime and the Linux UAPI headers,
 # 4. runs make (arguments of build.sh go to make, e.g. ./build.sh test).
 # Finished steps leave a stamp in deps/stamps and are skipped on the next run.
 # Each step logs to deps/logs/<step>.log; a failure names the step and its log.
@@ -15,7 +15,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$ROOT"
 
-DEPS=$ROOT/deps
+# deps/ with symlinks resolved: a work tree whose deps/ links to another
+# checkout's computes the same stamp keys (some hold paths) and rebuilds nothing.
+mkdir -p "$ROOT/deps"
+DEPS=$(cd -P "$ROOT/deps" && pwd)
 SRC=$DEPS/src
 PREFIX=$DEPS/prefix
 UAPI=$DEPS/uapi
@@ -44,9 +47,10 @@ APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobu
 # A source package may name its suite (package/suite): elfutils comes from
 # bookworm-backports (0.192: DWARF without .debug_aranges, zstd sections).
 # xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers,
-# libdeflate the inflation of compressed debug sections (~3x zlib's speed).
+# libdeflate the inflation of compressed debug sections, mimalloc the
+# allocator of `make ALLOC=mimalloc`.
 SRC_PKGS="zlib elfutils/bookworm-backports libbpf nanopb openssl nghttp2 curl
-	xz-utils libiberty libdeflate"
+	xz-utils libiberty libdeflate mimalloc"
 
 mkdir -p "$SRC" "$PREFIX/include" "$PREFIX/lib" "$OBJ" "$STAMPS" "$LOGS"
 
@@ -487,6 +491,19 @@ if ! stamp_ok curl "$curl_key" "$PREFIX/lib/libcurl.a"; then
 	}
 	run_step curl build_curl
 	stamp_set curl "$curl_key"
+fi
+
+# mimalloc: malloc and friends for `make ALLOC=mimalloc` (see
+# third_party/mimalloc.mk), one object built from its src/static.c.
+mimalloc_key="$(cat "$STAMPS/source-mimalloc") $DEPS_CFLAGS $(md5sum <"$TP/mimalloc.mk")"
+if ! stamp_ok mimalloc "$mimalloc_key" "$PREFIX/lib/libmimalloc.a"; then
+	build_mimalloc() {
+		rm -rf "$OBJ/mimalloc"
+		make -f "$TP/mimalloc.mk" SRCDIR="$SRC/mimalloc" OBJDIR="$OBJ/mimalloc" \
+			PREFIX="$PREFIX" DEPS_CFLAGS="$DEPS_CFLAGS" install
+	}
+	run_step mimalloc build_mimalloc
+	stamp_set mimalloc "$mimalloc_key"
 fi
 
 t1=$(date +%s)

@@ -18,13 +18,21 @@ machine noise hits every tool alike; reports medians and ratios.
 profcap runs as shipped: a copy of the binary alone in the run's temporary
 directory. From build/, profcap finds build/profcap.debug by its debuglink
 and, since it samples itself too, reads its own symbols and lines from it:
-+0.6-0.9 MB of peak RSS that no installed copy has.
+peak RSS that no installed copy has.
 
 Usage (root): scripts/bench/capture_bench.py [--runs 7] [--seconds 1] [--load] [--alt BIN]
-  --load   keep both CPUs busy with a ground-truth workload during the runs
-  --alt    also this profcap binary (e.g. main's build), interleaved: an A/B
+                [--profcap BIN] [--bin NAME=BIN ...] [--tools profcap,perf,bpftrace]
+                [--json FILE]
+  --load     keep both CPUs busy with a ground-truth workload during the runs
+  --alt      also this profcap binary (e.g. main's build), interleaved: an A/B
+  --profcap  the profcap binary ratios are taken against (default build/profcap)
+  --bin      also this profcap binary, as "profcap NAME" (repeatable: one
+             row per build variant, all interleaved)
+  --tools    which of the three tools run (profcap always does)
+  --json     write every run's figures there, per tool
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -141,25 +149,42 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--load", action="store_true")
     ap.add_argument("--alt", metavar="BIN", help="also this profcap binary (A/B)")
+    ap.add_argument("--profcap", metavar="BIN", default=PROFCAP,
+                    help="the profcap binary ratios are taken against")
+    ap.add_argument("--bin", metavar="NAME=BIN", action="append", default=[],
+                    help="also this profcap binary, as 'profcap NAME' (repeatable)")
+    ap.add_argument("--tools", default="profcap,perf,bpftrace",
+                    help="tools to run, of profcap,perf,bpftrace")
+    ap.add_argument("--json", metavar="FILE", help="write every run's figures there")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("capture_bench.py: run as root (all three tools load BPF or open perf events)")
-    tools = {"profcap": bench_profcap, "perf record+script": bench_perf,
-             "bpftrace": bench_bpftrace}
-    shipped = {}  # name -> the copy run (see above)
-    tools["profcap"] = lambda tmp, secs: bench_profcap(tmp, secs, shipped["profcap"])
+    want = set(a.tools.split(","))
+    bins = {"profcap": a.profcap}  # tool name -> the binary shipped from
     if a.alt:
-        tools["profcap --alt"] = lambda tmp, secs: bench_profcap(tmp, secs, shipped["alt"])
+        bins["profcap --alt"] = a.alt
+    for spec in a.bin:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            sys.exit(f"capture_bench.py: --bin {spec}: want NAME=BIN")
+        bins["profcap " + name] = path
+    shipped = {}  # tool name -> the copy run (see above)
+    tools = {}
+    for name in bins:
+        tools[name] = lambda tmp, secs, name=name: bench_profcap(tmp, secs, shipped[name])
+    if "perf" in want:
+        tools["perf record+script"] = bench_perf
+    if "bpftrace" in want:
+        tools["bpftrace"] = bench_bpftrace
     res = {t: [] for t in tools}
     load = []
     if a.load:
         load = [subprocess.Popen([WORKLOAD, "-t"], stdout=subprocess.DEVNULL)]
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for name, src in (("profcap", PROFCAP), ("alt", a.alt)):
-                if src:
-                    shipped[name] = os.path.join(tmp, "profcap-" + name)
-                    shutil.copy2(src, shipped[name])
+            for i, (name, src) in enumerate(bins.items()):
+                shipped[name] = os.path.join(tmp, f"profcap-{i}")
+                shutil.copy2(src, shipped[name])
             for i in range(a.runs):
                 for name, fn in tools.items():
                     wall, rss, code, cpu, bpf = fn(tmp, a.seconds)
@@ -171,23 +196,32 @@ def main():
         for p in load:
             p.kill()
             p.wait()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"runs": a.runs, "seconds": a.seconds, "load": a.load,
+                       "binaries": bins,
+                       "fields": ["wall_s", "maxrss_kib", "cpu_s", "bpf_bytes"],
+                       "results": res}, f, indent=1)
     base_w = statistics.median(r[0] for r in res["profcap"])
     base_r = statistics.median(r[1] for r in res["profcap"])
+    base_c = statistics.median(r[2] for r in res["profcap"])
     print(f"{a.runs} interleaved runs, {a.seconds:g} s capture, 99 Hz, all CPUs, "
           f"{'loaded' if a.load else 'idle'} machine ({os.cpu_count()} CPUs)")
     print(f"{'tool':20} {'wall med':>9} {'wall min-max':>14} {'RSS med':>9} {'RSS max':>9} "
-          f"{'CPU med':>8} {'BPF med':>9} {'BPF max':>9} {'wall/pc':>8} {'RSS/pc':>7}")
+          f"{'CPU med':>8} {'BPF med':>9} {'BPF max':>9} {'wall/pc':>8} {'RSS/pc':>7} "
+          f"{'CPU/pc':>7}")
     for name, rows in res.items():
         walls = [r[0] for r in rows]
         rss = [r[1] for r in rows]
         cpu = [r[2] for r in rows]
         bpf = [r[3] for r in rows]
-        mw, mr = statistics.median(walls), statistics.median(rss)
+        mw, mr, mc = statistics.median(walls), statistics.median(rss), statistics.median(cpu)
         print(f"{name:20} {mw:8.3f}s {min(walls):6.3f}-{max(walls):.3f}s "
-              f"{mr / 1024:7.1f}MB {max(rss) / 1024:7.1f}MB {statistics.median(cpu):7.3f}s "
+              f"{mr / 1024:7.1f}MB {max(rss) / 1024:7.1f}MB {mc:7.3f}s "
               f"{statistics.median(bpf) / 1048576:6.1f}MiB {max(bpf) / 1048576:6.1f}MiB "
-              f"{mw / base_w:7.2f}x {mr / base_r:6.2f}x")
-    print(f"profcap output: {size} bytes; binary: {os.path.getsize(PROFCAP)} bytes")
+              f"{mw / base_w:7.2f}x {mr / base_r:6.2f}x "
+              f"{mc / base_c if base_c else 0:6.2f}x")
+    print(f"profcap output: {size} bytes; binary: {os.path.getsize(a.profcap)} bytes")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """churn_bench.py - complete stacks of short-lived processes, system-wide,
-profcap against perf in one run (issue 13).
+profcap against perf in one run.
 
 Two workloads, each run for --seconds while a system-wide profiler samples
 at --freq Hz:
@@ -14,12 +14,12 @@ Profilers, interleaved round by round (every config once per round):
   perf-dwarf   perf record -a --call-graph dwarf, then perf script (it
                copies 8 KiB of stack per sample and unwinds afterwards)
   perf-fp      perf record -a -g, then perf script (frame pointers: the
-               CPU reference of the issue)
+               CPU reference)
 For each: the share of the target's samples with a user stack whose
 outermost user frame is _start (complete; samples of a process past
 exit_mm() have no user stack and do not count, for either tool), the number of target processes seen, and the profiler's
 CPU: record (user + sys of the profiler process, from wait4) and post
-(perf script). Medians over --runs rounds, and record CPU ratios paired
+(perf script), and its peak RSS (record; wait4's ru_maxrss). Medians over --runs rounds, and record CPU ratios paired
 round by round (profcap over each other config).
 The length matters: perf's record CPU barely grows with --seconds (the
 kernel hands it each process's mappings as events), profcap's grows with
@@ -30,11 +30,16 @@ profcap runs as shipped: a copy alone in the run's temporary directory.
 
 Usage (root): scripts/bench/churn_bench.py [--runs 3] [--seconds 5] [--freq 99]
               [--workloads nofp,cc] [--configs profcap,perf-dwarf,perf-fp]
-              [--alt BIN]
-  --alt BIN  also config profcap-alt: this profcap binary (e.g. main's
-             build), interleaved with the others: an A/B
+              [--alt BIN] [--profcap BIN] [--bin NAME=BIN ...] [--json FILE]
+  --alt BIN       also config profcap-alt: this profcap binary (e.g. main's
+                  build), interleaved with the others: an A/B
+  --profcap BIN   the binary of config profcap (default build/profcap)
+  --bin NAME=BIN  also config profcap-NAME: this binary (repeatable: one
+                  config per build variant, all interleaved)
+  --json FILE     write every round's figures there, per workload and config
 """
 import argparse
+import json
 import math
 import os
 import resource
@@ -84,11 +89,15 @@ def cpu_of(ru):
     return ru.ru_utime + ru.ru_stime
 
 
-def run_profiler(cfg, out, seconds, freq, alt=None):
+# Config name -> the binary it runs, for profcap-alt and the --bin configs.
+BINS = {}
+
+
+def run_profiler(cfg, out, seconds, freq):
     """Start the profiler; returns the Popen."""
-    if cfg in ("profcap", "profcap-alt"):
-        cmd = [alt if cfg == "profcap-alt" else PROFCAP, "capture", "-a", "-q", "-F", str(freq), "--seconds", str(seconds),
-               "-o", out]
+    if cfg.startswith("profcap"):
+        cmd = [BINS.get(cfg, PROFCAP), "capture", "-a", "-q", "-F", str(freq), "--seconds",
+               str(seconds), "-o", out]
     elif cfg == "perf-dwarf":
         cmd = ["perf", "record", "-q", "-a", "-F", str(freq), "--call-graph", "dwarf", "-o", out,
                "--", "sleep", str(seconds)]
@@ -152,7 +161,7 @@ def score_perf(text, comm, ours):
     return total, ok, len(pids)
 
 
-def one(cfg, workload, seconds, freq, tmp, alt=None):
+def one(cfg, workload, seconds, freq, tmp):
     exe, comm = TARGET[workload]
     out = os.path.join(tmp, "out.pb" if cfg.startswith("profcap") else "perf.data")
     if os.path.exists(os.path.join(tmp, "ready.txt")):
@@ -160,7 +169,7 @@ def one(cfg, workload, seconds, freq, tmp, alt=None):
     loop = subprocess.Popen(loop_cmd(workload, tmp, seconds + 2), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     time.sleep(0.5)
-    prof = run_profiler(cfg, out, seconds, freq, alt)
+    prof = run_profiler(cfg, out, seconds, freq)
     _, status, ru = os.wait4(prof.pid, 0)
     prof.returncode = os.waitstatus_to_exitcode(status)
     rec_cpu = cpu_of(ru)
@@ -175,10 +184,12 @@ def one(cfg, workload, seconds, freq, tmp, alt=None):
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         post = cpu_of(after) - cpu_of(before)
         total, ok, procs = score_perf(r.stdout, comm, loop_pids(tmp))
-    return {"total": total, "ok": ok, "procs": procs, "rec": rec_cpu, "post": post}
+    return {"total": total, "ok": ok, "procs": procs, "rec": rec_cpu, "post": post,
+            "rss": ru.ru_maxrss}
 
 
 def main():
+    global PROFCAP
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5)
@@ -186,12 +197,24 @@ def main():
     ap.add_argument("--workloads", default="nofp,cc")
     ap.add_argument("--configs", default="profcap,perf-dwarf,perf-fp")
     ap.add_argument("--alt", metavar="BIN", help="also config profcap-alt: this binary (A/B)")
+    ap.add_argument("--profcap", metavar="BIN", default=PROFCAP,
+                    help="the binary of config profcap")
+    ap.add_argument("--bin", metavar="NAME=BIN", action="append", default=[],
+                    help="also config profcap-NAME: this binary (repeatable)")
+    ap.add_argument("--json", metavar="FILE", help="write every round's figures there")
     a = ap.parse_args()
     if os.geteuid():
         sys.exit("churn_bench.py: run as root")
     cfgs = a.configs.split(",")
-    if a.alt and "profcap-alt" not in cfgs:
-        cfgs.append("profcap-alt")
+    bins = {}
+    if a.alt:
+        bins["profcap-alt"] = a.alt
+    for spec in a.bin:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            sys.exit(f"churn_bench.py: --bin {spec}: want NAME=BIN")
+        bins["profcap-" + name] = path
+    cfgs += [c for c in bins if c not in cfgs]
     if not shutil.which("perf"):
         cfgs = [c for c in cfgs if not c.startswith("perf")]
         print("# perf not installed: profcap only")
@@ -201,32 +224,39 @@ def main():
         # profcap as shipped, alone (from build/ it would also read its
         # own symbols and lines from build/profcap.debug, as it samples
         # itself: CPU no installed copy spends)
-        global PROFCAP
-        PROFCAP = shutil.copy2(PROFCAP, os.path.join(tmp, "profcap"))
-        if a.alt:
-            a.alt = shutil.copy2(a.alt, os.path.join(tmp, "profcap-alt"))
+        PROFCAP = shutil.copy2(a.profcap, os.path.join(tmp, "profcap"))
+        for i, (c, path) in enumerate(bins.items()):
+            BINS[c] = shutil.copy2(path, os.path.join(tmp, f"profcap-{i}"))
         for r in range(a.runs):
             for w in works:
                 for c in cfgs:
-                    x = one(c, w, a.seconds, a.freq, tmp, a.alt)
+                    x = one(c, w, a.seconds, a.freq, tmp)
                     res[(w, c)].append(x)
                     print(f"# round {r} {w} {c}: {x['ok']}/{x['total']} complete, "
                           f"{x['procs']} processes, record CPU {x['rec']:.2f} s, "
-                          f"post {x['post']:.2f} s, load {os.getloadavg()[0]:.1f}", flush=True)
-    print(f"{'workload':8} {'profiler':11} {'complete':>9} {'samples':>8} {'procs':>6} "
-          f"{'record CPU':>11} {'post CPU':>9}")
+                          f"post {x['post']:.2f} s, peak RSS {x['rss'] / 1024:.1f} MB, "
+                          f"load {os.getloadavg()[0]:.1f}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"runs": a.runs, "seconds": a.seconds, "freq": a.freq,
+                       "binaries": dict(bins, profcap=a.profcap),
+                       "results": {f"{w} {c}": xs for (w, c), xs in res.items()}}, f, indent=1)
+    width = max(11, *(len(c) for c in cfgs))
+    print(f"{'workload':8} {'profiler':{width}} {'complete':>9} {'samples':>8} {'procs':>6} "
+          f"{'record CPU':>11} {'post CPU':>9} {'peak RSS':>9}")
     for w in works:
         for c in cfgs:
             xs = res[(w, c)]
             med = lambda k: statistics.median(x[k] for x in xs)
             share = statistics.median(x["ok"] / x["total"] if x["total"] else 0 for x in xs)
-            print(f"{w:8} {c:11} {100 * share:8.1f}% {med('total'):8.0f} {med('procs'):6.0f} "
-                  f"{med('rec'):10.2f}s {med('post'):8.2f}s")
+            print(f"{w:8} {c:{width}} {100 * share:8.1f}% {med('total'):8.0f} {med('procs'):6.0f} "
+                  f"{med('rec'):10.2f}s {med('post'):8.2f}s {med('rss') / 1024:7.1f}MB")
     # Record CPU paired round by round (the machine's load drifts between
     # rounds more than between the configs of one round): the median of
     # the per-round ratios, with their spread.
-    pairs = [(a_, b_) for a_ in ("profcap", "profcap-alt") for b_ in cfgs
-             if a_ in cfgs and b_ != a_ and b_ != "profcap"]
+    pairs = [(a_, b_) for a_ in ["profcap"] + list(bins) for b_ in cfgs
+             if a_ in cfgs and b_ != a_ and b_ != "profcap" and not b_.startswith("profcap-")]
+    pairs += [(c, "profcap") for c in bins if c in cfgs and "profcap" in cfgs]
     for w in works:
         for a_, b_ in pairs:
             rs = [x["rec"] / y["rec"] for x, y in zip(res[(w, a_)], res[(w, b_)]) if y["rec"] > 0]

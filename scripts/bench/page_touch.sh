@@ -6,8 +6,9 @@
 # of each small page is an exit to the hypervisor; where the VM gives free
 # memory back to the host (free page reporting, blocks of 2^order pages),
 # a huge page is most often such a block, backed again at its first touch:
-# the "1st round" column after PAUSE_S seconds (default 5) shows it. The
-# figures behind profcap's choice of small pages (util/pages.h).
+# the "1st round" column after PAUSE_S seconds (default 5) shows it. A
+# host's figures, for choosing `make HUGE_PAGES=on` or off there
+# (scripts/bench/alloc_bench.sh measures profcap itself both ways).
 # THP must be "madvise" or "always" (/sys/kernel/mm/transparent_hugepage).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -31,9 +31,8 @@ struct free_block {
 };
 
 /* Pages of a span to populate (pages__populate()) once the lock is
- * dropped; the block handed out then waits for its header until after it: a
- * page's first touch is a fault each (in a VM with shadow paging ~17 us
- * here, against ~10 for a page populated in one call with its neighbours). */
+ * dropped; the block handed out then waits for its header until after it:
+ * one call for a stretch of pages costs less than a fault for each. */
 struct heap_pop {
 	uintptr_t lo, hi; /* hi = 0: nothing */
 };
@@ -64,35 +63,17 @@ static size_t kept;	/* bytes of free medium blocks of HEAP_RELEASE_MIN or more s
 static char *cur, *end; /* the unused rest of the newest chunk */
 static struct heap_stats stats;
 
-unsigned int heap__class(size_t n)
+const char *heap__name(void)
 {
-	unsigned int b;
-	size_t step, k;
-
-	if (n <= 128)
-		return n ? (unsigned int)((n + 15) / 16 - 1) : 0;
-	b = 63 -
-	    (unsigned int)__builtin_clzll((unsigned long long)(n - 1)); /* 2^b < n <= 2^(b+1) */
-	step = (size_t)1 << (b - 2);
-	k = (n - ((size_t)1 << b) + step - 1) / step; /* 1 .. 4 */
-	return 8 + (b - 7) * 4 + (unsigned int)(k - 1);
+	return "profcap";
 }
 
-size_t heap__class_size(unsigned int c)
-{
-	unsigned int b;
-
-	if (c < 8)
-		return (size_t)(c + 1) * 16;
-	b = 7 + (c - 8) / 4;
-	return ((size_t)1 << b) + (size_t)((c - 8) % 4 + 1) * ((size_t)1 << (b - 2));
-}
-
-void heap__stats(struct heap_stats *st)
+int heap__stats(struct heap_stats *st)
 {
 	pthread_mutex_lock(&lock);
 	*st = stats;
 	pthread_mutex_unlock(&lock);
+	return 0;
 }
 
 static struct hdr *hdr_of(void *p)
@@ -156,10 +137,9 @@ static void list_add(struct span **head, struct span *sp)
 
 /* Ranges whose pages go back, queued: given back together (one
  * pages__release(), one TLB flush) when PAGES_BATCH of them or
- * HEAP_PENDING bytes are queued, and at heap__trim(). One at a time, a
- * 64 KiB span cost a madvise() and a flush of its 16 pages one by one:
- * 60 us on this VM, twice that with a thread on another CPU. A range is
- * taken off the queue when its block or span is handed out again first. */
+ * HEAP_PENDING bytes are queued, and at heap__trim(), rather than a
+ * madvise() and a page-by-page flush for each span. A range is taken off
+ * the queue when its block or span is handed out again first. */
 static struct {
 	struct iovec iov[PAGES_BATCH];
 	size_t n;
@@ -362,7 +342,7 @@ static void *large_alloc(size_t n)
 	struct hdr *h;
 
 	if (len >= HEAP_HUGE_MIN) {
-		h = pages__map_huge(len); /* where they pay, huge pages */
+		h = pages__map_huge(len); /* huge pages in a HUGE_PAGES=on build */
 		if (!h)
 			return NULL;
 	} else {
@@ -454,7 +434,7 @@ void free(void *p)
 }
 
 /* One call for all the ranges (pages__release()): the close of a capture
- * trims a hundred-odd spans and blocks, each madvise() a TLB flush. */
+ * trims many spans and blocks, and each madvise() would be a TLB flush. */
 void heap__trim(void)
 {
 	struct free_block *f;

@@ -1,29 +1,31 @@
-/* heap.h - profcap's malloc: freed memory is kept for reuse, not unmapped.
+/* heap.h - the program's allocator, chosen at build time, and what profcap
+ * asks of it beyond malloc().
  *
- * musl's allocator (mallocng) hands a group of slots back to the kernel as
- * soon as its last slot is freed, and maps a new group at the next
- * allocation of that size: a capture that builds and drops tables (CFI rows,
- * symbol tables, libdw's line lists and abbreviations per unit) made ~1500
- * munmaps and as many mmaps in a 5 s compile loop, each munmap a TLB flush
- * across CPUs (costly in a VM: a fifth of profcap's CPU) and each new page
- * a fault.
- *
- * heap.c defines malloc, free, calloc, realloc, aligned_alloc, memalign,
- * posix_memalign and malloc_usable_size for the whole program (libelf,
- * libdw, libbpf and libc's callers of the public functions included; libc's
- * internal allocations stay with mallocng). Sizes up to HEAP_SMALL_MAX
- * round up to one of HEAP_NCLASSES size classes (16-byte steps to 128, then
- * four per power of two: at most 25 % slack) and are cut from HEAP_CHUNK
- * mappings that are never unmapped: classes up to HEAP_SPAN_MAX from spans
- * of one class (an empty span serves any class next), larger ones as
- * blocks kept on their class's free list. Up to HEAP_KEEP bytes of empty
- * spans and free blocks of HEAP_RELEASE_MIN or more stay resident; past
- * that their pages go back (madvise), in batches of up to HEAP_PENDING
- * bytes, as all of them do at heap__trim().
+ * `make ALLOC=profcap` (the default) links heap.c, which defines malloc,
+ * free, calloc, realloc, aligned_alloc, memalign, posix_memalign and
+ * malloc_usable_size for the whole program (libelf, libdw, libbpf and
+ * libc's callers of the public functions included; libc's internal
+ * allocations stay with musl's). Its point: freed memory is kept for reuse
+ * rather than unmapped. musl's allocator unmaps a group of slots as soon
+ * as its last slot is freed and maps a new one at the next allocation of
+ * that size, and a capture builds and drops many tables (CFI rows, symbol
+ * tables, libdw's line lists): each munmap is a TLB flush across CPUs and
+ * each new page a fault.
+ * Sizes up to HEAP_SMALL_MAX round up to one of HEAP_NCLASSES size classes
+ * (16-byte steps to 128, then four per power of two: at most 25 % slack)
+ * and are cut from HEAP_CHUNK mappings that are never unmapped: classes up
+ * to HEAP_SPAN_MAX from spans of one class (an empty span serves any class
+ * next), larger ones as blocks kept on their class's free list. Up to
+ * HEAP_KEEP bytes of empty spans and free blocks of HEAP_RELEASE_MIN or
+ * more stay resident; past that their pages go back (madvise), in batches
+ * of up to HEAP_PENDING bytes, as all of them do at heap__trim().
  * Larger requests are mappings of their own (munmap at free, mremap at
  * realloc). A span's pages are populated a few at a time as its blocks
  * are first cut, and a medium calloc()'s pages at once (pages__populate():
  * one system call, not a fault per page). One lock; held across fork().
+ *
+ * `make ALLOC=mimalloc` or `ALLOC=libc` links heap_extern.c instead: the
+ * functions below over mimalloc or musl's malloc.
  */
 #ifndef PROFCAP_HEAP_H
 #define PROFCAP_HEAP_H
@@ -42,14 +44,12 @@
 #define HEAP_KEEP (2u << 20)
 /* Of those HEAP_KEEP bytes, up to this many are pages queued to go back,
  * given back together in one call when the queue holds this much (or
- * PAGES_BATCH ranges): free memory stays within HEAP_KEEP, as before the
- * queue. */
+ * PAGES_BATCH ranges): free memory stays within HEAP_KEEP. */
 #define HEAP_PENDING (512u << 10)
-/* Blocks mapped on their own of this size or more get transparent huge
- * pages where they pay (pages__map_huge()): a table of megabytes (cc1's
- * CFI rows: 8 MB) is written whole, and a 4 KiB fault each costs ~5 us in
- * a VM with shadow paging. What is resident rounds up to 2 MiB as a block
- * is written. */
+/* Blocks mapped on their own of this size or more are mapped by
+ * pages__map_huge() (huge pages in a HUGE_PAGES=on build): a table of
+ * megabytes is written whole, one fault per 2 MiB instead of per 4 KiB.
+ * What is resident rounds up to 2 MiB as such a block is written. */
 #define HEAP_HUGE_MIN (4u << 20)
 /* The pages of a span are populated (pages__populate()) this many bytes
  * at a time, as its blocks are first cut from it, instead of faulting in
@@ -59,10 +59,29 @@
 
 /* The size class of a request of @n bytes (n <= HEAP_SMALL_MAX; 0 counts
  * as 1): the smallest class whose size is at least @n. */
-unsigned int heap__class(size_t n);
+static inline unsigned int heap__class(size_t n)
+{
+	unsigned int b;
+	size_t step, k;
+
+	if (n <= 128)
+		return n ? (unsigned int)((n + 15) / 16 - 1) : 0;
+	b = 63 - (unsigned int)__builtin_clzll((unsigned long long)(n - 1)); /* 2^b < n <= 2^(b+1) */
+	step = (size_t)1 << (b - 2);
+	k = (n - ((size_t)1 << b) + step - 1) / step; /* 1 .. 4 */
+	return 8 + (b - 7) * 4 + (unsigned int)(k - 1);
+}
 
 /* The usable bytes of a block of class @c (< HEAP_NCLASSES). */
-size_t heap__class_size(unsigned int c);
+static inline size_t heap__class_size(unsigned int c)
+{
+	unsigned int b;
+
+	if (c < 8)
+		return (size_t)(c + 1) * 16;
+	b = 7 + (c - 8) / 4;
+	return ((size_t)1 << b) + (size_t)((c - 8) % 4 + 1) * ((size_t)1 << (b - 2));
+}
 
 struct heap_stats {
 	size_t chunk_bytes; /* mapped for the classes (never returned) */
@@ -72,11 +91,16 @@ struct heap_stats {
 	size_t released;    /* free blocks and empty spans whose pages were given back, ever */
 };
 
+/* The allocator this build links: "profcap", "mimalloc" or "libc". */
+const char *heap__name(void);
+
 /* Give back the pages of every free block and empty span now (at the end
- * of a phase whose memory the next one will not reuse). */
+ * of a phase whose memory the next one will not reuse); mimalloc: collect
+ * its free memory; musl: nothing (it gives memory back as it is freed). */
 void heap__trim(void);
 
-/* A snapshot of the allocator's counters. */
-void heap__stats(struct heap_stats *st);
+/* A snapshot of heap.c's counters into *@st: 0, or -ENOTSUP (*@st zeroed)
+ * when the build links another allocator. */
+int heap__stats(struct heap_stats *st);
 
 #endif

@@ -1,17 +1,15 @@
-/* pages.c - give pages back in batches; map huge-page-ready buffers where
- * huge pages pay (see pages.h). */
+/* pages.c - give pages back in batches; map huge-page-ready buffers in
+ * builds that want huge pages (see pages.h). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util/clock.h"
 #include "util/pages.h"
 
-/* 0 untried, 1 batches work, -1 refused (a kernel before 6.13 has no
+/* 0 untried, 1 batches work, -1 refused (a kernel older than 6.13 has no
  * MADV_DONTNEED there; seccomp): one madvise() per range from then on. */
 static atomic_int batch_state;
 
@@ -45,8 +43,8 @@ size_t pages__release(const struct iovec *iov, size_t n)
 		return 0;
 	if (atomic_load(&batch_state) < 0)
 		return one_by_one(iov, n);
-	/* This process's pidfd, opened now: one kept from before a fork
-	 * would name the parent. */
+	/* This process's pidfd, opened now: one kept across a fork would
+	 * name the parent. */
 	pidfd = (int)syscall(SYS_pidfd_open, (long)getpid(), 0L);
 	if (pidfd < 0) {
 		atomic_store(&batch_state, -1);
@@ -89,54 +87,21 @@ void pages__populate(void *p, size_t len)
 	madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* a failure: faults */
 }
 
-/* 0 undecided, 1 huge pages pay, -1 they do not (pages__huge_pays()). */
-static atomic_int huge_state;
+/* `make HUGE_PAGES=on` sets it to 1. */
+#ifndef PAGES_HUGE_DEFAULT
+#define PAGES_HUGE_DEFAULT 0
+#endif
 
-/* Thread CPU per small page faulted in by a write, over PAGES_PROBE pages
- * of a fresh mapping; -1 when it cannot be mapped. */
-static int64_t probe_fault_ns(void)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t len, i;
-	volatile char *p;
-	__u64 t0, t1;
-
-	if (page <= 0)
-		return -1;
-	len = (size_t)page * PAGES_PROBE;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	t0 = clock__thread_cpu_ns();
-	for (i = 0; i < len; i += (size_t)page)
-		p[i] = 1;
-	t1 = clock__thread_cpu_ns();
-	munmap((void *)p, len);
-	return (int64_t)((t1 - t0) / PAGES_PROBE);
-}
+static atomic_bool huge_on = PAGES_HUGE_DEFAULT;
 
 bool pages__huge_pays(void)
 {
-	int st = atomic_load(&huge_state);
-	const char *env;
-	int64_t ns;
-
-	if (st)
-		return st > 0;
-	env = getenv("PROFCAP_HUGE_PAGES");
-	if (env && (*env == '0' || *env == '1')) {
-		st = *env == '1' ? 1 : -1;
-	} else {
-		ns = probe_fault_ns();
-		st = ns >= PAGES_DEAR_FAULT_NS ? 1 : -1;
-	}
-	atomic_store(&huge_state, st);
-	return st > 0;
+	return atomic_load(&huge_on);
 }
 
 void pages__set_huge(bool on)
 {
-	atomic_store(&huge_state, on ? 1 : -1);
+	atomic_store(&huge_on, on);
 }
 
 void pages__huge(void *p, size_t len)

@@ -1,14 +1,15 @@
-/* sort.h - profcap's qsort: an introsort for the whole program.
+/* sort.h - profcap's qsort: an introsort for the whole program, in builds
+ * made with `make SORT=profcap` (the default; SORT=libc links the C
+ * library's qsort() instead, and not sort.c).
  *
  * musl's qsort() is a smoothsort that moves every element through memcpy
- * calls of its size, byte count by byte count: sorting the 26k symbols of
- * cc1 (48-byte entries) took half of the file's symbol table read, and
- * libdw sorts each unit's lines and libbpf its BTF with it too. sort.c
- * defines qsort() for the whole program (as heap.c does malloc(); libc's
- * own qsort_nr object is then never linked): quicksort with a median of
- * three, insertion sort for short runs, heapsort past 2 log2(n) levels so
- * that no input is quadratic, and swaps in 8- or 4-byte words when size
- * and base allow. Not stable, as qsort() never is.
+ * calls of its size, byte count by byte count, and symbol tables, libdw's
+ * line tables and libbpf's BTF are sorted with it. sort.c defines qsort()
+ * for the whole program (as heap.c does malloc(); libc's own qsort object
+ * is then never linked): quicksort with a median of three, insertion sort
+ * for short runs, heapsort past 2 log2(n) levels so that no input is
+ * quadratic, and swaps in 8- or 4-byte words when size and base allow.
+ * Not stable, as qsort() never is.
  */
 #ifndef PROFCAP_UTIL_SORT_H
 #define PROFCAP_UTIL_SORT_H

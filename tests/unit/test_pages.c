@@ -1,9 +1,13 @@
 /* test_pages.c - pages__release(): the ranges given back read as zeros
  * (anonymous) or as the file again (file-backed, private), the pages
  * between them keep their contents, more ranges than one batch holds,
- * and nothing to do for none. */
+ * and nothing to do for none. The huge-page switch: mappings from
+ * pages__map_huge() and pages__grow_huge() keep their contents either way,
+ * and are 2 MiB-aligned and advised (VmFlags "hg") only with it on. */
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -78,9 +82,61 @@ out:
 	close(fd);
 }
 
+/* Whether the mapping holding @p is advised MADV_HUGEPAGE ("hg" among
+ * its VmFlags in /proc/self/smaps); -1 when that cannot be read. */
+static int advised_huge(const void *p)
+{
+	char line[512];
+	unsigned long lo, hi;
+	bool in = false;
+	int found = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			found = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+TEST(huge_switch_maps_and_grows)
+{
+	const size_t len = 3 * PAGES_HUGE, nlen = 5 * PAGES_HUGE;
+	bool was = pages__huge_pays();
+	bool thp = !access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK);
+	unsigned char *p, *q;
+
+	for (int on = 0; on < 2; on++) {
+		pages__set_huge(on);
+		CHECK(pages__huge_pays() == on);
+		p = pages__map_huge(len);
+		CHECK(p);
+		CHECK(!on || !((uintptr_t)p & (PAGES_HUGE - 1)));
+		memset(p, 0x5c, len);
+		q = pages__grow_huge(p, len, nlen);
+		CHECK(q);
+		CHECK(all(q, len, 0x5c));
+		CHECK(all(q + len, nlen - len, 0));
+		CHECK(!on || !((uintptr_t)q & (PAGES_HUGE - 1)));
+		int hg = advised_huge(q);
+
+		munmap(q, nlen);
+		CHECK(hg == -1 || hg == (on && thp)); /* no THP: the advice is refused */
+	}
+	pages__set_huge(was);
+}
+
 int main(void)
 {
 	RUN(anonymous_ranges_read_zero_others_kept);
 	RUN(file_ranges_read_the_file_again);
+	RUN(huge_switch_maps_and_grows);
 	return TEST_DONE();
 }

@@ -1,4 +1,5 @@
-/* test_sort.c - profcap's qsort against a plain insertion sort: sizes 0 to
+/* test_sort.c - the build's qsort (util/sort.c, or the C library's with
+ * `make SORT=libc`) against a plain insertion sort: sizes 0 to
  * 2000, element sizes 1 to 48 bytes, aligned and not, random keys with
  * many duplicates, sorted, reversed, constant and organ-pipe inputs, and
  * a bound on comparisons (no quadratic input, heapsort takes over). */

@@ -561,10 +561,8 @@ int session__start(struct session *s)
 	s->next_drain = s->start + DRAIN_INTERVAL_NS;
 	s->next_progress = s->start;
 	s->tty = isatty(STDERR_FILENO) && !o->quiet && !o->agent;
-	if (log__level() >= LOG_VERBOSE) /* not a probe of its own otherwise */
-		pr_debug("large buffers: %s",
-			 pages__huge_pays() ? "huge pages (a small page's first write is dear here)"
-					    : "small pages (huge pages do not pay here)");
+	pr_debug("allocator %s; large buffers in %s pages", heap__name(),
+		 pages__huge_pays() ? "huge" : "small");
 	return 0;
 }
 

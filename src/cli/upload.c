@@ -6,16 +6,19 @@
  * after the endpoint accepted it. All files are tried, whatever happens to
  * one of them.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <pb_decode.h>
 
 #include "cli/args.h"
+#include "formats/otlp_read.h"
 #include "opentelemetry/proto/profiles/v1development/profiles.pb.h"
 
 #include "util/buf.h"
@@ -169,11 +172,13 @@ struct upload_opts {
 
 void upload__usage(void)
 {
-	printf("Usage: profcap upload FILE... [options]\n"
+	printf("Usage: profcap upload FILE|DIR... [options]\n"
 	       "\n"
 	       "Send captures written by 'profcap capture' (-o files, or files spooled after a\n"
-	       "failed export) to an OTLP endpoint. Each file is checked to be an OTLP\n"
-	       "ProfilesData first; a file that is not is left in place and not sent.\n"
+	       "failed export) to an OTLP endpoint. Files may be binary OTLP, gzip'd OTLP or\n"
+	       "OTLP/JSON (sent as binary OTLP); a directory (the spool) sends its *.pb files.\n"
+	       "Each file is checked to be an OTLP ProfilesData first; a file that is not is\n"
+	       "left in place and not sent.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --remove-sent          delete each file once the endpoint accepted it\n"
@@ -238,14 +243,22 @@ static int parse_args(int argc, char **argv, struct upload_opts *o)
 	return 0;
 }
 
-/* Read and check @path into @data. 0 or 1 (the exit code for this file). */
-static int load(const char *path, struct buf *data)
+/* A file read for sending: its bytes, and the binary OTLP they hold. */
+struct upload_file {
+	struct buf raw, plain, wire;
+	const void *otlp;
+	size_t len;
+};
+
+/* Read @path into @f and check it: binary OTLP, gzip'd or OTLP/JSON, sent
+ * as binary OTLP. 0 or 1 (the exit code for this file). */
+static int load(const char *path, struct upload_file *f)
 {
 	char why[256];
 	size_t nprof;
 	int err;
 
-	err = buf__read_file(data, path);
+	err = buf__read_file(&f->raw, path);
 	if (err == -E2BIG) {
 		pr_err("%s is larger than %lu MiB: not a profcap capture; left in place", path,
 		       UPLOAD_MAX_BYTES >> 20);
@@ -256,22 +269,35 @@ static int load(const char *path, struct buf *data)
 		       strerror(-err));
 		return 1;
 	}
-	if (upload__check(data->data, data->len, &nprof, why, sizeof(why))) {
+	f->otlp = f->raw.data;
+	f->len = f->raw.len;
+	err = otlp_read__wire(&f->otlp, &f->len, UPLOAD_MAX_BYTES, &f->plain, &f->wire, why,
+			      sizeof(why));
+	if (err || upload__check(f->otlp, f->len, &nprof, why, sizeof(why))) {
 		pr_err("%s is not an OTLP ProfilesData capture (%s); left in place", path, why);
 		return 1;
 	}
-	pr_debug("%s: %zu bytes, %zu profiles", path, data->len, nprof);
+	pr_debug("%s: %zu bytes, %zu profiles", path, f->len, nprof);
 	return 0;
 }
 
+/* Spool files in directory @dir: regular "*.pb" files, not hidden. */
+static int spool_entry(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && n > 3 && !strcmp(e->d_name + n - 3, ".pb") &&
+	       (e->d_type == DT_REG || e->d_type == DT_UNKNOWN);
+}
+
 static int send_file(struct exporter *exp, const struct otlp_config *cfg,
-		     const struct upload_opts *o, const char *path, struct buf *data)
+		     const struct upload_opts *o, const char *path, const struct upload_file *f)
 {
 	struct export_result r;
 	char where[64] = "";
 	int err;
 
-	err = exporter__export(exp, data->data, data->len, &r);
+	err = exporter__export(exp, f->otlp, f->len, &r);
 	if (err) {
 		pr_err("cannot deliver %s to %s: %s; the file is left in place: run 'profcap "
 		       "upload %s' again later",
@@ -289,19 +315,65 @@ static int send_file(struct exporter *exp, const struct otlp_config *cfg,
 	if (r.rejected > 0)
 		pr_warn("sent %s (%zu bytes, %zu on the wire) to %s in %.0f ms (%u attempt%s%s); "
 			"the endpoint rejected %lld profiles: %s",
-			path, data->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
+			path, f->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
 			r.attempts == 1 ? "" : "s", where, (long long)r.rejected,
 			r.partial_message[0] ? r.partial_message : "(no message)");
 	else if (r.partial_message[0])
 		pr_info("sent %s (%zu bytes, %zu on the wire) to %s in %.0f ms (%u attempt%s%s); "
 			"the endpoint said: %s",
-			path, data->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
+			path, f->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
 			r.attempts == 1 ? "" : "s", where, r.partial_message);
 	else
 		pr_info("sent %s (%zu bytes, %zu on the wire) to %s in %.0f ms (%u attempt%s%s)",
-			path, data->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
+			path, f->len, r.bytes_sent, cfg->url, r.seconds * 1e3, r.attempts,
 			r.attempts == 1 ? "" : "s", where);
 	return 0;
+}
+
+/* Load and send one file: 0, or the file's exit code (1 bad, 3 undelivered). */
+static int upload_one(struct exporter *exp, const struct otlp_config *cfg,
+		      const struct upload_opts *o, const char *path)
+{
+	struct upload_file f;
+	int ret;
+
+	buf__init(&f.raw, UPLOAD_MAX_BYTES);
+	buf__init(&f.plain, UPLOAD_MAX_BYTES);
+	buf__init(&f.wire, UPLOAD_MAX_BYTES);
+	ret = load(path, &f) ?: send_file(exp, cfg, o, path, &f);
+	buf__release(&f.raw);
+	buf__release(&f.plain);
+	buf__release(&f.wire);
+	return ret;
+}
+
+/* Send every spool file of directory @dir, oldest name first. The worst
+ * exit code of its files. */
+static int upload_dir(struct exporter *exp, const struct otlp_config *cfg,
+		      const struct upload_opts *o, const char *dir)
+{
+	struct dirent **names = NULL;
+	char path[4096];
+	int n, i, ret = 0, r;
+
+	n = scandir(dir, &names, spool_entry, alphasort);
+	if (n < 0) {
+		pr_err("cannot read directory %s: %s; check the path and its permissions", dir,
+		       strerror(errno));
+		return 1;
+	}
+	if (!n)
+		pr_info("%s holds no capture (*.pb) to send", dir);
+	for (i = 0; i < n; i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name) <
+		    (int)sizeof(path)) {
+			r = upload_one(exp, cfg, o, path);
+			ret = r > ret ? r : ret;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return ret;
 }
 
 int upload__main(int argc, char **argv)
@@ -310,7 +382,7 @@ int upload__main(int argc, char **argv)
 	struct exporter *exp = NULL;
 	bool bad = false, undelivered = false;
 	struct upload_opts o;
-	struct buf data;
+	struct stat st;
 	int ret, i;
 
 	ret = parse_args(argc, argv, &o);
@@ -329,16 +401,14 @@ int upload__main(int argc, char **argv)
 		otlp_config__free(cfg);
 		return 2;
 	}
-	buf__init(&data, UPLOAD_MAX_BYTES);
 	for (i = 0; i < o.nfiles; i++) {
-		if (load(o.files[i], &data)) {
-			bad = true;
-			continue;
-		}
-		if (send_file(exp, cfg, &o, o.files[i], &data))
-			undelivered = true;
+		if (!stat(o.files[i], &st) && S_ISDIR(st.st_mode))
+			ret = upload_dir(exp, cfg, &o, o.files[i]);
+		else
+			ret = upload_one(exp, cfg, &o, o.files[i]);
+		bad |= ret == 1;
+		undelivered |= ret == 3;
 	}
-	buf__release(&data);
 	exporter__free(exp);
 	otlp_config__free(cfg);
 	return bad ? 1 : undelivered ? 3 : 0;

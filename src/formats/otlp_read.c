@@ -537,6 +537,32 @@ static void rd_release(struct rd *r)
 	free(r->sattrs.v);
 }
 
+int otlp_read__wire(const void **data, size_t *len, size_t max_bytes, struct buf *plain,
+		    struct buf *wire, char *why, size_t whylen)
+{
+	int ret;
+
+	why[0] = '\0';
+	ret = gz__reader_input(data, len, max_bytes, plain, why, whylen);
+	if (ret)
+		return ret;
+	/* OTLP/JSON: transcoded to the wire format. A protobuf message never
+	 * starts with '{' (field 15, a group); one may start with white space
+	 * and '{' bytes (field 1 of length 123): when that does not read as
+	 * JSON, it is read as protobuf. */
+	if (!otlp_json_read__looks_like(*data, *len))
+		return 0;
+	ret = otlp_json_read__transcode(*data, *len, wire, why, whylen);
+	if (!ret) {
+		*data = wire->data;
+		*len = wire->len;
+	} else if (**(const char *const *)data != '{') {
+		why[0] = '\0';
+		ret = 0;
+	}
+	return ret;
+}
+
 int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, struct profile **out,
 			    char *err, size_t errlen)
 {
@@ -556,26 +582,10 @@ int otlp_read__parse_capped(const void *data, size_t len, size_t max_bytes, stru
 		ret = otlp_rd__fail(&r, -EBADMSG, "empty input (0 bytes): not a capture");
 		goto out;
 	}
-	ret = gz__reader_input(&data, &len, max_bytes, &plain, why, sizeof(why));
+	ret = otlp_read__wire(&data, &len, max_bytes, &plain, &wire, why, sizeof(why));
 	if (ret) {
 		ret = otlp_rd__fail(&r, ret, "%s", why);
 		goto out;
-	}
-
-	/* OTLP/JSON: transcoded to the wire format, then read like it. A
-	 * protobuf message never starts with '{' (field 15, a group); one may
-	 * start with white space and '{' bytes (field 1 of length 123): when
-	 * that does not read as JSON, it is read as protobuf. */
-	if (otlp_json_read__looks_like(data, len)) {
-		ret = otlp_json_read__transcode(data, len, &wire, err, err ? errlen : 0);
-		if (!ret) {
-			data = wire.data;
-			len = wire.len;
-		} else if (*(const char *)data == '{') {
-			goto out;
-		} else if (err && errlen) {
-			err[0] = '\0';
-		}
 	}
 	r.strings.max = r.mappings.max = r.locations.max = OTLP_RD_MAX_TABLE;
 	r.functions.max = r.attrs.max = r.stacks.max = r.links.max = OTLP_RD_MAX_TABLE;

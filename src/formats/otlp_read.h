@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "util/buf.h"
+
 struct profile;
 
 /* Largest input accepted (after decompression). */
@@ -26,6 +28,13 @@ struct profile;
  * come from the first profile. Returns 0, -EBADMSG with @err (if not NULL,
  * @errlen bytes) describing the problem, -E2BIG or -ENOMEM. */
 int otlp_read__parse(const void *data, size_t len, struct profile **out, char *err, size_t errlen);
+
+/* Point *@data, *@len at the binary OTLP of a capture in any of the forms
+ * the readers take: as it is, gzip'd (inflated into @plain) or OTLP/JSON
+ * (transcoded into @wire); @plain and @wire are initialised by the caller,
+ * who releases them. 0, or -errno with a phrase in @why (@whylen bytes). */
+int otlp_read__wire(const void **data, size_t *len, size_t max_bytes, struct buf *plain,
+		    struct buf *wire, char *why, size_t whylen);
 
 /* Same as otlp_read__parse() with a cap of @max_bytes on the input (after
  * decompression) instead of OTLP_READ_MAX_BYTES: a gzip bomb stops there with

@@ -5,7 +5,9 @@
 Every delivered payload is decoded with our schema and the upstream one and
 checked with otlp_check's rules. Exit codes: 0 delivered, 3 captured but not
 delivered (spooled), 1 capture failure / corrupt upload, 2 usage error."""
+import gzip
 import os
+import shutil
 import re
 import subprocess
 import tempfile
@@ -588,6 +590,32 @@ class UploadTest(ExportCase):
             for req in g.accepted():
                 self.assertPayloadOK(req, WORKLOAD.pid)
         self.assertFalse(os.path.exists(a) or os.path.exists(b), "--remove-sent left files")
+
+    def test_gzip_json_and_a_spool_directory(self):
+        """What report reads, upload sends (as binary OTLP); a directory
+        sends its spool files."""
+        good = self.make_capture("good.pb")
+        with open(good, "rb") as f:
+            raw = f.read()
+        gz = os.path.join(self.dir, "good.pb.gz")
+        with gzip.open(gz, "wb") as f:
+            f.write(raw)
+        js = os.path.join(self.dir, "good.json")
+        r = self.profcap(["convert", "--to", "otlp-json", "-o", js, good])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        spool = os.path.join(self.dir, "spooldir")
+        os.mkdir(spool)
+        for n in ("a.pb", "b.pb"):
+            shutil.copy(good, os.path.join(spool, n))
+        with open(os.path.join(spool, ".a.pb.tmp.1.x"), "wb") as f:
+            f.write(b"partial")
+        with HttpReceiver() as h:
+            u = self.upload(gz, js, spool, "--endpoint", h.url, *self.H, "--remove-sent")
+            self.assertEqual(u.returncode, 0, u.stderr)
+            self.assertEqual(len(h.accepted()), 4, u.stderr)
+            for req in h.accepted():
+                self.assertPayloadOK(req, WORKLOAD.pid)
+        self.assertEqual(os.listdir(spool), [".a.pb.tmp.1.x"])
 
     def test_upload_needs_an_endpoint(self):
         a = self.corrupt("x.pb")

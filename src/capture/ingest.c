@@ -142,6 +142,8 @@ static int add_record(struct ingest *in, const struct sampler_record *r)
 		return add_off_cpu(in, r, &desc, n);
 	if ((r->flags & SAMPLER_REC_USTACK_ERR) && known && known->exe_path && *known->exe_path)
 		in->c.ustack_missing += r->count;
+	if (r->flags & (SAMPLER_REC_USTACK_LOST | SAMPLER_REC_KSTACK_LOST))
+		in->c.stack_lost += r->count;
 	/* A user stack the unwinder could not finish is cut at the root end,
 	 * like one at the depth limit: counted as truncated, never complete. */
 	if (r->flags &

@@ -34,6 +34,7 @@ struct ingest_counts {
 	__u64 model_dropped;   /* samples the model could not hold */
 	__u64 off_cpu_dropped; /* off-CPU waits the model could not hold */
 	__u64 ustack_missing;  /* samples of user processes without a user stack */
+	__u64 stack_lost;      /* samples kept without a stack the kernel did not store */
 	__u64 truncated;       /* samples whose stack was cut short (any cause) */
 	__u64 depth_cut;       /* ... of those, at the depth limit */
 	__u64 partial;	       /* samples whose user stack the unwinder did not finish */

@@ -268,8 +268,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped;
 	meta.samples_truncated = s->in.c.truncated;
 	meta.samples_truncated_depth = s->in.c.depth_cut;
-	meta.samples_stack_missing =
-		st->stacks_missing - s->base.stacks_missing + s->in.c.ustack_missing;
+	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;
 	w.status = (struct status_window){
 		.samples = profile__type_total(s->prof, 0),
 		.off_cpu = s->o->off_cpu,
@@ -284,6 +283,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.dropped = meta.samples_dropped,
 		.model_dropped = s->in.c.model_dropped,
 		.ustack_missing = s->in.c.ustack_missing,
+		.stack_lost = s->in.c.stack_lost,
 		.truncated = s->in.c.truncated,
 		.partial = s->in.c.partial,
 		.late_transit = (st->late_sent - s->base.late_sent) -

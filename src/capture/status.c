@@ -37,11 +37,11 @@ static void summary_losses(const struct status_window *w)
 		pr_warn("%llu samples lost (aggregation table full: %llu, profile full: %llu)",
 			(unsigned long long)lost, (unsigned long long)st->counts_full,
 			(unsigned long long)w->model_dropped);
-	if (st->stacks_full || st->stacks_missing)
-		pr_warn("%llu stacks not stored (stack table full) and %llu samples whose stack "
-			"was "
-			"missing at drain time: those samples are kept without that stack",
-			(unsigned long long)st->stacks_full,
+	if (w->stack_lost || st->stacks_full)
+		pr_warn("%llu samples kept without (part of) their stack: %llu stacks not "
+			"stored (no room in the kernel's stack table at that moment), %llu gone "
+			"at drain time",
+			(unsigned long long)w->stack_lost, (unsigned long long)st->stacks_full,
 			(unsigned long long)st->stacks_missing);
 	if (w->ustack_missing)
 		pr_warn("%llu samples of user processes have no user stack (unreadable user "

@@ -56,6 +56,10 @@ struct sampler_opts {
 
 /* sampler_record.flags */
 #define SAMPLER_REC_USTACK_ERR 0x1	/* the user stack could not be read */
+/* A stack not stored (its table was full when the sample was taken) or
+ * gone by the drain: the sample is kept without it. */
+#define SAMPLER_REC_USTACK_LOST 0x4
+#define SAMPLER_REC_KSTACK_LOST 0x8
 #define SAMPLER_REC_USTACK_TRUNC 0x10	/* user stack cut at the depth limit */
 #define SAMPLER_REC_KSTACK_TRUNC 0x20	/* kernel stack cut at the depth limit */
 #define SAMPLER_REC_USTACK_PARTIAL 0x40 /* user stack not walked to its end */

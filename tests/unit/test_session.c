@@ -105,18 +105,26 @@ TEST(flags_counted)
 	r = cpu_record(1, SAMPLER_REC_USTACK_ERR);
 	r.nustack = 0;
 	CHECK(!ingest__record(f.in, &r));
+	/* stacks the kernel did not store: kept without them, and counted */
+	r = cpu_record(5, SAMPLER_REC_USTACK_LOST);
+	r.nustack = 0;
+	CHECK(!ingest__record(f.in, &r));
+	r = cpu_record(3, SAMPLER_REC_KSTACK_LOST);
+	CHECK(!ingest__record(f.in, &r));
 	CHECK(!ingest__flush(f.in));
+	CHECK_EQ_U64(f.in->c.stack_lost, 8);
 	CHECK_EQ_U64(f.in->c.truncated, 6);
 	CHECK_EQ_U64(f.in->c.depth_cut, 2);
 	CHECK_EQ_U64(f.in->c.partial, 4);
 	CHECK_EQ_U64(f.in->c.ustack_missing, 1); /* a process with a program */
-	CHECK_EQ_U64(profile__type_total(f.prof, 0), 7);
+	CHECK_EQ_U64(profile__type_total(f.prof, 0), 15);
 	/* a new window starts from zero */
 	profile__free(f.prof);
 	f.prof = profile__new();
 	CHECK(f.prof);
 	ingest__window(f.in, f.prof);
 	CHECK_EQ_U64(f.in->c.truncated + f.in->c.partial + f.in->c.ustack_missing, 0);
+	CHECK_EQ_U64(f.in->c.stack_lost, 0);
 	CHECK_EQ_U64(profile__total(f.prof), 0);
 	teardown(&f);
 }

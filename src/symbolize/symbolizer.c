@@ -28,143 +28,9 @@
 #include "proc/container.h"
 #include "proc/procctx.h"
 #include "symbolize/symbolizer.h"
+#include "util/htab.h"
 
 #define NOTES_MAX (64u << 10)
-
-/* ---- a small chained hash table -------------------------------------------------- */
-
-struct hnode {
-	struct hnode *next;
-	__u64 hash;
-	__u64 k1, k2;	  /* integer keys */
-	const char *skey; /* string key or NULL, borrowed from @val */
-	void *val;
-};
-
-struct htab {
-	struct hnode **b;
-	size_t nb; /* power of two */
-	size_t n;
-};
-
-static __u64 hash_u64(__u64 a, __u64 b)
-{
-	__u64 h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
-
-static __u64 hash_str(const char *s)
-{
-	__u64 h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
-static struct hnode *htab_find(const struct htab *t, __u64 hash, __u64 k1, __u64 k2,
-			       const char *skey)
-{
-	struct hnode *n;
-
-	if (!t->nb)
-		return NULL;
-	for (n = t->b[hash & (t->nb - 1)]; n; n = n->next) {
-		if (n->hash != hash || n->k1 != k1 || n->k2 != k2)
-			continue;
-		if (!skey && !n->skey)
-			return n;
-		if (skey && n->skey && !strcmp(skey, n->skey))
-			return n;
-	}
-	return NULL;
-}
-
-static int htab_grow(struct htab *t)
-{
-	size_t nb = t->nb ? t->nb * 2 : 64, i;
-	struct hnode **b = calloc(nb, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < t->nb; i++) {
-		struct hnode *n = t->b[i], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			n->next = b[n->hash & (nb - 1)];
-			b[n->hash & (nb - 1)] = n;
-		}
-	}
-	free(t->b);
-	t->b = b;
-	t->nb = nb;
-	return 0;
-}
-
-static int htab_add(struct htab *t, __u64 hash, __u64 k1, __u64 k2, const char *skey, void *val)
-{
-	struct hnode *n;
-	int err;
-
-	if (t->n >= t->nb) {
-		err = htab_grow(t);
-		if (err)
-			return err;
-	}
-	n = malloc(sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	n->hash = hash;
-	n->k1 = k1;
-	n->k2 = k2;
-	n->skey = skey;
-	n->val = val;
-	n->next = t->b[hash & (t->nb - 1)];
-	t->b[hash & (t->nb - 1)] = n;
-	t->n++;
-	return 0;
-}
-
-/* Unlink and free the node holding @val under @hash. */
-static void htab_del(struct htab *t, __u64 hash, const void *val)
-{
-	struct hnode **pp;
-
-	if (!t->nb)
-		return;
-	for (pp = &t->b[hash & (t->nb - 1)]; *pp; pp = &(*pp)->next) {
-		struct hnode *n = *pp;
-
-		if (n->hash == hash && n->val == val) {
-			*pp = n->next;
-			free(n);
-			t->n--;
-			return;
-		}
-	}
-}
-
-static void htab_release(struct htab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->nb; i++) {
-		struct hnode *n = t->b[i], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			free(n);
-		}
-	}
-	free(t->b);
-	t->b = NULL;
-	t->nb = 0;
-	t->n = 0;
-}
 
 /* ---- model ------------------------------------------------------------------------ */
 
@@ -235,12 +101,26 @@ struct sym_proc {
 	__u64 ctx_look_ns;
 };
 
+/* The tables' elements: the key and the object it finds. */
+struct inode_elem {
+	__u64 dev, inode;
+	struct sym_file *f;
+};
+
+struct build_id_elem {
+	const char *hex; /* borrowed from f's elfsym */
+	struct sym_file *f;
+};
+
+/* Entries of by_inode: a file may be reached through several inodes. */
+#define MAX_INODES (4 * SYMBOLIZER_MAX_FILES)
+
 struct symbolizer {
 	char *proc_root;
 	struct procmaps_source maps_src; /* fn NULL: maps files only */
-	struct htab procs;	 /* pid -> sym_proc */
-	struct htab by_inode;	 /* (dev, inode) -> sym_file */
-	struct htab by_build_id; /* build-id hex -> sym_file */
+	struct htab procs;	 /* struct sym_proc *, by pid */
+	struct htab by_inode;	 /* struct inode_elem */
+	struct htab by_build_id; /* struct build_id_elem */
 	struct sym_file *files;
 	size_t nfiles;
 	struct sym_file *vdso;
@@ -347,6 +227,9 @@ struct symbolizer *symbolizer__new(const char *proc_root)
 		return NULL;
 	s->file_grace_ns = SYMBOLIZER_FILE_GRACE_NS;
 	s->clock = &clock__system;
+	htab__init(&s->procs, sizeof(struct sym_proc *), SYMBOLIZER_MAX_PROCESSES);
+	htab__init(&s->by_inode, sizeof(struct inode_elem), MAX_INODES);
+	htab__init(&s->by_build_id, sizeof(struct build_id_elem), SYMBOLIZER_MAX_FILES);
 	s->proc_root = strdup(proc_root ? proc_root : "/proc");
 	if (!s->proc_root) {
 		free(s);
@@ -410,20 +293,17 @@ static void free_proc(struct sym_proc *p)
 void symbolizer__free(struct symbolizer *s)
 {
 	struct sym_file *f, *next;
-	size_t i;
+	struct sym_proc **pp;
+	size_t it = 0, i;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->procs.nb; i++) {
-		struct hnode *n;
-
-		for (n = s->procs.b[i]; n; n = n->next)
-			free_proc(n->val);
-	}
+	while ((pp = htab__next(&s->procs, &it)))
+		free_proc(*pp);
 	free(s->ctx_looks);
-	htab_release(&s->procs);
-	htab_release(&s->by_inode);
-	htab_release(&s->by_build_id);
+	htab__release(&s->procs);
+	htab__release(&s->by_inode);
+	htab__release(&s->by_build_id);
 	for (f = s->files; f; f = next) {
 		next = f->next;
 		elfsym__free(f->elf);
@@ -891,23 +771,58 @@ static int find_debug_info(struct symbolizer *s, int pid, const struct procmaps_
 	return -1;
 }
 
+static bool inode_eq(const void *elem, const void *key, void *ctx)
+{
+	const struct inode_elem *a = elem, *b = key;
+
+	(void)ctx;
+	return a->dev == b->dev && a->inode == b->inode;
+}
+
+static bool build_id_eq(const void *elem, const void *key, void *ctx)
+{
+	(void)ctx;
+	return !strcmp(((const struct build_id_elem *)elem)->hex, key);
+}
+
+/* Index @f under @key's (dev, inode) (of hash @h); a failure only costs a
+ * parse or a build-id read next time. */
+static void index_inode(struct symbolizer *s, const struct inode_elem *key, __u64 h,
+			struct sym_file *f)
+{
+	struct inode_elem *e;
+
+	if (!htab__add(&s->by_inode, h, (void **)&e))
+		*e = (struct inode_elem){.dev = key->dev, .inode = key->inode, .f = f};
+}
+
+static void index_build_id(struct symbolizer *s, const char *hex, struct sym_file *f)
+{
+	struct build_id_elem *e;
+
+	if (!htab__add(&s->by_build_id, htab__hash_str(hex), (void **)&e))
+		*e = (struct build_id_elem){.hex = hex, .f = f};
+}
+
 /* The cached file for mapping @e of @pid, parsing it on first sight. NULL when
  * it cannot be opened or parsed (counted) or the file cap is reached. */
 static struct sym_file *get_file(struct symbolizer *s, int pid, const struct procmaps_entry *e)
 {
-	__u64 dev = (__u64)e->dev_major << 32 | e->dev_minor;
-	__u64 ih = hash_u64(dev, e->inode), bh;
+	struct inode_elem key = {.dev = (__u64)e->dev_major << 32 | e->dev_minor,
+				 .inode = e->inode};
+	__u64 ih = htab__hash_u64(key.dev, key.inode);
 	char hex[ELFSYM_BUILD_ID_HEX];
 	struct dwarf_lines *dw = NULL;
+	const struct inode_elem *in;
+	const struct build_id_elem *bn;
 	struct elfsym *elf = NULL;
 	struct sym_file *f = NULL;
-	struct hnode *n;
 	int fd, dfd, err;
 
-	n = htab_find(&s->by_inode, ih, dev, e->inode, NULL);
-	if (n) {
+	in = htab__find(&s->by_inode, ih, &key, inode_eq, NULL);
+	if (in) {
 		s->st.elf_cache_hits++;
-		return n->val;
+		return in->f;
 	}
 	if (s->nfiles >= SYMBOLIZER_MAX_FILES)
 		return NULL;
@@ -917,13 +832,11 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 		return NULL;
 	}
 	if (!elfsym__read_build_id_fd(fd, hex, sizeof(hex))) {
-		bh = hash_str(hex);
-		n = htab_find(&s->by_build_id, bh, 0, 0, hex);
-		if (n) {
+		bn = htab__find(&s->by_build_id, htab__hash_str(hex), hex, build_id_eq, NULL);
+		if (bn) {
 			/* Same file reached through another inode (a copy, another layer). */
-			f = n->val;
-			/* Failing to index only costs a build-id read next time. */
-			htab_add(&s->by_inode, ih, dev, e->inode, NULL, f);
+			f = bn->f;
+			index_inode(s, &key, ih, f);
 			s->st.elf_cache_hits++;
 			goto out_close;
 		}
@@ -955,11 +868,9 @@ static struct sym_file *get_file(struct symbolizer *s, int pid, const struct pro
 	dw = NULL;
 	if (debugfile__htlhash(fd, f->htlhash))
 		f->htlhash[0] = '\0';
-	/* On failure to index, the file is just parsed again next time. */
-	htab_add(&s->by_inode, ih, dev, e->inode, NULL, f);
+	index_inode(s, &key, ih, f);
 	if (elf && elfsym__build_id(elf))
-		htab_add(&s->by_build_id, hash_str(elfsym__build_id(elf)), 0, 0,
-			 elfsym__build_id(elf), f);
+		index_build_id(s, elfsym__build_id(elf), f);
 out_close:
 	close(fd);
 	return f;
@@ -1166,11 +1077,22 @@ static const char *jit_name(struct symbolizer *s, struct sym_proc *p, __u64 a)
 	return sym ? sym->name : NULL;
 }
 
+static bool proc_eq(const void *elem, const void *key, void *ctx)
+{
+	(void)ctx;
+	return (*(struct sym_proc *const *)elem)->pid == *(const int *)key;
+}
+
+static struct sym_proc **find_proc_elem(const struct symbolizer *s, int pid)
+{
+	return htab__find(&s->procs, htab__hash_u64((__u64)pid, 0), &pid, proc_eq, NULL);
+}
+
 static struct sym_proc *find_proc(const struct symbolizer *s, int pid)
 {
-	struct hnode *n = htab_find(&s->procs, hash_u64((__u64)pid, 0), (__u64)pid, 0, NULL);
+	struct sym_proc **pp = find_proc_elem(s, pid);
 
-	return n ? n->val : NULL;
+	return pp ? *pp : NULL;
 }
 
 static bool same_map(const struct sym_map *m, const struct procmaps_entry *e)
@@ -1461,21 +1383,22 @@ static int load_desc(struct symbolizer *s, struct sym_proc *p)
 
 static int new_proc(struct symbolizer *s, int pid, struct sym_proc **out)
 {
-	struct sym_proc *p;
+	struct sym_proc *p, **elem;
 	int err;
 
 	*out = NULL;
-	if (s->procs.n >= SYMBOLIZER_MAX_PROCESSES)
+	if (htab__count(&s->procs) >= SYMBOLIZER_MAX_PROCESSES)
 		return -E2BIG;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
-	err = htab_add(&s->procs, hash_u64((__u64)pid, 0), (__u64)pid, 0, NULL, p);
+	err = htab__add(&s->procs, htab__hash_u64((__u64)pid, 0), (void **)&elem);
 	if (err) {
 		free(p);
 		return err;
 	}
+	*elem = p;
 	*out = p;
 	return 0;
 }
@@ -1606,31 +1529,30 @@ static int add_process(struct symbolizer *s, int pid)
 
 void symbolizer__forget_process(struct symbolizer *s, int pid)
 {
-	struct sym_proc *p = find_proc(s, pid);
+	struct sym_proc **pp = find_proc_elem(s, pid), *p;
 
-	if (!p)
+	if (!pp)
 		return;
-	htab_del(&s->procs, hash_u64((__u64)pid, 0), p);
+	p = *pp;
+	htab__remove(&s->procs, pp);
 	free_proc(p);
 }
 
-/* Unlink from @t every node whose file no mapping uses any more. */
-static void htab_drop_unused(struct htab *t)
+/* Remove from the file indexes every entry whose file no mapping uses any
+ * more. */
+static void drop_unused(struct symbolizer *s)
 {
-	struct hnode **pp, *n;
-	size_t i;
+	struct build_id_elem *b;
+	struct inode_elem *in;
+	size_t it = 0;
 
-	for (i = 0; i < t->nb; i++) {
-		for (pp = &t->b[i]; (n = *pp);) {
-			if (((struct sym_file *)n->val)->refs) {
-				pp = &n->next;
-				continue;
-			}
-			*pp = n->next;
-			free(n);
-			t->n--;
-		}
-	}
+	while ((in = htab__next(&s->by_inode, &it)))
+		if (!in->f->refs)
+			htab__remove(&s->by_inode, in);
+	it = 0;
+	while ((b = htab__next(&s->by_build_id, &it)))
+		if (!b->f->refs)
+			htab__remove(&s->by_build_id, b);
 }
 
 /* Free the parsed files that no known process has mapped for
@@ -1656,8 +1578,7 @@ static void evict_files(struct symbolizer *s)
 	for (f = s->files; f; f = f->next)
 		if (!f->refs && f->idle_since_ns && now - f->idle_since_ns < s->file_grace_ns)
 			f->refs = SIZE_MAX;
-	htab_drop_unused(&s->by_inode);
-	htab_drop_unused(&s->by_build_id);
+	drop_unused(s);
 	for (pp = &s->files; (f = *pp);) {
 		if (f->refs) {
 			pp = &f->next;
@@ -1682,16 +1603,12 @@ void symbolizer__set_file_grace(struct symbolizer *s, __u64 ns)
 
 void symbolizer__refresh_contexts(struct symbolizer *s)
 {
-	struct hnode *h;
-	size_t i;
+	struct sym_proc **pp;
+	size_t it = 0;
 
-	for (i = 0; i < s->procs.nb; i++)
-		for (h = s->procs.b[i]; h; h = h->next) {
-			struct sym_proc *p = h->val;
-
-			if (!p->gone && p->ctx_start)
-				update_ctx(s, p);
-		}
+	while ((pp = htab__next(&s->procs, &it)))
+		if (!(*pp)->gone && (*pp)->ctx_start)
+			update_ctx(s, *pp);
 }
 
 void symbolizer__check_contexts(struct symbolizer *s)
@@ -1766,23 +1683,19 @@ void symbolizer__set_clock(struct symbolizer *s, const struct clock *c)
 size_t symbolizer__forget_gone(struct symbolizer *s)
 {
 	char path[PATH_MAX];
-	struct sym_proc *p;
-	size_t i, n = 0;
-	struct hnode *h, *next;
+	struct sym_proc **pp, *p;
+	size_t it = 0, n = 0;
 
-	for (i = 0; i < s->procs.nb; i++) {
-		for (h = s->procs.b[i]; h; h = next) {
-			next = h->next;
-			p = h->val;
-			if (p->pid == 0)
-				continue;
-			snprintf(path, sizeof(path), "%s/%d", s->proc_root, p->pid);
-			if (!access(path, F_OK))
-				continue;
-			htab_del(&s->procs, h->hash, p);
-			free_proc(p);
-			n++;
-		}
+	while ((pp = htab__next(&s->procs, &it))) {
+		p = *pp;
+		if (p->pid == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d", s->proc_root, p->pid);
+		if (!access(path, F_OK))
+			continue;
+		htab__remove(&s->procs, pp);
+		free_proc(p);
+		n++;
 	}
 	evict_files(s);
 	return n;

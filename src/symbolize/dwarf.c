@@ -18,12 +18,12 @@
 
 #include "util/array.h"
 #include "util/gz.h"
+#include "util/htab.h"
 #include "util/pages.h"
 #include "util/search.h"
 #include "symbolize/dwarf.h"
 #include "symbolize/dwline.h"
 
-#define CACHE_MIN 1024
 #define CHUNK_LINES 4096
 #define MAX_DEPTH 256 /* DIE nesting walked per unit */
 /* Files whose DWARF is not begun yet each hold a descriptor (libdw finds a
@@ -68,7 +68,7 @@ struct urange {
 };
 
 struct centry {
-	__u64 addr; /* key + 1; 0 = empty slot */
+	__u64 addr; /* key */
 	const struct profile_line *lines;
 	__u32 n;
 };
@@ -99,17 +99,14 @@ struct dwarf_lines {
 	 * indexed unit covers (reading them makes libdw set up every unit). */
 	Dwarf_Off *unset;
 	size_t nunset;
-	struct centry *cache;
-	size_t ncache, cache_cap; /* cap a power of two */
+	struct htab cache; /* struct centry, by address */
 	struct chunk *chunks;
 	/* Relative source file names joined with their unit's comp_dir,
-	 * keyed by libdw's (stable) name pointer. */
-	struct pentry *paths;
-	size_t npaths, paths_cap;
+	 * keyed by libdw's (stable) name pointer: struct pentry. */
+	struct htab paths;
 	/* Names and file names of cached lines, owned (libdw's go at
-	 * dwarf_lines__release()): a set of strings, cap a power of two. */
-	char **strs;
-	size_t nstrs, strs_cap;
+	 * dwarf_lines__release()): a set of char *. */
+	struct htab strs;
 	bool has_inline;
 	/* .debug_line as libdw reads it (decompressed), NULL = none. */
 	const unsigned char *line_sec;
@@ -124,13 +121,6 @@ struct dwarf_lines {
 	size_t held; /* debug sections' bytes as libdw reads them (held_size()) */
 	struct dwarf_lines_stats st;
 };
-
-/* ---- growable arrays ------------------------------------------------------ */
-
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	return array__grow(v, cap, n, size, 64, SIZE_MAX / size);
-}
 
 /* ---- open: unit ranges -------------------------------------------------- */
 
@@ -151,7 +141,8 @@ static int add_unit_ranges(struct dwarf_lines *d, Dwarf_Die *cudie, size_t *rcap
 	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		err = grow((void **)&d->ranges, rcap, d->nranges, sizeof(*d->ranges));
+		err = array__grow((void **)&d->ranges, rcap, d->nranges, sizeof(*d->ranges), 64,
+				  SIZE_MAX / sizeof(*d->ranges));
 		if (err)
 			return err;
 		d->ranges[d->nranges++] = (struct urange){lo, hi, (__u32)d->nunits};
@@ -188,7 +179,8 @@ static int index_units_walk(struct dwarf_lines *d)
 		/* Split units: the skeleton's ranges and lines are what we have. */
 		if (type != DW_UT_compile && type != DW_UT_skeleton && type != DW_UT_partial)
 			continue;
-		err = grow((void **)&d->units, &ucap, d->nunits, sizeof(*d->units));
+		err = array__grow((void **)&d->units, &ucap, d->nunits, sizeof(*d->units), 64,
+				  SIZE_MAX / sizeof(*d->units));
 		if (err)
 			return err;
 		r = add_unit_ranges(d, &cudie, &rcap);
@@ -277,7 +269,7 @@ static int index_aranges(struct dwarf_lines *d)
 		return 0;
 	while (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ==
 	       0) {
-		err = grow((void **)&u, &ucap, nu, sizeof(*u));
+		err = array__grow((void **)&u, &ucap, nu, sizeof(*u), 64, SIZE_MAX / sizeof(*u));
 		if (err)
 			goto out;
 		u[nu++] = (struct uoff){off, off + hsize, -1};
@@ -324,7 +316,9 @@ static int index_aranges(struct dwarf_lines *d)
 			if (!n || lo + n < lo)
 				continue;
 			if (e->unit < 0) {
-				err = grow((void **)&d->units, &dcap, d->nunits, sizeof(*d->units));
+				err = array__grow((void **)&d->units, &dcap, d->nunits,
+						  sizeof(*d->units), 64,
+						  SIZE_MAX / sizeof(*d->units));
 				if (err)
 					goto out;
 				memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
@@ -332,7 +326,8 @@ static int index_aranges(struct dwarf_lines *d)
 				e->unit = (__s64)d->nunits++;
 				covered++;
 			}
-			err = grow((void **)&d->ranges, &rcap, d->nranges, sizeof(*d->ranges));
+			err = array__grow((void **)&d->ranges, &rcap, d->nranges,
+					  sizeof(*d->ranges), 64, SIZE_MAX / sizeof(*d->ranges));
 			if (err)
 				goto out;
 			d->ranges[d->nranges++] = (struct urange){lo, lo + n, (__u32)e->unit};
@@ -390,7 +385,8 @@ static int index_unset(struct dwarf_lines *d)
 		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit &&
 		    tag != DW_TAG_skeleton_unit)
 			continue;
-		err = grow((void **)&d->units, &d->units_cap, d->nunits, sizeof(*d->units));
+		err = array__grow((void **)&d->units, &d->units_cap, d->nunits, sizeof(*d->units),
+				  64, SIZE_MAX / sizeof(*d->units));
 		if (err)
 			break;
 		r = add_unit_ranges(d, &cudie, &d->ranges_cap);
@@ -768,6 +764,9 @@ int dwarf_lines__open_fd(int fd, struct dwarf_lines **out)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	htab__init(&d->cache, sizeof(struct centry), DWARF_LINES_MAX_CACHE);
+	htab__init(&d->paths, sizeof(struct pentry), 0xffffffffu);
+	htab__init(&d->strs, sizeof(char *), 0xffffffffu);
 	d->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (d->fd < 0) {
 		err = -errno;
@@ -803,7 +802,8 @@ fail:
  * the Dwarf and the Elf (with the decompressed sections). */
 static void end_dwarf(struct dwarf_lines *d)
 {
-	size_t i;
+	struct pentry *pe;
+	size_t i, it = 0;
 
 	for (i = 0; i < d->nunits; i++) {
 		free(d->units[i].scopes);
@@ -819,11 +819,9 @@ static void end_dwarf(struct dwarf_lines *d)
 	d->ranges = NULL;
 	d->unset = NULL;
 	d->nunits = d->nranges = d->nunset = d->units_cap = d->ranges_cap = 0;
-	for (i = 0; i < d->paths_cap; i++)
-		free(d->paths[i].path);
-	free(d->paths);
-	d->paths = NULL;
-	d->npaths = d->paths_cap = 0;
+	while ((pe = htab__next(&d->paths, &it)))
+		free(pe->path);
+	htab__release(&d->paths);
 	if (d->dw)
 		dwarf_end(d->dw);
 	if (d->elf)
@@ -839,20 +837,21 @@ static void end_dwarf(struct dwarf_lines *d)
 void dwarf_lines__free(struct dwarf_lines *d)
 {
 	struct chunk *c, *next;
-	size_t i;
+	size_t it = 0;
+	char **str;
 
 	if (!d)
 		return;
 	drop_fd(d);
 	end_dwarf(d);
-	free(d->cache);
+	htab__release(&d->cache);
 	for (c = d->chunks; c; c = next) {
 		next = c->next;
 		free(c);
 	}
-	for (i = 0; i < d->strs_cap; i++)
-		free(d->strs[i]);
-	free(d->strs);
+	while ((str = htab__next(&d->strs, &it)))
+		free(*str);
+	htab__release(&d->strs);
 	free(d);
 }
 
@@ -929,14 +928,16 @@ static int add_scope(struct walk *w, Dwarf_Die *die, int tag, __s32 parent, __u3
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		err = grow((void **)&w->raw, &w->rcap, w->nraw, sizeof(*w->raw));
+		err = array__grow((void **)&w->raw, &w->rcap, w->nraw, sizeof(*w->raw), 64,
+				  SIZE_MAX / sizeof(*w->raw));
 		if (err)
 			return err;
 		w->raw[w->nraw++] = (struct raw_range){lo, hi, (__u32)w->u->nscopes, depth};
 	}
 	if (w->nraw == first)
 		return 0;
-	err = grow((void **)&w->u->scopes, &w->scap, w->u->nscopes, sizeof(*s));
+	err = array__grow((void **)&w->u->scopes, &w->scap, w->u->nscopes, sizeof(*s), 64,
+			  SIZE_MAX / sizeof(*s));
 	if (err)
 		return err;
 	s = &w->u->scopes[w->u->nscopes];
@@ -982,7 +983,8 @@ static int emit_seg(struct unit *u, size_t *cap, __u64 lo, __u64 hi, __u32 scope
 
 	if (lo >= hi)
 		return 0;
-	err = grow((void **)&u->segs, cap, u->nsegs, sizeof(*u->segs));
+	err = array__grow((void **)&u->segs, cap, u->nsegs, sizeof(*u->segs), 64,
+			  SIZE_MAX / sizeof(*u->segs));
 	if (!err)
 		u->segs[u->nsegs++] = (struct seg){lo, hi, scope};
 	return err;
@@ -1107,48 +1109,38 @@ static const char *unit_file(Dwarf_Die *cudie, __s64 idx)
 	return dwarf_filesrc(files, (size_t)idx, NULL, NULL);
 }
 
-static struct pentry *path_slot(struct pentry *t, size_t cap, const char *key)
+static bool path_eq(const void *elem, const void *key, void *ctx)
 {
-	size_t i = (size_t)(((uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 24) & (cap - 1);
-
-	while (t[i].key && t[i].key != key)
-		i = (i + 1) & (cap - 1);
-	return &t[i];
+	(void)ctx;
+	return ((const struct pentry *)elem)->key == key;
 }
 
 /* @file as addr2line shows it: joined with the unit's comp_dir when
  * relative. Falls back to @file itself on allocation failure. */
 static const char *full_path(struct dwarf_lines *d, const struct unit *u, const char *file)
 {
-	struct pentry *e, *nt;
-	size_t i, len;
+	__u64 h = htab__hash_u64((uintptr_t)file, 0);
+	struct pentry *e;
+	char *path;
+	size_t len;
 
 	if (!file || *file == '/' || !u->comp_dir)
 		return file;
-	if ((d->npaths + 1) * 2 > d->paths_cap) {
-		size_t ncap = d->paths_cap ? d->paths_cap * 2 : 256;
-
-		nt = calloc(ncap, sizeof(*nt));
-		if (!nt)
-			return file;
-		for (i = 0; i < d->paths_cap; i++)
-			if (d->paths[i].key)
-				*path_slot(nt, ncap, d->paths[i].key) = d->paths[i];
-		free(d->paths);
-		d->paths = nt;
-		d->paths_cap = ncap;
-	}
-	e = path_slot(d->paths, d->paths_cap, file);
-	if (e->key)
+	e = htab__find(&d->paths, h, file, path_eq, NULL);
+	if (e)
 		return e->path;
 	len = strlen(u->comp_dir) + strlen(file) + 2;
-	e->path = malloc(len);
-	if (!e->path)
+	path = malloc(len);
+	if (!path)
 		return file;
-	snprintf(e->path, len, "%s/%s", u->comp_dir, file);
+	if (htab__add(&d->paths, h, (void **)&e)) {
+		free(path);
+		return file;
+	}
+	snprintf(path, len, "%s/%s", u->comp_dir, file);
 	e->key = file;
-	d->npaths++;
-	return e->path;
+	e->path = path;
+	return path;
 }
 
 /* Read unit @u's line rows ourselves (dwline.h) the first time: 1 when
@@ -1240,49 +1232,32 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 	return n;
 }
 
-static size_t str_slot(char **t, size_t cap, const char *s)
+static bool str_eq(const void *elem, const void *key, void *ctx)
 {
-	__u64 h = 0xcbf29ce484222325ull;
-	const unsigned char *p;
-	size_t i;
-
-	for (p = (const unsigned char *)s; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ull;
-	i = (size_t)h & (cap - 1);
-	while (t[i] && strcmp(t[i], s))
-		i = (i + 1) & (cap - 1);
-	return i;
+	(void)ctx;
+	return !strcmp(*(char *const *)elem, key);
 }
 
 /* @s as a string @d owns (one copy per distinct string), NULL for NULL or
  * when out of memory. */
 static const char *own(struct dwarf_lines *d, const char *s)
 {
-	size_t i;
+	char **e, *copy;
+	__u64 h;
 
 	if (!s)
 		return NULL;
-	if ((d->nstrs + 1) * 2 > d->strs_cap) {
-		size_t ncap = d->strs_cap ? d->strs_cap * 2 : 256;
-		char **nt = calloc(ncap, sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		for (i = 0; i < d->strs_cap; i++)
-			if (d->strs[i])
-				nt[str_slot(nt, ncap, d->strs[i])] = d->strs[i];
-		free(d->strs);
-		d->strs = nt;
-		d->strs_cap = ncap;
+	h = htab__hash_str(s);
+	e = htab__find(&d->strs, h, s, str_eq, NULL);
+	if (e)
+		return *e;
+	copy = strdup(s);
+	if (!copy || htab__add(&d->strs, h, (void **)&e)) {
+		free(copy);
+		return NULL;
 	}
-	i = str_slot(d->strs, d->strs_cap, s);
-	if (!d->strs[i]) {
-		d->strs[i] = strdup(s);
-		if (!d->strs[i])
-			return NULL;
-		d->nstrs++;
-	}
-	return d->strs[i];
+	*e = copy;
+	return copy;
 }
 
 static bool mangled(const char *name)
@@ -1290,33 +1265,15 @@ static bool mangled(const char *name)
 	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
-static struct centry *cache_slot(struct dwarf_lines *d, __u64 key)
+static bool addr_eq(const void *elem, const void *key, void *ctx)
 {
-	size_t mask = d->cache_cap - 1, i;
-
-	i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
-	while (d->cache[i].addr && d->cache[i].addr != key)
-		i = (i + 1) & mask;
-	return &d->cache[i];
+	(void)ctx;
+	return ((const struct centry *)elem)->addr == *(const __u64 *)key;
 }
 
-static int cache_grow(struct dwarf_lines *d)
+static struct centry *cache_find(const struct dwarf_lines *d, __u64 vaddr)
 {
-	struct centry *old = d->cache;
-	size_t oldcap = d->cache_cap, i;
-
-	d->cache_cap = oldcap ? oldcap * 2 : CACHE_MIN;
-	d->cache = calloc(d->cache_cap, sizeof(*d->cache));
-	if (!d->cache) {
-		d->cache = old;
-		d->cache_cap = oldcap;
-		return -ENOMEM;
-	}
-	for (i = 0; i < oldcap; i++)
-		if (old[i].addr)
-			*cache_slot(d, old[i].addr) = old[i];
-	free(old);
-	return 0;
+	return htab__find(&d->cache, htab__hash_u64(vaddr, 0), &vaddr, addr_eq, NULL);
 }
 
 static struct profile_line *store(struct dwarf_lines *d, const struct profile_line *v, size_t n)
@@ -1348,16 +1305,18 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 	*lines = NULL;
 	*n = 0;
 	d->st.lookups++;
-	if (d->cache_cap && (e = cache_slot(d, vaddr + 1))->addr) {
+	e = cache_find(d, vaddr);
+	if (e) {
 		d->st.cache_hits++;
 		*lines = e->lines;
 		*n = e->n;
 		return e->n > 0;
 	}
-	if (d->ncache >= DWARF_LINES_MAX_CACHE || begin(d))
+	if (htab__count(&d->cache) >= DWARF_LINES_MAX_CACHE || begin(d))
 		return false;
-	if ((d->ncache + 1) * 2 > d->cache_cap && cache_grow(d))
+	if (htab__add(&d->cache, htab__hash_u64(vaddr, 0), (void **)&e))
 		return false;
+	e->addr = vaddr;
 	k = resolve(d, vaddr, tmp);
 	if (k && outer_name && *outer_name) {
 		/* A readable symbol-table name qualifies C++ members and names
@@ -1382,13 +1341,10 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 		tmp[i].system_name = own(d, tmp[i].system_name);
 		tmp[i].filename = own(d, tmp[i].filename);
 	}
-	e = cache_slot(d, vaddr + 1);
-	e->addr = vaddr + 1;
 	e->n = (__u32)k;
 	e->lines = k ? store(d, tmp, k) : NULL;
 	if (k && !e->lines)
 		e->n = 0;
-	d->ncache++;
 	*lines = e->lines;
 	*n = e->n;
 	return e->n > 0;
@@ -1401,12 +1357,10 @@ bool dwarf_lines__peek(const struct dwarf_lines *d, __u64 vaddr, const struct pr
 
 	*lines = NULL;
 	*n = 0;
-	if ((d->begun && d->broken) || d->ncache >= DWARF_LINES_MAX_CACHE)
+	if ((d->begun && d->broken) || htab__count(&d->cache) >= DWARF_LINES_MAX_CACHE)
 		return true; /* dwarf_lines__lookup() would find nothing either */
-	if (!d->cache_cap)
-		return false;
-	e = cache_slot((struct dwarf_lines *)d, vaddr + 1);
-	if (!e->addr)
+	e = cache_find(d, vaddr);
+	if (!e)
 		return false;
 	*lines = e->lines;
 	*n = e->n;

@@ -50,8 +50,8 @@ struct unwind_table {
 	struct unwind_table_sink sink;
 	char *proc_root;
 	struct procmaps_source maps_src; /* fn NULL: maps files only */
-	struct htab files; /* struct ut_file, by dev and inode */
-	struct htab procs; /* struct ut_proc, by pid */
+	struct htab files;		 /* struct ut_file, by dev and inode */
+	struct htab procs;		 /* struct ut_proc, by pid */
 	struct ut_slot *slots; /* sink.max_files */
 	__u64 rows_used;
 	__u64 maps_used;
@@ -316,7 +316,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	if (f && !f->stale)
 		return f;
 	if (!f && htab__add(&u->files, htab__hash_u64(dev, ino), (void **)&f))
-		return NULL; /* at UNWIND_TABLE_MAX_FILES, or ENOMEM */
+		return NULL;	  /* at UNWIND_TABLE_MAX_FILES, or ENOMEM */
 	memset(f, 0, sizeof(*f)); /* new, or evicted: parse (again) */
 	f->dev = dev;
 	f->ino = ino;

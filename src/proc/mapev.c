@@ -32,7 +32,7 @@ struct mev_proc {
 };
 
 struct mapev {
-	struct htab procs; /* struct mev_proc, by pid */
+	struct htab procs;   /* struct mev_proc, by pid */
 	__u32 nexited;	     /* of them, exited */
 	__u64 first_exit_ns; /* no exit before this one (mapev__expire() scans after it) */
 	char *paths;	     /* NUL-terminated, each once */

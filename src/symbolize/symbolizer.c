@@ -118,9 +118,9 @@ struct build_id_elem {
 struct symbolizer {
 	char *proc_root;
 	struct procmaps_source maps_src; /* fn NULL: maps files only */
-	struct htab procs;	 /* struct sym_proc *, by pid */
-	struct htab by_inode;	 /* struct inode_elem */
-	struct htab by_build_id; /* struct build_id_elem */
+	struct htab procs;		 /* struct sym_proc *, by pid */
+	struct htab by_inode;		 /* struct inode_elem */
+	struct htab by_build_id;	 /* struct build_id_elem */
 	struct sym_file *files;
 	size_t nfiles;
 	struct sym_file *vdso;

@@ -17,7 +17,7 @@ struct intern {
 	size_t cap;
 	__u32 n, max;
 	struct htab slots; /* elements: __u32 entry index */
-	struct arena keys;    /* the stored keys, 8-byte aligned */
+	struct arena keys; /* the stored keys, 8-byte aligned */
 };
 
 struct probe {

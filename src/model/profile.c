@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/htab.h"
 #include "util/intern.h"
 #include "model/profile.h"
 
@@ -544,9 +545,9 @@ static const char *const has_keys[4] = {
 /* The memo slot of mapping @m. */
 static struct mapping_memo *memo_slot(struct profile *p, const struct profile_mapping_desc *m)
 {
-	__u64 h = (m->start ^ (m->limit << 7) ^ m->file_offset) * 0x9e3779b97f4a7c15ull;
+	__u64 h = htab__hash_u64(m->start ^ (m->limit << 7), m->file_offset);
 
-	return &p->mmemo[h >> 60 & (MAPPING_MEMO - 1)];
+	return &p->mmemo[h & (MAPPING_MEMO - 1)];
 }
 
 /* Does @mm hold what add_mapping() would make of @m? */

@@ -250,6 +250,123 @@ static int cmp_uoff_key(const void *key, const void *e)
 	return k < o ? -1 : k > o;
 }
 
+/* index_aranges()'s work: every unit's offsets (@u, in order), the
+ * capacities of d->units and d->ranges, and how many units have a set. */
+struct aranges {
+	struct uoff *u;
+	size_t nu, ucap, dcap, rcap, covered;
+};
+
+/* The header and DIE offsets of every unit. 0 or -ENOMEM. */
+static int list_units(struct dwarf_lines *d, struct aranges *ar)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	int err;
+
+	while (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ==
+	       0) {
+		err = array__grow((void **)&ar->u, &ar->ucap, ar->nu, sizeof(*ar->u), 64,
+				  SIZE_MAX / sizeof(*ar->u));
+		if (err)
+			return err;
+		ar->u[ar->nu++] = (struct uoff){off, off + hsize, -1};
+		off = next;
+	}
+	return 0;
+}
+
+/* Range [@lo, @lo + @n) of unit @e; the unit gets its entry in d->units
+ * at its first range. 0 or -ENOMEM. */
+static int add_arange(struct dwarf_lines *d, struct aranges *ar, struct uoff *e, __u64 lo,
+		      __u64 n)
+{
+	int err;
+
+	if (e->unit < 0) {
+		err = array__grow((void **)&d->units, &ar->dcap, d->nunits, sizeof(*d->units), 64,
+				  SIZE_MAX / sizeof(*d->units));
+		if (err)
+			return err;
+		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+		d->units[d->nunits].die_off = e->die_off;
+		e->unit = (__s64)d->nunits++;
+		ar->covered++;
+	}
+	err = array__grow((void **)&d->ranges, &ar->rcap, d->nranges, sizeof(*d->ranges), 64,
+			  SIZE_MAX / sizeof(*d->ranges));
+	if (err)
+		return err;
+	d->ranges[d->nranges++] = (struct urange){lo, lo + n, (__u32)e->unit};
+	return 0;
+}
+
+/* The address set at *@pp (before @end), its ranges added; *@pp moves past
+ * it. 0, 1 when its length is malformed (nothing after it is read), or
+ * -ENOMEM. Sets of another version or with segment selectors are skipped. */
+static int read_set(struct dwarf_lines *d, struct aranges *ar, const unsigned char **pp,
+		    const unsigned char *end)
+{
+	const unsigned char *p = *pp, *set = p, *set_end;
+	__u64 len = get_le(p, 4), cu, lo, n;
+	size_t osz = 4, asz, tuple;
+	struct uoff *e;
+	int err;
+
+	p += 4;
+	if (len == 0xffffffffull && end - p >= 8) {
+		len = get_le(p, 8);
+		p += 8;
+		osz = 8;
+	} else if (len >= 0xfffffff0ull) {
+		return 1;
+	}
+	if (len > (__u64)(end - p))
+		return 1;
+	set_end = p + len;
+	*pp = set_end;
+	if (set_end - p < (ptrdiff_t)(2 + osz + 2) || get_le(p, 2) != 2)
+		return 0;
+	cu = get_le(p + 2, osz);
+	asz = p[2 + osz];
+	tuple = 2 * asz;
+	if ((asz != 4 && asz != 8) || p[3 + osz])
+		return 0;
+	p += 4 + osz;
+	p = set + (((size_t)(p - set) + tuple - 1) / tuple) * tuple;
+	e = bsearch(&cu, ar->u, ar->nu, sizeof(*ar->u), cmp_uoff_key);
+	for (; e && set_end - p >= (ptrdiff_t)tuple; p += tuple) {
+		lo = get_le(p, asz);
+		n = get_le(p + asz, asz);
+		if (!lo && !n)
+			break;
+		if (!n || lo + n < lo)
+			continue;
+		err = add_arange(d, ar, e, lo, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The DIE offsets of the units no set covers, for index_unset(). */
+static int list_unset(struct dwarf_lines *d, const struct aranges *ar)
+{
+	size_t i;
+
+	for (i = 0; i < ar->nu; i++) {
+		if (ar->u[i].unit >= 0)
+			continue;
+		if (!d->unset) {
+			d->unset = malloc((ar->nu - ar->covered) * sizeof(*d->unset));
+			if (!d->unset)
+				return -ENOMEM;
+		}
+		d->unset[d->nunset++] = ar->u[i].die_off;
+	}
+	return 0;
+}
+
 /* Units from .debug_aranges (GCC writes one set per unit with code):
  * address -> unit without reading any unit DIE, so libdw sets up only the
  * units lookups land in (and those before them: it reads units in order).
@@ -259,100 +376,22 @@ static int index_aranges(struct dwarf_lines *d)
 {
 	Elf_Data *data = section_data(d->elf, ".debug_aranges");
 	const unsigned char *p, *end, *ident = (const unsigned char *)elf_getident(d->elf, NULL);
-	struct uoff *u = NULL;
-	size_t nu = 0, ucap = 0, rcap = 0, i, hsize, covered = 0, dcap = 0;
-	Dwarf_Off off = 0, next;
-	int err = 0;
+	struct aranges ar = {0};
+	int err;
 
 	if (!data || !data->d_buf || !data->d_size || !ident || ident[EI_DATA] != ELFDATA2LSB ||
 	    __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
 		return 0;
-	while (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ==
-	       0) {
-		err = array__grow((void **)&u, &ucap, nu, sizeof(*u), 64, SIZE_MAX / sizeof(*u));
-		if (err)
-			goto out;
-		u[nu++] = (struct uoff){off, off + hsize, -1};
-		off = next;
-	}
+	err = list_units(d, &ar);
 	p = data->d_buf;
 	end = p + data->d_size;
-	while (end - p >= 4) {
-		const unsigned char *set = p, *set_end;
-		__u64 len = get_le(p, 4), cu;
-		size_t osz = 4, asz, tuple;
-		struct uoff *e;
-
-		p += 4;
-		if (len == 0xffffffffull && end - p >= 8) {
-			len = get_le(p, 8);
-			p += 8;
-			osz = 8;
-		} else if (len >= 0xfffffff0ull) {
-			break;
-		}
-		if (len > (__u64)(end - p))
-			break;
-		set_end = p + len;
-		if (set_end - p < (ptrdiff_t)(2 + osz + 2) || get_le(p, 2) != 2) {
-			p = set_end;
-			continue;
-		}
-		cu = get_le(p + 2, osz);
-		asz = p[2 + osz];
-		tuple = 2 * asz;
-		if ((asz != 4 && asz != 8) || p[3 + osz]) { /* segment selectors: none */
-			p = set_end;
-			continue;
-		}
-		p += 4 + osz;
-		p = set + (((size_t)(p - set) + tuple - 1) / tuple) * tuple;
-		e = bsearch(&cu, u, nu, sizeof(*u), cmp_uoff_key);
-		for (; e && set_end - p >= (ptrdiff_t)tuple; p += tuple) {
-			__u64 lo = get_le(p, asz), n = get_le(p + asz, asz);
-
-			if (!lo && !n)
-				break;
-			if (!n || lo + n < lo)
-				continue;
-			if (e->unit < 0) {
-				err = array__grow((void **)&d->units, &dcap, d->nunits,
-						  sizeof(*d->units), 64,
-						  SIZE_MAX / sizeof(*d->units));
-				if (err)
-					goto out;
-				memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
-				d->units[d->nunits].die_off = e->die_off;
-				e->unit = (__s64)d->nunits++;
-				covered++;
-			}
-			err = array__grow((void **)&d->ranges, &rcap, d->nranges,
-					  sizeof(*d->ranges), 64, SIZE_MAX / sizeof(*d->ranges));
-			if (err)
-				goto out;
-			d->ranges[d->nranges++] = (struct urange){lo, lo + n, (__u32)e->unit};
-		}
-		p = set_end;
-	}
-	if (!covered)
-		goto out; /* 0: walk every unit */
-	for (i = 0; i < nu; i++) {
-		if (u[i].unit >= 0)
-			continue;
-		if (!d->unset) {
-			d->unset = malloc((nu - covered) * sizeof(*d->unset));
-			if (!d->unset) {
-				err = -ENOMEM;
-				goto out;
-			}
-		}
-		d->unset[d->nunset++] = u[i].die_off;
-	}
-	d->units_cap = dcap;
-	d->ranges_cap = rcap;
-	err = 1;
-out:
-	free(u);
+	while (!err && end - p >= 4)
+		err = read_set(d, &ar, &p, end);
+	if (err > 0)
+		err = 0; /* a malformed length ends the section */
+	if (!err && ar.covered)
+		err = list_unset(d, &ar);
+	free(ar.u);
 	if (err <= 0) { /* start over, or fail */
 		free(d->units);
 		free(d->ranges);
@@ -361,8 +400,11 @@ out:
 		d->ranges = NULL;
 		d->unset = NULL;
 		d->nunits = d->nranges = d->nunset = 0;
+		return err;
 	}
-	return err;
+	d->units_cap = ar.dcap;
+	d->ranges_cap = ar.rcap;
+	return 1;
 }
 
 /* Index the units .debug_aranges left out, from their DIE, once. 1 when

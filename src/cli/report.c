@@ -108,114 +108,168 @@ void report__usage(void)
 #define usage_error(...) log__usage_error("report", __VA_ARGS__)
 
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
+/* One option of `profcap report`: its handler takes the option's argument
+ * (NULL when it has none) and returns 0 or -EINVAL after a usage error. */
+struct report_option {
+	const char *name;
+	int has_arg;
+	int (*set)(struct report_opts *o, char *arg);
+};
+
+static int opt_top(struct report_opts *o, char *arg)
+{
+	long long v;
+
+	if (!args__int(arg, 0, 1000000, &v))
+		return usage_error("--top needs a number from 0 to 1000000, not '%s'", arg);
+	o->top = (unsigned long)v;
+	return 0;
+}
+
+static int opt_by(struct report_opts *o, char *arg)
+{
+	size_t i, plen = strlen(BY_ATTR_PREFIX);
+
+	if (!strncmp(arg, BY_ATTR_PREFIX, plen) && arg[plen]) {
+		o->by = BY_ATTR;
+		o->by_attr = arg + plen;
+		return 0;
+	}
+	for (i = 0; i < BY_ATTR; i++)
+		if (!strcmp(arg, by_names[i]))
+			break;
+	if (i == BY_ATTR)
+		return usage_error("--by takes function, process, thread, mapping, span or "
+				   "attr:KEY (e.g. attr:http.route), not '%s'",
+				   arg);
+	o->by = (enum report_by)i;
+	return 0;
+}
+
+static int opt_self(struct report_opts *o, char *arg)
+{
+	(void)arg;
+	o->inclusive = false;
+	return 0;
+}
+
+static int opt_inclusive(struct report_opts *o, char *arg)
+{
+	(void)arg;
+	o->inclusive = true;
+	return 0;
+}
+
+static int opt_pid(struct report_opts *o, char *arg)
+{
+	long long v;
+
+	if (!args__int(arg, INT32_MIN, LLONG_MAX, &v))
+		return usage_error("--pid needs a process id, not '%s'", arg);
+	o->filter_pid = true;
+	o->pid = v;
+	return 0;
+}
+
+static int opt_comm(struct report_opts *o, char *arg)
+{
+	if (!*arg)
+		return usage_error("--comm needs a non-empty name");
+	o->comm = arg;
+	return 0;
+}
+
+static int opt_type(struct report_opts *o, char *arg)
+{
+	o->type = arg;
+	return 0;
+}
+
+static int opt_json(struct report_opts *o, char *arg)
+{
+	(void)arg;
+	o->json = true;
+	return 0;
+}
+
+static int opt_lines(struct report_opts *o, char *arg)
+{
+	(void)arg;
+	o->lines = true;
+	return 0;
+}
+
+static int opt_trace_id(struct report_opts *o, char *arg)
+{
+	if (!hex__decode(arg, o->trace_id, sizeof(o->trace_id)))
+		return usage_error("--trace-id needs 32 hex digits (a W3C trace id), not '%s'",
+				   arg);
+	o->filter_trace = true;
+	return 0;
+}
+
+static int opt_span_id(struct report_opts *o, char *arg)
+{
+	if (!hex__decode(arg, o->span_id, sizeof(o->span_id)))
+		return usage_error("--span-id needs 16 hex digits (a W3C span id), not '%s'",
+				   arg);
+	o->filter_span = true;
+	return 0;
+}
+
+static int opt_attr(struct report_opts *o, char *arg)
+{
+	return args__attr_match("report", arg, o->attrs, &o->nattrs, VIEW_MAX_ATTR_MATCH);
+}
+
+static const struct report_option report_options[] = {
+	{"top", required_argument, opt_top},
+	{"by", required_argument, opt_by},
+	{"self", no_argument, opt_self},
+	{"inclusive", no_argument, opt_inclusive},
+	{"pid", required_argument, opt_pid},
+	{"comm", required_argument, opt_comm},
+	{"json", no_argument, opt_json},
+	{"type", required_argument, opt_type},
+	{"lines", no_argument, opt_lines},
+	{"trace-id", required_argument, opt_trace_id},
+	{"span-id", required_argument, opt_span_id},
+	{"attr", required_argument, opt_attr},
+};
+
+#define NOPTIONS (sizeof(report_options) / sizeof(report_options[0]))
+/* getopt_long()'s value for report_options[i]: past every short option. */
+#define OPT_BASE 256
+
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BY, OPT_SELF, OPT_INCL, OPT_PID, OPT_COMM, OPT_JSON, OPT_TYPE, OPT_LINES,
-	       OPT_TRACE, OPT_SPAN, OPT_ATTR };
-	static const struct option longopts[] = {
-		{"top", required_argument, NULL, OPT_TOP},
-		{"by", required_argument, NULL, OPT_BY},
-		{"self", no_argument, NULL, OPT_SELF},
-		{"inclusive", no_argument, NULL, OPT_INCL},
-		{"pid", required_argument, NULL, OPT_PID},
-		{"comm", required_argument, NULL, OPT_COMM},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"type", required_argument, NULL, OPT_TYPE},
-		{"lines", no_argument, NULL, OPT_LINES},
-		{"trace-id", required_argument, NULL, OPT_TRACE},
-		{"span-id", required_argument, NULL, OPT_SPAN},
-		{"attr", required_argument, NULL, OPT_ATTR},
+	static const struct option shared[] = {
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	long long v;
+	struct option longopts[NOPTIONS + sizeof(shared) / sizeof(shared[0])];
 	size_t i;
 	int c, err;
 
+	for (i = 0; i < NOPTIONS; i++)
+		longopts[i] = (struct option){report_options[i].name, report_options[i].has_arg,
+					      NULL, OPT_BASE + (int)i};
+	memcpy(&longopts[NOPTIONS], shared, sizeof(shared));
 	report__default_opts(o);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_TOP:
-			if (!args__int(optarg, 0, 1000000, &v))
-				return usage_error(
-					"--top needs a number from 0 to 1000000, not '%s'", optarg);
-			o->top = (unsigned long)v;
-			break;
-		case OPT_BY:
-			if (!strncmp(optarg, BY_ATTR_PREFIX, strlen(BY_ATTR_PREFIX)) &&
-			    optarg[strlen(BY_ATTR_PREFIX)]) {
-				o->by = BY_ATTR;
-				o->by_attr = optarg + strlen(BY_ATTR_PREFIX);
-				break;
-			}
-			for (i = 0; i < BY_ATTR; i++)
-				if (!strcmp(optarg, by_names[i]))
-					break;
-			if (i == BY_ATTR)
-				return usage_error("--by takes function, process, thread, "
-						   "mapping, span or attr:KEY (e.g. "
-						   "attr:http.route), not '%s'",
-						   optarg);
-			o->by = (enum report_by)i;
-			break;
-		case OPT_SELF:
-			o->inclusive = false;
-			break;
-		case OPT_INCL:
-			o->inclusive = true;
-			break;
-		case OPT_PID:
-			if (!args__int(optarg, INT32_MIN, LLONG_MAX, &v))
-				return usage_error("--pid needs a process id, not '%s'", optarg);
-			o->filter_pid = true;
-			o->pid = v;
-			break;
-		case OPT_COMM:
-			if (!*optarg)
-				return usage_error("--comm needs a non-empty name");
-			o->comm = optarg;
-			break;
-		case OPT_TYPE:
-			o->type = optarg;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_LINES:
-			o->lines = true;
-			break;
-		case OPT_TRACE:
-			if (!hex__decode(optarg, o->trace_id, sizeof(o->trace_id)))
-				return usage_error("--trace-id needs 32 hex digits (a W3C trace id), "
-						   "not '%s'",
-						   optarg);
-			o->filter_trace = true;
-			break;
-		case OPT_SPAN:
-			if (!hex__decode(optarg, o->span_id, sizeof(o->span_id)))
-				return usage_error("--span-id needs 16 hex digits (a W3C span id), "
-						   "not '%s'",
-						   optarg);
-			o->filter_span = true;
-			break;
-		case OPT_ATTR:
-			err = args__attr_match("report", optarg, o->attrs, &o->nattrs,
-					       VIEW_MAX_ATTR_MATCH);
-			if (err)
-				return err;
-			break;
-		case 'h':
+		if (c == 'h') {
 			report__usage();
 			return 1;
-		default:
-			err = symbolize_opt__parse(&o->sym, "report", c, optarg, argv);
-			if (err)
-				return err;
-			break;
 		}
+		if (c >= OPT_BASE && c < OPT_BASE + (int)NOPTIONS)
+			err = report_options[c - OPT_BASE].set(o, optarg);
+		else
+			err = symbolize_opt__parse(&o->sym, "report", c, optarg, argv);
+		if (err)
+			return err;
 	}
 	if (args__one_input("report", argc, argv, &o->file))
 		return -EINVAL;

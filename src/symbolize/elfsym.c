@@ -150,9 +150,9 @@ static bool named_code(Elf *elf, const GElf_Sym *gs, const char *name, struct se
  * the entries through a small window. libelf instead reads both into
  * buffers of its own (each freed at elf_end(): a munmap, a TLB flush on
  * every CPU the process runs on) and every name is looked up, checked and
- * copied on its own. A name is used
- * in place; one longer than ELFSYM_MAX_NAME is cut in a copy of its own (a
- * string table shares suffixes: the table itself stays as it is).
+ * copied on its own. A name is used in place; one longer than
+ * ELFSYM_MAX_NAME is cut in a copy of its own (a string table shares
+ * suffixes: the table itself stays as it is).
  * 0, -EAGAIN (not this way: read it with libelf) or -ENOMEM. */
 static int read_symtab_fd(Elf *elf, const GElf_Shdr *sh, struct elfsym *e)
 {

@@ -30,23 +30,17 @@ static int group_get(struct group *g, const void *key, size_t len, struct row **
 {
 	size_t n = intern__count(g->keys);
 	struct row *r;
-	__u32 *st;
 	__u32 idx;
 	int err;
 
-	if (n >= g->cap) {
-		size_t ncap = g->cap ? g->cap * 2 : 256;
-
-		r = realloc(g->rows, ncap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		g->rows = r;
-		st = realloc(g->stamp, ncap * sizeof(*st));
-		if (!st)
-			return -ENOMEM;
-		g->stamp = st;
-		g->cap = ncap;
-	}
+	/* Room for the key's row and stamp: an existing key's or the next. */
+	err = array__grow((void **)&g->rows, &g->cap, n, sizeof(*g->rows), 256,
+			  (size_t)PROFILE_MAX_ENTRIES + 1);
+	if (!err)
+		err = array__grow((void **)&g->stamp, &g->stamp_cap, n, sizeof(*g->stamp), 256,
+				  (size_t)PROFILE_MAX_ENTRIES + 1);
+	if (err)
+		return err;
 	err = intern__put(g->keys, key, len, &idx, added);
 	if (err)
 		return err;
@@ -209,7 +203,6 @@ static int frame_rows(struct report *r, __u32 loc, const __u32 **out, size_t *n)
 	char buf[1024];
 	struct row *row;
 	bool added;
-	__u32 *nv;
 	int err;
 
 	if (r->o->by == BY_MAPPING || nl == 1) {
@@ -226,15 +219,9 @@ static int frame_rows(struct report *r, __u32 loc, const __u32 **out, size_t *n)
 		*n = r->o->by == BY_MAPPING ? 1 : nl;
 		return 0;
 	}
-	if (r->nrows + nl > r->rows_cap) {
-		size_t ncap = (r->rows_cap ? r->rows_cap * 2 : 256) + nl;
-
-		nv = realloc(r->rows, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		r->rows = nv;
-		r->rows_cap = ncap;
-	}
+	if (nl && array__grow((void **)&r->rows, &r->rows_cap, r->nrows + nl - 1, sizeof(*r->rows),
+			      256, SIZE_MAX / sizeof(*r->rows)))
+		return -ENOMEM;
 	for (k = 0; k < nl; k++) {
 		const char *name = line_row_name(r, loc, k, nl, buf, sizeof(buf));
 
@@ -261,18 +248,11 @@ static int frame_row(struct report *r, __u32 loc, __u32 *out)
 	char scratch[1024];
 	struct row *row;
 	bool added;
-	__u32 *nv;
 	int err;
 
-	if (r->nrows + 1 > r->rows_cap) {
-		size_t ncap = r->rows_cap ? r->rows_cap * 2 : 256;
-
-		nv = realloc(r->rows, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		r->rows = nv;
-		r->rows_cap = ncap;
-	}
+	if (array__grow((void **)&r->rows, &r->rows_cap, r->nrows, sizeof(*r->rows), 256,
+			SIZE_MAX / sizeof(*r->rows)))
+		return -ENOMEM;
 	if (r->o->by == BY_MAPPING) {
 		l = profile__location(r->p, loc);
 		name = l->mapping

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cli/args.h"
+#include "util/array.h"
 #include "util/intern.h"
 #include "util/log.h"
 #include "model/profile.h"
@@ -36,7 +37,7 @@ struct group {
 	struct intern *keys;
 	struct row *rows;
 	__u32 *stamp; /* per row: 1 + the last stack that counted it inclusively */
-	size_t cap;
+	size_t cap, stamp_cap;
 };
 
 struct thread_key {

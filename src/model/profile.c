@@ -762,17 +762,10 @@ int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 		err = add_ctx_attrs(p, l, &key);
 	if (!err && l && l->link)
 		err = add_link(p, l->link, count, &key.link);
-	if (!err && intern__count(pr->keys) >= pr->cap) {
-		size_t ncap = pr->cap ? pr->cap * 2 : 64;
-
-		s = realloc(pr->samples, ncap * sizeof(*s));
-		if (!s)
-			err = -ENOMEM;
-		else {
-			pr->samples = s;
-			pr->cap = ncap;
-		}
-	}
+	/* Room for the key's sample: an existing one or the next. */
+	if (!err)
+		err = array__grow((void **)&pr->samples, &pr->cap, intern__count(pr->keys),
+				  sizeof(*pr->samples), 64, (size_t)p->max_entries + 1);
 	if (!err)
 		err = intern__put(pr->keys, &key, sizeof(key), &idx, &added);
 	if (err)

@@ -115,18 +115,11 @@ static bool resolve_user(struct symbolizer *s, int pid, __u64 addr, bool leaf,
 	}
 	if (dwarf_lines__peek(m->file->dw, vaddr, &out->lines, &out->nlines))
 		return true;
-	if (s->nlwant == s->lwant_cap) {
-		size_t cap = s->lwant_cap ? s->lwant_cap * 2 : 256;
-		struct sym_lwant *t;
-
-		t = cap <= SYMBOLIZER_LINES_BATCH ? realloc(s->lwant, cap * sizeof(*t)) : NULL;
-		if (!t) { /* full: look up now */
-			dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines,
-					    &out->nlines);
-			return true;
-		}
-		s->lwant = t;
-		s->lwant_cap = cap;
+	if (array__grow((void **)&s->lwant, &s->lwant_cap, s->nlwant, sizeof(*s->lwant), 256,
+			SYMBOLIZER_LINES_BATCH)) {
+		/* full: look up now */
+		dwarf_lines__lookup(m->file->dw, vaddr, out->function, &out->lines, &out->nlines);
+		return true;
 	}
 	s->lwant[s->nlwant++] = (struct sym_lwant){m->file, vaddr, out->function};
 	return false;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/fdio.h"
@@ -136,7 +137,7 @@ struct symbolizer {
 	struct profile_mapping_desc kdesc;
 	char *kbuild_id;
 	struct kmod **kmods; /* modules seen in a resolved address, never freed */
-	size_t nkmods;
+	size_t nkmods, kmods_cap;
 	struct kentry *kcache; /* sorted by lo, not overlapping */
 	size_t nkcache, kcache_cap;
 	__u64 *kwant; /* addresses waiting for the next pass */

@@ -96,7 +96,7 @@ static struct kmod *kernel_module(struct symbolizer *s, const struct kallsyms_qu
 {
 	const struct kallsyms_module *km = kallsyms__query_module(q, (size_t)m);
 	char path[PATH_MAX];
-	struct kmod *k, **t;
+	struct kmod *k;
 	size_t i, len;
 
 	if (!km)
@@ -113,12 +113,9 @@ static struct kmod *kernel_module(struct symbolizer *s, const struct kallsyms_qu
 			k->desc.limit = km->end;
 		return k;
 	}
-	if (s->nkmods == KALLSYMS_MAX_MODULES)
+	if (array__grow((void **)&s->kmods, &s->kmods_cap, s->nkmods, sizeof(*s->kmods), 16,
+			KALLSYMS_MAX_MODULES))
 		return NULL;
-	t = realloc(s->kmods, (s->nkmods + 1) * sizeof(*t));
-	if (!t)
-		return NULL;
-	s->kmods = t;
 	k = calloc(1, sizeof(*k));
 	len = strlen(km->name) + 3;
 	if (!k || !(k->name = strdup(km->name)) || !(k->path = malloc(len))) {
@@ -189,19 +186,10 @@ static int kcache_room(struct symbolizer *s, size_t n)
 			free(s->kcache[i].name);
 		s->nkcache = 0;
 	}
-	if (s->nkcache + n > s->kcache_cap) {
-		size_t cap = s->kcache_cap ? s->kcache_cap : 256;
-		struct kentry *t;
-
-		while (cap < s->nkcache + n)
-			cap *= 2;
-		t = realloc(s->kcache, cap * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		s->kcache = t;
-		s->kcache_cap = cap;
-	}
-	return 0;
+	if (!n)
+		return 0;
+	return array__grow((void **)&s->kcache, &s->kcache_cap, s->nkcache + n - 1,
+			   sizeof(*s->kcache), 256, SIZE_MAX / sizeof(*s->kcache));
 }
 
 static const struct kentry *kcache_find(const struct symbolizer *s, __u64 addr)

@@ -93,8 +93,8 @@ static int read_phdrs(const struct elf_file *f, Elf64_Phdr *tls, __u64 *base)
  * strings in section sym->sh_link): its value into *@value and its index
  * into *@index. 0, -ENOENT, or an error. The table is read in chunks and a
  * name only for a defined TLS symbol: a program that exports everything
- * (cc1: 0.7 MB of .dynsym, 1.3 MB of .dynstr) costs a few reads into one
- * small buffer, not megabytes of fresh pages for every new binary. */
+ * costs a few reads into one small buffer, not megabytes of fresh pages
+ * for every new binary. */
 static int find_symbol(const struct elf_file *f, const Elf64_Shdr *sh, const Elf64_Shdr *sym,
 		       __u64 *value, __u32 *index)
 {

@@ -81,8 +81,8 @@ static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *n
 }
 
 /* Room for all @n entries of a table at once (a failure leaves it to
- * growth): grown by doubling, cc1's 29k symbols were copied, into pages
- * faulted in afresh, ten times over. Untouched room is never resident. */
+ * growth): growth by doubling would copy a big table many times over, into
+ * freshly faulted pages. Untouched room is never resident. */
 static void reserve_syms(struct elfsym *e, size_t n)
 {
 	if (n > 1 && n - 1 <= ELFSYM_MAX_SYMBOLS - e->nsyms)

@@ -1,10 +1,10 @@
 /* flamegraph.c - SVG flame graphs (see flamegraph.h).
  *
- * The call tree is built in one pass over the distinct stacks of each
- * process: a node is found by (parent node, label) in a hash table, so
- * identical frames under one parent merge. Nodes are created parent first,
- * which lets every later pass (depth, x offset, pruning) run in index order
- * without recursion. A node narrower than 0.1 px is not drawn; since a child
+ * Each process's distinct stacks become label sequences, sorted so that
+ * stacks sharing a prefix are adjacent; one pass over them keeps the open
+ * frames of the common prefix and closes a frame (its width now known) when
+ * the next stack leaves it, so identical frames under one parent merge
+ * without a tree. A frame narrower than 0.1 px is not drawn; since a child
  * is never wider than its parent, that drops whole subtrees, which are
  * counted and named in the subtitle.
  */

@@ -551,10 +551,10 @@ static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
 		return false;
 	ps->fde_begin = begin;
 	ps->fde_first = ps->t->n;
-	/* The CIE's program runs once, not once per FDE (cc1: 45 k FDEs of
-	 * a few CIEs; its parse 14.1 -> 13.4 ms), unless it moved the location
-	 * (an advance or set_loc there, which compilers do not emit): then per
-	 * FDE, as before. */
+	/* The CIE's program runs once, not once per FDE (a large program
+	 * has thousands of FDEs of a few CIEs), unless it moved the location
+	 * (an advance or set_loc there, which compilers do not emit): then
+	 * once per FDE. */
 	if (c->init_known) {
 		init = c->init;
 	} else {
@@ -976,9 +976,9 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 	t->st.from_debug_frame = ps.debug_frame;
 	read_segments(image, size, t);
 	/* Room for the rows at once (a failure leaves it to growth): a row
-	 * takes 4-6 bytes of CFA instructions (cc1: 478k rows from 2.4 MB),
-	 * and doubling from 1024 copied each table, into freshly faulted
-	 * pages, a dozen times. Room never written is never resident. */
+	 * takes a few bytes of CFA instructions, and doubling from 1024 would
+	 * copy a large table, into freshly faulted pages, many times. Room
+	 * never written is never resident. */
 	want = ps.size / CFI_BYTES_PER_ROW < CFI_MAX_ROWS ? ps.size / CFI_BYTES_PER_ROW
 							      : CFI_MAX_ROWS - 1;
 	if (want > 1024)

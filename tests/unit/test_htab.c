@@ -149,6 +149,34 @@ TEST(pointer_elements_and_reserve)
 	htab__release(&m);
 }
 
+/* Every key under one hash: one long probe run, told apart by eq alone. */
+TEST(collisions)
+{
+	struct htab m;
+	struct pid_elem *e;
+	__u32 i;
+
+	CHECK(!htab__init(&m, sizeof(struct pid_elem), 1000));
+	for (i = 1; i <= 200; i++) {
+		CHECK(!htab__add(&m, 42, (void **)&e));
+		*e = (struct pid_elem){.pid = i, .val = i * 2};
+	}
+	/* Remove from the middle of the run: later ones stay reachable. */
+	for (i = 50; i <= 150; i++) {
+		e = htab__find(&m, 42, &i, pid_eq, NULL);
+		CHECK(e && e->val == i * 2);
+		htab__remove(&m, e);
+	}
+	for (i = 1; i <= 200; i++) {
+		e = htab__find(&m, 42, &i, pid_eq, NULL);
+		CHECK((e != NULL) == (i < 50 || i > 150));
+		if (e)
+			CHECK_EQ_U64(e->val, i * 2);
+	}
+	CHECK_EQ_U64(htab__count(&m), 99);
+	htab__release(&m);
+}
+
 TEST(hash)
 {
 	__u64 words[2] = {0x1234, 0x5678};
@@ -171,6 +199,7 @@ int main(void)
 	RUN(remove_and_iterate);
 	RUN(cap);
 	RUN(pointer_elements_and_reserve);
+	RUN(collisions);
 	RUN(hash);
 	return TEST_DONE();
 }

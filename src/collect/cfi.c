@@ -1,20 +1,5 @@
-#include <errno.h>
-#include <stdbool.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "util/array.h"
-#include "util/search.h"
-#include "util/cursor.h"
-#include "collect/cfi.h"
-#include "unwind.h"
-
-/* ELF64 constants (no libelf: this parser must stand alone for fuzzing). */
-#define EHDR_SIZE 64
-#define SHDR_SIZE 64
-#define SHT_NOBITS 8
-#define SHF_COMPRESSED 0x800
-#define EM_X86_64 62
+/* cfi.c - .eh_frame and .debug_frame to unwind rows (see cfi.h). */
+#include "collect/cfi_int.h"
 
 /* DWARF registers of x86_64. */
 #define REG_RBP 6
@@ -35,18 +20,6 @@
 #define PE_PCREL 0x10
 #define PE_DATAREL 0x30
 #define PE_INDIRECT 0x80
-
-struct cfi_segment {
-	__u64 offset, vaddr, filesz;
-};
-
-struct cfi_table {
-	struct cfi_row *rows;
-	size_t n, cap;
-	struct cfi_stats st;
-	struct cfi_segment seg[CFI_MAX_SEGMENTS];
-	unsigned int nseg;
-};
 
 /* Read a pointer in encoding @enc; @vaddr is the address of the field. */
 static __u64 rd_encoded(struct cursor *r, __u8 enc, __u64 vaddr)
@@ -545,16 +518,16 @@ static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
 			return false;
 		r.p += alen;
 	}
-	/* Rows sort by pc << 1 (row_key()): addresses from 2^63 on are no
+	/* Rows sort by pc << 1 (cfi__row_key()): addresses from 2^63 on are no
 	 * code's, and would wrap. */
 	if (r.bad || !range || begin + range < begin || begin + range >= 1ull << 63)
 		return false;
 	ps->fde_begin = begin;
 	ps->fde_first = ps->t->n;
-	/* The CIE's program runs once, not once per FDE (cc1: 45 k FDEs of
-	 * a few CIEs; its parse 14.1 -> 13.4 ms), unless it moved the location
-	 * (an advance or set_loc there, which compilers do not emit): then per
-	 * FDE, as before. */
+	/* The CIE's program runs once, not once per FDE (a large program
+	 * has thousands of FDEs of a few CIEs), unless it moved the location
+	 * (an advance or set_loc there, which compilers do not emit): then
+	 * once per FDE. */
 	if (c->init_known) {
 		init = c->init;
 	} else {
@@ -585,13 +558,6 @@ static bool parse_fde(struct parse *ps, const __u8 *p, const __u8 *end)
 		ps->t->st.signal_fdes++;
 	return !ps->err;
 }
-
-struct section {
-	const __u8 *data;
-	size_t size;
-	__u64 addr;
-	int found; /* 0 none, 1 found, -E2BIG too big */
-};
 
 /* What parse_entry() found. */
 enum entry_kind { ENTRY_END, ENTRY_BAD, ENTRY_CIE, ENTRY_FDE };
@@ -733,103 +699,6 @@ fallback:
 	return false;
 }
 
-/* Sort order of a row: by address; at one address, a function start beats
- * the previous one's end (a NONE row). */
-static inline __u64 row_key(const struct cfi_row *r)
-{
-	return r->pc << 1 | (r->cfa_type == UNWIND_CFA_NONE);
-}
-
-static inline void swap_rows(struct cfi_row *a, struct cfi_row *b)
-{
-	struct cfi_row t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
-static void insertion_sort(struct cfi_row *a, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		struct cfi_row v = a[i];
-		__u64 k = row_key(&v);
-		size_t j = i;
-
-		while (j && row_key(&a[j - 1]) > k) {
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = v;
-	}
-}
-
-/* In-place quicksort of @n rows by row_key() (median-of-three pivots,
- * insertion sort below 16, the smaller side first so the explicit stack
- * stays under 64 levels). The libc qsort() of musl (smoothsort, moving
- * 16-byte rows through memcpy) took 60 % of a large binary's parse. */
-static void sort_rows(struct cfi_row *a, size_t n)
-{
-	struct {
-		size_t lo, n;
-	} stack[64];
-	int sp = 0;
-
-	stack[sp].lo = 0;
-	stack[sp++].n = n;
-	while (sp) {
-		size_t lo = stack[--sp].lo, len = stack[sp].n;
-
-		while (len > 16) {
-			struct cfi_row *b = a + lo;
-			size_t mid = len / 2, i = 0, j = len - 1;
-			__u64 pivot;
-
-			/* median of three into b[mid] */
-			if (row_key(&b[mid]) < row_key(&b[0]))
-				swap_rows(&b[mid], &b[0]);
-			if (row_key(&b[len - 1]) < row_key(&b[0]))
-				swap_rows(&b[len - 1], &b[0]);
-			if (row_key(&b[len - 1]) < row_key(&b[mid]))
-				swap_rows(&b[len - 1], &b[mid]);
-			pivot = row_key(&b[mid]);
-			/* Hoare partition: [0, j] <= pivot <= [j + 1, len) */
-			for (;;) {
-				while (row_key(&b[i]) < pivot)
-					i++;
-				while (row_key(&b[j]) > pivot)
-					j--;
-				if (i >= j)
-					break;
-				swap_rows(&b[i], &b[j]);
-				i++;
-				j--;
-			}
-			/* Push the larger side, go on with the smaller one. */
-			if (j + 1 < len - (j + 1)) {
-				stack[sp].lo = lo + j + 1;
-				stack[sp++].n = len - (j + 1);
-				len = j + 1;
-			} else {
-				stack[sp].lo = lo;
-				stack[sp++].n = j + 1;
-				lo += j + 1;
-				len -= j + 1;
-			}
-		}
-		insertion_sort(a + lo, len);
-	}
-}
-
-/* True when @a is in row_key() order already (FDEs read by address: a
- * function's end under the next one's start was replaced by push_row()). */
-static bool rows_sorted(const struct cfi_row *a, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-		if (row_key(&a[i - 1]) > row_key(&a[i]))
-			return false;
-	return true;
-}
-
 /* Sort (unless in order already), keep one row per address, merge runs of
  * equal rules. */
 static void compact(struct cfi_table *t)
@@ -838,8 +707,8 @@ static void compact(struct cfi_table *t)
 
 	if (!t->n)
 		return;
-	if (!rows_sorted(t->rows, t->n))
-		sort_rows(t->rows, t->n);
+	if (!cfi__rows_sorted(t->rows, t->n))
+		cfi__sort_rows(t->rows, t->n);
 	for (i = 0; i < t->n; i++) {
 		const struct cfi_row *r = &t->rows[i];
 
@@ -854,98 +723,6 @@ static void compact(struct cfi_table *t)
 		t->st.unsupported += t->rows[i].cfa_type == UNWIND_CFA_UNSUPPORTED;
 }
 
-static __u64 get(const __u8 *p, unsigned int n)
-{
-	__u64 v = 0;
-
-	for (unsigned int i = 0; i < n; i++)
-		v |= (__u64)p[i] << (8 * i);
-	return v;
-}
-
-/* Keep the PT_LOAD segments (to map file offsets to addresses). */
-static void read_segments(const __u8 *img, size_t size, struct cfi_table *t)
-{
-	__u64 phoff = get(img + 32, 8), phnum = get(img + 56, 2), i;
-
-	if (get(img + 54, 2) != 56 || phoff >= size || phnum > (size - phoff) / 56)
-		return;
-	for (i = 0; i < phnum && t->nseg < CFI_MAX_SEGMENTS; i++) {
-		const __u8 *ph = img + phoff + i * 56;
-
-		if (get(ph, 4) != 1 /* PT_LOAD */)
-			continue;
-		t->seg[t->nseg].offset = get(ph + 8, 8);
-		t->seg[t->nseg].vaddr = get(ph + 16, 8);
-		t->seg[t->nseg].filesz = get(ph + 32, 8);
-		t->nseg++;
-	}
-}
-
-/* Find .eh_frame and .debug_frame. 0 or -ENOEXEC. */
-static int find_sections(const __u8 *img, size_t size, struct section *eh, struct section *dbg,
-			 struct section *hdr)
-{
-	__u64 shoff, shnum, shstrndx, stroff, strsize, i;
-	const __u8 *sh;
-
-	if (size < EHDR_SIZE || memcmp(img, "\177ELF", 4) || img[4] != 2 /* ELFCLASS64 */ ||
-	    img[5] != 1 /* little endian */ || get(img + 18, 2) != EM_X86_64)
-		return -ENOEXEC;
-	shoff = get(img + 40, 8);
-	shnum = get(img + 60, 2);
-	shstrndx = get(img + 62, 2);
-	if (get(img + 58, 2) != SHDR_SIZE || !shoff || shoff >= size || size - shoff < SHDR_SIZE)
-		return -ENOEXEC;
-	if (!shnum)
-		shnum = get(img + shoff + 32, 8); /* extended numbering */
-	if (shstrndx == 0xffff)
-		shstrndx = get(img + shoff + 40, 4);
-	if (!shnum || shnum > (size - shoff) / SHDR_SIZE || shstrndx >= shnum)
-		return -ENOEXEC;
-	sh = img + shoff + shstrndx * SHDR_SIZE;
-	stroff = get(sh + 24, 8);
-	strsize = get(sh + 32, 8);
-	if (stroff > size || strsize > size - stroff)
-		return -ENOEXEC;
-	for (i = 0; i < shnum; i++) {
-		__u64 name, type, flags, off, ssize;
-		struct section *dst = NULL;
-		const char *nm;
-
-		sh = img + shoff + i * SHDR_SIZE;
-		name = get(sh, 4);
-		type = get(sh + 4, 4);
-		flags = get(sh + 8, 8);
-		off = get(sh + 24, 8);
-		ssize = get(sh + 32, 8);
-		if (name >= strsize)
-			continue;
-		nm = (const char *)img + stroff + name;
-		if (strnlen(nm, strsize - name) == strsize - name)
-			continue;
-		if (!strcmp(nm, ".eh_frame"))
-			dst = eh;
-		else if (!strcmp(nm, ".debug_frame"))
-			dst = dbg;
-		else if (!strcmp(nm, ".eh_frame_hdr"))
-			dst = hdr;
-		if (!dst || type == SHT_NOBITS || (flags & SHF_COMPRESSED) || !ssize)
-			continue;
-		if (off > size || ssize > size - off)
-			return -ENOEXEC;
-		if (ssize > CFI_MAX_SECTION) {
-			dst->found = -E2BIG;
-			continue;
-		}
-		dst->data = img + off;
-		dst->size = (size_t)ssize;
-		dst->addr = get(sh + 16, 8);
-		dst->found = 1;
-	}
-	return 0;
-}
-
 /* Bytes of a section per row reserved up front (cfi__parse()). */
 #define CFI_BYTES_PER_ROW 4
 
@@ -958,7 +735,7 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 	int err;
 
 	*out = NULL;
-	err = find_sections(image, size, &eh, &dbg, &hdr);
+	err = cfi__find_sections(image, size, &eh, &dbg, &hdr);
 	if (err)
 		return err;
 	use = eh.found == 1 ? &eh : dbg.found == 1 ? &dbg : NULL;
@@ -974,13 +751,13 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 	ps.vaddr = use->addr;
 	ps.debug_frame = use == &dbg;
 	t->st.from_debug_frame = ps.debug_frame;
-	read_segments(image, size, t);
+	cfi__read_segments(image, size, t);
 	/* Room for the rows at once (a failure leaves it to growth): a row
-	 * takes 4-6 bytes of CFA instructions (cc1: 478k rows from 2.4 MB),
-	 * and doubling from 1024 copied each table, into freshly faulted
-	 * pages, a dozen times. Room never written is never resident. */
+	 * takes a few bytes of CFA instructions, and doubling from 1024 would
+	 * copy a large table, into freshly faulted pages, many times. Room
+	 * never written is never resident. */
 	want = ps.size / CFI_BYTES_PER_ROW < CFI_MAX_ROWS ? ps.size / CFI_BYTES_PER_ROW
-							      : CFI_MAX_ROWS - 1;
+							  : CFI_MAX_ROWS - 1;
 	if (want > 1024)
 		array__grow((void **)&t->rows, &t->cap, want, sizeof(*t->rows), 1024, CFI_MAX_ROWS);
 	if (ps.debug_frame || hdr.found != 1 || !parse_by_hdr(&ps, &hdr))

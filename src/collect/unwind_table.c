@@ -12,6 +12,7 @@
 
 #include "util/clock.h"
 #include "util/fdio.h"
+#include "util/htab.h"
 #include "collect/cfi.h"
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
@@ -20,7 +21,7 @@
 #define VDSO_DEV (~0ull)
 
 struct ut_file {
-	__u64 dev, ino; /* key; dev == 0 && ino == 0: empty slot */
+	__u64 dev, ino; /* key */
 	__u32 slot, nrows;
 	bool stale; /* its table was evicted: parse again when mapped */
 	unsigned int nseg;
@@ -37,7 +38,7 @@ struct ut_slot {
 };
 
 struct ut_proc {
-	__u32 pid;   /* 0: empty slot */
+	__u32 pid;   /* key */
 	__u32 alloc; /* mapping entries ever written for it */
 	__u64 loaded_ns;
 	__u64 start;	/* start time (clock ticks since boot): tells a reused PID */
@@ -49,10 +50,8 @@ struct unwind_table {
 	struct unwind_table_sink sink;
 	char *proc_root;
 	struct procmaps_source maps_src; /* fn NULL: maps files only */
-	struct ut_file *files;
-	size_t nfiles, files_cap; /* cap: power of two */
-	struct ut_proc *procs;
-	size_t nprocs, procs_cap;
+	struct htab files;		 /* struct ut_file, by dev and inode */
+	struct htab procs;		 /* struct ut_proc, by pid */
 	struct ut_slot *slots; /* sink.max_files */
 	__u64 rows_used;
 	__u64 maps_used;
@@ -64,15 +63,6 @@ struct unwind_table {
 	bool lazy; /* unwind_table__set_lazy() */
 	struct unwind_table_stats st;
 };
-
-static __u64 mix(__u64 a, __u64 b)
-{
-	__u64 h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
 
 struct unwind_table *unwind_table__new(const struct unwind_table_sink *sink, const char *proc_root)
 {
@@ -91,18 +81,23 @@ struct unwind_table *unwind_table__new(const struct unwind_table_sink *sink, con
 		return NULL;
 	}
 	u->st.max_rows = sink->max_rows;
+	htab__init(&u->files, sizeof(struct ut_file), UNWIND_TABLE_MAX_FILES);
+	htab__init(&u->procs, sizeof(struct ut_proc), UNWIND_TABLE_MAX_PROCS);
 	return u;
 }
 
 void unwind_table__free(struct unwind_table *u)
 {
+	struct ut_proc *p;
+	size_t it = 0;
+
 	if (!u)
 		return;
 	free(u->proc_root);
-	free(u->files);
-	for (size_t i = 0; i < u->procs_cap; i++)
-		free(u->procs[i].slots);
-	free(u->procs);
+	htab__release(&u->files);
+	while ((p = htab__next(&u->procs, &it)))
+		free(p->slots);
+	htab__release(&u->procs);
 	free(u->scratch);
 	free(u->keys);
 	free(u->pin);
@@ -110,74 +105,39 @@ void unwind_table__free(struct unwind_table *u)
 	free(u);
 }
 
-/* ---- open-addressing tables, doubled at half full ---------------------------------- */
+/* ---- the file and process tables --------------------------------------------------- */
 
-static struct ut_file *file_slot(struct ut_file *tab, size_t cap, __u64 dev, __u64 ino)
+static bool file_eq(const void *elem, const void *key, void *ctx)
 {
-	size_t i = mix(dev, ino) & (cap - 1);
+	const struct ut_file *a = elem, *b = key;
 
-	while (tab[i].dev || tab[i].ino) {
-		if (tab[i].dev == dev && tab[i].ino == ino)
-			return &tab[i];
-		i = (i + 1) & (cap - 1);
-	}
-	return &tab[i];
+	(void)ctx;
+	return a->dev == b->dev && a->ino == b->ino;
 }
 
-static int files_grow(struct unwind_table *u)
+static struct ut_file *find_file(const struct unwind_table *u, __u64 dev, __u64 ino)
 {
-	size_t ncap = u->files_cap ? u->files_cap * 2 : 256, i;
-	struct ut_file *n = calloc(ncap, sizeof(*n));
+	struct ut_file key = {.dev = dev, .ino = ino};
 
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < u->files_cap; i++)
-		if (u->files[i].dev || u->files[i].ino)
-			*file_slot(n, ncap, u->files[i].dev, u->files[i].ino) = u->files[i];
-	free(u->files);
-	u->files = n;
-	u->files_cap = ncap;
-	return 0;
+	return htab__find(&u->files, htab__hash_u64(dev, ino), &key, file_eq, NULL);
 }
 
-static struct ut_proc *proc_slot(struct ut_proc *tab, size_t cap, __u32 pid)
+static bool proc_eq(const void *elem, const void *key, void *ctx)
 {
-	size_t i = mix(pid, 0) & (cap - 1);
-
-	while (tab[i].pid && tab[i].pid != pid)
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
+	(void)ctx;
+	return ((const struct ut_proc *)elem)->pid == *(const __u32 *)key;
 }
 
+/* Process @pid's entry; with @create a new one when there is none. NULL
+ * when absent, or at the cap or on ENOMEM. */
 static struct ut_proc *proc_get(struct unwind_table *u, __u32 pid, bool create)
 {
-	struct ut_proc *p;
+	__u64 h = htab__hash_u64(pid, 0);
+	struct ut_proc *p = htab__find(&u->procs, h, &pid, proc_eq, NULL);
 
-	if (u->procs_cap) {
-		p = proc_slot(u->procs, u->procs_cap, pid);
-		if (p->pid || !create)
-			return p->pid ? p : NULL;
-	} else if (!create) {
-		return NULL;
-	}
-	if (u->nprocs >= UNWIND_TABLE_MAX_PROCS)
-		return NULL;
-	if (2 * (u->nprocs + 1) > u->procs_cap) {
-		size_t ncap = u->procs_cap ? u->procs_cap * 2 : 256, i;
-		struct ut_proc *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (i = 0; i < u->procs_cap; i++)
-			if (u->procs[i].pid)
-				*proc_slot(n, ncap, u->procs[i].pid) = u->procs[i];
-		free(u->procs);
-		u->procs = n;
-		u->procs_cap = ncap;
-	}
-	p = proc_slot(u->procs, u->procs_cap, pid);
+	if (p || !create || htab__add(&u->procs, h, (void **)&p))
+		return p;
 	p->pid = pid;
-	u->nprocs++;
 	return p;
 }
 
@@ -199,12 +159,10 @@ static void slot_evict(struct unwind_table *u, __u32 i)
 
 	if (u->sink.rows_del)
 		u->sink.rows_del(u->sink.ctx, i);
-	if (u->files_cap) {
-		f = file_slot(u->files, u->files_cap, sl->dev, sl->ino);
-		if ((f->dev || f->ino) && f->nrows && f->slot == i) {
-			f->nrows = 0;
-			f->stale = true;
-		}
+	f = find_file(u, sl->dev, sl->ino);
+	if (f && f->nrows && f->slot == i) {
+		f->nrows = 0;
+		f->stale = true;
 	}
 	u->rows_used -= sl->nrows;
 	memset(sl, 0, sizeof(*sl));
@@ -354,17 +312,11 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	struct stat stb;
 	int fd;
 
-	f = u->files_cap ? file_slot(u->files, u->files_cap, dev, ino) : NULL;
-	if (f && (f->dev || f->ino) && !f->stale)
+	f = find_file(u, dev, ino);
+	if (f && !f->stale)
 		return f;
-	if (!f || (!f->dev && !f->ino)) {
-		if (u->nfiles >= UNWIND_TABLE_MAX_FILES)
-			return NULL;
-		if (2 * (u->nfiles + 1) > u->files_cap && files_grow(u))
-			return NULL;
-		f = file_slot(u->files, u->files_cap, dev, ino);
-		u->nfiles++;
-	}
+	if (!f && htab__add(&u->files, htab__hash_u64(dev, ino), (void **)&f))
+		return NULL;	  /* at UNWIND_TABLE_MAX_FILES, or ENOMEM */
 	memset(f, 0, sizeof(*f)); /* new, or evicted: parse (again) */
 	f->dev = dev;
 	f->ino = ino;
@@ -456,10 +408,8 @@ static bool deferred(const struct unwind_table *u, const struct procmaps_entry *
 
 	if (!u->lazy || first || e->anonymous || e->path[0] != '/' || !e->inode)
 		return false;
-	if (!u->files_cap)
-		return true;
-	f = file_slot(u->files, u->files_cap, (__u64)e->dev_major << 32 | e->dev_minor, e->inode);
-	return (!f->dev && !f->ino) || f->stale;
+	f = find_file(u, (__u64)e->dev_major << 32 | e->dev_minor, e->inode);
+	return !f || f->stale;
 }
 
 /* Fill @m for mapping @e of @pid. */
@@ -508,38 +458,27 @@ static void proc_drop(struct unwind_table *u, struct ut_proc *p)
 		slot_unref(u, p->slots[i]);
 	free(p->slots);
 	u->maps_used -= p->alloc;
-	u->nprocs--;
+	htab__remove(&u->procs, p);
 }
 
 /* Drop the processes that have exited (or whose PID is another process's
- * now): delete their entries from the sink and rebuild the process table
- * with the live ones. Returns how many. */
+ * now): delete their entries from the sink and from the process table.
+ * Returns how many. */
 static size_t reclaim(struct unwind_table *u)
 {
-	struct ut_proc *n;
-	size_t i, gone = 0;
+	struct ut_proc *p;
+	size_t it = 0, gone = 0;
+	__u64 start;
 
-	if (!u->procs_cap || !u->sink.del_maps || !u->sink.del_proc)
+	if (!u->sink.del_maps || !u->sink.del_proc)
 		return 0;
-	n = calloc(u->procs_cap, sizeof(*n));
-	if (!n)
-		return 0;
-	for (i = 0; i < u->procs_cap; i++) {
-		struct ut_proc *p = &u->procs[i];
-		__u64 start;
-
-		if (!p->pid)
-			continue;
+	while ((p = htab__next(&u->procs, &it))) {
 		start = proc_start(u, p->pid);
-		if (start && (!p->start || start == p->start)) {
-			*proc_slot(n, u->procs_cap, p->pid) = *p;
+		if (start && (!p->start || start == p->start))
 			continue;
-		}
 		proc_drop(u, p);
 		gone++;
 	}
-	free(u->procs);
-	u->procs = n;
 	u->st.procs_reclaimed += gone;
 	return gone;
 }
@@ -624,20 +563,19 @@ static int add_maps(struct unwind_table *u, int pid, __u64 start, const struct p
 		describe(u, pid, e, &u->scratch[n++]);
 	}
 	p = proc_get(u, (__u32)pid, false);
-	if (!p && u->nprocs >= UNWIND_TABLE_MAX_PROCS)
+	if (!p && htab__count(&u->procs) >= UNWIND_TABLE_MAX_PROCS)
 		reclaim(u);
 	if (!p)
 		p = proc_get(u, (__u32)pid, true);
 	if (!p) {
 		u->st.procs_skipped++;
 		unpin_all(u);
-		return u->nprocs >= UNWIND_TABLE_MAX_PROCS ? -E2BIG : -ENOMEM;
+		return htab__count(&u->procs) >= UNWIND_TABLE_MAX_PROCS ? -E2BIG : -ENOMEM;
 	}
 	if (n > p->alloc) {
 		if (u->maps_used + (n - p->alloc) > u->sink.max_maps) {
-			/* reclaim() rebuilds the table even when nothing exited:
-			 * look @p up again in any case (a use-after-free found by
-			 * the ASan build of test_unwind_table). */
+			/* reclaim() may drop @p itself (its PID reused by
+			 * the process being added): look it up again. */
 			reclaim(u);
 			p = proc_get(u, (__u32)pid, false);
 			if (!p) /* reclaimed: its PID was reused by the process being added */

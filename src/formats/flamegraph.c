@@ -1,10 +1,10 @@
 /* flamegraph.c - SVG flame graphs (see flamegraph.h).
  *
- * The call tree is built in one pass over the distinct stacks of each
- * process: a node is found by (parent node, label) in a hash table, so
- * identical frames under one parent merge. Nodes are created parent first,
- * which lets every later pass (depth, x offset, pruning) run in index order
- * without recursion. A node narrower than 0.1 px is not drawn; since a child
+ * Each process's distinct stacks become label sequences, sorted so that
+ * stacks sharing a prefix are adjacent; one pass over them keeps the open
+ * frames of the common prefix and closes a frame (its width now known) when
+ * the next stack leaves it, so identical frames under one parent merge
+ * without a tree. A frame narrower than 0.1 px is not drawn; since a child
  * is never wider than its parent, that drops whole subtrees, which are
  * counted and named in the subtitle.
  */
@@ -20,6 +20,7 @@
 
 #include "formats/flamegraph.h"
 #include "formats/flamegraph_assets.h"
+#include "util/array.h"
 #include "util/intern.h"
 #include "util/log.h"
 #include "model/profile.h"
@@ -270,13 +271,11 @@ static int get_label(struct graph *g, const char *type, const char *name, bool i
 	bool added;
 	int err;
 
-	if (n >= g->lab_cap) {
-		l = realloc(g->lab, (g->lab_cap ? g->lab_cap * 2 : 256) * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		g->lab = l;
-		g->lab_cap = g->lab_cap ? g->lab_cap * 2 : 256;
-	}
+	/* Room for the label's entry: an existing one or the next. */
+	err = array__grow((void **)&g->lab, &g->lab_cap, n, sizeof(*g->lab), 256,
+			  (size_t)PROFILE_MAX_ENTRIES + 1);
+	if (err)
+		return err;
 	if (tl + nl + 3 > sizeof(stackbuf)) {
 		key = malloc(tl + nl + 3);
 		if (!key)
@@ -445,21 +444,13 @@ static bool visible(const struct graph *g, __u64 v)
 /* A frame from @x to @end at @depth is complete: keep it if wide enough. */
 static int close_frame(struct graph *g, __u64 x, __u64 end, __u32 depth, __u32 label)
 {
-	struct fg_frame *f;
-	size_t ncap;
-
 	if (!visible(g, end - x)) {
 		g->dropped++;
 		return 0;
 	}
-	if (g->nframes == g->frames_cap) {
-		ncap = g->frames_cap ? g->frames_cap * 2 : 1024;
-		f = realloc(g->frames, ncap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		g->frames = f;
-		g->frames_cap = ncap;
-	}
+	if (array__grow((void **)&g->frames, &g->frames_cap, g->nframes, sizeof(*g->frames), 1024,
+			SIZE_MAX / sizeof(*g->frames)))
+		return -ENOMEM;
 	g->frames[g->nframes++] = (struct fg_frame){x, end - x, depth, label};
 	if (depth > g->max_depth)
 		g->max_depth = depth;

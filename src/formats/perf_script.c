@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/array.h"
 #include "util/intern.h"
 #include "formats/perf_script.h"
 #include "model/profile.h"
@@ -308,24 +309,6 @@ static bool parse_header(struct slice line, struct header *h)
 
 /* ---- pass 1: facts ------------------------------------------------------- */
 
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * size);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 static void note_event(struct ps *ps, struct slice ev)
 {
 	struct slice name = ev;
@@ -374,8 +357,9 @@ static int learn_sample(struct ps *ps)
 
 		if (!f->dso.n)
 			continue;
-		err = grow((void **)&ps->ranges, &ps->ranges_cap, intern__count(ps->dsos) + 1,
-			   sizeof(*ps->ranges));
+		/* Room for the dso's index, an existing one or the next. */
+		err = array__grow((void **)&ps->ranges, &ps->ranges_cap, intern__count(ps->dsos),
+				  sizeof(*ps->ranges), 64, (size_t)PROFILE_MAX_ENTRIES + 1);
 		if (!err)
 			err = intern__put(ps->dsos, f->dso.s, f->dso.n, &idx, &added);
 		if (err)
@@ -389,8 +373,8 @@ static int learn_sample(struct ps *ps)
 			ps->ranges[idx].hi = f->addr;
 		}
 	}
-	err = grow((void **)&ps->names, &ps->names_cap, intern__count(ps->pids) + 1,
-		   sizeof(*ps->names));
+	err = array__grow((void **)&ps->names, &ps->names_cap, intern__count(ps->pids),
+			  sizeof(*ps->names), 64, (size_t)PROFILE_MAX_ENTRIES + 1);
 	if (!err)
 		err = intern__put(ps->pids, &h->pid, sizeof(h->pid), &idx, &added);
 	if (err)

@@ -1,96 +1,6 @@
-#include <errno.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "util/array.h"
-#include "util/intern.h"
-#include "model/profile.h"
-
-/* Attribute table key: string values are interned separately (not in the
- * string table, where they would be orphans since OTLP carries them inline). */
-struct attr_key {
-	__u32 key;
-	__u32 unit;
-	__u32 kind;
-	__u32 str_value; /* index in p->values */
-	__s64 int_value;
-};
-
-struct sample_key {
-	__u32 stack;
-	__u32 nattrs;
-	__u32 attrs[PROFILE_SAMPLE_MAX_ATTRS];
-	__u32 link;
-};
-
-/* Key of p->pids: a process has one sample list per value type. */
-struct proc_key {
-	__s64 pid;
-	__u32 type;
-	__u32 generation; /* profile_process_desc.generation */
-};
-
-struct value_type {
-	__u32 st, su, pt, pu; /* string indices */
-	__s64 period;	      /* 0: the meta's period_ns (type 0) */
-	__u64 total;
-};
-
-struct proc {
-	struct profile_process_desc desc; /* owned strings */
-	__u32 type;			  /* value type index */
-	struct intern *keys;		  /* struct sample_key -> sample index */
-	struct profile_sample_entry *samples;
-	size_t cap;
-};
-
-/* An add_mapping() result by its mapping's content, for the next frames of
- * that mapping: a stack's frames come from a few mappings (a non-PIE
- * program's from the same one in every process), and each add interns a
- * dozen strings and attributes. @d's strings are owned copies, "" for
- * none; limit 0: an empty slot. */
-#define MAPPING_MEMO 16
-
-struct mapping_memo {
-	struct profile_mapping_desc d;
-	__u32 idx;
-};
-
-struct profile {
-	struct profile_meta meta; /* owned strings */
-	struct intern *strings;	  /* NUL-terminated bytes */
-	struct intern *functions; /* struct profile_function_entry */
-	struct intern *mappings;  /* struct profile_mapping_entry */
-	struct intern *locations; /* struct profile_location_entry */
-	struct intern *lines;	  /* struct profile_line_entry[] */
-	struct intern *stacks;	  /* __u32[] */
-	struct intern *attrs;	  /* struct attr_key */
-	struct intern *values;	  /* NUL-terminated attribute string values */
-	struct intern *links;	  /* struct profile_link */
-	__u32 max_links;	  /* distinct links kept, zero link included */
-	__u64 links_capped;	  /* sample values kept without their link */
-	struct profile_attr_entry *attr_views;
-	size_t attr_views_cap;
-
-	struct proc *procs;
-	size_t nprocs, procs_cap;
-	struct intern *pids; /* struct proc_key -> proc index */
-
-	struct value_type types[PROFILE_MAX_TYPES];
-	__u32 ntypes;
-	__u32 meta_attrs[PROFILE_META_ATTRS]; /* loss counts, as attributes */
-	size_t nmeta_attrs;
-	__u64 total;
-	__u32 max_entries;
-	bool dirty; /* an add failed part way: prune has work */
-	struct mapping_memo mmemo[MAPPING_MEMO];
-	/* The frame type attribute of the last location added: its name
-	 * (borrowed from the frame; compared by content) and index. */
-	char ftype[32];
-	__u32 ftype_idx;
-};
+/* profile.c - the profile being built: interning of strings, functions,
+ * mappings, locations and stacks, and samples by process (see profile.h). */
+#include "model/profile_int.h"
 
 static const char *const frame_type_names[PROFILE_FRAME__COUNT] = {
 	[PROFILE_FRAME_NATIVE] = "native",
@@ -167,8 +77,7 @@ static int attr_str(struct profile *p, const char *key, const char *value, __u32
 	return err;
 }
 
-static int attr_kind_int(struct profile *p, const char *key, __u32 kind, __s64 value,
-			 __u32 *idx)
+static int attr_kind_int(struct profile *p, const char *key, __u32 kind, __s64 value, __u32 *idx)
 {
 	struct attr_key k = {.kind = kind, .int_value = value};
 	int err;
@@ -184,9 +93,6 @@ static int attr_int(struct profile *p, const char *key, __s64 value, __u32 *idx)
 	return attr_kind_int(p, key, PROFILE_ATTR_INT, value, idx);
 }
 
-static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
-				      const char *pt, const char *pu);
-
 struct profile *profile__new(void)
 {
 	return profile__new_limited(PROFILE_MAX_ENTRIES);
@@ -194,11 +100,11 @@ struct profile *profile__new(void)
 
 struct profile *profile__new_limited(__u32 max_entries)
 {
-	return profile_create(max_entries, "samples", "count", "cpu", "nanoseconds");
+	return profile__create(max_entries, "samples", "count", "cpu", "nanoseconds");
 }
 
-static struct profile *profile_create(__u32 max_entries, const char *st, const char *su,
-				      const char *pt, const char *pu)
+struct profile *profile__create(__u32 max_entries, const char *st, const char *su, const char *pt,
+				const char *pu)
 {
 	static const __u8 zero[128]; /* >= every zero entry */
 	struct profile *p;
@@ -220,8 +126,8 @@ static struct profile *profile_create(__u32 max_entries, const char *st, const c
 	p->pids = intern__new(max_entries);
 	p->links = intern__new(max_entries);
 	p->max_links = PROFILE_MAX_LINKS + 1;
-	if (!p->strings || !p->functions || !p->mappings || !p->locations || !p->lines || !p->stacks ||
-	    !p->attrs || !p->values || !p->pids || !p->links)
+	if (!p->strings || !p->functions || !p->mappings || !p->locations || !p->lines ||
+	    !p->stacks || !p->attrs || !p->values || !p->pids || !p->links)
 		goto err_out;
 
 	/* Zero values at index 0 of every dictionary table. */
@@ -496,7 +402,7 @@ static int get_proc(struct profile *p, __u32 type, const struct profile_process_
 		if (!pr->desc.nattrs && desc->nattrs &&
 		    copy_attrs(&pr->desc, desc->attrs, desc->nattrs)) {
 			free_kvs((struct profile_kv *)pr->desc.attrs, pr->desc.nattrs);
-			pr->desc.attrs = NULL; /* out of memory: none, as before */
+			pr->desc.attrs = NULL; /* out of memory: left without attributes */
 			pr->desc.nattrs = 0;
 		}
 		*out = pr;
@@ -544,9 +450,9 @@ static const char *const has_keys[4] = {
 /* The memo slot of mapping @m. */
 static struct mapping_memo *memo_slot(struct profile *p, const struct profile_mapping_desc *m)
 {
-	__u64 h = (m->start ^ (m->limit << 7) ^ m->file_offset) * 0x9e3779b97f4a7c15ull;
+	__u64 h = htab__hash_u64(m->start ^ (m->limit << 7), m->file_offset);
 
-	return &p->mmemo[h >> 60 & (MAPPING_MEMO - 1)];
+	return &p->mmemo[h & (MAPPING_MEMO - 1)];
 }
 
 /* Does @mm hold what add_mapping() would make of @m? */
@@ -798,7 +704,8 @@ int profile__add_stack_sample(struct profile *p, const struct profile_process_de
 bool profile__ctx_key_ok(const char *key)
 {
 	return key && *key && strcmp(key, "thread.id") && strcmp(key, "thread.name") &&
-	       strcmp(key, PROFILE_ATTR_OFF_CPU_STATE) && strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES);
+	       strcmp(key, PROFILE_ATTR_OFF_CPU_STATE) &&
+	       strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES);
 }
 
 /* The thread-context attributes of @l into @key (see struct profile_labels). */
@@ -855,17 +762,10 @@ int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 		err = add_ctx_attrs(p, l, &key);
 	if (!err && l && l->link)
 		err = add_link(p, l->link, count, &key.link);
-	if (!err && intern__count(pr->keys) >= pr->cap) {
-		size_t ncap = pr->cap ? pr->cap * 2 : 64;
-
-		s = realloc(pr->samples, ncap * sizeof(*s));
-		if (!s)
-			err = -ENOMEM;
-		else {
-			pr->samples = s;
-			pr->cap = ncap;
-		}
-	}
+	/* Room for the key's sample: an existing one or the next. */
+	if (!err)
+		err = array__grow((void **)&pr->samples, &pr->cap, intern__count(pr->keys),
+				  sizeof(*pr->samples), 64, (size_t)p->max_entries + 1);
 	if (!err)
 		err = intern__put(pr->keys, &key, sizeof(key), &idx, &added);
 	if (err)
@@ -964,413 +864,9 @@ int profile__set_period(struct profile *p, __u32 type, const char *period_type,
 	return err;
 }
 
-size_t profile__value_type_count(const struct profile *p)
-{
-	return p->ntypes;
-}
-
-void profile__value_type(const struct profile *p, __u32 type, __u32 *sample_type,
-			 __u32 *sample_unit, __u32 *period_type, __u32 *period_unit)
-{
-	const struct value_type *t = &p->types[type < p->ntypes ? type : 0];
-
-	*sample_type = t->st;
-	*sample_unit = t->su;
-	*period_type = t->pt;
-	*period_unit = t->pu;
-}
-
-__s64 profile__period(const struct profile *p, __u32 type)
-{
-	if (type >= p->ntypes)
-		return 0;
-	if (!type && !p->types[0].period)
-		return (__s64)p->meta.period_ns;
-	return p->types[type].period;
-}
-
-__u64 profile__type_total(const struct profile *p, __u32 type)
-{
-	return type < p->ntypes ? p->types[type].total : 0;
-}
-
-int profile__find_value_type(const struct profile *p, const char *sample_type, __u32 *type)
-{
-	__u32 i;
-
-	for (i = 0; i < p->ntypes; i++) {
-		if (!strcmp(profile__string(p, p->types[i].st, NULL), sample_type)) {
-			*type = i;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 __u32 profile__process_type(const struct profile *p, size_t i)
 {
 	return p->procs[i].type;
-}
-
-/* ---- pruning: rebuild the profile from what samples reference ---- */
-
-static void replay_lines(const struct profile *src, __u32 idx, struct profile_line *out,
-			 size_t *nout)
-{
-	const struct profile_line_entry *le;
-	size_t n, i;
-
-	le = profile__lines(src, idx, &n);
-	for (i = 0; i < n && i < PROFILE_MAX_LINES; i++) {
-		const struct profile_function_entry *fn = profile__function(src, le[i].function);
-
-		out[i].function = profile__string(src, fn->name, NULL);
-		out[i].system_name = profile__string(src, fn->system_name, NULL);
-		out[i].filename = fn->filename ? profile__string(src, fn->filename, NULL) : NULL;
-		out[i].start_line = fn->start_line;
-		out[i].line = le[i].line;
-		out[i].column = le[i].column;
-	}
-	*nout = i;
-}
-
-/* The htlhash and Go build-id of mapping @m of @src into @d. */
-static void copy_build_ids(const struct profile *src, const struct profile_mapping_entry *m,
-			   struct profile_mapping_desc *d)
-{
-	__u32 i;
-
-	for (i = 0; i < m->nattrs && i < PROFILE_MAPPING_MAX_ATTRS; i++) {
-		const struct profile_attr_entry *a = profile__attr(src, m->attrs[i]);
-		const char *k = profile__string(src, a->key, NULL);
-
-		if (!strcmp(k, "process.executable.build_id.htlhash"))
-			d->htlhash = a->str_value;
-		else if (!strcmp(k, "process.executable.build_id.go"))
-			d->go_build_id = a->str_value;
-	}
-}
-
-static int replay_sample(struct profile *dst, __u32 type, const struct profile *src,
-			 const struct proc *pr, const struct profile_sample_entry *s,
-			 profile_frame_edit_fn edit, void *arg)
-{
-	struct profile_labels lab = {0};
-	struct profile_ctx_attr ctx[PROFILE_MAX_CTX_ATTRS];
-	struct profile_mapping_desc *maps = NULL;
-	struct profile_frame *frames = NULL;
-	struct profile_line *lines = NULL;
-	const char *tname = NULL;
-	__u32 tid = 0;
-	size_t n, i;
-	const __u32 *locs = profile__stack(src, s->stack, &n);
-	int err;
-
-	frames = calloc(n + 1, sizeof(*frames));
-	maps = calloc(n + 1, sizeof(*maps));
-	lines = calloc((n + 1) * PROFILE_MAX_LINES, sizeof(*lines));
-	err = -ENOMEM;
-	if (!frames || !maps || !lines)
-		goto out;
-	for (i = 0; i < s->nattrs; i++) {
-		const struct profile_attr_entry *a = profile__attr(src, s->attrs[i]);
-		const char *k = profile__string(src, a->key, NULL);
-
-		if (!strcmp(k, "thread.id"))
-			tid = (__u32)a->int_value;
-		else if (!strcmp(k, "thread.name"))
-			tname = a->str_value;
-		else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_STATE))
-			lab.state = a->str_value;
-		else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_SWITCHES))
-			lab.switches = (__u64)a->int_value;
-		else if (a->kind == PROFILE_ATTR_STR && lab.nctx < PROFILE_MAX_CTX_ATTRS) {
-			ctx[lab.nctx].key = k;
-			ctx[lab.nctx++].value = a->str_value;
-		}
-	}
-	lab.ctx = ctx;
-	if (s->link)
-		lab.link = profile__link(src, s->link);
-	for (i = 0; i < n; i++) {
-		const struct profile_location_entry *l = profile__location(src, locs[i]);
-		struct profile_frame *f = &frames[i];
-
-		f->address = l->address;
-		f->lines = &lines[i * PROFILE_MAX_LINES];
-		replay_lines(src, l->lines, &lines[i * PROFILE_MAX_LINES], &f->nlines);
-		if (l->attr)
-			f->type_name = profile__attr(src, l->attr)->str_value;
-		if (l->mapping) {
-			const struct profile_mapping_entry *m = profile__mapping(src, l->mapping);
-
-			maps[i].start = m->start;
-			maps[i].limit = m->limit;
-			maps[i].file_offset = m->file_offset;
-			maps[i].path = profile__string(src, m->filename, NULL);
-			maps[i].build_id = m->attr ? profile__attr(src, m->attr)->str_value : NULL;
-			maps[i].flags = m->flags;
-			copy_build_ids(src, m, &maps[i]);
-			f->mapping = &maps[i];
-		}
-		if (edit)
-			edit(arg, locs[i], i, f, &maps[i]);
-	}
-	err = profile__add_typed_sample(dst, type, &pr->desc, tid, tname, &lab, frames, n,
-					s->value);
-out:
-	free(lines);
-	free(maps);
-	free(frames);
-	return err;
-}
-
-/* Stacks added with profile__add_stack() that no sample took are the only
- * orphans a run without failed adds can leave. */
-static bool all_stacks_used(const struct profile *p)
-{
-	size_t n = intern__count(p->stacks), i, j, unused;
-	bool *used, ok;
-
-	if (n <= 1)
-		return true;
-	used = calloc(n, sizeof(*used));
-	if (!used)
-		return false;
-	for (i = 0; i < p->nprocs; i++)
-		for (j = 0; j < intern__count(p->procs[i].keys); j++)
-			used[p->procs[i].samples[j].stack] = true;
-	for (i = 1, unused = 0; i < n; i++)
-		unused += !used[i];
-	ok = !unused;
-	free(used);
-	return ok;
-}
-
-static const char *type_str(const struct profile *p, __u32 idx)
-{
-	return profile__string(p, idx, NULL);
-}
-
-/* An empty profile with @p's value types (all of them, same indices, for
- * @only UINT32_MAX; else type @only alone, as type 0). */
-static struct profile *copy_types(const struct profile *p, __u32 only)
-{
-	const struct value_type *t0 = &p->types[only == UINT32_MAX ? 0 : only];
-	struct profile *n;
-	__u32 i, idx;
-
-	n = profile_create(p->max_entries, type_str(p, t0->st), type_str(p, t0->su),
-			   type_str(p, t0->pt), type_str(p, t0->pu));
-	if (!n)
-		return NULL;
-	n->types[0].period = t0->period;
-	n->max_links = p->max_links;
-	for (i = 1; only == UINT32_MAX && i < p->ntypes; i++) {
-		const struct value_type *t = &p->types[i];
-
-		if (profile__add_value_type(n, type_str(p, t->st), type_str(p, t->su),
-					    type_str(p, t->pt), type_str(p, t->pu), t->period,
-					    &idx) ||
-		    idx != i) {
-			profile__free(n);
-			return NULL;
-		}
-	}
-	return n;
-}
-
-struct profile *profile__extract_type(const struct profile *p, __u32 type)
-{
-	struct profile_meta meta;
-	struct profile *n;
-	size_t i, j;
-	int err;
-
-	if (type >= p->ntypes)
-		return NULL;
-	n = copy_types(p, type);
-	if (!n)
-		return NULL;
-	meta = p->meta;
-	meta.period_ns = (__u64)profile__period(p, type);
-	n->types[0].period = 0;
-	err = profile__set_meta(n, &meta);
-	for (i = 0; i < p->nprocs && !err; i++) {
-		const struct proc *pr = &p->procs[i];
-
-		if (pr->type != type)
-			continue;
-		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, 0, p, pr, &pr->samples[j], NULL, NULL);
-	}
-	err = err ?: profile__prune(n);
-	if (err) {
-		profile__free(n);
-		return NULL;
-	}
-	return n;
-}
-
-int profile__prune(struct profile *p)
-{
-	struct profile *n;
-	int err;
-
-	if (!p->dirty && all_stacks_used(p))
-		return 0;
-	err = profile__rebuild(p, NULL, NULL, &n);
-	if (err)
-		return err;
-	/* Swap contents: @p keeps its address for the caller. */
-	{
-		struct profile tmp = *p;
-
-		*p = *n;
-		*n = tmp;
-	}
-	profile__free(n);
-	return 0;
-}
-
-int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *arg,
-		     struct profile **out)
-{
-	struct profile *n;
-	size_t i, j;
-	int err;
-
-	*out = NULL;
-	n = copy_types(p, UINT32_MAX);
-	if (!n)
-		return -ENOMEM;
-	err = profile__set_meta(n, &p->meta);
-	n->links_capped = p->links_capped;
-	for (i = 0; i < p->nprocs && !err; i++) {
-		const struct proc *pr = &p->procs[i];
-
-		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, pr->type, p, pr, &pr->samples[j], edit, arg);
-	}
-	if (err) {
-		profile__free(n);
-		return err;
-	}
-	*out = n;
-	return 0;
-}
-
-/* ---- read side ---- */
-
-size_t profile__link_count(const struct profile *p)
-{
-	return intern__count(p->links);
-}
-
-const struct profile_link *profile__link(const struct profile *p, __u32 idx)
-{
-	return intern__get(p->links, idx, NULL);
-}
-
-void profile__set_link_cap(struct profile *p, __u32 cap)
-{
-	p->max_links = (cap ? cap : PROFILE_MAX_LINKS) + 1;
-}
-
-__u32 profile__link_cap(const struct profile *p)
-{
-	return p->max_links - 1;
-}
-
-__u64 profile__links_capped(const struct profile *p)
-{
-	return p->links_capped;
-}
-
-size_t profile__string_count(const struct profile *p)
-{
-	return intern__count(p->strings);
-}
-
-size_t profile__function_count(const struct profile *p)
-{
-	return intern__count(p->functions);
-}
-
-size_t profile__mapping_count(const struct profile *p)
-{
-	return intern__count(p->mappings);
-}
-
-size_t profile__location_count(const struct profile *p)
-{
-	return intern__count(p->locations);
-}
-
-size_t profile__stack_count(const struct profile *p)
-{
-	return intern__count(p->stacks);
-}
-
-size_t profile__attr_count(const struct profile *p)
-{
-	return intern__count(p->attrs);
-}
-
-const char *profile__string(const struct profile *p, __u32 idx, size_t *len)
-{
-	size_t n;
-	const char *s = intern__get(p->strings, idx, &n);
-
-	if (len)
-		*len = n - 1;
-	return s;
-}
-
-const struct profile_function_entry *profile__function(const struct profile *p, __u32 idx)
-{
-	return intern__get(p->functions, idx, NULL);
-}
-
-const struct profile_mapping_entry *profile__mapping(const struct profile *p, __u32 idx)
-{
-	return intern__get(p->mappings, idx, NULL);
-}
-
-const struct profile_location_entry *profile__location(const struct profile *p, __u32 idx)
-{
-	return intern__get(p->locations, idx, NULL);
-}
-
-const struct profile_attr_entry *profile__attr(const struct profile *p, __u32 idx)
-{
-	return &p->attr_views[idx];
-}
-
-const struct profile_line_entry *profile__lines(const struct profile *p, __u32 idx, size_t *n)
-{
-	size_t len;
-	const struct profile_line_entry *l = intern__get(p->lines, idx, &len);
-
-	*n = len / sizeof(*l);
-	return l;
-}
-
-__u32 profile__location_function(const struct profile *p, const struct profile_location_entry *l)
-{
-	size_t n;
-	const struct profile_line_entry *le = profile__lines(p, l->lines, &n);
-
-	return n ? le[0].function : 0;
-}
-
-const __u32 *profile__stack(const struct profile *p, __u32 idx, size_t *n)
-{
-	size_t len;
-	const __u32 *locs = intern__get(p->stacks, idx, &len);
-
-	*n = len / sizeof(__u32);
-	return locs;
 }
 
 int profile__set_value_types(struct profile *p, const char *sample_type, const char *sample_unit,
@@ -1401,35 +897,4 @@ int profile__set_value_types(struct profile *p, const char *sample_type, const c
 	p->types[0].pt = pt;
 	p->types[0].pu = pu;
 	return 0;
-}
-
-void profile__value_types(const struct profile *p, __u32 *sample_type, __u32 *sample_unit,
-			  __u32 *period_type, __u32 *period_unit)
-{
-	profile__value_type(p, 0, sample_type, sample_unit, period_type, period_unit);
-}
-
-size_t profile__process_count(const struct profile *p)
-{
-	return p->nprocs;
-}
-
-const struct profile_process_desc *profile__process(const struct profile *p, size_t i)
-{
-	return &p->procs[i].desc;
-}
-
-size_t profile__sample_count(const struct profile *p, size_t proc)
-{
-	return intern__count(p->procs[proc].keys);
-}
-
-const struct profile_sample_entry *profile__sample(const struct profile *p, size_t proc, size_t i)
-{
-	return &p->procs[proc].samples[i];
-}
-
-__u64 profile__total(const struct profile *p)
-{
-	return p->total;
 }

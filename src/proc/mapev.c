@@ -8,13 +8,9 @@
 #include <sys/mman.h>
 
 #include "util/array.h"
+#include "util/htab.h"
 #include "proc/mapev.h"
 #include "proc/procmaps.h"
-
-/* The table: a power of two of slots, half full at most, grown from
- * MIN_SLOTS (a capture that sees a few processes holds a few KB). */
-#define MAX_SLOTS (2 * MAPEV_MAX_PROCS)
-#define MIN_SLOTS 256u
 
 struct mev_map {
 	__u64 start, end, off, ino;
@@ -25,7 +21,7 @@ struct mev_map {
 };
 
 struct mev_proc {
-	__u32 pid; /* 0: a free slot */
+	__u32 pid; /* key */
 	__u32 n;
 	size_t cap;
 	char comm[16];
@@ -36,15 +32,12 @@ struct mev_proc {
 };
 
 struct mapev {
-	struct mev_proc *slots; /* nslots, linear probing */
-	__u32 nslots;
-	__u32 nprocs;
+	struct htab procs;   /* struct mev_proc, by pid */
 	__u32 nexited;	     /* of them, exited */
 	__u64 first_exit_ns; /* no exit before this one (mapev__expire() scans after it) */
 	char *paths;	     /* NUL-terminated, each once */
 	size_t plen, pcap;
-	__u32 *pidx; /* open addressing: offset + 1 of each path, 0 = free */
-	size_t pslots, npaths;
+	struct htab pidx; /* __u32 offset of each path in paths */
 	/* put_map()'s result (up to 3 past the cap before it stops) */
 	struct mev_map *scratch;
 	size_t scratch_cap;
@@ -53,79 +46,33 @@ struct mapev {
 	struct mapev_stats st;
 };
 
-static __u32 pid_hash(__u32 pid)
+static bool pid_eq(const void *elem, const void *key, void *ctx)
 {
-	return pid * 2654435761u;
+	(void)ctx;
+	return ((const struct mev_proc *)elem)->pid == *(const __u32 *)key;
 }
 
 static struct mev_proc *find(struct mapev *m, __u32 pid)
 {
-	__u32 i = pid_hash(pid) & (m->nslots - 1);
-
-	if (!pid)
-		return NULL;
-	while (m->slots[i].pid) {
-		if (m->slots[i].pid == pid)
-			return &m->slots[i];
-		i = (i + 1) & (m->nslots - 1);
-	}
-	return NULL;
+	return htab__find(&m->procs, htab__hash_u64(pid, 0), &pid, pid_eq, NULL);
 }
 
-/* Remove the process in slot @p: the entries after it in its run move
- * back (no tombstones). */
-static void remove_slot(struct mapev *m, struct mev_proc *p)
+/* Remove the process @p. */
+static void remove_proc(struct mapev *m, struct mev_proc *p)
 {
-	__u32 i = (__u32)(p - m->slots), j = i, h;
-
 	if (p->exit_ns)
 		m->nexited--;
 	free(p->maps);
-	memset(p, 0, sizeof(*p));
-	m->nprocs--;
-	for (;;) {
-		j = (j + 1) & (m->nslots - 1);
-		if (!m->slots[j].pid)
-			break;
-		h = pid_hash(m->slots[j].pid) & (m->nslots - 1);
-		/* Moves back to i when its home is not in (i, j]. */
-		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
-			m->slots[i] = m->slots[j];
-			memset(&m->slots[j], 0, sizeof(m->slots[j]));
-			i = j;
-		}
-	}
+	htab__remove(&m->procs, p);
 }
 
-/* Double the table (up to MAX_SLOTS). 0 or -ENOMEM. */
-static int grow_table(struct mapev *m)
-{
-	__u32 n = m->nslots * 2, i, j;
-	struct mev_proc *t = calloc(n, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < m->nslots; i++) {
-		if (!m->slots[i].pid)
-			continue;
-		j = pid_hash(m->slots[i].pid) & (n - 1);
-		while (t[j].pid)
-			j = (j + 1) & (n - 1);
-		t[j] = m->slots[i];
-	}
-	free(m->slots);
-	m->slots = t;
-	m->nslots = n;
-	return 0;
-}
-
-/* The slot of @pid, emptied of any mappings (new, or reused). NULL when
- * the table is full of live processes. Slots may move: pointers to other
- * slots taken before are invalid after. */
+/* The entry of @pid, emptied of any mappings (new, or reused). NULL when
+ * the table is full of live processes. Entries may move: pointers to
+ * others taken before are invalid after. */
 static struct mev_proc *fresh(struct mapev *m, __u32 pid)
 {
-	struct mev_proc *p = find(m, pid), *old = NULL;
-	__u32 i;
+	struct mev_proc *p = find(m, pid), *old = NULL, *q;
+	size_t it = 0;
 
 	if (p) {
 		if (p->exit_ns)
@@ -137,27 +84,23 @@ static struct mev_proc *fresh(struct mapev *m, __u32 pid)
 		p->exe_deleted = false;
 		return p;
 	}
-	if (m->nprocs >= MAPEV_MAX_PROCS) {
-		for (i = 0; i < m->nslots; i++)
-			if (m->slots[i].pid && m->slots[i].exit_ns &&
-			    (!old || m->slots[i].exit_ns < old->exit_ns))
-				old = &m->slots[i];
+	if (htab__count(&m->procs) >= MAPEV_MAX_PROCS) {
+		while ((q = htab__next(&m->procs, &it)))
+			if (q->exit_ns && (!old || q->exit_ns < old->exit_ns))
+				old = q;
 		if (!old) {
 			m->st.full++;
 			return NULL;
 		}
 		m->st.dropped++;
-		remove_slot(m, old);
-	} else if (2 * (m->nprocs + 1) > m->nslots && m->nslots < MAX_SLOTS && grow_table(m)) {
+		remove_proc(m, old);
+	}
+	if (htab__add(&m->procs, htab__hash_u64(pid, 0), (void **)&p)) {
 		m->st.full++;
 		return NULL;
 	}
-	i = pid_hash(pid) & (m->nslots - 1);
-	while (m->slots[i].pid)
-		i = (i + 1) & (m->nslots - 1);
-	m->slots[i].pid = pid;
-	m->nprocs++;
-	return &m->slots[i];
+	p->pid = pid;
+	return p;
 }
 
 struct mapev *mapev__new(void)
@@ -166,92 +109,66 @@ struct mapev *mapev__new(void)
 
 	if (!m)
 		return NULL;
-	m->nslots = MIN_SLOTS;
-	m->slots = calloc(m->nslots, sizeof(*m->slots));
-	if (!m->slots) {
-		free(m);
-		return NULL;
-	}
+	htab__init(&m->procs, sizeof(struct mev_proc), MAPEV_MAX_PROCS);
+	/* Each path takes two bytes at least. */
+	htab__init(&m->pidx, sizeof(__u32), MAPEV_MAX_PATHS / 2);
 	return m;
 }
 
 void mapev__free(struct mapev *m)
 {
-	__u32 i;
+	struct mev_proc *p;
+	size_t it = 0;
 
 	if (!m)
 		return;
-	for (i = 0; i < m->nslots; i++)
-		free(m->slots[i].maps);
-	free(m->slots);
+	while ((p = htab__next(&m->procs, &it)))
+		free(p->maps);
+	htab__release(&m->procs);
 	free(m->scratch);
 	free(m->out);
 	free(m->paths);
-	free(m->pidx);
+	htab__release(&m->pidx);
 	free(m);
 }
 
-static __u32 str_hash(const char *s, size_t len)
+struct path_key {
+	const char *s;
+	size_t len;
+};
+
+static bool path_eq(const void *elem, const void *key, void *ctx)
 {
-	__u32 h = 2166136261u;
-	size_t i;
+	const struct path_key *k = key;
+	const char *stored = (const char *)ctx + *(const __u32 *)elem;
 
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
-static int grow_index(struct mapev *m)
-{
-	size_t n = m->pslots ? 2 * m->pslots : 256, i, j;
-	__u32 *idx = calloc(n, sizeof(*idx));
-
-	if (!idx)
-		return -ENOMEM;
-	for (i = 0; i < m->pslots; i++) {
-		const char *s;
-
-		if (!m->pidx[i])
-			continue;
-		s = m->paths + m->pidx[i] - 1;
-		j = str_hash(s, strlen(s)) & (n - 1);
-		while (idx[j])
-			j = (j + 1) & (n - 1);
-		idx[j] = m->pidx[i];
-	}
-	free(m->pidx);
-	m->pidx = idx;
-	m->pslots = n;
-	return 0;
+	return !strncmp(stored, k->s, k->len) && !stored[k->len];
 }
 
 /* The offset of path @s (@len bytes) in m->paths, added once. -ENOSPC at
  * MAPEV_MAX_PATHS, -ENOMEM. */
 static int intern_path(struct mapev *m, const char *s, size_t len, __u32 *off)
 {
-	size_t j;
+	struct path_key key = {.s = s, .len = len};
+	__u64 h = htab__hash(s, len);
+	const __u32 *found;
+	__u32 *slot;
 
-	if (2 * (m->npaths + 1) > m->pslots && grow_index(m))
-		return -ENOMEM;
-	j = str_hash(s, len) & (m->pslots - 1);
-	for (; m->pidx[j]; j = (j + 1) & (m->pslots - 1)) {
-		const char *k = m->paths + m->pidx[j] - 1;
-
-		if (!strncmp(k, s, len) && !k[len]) {
-			*off = m->pidx[j] - 1;
-			return 0;
-		}
+	found = m->plen ? htab__find(&m->pidx, h, &key, path_eq, m->paths) : NULL;
+	if (found) {
+		*off = *found;
+		return 0;
 	}
 	if (m->plen + len + 1 > MAPEV_MAX_PATHS)
 		return -ENOSPC;
-	if (array__grow((void **)&m->paths, &m->pcap, m->plen + len, 1, 4096, MAPEV_MAX_PATHS))
+	if (array__grow((void **)&m->paths, &m->pcap, m->plen + len, 1, 4096, MAPEV_MAX_PATHS) ||
+	    htab__add(&m->pidx, h, (void **)&slot))
 		return -ENOMEM;
 	memcpy(m->paths + m->plen, s, len);
 	m->paths[m->plen + len] = '\0';
 	*off = (__u32)m->plen;
-	m->pidx[j] = (__u32)m->plen + 1;
+	*slot = (__u32)m->plen;
 	m->plen += len + 1;
-	m->npaths++;
 	m->st.path_bytes = m->plen;
 	return 0;
 }
@@ -298,7 +215,7 @@ void mapev__fork(struct mapev *m, __u32 pid, __u32 ppid)
 		/* Not known: nor is the child (a reused PID loses what it had). */
 		p = find(m, pid);
 		if (p)
-			remove_slot(m, p);
+			remove_proc(m, p);
 		return;
 	}
 	n = parent->n;
@@ -423,7 +340,7 @@ void mapev__mmap(struct mapev *m, __u32 pid, const struct mapev_map *mm)
 	}
 	if (intern_path(m, mm->path, len, &nm.path) || put_map(m, p, &nm)) {
 		m->st.dropped++;
-		remove_slot(m, p);
+		remove_proc(m, p);
 		return;
 	}
 	/* The kernel maps the program first, then its loader. */
@@ -435,37 +352,34 @@ void mapev__mmap(struct mapev *m, __u32 pid, const struct mapev_map *mm)
 
 void mapev__lost(struct mapev *m)
 {
-	__u32 i;
+	struct mev_proc *p;
+	size_t it = 0;
 
 	m->st.lost++;
-	for (i = 0; i < m->nslots; i++)
-		free(m->slots[i].maps);
-	memset(m->slots, 0, m->nslots * sizeof(*m->slots));
-	m->nprocs = 0;
+	while ((p = htab__next(&m->procs, &it)))
+		free(p->maps);
+	htab__clear(&m->procs);
 	m->nexited = 0;
 }
 
 void mapev__expire(struct mapev *m, __u64 now_ns)
 {
+	struct mev_proc *p;
 	__u64 first = 0;
-	__u32 i = 0;
+	size_t it = 0;
 
 	/* A scan of the whole table only when an exit is old enough. */
 	if (!m->nexited || now_ns <= m->first_exit_ns ||
 	    now_ns - m->first_exit_ns <= MAPEV_KEEP_EXITED_NS)
 		return;
-	while (i < m->nslots) {
-		struct mev_proc *p = &m->slots[i];
-
-		/* A removal may move a later entry into slot i: look again. */
-		if (p->pid && p->exit_ns && now_ns > p->exit_ns &&
+	while ((p = htab__next(&m->procs, &it))) {
+		if (p->exit_ns && now_ns > p->exit_ns &&
 		    now_ns - p->exit_ns > MAPEV_KEEP_EXITED_NS) {
-			remove_slot(m, p);
+			remove_proc(m, p);
 			continue;
 		}
-		if (p->pid && p->exit_ns && (!first || p->exit_ns < first))
+		if (p->exit_ns && (!first || p->exit_ns < first))
 			first = p->exit_ns;
-		i++;
 	}
 	m->first_exit_ns = first;
 }
@@ -515,5 +429,5 @@ int mapev__maps(struct mapev *m, __u32 pid, struct procmaps **out, struct mapev_
 void mapev__stats(const struct mapev *m, struct mapev_stats *st)
 {
 	*st = m->st;
-	st->procs = m->nprocs;
+	st->procs = htab__count(&m->procs);
 }

@@ -2,9 +2,9 @@
  * perf side-band records (PERF_RECORD_COMM with exec, FORK, EXIT, MMAP2)
  * instead of read from /proc/PID/maps.
  *
- * A compile loop starts a thousand processes in 30 s; reading each one's
- * maps file when it is first sampled cost ~100 us of profcap's CPU per
- * process (the open and the kernel's text). The kernel reports every
+ * A compile loop starts processes by the thousand; reading each one's maps
+ * file when it is first sampled costs profcap an open and the kernel's
+ * text per process. The kernel reports every
  * executable mapping as it is made, as it does for perf record: a process
  * exec()ed while profcap runs is known from its exec on, a process forked
  * from a known one inherits its parent's, and one that exited before

@@ -241,13 +241,13 @@ static __u64 get_le(const __u8 *p, int n)
 	return v;
 }
 
-/* Huge pages for the 2 MiB blocks a large section @off, @len (cc1's
- * .eh_frame and its header: 2.7 MB) touches, edges included: the image
+/* Huge pages for the 2 MiB blocks a large section @off, @len (a big
+ * program's .eh_frame and its header) touches, edges included: the image
  * starts on a 2 MiB boundary, so they are the file's blocks. Up to 2 MiB
- * more is resident while the image lives; a 4 KiB page costs 50 times a
- * huge page's share in a VM with shadow paging (~600 faults of cc1's,
- * ~5 ms; pages__huge_pays()). Smaller
- * sections, and the rest of the image, stay in small pages. Before any
+ * more is resident while the image lives; where small-page faults are
+ * dear (shadow paging: pages__huge_pays()) a huge page costs far less
+ * than the small ones it replaces. Smaller sections, and the rest of the
+ * image, stay in small pages. Before any
  * page of the block is touched: a block with one small page stays small. */
 static void advise_range(struct pfile_image *img, __u64 off, __u64 len)
 {
@@ -286,7 +286,7 @@ static bool wanted(const char *name, const char *const *sections)
 /* Section headers, their name table and the wanted sections. The headers
  * and names are read into a buffer of ours first and copied into the image
  * last: a large section's blocks may then be huge pages (read_range()) even
- * where they lie (cc1: at the end of the file, in .eh_frame's last block). */
+ * where they lie (e.g. at the end of the file, in .eh_frame's last block). */
 static int read_sections(int fd, struct pfile_image *img, const char *const *sections)
 {
 	const __u8 *h = img->data, *sh;

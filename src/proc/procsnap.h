@@ -47,7 +47,7 @@ int procsnap__read(const char *proc_root, int pid, struct procsnap **out);
 /* The containers of the last few sets of cgroups seen, for a caller that
  * knows each process's (the sampler's notices): a compile loop's hundreds
  * of processes share one, and its container is read once, not once per
- * process (/proc/PID/cgroup: ~40 us of CPU each here). A set is the
+ * process (a read of /proc/PID/cgroup each). A set is the
  * process's css_set (its cgroup in every hierarchy, as the kernel shares
  * them) with its cgroup v2 ID: the same pair, the same cgroup file. Where
  * the css_set is unknown, the v2 ID alone, for processes whose file lists

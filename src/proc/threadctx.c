@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/htab.h"
 #include "util/fdio.h"
 #include "util/utf8.h"
 #include "proc/pfile.h"
@@ -92,8 +93,8 @@ static int read_phdrs(const struct elf_file *f, Elf64_Phdr *tls, __u64 *base)
  * strings in section sym->sh_link): its value into *@value and its index
  * into *@index. 0, -ENOENT, or an error. The table is read in chunks and a
  * name only for a defined TLS symbol: a program that exports everything
- * (cc1: 0.7 MB of .dynsym, 1.3 MB of .dynstr) costs a few reads into one
- * small buffer, not megabytes of fresh pages for every new binary. */
+ * costs a few reads into one small buffer, not megabytes of fresh pages
+ * for every new binary. */
 static int find_symbol(const struct elf_file *f, const Elf64_Shdr *sh, const Elf64_Shdr *sym,
 		       __u64 *value, __u32 *index)
 {
@@ -313,56 +314,58 @@ int threadctx__module_locate(const struct threadctx_module *m, __u64 bias,
 
 /* ---- per process ---- */
 
-#define FILES_SLOTS 1024 /* power of two; cleared when three quarters full */
+#define FILES_MAX 768 /* forgotten all at once past this many */
+
+struct file_key {
+	__u64 dev, ino;
+};
 
 struct threadctx_files {
-	struct {
-		__u64 ino; /* 0 = free */
-		__u64 dev;
-	} slot[FILES_SLOTS];
-	unsigned n;
+	struct htab set; /* struct file_key */
 };
 
 struct threadctx_files *threadctx_files__new(void)
 {
-	return calloc(1, sizeof(struct threadctx_files));
+	struct threadctx_files *f = calloc(1, sizeof(*f));
+
+	if (f)
+		htab__init(&f->set, sizeof(struct file_key), FILES_MAX);
+	return f;
 }
 
 void threadctx_files__free(struct threadctx_files *f)
 {
+	if (!f)
+		return;
+	htab__release(&f->set);
 	free(f);
 }
 
-/* The slot of (@dev, @ino), or the free slot where it would go. */
-static unsigned files_slot(const struct threadctx_files *f, __u64 dev, __u64 ino)
+static bool file_eq(const void *elem, const void *key, void *ctx)
 {
-	unsigned i = (unsigned)((ino * 0x9e3779b97f4a7c15ull ^ dev) >> 40) & (FILES_SLOTS - 1);
+	const struct file_key *a = elem, *b = key;
 
-	while (f->slot[i].ino && (f->slot[i].ino != ino || f->slot[i].dev != dev))
-		i = (i + 1) & (FILES_SLOTS - 1);
-	return i;
+	(void)ctx;
+	return a->dev == b->dev && a->ino == b->ino;
 }
 
 static bool files_known(const struct threadctx_files *f, __u64 dev, __u64 ino)
 {
-	return f && ino && f->slot[files_slot(f, dev, ino)].ino;
+	struct file_key k = {.dev = dev, .ino = ino};
+
+	return f && ino && htab__find(&f->set, htab__hash_u64(dev, ino), &k, file_eq, NULL);
 }
 
 static void files_add(struct threadctx_files *f, __u64 dev, __u64 ino)
 {
-	unsigned i;
+	struct file_key *e;
 
-	if (!f || !ino)
+	if (!f || !ino || files_known(f, dev, ino))
 		return;
-	if (f->n >= FILES_SLOTS / 4 * 3) {
-		memset(f, 0, sizeof(*f)); /* a host that keeps loading new files */
-	}
-	i = files_slot(f, dev, ino);
-	if (!f->slot[i].ino) {
-		f->slot[i].ino = ino;
-		f->slot[i].dev = dev;
-		f->n++;
-	}
+	if (htab__count(&f->set) >= FILES_MAX)
+		htab__clear(&f->set); /* a host that keeps loading new files */
+	if (!htab__add(&f->set, htab__hash_u64(dev, ino), (void **)&e))
+		*e = (struct file_key){.dev = dev, .ino = ino};
 }
 
 /* Reads process memory for threadctx__module_locate(): ctx is the

@@ -1,467 +1,12 @@
 /* dwarf.c - source lines and inlined frames from DWARF (see dwarf.h). */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "symbolize/dwarf_int.h"
 
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include "util/array.h"
-#include "util/gz.h"
-#include "util/pages.h"
-#include "util/search.h"
-#include "symbolize/dwarf.h"
-#include "symbolize/dwline.h"
-
-#define CACHE_MIN 1024
-#define CHUNK_LINES 4096
 #define MAX_DEPTH 256 /* DIE nesting walked per unit */
 /* Files whose DWARF is not begun yet each hold a descriptor (libdw finds a
  * dwz alternate file relative to it): past this many, begin at open. */
 #define MAX_PENDING 256
 
 static atomic_int pending_fds;
-
-/* A subprogram or inlined subroutine with code. */
-struct scope {
-	Dwarf_Die die;
-	__s32 parent; /* index of the enclosing scope in the unit, -1 = none */
-	bool inlined; /* DW_TAG_inlined_subroutine */
-};
-
-/* [lo, hi) whose innermost scope is @scope. */
-struct seg {
-	__u64 lo, hi;
-	__u32 scope;
-};
-
-struct unit {
-	Dwarf_Off die_off; /* of the unit DIE */
-	bool have_die;	   /* cudie and comp_dir read (unit_die()) */
-	Dwarf_Die cudie;
-	const char *comp_dir; /* DW_AT_comp_dir, NULL = none */
-	bool indexed;
-	struct scope *scopes;
-	size_t nscopes;
-	struct seg *segs;
-	size_t nsegs;
-	/* Line rows (dwline.h), read at the unit's first lookup: 1 = read,
-	 * -1 = not readable here (split unit, odd program): libdw's then. */
-	int lines_state;
-	struct dwline_table lines;
-};
-
-/* An address range of a unit. */
-struct urange {
-	__u64 lo, hi;
-	__u32 unit;
-};
-
-struct centry {
-	__u64 addr; /* key + 1; 0 = empty slot */
-	const struct profile_line *lines;
-	__u32 n;
-};
-
-struct pentry {
-	const char *key;
-	char *path;
-};
-
-struct chunk {
-	struct chunk *next;
-	size_t used;
-	struct profile_line v[CHUNK_LINES];
-};
-
-struct dwarf_lines {
-	Elf *elf;
-	Dwarf *dw;
-	int fd;	     /* ours, until the DWARF is begun; -1 after */
-	bool begun;  /* dwarf_begin_elf() and the unit index were tried */
-	bool broken; /* ... and failed: no lines */
-	struct unit *units;
-	size_t nunits;
-	struct urange *ranges;
-	size_t nranges, ranges_cap, units_cap;
-	/* Units .debug_aranges has no set for (data only, or from a compiler
-	 * that writes none): their DIE offsets, read at the first address no
-	 * indexed unit covers (reading them makes libdw set up every unit). */
-	Dwarf_Off *unset;
-	size_t nunset;
-	struct centry *cache;
-	size_t ncache, cache_cap; /* cap a power of two */
-	struct chunk *chunks;
-	/* Relative source file names joined with their unit's comp_dir,
-	 * keyed by libdw's (stable) name pointer. */
-	struct pentry *paths;
-	size_t npaths, paths_cap;
-	/* Names and file names of cached lines, owned (libdw's go at
-	 * dwarf_lines__release()): a set of strings, cap a power of two. */
-	char **strs;
-	size_t nstrs, strs_cap;
-	bool has_inline;
-	/* .debug_line as libdw reads it (decompressed), NULL = none. */
-	const unsigned char *line_sec;
-	size_t line_len;
-	/* Sections decompressed here (decompress_sections()), unmapped after
-	 * the Elf that points at them ends. */
-	struct zbuf {
-		void *p;
-		size_t len;
-	} zbufs[16];
-	unsigned int nzbufs;
-	size_t held; /* debug sections' bytes as libdw reads them (held_size()) */
-	struct dwarf_lines_stats st;
-};
-
-/* ---- growable arrays ------------------------------------------------------ */
-
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	return array__grow(v, cap, n, size, 64, SIZE_MAX / size);
-}
-
-/* ---- open: unit ranges -------------------------------------------------- */
-
-static int cmp_urange(const void *a, const void *b)
-{
-	const struct urange *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-static int add_unit_ranges(struct dwarf_lines *d, Dwarf_Die *cudie, size_t *rcap)
-{
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
-	size_t added = 0;
-	int err;
-
-	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0) {
-		if (lo >= hi)
-			continue;
-		err = grow((void **)&d->ranges, rcap, d->nranges, sizeof(*d->ranges));
-		if (err)
-			return err;
-		d->ranges[d->nranges++] = (struct urange){lo, hi, (__u32)d->nunits};
-		added++;
-	}
-	return added ? 1 : 0;
-}
-
-static const char *comp_dir(Dwarf_Die *cudie)
-{
-	Dwarf_Attribute a;
-	const char *dir;
-
-	if (!dwarf_attr(cudie, DW_AT_comp_dir, &a))
-		return NULL;
-	dir = dwarf_formstring(&a);
-	return dir && *dir == '/' ? dir : NULL;
-}
-
-/* Every unit from its DIE: address ranges (DW_AT_ranges, low/high pc).
- * Reads each unit DIE, which makes libdw set up every unit (libc: 2063,
- * ~3.7 MB): the way for files without .debug_aranges. */
-static int index_units_walk(struct dwarf_lines *d)
-{
-	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Die cudie, subdie;
-	Dwarf_Half version;
-	uint8_t type;
-	size_t ucap = 0, rcap = 0;
-	int err, r;
-
-	while (dwarf_get_units(d->dw, cu, &next, &version, &type, &cudie, &subdie) == 0) {
-		cu = next;
-		/* Split units: the skeleton's ranges and lines are what we have. */
-		if (type != DW_UT_compile && type != DW_UT_skeleton && type != DW_UT_partial)
-			continue;
-		err = grow((void **)&d->units, &ucap, d->nunits, sizeof(*d->units));
-		if (err)
-			return err;
-		r = add_unit_ranges(d, &cudie, &rcap);
-		if (r < 0)
-			return r;
-		if (!r)
-			continue;
-		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
-		d->units[d->nunits].die_off = dwarf_dieoffset(&cudie);
-		d->units[d->nunits].have_die = true;
-		d->units[d->nunits].cudie = cudie;
-		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
-	}
-	return 0;
-}
-
-static __u64 get_le(const unsigned char *p, size_t n)
-{
-	__u64 v = 0;
-
-	while (n--)
-		v = v << 8 | p[n];
-	return v;
-}
-
-/* The section after @scn (NULL: the first) with contents in the file (not
- * SHT_NOBITS), its header into *@sh and its name (NULL when unreadable)
- * into *@name, through the section name table @shstrndx; NULL after the
- * last. */
-static Elf_Scn *next_section(Elf *elf, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *sh,
-			     const char **name)
-{
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
-			continue;
-		*name = elf_strptr(elf, shstrndx, sh->sh_name);
-		return scn;
-	}
-	return NULL;
-}
-
-/* The data of section @name, or NULL. */
-static Elf_Data *section_data(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr sh;
-	const char *n;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = next_section(elf, shstrndx, scn, &sh, &n)))
-		if (n && !strcmp(n, name))
-			return elf_rawdata(scn, NULL); /* bytes: see inflate_section() */
-	return NULL;
-}
-
-struct uoff {
-	Dwarf_Off off, die_off; /* unit header, unit DIE */
-	__s64 unit;		/* index in d->units, -1 = none yet */
-};
-
-static int cmp_uoff_key(const void *key, const void *e)
-{
-	Dwarf_Off k = *(const Dwarf_Off *)key, o = ((const struct uoff *)e)->off;
-
-	return k < o ? -1 : k > o;
-}
-
-/* Units from .debug_aranges (GCC writes one set per unit with code):
- * address -> unit without reading any unit DIE, so libdw sets up only the
- * units lookups land in (and those before them: it reads units in order).
- * Units with no set are read from their DIE. 1 when done, 0 when the file
- * has no usable .debug_aranges (the caller walks every unit), or -errno. */
-static int index_aranges(struct dwarf_lines *d)
-{
-	Elf_Data *data = section_data(d->elf, ".debug_aranges");
-	const unsigned char *p, *end, *ident = (const unsigned char *)elf_getident(d->elf, NULL);
-	struct uoff *u = NULL;
-	size_t nu = 0, ucap = 0, rcap = 0, i, hsize, covered = 0, dcap = 0;
-	Dwarf_Off off = 0, next;
-	int err = 0;
-
-	if (!data || !data->d_buf || !data->d_size || !ident || ident[EI_DATA] != ELFDATA2LSB ||
-	    __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
-		return 0;
-	while (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ==
-	       0) {
-		err = grow((void **)&u, &ucap, nu, sizeof(*u));
-		if (err)
-			goto out;
-		u[nu++] = (struct uoff){off, off + hsize, -1};
-		off = next;
-	}
-	p = data->d_buf;
-	end = p + data->d_size;
-	while (end - p >= 4) {
-		const unsigned char *set = p, *set_end;
-		__u64 len = get_le(p, 4), cu;
-		size_t osz = 4, asz, tuple;
-		struct uoff *e;
-
-		p += 4;
-		if (len == 0xffffffffull && end - p >= 8) {
-			len = get_le(p, 8);
-			p += 8;
-			osz = 8;
-		} else if (len >= 0xfffffff0ull) {
-			break;
-		}
-		if (len > (__u64)(end - p))
-			break;
-		set_end = p + len;
-		if (set_end - p < (ptrdiff_t)(2 + osz + 2) || get_le(p, 2) != 2) {
-			p = set_end;
-			continue;
-		}
-		cu = get_le(p + 2, osz);
-		asz = p[2 + osz];
-		tuple = 2 * asz;
-		if ((asz != 4 && asz != 8) || p[3 + osz]) { /* segment selectors: none */
-			p = set_end;
-			continue;
-		}
-		p += 4 + osz;
-		p = set + (((size_t)(p - set) + tuple - 1) / tuple) * tuple;
-		e = bsearch(&cu, u, nu, sizeof(*u), cmp_uoff_key);
-		for (; e && set_end - p >= (ptrdiff_t)tuple; p += tuple) {
-			__u64 lo = get_le(p, asz), n = get_le(p + asz, asz);
-
-			if (!lo && !n)
-				break;
-			if (!n || lo + n < lo)
-				continue;
-			if (e->unit < 0) {
-				err = grow((void **)&d->units, &dcap, d->nunits, sizeof(*d->units));
-				if (err)
-					goto out;
-				memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
-				d->units[d->nunits].die_off = e->die_off;
-				e->unit = (__s64)d->nunits++;
-				covered++;
-			}
-			err = grow((void **)&d->ranges, &rcap, d->nranges, sizeof(*d->ranges));
-			if (err)
-				goto out;
-			d->ranges[d->nranges++] = (struct urange){lo, lo + n, (__u32)e->unit};
-		}
-		p = set_end;
-	}
-	if (!covered)
-		goto out; /* 0: walk every unit */
-	for (i = 0; i < nu; i++) {
-		if (u[i].unit >= 0)
-			continue;
-		if (!d->unset) {
-			d->unset = malloc((nu - covered) * sizeof(*d->unset));
-			if (!d->unset) {
-				err = -ENOMEM;
-				goto out;
-			}
-		}
-		d->unset[d->nunset++] = u[i].die_off;
-	}
-	d->units_cap = dcap;
-	d->ranges_cap = rcap;
-	err = 1;
-out:
-	free(u);
-	if (err <= 0) { /* start over, or fail */
-		free(d->units);
-		free(d->ranges);
-		free(d->unset);
-		d->units = NULL;
-		d->ranges = NULL;
-		d->unset = NULL;
-		d->nunits = d->nranges = d->nunset = 0;
-	}
-	return err;
-}
-
-/* Index the units .debug_aranges left out, from their DIE, once. 1 when
- * there were any (the caller looks again), 0, or -errno. */
-static int index_unset(struct dwarf_lines *d)
-{
-	size_t i, n = d->nunset;
-	int err = 0, r;
-
-	if (!n)
-		return 0;
-	d->nunset = 0;
-	for (i = 0; i < n && !err; i++) {
-		Dwarf_Die cudie;
-		int tag;
-
-		if (!dwarf_offdie(d->dw, d->unset[i], &cudie))
-			continue;
-		tag = dwarf_tag(&cudie);
-		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit &&
-		    tag != DW_TAG_skeleton_unit)
-			continue;
-		err = grow((void **)&d->units, &d->units_cap, d->nunits, sizeof(*d->units));
-		if (err)
-			break;
-		r = add_unit_ranges(d, &cudie, &d->ranges_cap);
-		if (r <= 0) {
-			err = r;
-			continue;
-		}
-		memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
-		d->units[d->nunits].die_off = d->unset[i];
-		d->units[d->nunits].have_die = true;
-		d->units[d->nunits].cudie = cudie;
-		d->units[d->nunits++].comp_dir = comp_dir(&cudie);
-	}
-	free(d->unset);
-	d->unset = NULL;
-	if (d->nranges)
-		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
-	d->st.units = d->nunits;
-	return err < 0 ? err : 1;
-}
-
-static int index_units(struct dwarf_lines *d)
-{
-	int err = index_aranges(d);
-
-	if (!err)
-		err = index_units_walk(d);
-	if (err < 0)
-		return err;
-	if (d->nranges) /* qsort() wants a non-NULL array even for 0 */
-		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_urange);
-	d->st.units = d->nunits;
-	return 0;
-}
-
-/* Read unit @u's DIE (units indexed from .debug_aranges are read when a
- * lookup first lands in them). 0 or -ENOENT. */
-static int unit_die(struct dwarf_lines *d, struct unit *u)
-{
-	if (u->have_die)
-		return 0;
-	if (!dwarf_offdie(d->dw, u->die_off, &u->cudie))
-		return -ENOENT;
-	u->comp_dir = comp_dir(&u->cudie);
-	u->have_die = true;
-	return 0;
-}
-
-/* True when the ELF has a .debug_info (or .zdebug_info) with contents. */
-/* The first section named @name with contents (not SHT_NOBITS, not empty),
- * its header into *@sh; NULL when there is none. */
-static Elf_Scn *named_section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	const char *n;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = next_section(elf, shstrndx, scn, sh, &n)))
-		if (sh->sh_size && n && !strcmp(n, name))
-			return scn;
-	return NULL;
-}
-
-static bool has_debug_info(Elf *elf)
-{
-	GElf_Shdr sh;
-
-	return named_section(elf, ".debug_info", &sh) || named_section(elf, ".zdebug_info", &sh);
-}
 
 static void drop_fd(struct dwarf_lines *d)
 {
@@ -475,249 +20,8 @@ static void drop_fd(struct dwarf_lines *d)
 	atomic_fetch_sub(&pending_fds, 1);
 }
 
-/* Indexing the units read a page or more of every unit across the mapped
- * file (libpython: 8 MB resident). Lookups need only a few units' pages:
- * let the others go (the mapping is private and read-only, so they are
- * read back from the page cache when touched again). */
-static void release_pages(struct dwarf_lines *d)
-{
-	size_t size = 0;
-	char *img = elf_rawfile(d->elf, &size);
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t lo, hi;
-
-	if (!img || !size || page <= 0)
-		return;
-	lo = ((uintptr_t)img + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-	hi = ((uintptr_t)img + size) & ~((uintptr_t)page - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-}
-
-/* Sections libdw would decompress at dwarf_begin_elf() that lines and
- * inlined frames never read: variable locations (libc's debug file: 1.4 MB
- * of .debug_loclists), macros, name indexes, CFI. */
-static const char *const unused_sections[] = {
-	".debug_loc",	  ".debug_loclists", ".debug_macro",   ".debug_macinfo",
-	".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
-	".debug_frame",	  ".debug_names",    ".debug_types",
-	NULL,
-};
-
-static bool unused_section(const char *name)
-{
-	char norm[64];
-	size_t i;
-
-	if (!strncmp(name, ".zdebug_", 8)) { /* GNU-compressed: the same names */
-		snprintf(norm, sizeof(norm), ".debug_%s", name + 8);
-		name = norm;
-	}
-	for (i = 0; unused_sections[i]; i++)
-		if (!strcmp(name, unused_sections[i]))
-			return true;
-	return false;
-}
-
-/* Mark the unused sections SHT_NOBITS in our private copy of the headers,
- * which libdw skips: never decompressed, never resident. */
-static void hide_unused(Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr sh;
-	const char *name;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return;
-	while ((scn = next_section(elf, shstrndx, scn, &sh, &name))) {
-		if (name && unused_section(name)) {
-			sh.sh_type = SHT_NOBITS;
-			gelf_update_shdr(scn, &sh);
-		}
-	}
-}
-
-/* Drop the mapped pages wholly inside [@p, @p + @len): read-only file
- * pages, read back from the page cache if touched again. */
-static void release_range(const char *p, size_t len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t lo, hi;
-
-	if (page <= 0)
-		return;
-	lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-	hi = ((uintptr_t)p + len) & ~((uintptr_t)page - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-}
-
-struct zsec {
-	Elf_Scn *scn;
-	GElf_Off off, size; /* compressed, in the file */
-	Elf64_Chdr ch;	    /* its compression header (ch_size: decompressed) */
-};
-
-/* Decompressed sections start this aligned in their region (above any
- * sh_addralign real DWARF uses), and take up to this much in all. */
-#define ZREGION_ALIGN 64
-#define ZREGION_MAX (1ull << 32)
-
-/* Room a section decompressing to @size bytes takes in the region. */
-static size_t zregion_span(__u64 size)
-{
-	return (size_t)(size + ZREGION_ALIGN - 1) & ~(size_t)(ZREGION_ALIGN - 1);
-}
-
-static int cmp_zsec(const void *a, const void *b)
-{
-	const struct zsec *x = a, *y = b;
-
-	return x->size > y->size ? -1 : x->size < y->size;
-}
-
-/* The compression header of the zlib section @scn into *@ch: 0, or -1 to
- * leave the section to libelf. */
-static int zlib_header(Elf_Scn *scn, Elf64_Chdr *ch)
-{
-	/* libdw reads the raw data (elf_rawdata()): that is what we replace. */
-	Elf_Data *raw = elf_rawdata(scn, NULL);
-
-	if (!raw || !raw->d_buf || raw->d_size < sizeof(*ch))
-		return -1;
-	memcpy(ch, raw->d_buf, sizeof(*ch));
-	if (ch->ch_type != ELFCOMPRESS_ZLIB || !ch->ch_size || ch->ch_size > (1ull << 32) ||
-	    (ch->ch_addralign & (ch->ch_addralign - 1)) || ch->ch_addralign > ZREGION_ALIGN)
-		return -1;
-	return 0;
-}
-
-/* Inflate the zlib section @scn (described by @sh, header @ch from
- * zlib_header()) into @buf (room for ch->ch_size bytes) and make it the
- * section's data, as elf_compress(scn, 0, 0) would. 0, or -1 to leave the
- * section to libelf. */
-static int inflate_section(Elf_Scn *scn, GElf_Shdr *sh, const Elf64_Chdr *ch, void *buf)
-{
-	Elf_Data *raw = elf_rawdata(scn, NULL);
-
-	if (!raw || !raw->d_buf || raw->d_size < sizeof(*ch) ||
-	    gz__inflate_zlib((const char *)raw->d_buf + sizeof(*ch), raw->d_size - sizeof(*ch), buf,
-			     ch->ch_size))
-		return -1;
-	/* The header says uncompressed now: libdw leaves it to us. */
-	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-	sh->sh_size = ch->ch_size;
-	sh->sh_addralign = ch->ch_addralign ? ch->ch_addralign : 1;
-	if (!gelf_update_shdr(scn, sh))
-		return -1;
-	raw->d_buf = buf;
-	raw->d_size = ch->ch_size;
-	raw->d_type = ELF_T_BYTE;
-	raw->d_align = sh->sh_addralign;
-	return 0;
-}
-
-/* Decompress the SHF_COMPRESSED sections libdw would (it leaves ones
- * already decompressed alone), largest first, into one region of ours
- * (pages__map_huge()), letting each one's compressed pages go as soon as it is
- * done: libdw would have all of them resident at once with all the
- * decompressed data (libc's debug file: 3 MB compressed next to 8 MB
- * decompressed), in mappings of libelf's that inflate() faults in page by
- * page. Failures are left to libdw. */
-static void decompress_sections(struct dwarf_lines *d)
-{
-	struct zsec z[64];
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	const char *name;
-	size_t n = 0, i, size = 0, shstrndx, total = 0, at = 0;
-	char *img = elf_rawfile(d->elf, &size), *region = NULL;
-	long page = sysconf(_SC_PAGESIZE);
-
-	if (!img || elf_getshdrstrndx(d->elf, &shstrndx) || page <= 0 ||
-	    gelf_getclass(d->elf) != ELFCLASS64 ||
-	    d->nzbufs == sizeof(d->zbufs) / sizeof(d->zbufs[0]))
-		return;
-	while (n < sizeof(z) / sizeof(z[0]) &&
-	       (scn = next_section(d->elf, shstrndx, scn, &sh, &name))) {
-		Elf64_Chdr ch;
-
-		if (!(sh.sh_flags & SHF_COMPRESSED) || sh.sh_offset > size ||
-		    sh.sh_size > size - sh.sh_offset)
-			continue;
-		if (!name || strncmp(name, ".debug_", 7) || zlib_header(scn, &ch) ||
-		    ch.ch_size > ZREGION_MAX - total)
-			continue;
-		z[n++] = (struct zsec){scn, sh.sh_offset, sh.sh_size, ch};
-		total += zregion_span(ch.ch_size);
-	}
-	if (!n)
-		return;
-	total = (total + (size_t)page - 1) & ~((size_t)page - 1);
-	/* One mapping for all of them, where huge pages pay starting on one so
-	 * that every whole 2 MiB of it can be one (each section mapped on its own, only
-	 * the 2 MiB-aligned middle of the largest could: libc's debug file
-	 * decompressed 8.4 MB into 2 huge pages and ~1100 small ones, each a
-	 * populate fault costly in a VM). Nothing is allocated yet: each
-	 * section's part is populated just before it is inflated. */
-	region = pages__map_huge(total);
-	if (!region)
-		return; /* libelf decompresses them */
-	d->zbufs[d->nzbufs++] = (struct zbuf){region, total};
-	qsort(z, n, sizeof(z[0]), cmp_zsec);
-	for (i = 0; i < n; i++) {
-		if (!gelf_getshdr(z[i].scn, &sh))
-			continue;
-		/* Populated just before it is written: the whole region first
-		 * would be held next to the compressed pages not yet let go
-		 * (libc: +2 MB of peak RSS). */
-		pages__populate(region + at, z[i].ch.ch_size);
-		if (inflate_section(z[i].scn, &sh, &z[i].ch, region + at) &&
-		    elf_compress(z[i].scn, 0, 0) < 0)
-			continue;
-		at += zregion_span(z[i].ch.ch_size);
-		release_range(img + z[i].off, z[i].size);
-	}
-}
-
-/* .debug_line's data as libdw has it (after decompress_sections()) into
- * d->line_sec; left NULL when absent (lines then come from libdw). */
-static void find_line_section(struct dwarf_lines *d)
-{
-	Elf_Scn *scn;
-	GElf_Shdr sh;
-	Elf_Data *data;
-
-	scn = named_section(d->elf, ".debug_line", &sh);
-	if (!scn || (sh.sh_flags & SHF_COMPRESSED))
-		return; /* still compressed: decompress_sections() left it to libelf */
-	data = elf_rawdata(scn, NULL); /* what libdw reads (decompress_sections()) */
-	if (data && data->d_buf && data->d_size) {
-		d->line_sec = data->d_buf;
-		d->line_len = data->d_size;
-	}
-}
-
-/* Bytes of the debug sections libdw reads from @elf (decompressed sizes;
- * hide_unused()'s left out): what a begun DWARF holds. */
-static size_t held_size(Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx, sum = 0;
-	GElf_Shdr sh;
-	const char *name;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
-	while ((scn = next_section(elf, shstrndx, scn, &sh, &name)))
-		if (name && !strncmp(name, ".debug_", 7))
-			sum += sh.sh_size;
-	return sum;
-}
-
 /* Begin the DWARF and index its units, once. libdw decompresses every
- * compressed debug section here (libc's debug file: ~10 MB), which is why
+ * compressed debug section here (megabytes for a libc), which is why
  * it waits for the first lookup. 0 or -errno (then the file has no lines). */
 static int begin(struct dwarf_lines *d)
 {
@@ -728,15 +32,15 @@ static int begin(struct dwarf_lines *d)
 	d->begun = true;
 	d->broken = true;
 	/* not mapped yet, or released: map the file (private and writable:
-	 * hide_unused() edits section headers) */
+	 * dwl__hide_unused() edits section headers) */
 	if (!d->elf) {
 		d->elf = elf_begin(d->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 		if (!d->elf)
 			return -ENOENT;
 	}
 	d->st.begins++;
-	hide_unused(d->elf);
-	decompress_sections(d);
+	dwl__hide_unused(d->elf);
+	dwl__decompress_sections(d);
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	/* The descriptor maps the file again after a release; past
 	 * MAX_PENDING files, it goes and the DWARF stays. */
@@ -744,15 +48,15 @@ static int begin(struct dwarf_lines *d)
 		drop_fd(d);
 	if (!d->dw)
 		return -ENOENT; /* no usable DWARF */
-	find_line_section(d);
-	d->held = held_size(d->elf);
-	err = index_units(d);
+	dwl__find_line_section(d);
+	d->held = dwl__held_size(d->elf);
+	err = dwl__index_units(d);
 	if (err)
 		return err;
 	if (!d->nranges)
 		return -ENOENT;
 	d->broken = false;
-	release_pages(d);
+	dwl__release_pages(d);
 	return 0;
 }
 
@@ -768,6 +72,9 @@ int dwarf_lines__open_fd(int fd, struct dwarf_lines **out)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	htab__init(&d->cache, sizeof(struct centry), DWARF_LINES_MAX_CACHE);
+	htab__init(&d->paths, sizeof(struct pentry), 0xffffffffu);
+	htab__init(&d->strs, sizeof(char *), 0xffffffffu);
 	d->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (d->fd < 0) {
 		err = -errno;
@@ -776,11 +83,11 @@ int dwarf_lines__open_fd(int fd, struct dwarf_lines **out)
 	}
 	atomic_fetch_add(&pending_fds, 1);
 	/* The headers only, read (not mapped): most files are never looked
-	 * up, and unmapping even the few pages read is a TLB flush (~0.1 ms
-	 * in a VM). begin() maps the file. */
+	 * up, and unmapping even the few pages read is a TLB flush. begin()
+	 * maps the file. */
 	elf = elf_begin(d->fd, ELF_C_READ, NULL);
 	err = elf && elf_kind(elf) == ELF_K_ELF ? 0 : -ENOEXEC;
-	found = !err && has_debug_info(elf);
+	found = !err && dwl__has_debug_info(elf);
 	elf_end(elf);
 	if (err)
 		goto fail;
@@ -803,7 +110,8 @@ fail:
  * the Dwarf and the Elf (with the decompressed sections). */
 static void end_dwarf(struct dwarf_lines *d)
 {
-	size_t i;
+	struct pentry *pe;
+	size_t i, it = 0;
 
 	for (i = 0; i < d->nunits; i++) {
 		free(d->units[i].scopes);
@@ -819,11 +127,9 @@ static void end_dwarf(struct dwarf_lines *d)
 	d->ranges = NULL;
 	d->unset = NULL;
 	d->nunits = d->nranges = d->nunset = d->units_cap = d->ranges_cap = 0;
-	for (i = 0; i < d->paths_cap; i++)
-		free(d->paths[i].path);
-	free(d->paths);
-	d->paths = NULL;
-	d->npaths = d->paths_cap = 0;
+	while ((pe = htab__next(&d->paths, &it)))
+		free(pe->path);
+	htab__release(&d->paths);
 	if (d->dw)
 		dwarf_end(d->dw);
 	if (d->elf)
@@ -839,20 +145,21 @@ static void end_dwarf(struct dwarf_lines *d)
 void dwarf_lines__free(struct dwarf_lines *d)
 {
 	struct chunk *c, *next;
-	size_t i;
+	size_t it = 0;
+	char **str;
 
 	if (!d)
 		return;
 	drop_fd(d);
 	end_dwarf(d);
-	free(d->cache);
+	htab__release(&d->cache);
 	for (c = d->chunks; c; c = next) {
 		next = c->next;
 		free(c);
 	}
-	for (i = 0; i < d->strs_cap; i++)
-		free(d->strs[i]);
-	free(d->strs);
+	while ((str = htab__next(&d->strs, &it)))
+		free(*str);
+	htab__release(&d->strs);
 	free(d);
 }
 
@@ -917,8 +224,7 @@ static bool descend_into(int tag)
 
 /* Record @die (a subprogram or inlined subroutine) and its ranges; its
  * scope index goes to *@idx (unchanged when it has no code). */
-static int add_scope(struct walk *w, Dwarf_Die *die, int tag, __s32 parent, __u32 depth,
-		     __s32 *idx)
+static int add_scope(struct walk *w, Dwarf_Die *die, int tag, __s32 parent, __u32 depth, __s32 *idx)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
@@ -929,14 +235,16 @@ static int add_scope(struct walk *w, Dwarf_Die *die, int tag, __s32 parent, __u3
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		err = grow((void **)&w->raw, &w->rcap, w->nraw, sizeof(*w->raw));
+		err = array__grow((void **)&w->raw, &w->rcap, w->nraw, sizeof(*w->raw), 64,
+				  SIZE_MAX / sizeof(*w->raw));
 		if (err)
 			return err;
 		w->raw[w->nraw++] = (struct raw_range){lo, hi, (__u32)w->u->nscopes, depth};
 	}
 	if (w->nraw == first)
 		return 0;
-	err = grow((void **)&w->u->scopes, &w->scap, w->u->nscopes, sizeof(*s));
+	err = array__grow((void **)&w->u->scopes, &w->scap, w->u->nscopes, sizeof(*s), 64,
+			  SIZE_MAX / sizeof(*s));
 	if (err)
 		return err;
 	s = &w->u->scopes[w->u->nscopes];
@@ -982,7 +290,8 @@ static int emit_seg(struct unit *u, size_t *cap, __u64 lo, __u64 hi, __u32 scope
 
 	if (lo >= hi)
 		return 0;
-	err = grow((void **)&u->segs, cap, u->nsegs, sizeof(*u->segs));
+	err = array__grow((void **)&u->segs, cap, u->nsegs, sizeof(*u->segs), 64,
+			  SIZE_MAX / sizeof(*u->segs));
 	if (!err)
 		u->segs[u->nsegs++] = (struct seg){lo, hi, scope};
 	return err;
@@ -1107,48 +416,38 @@ static const char *unit_file(Dwarf_Die *cudie, __s64 idx)
 	return dwarf_filesrc(files, (size_t)idx, NULL, NULL);
 }
 
-static struct pentry *path_slot(struct pentry *t, size_t cap, const char *key)
+static bool path_eq(const void *elem, const void *key, void *ctx)
 {
-	size_t i = (size_t)(((uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 24) & (cap - 1);
-
-	while (t[i].key && t[i].key != key)
-		i = (i + 1) & (cap - 1);
-	return &t[i];
+	(void)ctx;
+	return ((const struct pentry *)elem)->key == key;
 }
 
 /* @file as addr2line shows it: joined with the unit's comp_dir when
  * relative. Falls back to @file itself on allocation failure. */
 static const char *full_path(struct dwarf_lines *d, const struct unit *u, const char *file)
 {
-	struct pentry *e, *nt;
-	size_t i, len;
+	__u64 h = htab__hash_u64((uintptr_t)file, 0);
+	struct pentry *e;
+	char *path;
+	size_t len;
 
 	if (!file || *file == '/' || !u->comp_dir)
 		return file;
-	if ((d->npaths + 1) * 2 > d->paths_cap) {
-		size_t ncap = d->paths_cap ? d->paths_cap * 2 : 256;
-
-		nt = calloc(ncap, sizeof(*nt));
-		if (!nt)
-			return file;
-		for (i = 0; i < d->paths_cap; i++)
-			if (d->paths[i].key)
-				*path_slot(nt, ncap, d->paths[i].key) = d->paths[i];
-		free(d->paths);
-		d->paths = nt;
-		d->paths_cap = ncap;
-	}
-	e = path_slot(d->paths, d->paths_cap, file);
-	if (e->key)
+	e = htab__find(&d->paths, h, file, path_eq, NULL);
+	if (e)
 		return e->path;
 	len = strlen(u->comp_dir) + strlen(file) + 2;
-	e->path = malloc(len);
-	if (!e->path)
+	path = malloc(len);
+	if (!path)
 		return file;
-	snprintf(e->path, len, "%s/%s", u->comp_dir, file);
+	if (htab__add(&d->paths, h, (void **)&e)) {
+		free(path);
+		return file;
+	}
+	snprintf(path, len, "%s/%s", u->comp_dir, file);
 	e->key = file;
-	d->npaths++;
-	return e->path;
+	e->path = path;
+	return path;
 }
 
 /* Read unit @u's line rows ourselves (dwline.h) the first time: 1 when
@@ -1187,13 +486,13 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 	__s32 si;
 	int v;
 
-	if (!u && index_unset(d) > 0)
+	if (!u && dwl__index_unset(d) > 0)
 		u = find_unit(d, a);
 	if (!u) {
 		d->st.no_unit++;
 		return 0;
 	}
-	if (unit_die(d, u) || (!u->indexed && index_unit(d, u)))
+	if (dwl__unit_die(d, u) || (!u->indexed && index_unit(d, u)))
 		return 0;
 	if (unit_lines(d, u) > 0) {
 		const struct dwline_row *r = dwline__find(&u->lines, a);
@@ -1240,49 +539,32 @@ static size_t resolve(struct dwarf_lines *d, __u64 a, struct profile_line *out)
 	return n;
 }
 
-static size_t str_slot(char **t, size_t cap, const char *s)
+static bool str_eq(const void *elem, const void *key, void *ctx)
 {
-	__u64 h = 0xcbf29ce484222325ull;
-	const unsigned char *p;
-	size_t i;
-
-	for (p = (const unsigned char *)s; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ull;
-	i = (size_t)h & (cap - 1);
-	while (t[i] && strcmp(t[i], s))
-		i = (i + 1) & (cap - 1);
-	return i;
+	(void)ctx;
+	return !strcmp(*(char *const *)elem, key);
 }
 
 /* @s as a string @d owns (one copy per distinct string), NULL for NULL or
  * when out of memory. */
 static const char *own(struct dwarf_lines *d, const char *s)
 {
-	size_t i;
+	char **e, *copy;
+	__u64 h;
 
 	if (!s)
 		return NULL;
-	if ((d->nstrs + 1) * 2 > d->strs_cap) {
-		size_t ncap = d->strs_cap ? d->strs_cap * 2 : 256;
-		char **nt = calloc(ncap, sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		for (i = 0; i < d->strs_cap; i++)
-			if (d->strs[i])
-				nt[str_slot(nt, ncap, d->strs[i])] = d->strs[i];
-		free(d->strs);
-		d->strs = nt;
-		d->strs_cap = ncap;
+	h = htab__hash_str(s);
+	e = htab__find(&d->strs, h, s, str_eq, NULL);
+	if (e)
+		return *e;
+	copy = strdup(s);
+	if (!copy || htab__add(&d->strs, h, (void **)&e)) {
+		free(copy);
+		return NULL;
 	}
-	i = str_slot(d->strs, d->strs_cap, s);
-	if (!d->strs[i]) {
-		d->strs[i] = strdup(s);
-		if (!d->strs[i])
-			return NULL;
-		d->nstrs++;
-	}
-	return d->strs[i];
+	*e = copy;
+	return copy;
 }
 
 static bool mangled(const char *name)
@@ -1290,33 +572,15 @@ static bool mangled(const char *name)
 	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
-static struct centry *cache_slot(struct dwarf_lines *d, __u64 key)
+static bool addr_eq(const void *elem, const void *key, void *ctx)
 {
-	size_t mask = d->cache_cap - 1, i;
-
-	i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
-	while (d->cache[i].addr && d->cache[i].addr != key)
-		i = (i + 1) & mask;
-	return &d->cache[i];
+	(void)ctx;
+	return ((const struct centry *)elem)->addr == *(const __u64 *)key;
 }
 
-static int cache_grow(struct dwarf_lines *d)
+static struct centry *cache_find(const struct dwarf_lines *d, __u64 vaddr)
 {
-	struct centry *old = d->cache;
-	size_t oldcap = d->cache_cap, i;
-
-	d->cache_cap = oldcap ? oldcap * 2 : CACHE_MIN;
-	d->cache = calloc(d->cache_cap, sizeof(*d->cache));
-	if (!d->cache) {
-		d->cache = old;
-		d->cache_cap = oldcap;
-		return -ENOMEM;
-	}
-	for (i = 0; i < oldcap; i++)
-		if (old[i].addr)
-			*cache_slot(d, old[i].addr) = old[i];
-	free(old);
-	return 0;
+	return htab__find(&d->cache, htab__hash_u64(vaddr, 0), &vaddr, addr_eq, NULL);
 }
 
 static struct profile_line *store(struct dwarf_lines *d, const struct profile_line *v, size_t n)
@@ -1348,16 +612,18 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 	*lines = NULL;
 	*n = 0;
 	d->st.lookups++;
-	if (d->cache_cap && (e = cache_slot(d, vaddr + 1))->addr) {
+	e = cache_find(d, vaddr);
+	if (e) {
 		d->st.cache_hits++;
 		*lines = e->lines;
 		*n = e->n;
 		return e->n > 0;
 	}
-	if (d->ncache >= DWARF_LINES_MAX_CACHE || begin(d))
+	if (htab__count(&d->cache) >= DWARF_LINES_MAX_CACHE || begin(d))
 		return false;
-	if ((d->ncache + 1) * 2 > d->cache_cap && cache_grow(d))
+	if (htab__add(&d->cache, htab__hash_u64(vaddr, 0), (void **)&e))
 		return false;
+	e->addr = vaddr;
 	k = resolve(d, vaddr, tmp);
 	if (k && outer_name && *outer_name) {
 		/* A readable symbol-table name qualifies C++ members and names
@@ -1382,13 +648,10 @@ bool dwarf_lines__lookup(struct dwarf_lines *d, __u64 vaddr, const char *outer_n
 		tmp[i].system_name = own(d, tmp[i].system_name);
 		tmp[i].filename = own(d, tmp[i].filename);
 	}
-	e = cache_slot(d, vaddr + 1);
-	e->addr = vaddr + 1;
 	e->n = (__u32)k;
 	e->lines = k ? store(d, tmp, k) : NULL;
 	if (k && !e->lines)
 		e->n = 0;
-	d->ncache++;
 	*lines = e->lines;
 	*n = e->n;
 	return e->n > 0;
@@ -1401,12 +664,10 @@ bool dwarf_lines__peek(const struct dwarf_lines *d, __u64 vaddr, const struct pr
 
 	*lines = NULL;
 	*n = 0;
-	if ((d->begun && d->broken) || d->ncache >= DWARF_LINES_MAX_CACHE)
+	if ((d->begun && d->broken) || htab__count(&d->cache) >= DWARF_LINES_MAX_CACHE)
 		return true; /* dwarf_lines__lookup() would find nothing either */
-	if (!d->cache_cap)
-		return false;
-	e = cache_slot((struct dwarf_lines *)d, vaddr + 1);
-	if (!e->addr)
+	e = cache_find(d, vaddr);
+	if (!e)
 		return false;
 	*lines = e->lines;
 	*n = e->n;
@@ -1433,7 +694,6 @@ void dwarf_lines__stats(const struct dwarf_lines *d, struct dwarf_lines_stats *s
  *            with dwarf_getcfi_elf(), which profcap never calls.
  */
 struct ebl;
-
 
 void error(int status, int errnum, const char *fmt, ...) __attribute__((weak));
 void ebl_closebackend(struct ebl *ebl) __attribute__((weak));

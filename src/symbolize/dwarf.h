@@ -5,12 +5,11 @@
  * directory or /usr/lib/debug/.build-id); the lookups are our own indexes,
  * not libdwfl's per-address walks:
  *   - at the first lookup (not at open: libdw decompresses every compressed
- *     debug section when it begins, ~10 MB for libc's debug file, and most
+ *     debug section when it begins, megabytes for a libc, and most
  *     files a process maps never get a sample), every unit's address ranges
  *     sorted into one table: address -> unit. From .debug_aranges when the
  *     file has it (GCC), without reading any unit DIE: libdw then sets up
- *     only the units lookups land in and those before them (libc: ~1.2 KB
- *     each, 2063 units); units it has no set for are read from their DIE
+ *     only the units lookups land in and those before them; units it has no set for are read from their DIE
  *     at the first address no other unit covers. Without .debug_aranges,
  *     from every unit DIE;
  *   - per unit, built once on the first lookup that lands in it: the ranges
@@ -86,7 +85,7 @@ bool dwarf_lines__peek(const struct dwarf_lines *d, __u64 vaddr, const struct pr
 		       size_t *n);
 
 /* Free the file's DWARF (libdw's Dwarf and Elf, with the decompressed
- * sections: libc's debug file, 8 MB) and the unit index, keeping the
+ * sections) and the unit index, keeping the
  * cached lines (their names and file names are @d's own copies): a lookup
  * that misses the cache begins the DWARF again. For a caller that looks up
  * in batches (one drain) and wants memory back in between. Returns whether
@@ -95,8 +94,7 @@ bool dwarf_lines__peek(const struct dwarf_lines *d, __u64 vaddr, const struct pr
 bool dwarf_lines__release(struct dwarf_lines *d);
 
 /* Bytes of debug sections @d holds while its DWARF is begun, which
- * dwarf_lines__release() gives back (decompressed sizes: libc's debug file,
- * 8.4 MB). libdw's own unit records are not counted. 0 when not begun or
+ * dwarf_lines__release() gives back (decompressed sizes). libdw's own unit records are not counted. 0 when not begun or
  * for NULL. */
 size_t dwarf_lines__held(const struct dwarf_lines *d);
 

@@ -1,33 +1,6 @@
-#include <errno.h>
-#include <elf.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/auxv.h>
-
-#include "util/array.h"
-#include "util/hex.h"
-#include "util/pages.h"
-#include "util/search.h"
-#include "util/buf.h"
-#include "proc/pfile.h"
-#include "symbolize/debuglink.h"
-#include "symbolize/demangle.h"
-#include "symbolize/elfsym.h"
-#include "symbolize/gopclntab.h"
-#include "symbolize/minidebug.h"
-
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
-#ifndef STT_GNU_IFUNC
-#define STT_GNU_IFUNC 10
-#endif
-/* Go's build-id note: name "Go", type 4, the build-id string as desc. */
-#define NT_GO_BUILD_ID 4
-/* Marks a symbol whose name is not mangled in elfsym.dnames. */
-static char not_mangled[1];
+/* elfsym.c - an ELF file's symbols, sorted for address lookups (see
+ * elfsym.h). */
+#include "symbolize/elfsym_int.h"
 
 /* Sized symbols may nest (e.g. a cold part inside a bigger range); a lookup
  * looks back this many earlier symbols for one that still covers the address. */
@@ -40,233 +13,8 @@ static char not_mangled[1];
 /* Sanity cap on the self vdso image. */
 #define VDSO_MAX_SIZE (1u << 20)
 
-struct sym {
-	__u64 start;
-	__u64 end;     /* one past the last byte; computed after sorting */
-	__u64 size;    /* st_size, 0 if unknown */
-	__u64 sec_end; /* end of the symbol's section, 0 if unknown */
-	__u32 name;    /* offset in names */
-	__u32 rank;    /* lower is the preferred name among aliases */
-	bool label;    /* an untyped, unsized code label (e.g. ld.so's _start) */
-	__u32 seq;     /* order read: among equal ranks, the first read names it */
-};
-
-struct seg {
-	__u64 offset;
-	__u64 filesz;
-	__u64 vaddr;
-};
-
-struct elfsym {
-	struct sym *syms;
-	size_t nsyms;
-	size_t cap;
-	struct buf names;
-	struct seg segs[ELFSYM_MAX_SEGMENTS];
-	size_t nsegs;
-	bool has_build_id;
-	bool truncated;
-	bool has_symtab;   /* a .symtab with function symbols (own or added) */
-	bool embedded;	   /* symbols came from .gnu_debugdata or .gopclntab */
-	char **dnames;	   /* demangled name per symbol, lazily; not_mangled */
-	char *debuglink;   /* .gnu_debuglink file name, NULL if none */
-	__u32 debuglink_crc;
-	char build_id[ELFSYM_BUILD_ID_HEX];
-	char go_build_id[ELFSYM_BUILD_ID_HEX];
-	__u64 entry;	 /* e_entry of an executable (ET_EXEC, or with PT_INTERP), else 0 */
-	__u64 entry_end; /* [entry, entry_end): named _start when no symbol covers it */
-	int src_fd;  /* while parsing: the file, read directly (read_symtab_fd()); else -1 */
-	__u32 nread; /* symbols read, ever (their seq) */
-};
-
-static size_t align4(size_t v)
-{
-	return (v + 3) & ~(size_t)3;
-}
-
-int elfsym__note_build_id(const void *notes, size_t len, char *hex, size_t size)
-{
-	const unsigned char *p = notes;
-	size_t off = 0;
-
-	if (!notes || size < ELFSYM_BUILD_ID_HEX)
-		return -EINVAL;
-	while (len - off >= 12) {
-		__u32 hdr[3];
-		size_t namesz, descsz, name_off, desc_off;
-
-		memcpy(hdr, p + off, sizeof(hdr));
-		namesz = hdr[0];
-		descsz = hdr[1];
-		name_off = off + 12;
-		if (namesz > len - name_off || align4(namesz) > len - name_off)
-			return -ENOENT;
-		desc_off = name_off + align4(namesz);
-		if (descsz > len - desc_off)
-			return -ENOENT;
-		if (hdr[2] == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
-		    descsz > 0 && descsz <= ELFSYM_MAX_BUILD_ID) {
-			hex__encode(hex, p + desc_off, descsz);
-			return 0;
-		}
-		if (align4(descsz) > len - desc_off)
-			return -ENOENT;
-		off = desc_off + align4(descsz);
-	}
-	return -ENOENT;
-}
-
-/* Scan one Elf_Data of notes for the GNU build-id. */
-static bool notes_build_id(Elf_Data *data, char *hex)
-{
-	GElf_Nhdr nhdr;
-	size_t off = 0, next, name_off, desc_off;
-
-	if (!data || !data->d_buf)
-		return false;
-	while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz > 0 &&
-		    nhdr.n_descsz <= ELFSYM_MAX_BUILD_ID) {
-			hex__encode(hex, (const __u8 *)data->d_buf + desc_off, nhdr.n_descsz);
-			return true;
-		}
-		off = next;
-	}
-	return false;
-}
-
-/* Find the build-id in SHT_NOTE sections, else in PT_NOTE segments. */
-static bool find_build_id(Elf *elf, char *hex)
-{
-	Elf_Scn *scn = NULL;
-	size_t i, nph;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		if (notes_build_id(elf_getdata(scn, NULL), hex))
-			return true;
-	}
-	if (elf_getphdrnum(elf, &nph))
-		return false;
-	for (i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		if (notes_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-							ELF_T_NHDR),
-				   hex))
-			return true;
-	}
-	return false;
-}
-
-/* Go's build-id ("Go" note of type 4 in .note.go.buildid) into @out. */
-static void find_go_build_id(Elf *elf, char *out)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Nhdr nhdr;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t off = 0, next, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf)
-			continue;
-		while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-			if (nhdr.n_type == NT_GO_BUILD_ID && (nhdr.n_namesz == 3 || nhdr.n_namesz == 4) &&
-			    !memcmp((const char *)data->d_buf + name_off, "Go", 3) &&
-			    nhdr.n_descsz > 0 && nhdr.n_descsz < ELFSYM_BUILD_ID_HEX) {
-				memcpy(out, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
-				out[nhdr.n_descsz] = '\0';
-				if (strlen(out) == nhdr.n_descsz)
-					return;
-			}
-			off = next;
-		}
-	}
-	out[0] = '\0';
-}
-
-/* The section named @name, or NULL. */
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
-/* .gnu_debuglink (see debuglink__parse()); a malformed one
- * counts as none. */
-static int read_debuglink(Elf *elf, struct elfsym *e)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(elf, ".gnu_debuglink", &sh);
-	Elf_Data *data;
-	char name[DEBUGLINK_MAX_NAME];
-	bool swap;
-
-	if (!scn || sh.sh_type == SHT_NOBITS)
-		return 0;
-	data = elf_rawdata(scn, NULL);
-	if (!data || !data->d_buf)
-		return 0;
-	swap = elf_getident(elf, NULL)[EI_DATA] !=
-	       (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB);
-	if (debuglink__parse(data->d_buf, data->d_size, swap, name, sizeof(name),
-				       &e->debuglink_crc))
-		return 0;
-	e->debuglink = strdup(name);
-	return e->debuglink ? 0 : -ENOMEM;
-}
-
-/* The PT_LOAD segments; *@interp: the file has PT_INTERP. */
-static int read_segments(Elf *elf, struct elfsym *e, bool *interp)
-{
-	size_t i, nph;
-
-	if (elf_getphdrnum(elf, &nph))
-		return -ENOEXEC;
-	for (i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph))
-			return -ENOEXEC;
-		if (ph.p_type == PT_INTERP)
-			*interp = true;
-		if (ph.p_type != PT_LOAD || !ph.p_filesz)
-			continue;
-		if (e->nsegs == ELFSYM_MAX_SEGMENTS) {
-			e->truncated = true;
-			break;
-		}
-		e->segs[e->nsegs].offset = ph.p_offset;
-		e->segs[e->nsegs].filesz = ph.p_filesz;
-		e->segs[e->nsegs].vaddr = ph.p_vaddr;
-		e->nsegs++;
-	}
-	return 0;
-}
+/* Marks a symbol whose name is not mangled in elfsym.dnames. */
+static char not_mangled[1];
 
 /* 0 = GLOBAL, 1 = WEAK, 2 = LOCAL, 3 = other; then prefer fewer leading
  * underscores ("malloc" over "__libc_malloc"), then shorter names. */
@@ -333,8 +81,8 @@ static int add_sym(struct elfsym *e, const GElf_Sym *gs, int bind, const char *n
 }
 
 /* Room for all @n entries of a table at once (a failure leaves it to
- * growth): grown by doubling, cc1's 29k symbols were copied, into pages
- * faulted in afresh, ten times over. Untouched room is never resident. */
+ * growth): growth by doubling would copy a big table many times over, into
+ * freshly faulted pages. Untouched room is never resident. */
 static void reserve_syms(struct elfsym *e, size_t n)
 {
 	if (n > 1 && n - 1 <= ELFSYM_MAX_SYMBOLS - e->nsyms)
@@ -402,9 +150,9 @@ static bool named_code(Elf *elf, const GElf_Sym *gs, const char *name, struct se
  * the entries through a small window. libelf instead reads both into
  * buffers of its own (each freed at elf_end(): a munmap, a TLB flush on
  * every CPU the process runs on) and every name is looked up, checked and
- * copied on its own: cc1's 29k symbols and 1.3 MB of names. A name is used
- * in place; one longer than ELFSYM_MAX_NAME is cut in a copy of its own (a
- * string table shares suffixes: the table itself stays as it is).
+ * copied on its own. A name is used in place; one longer than
+ * ELFSYM_MAX_NAME is cut in a copy of its own (a string table shares
+ * suffixes: the table itself stays as it is).
  * 0, -EAGAIN (not this way: read it with libelf) or -ENOMEM. */
 static int read_symtab_fd(Elf *elf, const GElf_Shdr *sh, struct elfsym *e)
 {
@@ -432,7 +180,8 @@ static int read_symtab_fd(Elf *elf, const GElf_Shdr *sh, struct elfsym *e)
 	/* read into whole: its pages in one call, not a fault each */
 	pages__populate(e->names.data + base, (size_t)ssh.sh_size + 1);
 	/* short (a truncated file): libelf says what it finds */
-	if (pfile__pread(e->src_fd, e->names.data + base, (size_t)ssh.sh_size, (off_t)ssh.sh_offset))
+	if (pfile__pread(e->src_fd, e->names.data + base, (size_t)ssh.sh_size,
+			 (off_t)ssh.sh_offset))
 		return -EAGAIN;
 	e->names.data[base + ssh.sh_size] = '\0'; /* every name ends in the table */
 	e->names.len = base + (size_t)ssh.sh_size + 1;
@@ -613,13 +362,13 @@ static int parse(Elf *elf, struct elfsym *e)
 
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
 		return -ENOEXEC;
-	err = read_segments(elf, e, &interp);
+	err = elfsym__read_segments(elf, e, &interp);
 	if (err)
 		return err;
 	e->entry = eh.e_type == ET_EXEC || interp ? eh.e_entry : 0;
-	e->has_build_id = find_build_id(elf, e->build_id);
-	find_go_build_id(elf, e->go_build_id);
-	err = read_debuglink(elf, e);
+	e->has_build_id = elfsym__find_build_id(elf, e->build_id);
+	elfsym__find_go_build_id(elf, e->go_build_id);
+	err = elfsym__read_debuglink(elf, e);
 	if (err)
 		return err;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -760,7 +509,7 @@ int elfsym__read_build_id_fd(int fd, char *hex, size_t size)
 	err = begin_elf(fd, &elf);
 	if (err)
 		return err;
-	err = find_build_id(elf, hex) ? 0 : -ENOENT;
+	err = elfsym__find_build_id(elf, hex) ? 0 : -ENOENT;
 	elf_end(elf);
 	return err;
 }
@@ -775,14 +524,14 @@ static size_t self_image_size(const unsigned char *base)
 	if (memcmp(base, ELFMAG, SELFMAG))
 		return 0;
 /* The table offsets and sizes of ELF header @h (either class). */
-#define TABLES_OF(h)                                                                   \
-	do {                                                                           \
-		eh.e_phoff = (h)->e_phoff;                                             \
-		eh.e_phnum = (h)->e_phnum;                                             \
-		eh.e_phentsize = (h)->e_phentsize;                                     \
-		eh.e_shoff = (h)->e_shoff;                                             \
-		eh.e_shnum = (h)->e_shnum;                                             \
-		eh.e_shentsize = (h)->e_shentsize;                                     \
+#define TABLES_OF(h)                               \
+	do {                                       \
+		eh.e_phoff = (h)->e_phoff;         \
+		eh.e_phnum = (h)->e_phnum;         \
+		eh.e_phentsize = (h)->e_phentsize; \
+		eh.e_shoff = (h)->e_shoff;         \
+		eh.e_shnum = (h)->e_shnum;         \
+		eh.e_shentsize = (h)->e_shentsize; \
 	} while (0)
 	if (base[EI_CLASS] == ELFCLASS64)
 		TABLES_OF((const Elf64_Ehdr *)(const void *)base);
@@ -991,7 +740,7 @@ int elfsym__add_debug_fd(struct elfsym *e, int fd)
 static int add_minidebuginfo(Elf *elf, struct elfsym *e)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(elf, ".gnu_debugdata", &sh);
+	Elf_Scn *scn = elfsym__find_section(elf, ".gnu_debugdata", &sh);
 	Elf_Data *data;
 	void *image = NULL;
 	size_t len = 0;
@@ -1017,23 +766,24 @@ static int add_minidebuginfo(Elf *elf, struct elfsym *e)
 static int add_gopclntab(Elf *elf, struct elfsym *e)
 {
 	GElf_Shdr sh, text;
-	Elf_Scn *scn = find_section(elf, ".gopclntab", &sh);
+	Elf_Scn *scn = elfsym__find_section(elf, ".gopclntab", &sh);
 	Elf_Data *data;
 	struct gopclntab_func *funcs = NULL;
 	size_t i, n = 0;
 	int err;
 
-	if (!scn || sh.sh_type == SHT_NOBITS || !find_section(elf, ".text", &text))
+	if (!scn || sh.sh_type == SHT_NOBITS || !elfsym__find_section(elf, ".text", &text))
 		return -ENOENT;
 	data = elf_rawdata(scn, NULL);
 	if (!data || !data->d_buf || !data->d_size)
 		return -ENOENT;
-	err = gopclntab__parse(data->d_buf, data->d_size, text.sh_addr, ELFSYM_MAX_SYMBOLS,
-			       &funcs, &n);
+	err = gopclntab__parse(data->d_buf, data->d_size, text.sh_addr, ELFSYM_MAX_SYMBOLS, &funcs,
+			       &n);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		GElf_Sym gs = {.st_value = funcs[i].entry, .st_size = funcs[i].end - funcs[i].entry};
+		GElf_Sym gs = {.st_value = funcs[i].entry,
+			       .st_size = funcs[i].end - funcs[i].entry};
 
 		err = add_sym(e, &gs, STB_GLOBAL, funcs[i].name, text.sh_addr + text.sh_size);
 		if (err == -E2BIG)

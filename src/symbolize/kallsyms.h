@@ -10,7 +10,7 @@
  * KALLSYMS_MAX_SPAN bytes. Among symbols at one address the most telling
  * name wins (T, W, w, t; fewer leading underscores; shorter).
  *   - kallsyms__parse()/kallsyms__load(): the whole table, sorted, for
- *     any number of lookups (~5 MB for a 120k-symbol kernel).
+ *     any number of lookups (megabytes for a full kernel).
  *   - kallsyms__query_*(): one pass that names a given sorted set of
  *     addresses and keeps only their symbols, plus the core text range and
  *     the modules: memory follows the addresses asked, not the kernel.

@@ -11,7 +11,7 @@
 #include "util/utf8.h"
 #include "util/search.h"
 #include "util/arena.h"
-#include "util/intern.h"
+#include "util/htab.h"
 #include "symbolize/perfmap.h"
 #include "util/scan.h"
 
@@ -23,9 +23,10 @@
  * always more than a line. */
 #define READ_CHUNK (8u << 20)
 
-struct name_slot {
-	const char *name; /* NULL: empty slot */
-	__u64 hash;
+/* An element of the name set. */
+struct name_elem {
+	const char *name;
+	size_t len;
 };
 
 /* A parsed line of the batch being added; @seq orders lines (newer wins). */
@@ -43,8 +44,7 @@ struct perfmap {
 	struct arena names_mem; /* the names, in chunks that never move */
 	/* Open-addressing set of the names, so a name written many times (code
 	 * recompiled at each tier, anonymous functions) is stored once. */
-	struct name_slot *names;
-	size_t names_cap, nnames;
+	struct htab names; /* struct name_elem */
 	bool skip_line;	  /* inside a too-long line: drop bytes up to its newline */
 	__u64 dev, ino;	  /* the file read so far */
 	__u64 offset;	  /* bytes of it consumed */
@@ -63,6 +63,8 @@ struct perfmap *perfmap__new_limited(__u64 max_bytes, size_t max_segments)
 		return NULL;
 	m->max_bytes = max_bytes < PERFMAP_MAX_BYTES ? max_bytes : PERFMAP_MAX_BYTES;
 	m->max_segs = max_segments < PERFMAP_MAX_SEGMENTS ? max_segments : PERFMAP_MAX_SEGMENTS;
+	/* Names are bounded by the bytes read: one per line at most. */
+	htab__init(&m->names, sizeof(struct name_elem), 0xffffffffu);
 	return m;
 }
 
@@ -85,9 +87,7 @@ static void release_segs(struct perfmap *m)
 static void release_all(struct perfmap *m)
 {
 	arena__release(&m->names_mem);
-	free(m->names);
-	m->names = NULL;
-	m->names_cap = m->nnames = 0;
+	htab__release(&m->names);
 	release_segs(m);
 }
 
@@ -101,52 +101,34 @@ void perfmap__free(struct perfmap *m)
 
 /* ---- names --------------------------------------------------------------------------- */
 
-static int names_grow(struct perfmap *m)
+static bool name_eq(const void *elem, const void *key, void *ctx)
 {
-	size_t cap = m->names_cap ? m->names_cap * 2 : 1024, i, j;
-	struct name_slot *t = calloc(cap, sizeof(*t));
+	const struct name_elem *e = elem, *k = key;
 
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < m->names_cap; i++) {
-		if (!m->names[i].name)
-			continue;
-		for (j = m->names[i].hash & (cap - 1); t[j].name; j = (j + 1) & (cap - 1))
-			;
-		t[j] = m->names[i];
-	}
-	free(m->names);
-	m->names = t;
-	m->names_cap = cap;
-	return 0;
+	(void)ctx;
+	return e->len == k->len && !memcmp(e->name, k->name, k->len);
 }
 
-/* The stored copy of name @raw[0, @len) whose intern__hash() is @h: the same
+/* The stored copy of name @raw[0, @len) whose htab__hash() is @h: the same
  * pointer for the same bytes. Stored sanitized and NUL-terminated, for as
  * long as @m lives. (A name with bytes that needed sanitizing never equals
  * its stored copy, so it is stored again each time: rare, and bounded by
  * the byte cap.) NULL on allocation failure. */
 static const char *intern_name(struct perfmap *m, const char *raw, size_t len, __u64 h)
 {
-	size_t j;
+	struct name_elem key = {.name = raw, .len = len}, *e;
 	char *p;
 
-	if (2 * (m->nnames + 1) > m->names_cap && names_grow(m))
-		return NULL;
-	for (j = h & (m->names_cap - 1); m->names[j].name; j = (j + 1) & (m->names_cap - 1)) {
-		const char *n = m->names[j].name;
-
-		if (m->names[j].hash == h && !memcmp(n, raw, len) && !n[len])
-			return n;
-	}
+	e = htab__find(&m->names, h, &key, name_eq, NULL);
+	if (e)
+		return e->name;
 	p = arena__alloc(&m->names_mem, len + 1, 1);
-	if (!p)
+	if (!p || htab__add(&m->names, h, (void **)&e))
 		return NULL;
 	utf8__sanitize(p, raw, len, '?');
 	p[len] = '\0';
-	m->names[j].name = p;
-	m->names[j].hash = h;
-	m->nnames++;
+	e->name = p;
+	e->len = len;
 	return p;
 }
 
@@ -482,7 +464,7 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 			raw[nraw].name = name;
 			raw[nraw].seq = nraw;
 			nlens[nraw] = nlen;
-			hashes[nraw] = intern__hash(name, nlen);
+			hashes[nraw] = htab__hash(name, nlen);
 			nraw++;
 			lines++;
 		}
@@ -491,8 +473,8 @@ int perfmap__add_text(struct perfmap *m, const char *text, size_t len, size_t *c
 	/* Intern the names, fetching the hash slot of a later one meanwhile:
 	 * the slot loads are the cost of a big map. */
 	for (i = 0; i < nraw; i++) {
-		if (i + 8 < nraw && m->names_cap)
-			__builtin_prefetch(&m->names[hashes[i + 8] & (m->names_cap - 1)]);
+		if (i + 8 < nraw)
+			htab__prefetch(&m->names, hashes[i + 8]);
 		raw[i].name = intern_name(m, raw[i].name, nlens[i], hashes[i]);
 		if (!raw[i].name) {
 			err = -ENOMEM;

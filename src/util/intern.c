@@ -3,43 +3,32 @@
 #include <string.h>
 
 #include "util/arena.h"
+#include "util/array.h"
+#include "util/htab.h"
 #include "util/intern.h"
 
 struct entry {
 	const unsigned char *key;
 	__u32 len;
-	__u32 hash; /* low bits of the key's hash, to skip most compares */
 };
 
 struct intern {
 	struct entry *entries;
-	__u32 n, cap, max;
-	__u32 *slots;	   /* open addressing, entry index + 1, 0 = empty */
-	__u32 nslots;	   /* power of two */
+	size_t cap;
+	__u32 n, max;
+	struct htab slots; /* elements: __u32 entry index */
 	struct arena keys; /* the stored keys, 8-byte aligned */
+};
+
+struct probe {
+	const struct intern *t;
+	const void *key;
+	size_t len;
 };
 
 __u64 intern__hash(const void *data, size_t len)
 {
-	const unsigned char *p = data;
-	__u64 h = 0x9e3779b97f4a7c15ull ^ (len * 0xff51afd7ed558ccdull);
-	__u64 w;
-
-	while (len >= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-		h ^= h >> 29;
-		p += 8;
-		len -= 8;
-	}
-	w = 0;
-	if (len) /* @data may be NULL for an empty key */
-		memcpy(&w, p, len);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 32;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 29;
-	return h;
+	return htab__hash(data, len);
 }
 
 struct intern *intern__new(__u32 max_entries)
@@ -50,6 +39,7 @@ struct intern *intern__new(__u32 max_entries)
 	if (!t)
 		return NULL;
 	t->max = max_entries;
+	htab__init(&t->slots, sizeof(__u32), max_entries);
 	return t;
 }
 
@@ -59,7 +49,7 @@ void intern__free(struct intern *t)
 		return;
 	arena__release(&t->keys);
 	free(t->entries);
-	free(t->slots);
+	htab__release(&t->slots);
 	free(t);
 }
 
@@ -75,50 +65,29 @@ const void *intern__get(const struct intern *t, __u32 idx, size_t *len)
 	return t->entries[idx].key;
 }
 
-static int lookup(const struct intern *t, const void *key, size_t len, __u32 h, __u32 *slot)
+static bool entry_eq(const void *elem, const void *key, void *ctx)
 {
-	__u32 mask = t->nslots - 1, i = h & mask, s;
+	const struct probe *p = key;
+	const struct entry *e = &p->t->entries[*(const __u32 *)elem];
 
-	for (;; i = (i + 1) & mask) {
-		s = t->slots[i];
-		if (!s) {
-			*slot = i;
-			return -ENOENT;
-		}
-		const struct entry *e = &t->entries[s - 1];
-		if (e->hash == h && e->len == len && (!len || !memcmp(e->key, key, len))) {
-			*slot = i;
-			return 0;
-		}
-	}
+	(void)ctx;
+	return e->len == p->len && (!p->len || !memcmp(e->key, p->key, p->len));
+}
+
+static const __u32 *lookup(const struct intern *t, const void *key, size_t len, __u64 h)
+{
+	struct probe p = {.t = t, .key = key, .len = len};
+
+	return htab__find(&t->slots, h, &p, entry_eq, NULL);
 }
 
 int intern__find(const struct intern *t, const void *key, size_t len, __u32 *idx)
 {
-	__u32 slot;
+	const __u32 *slot = lookup(t, key, len, htab__hash(key, len));
 
-	if (!t->nslots || lookup(t, key, len, (__u32)intern__hash(key, len), &slot))
+	if (!slot)
 		return -ENOENT;
-	*idx = t->slots[slot] - 1;
-	return 0;
-}
-
-static int grow_slots(struct intern *t)
-{
-	__u32 nslots = t->nslots ? t->nslots * 2 : 64, mask = nslots - 1, i, j;
-	__u32 *slots;
-
-	slots = calloc(nslots, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		for (j = t->entries[i].hash & mask; slots[j]; j = (j + 1) & mask)
-			;
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
+	*idx = *slot;
 	return 0;
 }
 
@@ -133,41 +102,35 @@ static unsigned char *store(struct intern *t, const void *key, size_t len)
 
 int intern__put(struct intern *t, const void *key, size_t len, __u32 *idx, bool *added)
 {
-	__u32 h = (__u32)intern__hash(key, len), slot;
+	__u64 h = htab__hash(key, len);
+	const __u32 *found;
 	unsigned char *copy;
+	__u32 *slot;
 	int err;
 
 	if (len > 0xffffffffu)
 		return -E2BIG;
-	if (t->nslots && !lookup(t, key, len, h, &slot)) {
-		*idx = t->slots[slot] - 1;
+	found = lookup(t, key, len, h);
+	if (found) {
+		*idx = *found;
 		if (added)
 			*added = false;
 		return 0;
 	}
 	if (t->n >= t->max)
 		return -E2BIG;
-	if ((t->n + 1) * 4 > t->nslots * 3) {
-		err = grow_slots(t);
-		if (err)
-			return err;
-	}
-	if (t->n == t->cap) {
-		__u32 ncap = t->cap ? t->cap * 2 : 64;
-		struct entry *e = realloc(t->entries, (size_t)ncap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		t->entries = e;
-		t->cap = ncap;
-	}
+	err = array__grow((void **)&t->entries, &t->cap, t->n, sizeof(*t->entries), 64, t->max);
+	if (err)
+		return err;
 	copy = store(t, key, len);
 	if (!copy)
 		return -ENOMEM;
-	lookup(t, key, len, h, &slot);
-	t->entries[t->n] = (struct entry){.key = copy, .len = (__u32)len, .hash = h};
-	t->slots[slot] = ++t->n;
-	*idx = t->n - 1;
+	err = htab__add(&t->slots, h, (void **)&slot);
+	if (err)
+		return err;
+	t->entries[t->n] = (struct entry){.key = copy, .len = (__u32)len};
+	*slot = t->n;
+	*idx = t->n++;
 	if (added)
 		*added = true;
 	return 0;

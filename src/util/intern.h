@@ -35,7 +35,7 @@ const void *intern__get(const struct intern *t, __u32 idx, size_t *len);
 
 size_t intern__count(const struct intern *t);
 
-/* 64-bit hash of @len bytes, also used by other tables. */
+/* htab__hash() under the name the formats use for colours. */
 __u64 intern__hash(const void *data, size_t len);
 
 #endif

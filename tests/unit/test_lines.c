@@ -220,6 +220,5 @@ int main(void)
 	RUN(folded);
 	RUN(report);
 	RUN(flamegraph);
-	printf("unit: %d passed, %d failed\n", test__passed, test__failed);
-	return test__failed ? 1 : 0;
+	return TEST_DONE();
 }

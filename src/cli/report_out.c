@@ -1,5 +1,6 @@
 /* report_out.c - `profcap report` as text or JSON (see report.h). */
 #include "cli/report_int.h"
+#include "util/json.h"
 
 /* Of the truncated samples, those cut at the depth limit (never more). */
 static __u64 depth_cut(const struct profile_meta *m)
@@ -40,38 +41,6 @@ static void put_text(FILE *f, const char *s)
 		fwrite(s, 1, n, f);
 		s += n;
 	}
-}
-
-/* @s as a JSON string: escapes, invalid UTF-8 bytes become U+FFFD. */
-static void put_json_str(FILE *f, const char *s)
-{
-	unsigned char c;
-	size_t n;
-
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	while (*s) {
-		c = (unsigned char)*s;
-		n = utf8__seq(s);
-		if (!n) {
-			fputs("\\ufffd", f);
-			s++;
-		} else if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			s++;
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-			s++;
-		} else {
-			fwrite(s, 1, n, f);
-			s += n;
-		}
-	}
-	fputc('"', f);
 }
 
 static double share(__u64 v, __u64 total)
@@ -294,10 +263,10 @@ static void json_rows(FILE *f, const struct report *r, const char *key, const st
 		fprintf(f, "%s\n {", i ? "," : "");
 		if (kind == BY_FUNCTION || kind == BY_MAPPING || !strcmp(key, "top")) {
 			fprintf(f, "\"name\":");
-			put_json_str(f, kind == BY_ATTR && !*v[i].name ? NULL : v[i].name);
+			json__fput_str(f, kind == BY_ATTR && !*v[i].name ? NULL : v[i].name);
 			if (kind == BY_FUNCTION) {
 				fprintf(f, ",\"type\":");
-				put_json_str(f, v[i].type && *v[i].type ? v[i].type : NULL);
+				json__fput_str(f, v[i].type && *v[i].type ? v[i].type : NULL);
 			}
 			if (kind == BY_PROCESS || kind == BY_THREAD)
 				fprintf(f, ",\"pid\":%lld", (long long)v[i].pid);
@@ -315,7 +284,7 @@ static void json_rows(FILE *f, const struct report *r, const char *key, const st
 			fprintf(f, "\"tid\":%lld,\"name\":", (long long)v[i].tid);
 		else
 			fprintf(f, "\"exe\":");
-		put_json_str(f, v[i].name);
+		json__fput_str(f, v[i].name);
 		fprintf(f, ",\"value\":%llu,\"share\":%.6f}", (unsigned long long)v[i].self,
 			share(v[i].self, r->total));
 	}
@@ -328,26 +297,26 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	const struct report_opts *o = r->o;
 
 	fprintf(f, "{\"file\":");
-	put_json_str(f, o->file);
+	json__fput_str(f, o->file);
 	fprintf(f, ",\n\"capture\":{\"host\":");
-	put_json_str(f, m->host);
+	json__fput_str(f, m->host);
 	fprintf(f, ",\"time\":");
-	put_json_str(f, m->time_json[0] ? m->time_json : NULL);
+	json__fput_str(f, m->time_json[0] ? m->time_json : NULL);
 	fprintf(f, ",\"time_unix_nano\":%llu,\"duration_seconds\":%.6f,\"period\":%llu,",
 		(unsigned long long)meta->time_unix_nano, m->duration,
 		(unsigned long long)meta->period_ns);
 	fprintf(f, "\"period_type\":");
-	put_json_str(f, m->period_type);
+	json__fput_str(f, m->period_type);
 	fprintf(f, ",\"period_unit\":");
-	put_json_str(f, m->period_unit);
+	json__fput_str(f, m->period_unit);
 	if (m->freq > 0)
 		fprintf(f, ",\"frequency_hz\":%.3f", m->freq);
 	else
 		fprintf(f, ",\"frequency_hz\":null");
 	fprintf(f, ",\"sample_type\":");
-	put_json_str(f, m->sample_type);
+	json__fput_str(f, m->sample_type);
 	fprintf(f, ",\"sample_unit\":");
-	put_json_str(f, m->sample_unit);
+	json__fput_str(f, m->sample_unit);
 	fprintf(f, ",\"total\":%llu,\"processes\":%zu,\"stacks\":%zu,",
 		(unsigned long long)profile__total(r->p), profile__process_count(r->p), m->stacks);
 	fprintf(f,
@@ -364,7 +333,7 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"comm\":");
-	put_json_str(f, o->comm);
+	json__fput_str(f, o->comm);
 	{ /* only when given: the filter object keeps its keys otherwise */
 		char hex[33];
 
@@ -377,9 +346,9 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	}
 	for (size_t i = 0; i < o->nattrs; i++) {
 		fprintf(f, "%s", i ? "," : ",\"attrs\":{");
-		put_json_str(f, o->attrs[i].key);
+		json__fput_str(f, o->attrs[i].key);
 		fputc(':', f);
-		put_json_str(f, o->attrs[i].value);
+		json__fput_str(f, o->attrs[i].value);
 		if (i + 1 == o->nattrs)
 			fputc('}', f);
 	}
@@ -389,7 +358,7 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 
 		if (asprintf(&by, BY_ATTR_PREFIX "%s", o->by_attr) < 0)
 			by = NULL;
-		put_json_str(f, by ? by : BY_ATTR_PREFIX);
+		json__fput_str(f, by ? by : BY_ATTR_PREFIX);
 		free(by);
 	} else {
 		fprintf(f, "\"%s\"", report__by_names[o->by]);

@@ -5,40 +5,40 @@
 #include <string.h>
 
 #include "collect/fileidx.h"
+#include "util/htab.h"
 
-/* Open addressing with linear probing: ht[] holds slot + 1 (0: empty),
- * at least twice as many buckets as slots; deletion shifts the run back
- * (no tombstones). */
+/* The index maps a file (dev, ino) to its slot; the slots' keys, tables
+ * and map ids are arrays by slot. */
 struct fileidx {
 	pthread_mutex_t mu;
 	__u32 nslots;
-	__u32 mask; /* buckets - 1 */
-	__u32 *ht;
+	struct htab ht;			     /* struct fileidx_elem */
 	struct unwind_file_key *key; /* by slot; dev == 0 && ino == 0: no file */
 	struct unwind_file *file;    /* by slot */
 	__u32 *id;		     /* by slot: map id, 0 = none */
 };
 
+struct fileidx_elem {
+	__u64 dev, ino;
+	__u32 slot, pad;
+};
+
 struct fileidx *fileidx__new(__u32 nslots)
 {
 	struct fileidx *x;
-	__u32 n = 2;
 
 	if (!nslots || nslots > (1u << 24))
 		return NULL;
-	while (n < 2 * nslots)
-		n <<= 1;
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return NULL;
 	pthread_mutex_init(&x->mu, NULL);
 	x->nslots = nslots;
-	x->mask = n - 1;
-	x->ht = calloc(n, sizeof(*x->ht));
 	x->key = calloc(nslots, sizeof(*x->key));
 	x->file = calloc(nslots, sizeof(*x->file));
 	x->id = calloc(nslots, sizeof(*x->id));
-	if (!x->ht || !x->key || !x->file || !x->id) {
+	if (htab__init(&x->ht, sizeof(struct fileidx_elem), nslots) ||
+	    htab__reserve(&x->ht, nslots) || !x->key || !x->file || !x->id) {
 		fileidx__free(x);
 		return NULL;
 	}
@@ -50,85 +50,65 @@ void fileidx__free(struct fileidx *x)
 	if (!x)
 		return;
 	pthread_mutex_destroy(&x->mu);
-	free(x->ht);
+	htab__release(&x->ht);
 	free(x->key);
 	free(x->file);
 	free(x->id);
 	free(x);
 }
 
-static __u32 bucket_of(const struct fileidx *x, const struct unwind_file_key *k)
+static bool elem_eq(const void *elem, const void *key, void *ctx)
 {
-	__u64 h = (k->dev * 0x9e3779b97f4a7c15ull) ^ (k->ino * 0xc2b2ae3d27d4eb4full);
+	const struct fileidx_elem *e = elem;
+	const struct unwind_file_key *k = key;
 
-	return (__u32)(h ^ (h >> 29)) & x->mask;
+	(void)ctx;
+	return e->dev == k->dev && e->ino == k->ino;
 }
 
-static bool key_eq(const struct unwind_file_key *a, const struct unwind_file_key *b)
+/* The index entry of @k, or NULL. */
+static struct fileidx_elem *lookup(const struct fileidx *x, const struct unwind_file_key *k)
 {
-	return a->dev == b->dev && a->ino == b->ino;
-}
-
-/* The bucket holding @k, or the empty bucket where it would go. */
-static __u32 probe(const struct fileidx *x, const struct unwind_file_key *k)
-{
-	__u32 b = bucket_of(x, k);
-
-	while (x->ht[b] && !key_eq(&x->key[x->ht[b] - 1], k))
-		b = (b + 1) & x->mask;
-	return b;
-}
-
-/* Empty bucket @b and move back the entries after it that probed past it. */
-static void bucket_clear(struct fileidx *x, __u32 b)
-{
-	__u32 next = (b + 1) & x->mask;
-
-	x->ht[b] = 0;
-	while (x->ht[next]) {
-		__u32 home = bucket_of(x, &x->key[x->ht[next] - 1]);
-
-		/* Moves into the hole when its home is not after the hole
-		 * (cyclically): probing from home passes the hole first. */
-		if (((next - home) & x->mask) >= ((next - b) & x->mask)) {
-			x->ht[b] = x->ht[next];
-			x->ht[next] = 0;
-			b = next;
-		}
-		next = (next + 1) & x->mask;
-	}
+	return htab__find(&x->ht, htab__hash_u64(k->dev, k->ino), k, elem_eq, NULL);
 }
 
 /* Forget slot @slot's file (under mu). */
 static void slot_forget(struct fileidx *x, __u32 slot)
 {
 	struct unwind_file_key *k = &x->key[slot];
-	__u32 b;
+	struct fileidx_elem *e;
 
 	if (!k->dev && !k->ino)
 		return;
-	b = probe(x, k);
-	if (x->ht[b] == slot + 1)
-		bucket_clear(x, b);
+	e = lookup(x, k);
+	if (e && e->slot == slot)
+		htab__remove(&x->ht, e);
 	memset(k, 0, sizeof(*k));
 }
 
 int fileidx__set(struct fileidx *x, const struct unwind_file_key *k, const struct unwind_file *f)
 {
-	__u32 b;
+	struct fileidx_elem *e;
+	int err = 0;
 
 	if (f->slot >= x->nslots || (!k->dev && !k->ino))
 		return -EINVAL;
 	pthread_mutex_lock(&x->mu);
 	slot_forget(x, f->slot);
-	b = probe(x, k);
-	if (x->ht[b]) /* @k was in another slot: that one keeps its rows, not the key */
-		memset(&x->key[x->ht[b] - 1], 0, sizeof(*k));
-	x->key[f->slot] = *k;
-	x->file[f->slot] = *f;
-	x->ht[b] = f->slot + 1;
+	e = lookup(x, k);
+	if (e) /* @k was in another slot: that one keeps its rows, not the key */
+		memset(&x->key[e->slot], 0, sizeof(*k));
+	else
+		err = htab__add(&x->ht, htab__hash_u64(k->dev, k->ino), (void **)&e);
+	if (!err) {
+		e->dev = k->dev;
+		e->ino = k->ino;
+		e->slot = f->slot;
+		x->key[f->slot] = *k;
+		x->file[f->slot] = *f;
+	}
 	pthread_mutex_unlock(&x->mu);
-	return 0;
+	return err;
 }
 
 void fileidx__set_id(struct fileidx *x, __u32 slot, __u32 id)
@@ -158,15 +138,15 @@ int fileidx__drop(struct fileidx *x, __u32 slot, struct unwind_file_key *key)
 
 int fileidx__find(struct fileidx *x, const struct unwind_file_key *k, struct unwind_file *out)
 {
+	const struct fileidx_elem *e;
 	int err = -ENOENT;
-	__u32 b;
 
 	if (!k->dev && !k->ino)
 		return -ENOENT;
 	pthread_mutex_lock(&x->mu);
-	b = probe(x, k);
-	if (x->ht[b]) {
-		*out = x->file[x->ht[b] - 1];
+	e = lookup(x, k);
+	if (e) {
+		*out = x->file[e->slot];
 		err = 0;
 	}
 	pthread_mutex_unlock(&x->mu);

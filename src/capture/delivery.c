@@ -26,7 +26,7 @@
 #include "util/log.h"
 
 #define OUTPUT_MAX_BYTES (1ull << 30)
-#define QUEUE_MAX_JOBS 8		/* windows waiting for the endpoint */
+#define QUEUE_MAX_JOBS 8 /* windows waiting for the endpoint */
 #define QUEUE_MAX_BYTES (256ull << 20)
 
 /* One capture waiting for (or in) its export. */
@@ -54,7 +54,7 @@ struct delivery {
 	bool have_worker, stopping, worker_left;
 	struct job *head, *tail, *busy; /* queue; the job being exported */
 	size_t queued_bytes, njobs;
-	__u64 bound_ms; /* > 0: exports must end within this (shutting down) */
+	__u64 bound_ms;	 /* > 0: exports must end within this (shutting down) */
 	int last_result; /* of the last capture's export */
 	struct delivery_stats st;
 };
@@ -189,8 +189,7 @@ static int spool_job(struct delivery *d, struct job *j, bool locked)
 	return 0;
 }
 
-static void report_ok(const struct delivery *d, const struct job *j,
-		      const struct export_result *r)
+static void report_ok(const struct delivery *d, const struct job *j, const struct export_result *r)
 {
 	if (!d->o.quiet && !d->o.per_window)
 		pr_info("delivered %zu bytes (%zu on the wire) to %s in %.0f ms (%u attempt%s)",
@@ -298,8 +297,7 @@ static int enqueue(struct delivery *d, struct job *tmpl)
 	bool full;
 
 	pthread_mutex_lock(&d->lock);
-	full = d->njobs >= QUEUE_MAX_JOBS ||
-	       d->queued_bytes + tmpl->otlp.len > QUEUE_MAX_BYTES;
+	full = d->njobs >= QUEUE_MAX_JOBS || d->queued_bytes + tmpl->otlp.len > QUEUE_MAX_BYTES;
 	pthread_mutex_unlock(&d->lock);
 	if (!full)
 		j = new_job(tmpl);
@@ -426,8 +424,8 @@ static void trim_output_dir(const struct delivery *d, const char *keep)
 
 /* Write a window file in --output-dir (re-created when it was moved or
  * removed). 0 or -errno after one error line. */
-static int write_window_file(struct delivery *d, const struct buf *payload, __s64 t_unix,
-			     char *why, size_t whylen)
+static int write_window_file(struct delivery *d, const struct buf *payload, __s64 t_unix, char *why,
+			     size_t whylen)
 {
 	const char *dir = d->o.output_dir, *ext = format__extension(d->o.format);
 	char name[4096];
@@ -437,8 +435,8 @@ static int write_window_file(struct delivery *d, const struct buf *payload, __s6
 
 	if (stat(dir, &st)) {
 		if (spool__dir_ready(dir)) {
-			snprintf(why, whylen, "output directory %s is gone and cannot be re-created",
-				 dir);
+			snprintf(why, whylen,
+				 "output directory %s is gone and cannot be re-created", dir);
 			return -ENOENT;
 		}
 		if (!d->warned_dir)
@@ -447,8 +445,8 @@ static int write_window_file(struct delivery *d, const struct buf *payload, __s6
 				dir);
 		d->warned_dir = true;
 	}
-	if (file_sink__default_name(name, sizeof(name), dir, d->o.host, t_unix / 1000000000ll,
-				    ext, 0))
+	if (file_sink__default_name(name, sizeof(name), dir, d->o.host, t_unix / 1000000000ll, ext,
+				    0))
 		return -ENAMETOOLONG;
 	s = file_sink__open(name, ext, FILE_SINK_NOCLOBBER | FILE_SINK_QUIET, &err);
 	if (s)
@@ -522,8 +520,8 @@ int delivery__deliver(struct delivery *d, const struct buf *otlp, const struct b
 	return ret ? ret : j.result;
 }
 
-int delivery__deliver_profile(struct delivery *d, const struct profile *p,
-			      const struct buf *otlp, __s64 t_unix, unsigned int flags)
+int delivery__deliver_profile(struct delivery *d, const struct profile *p, const struct buf *otlp,
+			      __s64 t_unix, unsigned int flags)
 {
 	struct buf other;
 	int err, ret;

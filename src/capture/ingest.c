@@ -99,7 +99,8 @@ static void thread_attrs(struct ingest *in, const struct sampler_record *r,
 	threadctx__decode_attrs(r->attrs, len, nkeys, &a);
 	for (i = 0; a.unknown && i < in->nrefreshed && in->refreshed[i] != r->tgid; i++)
 		;
-	if (a.unknown && i == in->nrefreshed && i < sizeof(in->refreshed) / sizeof(in->refreshed[0])) {
+	if (a.unknown && i == in->nrefreshed &&
+	    i < sizeof(in->refreshed) / sizeof(in->refreshed[0])) {
 		in->refreshed[in->nrefreshed++] = r->tgid;
 		symbolizer__refresh_context(in->sym, (int)r->tgid);
 		nkeys = symbolizer__thread_keys(in->sym, (int)r->tgid, &keys);
@@ -199,10 +200,11 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	 * before it: alignment padding, with a line but no function. */
 	for (i = 0; i < r->nustack; i++, n++) {
 		if (batch)
-			done &= symbolizer__resolve_user_batched(in->sym, (int)r->tgid, r->ustack[i],
-								 i == 0, &f[n]);
+			done &= symbolizer__resolve_user_batched(in->sym, (int)r->tgid,
+								 r->ustack[i], i == 0, &f[n]);
 		else
-			symbolizer__resolve_user(in->sym, (int)r->tgid, r->ustack[i], i == 0, &f[n]);
+			symbolizer__resolve_user(in->sym, (int)r->tgid, r->ustack[i], i == 0,
+						 &f[n]);
 	}
 	return done;
 }
@@ -251,7 +253,7 @@ void ingest__kernel_pass(struct ingest *in)
 		pr_debug("kernel symbols of %zu records named in %.1f ms (%s)", in->ndefer,
 			 ((__s64)clock__mono_ns() - t0) / 1e6,
 			 after.kernel_named > before.kernel_named ? "by the kernel"
-								   : "from /proc/kallsyms");
+								  : "from /proc/kallsyms");
 	if (err && !in->warned_kallsyms) {
 		pr_warn("cannot read /proc/kallsyms (%s): some kernel frames keep addresses only",
 			strerror(-err));
@@ -312,4 +314,3 @@ int ingest__record(void *ctx, const struct sampler_record *r)
 		return ingest__flush(in);
 	return 0;
 }
-

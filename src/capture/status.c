@@ -71,10 +71,10 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 		"%llu complete, %llu partial",
 		(unsigned long long)ut->files_parsed, (unsigned long long)ut->files_no_cfi,
 		(unsigned long long)ut->files_failed, (unsigned long long)ut->files_no_room,
-		(unsigned long long)ut->files_evicted, (unsigned long long)ut->rows, ut->rows * 8 / 1048576.0,
-		ut->max_rows * 8 / 1048576.0, (unsigned long long)ut->processes,
-		ut->parse_ns / 1e6, (unsigned long long)us->complete,
-		(unsigned long long)us->partial);
+		(unsigned long long)ut->files_evicted, (unsigned long long)ut->rows,
+		ut->rows * 8 / 1048576.0, ut->max_rows * 8 / 1048576.0,
+		(unsigned long long)ut->processes, ut->parse_ns / 1e6,
+		(unsigned long long)us->complete, (unsigned long long)us->partial);
 	pr_debug("unwinder: %llu table frames, %llu frame-pointer frames; partial: %llu no "
 		 "mapping, %llu no row, %llu read errors, %llu depth, %llu ext full, %llu "
 		 "no tables yet; %llu kernel-mode samples; %llu mappings from VMAs, %llu programs' "
@@ -92,17 +92,20 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 			 (unsigned long long)ut->files_on_demand);
 	if (us->late_sent || us->late_lost)
 		pr_debug("late walking: %llu samples sent (%llu not: ring full), %llu completed, "
-			 "%llu partial (%llu without tables; walks ended: %llu no mapping, %llu no row, "
+			 "%llu partial (%llu without tables; walks ended: %llu no mapping, %llu no "
+			 "row, "
 			 "%llu outside the copy, %llu depth), %llu dropped; maps read %llu times, "
 			 "%llu from the notice's snapshot",
 			 (unsigned long long)us->late_sent, (unsigned long long)us->late_lost,
-			 (unsigned long long)us->late_complete, (unsigned long long)us->late_partial,
+			 (unsigned long long)us->late_complete,
+			 (unsigned long long)us->late_partial,
 			 (unsigned long long)us->late_no_tables,
 			 (unsigned long long)us->late_ends[STACKWALK_NO_MAPPING],
 			 (unsigned long long)us->late_ends[STACKWALK_NO_ROW],
 			 (unsigned long long)us->late_ends[STACKWALK_READ],
 			 (unsigned long long)us->late_ends[STACKWALK_DEPTH],
-			 (unsigned long long)us->late_dropped, (unsigned long long)us->late_maps_read,
+			 (unsigned long long)us->late_dropped,
+			 (unsigned long long)us->late_maps_read,
 			 (unsigned long long)us->late_maps_offered);
 }
 
@@ -191,9 +194,9 @@ void status__window(const struct status_window *w, const struct status_totals *t
 {
 	const struct delivery_stats *d = &t->delivery;
 	__u64 rss = rss_kb();
-	unsigned long long v[] = {t->windows, w->samples,  w->dropped,	    t->samples,
+	unsigned long long v[] = {t->windows, w->samples,  w->dropped,	     t->samples,
 				  d->files,   d->exported, d->export_failed, d->spooled,
-				  t->dropped, d->rescued,  d->lost,	    d->pending};
+				  t->dropped, d->rescued,  d->lost,	     d->pending};
 
 	if (json) {
 		fprintf(stderr,
@@ -204,8 +207,7 @@ void status__window(const struct status_window *w, const struct status_totals *t
 			"\"processes\":%zu,\"kernel_samples\":%llu,\"rss_kb\":%llu,\"bpf_kb\":%llu,"
 			"\"status\":%d}\n",
 			v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
-			w->nproc,
-			(unsigned long long)w->st->samples, (unsigned long long)rss,
+			w->nproc, (unsigned long long)w->st->samples, (unsigned long long)rss,
 			(unsigned long long)(w->st->bpf_bytes / 1024), ret);
 		return;
 	}

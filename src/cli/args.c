@@ -93,14 +93,14 @@ int args__one_input(const char *cmd, int argc, char **argv, const char **in)
 	return 0;
 }
 
-int args__attr_match(const char *cmd, char *arg, struct view_attr_match *m, size_t *n,
-		     size_t max)
+int args__attr_match(const char *cmd, char *arg, struct view_attr_match *m, size_t *n, size_t max)
 {
 	char *eq = strchr(arg, '=');
 
 	if (!eq || eq == arg || !eq[1])
-		return log__usage_error(cmd, "--attr needs KEY=VALUE (a sample attribute, e.g. "
-					     "http.route=/users), not '%s'",
+		return log__usage_error(cmd,
+					"--attr needs KEY=VALUE (a sample attribute, e.g. "
+					"http.route=/users), not '%s'",
 					arg);
 	if (*n >= max)
 		return log__usage_error(cmd, "at most %zu --attr filters", max);

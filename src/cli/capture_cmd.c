@@ -27,8 +27,7 @@ void capture_cmd__usage(void)
 	       "\n"
 	       "Options:\n"
 	       "  --seconds N        capture length in seconds (default 10, or until CMD exits;\n"
-	       "                     decimals allowed)\n"
-	       CAPTURE_CMD_SAMPLING_HELP
+	       "                     decimals allowed)\n" CAPTURE_CMD_SAMPLING_HELP
 	       "      --off-cpu      also profile where threads wait: an off_cpu profile\n"
 	       "                     (nanoseconds blocked) per process beside the CPU one\n"
 	       "      --off-cpu-threshold DUR  waits shorter than DUR are only counted, not\n"
@@ -311,8 +310,8 @@ static void limit_rate(struct capture_opts *o)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned long kmax = 0;
 
-	if (fdio__read_file("/proc/sys/kernel/perf_event_max_sample_rate", buf,
-			    sizeof(buf) - 1) > 0)
+	if (fdio__read_file("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf) - 1) >
+	    0)
 		kmax = strtoul(buf, NULL, 10);
 	if (kmax && o->freq_hz > kmax) {
 		pr_warn("-F %u is above kernel.perf_event_max_sample_rate: sampling at %lu Hz "
@@ -329,7 +328,8 @@ static void limit_rate(struct capture_opts *o)
 	if (cpus > 0 && (__u64)o->freq_hz * (__u64)cpus > CAPTURE_WARN_TOTAL_HZ)
 		pr_warn("-F %u on %ld CPUs is %llu samples/s: each costs a few microseconds "
 			"of the sampled CPU; lower -F on a busy host",
-			o->freq_hz, cpus, (unsigned long long)o->freq_hz * (unsigned long long)cpus);
+			o->freq_hz, cpus,
+			(unsigned long long)o->freq_hz * (unsigned long long)cpus);
 }
 
 int capture_cmd__run(int (*parse)(int, char **, struct capture_opts *), int argc, char **argv)

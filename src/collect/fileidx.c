@@ -12,7 +12,7 @@
 struct fileidx {
 	pthread_mutex_t mu;
 	__u32 nslots;
-	struct htab ht;			     /* struct fileidx_elem */
+	struct htab ht;		     /* struct fileidx_elem */
 	struct unwind_file_key *key; /* by slot; dev == 0 && ino == 0: no file */
 	struct unwind_file *file;    /* by slot */
 	__u32 *id;		     /* by slot: map id, 0 = none */

@@ -234,7 +234,8 @@ static int classify(const char *path, bool quiet, enum target *t, char **resolve
 		if (stat(path, &st) || !(*resolved = realpath(path, NULL))) {
 			err = -errno;
 			if (!quiet)
-				pr_err("output %s is a symbolic link to a missing file (%s): remove "
+				pr_err("output %s is a symbolic link to a missing file (%s): "
+				       "remove "
 				       "the link or give another -o path",
 				       path, strerror(-err));
 			return err;

@@ -24,7 +24,6 @@
 #include "cpu_sampler.h"
 #include "offcpu_types.h"
 #include "cpu_sampler.skel.h"
-#include "cpu_sampler_tw.skel.h"
 #include "util/clock.h"
 #include "util/env.h"
 #include "util/fdio.h"
@@ -1882,42 +1881,6 @@ static struct btf *kernel_btf(void)
 	return btf__load_vmlinux_btf();
 }
 
-_Static_assert(sizeof(struct cpu_sampler) == sizeof(struct cpu_sampler_tw) &&
-		       sizeof(struct cpu_sampler__rodata) ==
-			       sizeof(struct cpu_sampler_tw__rodata) &&
-		       sizeof(struct cpu_sampler__bss) == sizeof(struct cpu_sampler_tw__bss),
-	       "the task-work object has the sampler object's maps, programs and globals");
-
-/* Open the sampler's BPF object; @tw: the one with off-CPU task works
- * (bpf/cpu_sampler_tw.bpf.c: the same maps, programs and globals, so the
- * same skeleton, with that object's ELF). NULL with errno on failure. */
-static struct cpu_sampler *open_skel(bool tw)
-{
-	struct cpu_sampler *skel;
-	size_t sz;
-	int err;
-
-	if (!tw)
-		return cpu_sampler__open();
-	skel = calloc(1, sizeof(*skel));
-	if (!skel) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = cpu_sampler__create_skeleton(skel);
-	if (!err) {
-		skel->skeleton->data = (void *)cpu_sampler_tw__elf_bytes(&sz);
-		skel->skeleton->data_sz = sz;
-		err = bpf_object__open_skeleton(skel->skeleton, NULL);
-	}
-	if (err) {
-		cpu_sampler__destroy(skel);
-		errno = -err;
-		return NULL;
-	}
-	return skel;
-}
-
 /* Open, configure and load the full BPF object into s->skel, with fork
  * hook @fh (NULL: no fork following). With a start-up object (s->quick),
  * its sample maps are shared and it keeps the exec hook. On failure the
@@ -1932,7 +1895,7 @@ static int skel_load(struct sampler *s, const struct sampler_opts *o, const stru
 	t0 = mono_ns();
 	btf = o->user || o->off_cpu ? kernel_btf() : NULL;
 	s->btf_ns = mono_ns() - t0;
-	s->skel = open_skel(o->off_cpu && offcpu__task_work(btf));
+	s->skel = cpu_sampler__open();
 	if (!s->skel) {
 		err = -errno;
 		btf__free(btf);

@@ -1,4 +1,5 @@
-/* kbtf.h - the layout of a few kernel structs, read fast from kernel BTF.
+/* kbtf.h - the layout of a few kernel structs (and the type ID of a kernel
+ * function), read fast from kernel BTF.
  *
  * libbpf's btf__load_vmlinux_btf() indexes every one of the kernel's 100k+
  * types: ~100 ms, several hundred on a busy host, all of it before the
@@ -27,6 +28,11 @@ struct btf;
  * caller frees with btf__free(), or NULL with errno set (unreadable file,
  * not BTF, truncated, out of memory). */
 struct btf *kbtf__load(const char *path, const char *const *structs, size_t n);
+
+/* The type ID of function @name (shorter than 64 bytes) in the raw BTF
+ * file @path (the kernel's: what a kfunc call names) into *@id: 0, -ENOENT
+ * when absent, or another -errno (unreadable file, not BTF). */
+int kbtf__func_id(const char *path, const char *name, __u32 *id);
 
 /* Byte offset of member @name of struct @sname in @btf (kbtf__load()'s or
  * libbpf's; inside anonymous structs and unions too) into *@out: 0, or

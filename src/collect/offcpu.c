@@ -99,19 +99,75 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	return ok;
 }
 
-bool offcpu__task_work(const struct btf *btf)
+#define TASK_WORK_KFUNC "bpf_task_work_schedule_resume_impl"
+
+/* Can waits be completed by task works here (Linux >= 6.18: kernel BTF
+ * @btf has struct bpf_task_work)? PROFCAP_OFFCPU_TASKWORK=0 says no, to
+ * test the route of older kernels on a new one. */
+static bool task_work_usable(const struct btf *btf)
 {
 	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_TASKWORK");
 
-	if (env && !strcmp(env, "0"))
+	if ((env && !strcmp(env, "0")) || !btf)
 		return false;
-	return btf && btf__find_by_name_kind(btf, "bpf_task_work", BTF_KIND_STRUCT) > 0;
+	return btf__find_by_name_kind(btf, "bpf_task_work", BTF_KIND_STRUCT) > 0;
+}
+
+/* Turn the placeholder helper calls of @prog (OFFCPU_TASK_WORK_CALL, see
+ * bpf/cpu_sampler/offcpu.bpf.c) into calls of the task-work kfunc, by its
+ * ID in the kernel's BTF. Before load: libbpf's relocations index
+ * instructions, and none moves. 0 or -errno. */
+static int task_work_link(struct bpf_program *prog)
+{
+	size_t n = bpf_program__insn_cnt(prog), i, calls = 0;
+	struct bpf_insn *insns;
+	__u32 id = 0;
+	int err;
+
+	err = kbtf__func_id(KBTF_VMLINUX, TASK_WORK_KFUNC, &id);
+	if (err)
+		return err;
+	insns = malloc(n * sizeof(*insns));
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, bpf_program__insns(prog), n * sizeof(*insns));
+	for (i = 0; i < n; i++) {
+		if (insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg ||
+		    insns[i].imm != OFFCPU_TASK_WORK_CALL)
+			continue;
+		insns[i].src_reg = BPF_PSEUDO_KFUNC_CALL;
+		insns[i].off = 0; /* vmlinux BTF */
+		insns[i].imm = (__s32)id;
+		calls++;
+	}
+	err = calls ? bpf_program__set_insns(prog, insns, n) : -ENOENT;
+	free(insns);
+	return err;
 }
 
 bool offcpu__enabled(const struct cpu_sampler *skel)
 {
 	return bpf_program__autoload(skel->progs.profcap_sys_exit) ||
 	       bpf_program__autoload(skel->progs.profcap_switch_tw);
+}
+
+/* Complete waits with task works: profcap_switch_tw alone, linked to the
+ * kernel's kfunc, instead of profcap_switch with rseq_update and sys_exit. */
+static void task_work_configure(struct cpu_sampler *skel)
+{
+	int err = task_work_link(skel->progs.profcap_switch_tw);
+
+	if (err) {
+		pr_debug("off-CPU task works unusable (%s): waits end at rseq_update",
+			 strerror(-err));
+		return;
+	}
+	bpf_program__set_autoload(skel->progs.profcap_switch, false);
+	bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);
+	bpf_program__set_autoload(skel->progs.profcap_switch_tw, true);
+	skel->rodata->offcpu_work_mask = SAMPLER_OFFCPU_THREADS - 1;
+	bpf_map__set_max_entries(skel->maps.offcpu_work, SAMPLER_OFFCPU_THREADS);
+	pr_debug("off-CPU waits completed by task works on return to user space");
 }
 
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
@@ -147,15 +203,8 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 			skel->rodata->offcpu_slot_mask = SAMPLER_OFFCPU_THREADS - 1;
 			bpf_map__set_max_entries(skel->maps.offcpu_slots, SAMPLER_OFFCPU_THREADS);
 		}
-		if (skel->rodata->offcpu_tw_built && offcpu__task_work(btf)) {
-			/* One program: no rseq_update nor sys_exit. */
-			bpf_program__set_autoload(skel->progs.profcap_switch, false);
-			bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);
-			bpf_program__set_autoload(skel->progs.profcap_switch_tw, true);
-			skel->rodata->offcpu_work_mask = SAMPLER_OFFCPU_THREADS - 1;
-			bpf_map__set_max_entries(skel->maps.offcpu_work, SAMPLER_OFFCPU_THREADS);
-			pr_debug("off-CPU waits completed by task works on return to user space");
-		}
+		if (task_work_usable(btf))
+			task_work_configure(skel);
 	} else {
 		bpf_program__set_autoload(skel->progs.profcap_switch, false);
 		bpf_map__set_autocreate(skel->maps.offcpu_task, false);

@@ -1,8 +1,9 @@
 /* offcpu.h - the off-CPU half of the sampler (collect/ internal): sets up
  * the sched_switch, rseq_update and sys_exit tracepoint programs of
- * bpf/offcpu_bpf.h (sched_switch alone with task works, Linux >= 6.18), which live in the sampler's BPF object and share its
- * filters, stack tables and generations. No tracefs; without kernel BTF
- * waits end at sys_exit, without kernel stacks.
+ * bpf/cpu_sampler/offcpu.bpf.c (sched_switch alone with task works, Linux
+ * >= 6.18, chosen at load time), which live in the sampler's BPF object and
+ * share its filters, stack tables and generations. No tracefs; without
+ * kernel BTF waits end at sys_exit, without kernel stacks.
  */
 #ifndef PROFCAP_OFFCPU_H
 #define PROFCAP_OFFCPU_H
@@ -18,16 +19,10 @@ struct btf;
 
 /* Before load: enable (size the maps, @entries counters per generation, set
  * the rodata, task_struct offsets from kernel BTF @btf, borrowed; NULL =
- * none) or disable (no autoload) the off-CPU programs. 0 or -errno
- * (logged). */
+ * none; choose the programs for this kernel) or disable (no autoload) the
+ * off-CPU programs. 0 or -errno (logged). */
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
 		      const struct btf *btf);
-
-/* Can waits be completed by task works here (Linux >= 6.18: kernel BTF
- * @btf, borrowed, NULL = none, has struct bpf_task_work; not disabled by
- * PROFCAP_OFFCPU_TASKWORK=0)? Then open the object built with them
- * (bpf/cpu_sampler_tw.bpf.c) before offcpu__configure(). */
-bool offcpu__task_work(const struct btf *btf);
 
 /* After configure: are the off-CPU programs on? */
 bool offcpu__enabled(const struct cpu_sampler *skel);

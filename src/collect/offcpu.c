@@ -54,15 +54,11 @@ static __u32 task_offset(const struct btf *btf, const char *const *names)
 
 /* The switch program's clock, rq->clock reached from the task leaving the
  * CPU (prev->se.cfs_rq->rq->clock, CONFIG_FAIR_GROUP_SCHED), when kernel
- * BTF names all of it; else bpf_ktime_get_ns() (also with
- * PROFCAP_OFFCPU_KTIME=1, for benchmarks). */
+ * BTF names all of it; else bpf_ktime_get_ns(). */
 static void clock_offsets(struct cpu_sampler *skel, const struct btf *btf)
 {
-	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_KTIME");
 	__u32 se = 0, cfs_rq = 0, rq = 0, clock = 0;
 
-	if (env && strcmp(env, "0"))
-		return;
 	if (kbtf__member_off(btf, "task_struct", "se", &se) ||
 	    kbtf__member_off(btf, "sched_entity", "cfs_rq", &cfs_rq) ||
 	    kbtf__member_off(btf, "cfs_rq", "rq", &rq) ||
@@ -251,11 +247,7 @@ static struct bpf_link *attach_raw(struct bpf_program *prog, const char *tp)
  * sys_exit alone (no BTF, or no rseq tracepoint). */
 static int attach_resume(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
 {
-	/* benchmarks: the sys_exit-only route, for comparison */
-	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_SYSEXIT");
-
-	if (skel->rodata->offcpu_btf && skel->rodata->offcpu_rseq_off &&
-	    !(env && *env && strcmp(env, "0"))) {
+	if (skel->rodata->offcpu_btf && skel->rodata->offcpu_rseq_off) {
 		links[OFFCPU_RESUME] = bpf_program__attach_raw_tracepoint(
 			skel->progs.profcap_sys_exit, "rseq_update");
 		if (links[OFFCPU_RESUME])

@@ -760,6 +760,7 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u32 zero = 0;
 	__u64 ns;
 
+	__builtin_assume(ctx != NULL); /* no task-context stack reads (read_stack()) */
 	if (offcpu_btf) {
 		struct task_struct *task;
 		__u64 *cur;

@@ -203,6 +203,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, int full)
 	struct comm_key comm = {};
 	__u32 tgid, tid;
 
+	__builtin_assume(ctx != NULL); /* no task-context stack reads (read_stack()) */
 	if (current_ids(&tgid, &tid)) {
 		stat_inc(STAT_FOREIGN);
 		return 0;

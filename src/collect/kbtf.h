@@ -2,15 +2,15 @@
  * function), read fast from kernel BTF.
  *
  * libbpf's btf__load_vmlinux_btf() indexes every one of the kernel's 100k+
- * types: ~100 ms, several hundred on a busy host, all of it before the
- * table unwinder can be configured. The sampler needs a few member offsets
- * of a few structs; this module streams the raw BTF (a small buffer, one
- * pass and short walks back for types named before their struct, no index)
- * and returns a small struct btf holding just those
- * structs, each with all its members, those of anonymous struct/union
- * members flattened in at their full offset. Code written against
- * btf__find_by_name_kind() and btf_members() works on it unchanged (every
- * member's type is a 64-bit int: only names and offsets are kept).
+ * types, all of it before the table unwinder can be configured. The
+ * sampler needs a few member offsets of a few structs; this module streams
+ * the raw BTF (a small buffer, one pass and short walks back for types
+ * named before their struct, no index) and returns a small struct btf
+ * holding just those structs, each with all its members, those of
+ * anonymous struct/union members flattened in at their full offset. Code
+ * written against btf__find_by_name_kind() and btf_members() works on it
+ * unchanged (every member's type is a 64-bit int: only names and offsets
+ * are kept).
  */
 #ifndef PROFCAP_COLLECT_KBTF_H
 #define PROFCAP_COLLECT_KBTF_H

@@ -109,13 +109,28 @@ static bool task_work_usable(const struct btf *btf)
 	return btf__find_by_name_kind(btf, "bpf_task_work", BTF_KIND_STRUCT) > 0;
 }
 
-/* Turn the placeholder helper calls of @prog (OFFCPU_TASK_WORK_CALL, see
- * bpf/cpu_sampler/offcpu.bpf.c) into calls of the task-work kfunc, by its
- * ID in the kernel's BTF. Before load: libbpf's relocations index
- * instructions, and none moves. 0 or -errno. */
+size_t offcpu__link_task_work(struct bpf_insn *insns, size_t n, __u32 id)
+{
+	size_t i, calls = 0;
+
+	for (i = 0; i < n; i++) {
+		if (insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg ||
+		    insns[i].imm != OFFCPU_TASK_WORK_CALL)
+			continue;
+		insns[i].src_reg = BPF_PSEUDO_KFUNC_CALL;
+		insns[i].off = 0; /* the kfunc is the kernel's own (vmlinux BTF) */
+		insns[i].imm = (__s32)id;
+		calls++;
+	}
+	return calls;
+}
+
+/* Link @prog's task-work calls to the kfunc, by its ID in the kernel's
+ * BTF. Before load: libbpf's relocations index instructions, and none
+ * moves. 0 or -errno. */
 static int task_work_link(struct bpf_program *prog)
 {
-	size_t n = bpf_program__insn_cnt(prog), i, calls = 0;
+	size_t n = bpf_program__insn_cnt(prog);
 	struct bpf_insn *insns;
 	__u32 id = 0;
 	int err;
@@ -127,16 +142,8 @@ static int task_work_link(struct bpf_program *prog)
 	if (!insns)
 		return -ENOMEM;
 	memcpy(insns, bpf_program__insns(prog), n * sizeof(*insns));
-	for (i = 0; i < n; i++) {
-		if (insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg ||
-		    insns[i].imm != OFFCPU_TASK_WORK_CALL)
-			continue;
-		insns[i].src_reg = BPF_PSEUDO_KFUNC_CALL;
-		insns[i].off = 0; /* vmlinux BTF */
-		insns[i].imm = (__s32)id;
-		calls++;
-	}
-	err = calls ? bpf_program__set_insns(prog, insns, n) : -ENOENT;
+	err = offcpu__link_task_work(insns, n, id) ? bpf_program__set_insns(prog, insns, n)
+						   : -ENOENT;
 	free(insns);
 	return err;
 }

@@ -14,6 +14,7 @@
 #include "collect/sampler.h"
 
 struct cpu_sampler;
+struct bpf_insn;
 struct bpf_link;
 struct btf;
 
@@ -23,6 +24,11 @@ struct btf;
  * off-CPU programs. 0 or -errno (logged). */
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
 		      const struct btf *btf);
+
+/* Rewrite the placeholder helper calls of @insns (@n of them;
+ * OFFCPU_TASK_WORK_CALL, see bpf/cpu_sampler/offcpu.bpf.c) into calls of
+ * the task-work kfunc, kernel BTF type @id. Returns how many there were. */
+size_t offcpu__link_task_work(struct bpf_insn *insns, size_t n, __u32 id);
 
 /* After configure: are the off-CPU programs on? */
 bool offcpu__enabled(const struct cpu_sampler *skel);

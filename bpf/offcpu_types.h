@@ -70,6 +70,20 @@ struct offcpu_slot {
  * into the kfunc's before load. No helper has it. */
 #define OFFCPU_TASK_WORK_CALL 0x70667477
 
+/* The kernel offsets the switch programs (profcap_switch,
+ * profcap_switch_tw) compute addresses with, as immediates: each is a
+ * placeholder OFFCPU_OFF_IMM + its index here, which user space replaces
+ * with the offset from kernel BTF before load. */
+#define OFFCPU_OFF_IMM 0x70660000
+enum offcpu_off {
+	OFFCPU_OFF_STACK,  /* task_struct.stack */
+	OFFCPU_OFF_FLAGS,  /* task_struct.flags */
+	OFFCPU_OFF_CFS_RQ, /* task_struct.se + sched_entity.cfs_rq */
+	OFFCPU_OFF_RQ,	   /* cfs_rq.rq */
+	OFFCPU_OFF_CLOCK,  /* rq.clock */
+	OFFCPU_OFF__COUNT,
+};
+
 /* The counter key: a CPU sample's, plus the wait state. */
 struct offcpu_key {
 	__u32 tgid;

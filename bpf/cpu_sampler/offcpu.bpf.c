@@ -80,6 +80,18 @@ static __always_inline __u32 offcpu_opaque(__u32 v)
 
 #define OFFCPU_SLOT_MASK offcpu_opaque(OFFCPU_SLOTS - 1)
 
+/* Offset @k (enum offcpu_off) in the switch programs: an immediate user
+ * space writes before load (offcpu__link_offsets()), not a load from
+ * .rodata, a line the host's own switch path never touches, on which the
+ * address of a slot would wait. The .rodata values stay the switches
+ * (0 = absent), and are what the other programs read. */
+#define OFFCPU_IMM(k)                                                            \
+	({                                                                       \
+		__u64 v__;                                                       \
+		asm volatile("%0 = %1" : "=r"(v__) : "i"(OFFCPU_OFF_IMM + (k))); \
+		v__;                                                             \
+	})
+
 /* Long waits of threads without rseq seen at switch-in: user space then
  * attaches sys_exit too (offcpu_sysexit set), after which this stops
  * counting. */
@@ -333,13 +345,13 @@ static __always_inline __u64 offcpu_now(struct task_struct *prev)
 
 	if (!offcpu_clk_cfs_rq_off || !offcpu_clk_rq_off || !offcpu_clk_off)
 		return bpf_ktime_get_ns();
-	p = *(char **)((char *)prev + offcpu_clk_cfs_rq_off);
+	p = *(char **)((char *)prev + OFFCPU_IMM(OFFCPU_OFF_CFS_RQ));
 	if (!p)
 		return 0;
-	p = *(char **)(p + offcpu_clk_rq_off);
+	p = *(char **)(p + OFFCPU_IMM(OFFCPU_OFF_RQ));
 	if (!p)
 		return 0;
-	return *(__u64 *)(p + offcpu_clk_off);
+	return *(__u64 *)(p + OFFCPU_IMM(OFFCPU_OFF_CLOCK));
 }
 
 /* The time of this switch in *@now, read once (0: not read yet). */
@@ -351,13 +363,13 @@ static __always_inline __u64 offcpu_clock(__u64 *now, struct task_struct *prev)
 }
 
 /* Fields of a task_struct (BTF pointer) at offsets from kernel BTF: direct
- * loads. */
-static __always_inline __u32 task_u32(struct task_struct *t, __u32 off)
+ * loads. @off 64 bits wide: an immediate needs no zero-extension. */
+static __always_inline __u32 task_u32(struct task_struct *t, __u64 off)
 {
 	return *(__u32 *)((char *)t + off);
 }
 
-static __always_inline __u64 task_u64(struct task_struct *t, __u32 off)
+static __always_inline __u64 task_u64(struct task_struct *t, __u64 off)
 {
 	return *(__u64 *)((char *)t + off);
 }
@@ -369,17 +381,17 @@ static __always_inline __u64 task_u64(struct task_struct *t, __u32 off)
 static __always_inline int offcpu_idle(struct task_struct *t)
 {
 	if (offcpu_flags_off)
-		return task_u32(t, offcpu_flags_off) & 0x00000002 /* PF_IDLE */;
+		return task_u32(t, OFFCPU_IMM(OFFCPU_OFF_FLAGS)) & 0x00000002 /* PF_IDLE */;
 	return !task_u32(t, offcpu_pid_off);
 }
 
 /* The tag of task @t (BTF pointer) in the slots: the address of its
  * kernel stack (task_struct.stack, a void *: a number to the verifier,
  * where the task's own address cannot be hashed), its own while it lives,
- * on a line the scheduler has just touched. */
+ * on a line the scheduler has just touched. In the switch programs. */
 static __always_inline __u64 offcpu_tag(struct task_struct *t)
 {
-	return task_u64(t, offcpu_stack_off);
+	return task_u64(t, OFFCPU_IMM(OFFCPU_OFF_STACK));
 }
 
 /* The slot of the task tagged @tag, when it holds it; its slot (held by
@@ -705,7 +717,8 @@ static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, _
 		struct task_struct *task = bpf_get_current_task_btf();
 		struct offcpu_slot *sl, *any;
 
-		sl = offcpu_slot_of(offcpu_tag(task), &any);
+		/* Not a switch program: the offset from .rodata. */
+		sl = offcpu_slot_of(task_u64(task, offcpu_stack_off), &any);
 		if (sl)
 			sl->pend = 0;
 		__sync_fetch_and_add(&offcpu_npending, -1);

@@ -125,25 +125,48 @@ size_t offcpu__link_task_work(struct bpf_insn *insns, size_t n, __u32 id)
 	return calls;
 }
 
-/* Link @prog's task-work calls to the kfunc, by its ID in the kernel's
- * BTF. Before load: libbpf's relocations index instructions, and none
- * moves. 0 or -errno. */
-static int task_work_link(struct bpf_program *prog)
+size_t offcpu__link_offsets(struct bpf_insn *insns, size_t n, const __u32 off[OFFCPU_OFF__COUNT])
 {
+	size_t i, done = 0;
+
+	for (i = 0; i < n; i++) {
+		__u32 k = (__u32)insns[i].imm - OFFCPU_OFF_IMM;
+
+		if (insns[i].code != (BPF_ALU64 | BPF_MOV | BPF_K) || insns[i].src_reg ||
+		    insns[i].imm < OFFCPU_OFF_IMM || k >= OFFCPU_OFF__COUNT)
+			continue;
+		insns[i].imm = (__s32)off[k];
+		done++;
+	}
+	return done;
+}
+
+/* Write the kernel's offsets (from the rodata @r, set from kernel BTF) into
+ * switch program @prog, and with @kfunc_id (0: none) link its task-work
+ * calls to that kfunc. Before load: libbpf's relocations index
+ * instructions, and none moves. 0 or -errno. */
+static int link_switch(struct bpf_program *prog, const struct cpu_sampler__rodata *r,
+		       __u32 kfunc_id)
+{
+	const __u32 off[OFFCPU_OFF__COUNT] = {
+		[OFFCPU_OFF_STACK] = r->offcpu_stack_off,
+		[OFFCPU_OFF_FLAGS] = r->offcpu_flags_off,
+		[OFFCPU_OFF_CFS_RQ] = r->offcpu_clk_cfs_rq_off,
+		[OFFCPU_OFF_RQ] = r->offcpu_clk_rq_off,
+		[OFFCPU_OFF_CLOCK] = r->offcpu_clk_off,
+	};
 	size_t n = bpf_program__insn_cnt(prog);
-	struct bpf_insn *insns;
-	__u32 id = 0;
+	struct bpf_insn *insns = malloc(n * sizeof(*insns));
 	int err;
 
-	err = kbtf__func_id(KBTF_VMLINUX, TASK_WORK_KFUNC, &id);
-	if (err)
-		return err;
-	insns = malloc(n * sizeof(*insns));
 	if (!insns)
 		return -ENOMEM;
 	memcpy(insns, bpf_program__insns(prog), n * sizeof(*insns));
-	err = offcpu__link_task_work(insns, n, id) ? bpf_program__set_insns(prog, insns, n)
-						   : -ENOENT;
+	offcpu__link_offsets(insns, n, off);
+	if (kfunc_id && !offcpu__link_task_work(insns, n, kfunc_id))
+		err = -ENOENT;
+	else
+		err = bpf_program__set_insns(prog, insns, n);
 	free(insns);
 	return err;
 }
@@ -158,8 +181,12 @@ bool offcpu__enabled(const struct cpu_sampler *skel)
  * kernel's kfunc, instead of profcap_switch with rseq_update and sys_exit. */
 static void task_work_configure(struct cpu_sampler *skel)
 {
-	int err = task_work_link(skel->progs.profcap_switch_tw);
+	__u32 id = 0;
+	int err;
 
+	err = kbtf__func_id(KBTF_VMLINUX, TASK_WORK_KFUNC, &id);
+	if (!err)
+		err = link_switch(skel->progs.profcap_switch_tw, skel->rodata, id);
 	if (err) {
 		pr_debug("off-CPU task works unusable (%s): waits end at rseq_update",
 			 strerror(-err));
@@ -177,6 +204,7 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 		      const struct btf *btf)
 {
 	bool offsets;
+	int err;
 
 	bpf_program__set_autoload(skel->progs.profcap_switch_tw, false);
 	if (!o->off_cpu) {
@@ -208,6 +236,11 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 		}
 		if (task_work_usable(btf))
 			task_work_configure(skel);
+		if (bpf_program__autoload(skel->progs.profcap_switch) &&
+		    (err = link_switch(skel->progs.profcap_switch, skel->rodata, 0))) {
+			pr_err("cannot prepare the off-CPU switch program (%s)", strerror(-err));
+			return err;
+		}
 	} else {
 		bpf_program__set_autoload(skel->progs.profcap_switch, false);
 		bpf_map__set_autocreate(skel->maps.offcpu_task, false);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "offcpu_types.h"
 #include "collect/sampler.h"
 
 struct cpu_sampler;
@@ -29,6 +30,11 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
  * OFFCPU_TASK_WORK_CALL, see bpf/cpu_sampler/offcpu.bpf.c) into calls of
  * the task-work kfunc, kernel BTF type @id. Returns how many there were. */
 size_t offcpu__link_task_work(struct bpf_insn *insns, size_t n, __u32 id);
+
+/* Write the kernel offsets @off (by enum offcpu_off) over their placeholder
+ * immediates in @insns (@n of them; OFFCPU_OFF_IMM + index). Returns how
+ * many there were. */
+size_t offcpu__link_offsets(struct bpf_insn *insns, size_t n, const __u32 off[OFFCPU_OFF__COUNT]);
 
 /* After configure: are the off-CPU programs on? */
 bool offcpu__enabled(const struct cpu_sampler *skel);

@@ -119,9 +119,19 @@ PB_OBJS := $(PROTO_REL:%=$(BUILD)/obj/gen/%.pb.o)
 NANOPB_RT := pb_common pb_encode pb_decode
 NANOPB_OBJS := $(NANOPB_RT:%=$(BUILD)/obj/nanopb/%.o)
 
+# bpf/<name>.bpf.c is one object, with a skeleton of that name. The units of
+# bpf/cpu_sampler/ are linked into one object (bpftool gen object), skeleton
+# cpu_sampler. Each unit comes after those whose maps and globals it uses:
+# libbpf 1.1's linker gives a map or variable declared extern before the
+# unit defining it is linked a wrong offset in the object's BTF.
+CPU_SAMPLER_UNITS := stacks target threadctx unwind notice sample offcpu
+CPU_SAMPLER_OBJS := $(CPU_SAMPLER_UNITS:%=$(BUILD)/bpf/cpu_sampler/%.bpf.o)
+$(if $(filter-out $(CPU_SAMPLER_UNITS),$(patsubst bpf/cpu_sampler/%.bpf.c,%,\
+	$(wildcard bpf/cpu_sampler/*.bpf.c))),$(error a unit of bpf/cpu_sampler/ \
+	is missing from CPU_SAMPLER_UNITS))
 BPF_SRCS := $(sort $(wildcard bpf/*.bpf.c))
-BPF_NAMES := $(BPF_SRCS:bpf/%.bpf.c=%)
-BPF_OBJS := $(BPF_NAMES:%=$(BUILD)/bpf/%.bpf.o)
+BPF_NAMES := $(BPF_SRCS:bpf/%.bpf.c=%) cpu_sampler
+BPF_OBJS := $(BPF_NAMES:%=$(BUILD)/bpf/%.bpf.o) $(CPU_SAMPLER_OBJS)
 SKELS := $(BPF_NAMES:%=$(BUILD)/bpf/%.skel.h)
 
 # Layers of src/, lowest first: a layer may include only from itself and the
@@ -191,6 +201,9 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c Makefile
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $@
 	$(LLVM_STRIP) -g $@
+
+$(BUILD)/bpf/cpu_sampler.bpf.o: $(CPU_SAMPLER_OBJS)
+	$(BPFTOOL) gen object $@ $^
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(call skel_name,$*) > $@

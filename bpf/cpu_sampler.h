@@ -111,7 +111,7 @@ struct proc_event {
 /* The longest command line a notice carries. */
 #define PROFCAP_NOTICE_CMDLINE 2048
 
-/* Late walking (issue 13). A sample whose walk stops at a PC the BPF walker
+/* Late walking. A sample whose walk stops at a PC the BPF walker
  * could not map (it looks up one VMA per sample, and the mappings user
  * space described may predate a library; or the file's table is still
  * being built) goes to user space instead of being counted partial: its
@@ -134,7 +134,7 @@ struct late_sample {
 };
 
 /* The off-CPU switch-in side saw the first long wait of a thread without
- * rseq: user space attaches sys_exit (bpf/offcpu_bpf.h). */
+ * rseq: user space attaches sys_exit (bpf/cpu_sampler/offcpu.bpf.c). */
 #define PROFCAP_EVENT_NORSEQ 1
 
 #endif

@@ -2,7 +2,7 @@
 /* kname_prog.bpf.c - kernel text addresses named by the kernel itself.
  *
  * Naming a few hundred kernel frames from /proc/kallsyms means the kernel
- * formats all of its 100k+ symbols as text (~40 ms of CPU here) for
+ * formats all of its 100k+ symbols as text for
  * profcap to parse and throw nearly all away. This program, run on demand
  * by user space (BPF_PROG_TEST_RUN of a syscall program with bpf_loop(),
  * Linux >= 5.17),
@@ -27,8 +27,7 @@ static const char stext[] = "_stext";
 static const char etext[] = "_etext";
 
 /* bpf_loop() callback: name address @i. The verifier checks it once, not
- * once per iteration as it did a bounded loop of KNAME_BATCH (~10 ms of
- * CPU at each load). */
+ * once per iteration as it would a bounded loop of KNAME_BATCH. */
 static long name_one(__u32 i, void *ctx)
 {
 	__u64 arg;

@@ -1,5 +1,5 @@
-/* offcpu_types.h - types shared by the off-CPU BPF programs (bpf/offcpu_bpf.h) and
- * user space (src/collect/sampler.c).
+/* offcpu_types.h - types shared by the off-CPU BPF programs
+ * (bpf/cpu_sampler/offcpu.bpf.c) and user space (src/collect/offcpu.c).
  *
  * A thread that leaves the CPU gets its timestamp and state noted in
  * `offcpu_start`, keyed by its global thread ID (not per CPU: it may wake on
@@ -21,7 +21,7 @@
 #define OFFCPU_STATE__COUNT 6
 
 /* Entries of offcpu_slots (a power of two): user space sizes the map to
- * it, and the task-work object hashes with its mask as a constant. */
+ * it, and the switch program hashes with its mask as a constant. */
 #define OFFCPU_SLOTS 16384u
 
 /* Per thread, keyed by global thread ID. */
@@ -41,11 +41,10 @@ struct offcpu_start {
 /* With kernel BTF, the hot part of a kept thread's state: its last
  * switch-out, in an array indexed by a hash of the address of its kernel
  * stack (task_struct.stack, on the line the scheduler has just written; an
- * inlined lookup, where a task storage lookup that finds its entry costs
- * ~35 ns), tagged with that address: a live task's is its own, and a slot
- * is freed at its task's last switch (TASK_DEAD), before the stack can be
- * reused. The
- * slot also counts the short waits of the threads that held it, so a
+ * inlined lookup, cheaper than a task storage lookup), tagged with that
+ * address: a live task's is its own, and a slot is freed at its task's
+ * last switch (TASK_DEAD), before the stack can be reused. The slot also
+ * counts the short waits of the threads that held it, so a
  * short wait touches only its slot's cache line (one slot per line); user
  * space sums them. A thread whose slot another kept thread holds while
  * off the CPU keeps its times in task storage (struct offcpu_start)
@@ -65,6 +64,25 @@ struct offcpu_slot {
 #define OFFCPU_F_NO_SYSCALL 0x80000000u
 /* offcpu_start.kflags: a task work completes the pending wait. */
 #define OFFCPU_F_WORK 0x40000000u
+
+/* The helper ID profcap_switch_tw calls in place of the task-work kfunc
+ * (bpf_task_work_schedule_resume_impl): user space rewrites each such call
+ * into the kfunc's before load. No helper has it. */
+#define OFFCPU_TASK_WORK_CALL 0x70667477
+
+/* The kernel offsets the switch programs (profcap_switch,
+ * profcap_switch_tw) compute addresses with, as immediates: each is a
+ * placeholder OFFCPU_OFF_IMM + its index here, which user space replaces
+ * with the offset from kernel BTF before load. */
+#define OFFCPU_OFF_IMM 0x70660000
+enum offcpu_off {
+	OFFCPU_OFF_STACK,  /* task_struct.stack */
+	OFFCPU_OFF_FLAGS,  /* task_struct.flags */
+	OFFCPU_OFF_CFS_RQ, /* task_struct.se + sched_entity.cfs_rq */
+	OFFCPU_OFF_RQ,	   /* cfs_rq.rq */
+	OFFCPU_OFF_CLOCK,  /* rq.clock */
+	OFFCPU_OFF__COUNT,
+};
 
 /* The counter key: a CPU sample's, plus the wait state. */
 struct offcpu_key {

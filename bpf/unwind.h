@@ -1,4 +1,4 @@
-/* unwind.h - types shared by the BPF table unwinder (bpf/unwind_bpf.h) and
+/* unwind.h - types shared by the BPF table unwinder (bpf/cpu_sampler/unwind.bpf.c) and
  * user space (src/cfi.c builds rows, src/unwind_table.c loads them).
  *
  * The unwind rows of each file are one BPF array sized to them, in slot

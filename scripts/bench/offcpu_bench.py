@@ -9,15 +9,10 @@ Configurations (each round runs all, in turn; medians over --runs rounds):
   cpu-p        profcap capture -p PID (CPU profile only): what --off-cpu adds to
                -p is offcpu-p against this
   offcpu       profcap capture -a --off-cpu (default threshold)
-  offcpu-sysexit  as offcpu, waits ended at sys_exit as before rseq_update
-               (PROFCAP_OFFCPU_SYSEXIT=1): the A/B of that change
   offcpu-p     profcap capture -p PID --off-cpu (only the workload tracked;
                waits completed by task works on Linux >= 6.18)
   offcpu-p-rseq  the same with PROFCAP_OFFCPU_TASKWORK=0: waits completed at
                rseq_update, the route of older kernels (the A/B of task works)
-  offcpu-p-sysexit  the same with PROFCAP_OFFCPU_SYSEXIT=1
-               (with -a, one thread without rseq anywhere on the host, e.g.
-               a static or Go program, attaches sys_exit: -p isolates it)
   offcpu-0     profcap capture -a --off-cpu --off-cpu-threshold 0 (every wait walked)
   floor        an empty BTF tracepoint program on sched_switch
                (scripts/bench/switch_floor.sh builds it): what any program
@@ -136,11 +131,8 @@ def tool_cmd(cfg, pid):
     if cfg == "offcpu":
         return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--seconds", "600", "-o",
                 "/tmp/offcpu-bench.pb"]
-    if cfg in ("offcpu-p", "offcpu-p-rseq", "offcpu-p-sysexit"):
+    if cfg in ("offcpu-p", "offcpu-p-rseq"):
         return [PROFCAP, "capture", "-p", str(pid), "-q", "--off-cpu", "--seconds", "600", "-o",
-                "/tmp/offcpu-bench.pb"]
-    if cfg == "offcpu-sysexit":
-        return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--seconds", "600", "-o",
                 "/tmp/offcpu-bench.pb"]
     if cfg == "offcpu-0":
         return [PROFCAP, "capture", "-a", "-q", "--off-cpu", "--off-cpu-threshold", "0",
@@ -189,9 +181,6 @@ def one(cfg, rounds, cpu):
     cmd = tool_cmd(cfg, pid)
     if cmd:
         env = dict(os.environ)
-        if cfg.split(":")[0] in ("offcpu-sysexit", "offcpu-p-sysexit"):
-            env["PROFCAP_OFFCPU_SYSEXIT"] = "1"
-            env["PROFCAP_OFFCPU_TASKWORK"] = "0"
         if cfg.split(":")[0] == "offcpu-p-rseq":
             env["PROFCAP_OFFCPU_TASKWORK"] = "0"
         tool = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -269,8 +258,7 @@ def main():
         ALT[name] = os.path.abspath(path)
     if os.geteuid():
         sys.exit("needs root")
-    cfgs = ["base", "cpu", "cpu-p", "offcpu", "offcpu-sysexit", "offcpu-p", "offcpu-p-rseq",
-            "offcpu-p-sysexit", "offcpu-0"]
+    cfgs = ["base", "cpu", "cpu-p", "offcpu", "offcpu-p", "offcpu-p-rseq", "offcpu-0"]
     if a.configs:
         want = set(a.configs.split(",")) | {"base"}
         cfgs = [c for c in cfgs if c in want]

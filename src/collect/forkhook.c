@@ -43,8 +43,8 @@ int forkhook__parse(const char *name, enum forkhook_kind *kind)
 	return -EINVAL;
 }
 
-/* A raw BTF blob (uapi linux/btf.h layout), scanned in place: building
- * libbpf's indexes for the kernel's ~100k types costs ~0.3 s, this ~10 ms. */
+/* A raw BTF blob (uapi linux/btf.h layout), scanned in place: no index
+ * of all of the kernel's types, as libbpf's parse builds. */
 struct raw_btf {
 	const __u8 *types; /* type section */
 	const char *strs;  /* string section */
@@ -241,7 +241,7 @@ int forkhook__format_child_offset(const char *text, __u32 *off)
 }
 
 /* The kernel's own BTF copied out in one bpf() call (needs CAP_SYS_ADMIN):
- * sysfs hands it out 4 KiB a read(), ~30 ms of CPU in a VM. */
+ * sysfs hands it out 4 KiB a read(). */
 static int offset_from_bpf(__u32 *off)
 {
 	struct bpf_btf_info info;
@@ -310,7 +310,7 @@ static int prepare_btf(struct forkhook *h, const char *btf_path, const char **wh
 		return err;
 	}
 	/* Linux >= 6.16 maps the kernel's BTF directly (no copy); else read
-	 * it (4 KiB a read(): ~30 ms of CPU). */
+	 * it (4 KiB a read()). */
 	if (!fstat(fd, &st) && st.st_size > 0) {
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 		if (map != MAP_FAILED) {

@@ -6,7 +6,7 @@
  *               (/sys/kernel/btf/vmlinux) for the offset of task_struct.pid
  *   tp_btf      tp_btf/sched_process_fork: the same, and Linux >= 5.5; second
  *               because libbpf then parses the whole kernel BTF again for
- *               the attach point (~0.1 s CPU, ~0.5 s wall in a loaded VM)
+ *               the attach point
  *               while the program does exactly what the raw one does
  *   tracepoint  tracepoint/sched/sched_process_fork: needs the tracepoint's
  *               format and id from tracefs; when tracefs is not mounted,

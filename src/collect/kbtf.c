@@ -163,6 +163,23 @@ static __u64 rd_tell(const struct kbtf_rd *r)
 	return r->pos - (r->blen - r->bpos);
 }
 
+/* Skip @n bytes. 0 or -errno. */
+static int rd_skip(struct kbtf_rd *r, __u64 n)
+{
+	int err;
+
+	while (n) {
+		__u32 k;
+
+		if (r->bpos == r->blen && (err = rd_fill(r)))
+			return err;
+		k = r->blen - r->bpos < n ? r->blen - r->bpos : (__u32)n;
+		r->bpos += k;
+		n -= k;
+	}
+	return 0;
+}
+
 /* Bytes that follow a type's 12-byte head. */
 static __u64 type_extra(const struct btf_type *t)
 {
@@ -397,15 +414,9 @@ static int types_pass(struct kbtf *k, struct kbtf_rd *r, bool first, __u32 *idp,
 				continue;
 			}
 		}
-		while (skip) {
-			__u32 n;
-
-			if (r->bpos == r->blen && (err = rd_fill(r)))
-				goto out;
-			n = r->blen - r->bpos < skip ? r->blen - r->bpos : (__u32)skip;
-			r->bpos += n;
-			skip -= n;
-		}
+		err = rd_skip(r, skip);
+		if (err)
+			goto out;
 	}
 out:
 	*idp = id;
@@ -483,29 +494,38 @@ static struct btf *build(const struct kbtf *k)
 	return btf;
 }
 
+/* The header into *@h, and where k->names are in the strings (mapped:
+ * compared in place later). 0 or -errno. */
+static int scan_head(struct kbtf *k, struct kbtf_rd *r, struct btf_header *h)
+{
+	int err;
+
+	rd_start(r, 0, sizeof(*h));
+	err = rd_get(r, h, sizeof(*h));
+	if (err)
+		return err;
+	if (h->magic != BTF_MAGIC || h->hdr_len < sizeof(*h))
+		return -EINVAL;
+	if (r->map) {
+		__u64 so = (__u64)h->hdr_len + h->str_off;
+
+		if (so > r->map_len || h->str_len > r->map_len - so)
+			return -EIO;
+		k->strs = (const char *)r->map + so;
+		k->str_len = h->str_len;
+		return 0;
+	}
+	rd_start(r, (__u64)h->hdr_len + h->str_off, h->str_len);
+	return strings_pass(r, match_struct_name, k);
+}
+
 /* The passes; 0 or -errno. */
 static int scan(struct kbtf *k, struct kbtf_rd *r)
 {
 	struct btf_header h;
 	int err;
 
-	rd_start(r, 0, sizeof(h));
-	err = rd_get(r, &h, sizeof(h));
-	if (err)
-		return err;
-	if (h.magic != BTF_MAGIC || h.hdr_len < sizeof(h))
-		return -EINVAL;
-	if (r->map) {
-		__u64 so = (__u64)h.hdr_len + h.str_off;
-
-		if (so > r->map_len || h.str_len > r->map_len - so)
-			return -EIO;
-		k->strs = (const char *)r->map + so;
-		k->str_len = h.str_len;
-	} else {
-		rd_start(r, (__u64)h.hdr_len + h.str_off, h.str_len);
-		err = strings_pass(r, match_struct_name, k);
-	}
+	err = scan_head(k, r, &h);
 	if (!err) {
 		__u32 at = 0;
 
@@ -529,12 +549,40 @@ static int scan(struct kbtf *k, struct kbtf_rd *r)
 	return err;
 }
 
+/* Open @path into @r: mapped when it can be, else read through the
+ * buffer. 0 or -errno. */
+static int rd_open(struct kbtf_rd *r, const char *path)
+{
+	struct stat st;
+
+	r->map = NULL;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	if (!fstat(r->fd, &st) && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+			       r->fd, 0);
+
+		if (m != MAP_FAILED) {
+			r->map = m;
+			r->map_len = (size_t)st.st_size;
+		}
+	}
+	return 0;
+}
+
+static void rd_close(struct kbtf_rd *r)
+{
+	if (r->map)
+		munmap((void *)r->map, r->map_len);
+	close(r->fd);
+}
+
 struct btf *kbtf__load(const char *path, const char *const *structs, size_t n)
 {
 	struct kbtf *k = NULL;
 	struct kbtf_rd *r = NULL;
 	struct btf *btf = NULL;
-	struct stat st;
 	int err = 0;
 
 	if (n > KBTF_MAX_STRUCTS) {
@@ -558,25 +606,11 @@ struct btf *kbtf__load(const char *path, const char *const *structs, size_t n)
 	k->n = n;
 	for (size_t i = 0; i < n; i++)
 		k->name_len[i] = strlen(structs[i]);
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0) {
-		err = -errno;
+	err = rd_open(r, path);
+	if (err)
 		goto out;
-	}
-	r->map = NULL;
-	if (!fstat(r->fd, &st) && st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
-			       r->fd, 0);
-
-		if (m != MAP_FAILED) {
-			r->map = m;
-			r->map_len = (size_t)st.st_size;
-		}
-	}
 	err = scan(k, r);
-	if (r->map)
-		munmap((void *)r->map, r->map_len);
-	close(r->fd);
+	rd_close(r);
 	if (!err) {
 		btf = build(k);
 		err = btf ? 0 : -errno;
@@ -594,6 +628,54 @@ out:
 	if (err)
 		errno = -err;
 	return btf;
+}
+
+int kbtf__func_id(const char *path, const char *name, __u32 *id)
+{
+	const char *names[1] = {name};
+	struct kbtf *k = calloc(1, sizeof(*k));
+	struct kbtf_rd *r = malloc(sizeof(*r));
+	struct btf_header h;
+	struct btf_type t;
+	__u32 at = 0;
+	int err;
+
+	if (!k || !r) {
+		err = -ENOMEM;
+		goto out;
+	}
+	k->names = names;
+	k->n = 1;
+	k->name_len[0] = strlen(name);
+	err = rd_open(r, path);
+	if (err)
+		goto out;
+	err = scan_head(k, r, &h);
+	if (!err && !k->strs && !k->name_off[0])
+		err = -ENOENT; /* not among the strings */
+	if (!err)
+		rd_start(r, (__u64)h.hdr_len + h.type_off, h.type_len);
+	while (!err) {
+		if (rd_end(r)) {
+			err = -ENOENT;
+			break;
+		}
+		err = rd_get(r, &t, sizeof(t));
+		if (err)
+			break;
+		at++;
+		if (BTF_INFO_KIND(t.info) == BTF_KIND_FUNC && t.name_off &&
+		    struct_index(k, t.name_off) == 0) {
+			*id = at;
+			break;
+		}
+		err = rd_skip(r, type_extra(&t));
+	}
+	rd_close(r);
+out:
+	free(k);
+	free(r);
+	return err;
 }
 
 /* Byte offset of member @name of the composite type @id (inside anonymous

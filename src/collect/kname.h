@@ -2,12 +2,11 @@
  *
  * Naming the kernel frames of a profile from /proc/kallsyms makes the
  * kernel format all of its 100k+ symbols as text for a few hundred
- * lookups (~40 ms of CPU on the development VM, at every pass). This
- * module loads a small BPF syscall program that asks the kernel's own
- * kallsyms lookup instead ("%pS": "name+0xoff/0xsize [module]"), in
- * batches of KNAME_BATCH addresses. It needs Linux >= 5.16 and the right
+ * lookups, at every pass. This module loads a small BPF syscall program
+ * that asks the kernel's own kallsyms lookup instead ("%pS":
+ * "name+0xoff/0xsize [module]"), in batches of KNAME_BATCH addresses. It needs Linux >= 5.16 and the right
  * to load BPF programs; kname__new() fails otherwise, and callers read
- * /proc/kallsyms as before.
+ * /proc/kallsyms instead.
  */
 #ifndef PROFCAP_COLLECT_KNAME_H
 #define PROFCAP_COLLECT_KNAME_H

@@ -54,15 +54,11 @@ static __u32 task_offset(const struct btf *btf, const char *const *names)
 
 /* The switch program's clock, rq->clock reached from the task leaving the
  * CPU (prev->se.cfs_rq->rq->clock, CONFIG_FAIR_GROUP_SCHED), when kernel
- * BTF names all of it; else bpf_ktime_get_ns() (also with
- * PROFCAP_OFFCPU_KTIME=1, for benchmarks). */
+ * BTF names all of it; else bpf_ktime_get_ns(). */
 static void clock_offsets(struct cpu_sampler *skel, const struct btf *btf)
 {
-	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_KTIME");
 	__u32 se = 0, cfs_rq = 0, rq = 0, clock = 0;
 
-	if (env && strcmp(env, "0"))
-		return;
 	if (kbtf__member_off(btf, "task_struct", "se", &se) ||
 	    kbtf__member_off(btf, "sched_entity", "cfs_rq", &cfs_rq) ||
 	    kbtf__member_off(btf, "cfs_rq", "rq", &rq) ||
@@ -99,13 +95,80 @@ static bool task_offsets(struct cpu_sampler *skel, const struct btf *btf)
 	return ok;
 }
 
-bool offcpu__task_work(const struct btf *btf)
+#define TASK_WORK_KFUNC "bpf_task_work_schedule_resume_impl"
+
+/* Can waits be completed by task works here (Linux >= 6.18: kernel BTF
+ * @btf has struct bpf_task_work)? PROFCAP_OFFCPU_TASKWORK=0 says no, to
+ * test the route of older kernels on a new one. */
+static bool task_work_usable(const struct btf *btf)
 {
 	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_TASKWORK");
 
-	if (env && !strcmp(env, "0"))
+	if ((env && !strcmp(env, "0")) || !btf)
 		return false;
-	return btf && btf__find_by_name_kind(btf, "bpf_task_work", BTF_KIND_STRUCT) > 0;
+	return btf__find_by_name_kind(btf, "bpf_task_work", BTF_KIND_STRUCT) > 0;
+}
+
+size_t offcpu__link_task_work(struct bpf_insn *insns, size_t n, __u32 id)
+{
+	size_t i, calls = 0;
+
+	for (i = 0; i < n; i++) {
+		if (insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg ||
+		    insns[i].imm != OFFCPU_TASK_WORK_CALL)
+			continue;
+		insns[i].src_reg = BPF_PSEUDO_KFUNC_CALL;
+		insns[i].off = 0; /* the kfunc is the kernel's own (vmlinux BTF) */
+		insns[i].imm = (__s32)id;
+		calls++;
+	}
+	return calls;
+}
+
+size_t offcpu__link_offsets(struct bpf_insn *insns, size_t n, const __u32 off[OFFCPU_OFF__COUNT])
+{
+	size_t i, done = 0;
+
+	for (i = 0; i < n; i++) {
+		__u32 k = (__u32)insns[i].imm - OFFCPU_OFF_IMM;
+
+		if (insns[i].code != (BPF_ALU64 | BPF_MOV | BPF_K) || insns[i].src_reg ||
+		    insns[i].imm < OFFCPU_OFF_IMM || k >= OFFCPU_OFF__COUNT)
+			continue;
+		insns[i].imm = (__s32)off[k];
+		done++;
+	}
+	return done;
+}
+
+/* Write the kernel's offsets (from the rodata @r, set from kernel BTF) into
+ * switch program @prog, and with @kfunc_id (0: none) link its task-work
+ * calls to that kfunc. Before load: libbpf's relocations index
+ * instructions, and none moves. 0 or -errno. */
+static int link_switch(struct bpf_program *prog, const struct cpu_sampler__rodata *r,
+		       __u32 kfunc_id)
+{
+	const __u32 off[OFFCPU_OFF__COUNT] = {
+		[OFFCPU_OFF_STACK] = r->offcpu_stack_off,
+		[OFFCPU_OFF_FLAGS] = r->offcpu_flags_off,
+		[OFFCPU_OFF_CFS_RQ] = r->offcpu_clk_cfs_rq_off,
+		[OFFCPU_OFF_RQ] = r->offcpu_clk_rq_off,
+		[OFFCPU_OFF_CLOCK] = r->offcpu_clk_off,
+	};
+	size_t n = bpf_program__insn_cnt(prog);
+	struct bpf_insn *insns = malloc(n * sizeof(*insns));
+	int err;
+
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, bpf_program__insns(prog), n * sizeof(*insns));
+	offcpu__link_offsets(insns, n, off);
+	if (kfunc_id && !offcpu__link_task_work(insns, n, kfunc_id))
+		err = -ENOENT;
+	else
+		err = bpf_program__set_insns(prog, insns, n);
+	free(insns);
+	return err;
 }
 
 bool offcpu__enabled(const struct cpu_sampler *skel)
@@ -114,10 +177,34 @@ bool offcpu__enabled(const struct cpu_sampler *skel)
 	       bpf_program__autoload(skel->progs.profcap_switch_tw);
 }
 
+/* Complete waits with task works: profcap_switch_tw alone, linked to the
+ * kernel's kfunc, instead of profcap_switch with rseq_update and sys_exit. */
+static void task_work_configure(struct cpu_sampler *skel)
+{
+	__u32 id = 0;
+	int err;
+
+	err = kbtf__func_id(KBTF_VMLINUX, TASK_WORK_KFUNC, &id);
+	if (!err)
+		err = link_switch(skel->progs.profcap_switch_tw, skel->rodata, id);
+	if (err) {
+		pr_debug("off-CPU task works unusable (%s): waits end at rseq_update",
+			 strerror(-err));
+		return;
+	}
+	bpf_program__set_autoload(skel->progs.profcap_switch, false);
+	bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);
+	bpf_program__set_autoload(skel->progs.profcap_switch_tw, true);
+	skel->rodata->offcpu_work_mask = SAMPLER_OFFCPU_THREADS - 1;
+	bpf_map__set_max_entries(skel->maps.offcpu_work, SAMPLER_OFFCPU_THREADS);
+	pr_debug("off-CPU waits completed by task works on return to user space");
+}
+
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
 		      const struct btf *btf)
 {
 	bool offsets;
+	int err;
 
 	bpf_program__set_autoload(skel->progs.profcap_switch_tw, false);
 	if (!o->off_cpu) {
@@ -147,14 +234,12 @@ int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __
 			skel->rodata->offcpu_slot_mask = SAMPLER_OFFCPU_THREADS - 1;
 			bpf_map__set_max_entries(skel->maps.offcpu_slots, SAMPLER_OFFCPU_THREADS);
 		}
-		if (skel->rodata->offcpu_tw_built && offcpu__task_work(btf)) {
-			/* One program: no rseq_update nor sys_exit. */
-			bpf_program__set_autoload(skel->progs.profcap_switch, false);
-			bpf_program__set_autoload(skel->progs.profcap_sys_exit, false);
-			bpf_program__set_autoload(skel->progs.profcap_switch_tw, true);
-			skel->rodata->offcpu_work_mask = SAMPLER_OFFCPU_THREADS - 1;
-			bpf_map__set_max_entries(skel->maps.offcpu_work, SAMPLER_OFFCPU_THREADS);
-			pr_debug("off-CPU waits completed by task works on return to user space");
+		if (task_work_usable(btf))
+			task_work_configure(skel);
+		if (bpf_program__autoload(skel->progs.profcap_switch) &&
+		    (err = link_switch(skel->progs.profcap_switch, skel->rodata, 0))) {
+			pr_err("cannot prepare the off-CPU switch program (%s)", strerror(-err));
+			return err;
 		}
 	} else {
 		bpf_program__set_autoload(skel->progs.profcap_switch, false);
@@ -202,11 +287,7 @@ static struct bpf_link *attach_raw(struct bpf_program *prog, const char *tp)
  * sys_exit alone (no BTF, or no rseq tracepoint). */
 static int attach_resume(struct cpu_sampler *skel, struct bpf_link *links[OFFCPU_LINKS])
 {
-	/* benchmarks: the sys_exit-only route, for comparison */
-	const char *env = env__get(env__process(), "PROFCAP_OFFCPU_SYSEXIT");
-
-	if (skel->rodata->offcpu_btf && skel->rodata->offcpu_rseq_off &&
-	    !(env && *env && strcmp(env, "0"))) {
+	if (skel->rodata->offcpu_btf && skel->rodata->offcpu_rseq_off) {
 		links[OFFCPU_RESUME] = bpf_program__attach_raw_tracepoint(
 			skel->progs.profcap_sys_exit, "rseq_update");
 		if (links[OFFCPU_RESUME])

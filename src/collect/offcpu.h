@@ -1,8 +1,9 @@
 /* offcpu.h - the off-CPU half of the sampler (collect/ internal): sets up
  * the sched_switch, rseq_update and sys_exit tracepoint programs of
- * bpf/offcpu_bpf.h (sched_switch alone with task works, Linux >= 6.18), which live in the sampler's BPF object and share its
- * filters, stack tables and generations. No tracefs; without kernel BTF
- * waits end at sys_exit, without kernel stacks.
+ * bpf/cpu_sampler/offcpu.bpf.c (sched_switch alone with task works, Linux
+ * >= 6.18, chosen at load time), which live in the sampler's BPF object and
+ * share its filters, stack tables and generations. No tracefs; without
+ * kernel BTF waits end at sys_exit, without kernel stacks.
  */
 #ifndef PROFCAP_OFFCPU_H
 #define PROFCAP_OFFCPU_H
@@ -10,24 +11,30 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "offcpu_types.h"
 #include "collect/record.h"
 
 struct cpu_sampler;
+struct bpf_insn;
 struct bpf_link;
 struct btf;
 
 /* Before load: enable (size the maps, @entries counters per generation, set
  * the rodata, task_struct offsets from kernel BTF @btf, borrowed; NULL =
- * none) or disable (no autoload) the off-CPU programs. 0 or -errno
- * (logged). */
+ * none; choose the programs for this kernel) or disable (no autoload) the
+ * off-CPU programs. 0 or -errno (logged). */
 int offcpu__configure(struct cpu_sampler *skel, const struct sampler_opts *o, __u32 entries,
 		      const struct btf *btf);
 
-/* Can waits be completed by task works here (Linux >= 6.18: kernel BTF
- * @btf, borrowed, NULL = none, has struct bpf_task_work; not disabled by
- * PROFCAP_OFFCPU_TASKWORK=0)? Then open the object built with them
- * (bpf/cpu_sampler_tw.bpf.c) before offcpu__configure(). */
-bool offcpu__task_work(const struct btf *btf);
+/* Rewrite the placeholder helper calls of @insns (@n of them;
+ * OFFCPU_TASK_WORK_CALL, see bpf/cpu_sampler/offcpu.bpf.c) into calls of
+ * the task-work kfunc, kernel BTF type @id. Returns how many there were. */
+size_t offcpu__link_task_work(struct bpf_insn *insns, size_t n, __u32 id);
+
+/* Write the kernel offsets @off (by enum offcpu_off) over their placeholder
+ * immediates in @insns (@n of them; OFFCPU_OFF_IMM + index). Returns how
+ * many there were. */
+size_t offcpu__link_offsets(struct bpf_insn *insns, size_t n, const __u32 off[OFFCPU_OFF__COUNT]);
 
 /* After configure: are the off-CPU programs on? */
 bool offcpu__enabled(const struct cpu_sampler *skel);

@@ -236,7 +236,7 @@ int cpus__online(bool **online, __u32 *n);
 int cpus__open_events(struct sampler *s, const bool *online, __u32 freq_hz); /* logs */
 
 /* sampler_loader.c (the only file that embeds the BPF objects' ELF) */
-struct cpu_sampler *loader__open(bool tw); /* @tw: the task-work object */
+struct cpu_sampler *loader__open(void);
 void loader__explain(int err);		    /* log why a load failed, with a hint */
 __u32 loader__configure_common(struct sampler *s, struct cpu_sampler *skel,
 			       const struct sampler_opts *o, const struct forkhook *fh);

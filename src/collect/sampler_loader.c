@@ -12,7 +12,6 @@
 #include <bpf/libbpf.h>
 
 #include "cpu_sampler.skel.h"
-#include "cpu_sampler_tw.skel.h"
 #include "collect/forkhook.h"
 #include "collect/kbtf.h"
 #include "collect/kver.h"
@@ -139,7 +138,7 @@ static void unwind_vma_configure(struct sampler *s, const struct btf *btf)
 	    !kbtf__member_off(btf, "inode", "i_sb", (__u32 *)&r->inode_sb_off) &&
 	    !kbtf__member_off(btf, "super_block", "s_dev", (__u32 *)&r->sb_dev_off))
 		r->unwind_vma = 1;
-	/* The VMAs found, kept per process: see bpf/unwind_bpf.h. */
+	/* The VMAs found, kept per process: see bpf/cpu_sampler/unwind.bpf.c. */
 	if (r->unwind_vma && !kbtf__member_off(btf, "task_struct", "mm", (__u32 *)&r->task_mm_off))
 		bpf_map__set_max_entries(s->skel->maps.unwind_vcache, SAMPLER_VCACHE_PROCS);
 	/* ... and programs' text mappings, found at their exec */
@@ -191,7 +190,7 @@ void loader__configure_unwind(struct sampler *s, const struct sampler_opts *o, _
 		!access("/sys/kernel/btf/vmlinux", R_OK) && kver__at_least(5, 15);
 	s->t.max_rows = row_cap(o);
 	unwind_vma_configure(s, btf);
-	/* A new process's start time with its notice (bpf/cpu_sampler.bpf.c). */
+	/* A new process's start time with its notice (bpf/cpu_sampler/notice.bpf.h). */
 	if (btf && kbtf__member_off(btf, "task_struct", "group_leader",
 				    (__u32 *)&s->skel->rodata->task_leader_off))
 		s->skel->rodata->task_leader_off = 0;
@@ -367,40 +366,12 @@ static struct btf *kernel_btf(void)
 	return btf__load_vmlinux_btf();
 }
 
-_Static_assert(sizeof(struct cpu_sampler) == sizeof(struct cpu_sampler_tw) &&
-		       sizeof(struct cpu_sampler__rodata) ==
-			       sizeof(struct cpu_sampler_tw__rodata) &&
-		       sizeof(struct cpu_sampler__bss) == sizeof(struct cpu_sampler_tw__bss),
-	       "the task-work object has the sampler object's maps, programs and globals");
-
-/* Open the sampler's BPF object; @tw: the one with off-CPU task works
- * (bpf/cpu_sampler_tw.bpf.c: the same maps, programs and globals, so the
- * same skeleton, with that object's ELF). NULL with errno on failure. */
-struct cpu_sampler *loader__open(bool tw)
+/* Open the sampler's BPF object: one object for every kernel, its
+ * variants chosen before load (autoload, rodata, offcpu.c's links). NULL
+ * with errno on failure. */
+struct cpu_sampler *loader__open(void)
 {
-	struct cpu_sampler *skel;
-	size_t sz;
-	int err;
-
-	if (!tw)
-		return cpu_sampler__open();
-	skel = calloc(1, sizeof(*skel));
-	if (!skel) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = cpu_sampler__create_skeleton(skel);
-	if (!err) {
-		skel->skeleton->data = (void *)cpu_sampler_tw__elf_bytes(&sz);
-		skel->skeleton->data_sz = sz;
-		err = bpf_object__open_skeleton(skel->skeleton, NULL);
-	}
-	if (err) {
-		cpu_sampler__destroy(skel);
-		errno = -err;
-		return NULL;
-	}
-	return skel;
+	return cpu_sampler__open();
 }
 
 /* Open, configure and load the full BPF object into s->skel, with fork
@@ -417,7 +388,7 @@ int loader__load(struct sampler *s, const struct sampler_opts *o, const struct f
 	t0 = clock__mono_ns();
 	btf = o->user || o->off_cpu ? kernel_btf() : NULL;
 	s->l.btf_ns = clock__mono_ns() - t0;
-	s->skel = loader__open(o->off_cpu && offcpu__task_work(btf));
+	s->skel = loader__open();
 	if (!s->skel) {
 		err = -errno;
 		btf__free(btf);

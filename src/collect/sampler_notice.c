@@ -71,7 +71,7 @@ int notice__late_open(struct sampler *s)
 }
 
 /* Let the BPF programs send what can wait for the next sampler__poll()
- * without waking the notice thread (lazy_wake, bpf/cpu_sampler.bpf.c):
+ * without waking the notice thread (lazy_wake, bpf/cpu_sampler/notice.bpf.h):
  * with the side-band records running, which hold the mappings of a process
  * exec()ed since, and the full object's exec hook, which tells such a
  * process by its start time. PROFCAP_NO_LAZY=1 keeps every wake-up. */

@@ -137,7 +137,7 @@ int quick__load(struct sampler *s, const struct sampler_opts *o)
 	__u64 t0;
 	int err;
 
-	s->skel = loader__open(false);
+	s->skel = loader__open();
 	if (!s->skel)
 		return -errno;
 	/* Table unwinding on: its stacks are flagged partial, and walked late

@@ -1,7 +1,7 @@
 /* stackwalk.h - the table unwinder's walk, in user space, over a copy of a
  * thread's stack.
  *
- * The BPF walker (bpf/unwind_bpf.h) stops at a PC in no mapping it knows: a
+ * The BPF walker (bpf/cpu_sampler/unwind.bpf.c) stops at a PC in no mapping it knows: a
  * process user space has not described yet whose walk needs a second file,
  * or a binary whose table is still being built. Such a sample arrives as the
  * registers where the walk stopped and a bounded copy of the stack above

@@ -1,7 +1,8 @@
-/* test_kbtf.c - the fast kernel-struct reader against libbpf's full parse:
- * a BTF written here (anonymous members before and after their parent,
- * nested, behind a typedef, bitfield offsets) and, where readable, the
- * running kernel's. */
+/* test_kbtf.c - the fast kernel-struct and function-ID reader against
+ * libbpf's full parse: a BTF written here (anonymous members before and
+ * after their parent, nested, behind a typedef, bitfield offsets; functions
+ * and a struct of the same name) and, where readable, the running
+ * kernel's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,48 @@ TEST(written_btf_far_back)
 	btf__free(w);
 }
 
+/* @raw (@len bytes) written to a file: its path in @path, 0 or -1. */
+static int written(char *path, const void *raw, __u32 len)
+{
+	int fd = raw ? mkstemp(path) : -1;
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return write_file(path, raw, len);
+}
+
+TEST(func_id_written)
+{
+	char path[] = "/tmp/test_kbtf.XXXXXX";
+	struct btf *w = btf__new_empty();
+	int l, proto, f1, f2, st;
+	const void *raw;
+	__u32 len, id = 0;
+
+	CHECK(w);
+	l = btf__add_int(w, "long", 8, BTF_INT_SIGNED);
+	/* a struct named like the function, before it: not a match */
+	st = btf__add_struct(w, "work_fn", 8);
+	CHECK(st > 0 && !btf__add_field(w, "a", l, 0, 0));
+	proto = btf__add_func_proto(w, l);
+	CHECK(proto > 0 && !btf__add_func_param(w, "x", l));
+	f1 = btf__add_func(w, "other_fn", BTF_FUNC_STATIC, proto);
+	f2 = btf__add_func(w, "work_fn", BTF_FUNC_GLOBAL, proto);
+	CHECK(f1 > 0 && f2 > 0);
+	raw = btf__raw_data(w, &len);
+	CHECK(!written(path, raw, len));
+	CHECK(!kbtf__func_id(path, "work_fn", &id));
+	CHECK(id == (__u32)f2);
+	CHECK(!kbtf__func_id(path, "other_fn", &id));
+	CHECK(id == (__u32)f1);
+	CHECK(kbtf__func_id(path, "absent_fn", &id) == -ENOENT);
+	CHECK(kbtf__func_id(path, "long", &id) == -ENOENT); /* a name, not a function */
+	unlink(path);
+	CHECK(kbtf__func_id("/nonexistent/btf", "work_fn", &id) == -ENOENT);
+	btf__free(w);
+}
+
 TEST(not_btf)
 {
 	static const char *const want[] = {"task_struct"};
@@ -206,11 +249,31 @@ TEST(kernel_btf_matches_libbpf)
 	btf__free(fast);
 }
 
+/* A kernel function's ID, as libbpf's full parse finds it. */
+TEST(kernel_func_id_matches_libbpf)
+{
+	struct btf *full;
+	__u32 id = 0;
+	int want;
+
+	if (access(KBTF_VMLINUX, R_OK))
+		SKIP("%s is not readable here", KBTF_VMLINUX);
+	full = btf__load_vmlinux_btf();
+	CHECK(full);
+	want = btf__find_by_name_kind(full, "schedule", BTF_KIND_FUNC);
+	CHECK(want > 0);
+	CHECK(!kbtf__func_id(KBTF_VMLINUX, "schedule", &id));
+	CHECK(id == (__u32)want);
+	btf__free(full);
+}
+
 int main(void)
 {
 	RUN(written_btf);
 	RUN(written_btf_far_back);
+	RUN(func_id_written);
 	RUN(not_btf);
 	RUN(kernel_btf_matches_libbpf);
+	RUN(kernel_func_id_matches_libbpf);
 	return TEST_DONE();
 }

@@ -1,6 +1,6 @@
 /* test_unwind_table.c - the table builder on this very process (no root):
  * its mappings and rows land in an in-memory sink, and a user-space copy of
- * the BPF walk (bpf/unwind_bpf.h) unwinds this test's own stack with them;
+ * the BPF walk (bpf/cpu_sampler/unwind.bpf.c) unwinds this test's own stack with them;
  * the return addresses it finds must be the ones the functions saw. Also:
  * files shared between processes are parsed once, caps are honoured. */
 #include <errno.h>

@@ -1,4 +1,5 @@
-/* offcpu_bpf.h - off-CPU time, included by cpu_sampler.bpf.c so it shares
+// SPDX-License-Identifier: GPL-2.0
+/* offcpu.bpf.c - off-CPU time, linked into the sampler's object so it shares
  * the filters, stack tables, unwinder and generation switch of CPU samples.
  *
  * Tracepoints only (no kprobes, no fentry: kernels without them, or whose
@@ -24,20 +25,21 @@
  *    side has seen a long wait of a thread without rseq (offcpu_norseq,
  *    polled by user space), or when the kernel has no rseq tracepoint. The
  *    same program serves both: the first to run completes the wait.
- *    On Linux >= 6.18 (profcap_switch_tw) neither is attached: the
- *    switch-in of a long wait queues a BPF task work (a kfunc) that runs
- *    in the thread as it returns to user space, so nothing runs after the
- *    other switches.
+ *    On Linux >= 6.18 (profcap_switch_tw, chosen at load time by
+ *    autoload) neither is attached: the switch-in of a long wait queues a
+ *    BPF task work (a kfunc) that runs in the thread as it returns to user
+ *    space, so nothing runs after the other switches.
  *    Kernel threads are added at switch-in; a wait outside a system call
  *    (page fault) keeps the user PC of switch-in as its user stack.
  * Without kernel BTF there is no switch-in side: sys_exit ends the wait
  * (the time also counts the few microseconds the thread ran before
  * returning) and there is no kernel stack nor state.
  */
-#ifndef PROFCAP_BPF_OFFCPU_BPF_H
-#define PROFCAP_BPF_OFFCPU_BPF_H
-
+#include "notice.bpf.h"
 #include "offcpu_types.h"
+#include "target.bpf.h"
+#include "threadctx.bpf.h"
+#include "unwind.bpf.h"
 
 const volatile __u64 offcpu_min_ns = 100000; /* waits walked and kept */
 const volatile __u32 offcpu_runnable = 0;    /* also keep waits for a CPU */
@@ -52,9 +54,9 @@ const volatile __u32 offcpu_self = 0;	  /* profcap's process ID (in its namespac
 /* The switch program's clock: the runqueue clock the scheduler has just
  * read in __schedule() (rq->clock, sched_clock_cpu()), reached from `prev`
  * as prev->se.cfs_rq->rq->clock with these offsets from kernel BTF (a
- * direct load each, no helper call): on a VM bpf_ktime_get_ns() is the
- * dearest part of a switch (~55 ns here). 0 = bpf_ktime_get_ns(). Both
- * sides of a wait are read from the same clock. */
+ * direct load each, no helper call, where bpf_ktime_get_ns() may trap to
+ * the host on a VM). 0 = bpf_ktime_get_ns(). Both sides of a wait are read
+ * from the same clock. */
 const volatile __u32 offcpu_clk_cfs_rq_off = 0; /* task_struct.se + sched_entity.cfs_rq */
 const volatile __u32 offcpu_clk_rq_off = 0;	/* cfs_rq.rq */
 const volatile __u32 offcpu_clk_off = 0;	/* rq.clock */
@@ -63,58 +65,32 @@ const volatile __u32 offcpu_work_mask = 0;	/* offcpu_work entries - 1 (2^n - 1) 
 const volatile __u32 offcpu_stack_off = 0;	/* task_struct.stack (slots' tag) */
 const volatile __u32 offcpu_flags_off = 0;	/* task_struct.flags, 0 = idle tasks by pid */
 
-/* Offsets and the slot mask the switch program computes addresses with.
- * In the task-work object, which needs kernel BTF anyway (its kfunc, its
- * BTF tracepoint), offsets are CO-RE relocations and the mask a constant:
- * immediates in the code. From .rodata (the other object), the address of
- * a slot waits for a load of the rodata line, which the host's own switch
- * path never touches and which is cold at every switch: two cache misses
- * in a row instead of one (~20 ns per switch here, bpf_stats). The rodata
- * values stay the switches (0 = absent), read where nothing waits on them. */
-#ifdef PROFCAP_TASKWORK
-#include <bpf/bpf_core_read.h>
-
-struct rq___offcpu {
-	__u64 clock;
-} __attribute__((preserve_access_index));
-
-struct cfs_rq___offcpu {
-	struct rq___offcpu *rq;
-} __attribute__((preserve_access_index));
-
-struct sched_entity___offcpu {
-	struct cfs_rq___offcpu *cfs_rq;
-} __attribute__((preserve_access_index));
-
-struct task_struct___offcpu {
-	void *stack;
-	unsigned int flags;
-	struct sched_entity___offcpu se;
-} __attribute__((preserve_access_index));
-
-/* @v, which the compiler can no longer fold into the instruction using it:
- * ANDed into a value read through a kernel pointer, a register holding it
- * keeps the result a number for the verifier. */
+/* The slot mask as an immediate, not a load of offcpu_slot_mask from
+ * .rodata (a cold line at every switch); offcpu_slot_mask stays the switch
+ * (0 = no slots), read where nothing waits on it. User space sizes
+ * offcpu_slots to OFFCPU_SLOTS. */
 static __always_inline __u32 offcpu_opaque(__u32 v)
 {
+	/* @v, which the compiler can no longer fold into the instruction using
+	 * it: ANDed into a value read through a kernel pointer, a register
+	 * holding it keeps the result a number for the verifier. */
 	asm volatile("" : "+r"(v));
 	return v;
 }
 
-#define OFFCPU_OFF_STACK bpf_core_field_offset(struct task_struct___offcpu, stack)
-#define OFFCPU_OFF_FLAGS bpf_core_field_offset(struct task_struct___offcpu, flags)
-#define OFFCPU_OFF_CFS_RQ bpf_core_field_offset(struct task_struct___offcpu, se.cfs_rq)
-#define OFFCPU_OFF_RQ bpf_core_field_offset(struct cfs_rq___offcpu, rq)
-#define OFFCPU_OFF_CLOCK bpf_core_field_offset(struct rq___offcpu, clock)
 #define OFFCPU_SLOT_MASK offcpu_opaque(OFFCPU_SLOTS - 1)
-#else
-#define OFFCPU_OFF_STACK offcpu_stack_off
-#define OFFCPU_OFF_FLAGS offcpu_flags_off
-#define OFFCPU_OFF_CFS_RQ offcpu_clk_cfs_rq_off
-#define OFFCPU_OFF_RQ offcpu_clk_rq_off
-#define OFFCPU_OFF_CLOCK offcpu_clk_off
-#define OFFCPU_SLOT_MASK offcpu_slot_mask
-#endif
+
+/* Offset @k (enum offcpu_off) in the switch programs: an immediate user
+ * space writes before load (offcpu__link_offsets()), not a load from
+ * .rodata, a line the host's own switch path never touches, on which the
+ * address of a slot would wait. The .rodata values stay the switches
+ * (0 = absent), and are what the other programs read. */
+#define OFFCPU_IMM(k)                                                            \
+	({                                                                       \
+		__u64 v__;                                                       \
+		asm volatile("%0 = %1" : "=r"(v__) : "i"(OFFCPU_OFF_IMM + (k))); \
+		v__;                                                             \
+	})
 
 /* Long waits of threads without rseq seen at switch-in: user space then
  * attaches sys_exit too (offcpu_sysexit set), after which this stops
@@ -203,32 +179,20 @@ struct {
 	__uint(max_entries, 1); /* sized by user space when used */
 } offcpu_work SEC(".maps");
 
-/* Complete types for libbpf's check of the kfunc's prototype against the
- * kernel's (a forward declaration is not a struct there); never read. */
-struct task_struct {
-	int opaque;
-};
+struct task_struct;
+struct bpf_map;
 
-struct bpf_map {
-	int opaque;
-};
-
-/* 1 in the object built from cpu_sampler_tw.bpf.c (PROFCAP_TASKWORK): the
- * only one that refers to the kfunc, loaded only for --off-cpu on a kernel
- * with it. libbpf parses all of the kernel's BTF (~10 MB, tens of ms) for
- * an object with a kfunc, loaded or not: the CPU profile's objects have
- * none. Both objects have the same maps, programs and globals. */
-#ifdef PROFCAP_TASKWORK
-const volatile __u32 offcpu_tw_built = 1;
-
-extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
-					      void *map__map,
-					      int (*callback)(struct bpf_map *map, void *key,
-							      void *value),
-					      void *aux__prog) __weak __ksym;
-#else
-const volatile __u32 offcpu_tw_built = 0;
-#endif
+/* bpf_task_work_schedule_resume_impl(), a kfunc (Linux >= 6.18), called
+ * through a placeholder helper ID that user space rewrites into the kfunc
+ * call (collect/offcpu.c) before it loads profcap_switch_tw, the only
+ * program that calls it. Not an extern __ksym: libbpf (1.1) reads the
+ * kernel's whole BTF at every load of an object with a kfunc extern, and
+ * fails on a kernel without BTF, where this object must load too. */
+static long (*const offcpu_task_work_schedule)(struct task_struct *task, struct bpf_task_work *tw,
+					       void *map__map,
+					       int (*callback)(struct bpf_map *map, void *key,
+							       void *value),
+					       void *aux__prog) = (void *)OFFCPU_TASK_WORK_CALL;
 
 static __always_inline struct offcpu_stats *ostats(void)
 {
@@ -276,8 +240,6 @@ static __always_inline int offcpu_keep(__u32 tgid, __u32 tid)
 		return 0;
 	return 1;
 }
-
-struct task_struct;
 
 /* The state @prev (a task_struct pointer) leaves the CPU in. */
 static __always_inline __u32 offcpu_out_state(__u64 preempt, __u64 prev, __u64 raw)
@@ -369,21 +331,10 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 static __always_inline __u64 offcpu_put_stack(struct stack_trace *st, __u32 *flags)
 {
 	void *stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
-	__u64 h;
-	long err;
 
 	if (!st->nr)
 		return 0;
-	h = stack_hash(st);
-	if (bpf_map_lookup_elem(stacks, &h))
-		return h;
-	err = bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST */) {
-		*flags |= PROFCAP_F_KSTACK_LOST;
-		stat_inc(STAT_STACKS_FULL);
-		return 0;
-	}
-	return h;
+	return put_stack(stacks, st, PROFCAP_F_KSTACK_LOST, flags);
 }
 
 /* The time at sched_switch (see offcpu_clk_off), @prev the BTF pointer of
@@ -394,13 +345,13 @@ static __always_inline __u64 offcpu_now(struct task_struct *prev)
 
 	if (!offcpu_clk_cfs_rq_off || !offcpu_clk_rq_off || !offcpu_clk_off)
 		return bpf_ktime_get_ns();
-	p = *(char **)((char *)prev + OFFCPU_OFF_CFS_RQ);
+	p = *(char **)((char *)prev + OFFCPU_IMM(OFFCPU_OFF_CFS_RQ));
 	if (!p)
 		return 0;
-	p = *(char **)(p + OFFCPU_OFF_RQ);
+	p = *(char **)(p + OFFCPU_IMM(OFFCPU_OFF_RQ));
 	if (!p)
 		return 0;
-	return *(__u64 *)(p + OFFCPU_OFF_CLOCK);
+	return *(__u64 *)(p + OFFCPU_IMM(OFFCPU_OFF_CLOCK));
 }
 
 /* The time of this switch in *@now, read once (0: not read yet). */
@@ -412,13 +363,13 @@ static __always_inline __u64 offcpu_clock(__u64 *now, struct task_struct *prev)
 }
 
 /* Fields of a task_struct (BTF pointer) at offsets from kernel BTF: direct
- * loads. */
-static __always_inline __u32 task_u32(struct task_struct *t, __u32 off)
+ * loads. @off 64 bits wide: an immediate needs no zero-extension. */
+static __always_inline __u32 task_u32(struct task_struct *t, __u64 off)
 {
 	return *(__u32 *)((char *)t + off);
 }
 
-static __always_inline __u64 task_u64(struct task_struct *t, __u32 off)
+static __always_inline __u64 task_u64(struct task_struct *t, __u64 off)
 {
 	return *(__u64 *)((char *)t + off);
 }
@@ -430,17 +381,17 @@ static __always_inline __u64 task_u64(struct task_struct *t, __u32 off)
 static __always_inline int offcpu_idle(struct task_struct *t)
 {
 	if (offcpu_flags_off)
-		return task_u32(t, OFFCPU_OFF_FLAGS) & 0x00000002 /* PF_IDLE */;
+		return task_u32(t, OFFCPU_IMM(OFFCPU_OFF_FLAGS)) & 0x00000002 /* PF_IDLE */;
 	return !task_u32(t, offcpu_pid_off);
 }
 
 /* The tag of task @t (BTF pointer) in the slots: the address of its
  * kernel stack (task_struct.stack, a void *: a number to the verifier,
  * where the task's own address cannot be hashed), its own while it lives,
- * on a line the scheduler has just touched. */
+ * on a line the scheduler has just touched. In the switch programs. */
 static __always_inline __u64 offcpu_tag(struct task_struct *t)
 {
-	return task_u64(t, OFFCPU_OFF_STACK);
+	return task_u64(t, OFFCPU_IMM(OFFCPU_OFF_STACK));
 }
 
 /* The slot of the task tagged @tag, when it holds it; its slot (held by
@@ -522,9 +473,7 @@ static __always_inline void offcpu_switch_out(struct task_struct *prev, struct o
 	}
 }
 
-#ifdef PROFCAP_TASKWORK
 static int offcpu_work_cb(struct bpf_map *map, void *key, void *value);
-#endif
 
 /* Queue the task work that completes @next's pending wait @e when it
  * returns to user space (profcap_switch_tw). A wait whose work cannot be
@@ -533,7 +482,6 @@ static int offcpu_work_cb(struct bpf_map *map, void *key, void *value);
 static __always_inline void offcpu_queue_work(struct task_struct *next, struct offcpu_start *e)
 {
 	struct offcpu_stats *os;
-#ifdef PROFCAP_TASKWORK
 	__u32 tid = task_u32(next, offcpu_pid_off), k[2];
 	struct offcpu_work *w;
 	int i;
@@ -543,13 +491,12 @@ static __always_inline void offcpu_queue_work(struct task_struct *next, struct o
 	k[1] = ((tid * 0x9e3779b1u) >> 11) & offcpu_work_mask;
 	for (i = 0; i < 2; i++) {
 		w = bpf_map_lookup_elem(&offcpu_work, &k[i]);
-		if (w && !bpf_task_work_schedule_resume_impl(next, &w->tw, &offcpu_work,
-							     offcpu_work_cb, NULL)) {
+		if (w && !offcpu_task_work_schedule(next, &w->tw, &offcpu_work, offcpu_work_cb,
+						    NULL)) {
 			e->kflags |= OFFCPU_F_WORK;
 			return;
 		}
 	}
-#endif
 	os = ostats();
 	if (os)
 		os->work_busy++;
@@ -744,9 +691,8 @@ int profcap_switch(__u64 *ctx)
 	return offcpu_switch(ctx, 0);
 }
 
-/* Waits completed by task works (offcpu_work_cb), Linux >= 6.18: the
- * only program of the kernel's (the other refers to no kfunc, so it loads
- * on any kernel). */
+/* Waits completed by task works (offcpu_work_cb), Linux >= 6.18: the only
+ * program that calls the kfunc, loaded only where the kernel has it. */
 SEC("tp_btf/sched_switch")
 int profcap_switch_tw(__u64 *ctx)
 {
@@ -771,7 +717,8 @@ static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, _
 		struct task_struct *task = bpf_get_current_task_btf();
 		struct offcpu_slot *sl, *any;
 
-		sl = offcpu_slot_of(offcpu_tag(task), &any);
+		/* Not a switch program: the offset from .rodata. */
+		sl = offcpu_slot_of(task_u64(task, offcpu_stack_off), &any);
 		if (sl)
 			sl->pend = 0;
 		__sync_fetch_and_add(&offcpu_npending, -1);
@@ -826,6 +773,7 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u32 zero = 0;
 	__u64 ns;
 
+	__builtin_assume(ctx != NULL); /* no task-context stack reads (read_stack()) */
 	if (offcpu_btf) {
 		struct task_struct *task;
 		__u64 *cur;
@@ -867,7 +815,6 @@ int profcap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-#ifdef PROFCAP_TASKWORK
 /* The task work of a long wait (offcpu_queue_work()), run as the thread
  * returns to user space: no context, the current task's registers. */
 static int offcpu_work_cb(struct bpf_map *map, void *key, void *value)
@@ -897,6 +844,3 @@ static int offcpu_work_cb(struct bpf_map *map, void *key, void *value)
 	offcpu_complete(NULL, e, (__u32)bpf_get_current_pid_tgid());
 	return 0;
 }
-#endif
-
-#endif

@@ -1,39 +1,38 @@
-/* unwind_bpf.h - the BPF half of table unwinding, included by
- * cpu_sampler.bpf.c: walk the user stack of the sampled thread with the
- * rows user space compiled from .eh_frame (see unwind.h). Hybrid: a PC with
- * no row (code without CFI such as V8's builtins, a mapping without a table,
- * JIT code) is crossed with frame pointers when the chain is plausible, and
- * the next PC that has a row goes back to the tables.
+// SPDX-License-Identifier: GPL-2.0
+/* unwind.bpf.c - the BPF half of table unwinding: walk the user stack of
+ * the sampled thread with the rows user space compiled from .eh_frame (see
+ * unwind.h). Hybrid: a PC with no row (code without CFI such as V8's
+ * builtins, a mapping without a table, JIT code) is crossed with frame
+ * pointers when the chain is plausible, and the next PC that has a row goes
+ * back to the tables.
  *
- * One call of the global function unwind_step() per frame (bounded loop +
- * BTF-checked global function: Linux >= 5.8 like the rest), so the verifier
- * checks the step once, not PROFCAP_MAX_USTACK times. Each step finds the mapping of the
- * PC (cached from the previous frame, else a binary search of the process's
- * sorted mappings), binary-searches the mapping's rows, computes the CFA and
- * reads the return address and the saved rbp with bpf_probe_read_user().
- * A walk that ends anywhere but an outermost frame (undefined return
- * address, return address 0), i.e. where neither a row nor a plausible frame
- * pointer goes on, is flagged PROFCAP_F_USTACK_PARTIAL. Samples
- * taken in kernel mode get the user registers from bpf_task_pt_regs()
- * (kernel BTF, Linux >= 5.15), enabled through unwind_task_regs.
+ * One call of the global function unwind_step() per frame (bounded loop or
+ * bpf_loop(), see unwind_user() in unwind.bpf.h), so the verifier checks
+ * the step once, not PROFCAP_MAX_USTACK times. Each step finds the mapping
+ * of the PC (cached from the previous frame, else a binary search of the
+ * process's sorted mappings), binary-searches the mapping's rows, computes
+ * the CFA and reads the return address and the saved rbp with
+ * bpf_probe_read_user(). A walk that ends anywhere but an outermost frame
+ * (undefined return address, return address 0), i.e. where neither a row
+ * nor a plausible frame pointer goes on, is flagged
+ * PROFCAP_F_USTACK_PARTIAL. Samples taken in kernel mode get the user
+ * registers from bpf_task_pt_regs() (kernel BTF, Linux >= 5.15), enabled
+ * through unwind_task_regs.
  */
-#ifndef PROFCAP_BPF_UNWIND_BPF_H
-#define PROFCAP_BPF_UNWIND_BPF_H
+#include "unwind.bpf.h"
 
-#include <stddef.h>
-#include <asm/ptrace.h>
-
-#include "unwind.h"
-
-const volatile __u32 want_unwind = 0;	   /* walk user stacks with the tables */
-const volatile __u32 unwind_task_regs = 0; /* kernel BTF: user regs of kernel-mode samples */
+const volatile __u32 want_unwind = 0;
+const volatile __u32 unwind_task_regs = 0;
+const volatile __u32 want_late = 0;
 /* Kernel BTF and bpf_find_vma() (Linux >= 5.17): mappings user space has not
  * read yet are found from the VMA, with these field offsets (from BTF). */
 const volatile __u32 unwind_vma = 0;
 const volatile __u32 vma_start_off = 0, vma_end_off = 0, vma_pgoff_off = 0, vma_file_off = 0;
 const volatile __u32 file_inode_off = 0, inode_ino_off = 0, inode_sb_off = 0, sb_dev_off = 0;
-const volatile __u32 task_mm_off = 0; /* task_struct.mm: the VMA cache's key, 0 = no cache */
 const volatile __u32 mm_start_code_off = 0; /* mm_struct.start_code: see unwind_exec_map */
+
+struct unwind_procs_map unwind_procs SEC(".maps");
+struct unwind_scratch_map unwind_scratch SEC(".maps");
 
 /* From a perf event (NMI or IRQ context) the kernel takes the mm lock for
  * bpf_find_vma() once per interrupt: the unlock is deferred to an irq_work
@@ -117,69 +116,12 @@ struct {
 } unwind_maps SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u32);	/* number of mappings */
-	__uint(max_entries, 1); /* sized by user space */
-} unwind_procs SEC(".maps");
-
-struct ustack_ext {
-	__u64 ips[PROFCAP_USTACK_EXT];
-};
-
-struct ustack_ext_map {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u64);
-	__type(value, struct ustack_ext);
-	__uint(max_entries, 1); /* sized by user space when unwinding */
-};
-
-struct ustack_ext_map ustack_ext0 SEC(".maps");
-struct ustack_ext_map ustack_ext1 SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(max_entries, USTAT__COUNT);
 } unwind_stats SEC(".maps");
 
-/* Per-CPU walk state. Starts like struct stack_trace, so the first
- * PROFCAP_MAX_STACK frames are stored straight from it. */
-struct unwind_state {
-	__u64 nr;
-	__u64 ips[PROFCAP_MAX_USTACK];
-	__u64 pc, sp, bp;
-	__u64 hash;
-	struct unwind_map m; /* mapping of the previous frame */
-	__u32 tgid;
-	__u32 nmaps;
-	__u32 have_map;
-	__u32 exact; /* pc is an exact PC (leaf, after a signal frame) */
-	__u32 bp_ok; /* bp holds the real rbp */
-	__u32 done;  /* 1 complete, 2 partial */
-	__u32 why;   /* USTAT_* of a partial walk */
-	__u32 vma_tried; /* bpf_find_vma() called in this sample (once only) */
-	/* A PC needed a mapping this sample could not give (a second VMA, a
-	 * file whose table is not built yet): user space can finish the walk
-	 * (late walking, bpf/cpu_sampler.h struct late_sample). */
-	__u32 late_ok;
-	/* The sampled PC lies in no VMA at all: the registers are not of this
-	 * address space (a sample inside execve(), after the old one went). */
-	__u32 stale_regs;
-	/* A VMA this sample found is of a file without a table (yet). */
-	__u32 no_table;
-	__u64 stack_lo; /* sp of the sampled frame */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_state);
-	__uint(max_entries, 1);
-} unwind_scratch SEC(".maps");
-
-/* Global, as stat_inc(). */
 __attribute__((noinline)) int ustat_inc(__u32 which)
 {
 	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &which);
@@ -349,10 +291,7 @@ static __always_inline int unwind_find_vma(struct unwind_state *st, __u64 addr)
 	return 0;
 }
 
-/* At the exec of process @tgid (raw tracepoint, its own context): keep the
- * mapping of its program's text when that file has a table (see
- * unwind_exec_map). */
-static __always_inline void unwind_exec_seed(__u32 tgid)
+__attribute__((noinline)) int unwind_exec_seed(__u32 tgid)
 {
 	struct unwind_vcache_key k = {.tgid = tgid};
 	struct unwind_vma v = {};
@@ -360,15 +299,16 @@ static __always_inline void unwind_exec_seed(__u32 tgid)
 	__u64 code = 0;
 
 	if (!want_unwind || !unwind_vma || !task_mm_off || !mm_start_code_off)
-		return;
+		return 0;
 	if (bpf_probe_read_kernel(&k.mm, 8, (char *)bpf_get_current_task() + task_mm_off) ||
 	    !k.mm || bpf_probe_read_kernel(&code, 8, (char *)k.mm + mm_start_code_off) || !code)
-		return;
+		return 0;
 	if (bpf_find_vma(bpf_get_current_task_btf(), code, unwind_vma_cb, &v, 0) || !v.found ||
 	    unwind_vma_map(&v, &m))
-		return;
+		return 0;
 	bpf_map_update_elem(&unwind_exec_map, &k, &m, BPF_ANY);
 	ustat_inc(USTAT_VMA_EXEC);
+	return 0;
 }
 
 /* The row of ELF address @vaddr in the current mapping's table, 0 if none. */
@@ -436,8 +376,8 @@ static __always_inline int unwind_fp_step(struct unwind_state *st, __u32 why)
 	return 0;
 }
 
-/* One frame. A global function: the verifier checks it once, whatever the
- * number of calls. 0 to go on, 1 when the walk is over. */
+/* A global function: the verifier checks it once, whatever the number of
+ * calls. */
 __attribute__((noinline)) int unwind_step(void)
 {
 	__u32 zero = 0, n;
@@ -529,133 +469,3 @@ __attribute__((noinline)) int unwind_step(void)
 	}
 	return 0;
 }
-
-/* bpf_loop() callback: one frame per call, 1 stops. */
-static long unwind_loop_cb(__u32 i, void *data)
-{
-	(void)i;
-	(void)data;
-	return unwind_step() ? 1 : 0;
-}
-
-/* Register at byte @off of the sample's pt_regs. In asm: clang would
- * otherwise add the offset to the ctx pointer first, and the verifier only
- * accepts ctx loads with a constant offset in the instruction. */
-#define unwind_ctx_reg(ctx, off)                                                         \
-	({                                                                               \
-		__u64 v__;                                                               \
-		asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(v__) : "r"(ctx), "i"(off)); \
-		v__;                                                                     \
-	})
-
-/* The user registers of the sampled thread, 0 or -1. */
-static __always_inline int unwind_user_regs(struct bpf_perf_event_data *ctx,
-					    struct unwind_state *st)
-{
-	struct pt_regs regs;
-
-	/* No @ctx (programs whose context is not pt_regs): the task's regs. */
-	if (ctx && (unwind_ctx_reg(ctx, offsetof(struct pt_regs, cs)) & 3) == 3) {
-		st->pc = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rip));
-		st->sp = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rsp));
-		st->bp = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rbp));
-		return 0;
-	}
-	if (!unwind_task_regs)
-		return -1;
-	ustat_inc(USTAT_KERNEL_REGS);
-	if (bpf_probe_read_kernel(&regs, sizeof(regs),
-				  (void *)bpf_task_pt_regs(bpf_get_current_task_btf())))
-		return -1;
-	if ((regs.cs & 3) != 3)
-		return -1; /* a kernel thread */
-	st->pc = regs.rip;
-	st->sp = regs.rsp;
-	st->bp = regs.rbp;
-	return 0;
-}
-
-/* Walk the user stack of @tgid into @stacks (first PROFCAP_MAX_STACK frames)
- * and @ext (the rest). Returns the stack's hash, 0 when there is none, or
- * -1 (as __u64 ~0) when the tables cannot be used for this sample: the
- * caller then reads a frame-pointer stack and flags it partial. @loop (a
- * constant) 1: the frames are walked by bpf_loop() (Linux >= 5.17), so the
- * verifier checks one iteration, not PROFCAP_MAX_USTACK + 1 of them (most of
- * its work on the program, i.e. of the time to the first table-unwound
- * sample); 0: a bounded loop (older kernels). */
-static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *stacks, void *ext,
-					 __u32 tgid, __u32 *kflags, int loop)
-{
-	__u32 zero = 0, *nmaps, i;
-	struct unwind_state *st;
-	long err;
-
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!st)
-		return ~0ull;
-	st->done = 0; /* no walk in this sample (yet): nothing for late walking */
-	nmaps = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!nmaps) {
-		ustat_inc(USTAT_NO_PROC);
-		if (!unwind_vma) /* else every mapping comes from the VMAs */
-			return ~0ull;
-	}
-	if (unwind_user_regs(ctx, st))
-		return ~0ull;
-	st->nr = 0;
-	st->hash = 0x9e3779b97f4a7c15ull;
-	st->tgid = tgid;
-	st->nmaps = nmaps ? *nmaps : 0;
-	st->have_map = 0;
-	st->vma_tried = 0;
-	st->late_ok = 0;
-	st->stale_regs = 0;
-	st->no_table = 0;
-	st->exact = 1;
-	st->bp_ok = 1;
-	st->stack_lo = st->sp;
-	st->done = 0;
-	st->why = 0;
-	if (loop)
-		bpf_loop(PROFCAP_MAX_USTACK + 1, unwind_loop_cb, NULL, 0);
-	else
-		for (i = 0; i < PROFCAP_MAX_USTACK + 1; i++)
-			if (unwind_step())
-				break;
-	if (st->stale_regs)
-		return 0; /* no user stack to speak of */
-	if (st->done == 1) {
-		ustat_inc(USTAT_COMPLETE);
-	} else {
-		*kflags |= PROFCAP_F_USTACK_PARTIAL;
-		if (st->why == USTAT_DEPTH)
-			*kflags |= PROFCAP_F_USTACK_TRUNC;
-		ustat_inc(USTAT_PARTIAL);
-		ustat_inc(st->why ? st->why : USTAT_NO_ROW);
-	}
-	if (!st->nr)
-		return 0;
-	st->hash ^= st->nr;
-	if (!st->hash)
-		st->hash = 1;
-	if (!bpf_map_lookup_elem(stacks, &st->hash)) {
-		err = bpf_map_update_elem(stacks, &st->hash, st, BPF_NOEXIST);
-		if (err && err != -17 /* EEXIST */) {
-			*kflags |= PROFCAP_F_USTACK_LOST;
-			stat_inc(STAT_STACKS_FULL);
-			return 0;
-		}
-		if (st->nr > PROFCAP_MAX_STACK) {
-			err = bpf_map_update_elem(ext, &st->hash, &st->ips[PROFCAP_MAX_STACK],
-						  BPF_NOEXIST);
-			if (err && err != -17) {
-				/* The head is stored; the tail is lost. */
-				*kflags |= PROFCAP_F_USTACK_PARTIAL;
-				ustat_inc(USTAT_EXT_FULL);
-			}
-		}
-	}
-	return st->hash;
-}
-
-#endif

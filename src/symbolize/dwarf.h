@@ -48,6 +48,7 @@ struct dwarf_lines;
 struct dwarf_lines_stats {
 	__u64 units;	       /* units with address ranges */
 	__u64 units_indexed;   /* units whose scopes were indexed */
+	__u64 units_aranges;   /* units found through .debug_aranges, no DIE read */
 	__u64 lookups;	       /* dwarf_lines__lookup() calls */
 	__u64 cache_hits;      /* answered from the address cache */
 	__u64 no_unit;	       /* addresses in no unit's ranges */

@@ -237,7 +237,7 @@ static int index_aranges(struct dwarf_lines *d)
 	if (err > 0)
 		err = 0; /* a malformed length ends the section */
 	if (!err && ar.covered)
-		err = list_unset(d, &ar);
+		err = list_unset(d, &ar) ?: 1; /* 1: indexed */
 	free(ar.u);
 	if (err <= 0) { /* start over, or fail */
 		free(d->units);
@@ -251,6 +251,7 @@ static int index_aranges(struct dwarf_lines *d)
 	}
 	d->units_cap = ar.dcap;
 	d->ranges_cap = ar.rcap;
+	d->st.units_aranges = ar.covered;
 	return 1;
 }
 

@@ -288,6 +288,9 @@ static void check_aranges(const char *path, __u64 lo, __u64 step, size_t n)
 	printf("# %s: %zu bytes of lines; units %llu (aranges) vs %llu (walk)\n", path, strlen(a),
 	       (unsigned long long)sa.units, (unsigned long long)sb.units);
 	CHECK(sa.units > 0 && sb.units > 0);
+	/* the index came from .debug_aranges where there is one, not a walk */
+	CHECK(sa.units_aranges > 0);
+	CHECK_EQ_U64(sb.units_aranges, 0);
 	free(a);
 	free(b);
 }

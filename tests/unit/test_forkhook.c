@@ -130,10 +130,8 @@ TEST(kernel_btf)
 	__s32 id;
 	int i;
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		printf("skip kernel_btf: no /sys/kernel/btf/vmlinux\n");
-		return;
-	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		SKIP("no /sys/kernel/btf/vmlinux");
 	CHECK(!forkhook__prepare(&h, FORKHOOK_TP_BTF, NULL, &why));
 	CHECK(h.off > 64 && h.off < 16384 && h.off % 4 == 0);
 	btf = btf__parse("/sys/kernel/btf/vmlinux", NULL);
@@ -147,8 +145,7 @@ TEST(kernel_btf)
 			break;
 	if (i == btf_vlen(t)) {
 		btf__free(btf);
-		printf("skip the cross-check: pid is not a direct member here\n");
-		return;
+		SKIP("no cross-check: pid is not a direct member of task_struct here");
 	}
 	CHECK_EQ_U64(h.off, btf_member_bit_offset(t, i) / 8);
 	btf__free(btf);

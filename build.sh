@@ -35,12 +35,16 @@ DEPS_CFLAGS="-O2 -g -fno-omit-frame-pointer -ffunction-sections -fdata-sections"
 # openssl (test certificates), curl (manual checks), chromium (flame graph
 # in a real browser), the reference pprof profile.proto and `go tool pprof`
 # (pprof round trips), perf (perf script input); zlib1g-dev and libelf-dev for the
-# sanitizer builds (fuzzers, unit tests under ASan+UBSan) against glibc.
+# sanitizer builds (fuzzers, unit tests under ASan+UBSan) against glibc;
+# libssl-dev, libnghttp2-dev and liblzma-dev for tests/glibc_deps.sh (the
+# unit tests under ASan+UBSan and TSan link Debian's OpenSSL, nghttp2 and
+# liblzma: the same Debian sources as deps/src).
 APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobuf
 	linux-libc-dev dpkg-dev xz-utils file make gcc binutils
 	autoconf automake libtool pkg-config perl patch
 	python3-grpcio openssl curl chromium golang-github-google-pprof-dev golang-go
-	linux-perf nodejs g++ rustc libc6-dbg bpftrace zlib1g-dev libelf-dev dwz"
+	linux-perf nodejs g++ rustc libc6-dbg bpftrace zlib1g-dev libelf-dev dwz
+	libssl-dev libnghttp2-dev liblzma-dev"
 # A source package may name its suite (package/suite): elfutils comes from
 # bookworm-backports (0.192: DWARF without .debug_aranges, zstd sections).
 # xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers,

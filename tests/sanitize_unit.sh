@@ -36,6 +36,9 @@ CC=${SAN_CC:-clang}
 NANOPB=deps/prefix/nanopb
 GLIBC=build/glibc
 LAYERS="util proc model collect symbolize formats export capture cli"
+# Not built here: main() (each test has its own) and profcap's allocator
+# (the sanitizers bring their own malloc).
+SKIP_SRCS="src/cli/main.c src/util/heap.c"
 if [ "$MODE" = thread ]; then
 	LABEL=tsan OUT=build/tsan
 	SAN="-fsanitize=thread"
@@ -52,6 +55,19 @@ skip_all() {
 	echo "$LABEL: skipped: $*"
 	echo "$LABEL: 0 passed, 0 failed, 1 skipped"
 	exit 0
+}
+fail_all() {
+	echo "$LABEL: FAILED: $*"
+	echo "$LABEL: 0 passed, 1 failed, 0 skipped"
+	exit 1
+}
+# built WHAT: after an archive step, out of time is a skip, an error fails.
+built() {
+	local rc=$?
+	[ $rc -eq 0 ] && return 0
+	[ $rc -eq 124 ] && skip_all "building $1 ran out of the ${SECS}s budget"
+	grep -E -m 8 'error' "$OUT/build.log" | sed 's/^/    /'
+	fail_all "building $1 failed (see $OUT/build.log)"
 }
 
 command -v "$CC" >/dev/null || skip_all "$CC not found (apt-get install clang)"
@@ -113,8 +129,9 @@ export CC CFLAGS OUT NEWEST_H
 archive() {
 	local name=$1 objs
 	shift
+	[ "$(left)" -gt 0 ] || return 124
 	objs=$(printf '%s\n' "$@" | timeout "$(left)" xargs -P 2 -I{} bash -c 'compile {}') ||
-		return 1
+		return $?
 	rm -f "$OUT/lib/lib$name.a"
 	# shellcheck disable=SC2086
 	ar rcs "$OUT/lib/lib$name.a" $objs
@@ -122,18 +139,19 @@ archive() {
 
 : >"$OUT/build.log"
 for l in $LAYERS; do
-	# heap.c is profcap's malloc: the sanitizers bring their own.
 	# shellcheck disable=SC2046
-	archive "$l" $(find "src/$l" -name '*.c' ! -path src/cli/main.c ! -path src/util/heap.c |
-		sort) || skip_all "building src/$l failed or ran out of time (see $OUT/build.log)"
+	archive "$l" $(find "src/$l" -name '*.c' | sort | grep -vxF -f <(tr ' ' '\n' <<<"$SKIP_SRCS"))
+	built "src/$l"
 done
 # shellcheck disable=SC2046
 archive pb $(find build/gen -name '*.pb.c' | sort) "$NANOPB/pb_common.c" "$NANOPB/pb_encode.c" \
-	"$NANOPB/pb_decode.c" || skip_all "building the nanopb code failed (see $OUT/build.log)"
+	"$NANOPB/pb_decode.c"
+built "the nanopb code"
 # libdeflate (util/gz.c inflates debug sections with it), as build.sh fetched it.
 # shellcheck disable=SC2046
 archive deflate $(find "$DEFLATE/lib" -maxdepth 1 -name '*.c' | sort) \
-	"$DEFLATE/lib/x86/cpu_features.c" || skip_all "building libdeflate failed (see $OUT/build.log)"
+	"$DEFLATE/lib/x86/cpu_features.c"
+built libdeflate
 libs=""
 for l in $(tr ' ' '\n' <<<"$LAYERS" | tac); do libs="$libs $OUT/lib/lib$l.a"; done
 libs="$libs $OUT/lib/libpb.a $OUT/lib/libdeflate.a"

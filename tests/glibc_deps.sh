@@ -50,6 +50,9 @@ for p in elfutils libbpf libiberty curl; do
 	fi
 done
 mkdir -p "$OUT/include" "$OUT/lib" "$OUT/obj" "$STAMPS" "$LOGS"
+# One build at a time (the ASan and TSan scripts may start together).
+exec 9>"$OUT/.lock"
+flock 9
 
 key_of() { # NAME FILES...: the source stamp, the flags and the recipe files
 	local name=$1
@@ -62,10 +65,16 @@ fresh() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
 # step NAME KEY FUNCTION: run FUNCTION (errexit on, output to its log) unless
 # NAME's stamp holds KEY; stamp it when it succeeds.
 step() {
-	local name=$1 key=$2
+	local name=$1 key=$2 rc
 	fresh "$name" "$key" && return 0
 	rm -f "$STAMPS/$name"
-	if ! (set -e; "$3") >"$LOGS/$name.log" 2>&1; then
+	# Not under if/||: bash would turn errexit off inside the subshell.
+	(
+		set -e
+		"$3"
+	) >"$LOGS/$name.log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
 		tail -n 15 "$LOGS/$name.log" | sed 's/^/    /'
 		echo "glibc deps: $name failed (see $LOGS/$name.log)"
 		return 1
@@ -123,7 +132,12 @@ dm_key=$(key_of libiberty "$TP/libiberty.mk" "$TP/libiberty/safe-ctype.h")
 curl_key="$(key_of curl "$TP"/curl/*.patch) $(curl_opts | md5sum | cut -d' ' -f1)"
 
 # libbpf needs libelf's headers: after elfutils. The others in parallel.
-(step elfutils "$eu_key" build_elfutils && step libbpf "$bpf_key" build_libbpf) &
+(
+	step elfutils "$eu_key" build_elfutils
+	rc=$?
+	[ $rc -eq 0 ] || exit $rc
+	step libbpf "$bpf_key" build_libbpf
+) &
 p1=$!
 step demangle "$dm_key" build_demangle &
 p2=$!

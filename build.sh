@@ -48,7 +48,7 @@ APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobu
 # A source package may name its suite (package/suite): elfutils comes from
 # bookworm-backports (0.192: DWARF without .debug_aranges, zstd sections).
 # xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers,
-# libdeflate the inflation of compressed debug sections (~3x zlib's speed).
+# libdeflate the inflation of compressed debug sections (faster than zlib's).
 SRC_PKGS="zlib elfutils/bookworm-backports libbpf nanopb openssl nghttp2 curl
 	xz-utils libiberty libdeflate"
 
@@ -214,8 +214,8 @@ if ((${#need_src[@]})); then
 	done
 	apt_update
 	mkdir -p "$SRC/dl"
-	# A mirror may index a version whose .dsc is not published yet (seen
-	# on bookworm-security): then take the newest version that downloads.
+	# A mirror may index a version whose .dsc is not published yet (a
+	# security suite): then take the newest version that downloads.
 	# fetch_src PACKAGE [SUITE]: unpack into deps/src/PACKAGE and write
 	# what was unpacked to deps/src/dl/PACKAGE.fetched (the stamp).
 	fetch_src() {
@@ -225,9 +225,9 @@ if ((${#need_src[@]})); then
 		if [[ -n ${2:-} ]]; then
 			if ! apt-get source --download-only "$1/$2"; then
 				# The mirror indexes $2's version but may not serve
-				# its .dsc/.debian.tar (seen for bookworm-backports'
-				# elfutils): unpack the upstream tarball apt did
-				# fetch, i.e. the source without Debian's patches.
+				# its .dsc/.debian.tar (a backports suite): unpack
+				# the upstream tarball apt did fetch, i.e. the
+				# source without Debian's patches.
 				v=$(apt-get source --print-uris "$1/$2" |
 					sed -n "s/.* $1_\(.*\)-[^-]*\.dsc .*/\1/p")
 				orig=$(ls "$1_$v".orig.tar.*[!c] | head -n 1)

@@ -76,10 +76,11 @@ echo "unit: $up passed, $uf failed, $us skipped"
 # A sanitizer step: each test binary counts once (passed, failed or
 # skipped); its closing line is printed unindented.
 sanitized() { # LABEL SCRIPT ARGS...
-	local label=$1 out last bad
+	local label=$1 out last bad t0=$SECONDS
 	shift
 	out=$("$@" 2>&1)
 	grep -v "^$label: [0-9]" <<<"$out" | sed 's/^/  /'
+	echo "  ($label step: $((SECONDS - t0))s)"
 	last=$(grep "^$label: [0-9]" <<<"$out" | tail -n 1)
 	echo "${last:-$label: no result line}"
 	bad=$(sed -n 's/^  \(test_[a-z0-9_]*\): FAILED.*/\1/p' <<<"$out" | paste -sd, -)

@@ -126,6 +126,8 @@ build_curl() {
 	make -C include install
 }
 
+[ "$(curl_opts | grep -c '^--')" -ge 10 ] ||
+	unavailable "no CURL_OPTS=(...) list found in build.sh to build libcurl with"
 eu_key=$(key_of elfutils "$TP/elfutils.mk" "$TP/elfutils/config.h")
 bpf_key="$(key_of libbpf /dev/null) $eu_key"
 dm_key=$(key_of libiberty "$TP/libiberty.mk" "$TP/libiberty/safe-ctype.h")

@@ -38,12 +38,16 @@ DEPS_CFLAGS="-O2 -g -fno-omit-frame-pointer -ffunction-sections -fdata-sections"
 # openssl (test certificates), curl (manual checks), chromium (flame graph
 # in a real browser), the reference pprof profile.proto and `go tool pprof`
 # (pprof round trips), perf (perf script input); zlib1g-dev and libelf-dev for the
-# sanitizer builds (fuzzers, unit tests under ASan+UBSan) against glibc.
+# sanitizer builds (fuzzers, unit tests under ASan+UBSan) against glibc;
+# libssl-dev, libnghttp2-dev and liblzma-dev for tests/glibc_deps.sh (the
+# unit tests under ASan+UBSan and TSan link Debian's OpenSSL, nghttp2 and
+# liblzma: the same Debian sources as deps/src).
 APT_PKGS="musl-tools clang llvm bpftool protobuf-compiler nanopb python3-protobuf
 	linux-libc-dev dpkg-dev xz-utils file make gcc binutils
 	autoconf automake libtool pkg-config perl patch
 	python3-grpcio openssl curl chromium golang-github-google-pprof-dev golang-go
-	linux-perf nodejs g++ rustc libc6-dbg bpftrace zlib1g-dev libelf-dev dwz"
+	linux-perf nodejs g++ rustc libc6-dbg bpftrace zlib1g-dev libelf-dev dwz
+	libssl-dev libnghttp2-dev liblzma-dev"
 # A source package may name its suite (package/suite): elfutils comes from
 # bookworm-backports (0.192: DWARF without .debug_aranges, zstd sections).
 # xz-utils gives liblzma (MiniDebugInfo), libiberty the C++/Rust demanglers,
@@ -214,8 +218,8 @@ if ((${#need_src[@]})); then
 	done
 	apt_update
 	mkdir -p "$SRC/dl"
-	# A mirror may index a version whose .dsc is not published yet (seen
-	# on bookworm-security): then take the newest version that downloads.
+	# A mirror may index a version whose .dsc is not published yet (a
+	# security suite): then take the newest version that downloads.
 	# fetch_src PACKAGE [SUITE]: unpack into deps/src/PACKAGE and write
 	# what was unpacked to deps/src/dl/PACKAGE.fetched (the stamp).
 	fetch_src() {
@@ -225,9 +229,9 @@ if ((${#need_src[@]})); then
 		if [[ -n ${2:-} ]]; then
 			if ! apt-get source --download-only "$1/$2"; then
 				# The mirror indexes $2's version but may not serve
-				# its .dsc/.debian.tar (seen for bookworm-backports'
-				# elfutils): unpack the upstream tarball apt did
-				# fetch, i.e. the source without Debian's patches.
+				# its .dsc/.debian.tar (a backports suite): unpack
+				# the upstream tarball apt did fetch, i.e. the
+				# source without Debian's patches.
 				v=$(apt-get source --print-uris "$1/$2" |
 					sed -n "s/.* $1_\(.*\)-[^-]*\.dsc .*/\1/p")
 				orig=$(ls "$1_$v".orig.tar.*[!c] | head -n 1)

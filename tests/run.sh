@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# run.sh - the whole test suite: C unit tests, Python checks, end-to-end
-# captures (root). Builds what is missing first (make), never installs.
-# Ends with one line: "N passed, N failed, N skipped".
+# run.sh - the whole test suite: C unit tests, the same under ASan + UBSan
+# and (threaded modules) TSan, Python checks, end-to-end captures (root).
+# Builds what is missing first (make, tests/glibc_deps.sh), never installs.
+# Each step prints its own closing line ("unit: ...", "asan: ...",
+# "tsan: ...", "e2e: ..."); the last line adds them up:
+# "N passed, N failed, N skipped".
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 PY=/usr/bin/python3
 passed=0 failed=0 skipped=0
@@ -22,20 +25,29 @@ if ! make -s -j"$(nproc)" all >build/make.log 2>&1; then
 	exit 1
 fi
 
-# Add up a "<label>: N passed, N failed[, N skipped]" closing line.
+# Add up a "<label>: N passed, N failed[, N skipped]" closing line; its
+# counts stay in t_p, t_f, t_s.
+t_p=0 t_f=0 t_s=0
 tally() {
 	local line=$1 name=$2 p f s
 	p=$(sed -n 's/.*: \([0-9]*\) passed.*/\1/p' <<<"$line")
 	f=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line")
 	s=$(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$line")
 	if [ -z "$p" ] || [ -z "$f" ]; then
+		t_p=0 t_f=1 t_s=0
 		failed=$((failed + 1))
 		failed_names+=("$name (no result line)")
 		return
 	fi
-	passed=$((passed + p))
-	failed=$((failed + f))
-	skipped=$((skipped + ${s:-0}))
+	# A step that ran nothing and said no skip would pass silently.
+	if [ "$((p + f + ${s:-0}))" -eq 0 ]; then
+		echo "  $name: ran no test: counted as skipped"
+		s=1
+	fi
+	t_p=$p t_f=$f t_s=${s:-0}
+	passed=$((passed + t_p))
+	failed=$((failed + t_f))
+	skipped=$((skipped + t_s))
 	[ "$f" -gt 0 ] && failed_names+=("$name")
 }
 
@@ -45,6 +57,7 @@ echo "$out" | sed 's/^/  /'
 tally "$(tail -n 1 <<<"$out")" "layers"
 
 echo "== unit tests"
+up=0 uf=0 us=0
 for t in build/tests/test_*; do
 	[ -x "$t" ] || continue
 	out=$("$t" 2>&1)
@@ -56,25 +69,36 @@ for t in build/tests/test_*; do
 		last="unit: 0 passed, 1 failed"   # crashed after printing a clean line
 	fi
 	tally "${last:-}" "$(basename "$t")"
+	up=$((up + t_p)) uf=$((uf + t_f)) us=$((us + t_s))
 done
+echo "unit: $up passed, $uf failed, $us skipped"
+
+# A sanitizer step: each test binary counts once (passed, failed or
+# skipped); its closing line is printed unindented.
+sanitized() { # LABEL SCRIPT ARGS...
+	local label=$1 out last bad t0=$SECONDS
+	shift
+	out=$("$@" 2>&1)
+	grep -v "^$label: [0-9]" <<<"$out" | sed 's/^/  /'
+	echo "  ($label step: $((SECONDS - t0))s)"
+	last=$(grep "^$label: [0-9]" <<<"$out" | tail -n 1)
+	echo "${last:-$label: no result line}"
+	bad=$(sed -n 's/^  \(test_[a-z0-9_]*\): FAILED.*/\1/p' <<<"$out" | paste -sd, -)
+	tally "$last" "$label${bad:+ ($bad)}"
+}
 
 echo "== unit tests under ASan + UBSan (clang, glibc; time-bounded)"
-out=$(tests/sanitize_unit.sh "${ASAN_SECONDS:-480}" 2>&1)
-echo "$out" | sed 's/^/  /'
-# One tallied step: passed when every test that could be built ran clean.
-last=$(grep '^asan:' <<<"$out" | tail -n 1)
-if grep -q ' [1-9][0-9]* failed' <<<"$last"; then
-	tally "asan: 0 passed, 1 failed" "asan"
-elif grep -q ': [1-9][0-9]* passed' <<<"$last"; then
-	tally "asan: 1 passed, 0 failed" "asan"
-else
-	tally "asan: 0 passed, 0 failed, 1 skipped" "asan"
-fi
+sanitized asan tests/sanitize_unit.sh "${ASAN_SECONDS:-480}"
+
+echo "== threaded modules under TSan (clang, glibc; time-bounded)"
+sanitized tsan tests/tsan_unit.sh "${TSAN_SECONDS:-300}"
 
 echo "== python and end-to-end tests"
 out=$("$PY" tests/e2e/runner.py 2>&1)
-echo "$out" | sed 's/^/  /'
-tally "$(grep '^e2e:' <<<"$out" | tail -n 1)" "e2e"
+grep -v '^e2e: [0-9]' <<<"$out" | sed 's/^/  /'
+last=$(grep '^e2e: [0-9]' <<<"$out" | tail -n 1)
+echo "${last:-e2e: no result line}"
+tally "$last" "e2e"
 
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo "failed: ${failed_names[*]}"

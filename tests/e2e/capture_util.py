@@ -1,6 +1,7 @@
 """capture_util.py - shared helpers for the end-to-end capture tests: run the
 profcap binary and workloads, decode captures with protobuf modules generated
-from our .proto files, and check them with otlp_check.py (both schemas)."""
+from our .proto files, and check them with otlp_check.py (both schemas, and
+the official profcheck when it is there)."""
 import os
 import subprocess
 import sys
@@ -54,10 +55,12 @@ class Workload:
         self.proc.wait()
 
 
-def check_conformance(path):
-    """Run the conformance checker with both schemas; returns (ok, output)."""
-    r = subprocess.run([PY, os.path.join(HERE, "otlp_check.py"), path, "--schema", "both"],
-                       capture_output=True, text=True, timeout=120)
+def check_conformance(path, profcheck="auto"):
+    """Run otlp_check.py on @path with both schemas, and profcheck as
+    @profcheck says (auto: when it is there; required; off); returns (ok,
+    output)."""
+    r = subprocess.run([PY, os.path.join(HERE, "otlp_check.py"), path, "--schema", "both",
+                        "--profcheck", profcheck], capture_output=True, text=True, timeout=240)
     return r.returncode == 0, r.stdout + r.stderr
 
 

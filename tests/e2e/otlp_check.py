@@ -2,15 +2,24 @@
 """otlp_check.py - decode an OTLP Profiles file and check it for conformance.
 
 Usage: otlp_check.py FILE [--schema ours|official|both] [--summary]
+                     [--profcheck auto|required|off]
 
 FILE holds one serialized ProfilesData (the same bytes as an
 ExportProfilesServiceRequest). The file is decoded with Python modules that
 protoc generates from either schema:
   ours      nanopb_protos/ (the project's own .proto files)
-  official  <repo>/../shared/otlp-proto (upstream opentelemetry-proto)
+  official  <shared>/otlp-proto (upstream opentelemetry-proto)
 into tests/e2e/gen/<schema>/, regenerated when the .proto files change. Both
 define the same full names, so each schema is decoded in its own process;
 with --schema both (the default) the two decodings must give the same result.
+<shared> is ../shared beside the repository (as CI clones it), or beside
+the main checkout when the repository is one of its git worktrees.
+
+The file also goes through the official conformance checker, profcheck
+(open-telemetry/sig-profiling), with its optional checks (-check-dupes,
+-check-orphans): the binary $PROFCHECK, else <shared>/tools/profcheck/profcheck.
+--profcheck auto (the default) runs it when it is there and notes when it is
+not; required fails without it; off never runs it.
 
 Each violated rule is printed to stderr as "FAIL: <rule>: <detail>"; the exit
 status is 0 when every rule holds, 1 otherwise (2 for usage errors). With
@@ -50,10 +59,30 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 GEN = os.path.join(HERE, "gen")
+
+
+def shared_dir():
+    """The folder of shared tools and schemas: ../shared beside the
+    repository, else beside the main checkout of a git worktree."""
+    here = os.path.normpath(os.path.join(REPO, "..", "shared"))
+    if os.path.isdir(here):
+        return here
+    try:
+        r = subprocess.run(["git", "-C", REPO, "rev-parse", "--path-format=absolute",
+                            "--git-common-dir"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return here
+    main = os.path.dirname(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip() else ""
+    there = os.path.normpath(os.path.join(main, "..", "shared")) if main else ""
+    return there if there and os.path.isdir(there) else here
+
+
+SHARED = shared_dir()
 SCHEMAS = {
     "ours": os.path.join(REPO, "nanopb_protos"),
-    "official": os.path.normpath(os.path.join(REPO, "..", "shared", "otlp-proto")),
+    "official": os.path.join(SHARED, "otlp-proto"),
 }
+PROFCHECK_FLAGS = ["-check-dupes", "-check-orphans"]
 PROFILES_MOD = "opentelemetry.proto.profiles.v1development.profiles_pb2"
 MAX_PER_RULE = 20  # violations printed per rule; the rest are counted
 
@@ -476,6 +505,47 @@ def check(path, schema="ours"):
     return check_message(msg)
 
 
+# ---- the official checker ------------------------------------------------
+
+
+def find_profcheck():
+    """(path, None) of the profcheck binary to run, or (None, why not)."""
+    env = os.environ.get("PROFCHECK", "")
+    if env:
+        if os.access(env, os.X_OK) and os.path.isfile(env):
+            return env, None
+        return None, "PROFCHECK=%s is not an executable file" % env
+    path = os.path.join(SHARED, "tools", "profcheck", "profcheck")
+    if os.access(path, os.X_OK):
+        return path, None
+    return None, ("no profcheck: PROFCHECK is not set and %s is missing "
+                  "(clone the shared folder beside the repository)" % path)
+
+
+def run_profcheck(path, exe=None):
+    """Run profcheck with its optional checks on @path: (passed, output).
+    @exe: the binary (find_profcheck()'s when None; it must be there)."""
+    exe = exe or find_profcheck()[0]
+    r = subprocess.run([exe] + PROFCHECK_FLAGS + [path], capture_output=True, text=True,
+                       timeout=120)
+    return r.returncode == 0 and "conformance checks passed" in r.stdout, r.stdout + r.stderr
+
+
+def _profcheck_violations(path, mode):
+    """profcheck's findings on @path as violation lines (mode auto/required)."""
+    exe, why = find_profcheck()
+    if exe is None:
+        if mode == "required":
+            return ["FAIL: profcheck: %s" % why]
+        print("note: %s; not run" % why, file=sys.stderr)
+        return []
+    ok, out = run_profcheck(path, exe)
+    if ok:
+        return []
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return ["FAIL: profcheck: %s" % ln for ln in lines] or ["FAIL: profcheck: failed, no output"]
+
+
 # ---- command line --------------------------------------------------------
 
 
@@ -500,6 +570,8 @@ def main(argv=None):
     ap.add_argument("file")
     ap.add_argument("--schema", choices=("ours", "official", "both"), default="both")
     ap.add_argument("--summary", action="store_true", help="print a JSON summary to stdout")
+    ap.add_argument("--profcheck", choices=("auto", "required", "off"), default="auto",
+                    help="run the official checker too (auto: when it is there)")
     ap.add_argument("--internal-json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -534,13 +606,18 @@ def main(argv=None):
                 violations.append(line.replace("FAIL: ", "FAIL: official: ", 1))
         if results["official"][1] != digest:
             violations.append("FAIL: schemas-agree: ours and official schema decode differently")
+    ran_profcheck = False
+    if args.profcheck != "off":
+        violations += _profcheck_violations(args.file, args.profcheck)
+        ran_profcheck = find_profcheck()[0] is not None
     for line in violations:
         print(line, file=sys.stderr)
     if args.summary and summary is not None:
         json.dump(summary, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
     if not violations:
-        print("otlp_check: OK (%s schema%s)" % ("+".join(schemas), "s" if len(schemas) > 1 else ""),
+        print("otlp_check: OK (%s schema%s%s)" % ("+".join(schemas), "s" if len(schemas) > 1 else "",
+                                                  ", profcheck" if ran_profcheck else ""),
               file=sys.stderr)
     return 1 if violations else 0
 

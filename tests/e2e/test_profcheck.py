@@ -4,8 +4,10 @@ checker, profcheck (open-telemetry/sig-profiling), with its optional checks
 unreferenced ones), and by the project's own checker (otlp_check.py), which
 must agree with it.
 
-profcheck is not built here: point the PROFCHECK environment variable at a
-profcheck binary to run these tests; without it they are skipped.
+profcheck is not built here: the tests run the binary PROFCHECK names, else
+../shared/tools/profcheck/profcheck (the shared folder beside the repository,
+as CI clones it; see otlp_check.find_profcheck()). Without either they are
+skipped, with the reason.
 Kinds: `capture -p`, `capture -a`, an agent window, and `convert` outputs
 (OTLP from OTLP, from perf script text, from pprof and from OTLP-JSON).
 """
@@ -17,12 +19,9 @@ import time
 import unittest
 
 from capture_util import PROFCAP, Workload, can_sample, check_conformance, run_profcap
+from otlp_check import find_profcheck, run_profcheck
 
-PROFCHECK = os.environ.get("PROFCHECK", "")
-HAVE = bool(PROFCHECK) and os.access(PROFCHECK, os.X_OK)
-WHY_NOT = ("PROFCHECK is not set (point it at a profcheck binary built from "
-           "open-telemetry/sig-profiling)" if not PROFCHECK else
-           "PROFCHECK=%s is not an executable file" % PROFCHECK)
+PROFCHECK, WHY_NOT = find_profcheck()
 OK, WHY = can_sample()
 
 PERF_SCRIPT = (b"app 10/11 [000] 100.000000: 1000000 cpu-clock:pppH:\n"
@@ -39,14 +38,7 @@ PERF_SCRIPT = (b"app 10/11 [000] 100.000000: 1000000 cpu-clock:pppH:\n"
                b"\n")
 
 
-def profcheck(path):
-    """(ok, output) of profcheck with its optional checks on @path."""
-    r = subprocess.run([PROFCHECK, "-check-dupes", "-check-orphans", path],
-                       capture_output=True, text=True, timeout=120)
-    return r.returncode == 0 and "conformance checks passed" in r.stdout, r.stdout + r.stderr
-
-
-@unittest.skipUnless(HAVE, WHY_NOT)
+@unittest.skipUnless(PROFCHECK, WHY_NOT)
 class ProfcheckTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -56,10 +48,9 @@ class ProfcheckTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def assert_conformant(self, path):
-        ok, out = profcheck(path)
-        self.assertTrue(ok, "profcheck: " + out)
-        ok, out = check_conformance(path)
-        self.assertTrue(ok, "otlp_check: " + out)
+        ok, out = check_conformance(path, profcheck="required")
+        self.assertTrue(ok, "otlp_check + profcheck: " + out)
+        self.assertIn("profcheck)", out)
 
     def convert(self, src, name, *extra):
         out = os.path.join(self.dir, name)
@@ -69,7 +60,7 @@ class ProfcheckTest(unittest.TestCase):
 
     def test_checker_rejects_bad_link(self):
         """The binary is a real profcheck: it rejects link_table[0] written
-        with 16 + 8 zero bytes (what profcap wrote before)."""
+        with 16 + 8 zero bytes."""
         path = os.path.join(self.dir, "bad.pb")
         with open(path, "wb") as f:
             # ProfilesData{resource_profiles: [{scope_profiles: [{profiles: [{}]}]}],
@@ -78,7 +69,7 @@ class ProfcheckTest(unittest.TestCase):
             dic = (b"\x0a\x00" + b"\x12\x00" + b"\x1a\x00" + b"\x22" + bytes([len(link)]) + link
                    + b"\x2a\x00" + b"\x32\x00" + b"\x3a\x00")
             f.write(b"\x0a\x04\x12\x02\x12\x00" + b"\x12" + bytes([len(dic)]) + dic)
-        ok, out = profcheck(path)
+        ok, out = run_profcheck(path, PROFCHECK)
         self.assertFalse(ok, out)
         self.assertIn("link_table", out)
 

@@ -16,6 +16,8 @@
 #include <string.h>
 
 static int test__passed, test__failed, test__skipped, test__cur_failed, test__cur_skipped;
+/* The test RUN() runs now, for SKIP called from a test's helpers. */
+static const char *test__cur_name = "";
 
 #define TEST(name) static void test_##name(void)
 
@@ -23,6 +25,7 @@ static int test__passed, test__failed, test__skipped, test__cur_failed, test__cu
 	do {                                      \
 		test__cur_failed = 0;             \
 		test__cur_skipped = 0;            \
+		test__cur_name = #name;           \
 		test_##name();                    \
 		if (test__cur_failed) {           \
 			test__failed++;           \
@@ -34,15 +37,16 @@ static int test__passed, test__failed, test__skipped, test__cur_failed, test__cu
 		}                                 \
 	} while (0)
 
-/* Skip the current test: print "skip NAME: reason", count it, return. Only
+/* Skip the current test: print "skip NAME: reason", count it, return
+ * (from a helper too: the test counts as skipped unless a CHECK failed). Only
  * for what cannot run on this system, never to hide a failure. */
-#define SKIP(...)                                                  \
-	do {                                                       \
-		printf("skip %s: ", __func__ + sizeof("test_") - 1); \
-		printf(__VA_ARGS__);                               \
-		printf("\n");                                      \
-		test__cur_skipped = 1;                             \
-		return;                                            \
+#define SKIP(...)                                   \
+	do {                                        \
+		printf("skip %s: ", test__cur_name); \
+		printf(__VA_ARGS__);                \
+		printf("\n");                       \
+		test__cur_skipped = 1;              \
+		return;                             \
 	} while (0)
 
 #define CHECK(cond)                                                                          \
@@ -100,5 +104,12 @@ static inline bool test__runs(int pid, const char *comm)
 	(printf("unit: %d passed, %d failed, %d skipped\n", test__passed, test__failed, \
 		test__skipped),                                                          \
 	 test__failed ? 1 : 0)
+
+/* In main(), when the whole binary cannot run here (a fixture missing):
+ * say why, count one skip and close as TEST_DONE() does:
+ * `return SKIP_ALL("%s missing (run make)", path);` */
+#define SKIP_ALL(...)                                                      \
+	(printf("skip all: "), printf(__VA_ARGS__), printf("\n"), test__skipped++, \
+	 TEST_DONE())
 
 #endif

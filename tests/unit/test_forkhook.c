@@ -145,7 +145,7 @@ TEST(kernel_btf)
 			break;
 	if (i == btf_vlen(t)) {
 		btf__free(btf);
-		SKIP("the cross-check: pid is not a direct member here");
+		SKIP("no cross-check: pid is not a direct member of task_struct here");
 	}
 	CHECK_EQ_U64(h.off, btf_member_bit_offset(t, i) / 8);
 	btf__free(btf);

@@ -26,7 +26,7 @@ struct capture_opts {
 	char **cmd;		   /* `-- CMD ARGS...` (NULL-terminated, from argv) or NULL */
 	bool user, kernel, idle;
 	bool unwind;	    /* table unwinding of user stacks (default; --no-unwind) */
-	/* off-CPU profiles (issue 15) */
+	/* off-CPU profiles */
 	bool off_cpu;	       /* also an off-CPU profile per process */
 	__u64 off_cpu_min_ns;  /* --off-cpu-threshold: shorter waits are only counted */
 	bool off_cpu_runnable; /* --off-cpu-runnable: also time spent waiting for a CPU */

@@ -4,8 +4,8 @@
  * unwind_file_idx, and a table's rows by slot in unwind_files. Two threads
  * look these up per sample in user space: the notice thread (is a new
  * process's program known?) and late walking (every file a walk enters).
- * A bpf() lookup costs ~9 us of CPU on a VM whose system calls trap to the
- * host, and a 20 s compile-loop capture made thousands. The table builder
+ * A bpf() lookup is a system call, dear on a VM whose system calls trap to
+ * the host, and a compile loop makes thousands. The table builder
  * writes this copy where it writes the maps, and readers take it from
  * here, with no system call.
  *

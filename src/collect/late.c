@@ -354,8 +354,8 @@ static int slot_id(const struct late_tables *t, __u32 slot, __u32 *id)
 /* At the end of a flush: unmap the rows of tables no longer in their slot
  * (the builder dropped or replaced them: a mapping would keep their memory
  * from the kernel); the others stay mapped for the next pushes and flushes
- * (an munmap is a TLB flush on every CPU the process runs on: ~0.1 ms in a
- * VM, and a 5 s capture of a compile loop unmapped some 30). */
+ * (an munmap is a TLB flush on every CPU the process runs on, dear in a
+ * VM). */
 static void rows_prune(struct late *l)
 {
 	__u32 i, kept = 0, id;

@@ -5,8 +5,8 @@
  * mmap2, comm (exec) and task records on, and a ring of SIDEBAND_PAGES
  * pages each: the records perf record writes to perf.data, which the
  * kernel produces in the context of the process that maps or execs (its
- * CPU, not profcap's). Reading them costs a copy of ~100 bytes per
- * mapping; a new process's maps file cost ~100 us to read.
+ * CPU, not profcap's). Reading them costs a copy of a small record per
+ * mapping, far less than reading a new process's maps file.
  *
  * Opened before sampling starts, so that every process exec()ed while
  * profcap runs is known from its first sample on. A ring that fills (its

@@ -24,8 +24,8 @@ int array__grow(void **v, size_t *cap, size_t n, size_t size, size_t first, size
 /* For a large array written in order (@v, @cap elements of @size bytes):
  * when element @n starts a new ARRAY_POPULATE_BYTES window, populate the
  * pages of that window within @cap (MADV_POPULATE_WRITE) in one call: a
- * page fault per 4 KiB of a table of megabytes costs several times more,
- * the more in a VM (~17 us each here, ~10 populated with its neighbours).
+ * a page fault per 4 KiB of a table of megabytes costs several times more
+ * than populating the window at once, the more in a VM.
  * Contents do not change; arrays under ARRAY_POPULATE_MIN, and kernels
  * without MADV_POPULATE_WRITE (< 5.14), fault as before. */
 void array__populate(void *v, size_t n, size_t size, size_t cap);

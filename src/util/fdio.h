@@ -10,8 +10,8 @@
 /* openat(2) of @path (relative to @dirfd, or AT_FDCWD) with @flags and
  * O_CLOEXEC, as one system call: musl's open() and fopen("e") follow an
  * O_CLOEXEC open with fcntl(F_SETFD) for kernels before 2.6.23, a second
- * system call per file (~1 us on a VM whose system calls trap to its host;
- * profcap needs Linux >= 5.8). No O_CREAT (no mode). The descriptor, or
+ * system call per file, dear on a VM whose system calls trap to its host
+ * (profcap needs Linux >= 5.8). No O_CREAT (no mode). The descriptor, or
  * -1 with errno set. */
 int fdio__openat(int dirfd, const char *path, int flags);
 

@@ -1,4 +1,4 @@
-"""End-to-end tests of the quick start (issue 13): system-wide, sampling
+"""End-to-end tests of the quick start: system-wide, sampling
 starts with a small frame-pointer program while the table unwinder loads in
 the background, then hands over (root: real BPF sampling)."""
 import os

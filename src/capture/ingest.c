@@ -228,10 +228,12 @@ static int defer_record(struct ingest *in, const struct sampler_record *r)
 	d = &in->defer[in->ndefer++];
 	d->r = *r;
 	d->kstack = in->ndstacks;
-	memcpy(in->dstacks + in->ndstacks, r->kstack, r->nkstack * sizeof(*r->kstack));
+	if (r->nkstack)
+		memcpy(in->dstacks + in->ndstacks, r->kstack, r->nkstack * sizeof(*r->kstack));
 	in->ndstacks += r->nkstack;
 	d->ustack = in->ndstacks;
-	memcpy(in->dstacks + in->ndstacks, r->ustack, r->nustack * sizeof(*r->ustack));
+	if (r->nustack)
+		memcpy(in->dstacks + in->ndstacks, r->ustack, r->nustack * sizeof(*r->ustack));
 	in->ndstacks += r->nustack;
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include "cli/args.h"
 #include "util/buf.h"
 #include "cli/convert.h"
+#include "cli/input.h"
 #include "cli/symbolize_opt.h"
 #include "formats/format.h"
 #include "util/fdio.h"
@@ -37,27 +38,14 @@
 #include "export/sink.h"
 #include "util/version.h"
 
-/* Format name for Profile.original_payload_format, from the list in the
- * OTLP profiles.proto comments ("jfr", "pprof", "linux_perf"). */
-#define PERF_PAYLOAD_FORMAT "linux_perf"
-
 /* Largest output written. */
 #define CONVERT_MAX_OUTPUT (1ull << 30)
-
-enum input_kind {
-	INPUT_AUTO = 0,
-	INPUT_OTLP,
-	INPUT_PERF_SCRIPT,
-	INPUT_PPROF,
-	INPUT_TEXT, /* detected only: text that is not perf script */
-};
 
 struct convert_opts {
 	const char *in, *out, *title;
 	const char *type; /* --type: one value type; NULL = all (OTLP) or cpu */
 	enum format to;
-	enum input_kind from;
-	bool embed_original;
+	struct input_opts input;
 	struct symbolize_opt sym;
 };
 
@@ -134,18 +122,18 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		case OPT_FROM:
 			/* The OTLP reader tells protobuf from JSON itself. */
 			if (!strcmp(optarg, "otlp") || !strcmp(optarg, "otlp-json"))
-				o->from = INPUT_OTLP;
+				o->input.from = INPUT_OTLP;
 			else if (!strcmp(optarg, "perf-script"))
-				o->from = INPUT_PERF_SCRIPT;
+				o->input.from = INPUT_PERF_SCRIPT;
 			else if (!strcmp(optarg, "pprof"))
-				o->from = INPUT_PPROF;
+				o->input.from = INPUT_PPROF;
 			else
 				return usage_error("unknown --from '%s': expected otlp, otlp-json, "
 						   "pprof or perf-script",
 						   optarg);
 			break;
 		case OPT_EMBED:
-			o->embed_original = true;
+			o->input.embed_original = true;
 			break;
 		case OPT_TITLE:
 			o->title = optarg;
@@ -169,189 +157,11 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		return usage_error("no output: give -o FILE, or -o - for standard output");
 	if (!have_to)
 		format__from_filename(o->out, &o->to); /* otlp unless the name says */
-	if (o->embed_original && o->from != INPUT_PERF_SCRIPT)
+	if (o->input.embed_original && o->input.from != INPUT_PERF_SCRIPT)
 		return usage_error("--embed-original needs --from perf-script");
-	if (o->embed_original && o->to != FORMAT_OTLP && o->to != FORMAT_OTLP_JSON)
+	if (o->input.embed_original && o->to != FORMAT_OTLP && o->to != FORMAT_OTLP_JSON)
 		return usage_error("--embed-original only applies to --to otlp or otlp-json");
 	return 0;
-}
-
-/* Parse perf script text into *@out and give it capture metadata. 0 or 1
- * (logged). */
-static int read_perf_script(const struct convert_opts *o, const char *name, const struct buf *in,
-			    struct profile **out)
-{
-	struct perf_script_stats st;
-	struct profile_meta m = {0};
-	struct timespec now;
-	char why[256] = "";
-	int err;
-
-	err = perf_script__parse(in->data, in->len, out, &st, why, sizeof(why));
-	if (err) {
-		if (err == -EBADMSG)
-			pr_err("%s: %s (expected the text output of 'perf script')", name, why);
-		else
-			pr_err("%s: cannot convert the perf script text: %s", name, strerror(-err));
-		return 1;
-	}
-	if (st.skipped)
-		pr_warn("%s: skipped %zu line%s that are not perf script samples (first: line "
-			"%zu)",
-			name, st.skipped, st.skipped == 1 ? "" : "s", st.first_skipped_line);
-	if (st.truncated)
-		pr_warn("%s: %zu callchain%s longer than the model's limit were cut", name,
-			st.truncated, st.truncated == 1 ? "" : "s");
-	clock_gettime(CLOCK_REALTIME, &now);
-	m.duration_nano = st.duration_ns;
-	m.time_unix_nano = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
-	m.time_unix_nano =
-		m.time_unix_nano > m.duration_nano ? m.time_unix_nano - m.duration_nano : 0;
-	m.period_ns = st.period;
-	m.os_type = "linux";
-	m.scope_name = "profcap";
-	m.scope_version = PROFCAP_VERSION;
-	id__random(m.profile_id);
-	if (o->embed_original) {
-		m.original_payload = in->data;
-		m.original_payload_len = in->len;
-		m.original_payload_format = PERF_PAYLOAD_FORMAT;
-	}
-	if (profile__set_meta(*out, &m)) {
-		pr_err("out of memory converting %s", name);
-		profile__free(*out);
-		*out = NULL;
-		return 1;
-	}
-	pr_debug("%s: %zu perf script samples", name, st.samples);
-	return 0;
-}
-
-/* Whether @in starts like text: no NUL and mostly printable in 4 KiB. */
-static bool looks_like_text(const struct buf *in)
-{
-	size_t i, n = in->len < 4096 ? in->len : 4096, bad = 0;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = in->data[i];
-
-		if (!c)
-			return false;
-		bad += c < 0x20 && c != '\n' && c != '\t' && c != '\r';
-	}
-	return bad * 20 < n;
-}
-
-/* The kind of @in: pprof (gunzipped first, within what the file can
- * plausibly hold), perf script text, other text, else OTLP. */
-static enum input_kind detect(const struct buf *in)
-{
-	enum input_kind kind = INPUT_OTLP;
-
-	if (gz__is_gzip(in->data, in->len)) {
-		size_t size = 0;
-		struct buf plain;
-
-		if (gz__inflated_size(in->data, in->len,
-				      gz__plausible_size(in->len, CONVERT_MAX_INPUT), &size))
-			return INPUT_OTLP; /* its reader says what is wrong */
-		buf__init(&plain, size);
-		if (!gz__decompress(in->data, in->len, &plain) &&
-		    pprof_read__looks_like(plain.data, plain.len))
-			kind = INPUT_PPROF;
-		buf__release(&plain);
-		return kind;
-	}
-	if (pprof_read__looks_like(in->data, in->len))
-		return INPUT_PPROF;
-	if (perf_script__looks_like(in->data, in->len))
-		return INPUT_PERF_SCRIPT;
-	if (otlp_json_read__looks_like(in->data, in->len))
-		return INPUT_OTLP; /* OTLP/JSON: the OTLP reader transcodes it */
-	return looks_like_text(in) ? INPUT_TEXT : INPUT_OTLP;
-}
-
-/* Parse pprof data into *@out with capture metadata. 0 or 1 (logged). */
-static int read_pprof(const char *name, const struct buf *in, struct profile **out)
-{
-	struct profile_meta m;
-	char why[256] = "";
-	int err;
-
-	err = pprof_read__parse(in->data, in->len, CONVERT_MAX_INPUT, out, why, sizeof(why));
-	if (err) {
-		pr_err("%s: %s (is it a pprof profile, gzip'd or not?)", name,
-		       why[0] ? why : strerror(-err));
-		return 1;
-	}
-	m = *profile__meta(*out);
-	m.os_type = "linux";
-	m.scope_name = "profcap";
-	m.scope_version = PROFCAP_VERSION;
-	id__random(m.profile_id);
-	if (!m.duration_nano)
-		m.duration_nano = 1; /* pprof without a duration: the model wants one */
-	if (profile__set_meta(*out, &m)) {
-		pr_err("out of memory converting %s", name);
-		profile__free(*out);
-		*out = NULL;
-		return 1;
-	}
-	return 0;
-}
-
-/* Read and parse the input. 0, or 1 after logging. */
-static int load(const struct convert_opts *o, struct profile **out)
-{
-	const char *name = strcmp(o->in, "-") ? o->in : "standard input";
-	enum input_kind kind = o->from;
-	char why[256] = "";
-	struct buf in;
-	int err, ret = 1;
-
-	buf__init(&in, CONVERT_MAX_INPUT);
-	err = buf__read_file(&in, strcmp(o->in, "-") ? o->in : "/dev/stdin");
-	if (err == -E2BIG) {
-		pr_err("%s is larger than %llu MiB; convert a smaller capture", name,
-		       CONVERT_MAX_INPUT >> 20);
-		goto out;
-	}
-	if (err) {
-		pr_err("cannot read %s: %s; check the path and its permissions", name,
-		       strerror(-err));
-		goto out;
-	}
-	if (!in.len) {
-		pr_err("%s is empty: nothing to convert", name);
-		goto out;
-	}
-	if (kind == INPUT_AUTO)
-		kind = detect(&in);
-	if (kind == INPUT_PERF_SCRIPT) {
-		ret = read_perf_script(o, name, &in, out);
-		goto out;
-	}
-	if (kind == INPUT_PPROF) {
-		ret = read_pprof(name, &in, out);
-		goto out;
-	}
-	if (kind == INPUT_TEXT) {
-		pr_err("%s is text but not 'perf script' output (its first record is no perf "
-		       "script sample header); convert takes OTLP, pprof or 'perf script' text",
-		       name);
-		goto out;
-	}
-	err = otlp_read__parse(in.data, in.len, out, why, sizeof(why));
-	if (err) {
-		pr_err("%s: %s (is it an OTLP Profiles file, or 'perf script' text with --from "
-		       "perf-script?)",
-		       name, why);
-		goto out;
-	}
-	ret = 0;
-out:
-	buf__release(&in);
-	return ret;
 }
 
 int convert__main(int argc, char **argv)
@@ -369,7 +179,7 @@ int convert__main(int argc, char **argv)
 	sink = file_sink__new(o.out);
 	if (!sink)
 		return 1;
-	ret = load(&o, &p);
+	ret = input__load(o.in, &o.input, &p) ? 1 : 0;
 	if (ret)
 		goto out;
 	ret = 1;

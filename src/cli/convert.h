@@ -5,9 +5,6 @@
 #ifndef PROFCAP_CONVERT_H
 #define PROFCAP_CONVERT_H
 
-/* Largest input read (file or standard input). */
-#define CONVERT_MAX_INPUT (1ull << 30)
-
 /* Run `profcap convert IN -o OUT --to FORMAT [--from otlp|perf-script]
  * [--embed-original] [--title T]`; @argv[0] is "convert". IN and OUT may be
  * "-" (standard input / output); a file OUT is written atomically. Returns

@@ -8,6 +8,7 @@
 #include "formats/otlp_read.h"
 #include "symbolize/resymbolize.h"
 #include "cli/args.h"
+#include "cli/input.h"
 #include "cli/symbolize_opt.h"
 
 int symbolize_opt__add_dir(struct symbolize_opt *o, const char *dir)
@@ -67,7 +68,7 @@ int symbolize_opt__load(const struct symbolize_opt *o, const char *path, const c
 	int err;
 
 	*out = NULL;
-	err = otlp_read__file(path, &p);
+	err = input__load(path, &(struct input_opts){0}, &p);
 	if (err)
 		return err; /* logged */
 	err = symbolize_opt__apply(o, path, &p);

@@ -1,0 +1,206 @@
+/* input.c - read a capture in any form profcap takes (see input.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/input.h"
+#include "formats/otlp_json_read.h"
+#include "formats/otlp_read.h"
+#include "formats/perf_script.h"
+#include "formats/pprof_read.h"
+#include "model/profile.h"
+#include "util/buf.h"
+#include "util/gz.h"
+#include "util/id.h"
+#include "util/log.h"
+#include "util/version.h"
+
+/* Parse perf script text into *@out and give it capture metadata. 0 or 1
+ * (logged). */
+static int read_perf_script(const struct input_opts *o, const char *name, const struct buf *in,
+			    struct profile **out)
+{
+	struct perf_script_stats st;
+	struct profile_meta m = {0};
+	struct timespec now;
+	char why[256] = "";
+	int err;
+
+	err = perf_script__parse(in->data, in->len, out, &st, why, sizeof(why));
+	if (err) {
+		if (err == -EBADMSG)
+			pr_err("%s: %s (expected the text output of 'perf script')", name, why);
+		else
+			pr_err("%s: cannot convert the perf script text: %s", name, strerror(-err));
+		return 1;
+	}
+	if (st.skipped)
+		pr_warn("%s: skipped %zu line%s that are not perf script samples (first: line "
+			"%zu)",
+			name, st.skipped, st.skipped == 1 ? "" : "s", st.first_skipped_line);
+	if (st.truncated)
+		pr_warn("%s: %zu callchain%s longer than the model's limit were cut", name,
+			st.truncated, st.truncated == 1 ? "" : "s");
+	clock_gettime(CLOCK_REALTIME, &now);
+	m.duration_nano = st.duration_ns;
+	m.time_unix_nano = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+	m.time_unix_nano =
+		m.time_unix_nano > m.duration_nano ? m.time_unix_nano - m.duration_nano : 0;
+	m.period_ns = st.period;
+	m.os_type = "linux";
+	m.scope_name = "profcap";
+	m.scope_version = PROFCAP_VERSION;
+	id__random(m.profile_id);
+	if (o->embed_original) {
+		m.original_payload = in->data;
+		m.original_payload_len = in->len;
+		m.original_payload_format = PERF_PAYLOAD_FORMAT;
+	}
+	if (profile__set_meta(*out, &m)) {
+		pr_err("out of memory converting %s", name);
+		profile__free(*out);
+		*out = NULL;
+		return 1;
+	}
+	pr_debug("%s: %zu perf script samples", name, st.samples);
+	return 0;
+}
+
+/* Whether @in starts like text: no NUL and mostly printable in 4 KiB. */
+static bool looks_like_text(const struct buf *in)
+{
+	size_t i, n = in->len < 4096 ? in->len : 4096, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = in->data[i];
+
+		if (!c)
+			return false;
+		bad += c < 0x20 && c != '\n' && c != '\t' && c != '\r';
+	}
+	return bad * 20 < n;
+}
+
+/* The kind of @in: pprof (gunzipped first, within what the file can
+ * plausibly hold), perf script text, other text, else OTLP. */
+static enum input_kind detect(const struct buf *in)
+{
+	enum input_kind kind = INPUT_OTLP;
+
+	if (gz__is_gzip(in->data, in->len)) {
+		size_t size = 0;
+		struct buf plain;
+
+		if (gz__inflated_size(in->data, in->len,
+				      gz__plausible_size(in->len, INPUT_MAX_BYTES), &size))
+			return INPUT_OTLP; /* its reader says what is wrong */
+		buf__init(&plain, size);
+		if (!gz__decompress(in->data, in->len, &plain) &&
+		    pprof_read__looks_like(plain.data, plain.len))
+			kind = INPUT_PPROF;
+		buf__release(&plain);
+		return kind;
+	}
+	if (pprof_read__looks_like(in->data, in->len))
+		return INPUT_PPROF;
+	if (perf_script__looks_like(in->data, in->len))
+		return INPUT_PERF_SCRIPT;
+	if (otlp_json_read__looks_like(in->data, in->len))
+		return INPUT_OTLP; /* OTLP/JSON: the OTLP reader transcodes it */
+	return looks_like_text(in) ? INPUT_TEXT : INPUT_OTLP;
+}
+
+/* Parse pprof data into *@out with capture metadata. 0 or 1 (logged). */
+static int read_pprof(const char *name, const struct buf *in, struct profile **out)
+{
+	struct profile_meta m;
+	char why[256] = "";
+	int err;
+
+	err = pprof_read__parse(in->data, in->len, INPUT_MAX_BYTES, out, why, sizeof(why));
+	if (err) {
+		pr_err("%s: %s (is it a pprof profile, gzip'd or not?)", name,
+		       why[0] ? why : strerror(-err));
+		return 1;
+	}
+	m = *profile__meta(*out);
+	m.os_type = "linux";
+	m.scope_name = "profcap";
+	m.scope_version = PROFCAP_VERSION;
+	id__random(m.profile_id);
+	if (!m.duration_nano)
+		m.duration_nano = 1; /* pprof without a duration: the model wants one */
+	if (profile__set_meta(*out, &m)) {
+		pr_err("out of memory converting %s", name);
+		profile__free(*out);
+		*out = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+int input__load(const char *path, const struct input_opts *o, struct profile **out)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	enum input_kind kind = o->from;
+	char why[256] = "";
+	struct stat st;
+	struct buf in;
+	int err, ret = 1;
+
+	*out = NULL;
+	/* A file over the limit is refused before a byte of it is read. */
+	if (strcmp(path, "-") && !stat(path, &st) && S_ISREG(st.st_mode) &&
+	    (unsigned long long)st.st_size > INPUT_MAX_BYTES) {
+		pr_err("%s is %llu MiB, over the %llu MiB a capture may have: not a profcap "
+		       "capture, or split it",
+		       name, (unsigned long long)st.st_size >> 20, INPUT_MAX_BYTES >> 20);
+		return -E2BIG;
+	}
+	buf__init(&in, INPUT_MAX_BYTES);
+	err = buf__read_file(&in, strcmp(path, "-") ? path : "/dev/stdin");
+	if (err == -E2BIG) {
+		pr_err("%s is larger than %llu MiB, the most a capture may have", name,
+		       INPUT_MAX_BYTES >> 20);
+		goto out;
+	}
+	if (err) {
+		pr_err("cannot read %s: %s; check the path and its permissions", name,
+		       strerror(-err));
+		goto out;
+	}
+	if (!in.len) {
+		pr_err("%s is empty: not a capture", name);
+		goto out;
+	}
+	if (kind == INPUT_AUTO)
+		kind = detect(&in);
+	if (kind == INPUT_PERF_SCRIPT) {
+		ret = read_perf_script(o, name, &in, out);
+		goto out;
+	}
+	if (kind == INPUT_PPROF) {
+		ret = read_pprof(name, &in, out);
+		goto out;
+	}
+	if (kind == INPUT_TEXT) {
+		pr_err("%s is text but not 'perf script' output (its first record is no perf "
+		       "script sample header); profcap reads OTLP, pprof or 'perf script' text",
+		       name);
+		goto out;
+	}
+	err = otlp_read__parse(in.data, in.len, out, why, sizeof(why));
+	if (err) {
+		pr_err("%s: %s (is it an OTLP Profiles file, or 'perf script' text with --from "
+		       "perf-script?)",
+		       name, why);
+		goto out;
+	}
+	ret = 0;
+out:
+	buf__release(&in);
+	return ret ? -EBADMSG : 0;
+}

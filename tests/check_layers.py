@@ -7,7 +7,9 @@ src/<layer>/ may include, with quotes:
     folder, so a bare "name.h" is an error);
   - the BPF ABI (a header of bpf/ or a generated *.skel.h) only from
     collect/, the layer that loads the program;
-  - generated nanopb headers (build/gen) only from formats/ and above.
+  - generated nanopb headers (build/gen) only from formats/ and above;
+  - generated field-number headers (build/gen/**.tags.h: #defines only,
+    no nanopb code) from any layer.
 An include of a higher layer, a missing header, or a file outside the layer
 folders is reported with its line. Prints "layers: N passed, N failed"
 (one check per layer) and exits 1 on any violation.
@@ -56,6 +58,8 @@ def check(order):
                 if inc in bpf or inc.endswith(".skel.h"):
                     if layer != "collect":
                         errors[layer].append(f"{where}: the BPF ABI is collect/'s alone")
+                elif inc.endswith(".tags.h"):
+                    pass  # generated field numbers only: any layer may
                 elif inc.endswith(".pb.h"):
                     if rank[layer] < rank["formats"]:
                         errors[layer].append(f"{where}: nanopb code below formats/")

@@ -1,9 +1,8 @@
 /* grpc.c - gRPC framing and status parsing (see grpc.h).
  *
  * google.rpc.Status is decoded field by field with util/wire.h: we only need
- * three fields of it and one of RetryInfo. Their numbers are those of
- * google/rpc/status.proto, google/rpc/error_details.proto and
- * google/protobuf/{any,duration}.proto, which nanopb_protos/ does not hold.
+ * three fields of it and one of RetryInfo. Their numbers come from the
+ * generated headers of nanopb_protos/google/.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -13,20 +12,24 @@
 #include <strings.h>
 
 #include "export/grpc.h"
+#include "google/protobuf/any.tags.h"
+#include "google/protobuf/duration.tags.h"
+#include "google/rpc/error_details.tags.h"
+#include "google/rpc/status.tags.h"
 #include "util/scan.h"
 #include "util/wire.h"
 
 #define RETRY_INFO_TYPE "type.googleapis.com/google.rpc.RetryInfo"
 
 enum {
-	STATUS_CODE = 1, /* google.rpc.Status */
-	STATUS_MESSAGE = 2,
-	STATUS_DETAILS = 3,
-	ANY_TYPE_URL = 1, /* google.protobuf.Any */
-	ANY_VALUE = 2,
-	RETRY_INFO_DELAY = 1, /* google.rpc.RetryInfo */
-	DURATION_SECONDS = 1, /* google.protobuf.Duration */
-	DURATION_NANOS = 2,
+	STATUS_CODE = google_rpc_Status_code_tag,
+	STATUS_MESSAGE = google_rpc_Status_message_tag,
+	STATUS_DETAILS = google_rpc_Status_details_tag,
+	ANY_TYPE_URL = google_protobuf_Any_type_url_tag,
+	ANY_VALUE = google_protobuf_Any_value_tag,
+	RETRY_INFO_DELAY = google_rpc_RetryInfo_retry_delay_tag,
+	DURATION_SECONDS = google_protobuf_Duration_seconds_tag,
+	DURATION_NANOS = google_protobuf_Duration_nanos_tag,
 };
 
 int grpc__frame_header(unsigned char hdr[GRPC_FRAME_HEADER], bool compressed, size_t len)

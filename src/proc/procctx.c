@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <opentelemetry/proto/common/v1/common.tags.h>
-#include <opentelemetry/proto/processcontext/v1development/process_context.tags.h>
-#include <opentelemetry/proto/resource/v1/resource.tags.h>
+#include "opentelemetry/proto/common/v1/common.tags.h"
+#include "opentelemetry/proto/processcontext/v1development/process_context.tags.h"
+#include "opentelemetry/proto/resource/v1/resource.tags.h"
 
 #include "util/utf8.h"
 #include "util/wire.h"

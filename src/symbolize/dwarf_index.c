@@ -181,7 +181,7 @@ static int read_set(struct dwarf_lines *d, struct aranges *ar, const unsigned ch
 		return 0;
 	p += 4 + osz;
 	p = set + (((size_t)(p - set) + tuple - 1) / tuple) * tuple;
-	e = bsearch(&cu, ar->u, ar->nu, sizeof(*ar->u), cmp_uoff_key);
+	e = ar->nu ? bsearch(&cu, ar->u, ar->nu, sizeof(*ar->u), cmp_uoff_key) : NULL;
 	for (; e && set_end - p >= (ptrdiff_t)tuple; p += tuple) {
 		lo = get_le(p, asz);
 		n = get_le(p + asz, asz);

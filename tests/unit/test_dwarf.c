@@ -362,7 +362,7 @@ TEST(no_dwarf)
 	close(fd);
 	fd = open("/bin/true", O_RDONLY);
 	if (fd < 0)
-		return;
+		SKIP("cannot open /bin/true");
 	CHECK(dwarf_lines__open_fd(fd, &d) == -ENOENT && !d);
 	close(fd);
 }

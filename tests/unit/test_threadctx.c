@@ -385,11 +385,8 @@ int main(void)
 	test_dir(dir, sizeof(dir));
 	snprintf(bin, sizeof(bin), "%s/workloads/threadctx_writer", dir);
 	snprintf(libdir, sizeof(libdir), "%s/workloads", dir);
-	if (access(bin, X_OK)) {
-		printf("skip: %s missing (run make)\n", bin);
-		printf("unit: 0 passed, 0 failed\n");
-		return 0;
-	}
+	if (access(bin, X_OK))
+		return SKIP_ALL("%s missing (run make)", bin);
 	RUN(writer_offset);
 	RUN(process_offset);
 	RUN(process_snapshot_skips_known_exe);

@@ -120,13 +120,7 @@ static void end_dwarf(struct dwarf_lines *d)
 	}
 	d->line_sec = NULL;
 	d->line_len = 0;
-	free(d->units);
-	free(d->ranges);
-	free(d->unset);
-	d->units = NULL;
-	d->ranges = NULL;
-	d->unset = NULL;
-	d->nunits = d->nranges = d->nunset = d->units_cap = d->ranges_cap = 0;
+	dwl__drop_units(d);
 	while ((pe = htab__next(&d->paths, &it)))
 		free(pe->path);
 	htab__release(&d->paths);

@@ -214,6 +214,17 @@ static int list_unset(struct dwarf_lines *d, const struct aranges *ar)
 	return 0;
 }
 
+void dwl__drop_units(struct dwarf_lines *d)
+{
+	free(d->units);
+	free(d->ranges);
+	free(d->unset);
+	d->units = NULL;
+	d->ranges = NULL;
+	d->unset = NULL;
+	d->nunits = d->nranges = d->nunset = d->units_cap = d->ranges_cap = 0;
+}
+
 /* Units from .debug_aranges (GCC writes one set per unit with code):
  * address -> unit without reading any unit DIE, so libdw sets up only the
  * units lookups land in (and those before them: it reads units in order).
@@ -240,13 +251,7 @@ static int index_aranges(struct dwarf_lines *d)
 		err = list_unset(d, &ar) ?: 1; /* 1: indexed */
 	free(ar.u);
 	if (err <= 0) { /* start over, or fail */
-		free(d->units);
-		free(d->ranges);
-		free(d->unset);
-		d->units = NULL;
-		d->ranges = NULL;
-		d->unset = NULL;
-		d->nunits = d->nranges = d->nunset = 0;
+		dwl__drop_units(d);
 		return err;
 	}
 	d->units_cap = ar.dcap;

@@ -133,6 +133,10 @@ int dwl__unit_die(struct dwarf_lines *d, struct unit *u);
  * address no indexed unit covers. 0 or -errno. */
 int dwl__index_unset(struct dwarf_lines *d);
 
+/* Free the unit, range and unset tables (not the units' own contents) and
+ * empty them. */
+void dwl__drop_units(struct dwarf_lines *d);
+
 /* ---- dwarf_elf.c: the file's sections ---------------------------------------- */
 
 /* The section after @scn (NULL: the first) with contents in the file, its

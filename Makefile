@@ -202,6 +202,8 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c Makefile
 	$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $@
 	$(LLVM_STRIP) -g $@
 
+# Linked from its units: no dependency file of its own (one left by a tree
+# that compiled it from a single source is not read).
 $(BUILD)/bpf/cpu_sampler.bpf.o: $(CPU_SAMPLER_OBJS)
 	$(BPFTOOL) gen object $@ $^
 
@@ -353,4 +355,5 @@ $(FUZZ)/%: scripts/fuzz/fuzz_%.c $(FUZZ_LIBS) $(FUZZ_DEMANGLE) Makefile | $(PB_H
 		-lelf -lz -llzma
 
 -include $(OBJS:.o=.d) $(PB_OBJS:.o=.d) $(NANOPB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
-	$(BPF_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) $(FUZZ_PB_OBJS:.o=.d)
+	$(filter-out $(BUILD)/bpf/cpu_sampler.bpf.d,$(BPF_OBJS:.o=.d)) $(FUZZ_OBJS:.o=.d) \
+	$(FUZZ_PB_OBJS:.o=.d)

@@ -93,8 +93,13 @@ _loaded = None  # (schema, module) imported into this process
 
 
 def _protos(src):
+    """The schema's .proto files. Not nanopb_protos/google/: those are the few
+    gRPC status fields profcap's C code decodes, and generated here they would
+    shadow Python's own google.protobuf package."""
     out = []
     for root, _, files in os.walk(src):
+        if os.path.relpath(root, src).split(os.sep)[0] == "google":
+            continue
         for f in files:
             if f.endswith(".proto"):
                 out.append(os.path.relpath(os.path.join(root, f), src))

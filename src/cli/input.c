@@ -173,7 +173,7 @@ int input__load(const char *path, const struct input_opts *o, struct profile **o
 		goto out;
 	}
 	if (!in.len) {
-		pr_err("%s is empty: not a capture", name);
+		pr_err("%s: empty input (0 bytes): not a capture", name);
 		goto out;
 	}
 	if (kind == INPUT_AUTO)

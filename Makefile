@@ -184,8 +184,10 @@ $(LIBS) $(ALLOC_LIB) $(NANOPB_RT:%=$(NANOPB_DIR)/%.c):
 # ---- nanopb code generation -----------------------------------------------------
 # One run writes both files. Every proto/options file is a prerequisite since
 # generated code embeds sizes of imported messages.
+# The output folder is made first: two generator runs creating it at once
+# (parallel make) race in the generator's own makedirs().
 $(BUILD)/gen/%.pb.c $(BUILD)/gen/%.pb.h: nanopb_protos/%.proto $(PROTOS) $(PROTO_OPTIONS)
-	@mkdir -p $(BUILD)/gen
+	@mkdir -p $(dir $(BUILD)/gen/$*)
 	$(PYTHON) $(NANOPB_GEN) -q -I nanopb_protos -D $(BUILD)/gen $*.proto
 
 # Their field numbers alone (#define <Msg>_<field>_tag N, no nanopb types),

@@ -1,0 +1,87 @@
+/* pyproc.h - is a process a CPython interpreter, which version, and where
+ * are its thread states: what the BPF walker (bpf/python.h) and the
+ * user-space frame namer (symbolize/pyframes.h) need to know of it.
+ *
+ * Found from outside, without symbols a distribution strips: the mapped
+ * executable or libpython's .dynsym (_PyRuntime, PyInterpreterState_Head,
+ * _PyEval_EvalFrameDefault, ...), the version from the file and its data,
+ * and from 3.13 on the _Py_DebugOffsets the interpreter publishes at the
+ * start of _PyRuntime. Offsets of older versions come from tables in
+ * pylayout.c. Works through /proc/PID/root for other mount namespaces.
+ */
+#ifndef PROFCAP_PYPROC_H
+#define PROFCAP_PYPROC_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct procsnap;
+
+#define PYPROC_NONE 0xffff /* an offset the version does not have */
+#define PYPROC_EVAL_RANGES 4
+
+/* Offsets (bytes) of one CPython version. The thread-state and frame part
+ * is what struct py_proc (bpf/python.h) carries; the rest names frames. */
+struct pyproc_layout {
+	__u32 version; /* major << 8 | minor */
+	__u32 flags;   /* PROFCAP_PY_* of bpf/python.h (same bits) */
+	/* thread states and frames: as struct py_proc */
+	__u16 runtime_interp_head; /* _PyRuntime.interpreters.head (3.7+) */
+	__u16 interp_tstate_head;
+	__u16 tstate_next;
+	__u16 tstate_thread_id;
+	__u16 tstate_native_tid;
+	__u16 tstate_frame;
+	__u16 cframe_current_frame;
+	__u16 frame_back;
+	__u16 frame_code;
+	__u16 frame_instr;
+	__u16 frame_owner;
+	__u16 frame_entry;
+	__u8 owner_cstack;
+	/* code objects */
+	__u16 code_firstlineno;
+	__u16 code_name;     /* co_name (str) */
+	__u16 code_qualname; /* co_qualname (3.11+), PYPROC_NONE before */
+	__u16 code_filename; /* co_filename (str) */
+	__u16 code_linetable; /* co_lnotab (bytes, up to 3.9) / co_linetable (3.10+) */
+	__u16 code_bytecode;  /* 3.11+: offset of co_code_adaptive in the code object */
+	/* strings: str (3.x: compact ASCII or compact unicode), bytes */
+	__u16 str_state;	 /* PyASCIIObject.state (kind, compact, ascii bits) */
+	__u16 str_length;	 /* PyASCIIObject.length / PyStringObject.ob_size (2.7) */
+	__u16 str_ascii_data;	 /* sizeof(PyASCIIObject): data of a compact ASCII str */
+	__u16 str_compact_data;	 /* sizeof(PyCompactUnicodeObject) */
+	__u16 bytes_size;	 /* PyBytesObject.ob_size (2.7: PyStringObject) */
+	__u16 bytes_data;	 /* PyBytesObject.ob_sval */
+};
+
+/* One address range of the process's code, absolute. */
+struct pyproc_range {
+	__u64 lo, hi;
+};
+
+/* A process running CPython. */
+struct pyproc {
+	struct pyproc_layout layout;
+	char version[16];  /* "3.11.2" when known, else "3.11" */
+	__u64 interp_head; /* address of the pointer to the first PyInterpreterState */
+	/* The eval loop: each native frame in these ranges ran one eval-loop
+	 * call, whose Python frames replace it when stacks are merged. */
+	struct pyproc_range eval[PYPROC_EVAL_RANGES];
+	__u32 neval;
+	bool debug_offsets; /* the layout came from _Py_DebugOffsets */
+};
+
+/* Find out whether process @pid (seen from @proc_root, NULL = "/proc")
+ * runs CPython, from its snapshot @snap (NULL: read /proc/PID/maps).
+ * 0 and *@out filled; -ENOENT not Python; -ENOTSUP a Python whose version
+ * profcap does not know (logged once per version, with the version);
+ * other -errno when the process or its files could not be read. */
+int pyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
+		   struct pyproc *out);
+
+/* The layout of CPython @major.@minor from the built-in tables, NULL when
+ * unknown. */
+const struct pyproc_layout *pyproc__layout(unsigned major, unsigned minor);
+
+#endif

@@ -93,6 +93,19 @@ static int attr_int(struct profile *p, const char *key, __s64 value, __u32 *idx)
 	return attr_kind_int(p, key, PROFILE_ATTR_INT, value, idx);
 }
 
+static int attr_num_unit(struct profile *p, const struct profile_num_attr *a, __u32 *idx)
+{
+	struct attr_key k = {.kind = PROFILE_ATTR_INT, .int_value = a->value};
+	int err;
+
+	err = intern_string(p->strings, a->key, &k.key);
+	if (!err && a->unit && *a->unit)
+		err = intern_string(p->strings, a->unit, &k.unit);
+	if (!err)
+		err = add_attr(p, &k, idx);
+	return err;
+}
+
 struct profile *profile__new(void)
 {
 	return profile__new_limited(PROFILE_MAX_ENTRIES);
@@ -176,6 +189,10 @@ static void meta_free(struct profile_meta *m)
 	free((char *)m->scope_version);
 	free((void *)m->original_payload);
 	free((char *)m->original_payload_format);
+	free((char *)m->pprof_comment);
+	free((char *)m->pprof_drop_frames);
+	free((char *)m->pprof_keep_frames);
+	free((char *)m->pprof_default_sample_type);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -252,26 +269,32 @@ void profile__free(struct profile *p)
 	free(p);
 }
 
-/* Intern the non-zero loss counts of @m as integer attributes and make them
- * @p's meta attributes. Ones replaced may be orphans: prune drops them. */
+/* Intern the non-zero loss counts of @m as integer attributes, then its
+ * pprof fields as string attributes, and make them @p's meta attributes.
+ * Ones replaced may be orphans: prune drops them. */
 static int meta_attrs(struct profile *p, const struct profile_meta *m)
 {
 	static const char *const keys[PROFILE_META_ATTRS] = {
-		PROFILE_ATTR_SAMPLES_DROPPED,
-		PROFILE_ATTR_SAMPLES_TRUNCATED,
-		PROFILE_ATTR_SAMPLES_STACK_MISSING,
-		PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH,
+		PROFILE_ATTR_SAMPLES_DROPPED,	    PROFILE_ATTR_SAMPLES_TRUNCATED,
+		PROFILE_ATTR_SAMPLES_STACK_MISSING, PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH,
+		PROFILE_ATTR_PPROF_COMMENT,	    PROFILE_ATTR_PPROF_DROP_FRAMES,
+		PROFILE_ATTR_PPROF_KEEP_FRAMES,	    PROFILE_ATTR_PPROF_DEFAULT_SAMPLE_TYPE,
 	};
-	const __u64 v[PROFILE_META_ATTRS] = {m->samples_dropped, m->samples_truncated,
-					     m->samples_stack_missing, m->samples_truncated_depth};
+	const __u64 v[4] = {m->samples_dropped, m->samples_truncated, m->samples_stack_missing,
+			    m->samples_truncated_depth};
+	const char *sv[4] = {m->pprof_comment, m->pprof_drop_frames, m->pprof_keep_frames,
+			     m->pprof_default_sample_type};
 	__u32 idx[PROFILE_META_ATTRS];
 	size_t i, n = 0;
 	int err = 0;
 
-	for (i = 0; i < PROFILE_META_ATTRS && !err; i++)
+	for (i = 0; i < 4 && !err; i++)
 		if (v[i])
 			err = attr_int(p, keys[i], v[i] > INT64_MAX ? INT64_MAX : (__s64)v[i],
 				       &idx[n++]);
+	for (i = 0; i < 4 && !err; i++)
+		if (sv[i] && *sv[i])
+			err = attr_str(p, keys[4 + i], sv[i], &idx[n++]);
 	if (err)
 		return err;
 	if (p->nmeta_attrs &&
@@ -299,6 +322,10 @@ int profile__set_meta(struct profile *p, const struct profile_meta *meta)
 	m.original_payload = NULL;
 	m.original_payload_len = 0;
 	m.original_payload_format = NULL;
+	m.pprof_comment = dup_or_null(meta->pprof_comment);
+	m.pprof_drop_frames = dup_or_null(meta->pprof_drop_frames);
+	m.pprof_keep_frames = dup_or_null(meta->pprof_keep_frames);
+	m.pprof_default_sample_type = dup_or_null(meta->pprof_default_sample_type);
 	if (meta->original_payload_len && meta->original_payload && meta->original_payload_format) {
 		void *copy = malloc(meta->original_payload_len);
 
@@ -311,7 +338,11 @@ int profile__set_meta(struct profile *p, const struct profile_meta *meta)
 	}
 	nomem = nomem || (meta->host_name && !m.host_name) || (meta->host_arch && !m.host_arch) ||
 		(meta->os_type && !m.os_type) || (meta->scope_name && !m.scope_name) ||
-		(meta->scope_version && !m.scope_version);
+		(meta->scope_version && !m.scope_version) ||
+		(meta->pprof_comment && !m.pprof_comment) ||
+		(meta->pprof_drop_frames && !m.pprof_drop_frames) ||
+		(meta->pprof_keep_frames && !m.pprof_keep_frames) ||
+		(meta->pprof_default_sample_type && !m.pprof_default_sample_type);
 	if (!nomem && meta->nresource) {
 		kv = calloc(meta->nresource, sizeof(*kv));
 		nomem = !kv;
@@ -708,6 +739,21 @@ bool profile__ctx_key_ok(const char *key)
 	       strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES);
 }
 
+/* Whether numeric attribute @i of @l has a key a string attribute or an
+ * earlier numeric one already has (the first wins). */
+static bool num_key_taken(const struct profile_labels *l, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < l->nctx; j++)
+		if (l->ctx[j].key && !strcmp(l->ctx[j].key, l->num[i].key))
+			return true;
+	for (j = 0; j < i; j++)
+		if (l->num[j].key && !strcmp(l->num[j].key, l->num[i].key))
+			return true;
+	return false;
+}
+
 /* The thread-context attributes of @l into @key (see struct profile_labels). */
 static int add_ctx_attrs(struct profile *p, const struct profile_labels *l, struct sample_key *key)
 {
@@ -724,6 +770,17 @@ static int add_ctx_attrs(struct profile *p, const struct profile_labels *l, stru
 		if (j < i)
 			continue; /* a key given twice: the first wins */
 		err = attr_str(p, a->key, a->value, &key->attrs[key->nattrs]);
+		if (err)
+			return err;
+		key->nattrs++;
+		kept++;
+	}
+	for (i = 0; i < l->nnum && kept < PROFILE_MAX_CTX_ATTRS; i++) {
+		const struct profile_num_attr *a = &l->num[i];
+
+		if (!profile__ctx_key_ok(a->key) || num_key_taken(l, i))
+			continue;
+		err = attr_num_unit(p, a, &key->attrs[key->nattrs]);
 		if (err)
 			return err;
 		key->nattrs++;

@@ -138,13 +138,25 @@ struct profile_meta {
 				      * unreadable stack, tables not loaded yet) */
 	__u64 samples_truncated_depth; /* of those, cut at the depth limit */
 	__u64 samples_stack_missing; /* kept without (part of) their stack */
+	/* pprof's profile-level fields, kept so pprof -> OTLP -> pprof gives
+	 * them back (Profile attributes PROFILE_ATTR_PPROF_*): the comments
+	 * (lines joined by '\n'), the drop_frames and keep_frames regular
+	 * expressions and the default sample type. NULL = none. */
+	const char *pprof_comment;
+	const char *pprof_drop_frames;
+	const char *pprof_keep_frames;
+	const char *pprof_default_sample_type;
 };
 
 #define PROFILE_ATTR_SAMPLES_DROPPED "profcap.samples.dropped"
 #define PROFILE_ATTR_SAMPLES_TRUNCATED "profcap.samples.truncated"
 #define PROFILE_ATTR_SAMPLES_STACK_MISSING "profcap.samples.stack_missing"
 #define PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH "profcap.samples.truncated.depth_limit"
-#define PROFILE_META_ATTRS 4
+#define PROFILE_ATTR_PPROF_COMMENT "pprof.profile.comment"
+#define PROFILE_ATTR_PPROF_DROP_FRAMES "pprof.profile.drop_frames"
+#define PROFILE_ATTR_PPROF_KEEP_FRAMES "pprof.profile.keep_frames"
+#define PROFILE_ATTR_PPROF_DEFAULT_SAMPLE_TYPE "pprof.scope.default_sample_type"
+#define PROFILE_META_ATTRS 8
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */
 
@@ -250,6 +262,16 @@ struct profile_labels {
 	 * (profile__ctx_key_ok()) is skipped. */
 	const struct profile_ctx_attr *ctx;
 	size_t nctx;
+	/* Numeric attributes with a unit (pprof's numeric labels): kept after
+	 * @ctx, by the same rules, at most PROFILE_MAX_CTX_ATTRS of both. */
+	const struct profile_num_attr *num;
+	size_t nnum;
+};
+
+struct profile_num_attr {
+	const char *key;
+	const char *unit; /* "bytes", ...; NULL or "" = none */
+	__s64 value;
 };
 
 struct profile_ctx_attr {

@@ -45,6 +45,7 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 {
 	struct profile_labels lab = {0};
 	struct profile_ctx_attr ctx[PROFILE_MAX_CTX_ATTRS];
+	struct profile_num_attr num[PROFILE_MAX_CTX_ATTRS];
 	struct profile_mapping_desc *maps = NULL;
 	struct profile_frame *frames = NULL;
 	struct profile_line *lines = NULL;
@@ -75,9 +76,14 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 		else if (a->kind == PROFILE_ATTR_STR && lab.nctx < PROFILE_MAX_CTX_ATTRS) {
 			ctx[lab.nctx].key = k;
 			ctx[lab.nctx++].value = a->str_value;
+		} else if (a->kind == PROFILE_ATTR_INT && lab.nnum < PROFILE_MAX_CTX_ATTRS) {
+			num[lab.nnum].key = k;
+			num[lab.nnum].unit = profile__string(src, a->unit, NULL);
+			num[lab.nnum++].value = a->int_value;
 		}
 	}
 	lab.ctx = ctx;
+	lab.num = num;
 	if (s->link)
 		lab.link = profile__link(src, s->link);
 	for (i = 0; i < n; i++) {

@@ -175,6 +175,26 @@ static int read_value_type(struct rd *r, const struct wire_field *f, const char 
 	return err ?: otlp_rd__check_str(r, "unit_strindex", vt[1]);
 }
 
+/* pprof's profile-level field among Profile attribute @a into the meta
+ * (the first Profile's, as the encoder writes it once). */
+static void add_pprof_field(struct rd *r, const struct r_attr *a)
+{
+	const char **f;
+
+	if (a->role == ROLE_PPROF_COMMENT)
+		f = &r->meta.pprof_comment;
+	else if (a->role == ROLE_PPROF_DROP_FRAMES)
+		f = &r->meta.pprof_drop_frames;
+	else if (a->role == ROLE_PPROF_KEEP_FRAMES)
+		f = &r->meta.pprof_keep_frames;
+	else if (a->role == ROLE_PPROF_DEFAULT_SAMPLE_TYPE)
+		f = &r->meta.pprof_default_sample_type;
+	else
+		return;
+	if (!*f && a->v.kind == VAL_STR && *a->v.str)
+		*f = a->v.str;
+}
+
 /* Add the sample loss counts among Profile attributes @ids (range-checked)
  * to the meta: a writer may give each Profile its own share. */
 static void add_losses(struct rd *r, const struct ids *ids)
@@ -185,6 +205,7 @@ static void add_losses(struct rd *r, const struct ids *ids)
 		const struct r_attr *a = VEC_AT(r->attrs, struct r_attr, ids->v[i]);
 		__u64 *sum;
 
+		add_pprof_field(r, a);
 		if (a->v.kind != VAL_INT || a->v.num <= 0)
 			continue;
 		if (a->role == ROLE_DROPPED)

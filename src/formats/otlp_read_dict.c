@@ -381,6 +381,10 @@ static enum role attr_role(const char *key)
 		{PROFILE_ATTR_OFF_CPU_STATE, ROLE_OFF_CPU_STATE},
 		{PROFILE_ATTR_OFF_CPU_SWITCHES, ROLE_OFF_CPU_SWITCHES},
 		{PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH, ROLE_TRUNCATED_DEPTH},
+		{PROFILE_ATTR_PPROF_COMMENT, ROLE_PPROF_COMMENT},
+		{PROFILE_ATTR_PPROF_DROP_FRAMES, ROLE_PPROF_DROP_FRAMES},
+		{PROFILE_ATTR_PPROF_KEEP_FRAMES, ROLE_PPROF_KEEP_FRAMES},
+		{PROFILE_ATTR_PPROF_DEFAULT_SAMPLE_TYPE, ROLE_PPROF_DEFAULT_SAMPLE_TYPE},
 	};
 	size_t i;
 
@@ -403,7 +407,8 @@ static void read_frame_line(struct rd *r, size_t i, struct profile_line *out)
 	if (!*name)
 		name = *sys ? sys : file;
 	out->function = *name ? name : NULL;
-	out->system_name = *sys ? sys : NULL;
+	/* An empty system name stays empty (NULL would make it the name). */
+	out->system_name = *sys || *name ? sys : NULL;
 	out->filename = *file ? file : NULL;
 	out->start_line = fn->start_line;
 	out->line = pos->line;

@@ -90,7 +90,7 @@ static int read_sample(struct rd *r, struct wire *w, struct r_sample *s)
 
 /* The labels of the sample from its attributes (range-checked here). */
 static int sample_labels(struct rd *r, struct profile_labels *lab, __u32 *tid, const char **tname,
-			 struct profile_ctx_attr *cattrs)
+			 struct profile_ctx_attr *cattrs, struct profile_num_attr *nattrs)
 {
 	size_t i;
 
@@ -119,9 +119,16 @@ static int sample_labels(struct rd *r, struct profile_labels *lab, __u32 *tid, c
 			/* other string labels: thread-context attributes */
 			cattrs[lab->nctx].key = otlp_rd__str(r, a->key);
 			cattrs[lab->nctx++].value = a->v.str;
+		} else if (a->role == ROLE_NONE && a->v.kind == VAL_INT &&
+			   lab->nnum < PROFILE_MAX_CTX_ATTRS) {
+			/* numeric ones, with their units (pprof's numeric labels) */
+			nattrs[lab->nnum].key = otlp_rd__str(r, a->key);
+			nattrs[lab->nnum].unit = otlp_rd__str(r, a->unit);
+			nattrs[lab->nnum++].value = a->v.num;
 		}
 	}
 	lab->ctx = cattrs;
+	lab->num = nattrs;
 	return 0;
 }
 
@@ -160,6 +167,7 @@ static int model_stack(struct rd *r, __u64 stack)
 int otlp_rd__add_sample(struct rd *r, const struct resource *res, struct wire *w)
 {
 	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
+	struct profile_num_attr nattrs[PROFILE_MAX_CTX_ATTRS];
 	struct profile_labels lab = {0};
 	struct r_sample s = {0};
 	const char *tname = NULL;
@@ -175,7 +183,7 @@ int otlp_rd__add_sample(struct rd *r, const struct resource *res, struct wire *w
 		return otlp_rd__out_of_range(r, "link_index", s.link, "link_table", r->nlinks);
 	if (s.link)
 		lab.link = VEC_AT(r->links, struct profile_link, s.link);
-	err = sample_labels(r, &lab, &tid, &tname, cattrs);
+	err = sample_labels(r, &lab, &tid, &tname, cattrs, nattrs);
 	if (err)
 		return err;
 	if (!s.nvalues)

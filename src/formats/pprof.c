@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,11 +23,14 @@
 #include "model/profile.h"
 
 #define PP(x) perftools_profiles_##x
+/* Line.column of upstream profile.proto (our copy stops at line). */
+#define PP_LINE_COLUMN_TAG 3
 
 /* How a model attribute becomes a pprof label. */
 struct label_map {
-	__u32 key; /* pprof string index; 0 = attribute not emitted */
-	__u32 str; /* pprof string index of a string value */
+	__u32 key;  /* pprof string index; 0 = attribute not emitted */
+	__u32 str;  /* pprof string index of a string value */
+	__u32 unit; /* pprof string index of a numeric value's unit, 0 = none */
 	__s64 num; /* numeric value when !is_str */
 	bool is_str;
 };
@@ -35,7 +39,6 @@ struct pp {
 	const struct profile *p;
 	struct intern *strings; /* pprof string table */
 	__u32 *build_id;	/* per mapping: string index, 0 = none */
-	__u32 *has;		/* per mapping: PROFILE_MAPPING_HAS_* */
 	struct label_map *attr; /* per model attribute */
 	__u32 *process;		/* per process: string index of the exe name */
 	__u32 *pextra;		/* per process: PP_EXTRA string indices (0 = none) */
@@ -44,6 +47,9 @@ struct pp {
 	__u32 k_trace, k_span;	/* trace_id/span_id label keys */
 	__u32 *link;		/* per model link: trace, span hex string indices */
 	__u32 cpu, nanoseconds; /* second sample type, when cpu_value */
+	__u32 *comments;	/* comment string indices */
+	size_t ncomments;
+	__u32 drop_frames, keep_frames, default_sample_type; /* string indices */
 	bool cpu_value;		/* add count x period as a second value */
 	__u64 period;
 };
@@ -84,7 +90,7 @@ static void pp_free(struct pp *pp)
 {
 	intern__free(pp->strings);
 	free(pp->build_id);
-	free(pp->has);
+	free(pp->comments);
 	free(pp->attr);
 	free(pp->process);
 	free(pp->pextra);
@@ -122,7 +128,9 @@ static int map_attr(struct pp *pp, const struct profile_attr_entry *a, struct la
 		err = intern_str(pp->strings, a->str_value, &out->str);
 	} else if (a->kind == PROFILE_ATTR_INT) {
 		out->num = a->int_value;
-		err = 0;
+		err = a->unit ? intern_str(pp->strings, profile__string(pp->p, a->unit, NULL),
+					   &out->unit)
+			      : 0;
 	} else {
 		return 0;
 	}
@@ -131,22 +139,61 @@ static int map_attr(struct pp *pp, const struct profile_attr_entry *a, struct la
 	return err;
 }
 
-/* What location @loc shows of its mapping (PROFILE_MAPPING_HAS_*). */
-static __u32 location_has(const struct profile *p, __u32 loc)
+/* Comments: the meta's pprof comment lines, then the loss counts as
+ * "KEY=N" lines (pprof has no other place for them; pprof_read.c reads
+ * them back). */
+static int pp_comments(struct pp *pp, const struct profile_meta *m)
 {
-	const struct profile_line_entry *le;
-	__u32 has = 0;
-	size_t n, i;
+	static const char *const keys[] = {
+		PROFILE_ATTR_SAMPLES_DROPPED,
+		PROFILE_ATTR_SAMPLES_TRUNCATED,
+		PROFILE_ATTR_SAMPLES_STACK_MISSING,
+		PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH,
+	};
+	const __u64 v[] = {m->samples_dropped, m->samples_truncated, m->samples_stack_missing,
+			   m->samples_truncated_depth};
+	const char *c = m->pprof_comment;
+	size_t i, n = 4 + 1;
+	char line[96];
+	int err = 0;
 
-	le = profile__lines(p, profile__location(p, loc)->lines, &n);
-	for (i = 0; i < n; i++) {
-		const struct profile_function_entry *fn = profile__function(p, le[i].function);
+	for (i = 0; c && c[i]; i++)
+		n += c[i] == '\n';
+	pp->comments = calloc(n, sizeof(*pp->comments));
+	if (!pp->comments)
+		return -ENOMEM;
+	while (c && *c && !err) {
+		const char *nl = strchr(c, '\n');
+		size_t len = nl ? (size_t)(nl - c) : strlen(c);
+		char *one = strndup(c, len);
 
-		has |= fn->name ? PROFILE_MAPPING_HAS_FUNCTIONS : 0;
-		has |= fn->filename ? PROFILE_MAPPING_HAS_FILENAMES : 0;
-		has |= le[i].line ? PROFILE_MAPPING_HAS_LINE_NUMBERS : 0;
+		err = one ? intern_str(pp->strings, one, &pp->comments[pp->ncomments++]) : -ENOMEM;
+		free(one);
+		c = nl ? nl + 1 : NULL;
 	}
-	return has | (n > 1 ? PROFILE_MAPPING_HAS_INLINE_FRAMES : 0);
+	for (i = 0; i < 4 && !err; i++) {
+		if (!v[i])
+			continue;
+		snprintf(line, sizeof(line), "%s=%llu", keys[i], (unsigned long long)v[i]);
+		err = intern_str(pp->strings, line, &pp->comments[pp->ncomments++]);
+	}
+	return err;
+}
+
+/* The Profile's own strings: comments, drop/keep frames, default type. */
+static int pp_profile_strings(struct pp *pp)
+{
+	const struct profile_meta *m = profile__meta(pp->p);
+	int err = pp_comments(pp, m);
+
+	if (!err && m->pprof_drop_frames)
+		err = intern_str(pp->strings, m->pprof_drop_frames, &pp->drop_frames);
+	if (!err && m->pprof_keep_frames)
+		err = intern_str(pp->strings, m->pprof_keep_frames, &pp->keep_frames);
+	if (!err && m->pprof_default_sample_type)
+		err = intern_str(pp->strings, m->pprof_default_sample_type,
+				 &pp->default_sample_type);
+	return err;
 }
 
 static int pp_init(struct pp *pp, const struct profile *p)
@@ -160,13 +207,11 @@ static int pp_init(struct pp *pp, const struct profile *p)
 	pp->p = p;
 	pp->strings = intern__new(PROFILE_MAX_ENTRIES + 64 + (__u32)nattr + (__u32)nmap);
 	pp->build_id = calloc(nmap, sizeof(*pp->build_id));
-	pp->has = calloc(nmap, sizeof(*pp->has));
 	pp->attr = calloc(nattr, sizeof(*pp->attr));
 	pp->process = calloc(nproc ? nproc : 1, sizeof(*pp->process));
 	pp->pextra = calloc((nproc ? nproc : 1) * PP_EXTRA, sizeof(*pp->pextra));
 	pp->link = calloc(2 * profile__link_count(p), sizeof(*pp->link));
-	if (!pp->strings || !pp->build_id || !pp->has || !pp->attr || !pp->process || !pp->pextra ||
-	    !pp->link)
+	if (!pp->strings || !pp->build_id || !pp->attr || !pp->process || !pp->pextra || !pp->link)
 		return -ENOMEM;
 	/* The model's strings first: they keep their indices. */
 	for (i = 0; i < nstr && !err; i++) {
@@ -180,10 +225,7 @@ static int pp_init(struct pp *pp, const struct profile *p)
 		if (m->attr)
 			err = intern_str(pp->strings, profile__attr(p, m->attr)->str_value,
 					 &pp->build_id[i]);
-		pp->has[i] = m->flags;
 	}
-	for (i = 1; i < profile__location_count(p); i++)
-		pp->has[profile__location(p, (__u32)i)->mapping] |= location_has(p, (__u32)i);
 	for (i = 1; i < nattr && !err; i++)
 		err = map_attr(pp, profile__attr(p, (__u32)i), &pp->attr[i]);
 	for (i = 0; i < nproc && !err; i++) {
@@ -222,7 +264,7 @@ static int pp_init(struct pp *pp, const struct profile *p)
 		err = intern_str(pp->strings, "cpu", &pp->cpu);
 	if (!err && pp->cpu_value)
 		err = intern_str(pp->strings, "nanoseconds", &pp->nanoseconds);
-	return err;
+	return err ?: pp_profile_strings(pp);
 }
 
 /* ---- callbacks ----------------------------------------------------------- */
@@ -315,10 +357,12 @@ static bool enc_labels(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 		if (!m->key)
 			continue;
 		l = (PP(Label)){.key = m->key};
-		if (m->is_str)
+		if (m->is_str) {
 			l.str = m->str;
-		else
+		} else {
 			l.num = m->num;
+			l.num_unit = m->unit;
+		}
 		if (!enc_label(s, f, &l))
 			return false;
 	}
@@ -372,10 +416,10 @@ static bool enc_mappings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 		m.file_offset = e->file_offset;
 		m.filename = e->filename;
 		m.build_id = pp->build_id[i];
-		m.has_functions = pp->has[i] & PROFILE_MAPPING_HAS_FUNCTIONS;
-		m.has_filenames = pp->has[i] & PROFILE_MAPPING_HAS_FILENAMES;
-		m.has_line_numbers = pp->has[i] & PROFILE_MAPPING_HAS_LINE_NUMBERS;
-		m.has_inline_frames = pp->has[i] & PROFILE_MAPPING_HAS_INLINE_FRAMES;
+		m.has_functions = e->flags & PROFILE_MAPPING_HAS_FUNCTIONS;
+		m.has_filenames = e->flags & PROFILE_MAPPING_HAS_FILENAMES;
+		m.has_line_numbers = e->flags & PROFILE_MAPPING_HAS_LINE_NUMBERS;
+		m.has_inline_frames = e->flags & PROFILE_MAPPING_HAS_INLINE_FRAMES;
 		if (!pb_encode_tag_for_field(s, f) ||
 		    !pb_encode_submessage(s, PP(Mapping_fields), &m))
 			return false;
@@ -394,10 +438,20 @@ static bool enc_lines(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	size_t i;
 
 	for (i = 0; i < ll->n; i++) {
-		PP(Line) l = {.function_id = ll->v[i].function, .line = ll->v[i].line};
+		const struct profile_line_entry *e = &ll->v[i];
+		size_t size = 1 + pbbuf__varint_len(e->function);
 
-		if (!pb_encode_tag_for_field(s, f) ||
-		    !pb_encode_submessage(s, PP(Line_fields), &l))
+		size += e->line ? 1 + pbbuf__varint_len((__u64)e->line) : 0;
+		size += e->column ? 1 + pbbuf__varint_len((__u64)e->column) : 0;
+		if (!pb_encode_tag_for_field(s, f) || !pb_encode_varint(s, size) ||
+		    !pb_encode_tag(s, PB_WT_VARINT, PP(Line_function_id_tag)) ||
+		    !pb_encode_varint(s, e->function))
+			return false;
+		if (e->line && (!pb_encode_tag(s, PB_WT_VARINT, PP(Line_line_tag)) ||
+				!pb_encode_varint(s, (__u64)e->line)))
+			return false;
+		if (e->column && (!pb_encode_tag(s, PB_WT_VARINT, PP_LINE_COLUMN_TAG) ||
+				  !pb_encode_varint(s, (__u64)e->column)))
 			return false;
 	}
 	return true;
@@ -464,6 +518,23 @@ static bool enc_strings(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	return true;
 }
 
+static bool enc_comments(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct pp *pp = *arg;
+	size_t i, size = 0;
+
+	if (!pp->ncomments)
+		return true;
+	for (i = 0; i < pp->ncomments; i++)
+		size += pbbuf__varint_len(pp->comments[i]);
+	if (!pb_encode_tag(s, PB_WT_STRING, f->tag) || !pb_encode_varint(s, size))
+		return false;
+	for (i = 0; i < pp->ncomments; i++)
+		if (!pb_encode_varint(s, pp->comments[i]))
+			return false;
+	return true;
+}
+
 /* ---- entry point ------------------------------------------------------------- */
 
 int pprof__encode(const struct profile *p, struct buf *out)
@@ -500,6 +571,11 @@ int pprof__encode(const struct profile *p, struct buf *out)
 	pr.period_type.type = pt;
 	pr.period_type.unit = pu;
 	pr.period = (int64_t)meta->period_ns;
+	pr.comment.funcs.encode = enc_comments;
+	pr.comment.arg = &pp;
+	pr.drop_frames = pp.drop_frames;
+	pr.keep_frames = pp.keep_frames;
+	pr.default_sample_type = pp.default_sample_type;
 	if (!pb_encode(&s, PP(Profile_fields), &pr)) {
 		err = k.err ? k.err : -EIO;
 		goto out;
@@ -509,4 +585,129 @@ out:
 	pp_free(&pp);
 	buf__release(&raw);
 	return err;
+}
+
+/* ---- what pprof cannot hold ------------------------------------------------- */
+
+struct unheld {
+	struct buf *out;
+	size_t n;
+};
+
+static void unheld_add(struct unheld *u, const char *what, size_t count, const char *of)
+{
+	char item[160];
+	int len;
+
+	if (!count)
+		return;
+	if (of)
+		len = snprintf(item, sizeof(item), "%s%s (%zu %s)", u->n ? ", " : "", what, count,
+			       of);
+	else
+		len = snprintf(item, sizeof(item), "%s%s", u->n ? ", " : "", what);
+	if (len > 0 && !buf__append(u->out, item, strlen(item)))
+		u->n++;
+}
+
+/* Resource attributes processes published (service.name, ...), by key:
+ * each key once with the number of processes that have it. */
+static void unheld_resource_keys(const struct profile *p, struct unheld *u)
+{
+	size_t i, j, k, nproc = profile__process_count(p), named = 0;
+
+	for (i = 0; i < nproc; i++) {
+		const struct profile_process_desc *d = profile__process(p, i);
+
+		for (j = 0; j < d->nattrs; j++) {
+			const char *key = d->attrs[j].key;
+			size_t count = 0;
+			bool seen = false;
+
+			for (k = 0; k < i && !seen; k++) {
+				const struct profile_process_desc *e = profile__process(p, k);
+
+				for (size_t m = 0; m < e->nattrs && !seen; m++)
+					seen = !strcmp(e->attrs[m].key, key);
+			}
+			if (seen)
+				continue;
+			for (k = i; k < nproc; k++) {
+				const struct profile_process_desc *e = profile__process(p, k);
+
+				for (size_t m = 0; m < e->nattrs; m++)
+					count += !strcmp(e->attrs[m].key, key);
+			}
+			if (named++ < 8)
+				unheld_add(u, key, count, "resources");
+		}
+	}
+}
+
+/* Mapping ids other than the GNU build id, frame types other than kernel
+ * and native, units of string attributes: counted over the tables. */
+static void unheld_tables(const struct profile *p, struct unheld *u)
+{
+	size_t i, j, htl = 0, go = 0, jit = 0, units = 0;
+
+	for (i = 1; i < profile__mapping_count(p); i++) {
+		const struct profile_mapping_entry *m = profile__mapping(p, (__u32)i);
+
+		for (j = 0; j < m->nattrs && j < PROFILE_MAPPING_MAX_ATTRS; j++) {
+			const char *k = profile__string(p, profile__attr(p, m->attrs[j])->key, NULL);
+
+			htl += !strcmp(k, "process.executable.build_id.htlhash");
+			go += !strcmp(k, "process.executable.build_id.go");
+		}
+	}
+	for (i = 1; i < profile__location_count(p); i++) {
+		const struct profile_location_entry *l = profile__location(p, (__u32)i);
+		const char *t = l->attr ? profile__attr(p, l->attr)->str_value : NULL;
+
+		jit += t && strcmp(t, "native") && strcmp(t, "kernel");
+	}
+	for (i = 1; i < profile__attr_count(p); i++) {
+		const struct profile_attr_entry *a = profile__attr(p, (__u32)i);
+
+		units += a->kind != PROFILE_ATTR_INT && a->unit;
+	}
+	unheld_add(u, "process.executable.build_id.htlhash", htl, "mappings");
+	unheld_add(u, "process.executable.build_id.go", go, "mappings");
+	unheld_add(u, "profile.frame.type other than native and kernel", jit, "locations");
+	unheld_add(u, "units of non-numeric attributes", units, "attributes");
+}
+
+size_t pprof__unheld(const struct profile *p, __u32 type, struct buf *out)
+{
+	const struct profile_meta *m = profile__meta(p);
+	struct unheld u = {out, 0};
+	size_t i, j, nproc = profile__process_count(p), nprofiles = 0;
+
+	unheld_add(&u, "host.name", m->host_name && *m->host_name, NULL);
+	unheld_add(&u, "host.arch", m->host_arch && *m->host_arch, NULL);
+	unheld_add(&u, "os.type", m->os_type && *m->os_type, NULL);
+	for (i = 0; i < m->nresource; i++)
+		unheld_add(&u, m->resource[i].key, 1, NULL);
+	unheld_resource_keys(p, &u);
+	unheld_add(&u, "scope name and version", m->scope_name && *m->scope_name, NULL);
+	for (i = 0; i < nproc; i++)
+		nprofiles += profile__process_type(p, i) == type;
+	unheld_add(&u, "profile_id", nprofiles ? nprofiles : 1, "profiles");
+	unheld_add(&u, "original_payload", m->original_payload_len, "bytes");
+	for (j = 0; j < profile__value_type_count(p); j++) {
+		__u32 st, su, pt, pu;
+		char what[96];
+		size_t n = 0;
+
+		if (j == type)
+			continue;
+		for (i = 0; i < nproc; i++)
+			n += profile__process_type(p, i) == j;
+		profile__value_type(p, (__u32)j, &st, &su, &pt, &pu);
+		snprintf(what, sizeof(what), "%s/%s profiles (pick with --type)",
+			 profile__string(p, st, NULL), profile__string(p, su, NULL));
+		unheld_add(&u, what, n, "processes");
+	}
+	unheld_tables(p, &u);
+	return u.n;
 }

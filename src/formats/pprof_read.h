@@ -1,17 +1,23 @@
 /* pprof_read.h - read a pprof profile (perftools.profiles.Profile, gzip'd or
  * not) into the profile model, so `convert` goes both ways between OTLP and
- * pprof.
+ * pprof without loss.
  *
  * The inverse of pprof.c: sample_type[0] and period_type become the model's
  * value types (a second ("cpu","nanoseconds") value written by pprof.c is
  * count x period and is dropped); each sample's first value is its count.
  * Labels: "pid" (num) and "process", "process.executable.path",
  * "process.command_line", "container.id" (str) describe the process (no pid
- * label: one synthetic process, pid -1); "tid" (num) and "thread" (str) the
- * thread. A location with several lines (inlined calls) gives one frame per
- * line, innermost first. Mappings keep range, offset, file name and build
- * id; frames in a mapping named "[kernel...]" are kernel frames. The model's
- * meta gets time, duration and period; the caller sets the profile_id.
+ * label: one synthetic process, pid -1; a PID seen with two programs is two
+ * processes, as after an exec); "tid" (num) and "thread" (str) the thread;
+ * "trace_id"/"span_id" the link; other labels become sample attributes
+ * under their keys, numeric ones with their unit. Each pprof location is one
+ * model location with all its lines (an inline chain, innermost first) and
+ * their functions (name, system name, file, start line), lines and columns.
+ * Mappings keep range, offset, file name, build id and the has_* flags;
+ * frames in a mapping named "[kernel...]" are kernel frames. The meta gets
+ * time, duration, period, drop/keep frames, the default sample type and the
+ * comments; a comment "profcap.samples.KEY=N" is a loss count. The caller
+ * sets the profile_id.
  * Pure code: no I/O, no logging; hostile input fails with -EBADMSG.
  */
 #ifndef PROFCAP_PPROF_READ_H

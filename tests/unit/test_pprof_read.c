@@ -211,6 +211,137 @@ TEST(otlp_pprof_otlp_roundtrip)
 	CHECK(ok);
 }
 
+/* A model with every field pprof can hold: inline chains with system
+ * names, files, start lines and columns; mappings with flags; loss counts
+ * and pprof's profile-level fields; thread, process and numeric labels with
+ * units; thread-context attributes and links; a PID that ran two programs. */
+static struct profile *rich_model(void)
+{
+	static const struct profile_mapping_desc exe = {0x1000, 0x9000, 0x200, "/usr/bin/app",
+							"0123abcd", PROFILE_MAPPING_HAS__ALL};
+	static const struct profile_line chain[] = {
+		{"mix", NULL, "/src/app.c", 14, 17, 5},
+		{"hot_caller", "_Z10hot_callerm", "/src/app.c", 23, 25, 9},
+		{"outer", NULL, "/src/app.c", 40, 44, 0},
+	};
+	static const struct profile_line one[] = {{"main", NULL, "/src/main.c", 3, 8, 2}};
+	const struct profile_frame f[] = {
+		{0x1234, &exe, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, chain, 3},
+		{0x1100, &exe, NULL, PROFILE_FRAME_NATIVE, NULL, NULL, one, 1},
+		{0xffffffff81000100ull, &kmap, "do_syscall_64", PROFILE_FRAME_KERNEL, NULL},
+	};
+	static const struct profile_link span = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+						  16},
+						 {0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 1, 2}};
+	static const struct profile_ctx_attr ctx[] = {{"http.route", "/users/{id}"}};
+	static const struct profile_num_attr num[] = {{"bytes", "bytes", 4096}, {"retries", NULL, 3}};
+	const struct profile_labels lab = {.link = &span, .ctx = ctx, .nctx = 1, .num = num,
+					   .nnum = 2};
+	const struct profile_process_desc app = {100, "app", "/usr/bin/app", "app --serve",
+						 "c0ffee"};
+	/* The program PID 100 exec()ed: a process of its own. */
+	const struct profile_process_desc spin = {.pid = 100,
+						  .exe_name = "spin",
+						  .exe_path = "/usr/bin/spin",
+						  .cmdline = "spin",
+						  .container_id = "c0ffee",
+						  .generation = 1};
+	const struct profile_meta meta = {
+		.time_unix_nano = 1700000000000000000ull,
+		.duration_nano = 2000000000ull,
+		.period_ns = 1001001,
+		.profile_id = {7},
+		.samples_dropped = 2,
+		.samples_truncated = 355,
+		.samples_truncated_depth = 5,
+		.samples_stack_missing = 4,
+		.pprof_comment = "first comment\nsecond",
+		.pprof_drop_frames = "runtime\\..*",
+		.pprof_keep_frames = "main",
+		.pprof_default_sample_type = "samples",
+	};
+	struct profile *p = profile__new();
+
+	if (!p)
+		return NULL;
+	if (profile__set_meta(p, &meta) ||
+	    profile__add_typed_sample(p, 0, &app, 101, "worker", &lab, f, 2, 3) ||
+	    profile__add_typed_sample(p, 0, &app, 100, NULL, NULL, f + 1, 2, 5) ||
+	    profile__add_typed_sample(p, 0, &app, 102, "io", NULL, f, 3, 9) ||
+	    profile__add_typed_sample(p, 0, &spin, 100, "spin", NULL, f + 1, 1, 2)) {
+		profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* @p rebuilt (meta, then samples in order) as OTLP, with @like's profile
+ * id (pprof carries none). */
+static int otlp_like(const struct profile *p, const struct profile *like, struct buf *out)
+{
+	struct profile_meta m = *profile__meta(p);
+	struct profile *q = NULL;
+	int err;
+
+	memcpy(m.profile_id, profile__meta(like)->profile_id, sizeof(m.profile_id));
+	err = profile__rebuild(p, NULL, NULL, &q);
+	err = err ?: profile__set_meta(q, &m);
+	err = err ?: otlp__encode(q, out);
+	profile__free(q);
+	return err;
+}
+
+/* OTLP -> pprof -> OTLP gives the same OTLP bytes, and pprof -> OTLP ->
+ * pprof the same pprof bytes: every field survives both ways. */
+TEST(every_field_survives)
+{
+	struct profile *a = rich_model(), *b = NULL, *c = NULL, *d = NULL;
+	struct buf x, y, px, py, plain;
+
+	buf__init(&x, 1 << 22);
+	buf__init(&y, 1 << 22);
+	buf__init(&px, 1 << 22);
+	buf__init(&py, 1 << 22);
+	buf__init(&plain, 1 << 22);
+	CHECK(a);
+	b = via_otlp(a);
+	CHECK(b);
+	c = via_pprof(b, true);
+	CHECK(c);
+	/* Both rebuilt, so their tables are in the same order. */
+	CHECK_EQ_U64(otlp_like(b, b, &x), 0);
+	CHECK_EQ_U64(otlp_like(c, b, &y), 0);
+	CHECK_EQ_U64(x.len, y.len);
+	CHECK(!memcmp(x.data, y.data, x.len));
+	/* The loss counts and pprof fields made it through pprof. */
+	CHECK_EQ_U64(profile__meta(c)->samples_truncated, 355);
+	CHECK_EQ_U64(profile__meta(c)->samples_truncated_depth, 5);
+	CHECK_STR(profile__meta(c)->pprof_comment, "first comment\nsecond");
+	CHECK_STR(profile__meta(c)->pprof_default_sample_type, "samples");
+	CHECK_EQ_U64(profile__process_count(c), 2);
+	/* pprof -> OTLP -> pprof */
+	d = via_otlp(c);
+	CHECK(d);
+	CHECK_EQ_U64(pprof__encode(c, &px), 0);
+	CHECK_EQ_U64(pprof__encode(d, &py), 0);
+	CHECK_EQ_U64(gz__decompress(px.data, px.len, &plain), 0);
+	buf__reset(&px);
+	CHECK_EQ_U64(buf__append(&px, plain.data, plain.len), 0);
+	buf__reset(&plain);
+	CHECK_EQ_U64(gz__decompress(py.data, py.len, &plain), 0);
+	CHECK_EQ_U64(px.len, plain.len);
+	CHECK(!memcmp(px.data, plain.data, plain.len));
+	buf__release(&x);
+	buf__release(&y);
+	buf__release(&px);
+	buf__release(&py);
+	buf__release(&plain);
+	profile__free(a);
+	profile__free(b);
+	profile__free(c);
+	profile__free(d);
+}
+
 TEST(detect)
 {
 	struct profile *a = model();
@@ -270,6 +401,7 @@ TEST(malformed)
 int main(void)
 {
 	RUN(otlp_pprof_otlp_roundtrip);
+	RUN(every_field_survives);
 	RUN(detect);
 	RUN(malformed);
 	return TEST_DONE();

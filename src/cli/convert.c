@@ -32,6 +32,7 @@
 #include "formats/otlp_json_read.h"
 #include "formats/otlp_read.h"
 #include "formats/perf_script.h"
+#include "formats/pprof.h"
 #include "formats/pprof_read.h"
 #include "util/gz.h"
 #include "model/profile.h"
@@ -164,6 +165,25 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 	return 0;
 }
 
+/* One line naming what of @p a pprof file of @sel (NULL: @p's first value
+ * type) cannot hold, when there is something. */
+static void say_unheld(const struct profile *p, const struct profile *sel, const char *in)
+{
+	__u32 type = 0, st, su, pt, pu;
+	struct buf line;
+
+	if (sel) {
+		profile__value_type(sel, 0, &st, &su, &pt, &pu);
+		if (profile__find_value_type(p, profile__string(sel, st, NULL), &type))
+			type = 0;
+	}
+	buf__init(&line, 4096);
+	if (pprof__unheld(p, type, &line) && !buf__append(&line, "", 1))
+		pr_info("%s: pprof cannot hold these fields, left out: %s",
+			strcmp(in, "-") ? in : "standard input", (const char *)line.data);
+	buf__release(&line);
+}
+
 int convert__main(int argc, char **argv)
 {
 	struct profile *p = NULL, *sel = NULL;
@@ -187,6 +207,8 @@ int convert__main(int argc, char **argv)
 		goto out;
 	if (format__pick_type(p, o.type, format__single_type(o.to), &sel))
 		goto out;
+	if (o.to == FORMAT_PPROF)
+		say_unheld(p, sel, o.in);
 	err = format__encode(sel ? sel : p, o.to, o.title, &data);
 	if (err) {
 		pr_err("cannot encode %s as %s: %s", o.in, format__name(o.to),

@@ -15,6 +15,7 @@
 
 #include "util/buf.h"
 #include "util/array.h"
+#include "util/htab.h"
 #include "util/intern.h"
 #include "formats/perf_script.h"
 #include "model/profile.h"
@@ -44,6 +45,7 @@ struct header {
 	__u64 period;
 	struct slice event;
 	struct slice rest; /* text after the fields, maybe a frame */
+	struct slice task; /* "PERF_RECORD_..." of a task event line, else empty */
 };
 
 struct dso_range {
@@ -53,6 +55,12 @@ struct dso_range {
 struct pid_name {
 	char *comm;
 	bool main; /* taken from the main thread */
+};
+
+/* The process of a thread, as the input shows it. */
+struct tid_pid {
+	__u32 tid, pad;
+	__s64 pid;
 };
 
 struct ps {
@@ -69,6 +77,10 @@ struct ps {
 	size_t names_cap;
 	bool have_time;
 	__u64 t_first, t_last;
+	/* pass 0: the process of each thread, from task events and pid/tid
+	 * headers (struct tid_pid) */
+	struct htab tids;
+	struct htab unknown; /* struct tid_pid: threads with no known pid */
 	char event[128];
 	/* the sample being read */
 	bool in_sample;
@@ -302,9 +314,102 @@ static bool parse_header(struct slice line, struct header *h)
 		t = next_token(&pos, end);
 	}
 	h->rest = trim((struct slice){t.s, (size_t)(end - t.s)});
+	/* A task event (--show-task-events, --show-mmap-events): perf prints
+	 * it with a sample's fields, but it is no sample. */
+	if (h->event.n > 12 && !memcmp(h->event.s, "PERF_RECORD_", 12))
+		h->task = (struct slice){h->event.s, (size_t)(end - h->event.s)};
+	else if (h->rest.n > 12 && !memcmp(h->rest.s, "PERF_RECORD_", 12))
+		h->task = h->rest;
 	/* Strict: a bare "words NUMBER" line (folded stacks, prose) is no header.
 	 * perf always prints a pid/tid pair, a [cpu], a time or an event. */
 	return h->has_time || h->event.n || h->cpu || h->slash;
+}
+
+/* ---- pass 0: which process each thread is in ------------------------------- */
+
+static bool tid_eq(const void *elem, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct tid_pid *)elem)->tid == *(const __u32 *)key;
+}
+
+static __u64 tid_hash(__u32 tid)
+{
+	return htab__hash_u64(tid, 0);
+}
+
+/* Remember that thread @tid is in process @pid (the first word wins). */
+static int note_tid(struct htab *m, __u32 tid, __s64 pid)
+{
+	struct tid_pid *e;
+	int err;
+
+	if (htab__find(m, tid_hash(tid), &tid, tid_eq, NULL))
+		return 0;
+	err = htab__add(m, tid_hash(tid), (void **)&e);
+	if (err)
+		return err == -E2BIG ? 0 : err; /* past the cap: that thread stays unknown */
+	e->tid = tid;
+	e->pid = pid;
+	return 0;
+}
+
+/* The pid/tid pairs of task event text @t: "comm:PID/TID" and "PID/TID:"
+ * tokens (COMM, MMAP) and "(PID:TID)" groups (FORK, EXIT). */
+static int learn_task(struct ps *ps, struct slice t)
+{
+	const char *pos = t.s, *end = t.s + t.n;
+	struct slice tok;
+	__s64 pid;
+	__u32 tid;
+	int err = 0;
+
+	while (!err && (tok = next_token(&pos, end)).n) {
+		const char *c = tok.s, *e = tok.s + tok.n;
+
+		while (!err && (c = memchr(c, '(', (size_t)(e - c)))) {
+			const char *colon = memchr(c, ':', (size_t)(e - c));
+			const char *close = memchr(c, ')', (size_t)(e - c));
+			struct slice a = {c + 1, colon ? (size_t)(colon - c - 1) : 0}, b;
+
+			c++;
+			if (!colon || !close || close < colon)
+				continue;
+			b = (struct slice){colon + 1, (size_t)(close - colon - 1)};
+			if (is_digits(a) && is_digits(b) && a.n <= 10 && b.n <= 10)
+				err = note_tid(&ps->tids, (__u32)to_u64(b), (__s64)to_u64(a));
+		}
+		if (tok.n && tok.s[tok.n - 1] == ':')
+			tok.n--;
+		c = memrchr(tok.s, ':', tok.n);
+		if (c) {
+			tok.n -= (size_t)(c + 1 - tok.s);
+			tok.s = c + 1;
+		}
+		if (!err && memchr(tok.s, '/', tok.n) && parse_pidtid(tok, &pid, &tid))
+			err = note_tid(&ps->tids, tid, pid);
+	}
+	return err;
+}
+
+/* The process of header @h when it shows a tid only: from the task events
+ * or another header, else -1 (unknown), counted in pass 1. */
+static int resolve_pid(struct ps *ps, struct header *h)
+{
+	const struct tid_pid *e;
+
+	if (h->slash)
+		return 0;
+	e = htab__find(&ps->tids, tid_hash(h->tid), &h->tid, tid_eq, NULL);
+	h->pid = e ? e->pid : -1;
+	if (e || ps->pass != 1)
+		return 0;
+	ps->st->samples_without_pid++;
+	if (!htab__find(&ps->unknown, tid_hash(h->tid), &h->tid, tid_eq, NULL)) {
+		ps->st->threads_without_pid++;
+		return note_tid(&ps->unknown, h->tid, -1);
+	}
+	return 0;
 }
 
 /* ---- pass 1: facts ------------------------------------------------------- */
@@ -452,7 +557,7 @@ static int add_sample(struct ps *ps)
 			pf->mapping = m;
 		}
 	}
-	if (!intern__find(ps->pids, &h->pid, sizeof(h->pid), &idx))
+	if (h->pid >= 0 && !intern__find(ps->pids, &h->pid, sizeof(h->pid), &idx))
 		proc.exe_name = ps->names[idx].comm;
 	return profile__add_sample(ps->p, &proc, h->tid, (const char *)ps->arena.data + comm_off,
 				   ps->pf, ps->nframes, 1);
@@ -505,6 +610,8 @@ static int do_line(struct ps *ps, struct slice line)
 	if (line.s[0] == '#')
 		return 0; /* perf script --header comments */
 	if (isspace((unsigned char)line.s[0])) {
+		if (ps->pass == 0)
+			return 0;
 		if (ps->in_sample && parse_frame(t, &f))
 			push_frame(ps, &f);
 		else
@@ -518,6 +625,13 @@ static int do_line(struct ps *ps, struct slice line)
 		skip_line(ps);
 		return 0;
 	}
+	if (ps->cur.task.n)
+		return ps->pass == 0 ? learn_task(ps, ps->cur.task) : 0;
+	if (ps->pass == 0)
+		return ps->cur.slash ? note_tid(&ps->tids, ps->cur.tid, ps->cur.pid) : 0;
+	err = resolve_pid(ps, &ps->cur);
+	if (err)
+		return err;
 	ps->in_sample = true;
 	ps->nframes = 0;
 	ps->cut = false;
@@ -546,6 +660,19 @@ static int run_pass(struct ps *ps, const char *text, size_t len)
 		pos += n + 1;
 	}
 	return err ?: end_sample(ps);
+}
+
+const char *perf_script__pid_note(const struct perf_script_stats *st, char *buf, size_t len)
+{
+	if (!st->threads_without_pid || !len)
+		return NULL;
+	snprintf(buf, len,
+		 "the input has no pids: %zu thread%s (%zu sample%s) put in one process of unknown "
+		 "pid; print them with 'perf script -F comm,pid,tid,time,event,ip,sym,dso' (or "
+		 "--show-task-events)",
+		 st->threads_without_pid, st->threads_without_pid == 1 ? "" : "s",
+		 st->samples_without_pid, st->samples_without_pid == 1 ? "" : "s");
+	return buf;
 }
 
 bool perf_script__looks_like(const void *data, size_t len)
@@ -578,6 +705,8 @@ static void ps_free(struct ps *ps)
 	free(ps->ranges);
 	intern__free(ps->pids);
 	intern__free(ps->dsos);
+	htab__release(&ps->tids);
+	htab__release(&ps->unknown);
 	free(ps->frames);
 	free(ps->pf);
 	free(ps->maps);
@@ -614,8 +743,12 @@ int perf_script__parse(const void *data, size_t len, struct profile **out,
 	if (!ps.dsos || !ps.pids || !ps.frames || !ps.pf || !ps.maps || !ps.sym_off ||
 	    !ps.dso_off || !ps.p)
 		goto err_out;
-	ps.pass = 1;
+	htab__init(&ps.tids, sizeof(struct tid_pid), PROFILE_MAX_ENTRIES);
+	htab__init(&ps.unknown, sizeof(struct tid_pid), PROFILE_MAX_ENTRIES);
+	ps.pass = 0;
 	err = run_pass(&ps, data, len);
+	ps.pass = 1;
+	err = err ?: run_pass(&ps, data, len);
 	if (err)
 		goto err_out;
 	if (!st->samples) {

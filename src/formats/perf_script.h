@@ -6,9 +6,16 @@
  * ("comm pid/tid [cpu] secs.usecs: period event:"), then the callchain,
  * one indented "addr sym+0xoff (dso)" line per frame, leaf first, and a
  * blank line; without a callchain the single frame may end the header line.
- * Each sample counts 1. Threads are grouped by pid; when only a tid is
- * printed (perf's default), each thread is its own process. A process is
- * named after its main thread (tid == pid), else its first thread's comm.
+ * Each sample counts 1. Threads are grouped by pid. When only a tid is
+ * printed (perf's default "comm tid [cpu] time:"), the thread's process
+ * comes from the task events of the same text (--show-task-events: COMM,
+ * FORK, EXIT lines give pid/tid pairs; --show-mmap-events lines too), else
+ * it is unknown: every such thread goes to one process of pid -1 with no
+ * name, and @st counts them (perf_script__pid_note()). Not evidence: the
+ * dso set or addresses of a thread, as perf prints dso-relative addresses
+ * that every process of a program shares. Task event lines are no samples.
+ * A process is named after its main thread (tid == pid), else its first
+ * thread's comm.
  * Frames whose dso is [kernel.*] (or with a kernel address and no dso) are
  * kernel frames; "[unknown]" symbols have no function; "+0x..." offsets are
  * stripped. Each dso becomes one mapping spanning the addresses seen in it,
@@ -36,7 +43,13 @@ struct perf_script_stats {
 	__u64 period;		   /* period of the first sample that shows one, 0 = none */
 	__u64 duration_ns;	   /* last - first sample time (+ one period), > 0 */
 	bool cpu_clock;		   /* the event is a CPU clock (period in ns) */
+	size_t threads_without_pid; /* threads whose process the input does not show */
+	size_t samples_without_pid; /* their samples */
 };
+
+/* The one line to tell the user when @st has threads without a pid (@buf,
+ * @len bytes), or NULL when every thread has its process. */
+const char *perf_script__pid_note(const struct perf_script_stats *st, char *buf, size_t len);
 
 /* Whether @len bytes at @data look like perf script text: no NUL byte in
  * the first 4 KiB and the first line that is not blank or a '#' comment

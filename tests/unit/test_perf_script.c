@@ -2,7 +2,9 @@
  * default output, -F comm,pid,tid,time,ip,sym,dso, commands with spaces,
  * other events, one-line samples without a callchain, C++ symbols and
  * "(deleted)" dsos, kernel frames, [unknown] symbols, skipped lines with
- * their line number, and inputs that must be rejected. */
+ * their line number, and inputs that must be rejected; real output of a
+ * two-threaded process with perf's default fields (no pids), with task
+ * events and with pid/tid. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,18 +99,21 @@ TEST(default_output)
 	CHECK_STR(profile__string(p, pt, NULL), "cpu");
 	CHECK_STR(profile__string(p, pu, NULL), "nanoseconds");
 
-	/* Only tids are printed: each thread is its own process. */
-	CHECK_EQ_U64(profile__process_count(p), 2);
-	proc = find_proc(p, 2925);
+	/* Only tids are printed and no task event says more: the process is
+	 * unknown, not one invented per thread. */
+	CHECK_EQ_U64(profile__process_count(p), 1);
+	proc = find_proc(p, -1);
 	CHECK(proc != (size_t)-1);
-	CHECK_STR(profile__process(p, proc)->exe_name, "gt-main");
-	CHECK_EQ_U64(profile__sample_count(p, proc), 2); /* different stacks */
-	for (i = 0; i < 2; i++) {
+	CHECK(!profile__process(p, proc)->exe_name);
+	CHECK_EQ_U64(st.threads_without_pid, 2);
+	CHECK_EQ_U64(st.samples_without_pid, 3);
+	CHECK_EQ_U64(profile__sample_count(p, proc), 3); /* different stacks or threads */
+	for (i = 0; i < 3; i++) {
 		stack_names(p, proc, i, names, sizeof(names));
 		if (profile__sample(p, proc, i)->value == 1 && names[0] == '_')
 			break;
 	}
-	CHECK(i < 2);
+	CHECK(i < 3);
 	CHECK_STR(names, "_raw_spin_unlock_irqrestore;burn_b;middle_b;__libc_start_call_main");
 	locs = profile__stack(p, profile__sample(p, proc, i)->stack, &n);
 	CHECK_EQ_U64(n, 4);
@@ -125,11 +130,136 @@ TEST(default_output)
 	CHECK_EQ_U64(m->limit, 0x15cf);
 	CHECK_EQ_U64(m->file_offset, 0x1424);
 
-	proc = find_proc(p, 2926);
-	CHECK(proc != (size_t)-1);
-	CHECK_STR(stack_names(p, proc, 0, names, sizeof(names)), "burn_w;?");
-	locs = profile__stack(p, profile__sample(p, proc, 0)->stack, &n);
+	for (i = 0; i < 3; i++)
+		if (!strcmp(stack_names(p, proc, i, names, sizeof(names)), "burn_w;?"))
+			break;
+	CHECK(i < 3);
+	locs = profile__stack(p, profile__sample(p, proc, i)->stack, &n);
 	CHECK_EQ_U64(profile__location(p, locs[1])->mapping, 0);
+	profile__free(p);
+}
+
+/* Real `perf script` output of a process with two threads (perf 6.1,
+ * `perf record -g ./thr`), cut to a few samples: the default fields, the
+ * same with --show-task-events, and with -F comm,pid,tid,... */
+static const char thr_default[] =
+	"thr  9881  9684.418662:    5025125 cpu-clock:ppp: \n"
+	"\t            117e spin+0x25 (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9883  9684.429461:    5025125 cpu-clock:ppp: \n"
+	"\t            1188 spin+0x2f (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9883  9684.492434:    5025125 cpu-clock:ppp: \n"
+	"\tffffffff813a2413 finish_task_switch.isra.0+0x93 ([kernel.kallsyms])\n"
+	"\tffffffff821f8914 __schedule+0x3d4 ([kernel.kallsyms])\n"
+	"\t            1188 spin+0x2f (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9881  9684.507375:    5025125 cpu-clock:ppp: \n"
+	"\t            117e spin+0x25 (/tmp/rt/thr)\n"
+	"\n";
+
+static const char thr_task_events[] =
+	"perf-exec     0     0.000000: PERF_RECORD_COMM: perf-exec:9881/9881\n"
+	"thr  9881  9684.393630: PERF_RECORD_COMM exec: thr:9881/9881\n"
+	"thr  9881  9684.394258: PERF_RECORD_FORK(9881:9883):(9881:9881)\n"
+	"thr  9881  9684.418662:    5025125 cpu-clock:ppp: \n"
+	"\t            117e spin+0x25 (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9883  9684.429461:    5025125 cpu-clock:ppp: \n"
+	"\t            1188 spin+0x2f (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9883  9684.492434:    5025125 cpu-clock:ppp: \n"
+	"\tffffffff813a2413 finish_task_switch.isra.0+0x93 ([kernel.kallsyms])\n"
+	"\tffffffff821f8914 __schedule+0x3d4 ([kernel.kallsyms])\n"
+	"\t            1188 spin+0x2f (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9881  9684.507375:    5025125 cpu-clock:ppp: \n"
+	"\t            117e spin+0x25 (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9883  9684.706541: PERF_RECORD_EXIT(9881:9883):(9879:9879)\n"
+	"thr  9881  9684.706617: PERF_RECORD_EXIT(9881:9881):(9879:9879)\n";
+
+static const char thr_pid_tid[] =
+	"thr  9881/9881   9684.418662: cpu-clock:ppp: \n"
+	"\t            117e spin (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9881/9883   9684.429461: cpu-clock:ppp: \n"
+	"\t            1188 spin (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9881/9883   9684.447344: cpu-clock:ppp: \n"
+	"\t            118c spin (/tmp/rt/thr)\n"
+	"\n"
+	"thr  9881/9881   9684.458534: cpu-clock:ppp: \n"
+	"\t            118c spin (/tmp/rt/thr)\n"
+	"\n";
+
+/* The thread ids of process entry @proc's samples, as a bit per tid in
+ * {9881, 9883}. */
+static unsigned thread_bits(const struct profile *p, size_t proc)
+{
+	unsigned bits = 0;
+	size_t i, k;
+
+	for (i = 0; i < profile__sample_count(p, proc); i++) {
+		const struct profile_sample_entry *s = profile__sample(p, proc, i);
+
+		for (k = 0; k < s->nattrs; k++) {
+			const struct profile_attr_entry *a = profile__attr(p, s->attrs[k]);
+
+			if (!strcmp(profile__string(p, a->key, NULL), "thread.id"))
+				bits |= a->int_value == 9881 ? 1u : a->int_value == 9883 ? 2u : 4u;
+		}
+	}
+	return bits;
+}
+
+/* Two threads of one process are never two processes: without pids the
+ * process is unknown (and said so), with task events or pid/tid fields it
+ * is the right one. */
+TEST(threads_are_not_processes)
+{
+	struct perf_script_stats st;
+	struct profile *p = NULL;
+	char why[128], note[512];
+	size_t proc;
+
+	CHECK_EQ_U64(perf_script__parse(thr_default, strlen(thr_default), &p, &st, why,
+					sizeof(why)),
+		     0);
+	CHECK_EQ_U64(profile__process_count(p), 1);
+	proc = find_proc(p, -1);
+	CHECK(proc != (size_t)-1);
+	CHECK_EQ_U64(thread_bits(p, proc), 3);
+	CHECK_EQ_U64(st.threads_without_pid, 2);
+	CHECK_EQ_U64(st.samples_without_pid, 4);
+	CHECK(perf_script__pid_note(&st, note, sizeof(note)));
+	CHECK(strstr(note, "no pids: 2 threads (4 samples)"));
+	CHECK(strstr(note, "perf script -F comm,pid,tid"));
+	profile__free(p);
+
+	CHECK_EQ_U64(perf_script__parse(thr_task_events, strlen(thr_task_events), &p, &st, why,
+					sizeof(why)),
+		     0);
+	CHECK_EQ_U64(st.samples, 4); /* task events are no samples */
+	CHECK_EQ_U64(st.skipped, 0);
+	CHECK_EQ_U64(st.threads_without_pid, 0);
+	CHECK(!perf_script__pid_note(&st, note, sizeof(note)));
+	CHECK_EQ_U64(profile__process_count(p), 1);
+	proc = find_proc(p, 9881);
+	CHECK(proc != (size_t)-1);
+	CHECK_STR(profile__process(p, proc)->exe_name, "thr");
+	CHECK_EQ_U64(thread_bits(p, proc), 3);
+	CHECK_EQ_U64(profile__total(p), 4);
+	profile__free(p);
+
+	CHECK_EQ_U64(perf_script__parse(thr_pid_tid, strlen(thr_pid_tid), &p, &st, why,
+					sizeof(why)),
+		     0);
+	CHECK_EQ_U64(st.threads_without_pid, 0);
+	CHECK_EQ_U64(profile__process_count(p), 1);
+	proc = find_proc(p, 9881);
+	CHECK(proc != (size_t)-1);
+	CHECK_EQ_U64(thread_bits(p, proc), 3);
 	profile__free(p);
 }
 
@@ -294,6 +424,7 @@ int main(void)
 {
 	RUN(default_output);
 	RUN(fields_with_pid_and_tid);
+	RUN(threads_are_not_processes);
 	RUN(spaces_events_one_line_cpp);
 	RUN(skipped_lines_are_counted);
 	RUN(rejected_inputs);

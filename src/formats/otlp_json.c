@@ -468,20 +468,18 @@ static void resource(struct buf_out *j, const struct profile *p, size_t proc)
 	buf__puts(j, "}");
 	key(j, &first, "scopeProfiles");
 	buf__puts(j, "[{");
-	if ((meta->scope_name && *meta->scope_name) ||
-	    (meta->scope_version && *meta->scope_version)) {
-		key(j, &sf, "scope");
-		buf__puts(j, "{");
-		if (meta->scope_name && *meta->scope_name) {
-			key(j, &scf, "name");
-			str(j, meta->scope_name);
-		}
-		if (meta->scope_version && *meta->scope_version) {
-			key(j, &scf, "version");
-			str(j, meta->scope_version);
-		}
-		buf__puts(j, "}");
+	/* Always a scope, empty or not, as otlp.c writes it. */
+	key(j, &sf, "scope");
+	buf__puts(j, "{");
+	if (meta->scope_name && *meta->scope_name) {
+		key(j, &scf, "name");
+		str(j, meta->scope_name);
 	}
+	if (meta->scope_version && *meta->scope_version) {
+		key(j, &scf, "version");
+		str(j, meta->scope_version);
+	}
+	buf__puts(j, "}");
 	key(j, &sf, "profiles");
 	buf__puts(j, "[");
 	profile_msg(j, p, proc);

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "formats/otlp.h"
 #include "formats/otlp_json.h"
+#include "formats/otlp_json_read.h"
 #include "model/profile.h"
 #include "test.h"
 
@@ -83,6 +85,59 @@ static struct profile *model(void)
 		return NULL;
 	}
 	return p;
+}
+
+/* OTLP -> OTLP/JSON -> OTLP gives the very bytes: inline chains with
+ * system names, files, start lines and columns; mapping flags; numeric
+ * attributes with units; links; loss counts and pprof's fields. */
+TEST(every_field_through_json)
+{
+	static const struct profile_mapping_desc exe = {0x1000, 0x9000, 0x200, "/usr/bin/app",
+							"0123abcd", PROFILE_MAPPING_HAS__ALL};
+	static const struct profile_line chain[] = {
+		{"mix", NULL, "/src/app.c", 14, 17, 5},
+		{"hot_caller", "_Z10hot_callerm", "/src/app.c", 23, 25, 9},
+	};
+	const struct profile_frame f = {0x1234, &exe, NULL, PROFILE_FRAME_NATIVE, NULL, NULL,
+					chain, 2};
+	static const struct profile_link span = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+						  16},
+						 {0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 1, 2}};
+	static const struct profile_num_attr num[] = {{"bytes", "bytes", 4096}};
+	static const struct profile_ctx_attr ctx[] = {{"http.route", "/users/{id}"}};
+	const struct profile_labels lab = {.link = &span, .ctx = ctx, .nctx = 1, .num = num,
+					   .nnum = 1};
+	const struct profile_process_desc app = {100, "app", "/usr/bin/app", NULL, NULL};
+	const struct profile_meta meta = {
+		.time_unix_nano = 1700000000000000000ull,
+		.duration_nano = 2000000000ull,
+		.period_ns = 1001001,
+		.profile_id = {9},
+		.samples_truncated = 355,
+		.pprof_comment = "a\nb",
+		.pprof_drop_frames = "x.*",
+		.pprof_default_sample_type = "samples",
+	};
+	struct profile *p = profile__new();
+	struct buf js, want, got;
+	char why[256];
+
+	buf__init(&js, 1 << 20);
+	buf__init(&want, 1 << 20);
+	buf__init(&got, 1 << 20);
+	CHECK(p);
+	CHECK(!profile__set_meta(p, &meta));
+	CHECK(!profile__add_typed_sample(p, 0, &app, 101, "worker", &lab, &f, 1, 3));
+	CHECK_EQ_U64(otlp_json__encode(p, &js), 0);
+	CHECK_EQ_U64(otlp__encode(p, &want), 0);
+	CHECK_EQ_U64(otlp_json_read__transcode((const char *)js.data, js.len, &got, why, sizeof(why)), 0);
+	CHECK_EQ_U64(got.len, want.len);
+	CHECK(!memcmp(got.data, want.data, want.len));
+	CHECK(has(&js, "\"pprof.profile.comment\""));
+	buf__release(&js);
+	buf__release(&want);
+	buf__release(&got);
+	profile__free(p);
 }
 
 TEST(keys_and_values)
@@ -178,6 +233,7 @@ TEST(cap)
 int main(void)
 {
 	RUN(keys_and_values);
+	RUN(every_field_through_json);
 	RUN(payload_only_in_first_profile);
 	RUN(empty_profile);
 	RUN(cap);

@@ -72,8 +72,11 @@ struct rd {
 	__u64 drop_frames, keep_frames, default_sample_type; /* string indices */
 	__u64 *comments;				     /* string indices */
 	size_t ncomments, cap_comments;
-	__u64 st_type, st_unit, pt_type, pt_unit;
-	bool have_st;
+	__u64 st[PROFILE_MAX_TYPES][2]; /* sample types: type and unit string indices */
+	size_t nst;			/* of them, the first PROFILE_MAX_TYPES */
+	size_t nused;			/* values read: a derived cpu value is not */
+	__u32 type_of[PROFILE_MAX_TYPES]; /* model value type of each */
+	__u64 pt_type, pt_unit;
 	struct profile *p;
 	struct htab programs; /* struct program: a generation per program a PID ran */
 	struct htab pids;     /* struct pid_gens: programs seen per PID */
@@ -372,9 +375,12 @@ static int tables(struct rd *r, struct wire top)
 		return -ENOMEM;
 	while ((ret = wire__next(&c, &f)) > 0) {
 		err = 0;
-		if (f.wt == WIRE_LEN && f.num == TAG(Profile, sample_type) && !r->have_st) {
-			err = value_type(r, f.sub, &r->st_type, &r->st_unit);
-			r->have_st = true;
+		if (f.wt == WIRE_LEN && f.num == TAG(Profile, sample_type)) {
+			__u64 vt[2];
+
+			err = value_type(r, f.sub, &vt[0], &vt[1]);
+			if (!err && r->nst < PROFILE_MAX_TYPES)
+				memcpy(r->st[r->nst++], vt, sizeof(vt));
 		} else if (f.wt == WIRE_LEN && f.num == TAG(Profile, mapping)) {
 			err = mapping(r, f.sub);
 		} else if (f.wt == WIRE_LEN && f.num == TAG(Profile, location)) {
@@ -412,8 +418,8 @@ static int tables(struct rd *r, struct wire top)
 struct smp {
 	struct rd *r;
 	size_t nframes;
-	bool nvalues_seen;
-	__u64 value;
+	size_t nvalues;
+	__u64 values[PROFILE_MAX_TYPES];
 	struct profile_process_desc desc;
 	__u32 tid;
 	const char *thread;
@@ -542,9 +548,9 @@ static int on_value(void *arg, __u64 v)
 {
 	struct smp *s = arg;
 
-	if (!s->nvalues_seen)
-		s->value = v;
-	s->nvalues_seen = true;
+	if (s->nvalues < PROFILE_MAX_TYPES)
+		s->values[s->nvalues] = v;
+	s->nvalues++;
 	return 0;
 }
 
@@ -654,6 +660,7 @@ static int sample(struct rd *r, struct wire c)
 {
 	struct smp s = {.r = r, .desc = {.pid = -1}};
 	struct wire_field f;
+	size_t i;
 	int ret, err = 0;
 
 	while (!err && (ret = wire__next(&c, &f)) > 0) {
@@ -671,8 +678,10 @@ static int sample(struct rd *r, struct wire c)
 							       : err;
 	if (ret < 0)
 		return fail(r, -EBADMSG, "malformed sample");
-	if (!s.value)
-		return 0;
+	for (i = 0; i < r->nused && i < s.nvalues && !s.values[i]; i++)
+		;
+	if (i == r->nused || i == s.nvalues)
+		return 0; /* no value of a type read */
 	if (!s.tid && s.desc.pid > 0)
 		s.tid = (__u32)s.desc.pid;
 	err = program_generation(r, &s.desc);
@@ -689,8 +698,11 @@ static int sample(struct rd *r, struct wire c)
 		__u32 stack;
 
 		err = profile__add_stack_locs(r->p, r->stack, s.nframes, &stack);
-		err = err ?: profile__add_typed_stack_sample(r->p, 0, &s.desc, s.tid, s.thread,
-							     &lab, stack, s.value);
+		for (i = 0; !err && i < r->nused && i < s.nvalues; i++)
+			if (s.values[i])
+				err = profile__add_typed_stack_sample(r->p, r->type_of[i], &s.desc,
+								      s.tid, s.thread, &lab, stack,
+								      s.values[i]);
 	}
 	if (err)
 		return fail(r, err, "cannot add a sample to the profile (%s)", strerror(-err));
@@ -751,6 +763,36 @@ static int read_comments(struct rd *r, struct profile_meta *m, struct buf *text)
 	return 0;
 }
 
+static bool type_is(const struct rd *r, size_t i, const char *type, const char *unit)
+{
+	return !strcmp(str_at(r, r->st[i][0]), type) && !strcmp(str_at(r, r->st[i][1]), unit);
+}
+
+/* The sample types as model value types: the first replaces the model's
+ * default, each other is added (with the profile's period), except the
+ * ("cpu", "nanoseconds") = count x period beside ("samples", "count")
+ * that pprof.c and Go's CPU profiles write. */
+static int value_types(struct rd *r)
+{
+	const char *pt = r->pt_type ? str_at(r, r->pt_type) : NULL;
+	const char *pu = r->pt_type ? str_at(r, r->pt_unit) : NULL;
+	size_t i;
+	int err;
+
+	r->nused = r->nst ? r->nst : 1;
+	if (!r->nst)
+		return 0;
+	if (r->nst == 2 && type_is(r, 0, "samples", "count") && type_is(r, 1, "cpu", "nanoseconds"))
+		r->nused = 1;
+	err = profile__set_value_types(r->p, str_at(r, r->st[0][0]), str_at(r, r->st[0][1]), pt,
+				       pu);
+	for (i = 1; !err && i < r->nused; i++)
+		err = profile__add_value_type(r->p, str_at(r, r->st[i][0]), str_at(r, r->st[i][1]),
+					      pt ? pt : "", pu ? pu : "",
+					      r->period > 0 ? r->period : 0, &r->type_of[i]);
+	return err;
+}
+
 static int build(struct rd *r, struct wire top)
 {
 	struct profile_meta meta = {0};
@@ -765,12 +807,7 @@ static int build(struct rd *r, struct wire top)
 	r->mlines = calloc(PROFILE_MAX_LINES, sizeof(*r->mlines));
 	if (!r->p || !r->stack || !r->mlines)
 		return -ENOMEM;
-	if (r->have_st && r->pt_type)
-		err = profile__set_value_types(r->p, str_at(r, r->st_type), str_at(r, r->st_unit),
-					       str_at(r, r->pt_type), str_at(r, r->pt_unit));
-	else if (r->have_st)
-		err = profile__set_value_types(r->p, str_at(r, r->st_type), str_at(r, r->st_unit),
-					       NULL, NULL);
+	err = value_types(r);
 	while (!err && (ret = wire__next(&c, &f)) > 0)
 		if (f.wt == WIRE_LEN && f.num == TAG(Profile, sample))
 			err = sample(r, f.sub);

@@ -40,6 +40,8 @@ from capture_util import (PROFCAP, WORKLOADS, Workload, _anyvalue, _pb2, can_sam
                           check_conformance, run_profcap)
 
 LOC_HEAD = re.compile(r"^\s*(\d+): (0x[0-9a-f]+)(?: M=(\d+))? ?(.*)$")
+# "  VALUE [VALUE...]: LOCATION_ID..." of a sample.
+SAMPLE_LINE = re.compile(r"^\s+(\d+)(?:\s+\d+)*: ((?:\d+ ?)*)$")
 # "function file:line s=start_line", then "(system name)" when it differs.
 LOC_LINE = re.compile(r"^(.*) (\S*):(-?\d+) s=(-?\d+)(?:\((.*)\))?$")
 GO = shutil.which("go") or ("/usr/bin/go" if os.path.exists("/usr/bin/go") else None)
@@ -150,9 +152,9 @@ def go_raw(path, home):
         if line in ("Samples:", "Locations", "Mappings"):
             section = line
             continue
-        if section == "Samples:" and ":" in line and line.strip()[0].isdigit():
-            vals, ids = line.split(":", 1)
-            samples[(int(vals.split()[0]), tuple(int(x) for x in ids.split()))] += 1
+        m = SAMPLE_LINE.match(line) if section == "Samples:" else None
+        if m:  # labels (a value may hold a newline) are other lines
+            samples[(int(m.group(1)), tuple(int(x) for x in m.group(2).split()))] += 1
         elif section == "Locations":
             m = LOC_HEAD.match(line)
             if m:

@@ -342,6 +342,39 @@ TEST(every_field_survives)
 	profile__free(d);
 }
 
+/* Another tool's profile with two sample types (a heap profile): both
+ * values are kept, each as its own value type. */
+TEST(every_sample_type_is_kept)
+{
+	static const char heap[] =
+		"\x0a\x04\x08\x01\x10\x02"			/* sample_type alloc_objects/count */
+		"\x0a\x04\x08\x03\x10\x04"			/* sample_type alloc_space/bytes */
+		"\x12\x08\x0a\x01\x01\x12\x03\x03\x80\x20" /* sample [loc 1], [3, 4096] */
+		"\x22\x06\x08\x01\x22\x02\x08\x01"		/* location 1: function 1 */
+		"\x2a\x04\x08\x01\x10\x05"			/* function 1 "f" */
+		"\x32\x00\x32\x0d"
+		"alloc_objects"
+		"\x32\x05"
+		"count"
+		"\x32\x0b"
+		"alloc_space"
+		"\x32\x05"
+		"bytes"
+		"\x32\x01"
+		"f";
+	struct profile *p = NULL;
+	__u32 t;
+	char why[256];
+
+	CHECK_EQ_U64(pprof_read__parse(heap, sizeof(heap) - 1, 1 << 20, &p, why, sizeof(why)), 0);
+	CHECK_EQ_U64(profile__value_type_count(p), 2);
+	CHECK_EQ_U64(profile__find_value_type(p, "alloc_objects", &t), 0);
+	CHECK_EQ_U64(profile__type_total(p, t), 3);
+	CHECK_EQ_U64(profile__find_value_type(p, "alloc_space", &t), 0);
+	CHECK_EQ_U64(profile__type_total(p, t), 4096);
+	profile__free(p);
+}
+
 TEST(detect)
 {
 	struct profile *a = model();
@@ -402,6 +435,7 @@ int main(void)
 {
 	RUN(otlp_pprof_otlp_roundtrip);
 	RUN(every_field_survives);
+	RUN(every_sample_type_is_kept);
 	RUN(detect);
 	RUN(malformed);
 	return TEST_DONE();

@@ -2,9 +2,11 @@
  * not) into the profile model, so `convert` goes both ways between OTLP and
  * pprof without loss.
  *
- * The inverse of pprof.c: sample_type[0] and period_type become the model's
- * value types (a second ("cpu","nanoseconds") value written by pprof.c is
- * count x period and is dropped); each sample's first value is its count.
+ * The inverse of pprof.c: each sample type (up to PROFILE_MAX_TYPES) becomes
+ * a model value type with the period type and period, and each sample's
+ * values its samples of those types (a ("cpu","nanoseconds") value beside
+ * ("samples","count"), as pprof.c and Go write, is count x period and is
+ * dropped).
  * Labels: "pid" (num) and "process", "process.executable.path",
  * "process.command_line", "container.id" (str) describe the process (no pid
  * label: one synthetic process, pid -1; a PID seen with two programs is two

@@ -85,10 +85,10 @@ static const struct procmaps_entry *find_file(const struct procmaps *maps, const
 
 		if (e->anonymous || e->offset || e->path[0] != '/')
 			continue;
-		if (!strncmp(b, "libpython", 9) && strstr(b, ".so")) {
-			name_version(b, "libpython", major, minor);
+		/* libpython3.so (the stable ABI's forwarder) runs nothing */
+		if (!strncmp(b, "libpython", 9) && strstr(b, ".so") &&
+		    !name_version(b, "libpython", major, minor))
 			return e;
-		}
 		len = strlen(e->path);
 		if (!prog && exe && !strncmp(exe, e->path, len) &&
 		    (!exe[len] || !strcmp(exe + len, PROCMAPS_DELETED_SUFFIX)) &&

@@ -7,8 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/otlp.h"
+#include "model/profile.h"
 #include "proc/pyproc.h"
 #include "symbolize/pyframes.h"
+#include "util/buf.h"
 #include "test.h"
 #include "pyfixture.h"
 
@@ -312,6 +315,77 @@ TEST(gone_process)
 	pyframes__free(NULL);
 }
 
+/* The official checker, as tests/e2e/otlp_check.py finds it: PROFCHECK,
+ * else ../shared/tools/profcheck/profcheck from the working directory. */
+static const char *profcheck(void)
+{
+	const char *p = getenv("PROFCHECK");
+
+	if (p && *p && !access(p, X_OK))
+		return p;
+	p = "../shared/tools/profcheck/profcheck";
+	return access(p, X_OK) ? NULL : p;
+}
+
+/* Python frames in OTLP: locations without mapping or address, one per
+ * (function, file, line) however often they come, typed cpython, next to
+ * native ones; the official checker finds no duplicate and no orphan. */
+TEST(otlp_conformance)
+{
+	static const struct profile_line l1 = {.function = "Outer.middle", .system_name = "middle",
+					       .filename = "/app/m.py", .start_line = 3, .line = 4};
+	static const struct profile_line l2 = {.function = "leaf", .filename = "/app/m.py",
+					       .start_line = 5, .line = 9};
+	static const struct profile_line l3 = {.function = "leaf", .filename = "/app/m.py",
+					       .start_line = 5, .line = 8};
+	static const struct profile_mapping_desc m = {.start = 0x400000, .limit = 0x500000,
+						      .path = "/usr/bin/python3.11"};
+	struct profile_frame a[3] = {
+		{.function = "leaf", .type_name = PYFRAMES_TYPE, .lines = &l2, .nlines = 1},
+		{.function = "Outer.middle", .system_name = "middle", .type_name = PYFRAMES_TYPE,
+		 .lines = &l1, .nlines = 1},
+		{.address = 0x401000, .mapping = &m, .function = "main"},
+	};
+	struct profile_process_desc proc = {.pid = 42, .exe_name = "python3.11"};
+	struct profile *p = profile__new();
+	const char *pc = profcheck();
+	char path[] = "/tmp/profcap_pyotlp_XXXXXX", cmd[512];
+	struct buf b;
+	FILE *f;
+	int fd, rc;
+
+	CHECK(p != NULL);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 42, "python3.11", a, 3, 1), 0);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 43, "worker", a, 3, 2), 0);
+	a[0].lines = &l3; /* another line of leaf: another location */
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 42, "python3.11", a, 3, 1), 0);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 42, "python3.11", &a[1], 2, 1), 0);
+	buf__init(&b, 1u << 24);
+	rc = otlp__encode(p, &b);
+	profile__free(p);
+	if (rc)
+		buf__release(&b);
+	CHECK_EQ_U64(rc, 0);
+	/* "cpython" is written once, as the attribute value */
+	CHECK(memmem(b.data, b.len, "cpython", 7) != NULL);
+	if (!pc) {
+		buf__release(&b);
+		SKIP("no profcheck (PROFCHECK, ../shared/tools/profcheck/profcheck)");
+	}
+	fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	rc = f && fwrite(b.data, 1, b.len, f) == b.len ? 0 : -1;
+	if (f)
+		fclose(f);
+	buf__release(&b);
+	CHECK_EQ_U64(rc, 0);
+	/* its findings go to the test's output */
+	snprintf(cmd, sizeof(cmd), "%s -check-dupes -check-orphans %s >&2", pc, path);
+	rc = system(cmd);
+	unlink(path);
+	CHECK_EQ_U64(rc, 0);
+}
+
 int main(void)
 {
 	RUN(lnotab);
@@ -323,5 +397,6 @@ int main(void)
 #define RUN_ONE(i, name) RUN(resolve_##name);
 	VERSION_TESTS(RUN_ONE)
 	RUN(gone_process);
+	RUN(otlp_conformance);
 	return TEST_DONE();
 }

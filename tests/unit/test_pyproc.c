@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proc/procmaps.h"
+#include "proc/procsnap.h"
 #include "proc/pyproc.h"
 #include "test.h"
 #include "pyfixture.h"
@@ -167,6 +169,46 @@ static void check_locate(const struct pyfx_interp *in)
 	}
 VERSION_TESTS(DEFINE)
 
+/* A snapshot whose maps list libpython3.so (the stable ABI's forwarder,
+ * which runs nothing) before the real libpython: the real one is used. */
+TEST(stable_abi_forwarder)
+{
+	static const char fwd[] = "1000-2000 r--p 00000000 08:01 4242 "
+				  "/root/.pyenv/versions/3.11.7/lib/libpython3.so\n";
+	struct procsnap snap;
+	struct pyfx_child c;
+	struct pyproc pp;
+	char path[64], *text = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f;
+	int err;
+
+	err = pyfx__start(&pyfx_interps[6], &c);
+	if (err == -ENOENT)
+		SKIP("%s not installed", pyfx_interps[6].path);
+	memset(&snap, 0, sizeof(snap));
+	snap.pid = c.pid;
+	snprintf(path, sizeof(path), "/proc/%d/maps", c.pid);
+	f = err ? NULL : fopen(path, "r");
+	if (f) {
+		cap = (1u << 20) + sizeof(fwd);
+		text = malloc(cap);
+		if (text) {
+			memcpy(text, fwd, sizeof(fwd) - 1);
+			len = sizeof(fwd) - 1;
+			len += fread(text + len, 1, cap - len - 1, f);
+		}
+		fclose(f);
+	}
+	err = err ?: !text ? -ENOMEM : procmaps__parse(text, len, &snap.maps);
+	err = err ?: pyproc__locate(NULL, c.pid, &snap, &pp);
+	pyfx__stop(&c);
+	procmaps__free(snap.maps);
+	free(text);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(pp.layout.version, 0x030b);
+}
+
 TEST(not_python)
 {
 	struct pyproc pp;
@@ -225,6 +267,7 @@ int main(void)
 {
 #define RUN_BOTH(i, name) RUN(layout_##name); RUN(locate_##name);
 	VERSION_TESTS(RUN_BOTH)
+	RUN(stable_abi_forwarder);
 	RUN(not_python);
 	RUN(debug_offsets);
 	return TEST_DONE();

@@ -219,6 +219,13 @@ static void check_resolve(const struct pyfx_interp *in)
 	__u64 words[64];
 	char file[128];
 	bool qual = in->major == 3 && in->minor >= 11;
+	struct pyframes_raw wraw[16];
+	struct profile_frame wout[16];
+	char wleaf[64] = "", wroot[64] = "";
+	__u64 ts[8];
+	__s64 wline = 0;
+	struct profile_line keep[8];
+	size_t nwk = 0, i;
 	int err, nw = 0, pid;
 	size_t n = 0, named = 0, named2 = 0;
 
@@ -235,10 +242,27 @@ static void check_resolve(const struct pyfx_interp *in)
 		named = pyframes__resolve(pf, c.pid, raw, n, out);
 		named2 = pyframes__resolve(pf, c.pid, raw, n, out); /* from the cache */
 		pyframes__stats(pf, &st);
+		/* lines last until the next resolve: keep the main thread's */
+		for (i = 0; i < n && i < 8; i++)
+			if (out[i].nlines) {
+				keep[i] = out[i].lines[0];
+				out[i].lines = &keep[i];
+			}
 		/* another fingerprint: the address holds another code object */
 		raw[0].fingerprint ^= 1;
 		pyframes__resolve(pf, c.pid, raw, 1, &out[8]);
 		raw[0].fingerprint ^= 1;
+		/* the worker thread: worker <- Thread.run <- ... <- _bootstrap */
+		if (pyfx__tstates(c.pid, &pp, ts, 8) == 2 &&
+		    (nw = pyfx__walk_ts(c.pid, &pp, ts[0], words, 64)) > 0) {
+			nwk = pyframes__decode(words, (size_t)nw, wraw, 16);
+			pyframes__resolve(pf, c.pid, wraw, nwk, wout);
+			if (nwk) {
+				snprintf(wleaf, sizeof(wleaf), "%s", wout[0].function);
+				wline = wout[0].nlines ? wout[0].lines[0].line : -1;
+				snprintf(wroot, sizeof(wroot), "%s", wout[nwk - 1].function);
+			}
+		}
 	}
 	snprintf(file, sizeof(file), "%s", c.script);
 	pid = c.pid;
@@ -270,7 +294,11 @@ static void check_resolve(const struct pyfx_interp *in)
 		CHECK_STR(f->system_name, "middle");
 	f = find_fn(out, n, "<module>");
 	CHECK(f == &out[2]);
-	CHECK_EQ_U64(f->lines[0].line, 10);
+	CHECK_EQ_U64(f->lines[0].line, PYFX_MODULE_LINE);
+	CHECK(nwk >= 3);
+	CHECK_STR(wleaf, "worker");
+	CHECK_EQ_U64(wline, PYFX_WORKER_LINE);
+	CHECK_STR(wroot, qual ? "Thread._bootstrap" : in->major == 2 ? "__bootstrap" : "_bootstrap");
 	pyframes__forget(pf, pid);
 	CHECK(pyframes__process(pf, pid) == NULL);
 	pyframes__stats(pf, &st);

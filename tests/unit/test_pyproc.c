@@ -120,9 +120,10 @@ static void check_locate(const struct pyfx_interp *in)
 {
 	struct pyfx_child c;
 	struct pyproc pp;
-	__u64 words[64];
+	__u64 words[64], ts[8], tid[8] = {0}, native[8] = {0};
 	char want[16];
-	int err, n;
+	int err, n, nts = 0, i, pid;
+	bool worker_task = false;
 
 	err = pyfx__start(in, &c);
 	if (err == -ENOENT)
@@ -131,8 +132,24 @@ static void check_locate(const struct pyfx_interp *in)
 		pyfx__stop(&c);
 		CHECK_EQ_U64(err, 0);
 	}
+	pid = c.pid;
 	err = pyproc__locate(NULL, c.pid, NULL, &pp);
 	n = err ? 0 : pyfx__walk(c.pid, &pp, words, 64);
+	/* each thread state's thread: pthread_self() and the kernel's tid */
+	if (!err)
+		nts = pyfx__tstates(c.pid, &pp, ts, 8);
+	for (i = 0; i < nts; i++) {
+		pyfx__rd(c.pid, ts[i] + pp.layout.tstate_thread_id, &tid[i], 8);
+		if (pp.layout.tstate_native_tid != PYPROC_NONE)
+			pyfx__rd(c.pid, ts[i] + pp.layout.tstate_native_tid, &native[i], 8);
+	}
+	if (nts > 0 && native[0]) {
+		char task[64];
+
+		snprintf(task, sizeof(task), "/proc/%d/task/%llu", pid,
+			 (unsigned long long)native[0]);
+		worker_task = !access(task, F_OK);
+	}
 	pyfx__stop(&c);
 	CHECK_EQ_U64(err, 0);
 	CHECK_EQ_U64(pp.layout.version, (in->major << 8) | in->minor);
@@ -146,6 +163,14 @@ static void check_locate(const struct pyfx_interp *in)
 	CHECK_EQ_U64(n, 6);
 	CHECK(((words[1] >> 32) & 1) == ((pp.layout.flags & PYPROC_ONE_PER_CALL) ? 1 : 0));
 	CHECK((words[5] >> 32) & 1); /* <module> is the first frame of its call */
+	/* main (the oldest: last) and the worker, as threading names them */
+	CHECK_EQ_U64(nts, 2);
+	CHECK_EQ_U64(tid[1], c.ident[0]);
+	CHECK_EQ_U64(tid[0], c.ident[1]);
+	if (pp.layout.tstate_native_tid != PYPROC_NONE) {
+		CHECK_EQ_U64(native[1], pid); /* the main thread's tid is the pid */
+		CHECK(native[0] != native[1] && worker_task);
+	}
 	if (in->major == 3 && in->minor >= 13) {
 		/* the debug offsets the interpreter publishes agree with the table */
 		const struct pyproc_layout *t = pyproc__layout(3, in->minor);

@@ -91,9 +91,11 @@ static bool pyfx__sleeping(int pid)
 	return p && p[1] == ' ' && p[2] == 'S';
 }
 
-/* Start @in on the script, wait until it is in leaf(). 0, -ENOENT when
- * the interpreter is not installed, or another -errno. */
-static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
+/* Start @in on @script, wait until it said "ready MAIN WORKER" and
+ * sleeps. 0, -ENOENT when the interpreter is not installed, or another
+ * -errno. */
+static int pyfx__start_script(const struct pyfx_interp *in, const char *script,
+			      struct pyfx_child *c)
 {
 	char line[96] = "";
 	int fds[2], n = 0;
@@ -109,7 +111,7 @@ static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
 	f = fopen(c->script, "w");
 	if (!f)
 		return -errno;
-	fputs(pyfx_script, f);
+	fputs(script, f);
 	fclose(f);
 	if (pipe(fds))
 		return -errno;
@@ -133,6 +135,12 @@ static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
 	for (n = 0; n < 400 && !pyfx__sleeping(c->pid); n++)
 		usleep(5000);
 	return 0;
+}
+
+/* pyfx__start_script() of the standard script: in leaf(). */
+static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
+{
+	return pyfx__start_script(in, pyfx_script, c);
 }
 
 static void pyfx__stop(struct pyfx_child *c)

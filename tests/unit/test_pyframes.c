@@ -318,6 +318,95 @@ static void check_resolve(const struct pyfx_interp *in)
 	}
 VERSION_TESTS(DEFINE)
 
+/* Function names of 1-byte (Latin-1) and 4-byte characters: compact
+ * non-ASCII str of each kind, in the PyASCIIObject of 3.6 to 3.11 and the
+ * smaller one from 3.12. */
+static void check_wide_names(const struct pyfx_interp *in)
+{
+	static const char script[] = "import sys, time\n"
+				     "def caf\xc3\xa9():\n"
+				     "    \xf0\xa0\x80\x80()\n"
+				     "def \xf0\xa0\x80\x80():\n"
+				     "    sys.stdout.write('ready 0 0\\n')\n"
+				     "    sys.stdout.flush()\n"
+				     "    while True:\n"
+				     "        time.sleep(0.05)\n"
+				     "caf\xc3\xa9()\n";
+	struct pyframes *pf = pyframes__new(NULL);
+	struct pyframes_raw raw[8];
+	struct profile_frame out[8];
+	struct pyfx_child c;
+	struct pyproc pp;
+	__u64 words[16];
+	char leaf[32] = "", mid[32] = "";
+	int err, nw = 0;
+	size_t n = 0;
+
+	CHECK(pf != NULL);
+	err = pyfx__start_script(in, script, &c);
+	if (err == -ENOENT) {
+		pyframes__free(pf);
+		SKIP("%s not installed", in->path);
+	}
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, &pp);
+	if (!err)
+		nw = pyfx__walk(c.pid, &pp, words, 16);
+	if (!err && nw > 0 && !pyframes__set_process(pf, c.pid, &pp)) {
+		n = pyframes__decode(words, (size_t)nw, raw, 8);
+		if (pyframes__resolve(pf, c.pid, raw, n, out) == 3) {
+			snprintf(leaf, sizeof(leaf), "%s", out[0].function);
+			snprintf(mid, sizeof(mid), "%s", out[1].function);
+		}
+	}
+	pyfx__stop(&c);
+	pyframes__free(pf);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(n, 3);
+	CHECK_STR(leaf, "\xf0\xa0\x80\x80");
+	CHECK_STR(mid, "caf\xc3\xa9");
+}
+
+TEST(wide_names_3_6)
+{
+	check_wide_names(&pyfx_interps[1]);
+}
+
+TEST(wide_names_3_11)
+{
+	check_wide_names(&pyfx_interps[6]);
+}
+
+TEST(wide_names_3_12)
+{
+	check_wide_names(&pyfx_interps[7]);
+}
+
+/* The cache holds at most PYFRAMES_MAX_CODES code objects. */
+TEST(cache_bounded)
+{
+	struct pyframes *pf = pyframes__new(NULL);
+	struct pyproc pp = proc_of(0x030b, PYPROC_IS_ENTRY);
+	static struct pyframes_raw raw[1024];
+	static struct profile_frame out[1024];
+	struct pyframes_stats st;
+	size_t i, k;
+
+	CHECK(pf != NULL);
+	pp.layout = *pyproc__layout(3, 11);
+	CHECK_EQ_U64(pyframes__set_process(pf, 0x3ffffff0, &pp), 0);
+	for (k = 0; k <= PYFRAMES_MAX_CODES / 1024; k++) {
+		for (i = 0; i < 1024; i++)
+			raw[i] = (struct pyframes_raw){.code = 0x10000 + (k * 1024 + i) * 64};
+		pyframes__resolve(pf, 0x3ffffff0, raw, 1024, out);
+	}
+	pyframes__stats(pf, &st);
+	pyframes__free(pf);
+	CHECK_EQ_U64(st.misses, (PYFRAMES_MAX_CODES / 1024 + 1) * 1024);
+	CHECK_EQ_U64(st.evictions, 1);
+	CHECK(st.cached <= PYFRAMES_MAX_CODES);
+	CHECK_EQ_U64(st.cached, 1024);
+}
+
 TEST(gone_process)
 {
 	struct pyframes *pf = pyframes__new("/proc");
@@ -337,6 +426,16 @@ TEST(gone_process)
 	pyframes__stats(pf, &st);
 	CHECK_EQ_U64(st.unknown, 2);
 	CHECK_EQ_U64(st.misses, 1); /* the unreadable one is cached, NOCODE never read */
+	CHECK_EQ_U64(st.cached, 1);
+	/* told again of the same interpreter: the cache stays; of another
+	 * (an exec): it goes */
+	CHECK_EQ_U64(pyframes__set_process(pf, 0x3ffffff0, &pp), 0);
+	pyframes__stats(pf, &st);
+	CHECK_EQ_U64(st.cached, 1);
+	pp.interp_head += 8;
+	CHECK_EQ_U64(pyframes__set_process(pf, 0x3ffffff0, &pp), 0);
+	pyframes__stats(pf, &st);
+	CHECK_EQ_U64(st.cached, 0);
 	CHECK_EQ_U64(pyframes__set_process(pf, 0x3ffffff0, NULL), 0);
 	CHECK(pyframes__process(pf, 0x3ffffff0) == NULL);
 	pyframes__free(pf);
@@ -424,6 +523,10 @@ int main(void)
 	RUN(merge_entries_311);
 #define RUN_ONE(i, name) RUN(resolve_##name);
 	VERSION_TESTS(RUN_ONE)
+	RUN(wide_names_3_6);
+	RUN(wide_names_3_11);
+	RUN(wide_names_3_12);
+	RUN(cache_bounded);
 	RUN(gone_process);
 	RUN(otlp_conformance);
 	return TEST_DONE();

@@ -245,6 +245,11 @@ int pyproc__debug_offsets(const void *raw, size_t n, unsigned major, unsigned mi
 	err = err ?: dbg_off(w, d->un_ascii_size, d->un_size, &ascii);
 	if (err)
 		return -EINVAL;
+	/* fields every version from 3.12 keeps in place: a structure read
+	 * with the wrong word indices does not pass */
+	if (l.tstate_next != 8 || l.frame_back != 8 || l.frame_code != 0 || l.bytes_size != 16 ||
+	    l.bytes_data != 32 || l.str_length != 16 || l.str_state != 32)
+		return -EINVAL;
 	/* a compact non-ASCII str adds utf8_length and utf8 to PyASCIIObject */
 	l.str_ascii_data = ascii;
 	l.str_compact_data = (__u16)(ascii + 16);

@@ -288,6 +288,37 @@ TEST(debug_offsets)
 	CHECK_EQ_U64(pyproc__debug_offsets(w, sizeof(w), 3, 13, &r), -EINVAL);
 }
 
+/* 3.14's structure: more interpreter, frame and code fields, a set
+ * object; the offsets still land where they belong. */
+TEST(debug_offsets_314)
+{
+	struct pyproc_layout r = *pyproc__layout(3, 14);
+	__u64 w[128] = {0};
+
+	CHECK(r.runtime_interp_head == PYPROC_NONE); /* from the debug offsets only */
+	memcpy(w, "xdebugpy", 8);
+	w[1] = 0x030e00f0;
+	w[3] = 1000, w[5] = 640;
+	w[6] = 9000, w[9] = 7400;
+	w[22] = 300, w[24] = 8, w[26] = 64, w[27] = 144, w[28] = 152;
+	w[31] = 80, w[32] = 8, w[33] = 0, w[34] = 56, w[36] = 74;
+	w[39] = 220, w[40] = 112, w[41] = 120, w[42] = 128, w[43] = 136, w[44] = 68,
+	w[48] = 200;
+	w[74] = 40, w[75] = 16, w[76] = 32;
+	w[77] = 80, w[78] = 32, w[79] = 16, w[80] = 40;
+	CHECK_EQ_U64(pyproc__debug_offsets(w, sizeof(w), 3, 14, &r), 0);
+	CHECK_EQ_U64(r.runtime_interp_head, 640);
+	CHECK_EQ_U64(r.interp_tstate_head, 7400);
+	CHECK_EQ_U64(r.tstate_frame, 64);
+	CHECK_EQ_U64(r.tstate_thread_id, 144);
+	CHECK_EQ_U64(r.frame_owner, 74);
+	CHECK_EQ_U64(r.code_bytecode, 200);
+	CHECK(r.flags & PYPROC_CODE_TAGGED);
+	/* a field that moved where none does: the indices are wrong */
+	w[24] = 16;
+	CHECK_EQ_U64(pyproc__debug_offsets(w, sizeof(w), 3, 14, &r), -EINVAL);
+}
+
 int main(void)
 {
 #define RUN_BOTH(i, name) RUN(layout_##name); RUN(locate_##name);
@@ -295,5 +326,6 @@ int main(void)
 	RUN(stable_abi_forwarder);
 	RUN(not_python);
 	RUN(debug_offsets);
+	RUN(debug_offsets_314);
 	return TEST_DONE();
 }

@@ -7,6 +7,7 @@
 #include "proc/elfsyms.h"
 
 #define SYM_CHUNK 1024 /* symbols read at a time */
+#define MAX_CHAIN 4096 /* hash chain entries followed: real chains have a few */
 
 int elfsyms__read(const struct elfsyms_file *f, void *buf, size_t len, __u64 off)
 {
@@ -197,7 +198,7 @@ static int hash_one(const struct elfsyms_file *f, const Elf64_Shdr *hs, const El
 	const Elf64_Shdr *str = &f->sh[sym->sh_link];
 	__u64 nsyms = sym->sh_size / sizeof(Elf64_Sym);
 	__u64 buckets = hs->sh_offset + 16 + (__u64)hdr[2] * 8, chains;
-	__u32 h = gnu_hash(q->name), idx, c;
+	__u32 h = gnu_hash(q->name), idx, c, steps;
 	Elf64_Sym y;
 	int err;
 
@@ -205,7 +206,7 @@ static int hash_one(const struct elfsyms_file *f, const Elf64_Shdr *hs, const El
 	err = elfsyms__read(f, &idx, 4, buckets + (h % hdr[0]) * 4);
 	if (err || idx < hdr[1])
 		return err;
-	for (; idx < nsyms; idx++) {
+	for (steps = 0; idx < nsyms && steps < MAX_CHAIN; idx++, steps++) {
 		err = elfsyms__read(f, &c, 4, chains + (__u64)(idx - hdr[1]) * 4);
 		if (err)
 			return err;

@@ -32,6 +32,8 @@ TEST(lnotab)
 	CHECK_EQ_U64(pyframes__line(0x0306, PYPROC_NONE, big, sizeof(big), 10, 5), 9);
 	CHECK_EQ_U64(pyframes__line(0x0306, PYPROC_NONE, t, 1, 10, 50), 10); /* odd byte */
 	CHECK_EQ_U64(pyframes__line(0x0306, PYPROC_NONE, NULL, 0, 7, 50), 7);
+	/* a table that goes below line 1 gives no line */
+	CHECK_EQ_U64(pyframes__line(0x0306, PYPROC_NONE, big, sizeof(big), 1, 5), 0);
 }
 
 TEST(linetable_310)
@@ -73,6 +75,29 @@ TEST(locations_311)
 	CHECK_EQ_U64(pyframes__line(0x030b, bc, t, sizeof(t), 10, 198), 10); /* frame set up */
 	CHECK_EQ_U64(pyframes__line(0x030b, bc, bad, sizeof(bad), 10, 200), 0);
 	CHECK_EQ_U64(pyframes__line(0x030b, bc, cut, sizeof(cut), 10, 200), 0);
+}
+
+/* Random bytes as tables of every format: reads stay inside the table
+ * (the sanitizer build checks), and no line is below 1. */
+TEST(line_tables_random)
+{
+	static const __u32 versions[] = {0x0207, 0x0306, 0x0309, 0x030a, 0x030b, 0x030d};
+	unsigned char *t;
+	unsigned int seed = 12345;
+	size_t len, i, k;
+	__s64 line;
+
+	for (k = 0; k < 20000; k++) {
+		len = (size_t)(rand_r(&seed) % 256);
+		t = malloc(len ? len : 1);
+		CHECK(t != NULL);
+		for (i = 0; i < len; i++)
+			t[i] = (unsigned char)rand_r(&seed);
+		line = pyframes__line(versions[k % 6], 16, t, len, 1000,
+				      (__u32)(rand_r(&seed) % 300));
+		free(t);
+		CHECK(line >= 0);
+	}
 }
 
 TEST(decode)
@@ -518,6 +543,7 @@ int main(void)
 	RUN(lnotab);
 	RUN(linetable_310);
 	RUN(locations_311);
+	RUN(line_tables_random);
 	RUN(decode);
 	RUN(merge_one_per_call);
 	RUN(merge_entries_311);

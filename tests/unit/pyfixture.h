@@ -91,12 +91,15 @@ static bool pyfx__sleeping(int pid)
 	return p && p[1] == ' ' && p[2] == 'S';
 }
 
-/* Start @in on @script, wait until it said "ready MAIN WORKER" and
+/* Start @in on @script, run by the command @wrap (NULL-terminated, NULL:
+ * none) when given, and wait until it said "ready MAIN WORKER" and
  * sleeps. 0, -ENOENT when the interpreter is not installed, or another
  * -errno. */
-static int pyfx__start_script(const struct pyfx_interp *in, const char *script,
-			      struct pyfx_child *c)
+static int pyfx__start_wrapped(const struct pyfx_interp *in, const char *script,
+			       const char *const *wrap, struct pyfx_child *c)
 {
+	const char *argv[24];
+	size_t k = 0;
 	char line[96] = "";
 	int fds[2], n = 0;
 	FILE *f;
@@ -120,7 +123,14 @@ static int pyfx__start_script(const struct pyfx_interp *in, const char *script,
 		dup2(fds[1], 1);
 		setenv("LC_ALL", "C.UTF-8", 1);
 		close(fds[0]);
-		execl(in->path, in->path, "-S", "-s", c->script, (char *)NULL);
+		while (wrap && *wrap && k < 16)
+			argv[k++] = *wrap++;
+		argv[k++] = in->path;
+		argv[k++] = "-S";
+		argv[k++] = "-s";
+		argv[k++] = c->script;
+		argv[k] = NULL;
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -135,6 +145,15 @@ static int pyfx__start_script(const struct pyfx_interp *in, const char *script,
 	for (n = 0; n < 400 && !pyfx__sleeping(c->pid); n++)
 		usleep(5000);
 	return 0;
+}
+
+/* Start @in on @script, wait until it said "ready MAIN WORKER" and
+ * sleeps. 0, -ENOENT when the interpreter is not installed, or another
+ * -errno. */
+static int pyfx__start_script(const struct pyfx_interp *in, const char *script,
+			      struct pyfx_child *c)
+{
+	return pyfx__start_wrapped(in, script, NULL, c);
 }
 
 /* pyfx__start_script() of the standard script: in leaf(). */

@@ -234,6 +234,61 @@ TEST(stable_abi_forwarder)
 	CHECK_EQ_U64(pp.layout.version, 0x030b);
 }
 
+static bool maps_mention(int pid, const char *path)
+{
+	char name[64], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
+	f = fopen(name, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, path) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* A Python whose libpython exists only in its own mount namespace (a
+ * container's): found through /proc/PID/map_files. Root only. */
+TEST(other_mount_namespace)
+{
+	const struct pyfx_interp *in = &pyfx_interps[7];
+	char dir[] = "/tmp/profcap_pyns_XXXXXX", cmd[1024], lib[128];
+	const char *wrap[] = {"/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh",
+			      "-c", cmd, NULL};
+	struct pyfx_child c;
+	struct pyproc pp;
+	int err;
+
+	if (geteuid())
+		SKIP("needs root (a mount namespace)");
+	if (access("/usr/bin/unshare", X_OK) || access(in->path, X_OK))
+		SKIP("no unshare or no %s", in->path);
+	if (!mkdtemp(dir))
+		SKIP("no temporary folder");
+	snprintf(lib, sizeof(lib), "%s/libpython3.12.so.1.0", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mount -t tmpfs none %s && cp /root/.pyenv/versions/3.12.1/lib/"
+		 "libpython3.12.so.1.0 %s/ && LD_LIBRARY_PATH=%s exec \"$0\" \"$@\"",
+		 dir, dir, dir);
+	err = pyfx__start_wrapped(in, pyfx_script, wrap, &c);
+	if (err == -EIO) {
+		pyfx__stop(&c);
+		rmdir(dir);
+		SKIP("mount namespaces refused here");
+	}
+	/* mapped from the child's folder, which is empty in our namespace */
+	err = err ?: maps_mention(c.pid, lib) ? 0 : -ENOENT;
+	err = err ?: access(lib, F_OK) ? 0 : -EEXIST;
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, &pp);
+	pyfx__stop(&c);
+	rmdir(dir);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(pp.layout.version, 0x030c);
+	CHECK(pp.interp_head != 0);
+}
+
 TEST(not_python)
 {
 	struct pyproc pp;
@@ -324,6 +379,7 @@ int main(void)
 #define RUN_BOTH(i, name) RUN(layout_##name); RUN(locate_##name);
 	VERSION_TESTS(RUN_BOTH)
 	RUN(stable_abi_forwarder);
+	RUN(other_mount_namespace);
 	RUN(not_python);
 	RUN(debug_offsets);
 	RUN(debug_offsets_314);

@@ -3,6 +3,9 @@
  * offsets), 3.10's co_linetable (byte ranges) and the location table of
  * 3.11+ (varint entries over code units). Pure code over untrusted bytes:
  * every read is bounded by the table. */
+#include <stdbool.h>
+
+#include "proc/pyproc.h"
 #include "symbolize/pyframes.h"
 
 /* co_lnotab: (address increment, line increment) byte pairs; the line

@@ -131,21 +131,34 @@ struct pyfile {
 	__u32 hexversion;  /* Py_Version (3.11+), 0 unknown */
 };
 
-/* PyInterpreterState_Head() of x86-64 builds starts with
- * "mov disp32(%rip), %rax" (48 8b 05): the address it loads is the head
- * pointer (interp_head, or _PyRuntime.interpreters.head). */
+int pyproc__decode_head(const unsigned char *code, size_t n, __u64 at, __u64 *target)
+{
+	static const unsigned char endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	size_t i = 0;
+	__s32 disp;
+
+	/* builds with control-flow protection start functions with endbr64 */
+	if (n >= sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64)))
+		i = sizeof(endbr64);
+	/* mov disp32(%rip), %rax */
+	if (n < i + 7 || code[i] != 0x48 || code[i + 1] != 0x8b || code[i + 2] != 0x05)
+		return -ENOENT;
+	memcpy(&disp, code + i + 3, 4);
+	*target = at + i + 7 + (__u64)(__s64)disp;
+	return 0;
+}
+
+/* Where PyInterpreterState_Head() loads the head pointer from
+ * (interp_head, or _PyRuntime.interpreters.head), when it decodes. */
 static void decode_head(const struct elfsyms_file *f, struct pyfile *pf)
 {
 	const struct elfsyms_query *q = &pf->q[SYM_INTERP_HEAD_FN];
-	unsigned char insn[7];
-	__s32 disp;
+	unsigned char code[11];
 
-	if (!q->found || elfsyms__read_vaddr(f, insn, sizeof(insn), q->value))
+	if (!q->found || elfsyms__read_vaddr(f, code, sizeof(code), q->value))
 		return;
-	if (insn[0] != 0x48 || insn[1] != 0x8b || insn[2] != 0x05)
-		return;
-	memcpy(&disp, insn + 3, 4);
-	pf->head_target = q->value + sizeof(insn) + (__u64)(__s64)disp;
+	if (pyproc__decode_head(code, sizeof(code), q->value, &pf->head_target))
+		pf->head_target = 0;
 }
 
 static int read_file(int fd, struct pyfile *pf, __u64 *load_base)

@@ -289,6 +289,25 @@ TEST(other_mount_namespace)
 	CHECK(pp.interp_head != 0);
 }
 
+TEST(decode_head)
+{
+	/* mov 0xe08c9(%rip),%rax; ret (2.7) */
+	static const unsigned char plain[] = {0x48, 0x8b, 0x05, 0xc9, 0x08, 0x0e, 0x00, 0xc3};
+	/* endbr64; mov -0x10(%rip),%rax */
+	static const unsigned char cet[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8b,
+					    0x05, 0xf0, 0xff, 0xff, 0xff};
+	/* mov 0x18(%rdi),%rax: not a load of a static */
+	static const unsigned char other[] = {0x48, 0x8b, 0x47, 0x18, 0xc3, 0x90, 0x90, 0x90};
+	__u64 t = 0;
+
+	CHECK_EQ_U64(pyproc__decode_head(plain, sizeof(plain), 0x116e00, &t), 0);
+	CHECK_EQ_U64(t, 0x1f76d0);
+	CHECK_EQ_U64(pyproc__decode_head(cet, sizeof(cet), 0x1000, &t), 0);
+	CHECK_EQ_U64(t, 0x1000 + 11 - 0x10);
+	CHECK_EQ_U64(pyproc__decode_head(other, sizeof(other), 0x1000, &t), -ENOENT);
+	CHECK_EQ_U64(pyproc__decode_head(cet, 8, 0x1000, &t), -ENOENT); /* cut */
+}
+
 TEST(not_python)
 {
 	struct pyproc pp;
@@ -380,6 +399,7 @@ int main(void)
 	VERSION_TESTS(RUN_BOTH)
 	RUN(stable_abi_forwarder);
 	RUN(other_mount_namespace);
+	RUN(decode_head);
 	RUN(not_python);
 	RUN(debug_offsets);
 	RUN(debug_offsets_314);

@@ -59,7 +59,7 @@ TEST(exact_lines)
 	buf__release(&out);
 	profile__free(p);
 	CHECK_EQ_U64(err, 0);
-	CHECK_STR(text, "[pid 200];do_sys_call_;[unknown];0xdead 1\n"
+	CHECK_STR(text, "[pid 200];do_sys_call_;[unknown];[unknown]+0xdead 1\n"
 			"app;main;libc.so.6+0x2f00 2\n"
 			"app;main;work 7\n");
 	free(text);
@@ -77,7 +77,7 @@ TEST(frame_names)
 		const char *s = folded__frame_name(p, (__u32)i, name, sizeof(name));
 
 		seen |= !strcmp(s, "work") << 0 | !strcmp(s, "libc.so.6+0x2f00") << 1 |
-			!strcmp(s, "0xdead") << 2 | !strcmp(s, "[unknown]") << 3;
+			!strcmp(s, "[unknown]+0xdead") << 2 | !strcmp(s, "[unknown]") << 3;
 		n++;
 	}
 	/* Truncation keeps a NUL. */

@@ -78,13 +78,14 @@ TEST(self_and_inclusive_count_recursion_once)
 		     "{\"name\":\"main\",\"type\":\"native\",\"self\":0,\"self_share\":0.000000,"
 		     "\"inclusive\":8,"));
 	CHECK(strstr(out, "{\"name\":\"k_func\",\"type\":\"kernel\",\"self\":2,"));
-	/* An unnamed frame is named after its mapping. */
-	CHECK(strstr(out, "{\"name\":\"[libz.so.1]\",\"type\":\"native\",\"self\":2,"));
+	/* An unnamed frame: its mapping and file offset, as folded and flame
+	 * graphs name it. */
+	CHECK(strstr(out, "{\"name\":\"libz.so.1+0x10\",\"type\":\"native\",\"self\":2,"));
 	CHECK(strstr(out, "\"total\":12,\"by\":\"function\",\"sort\":\"self\""));
 	/* Sorted by self, ties by inclusive then name. */
 	CHECK(strstr(out, "\"x\"") < strstr(out, "\"f\""));
-	CHECK(strstr(out, "\"f\"") < strstr(out, "\"[libz.so.1]\""));
-	CHECK(strstr(out, "\"[libz.so.1]\"") < strstr(out, "\"k_func\""));
+	CHECK(strstr(out, "\"f\"") < strstr(out, "\"libz.so.1+0x10\""));
+	CHECK(strstr(out, "\"k_func\"") < strstr(out, "\"libz.so.1+0x10\""));
 	CHECK(strstr(out, "\"main\"") < strstr(out, "\"g\""));
 	free(out);
 	profile__free(p);

@@ -148,15 +148,14 @@ static __u64 aarch64_slot(const unsigned char *p, size_t len, __u64 addr)
 }
 
 /* Name the stubs of PLT section @scn. */
-static int section_stubs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, int machine,
-			 const struct slots *s, elfsym_plt_fn add, void *arg)
+static int section_stubs(Elf_Scn *scn, const GElf_Shdr *sh, int machine, const struct slots *s,
+			 elfsym_plt_fn add, void *arg)
 {
 	Elf_Data *data = elf_rawdata(scn, NULL);
 	size_t ent = sh->sh_entsize == 8 || sh->sh_entsize == 16 ? sh->sh_entsize : 16, off;
 	char name[ELFSYM_MAX_NAME];
 	int err = 0;
 
-	(void)elf;
 	if (!data || !data->d_buf || sh->sh_type == SHT_NOBITS)
 		return 0;
 	for (off = 0; off + ent <= data->d_size && !err; off += ent) {
@@ -204,7 +203,7 @@ int elfsym__plt_stubs(Elf *elf, elfsym_plt_fn add, void *arg)
 	for (i = 0; s.n && i < sizeof(plts) / sizeof(plts[0]) && !err; i++) {
 		scn = elfsym__find_section(elf, plts[i], &sh);
 		if (scn && sh.sh_flags & SHF_EXECINSTR)
-			err = section_stubs(elf, scn, &sh, eh.e_machine, &s, add, arg);
+			err = section_stubs(scn, &sh, eh.e_machine, &s, add, arg);
 	}
 out:
 	free(s.v);

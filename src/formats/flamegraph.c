@@ -493,11 +493,17 @@ static int cmp_item(const void *x, const void *y)
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
+struct proc_order {
+	const char *name, *type;
+	size_t idx;
+	__u64 sum;
+};
+
 /* The distinct stacks of the @np processes @procs (one tower) as items,
  * sorted by name order, so stacks sharing a prefix are adjacent. *@seq and
  * *@items are the caller's to free. */
-static int process_items(struct graph *g, const size_t *procs, size_t np, struct item **items,
-			 size_t *nitems, __u32 **seq)
+static int process_items(struct graph *g, const struct proc_order *procs, size_t np,
+			 struct item **items, size_t *nitems, __u32 **seq)
 {
 	size_t nt = 0, total_len = 0, j, k, n, off, start, pi;
 	const struct profile_sample_entry *s;
@@ -506,10 +512,10 @@ static int process_items(struct graph *g, const size_t *procs, size_t np, struct
 	__u32 *q;
 
 	for (pi = 0; pi < np; pi++) {
-		size_t ns = profile__sample_count(g->p, procs[pi]);
+		size_t ns = profile__sample_count(g->p, procs[pi].idx);
 
 		for (j = 0; j < ns; j++) {
-			s = profile__sample(g->p, procs[pi], j);
+			s = profile__sample(g->p, procs[pi].idx, j);
 			if (!sample_kept(g, s))
 				continue;
 			if (!g->stack_val[s->stack]) {
@@ -558,7 +564,8 @@ static int process_items(struct graph *g, const size_t *procs, size_t np, struct
  * *@x on: the tower's frame at depth 1, the stacks above. Consecutive sorted
  * stacks share their common prefix of open frames; a frame's width is known
  * when it closes. */
-static int add_tower(struct graph *g, const size_t *procs, size_t np, __u32 label, __u64 *x)
+static int add_tower(struct graph *g, const struct proc_order *procs, size_t np, __u32 label,
+		     __u64 *x)
 {
 	struct open_frame *path = NULL;
 	struct item *items = NULL;
@@ -607,12 +614,6 @@ out:
 	return err;
 }
 
-struct proc_order {
-	const char *name, *type;
-	size_t idx;
-	__u64 sum;
-};
-
 static int cmp_proc(const void *x, const void *y)
 {
 	const struct proc_order *a = x, *b = y;
@@ -635,7 +636,6 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 {
 	size_t np = profile__process_count(p), i, j, n = 0;
 	struct proc_order *order = NULL;
-	size_t *procs = NULL;
 	__u64 x = 0;
 	int err;
 
@@ -658,10 +658,9 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 	g->stack_val = calloc(profile__stack_count(p), sizeof(*g->stack_val));
 	g->touched = malloc(profile__stack_count(p) * sizeof(*g->touched));
 	order = malloc((np + 1) * sizeof(*order));
-	procs = malloc((np + 1) * sizeof(*procs));
 	err = -ENOMEM;
 	if (!g->labels || !g->loc_label || !g->loc_nlab || !g->proc_label || !g->stack_val ||
-	    !g->touched || !order || !procs)
+	    !g->touched || !order)
 		goto out;
 	err = make_labels(g);
 	if (err)
@@ -679,16 +678,14 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 	if (n) /* qsort wants a non-NULL array even for 0 elements (UBSan) */
 		qsort(order, n, sizeof(*order), cmp_proc);
 	g->nprocs = n;
-	for (i = 0; i < n; i++)
-		procs[i] = order[i].idx;
 	/* Processes of one tower are adjacent: sorted by their label's name. */
 	for (i = 0; i < n && !err; i = j) {
-		__u32 label = g->proc_label[procs[i]];
+		__u32 label = g->proc_label[order[i].idx];
 
-		for (j = i + 1; j < n && g->proc_label[procs[j]] == label; j++)
+		for (j = i + 1; j < n && g->proc_label[order[j].idx] == label; j++)
 			;
 		g->ntowers++;
-		err = add_tower(g, procs + i, j - i, label, &x);
+		err = add_tower(g, order + i, j - i, label, &x);
 	}
 	if (!err && g->total)
 		err = close_frame(g, 0, g->total, 0, 0); /* "all" is label 0 */
@@ -696,7 +693,6 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 		qsort(g->frames, g->nframes, sizeof(*g->frames), frame_order);
 out:
 	free(order);
-	free(procs);
 	return err;
 }
 

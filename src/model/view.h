@@ -1,6 +1,6 @@
 /* view.h - how a profile reads to people and to OTLP: one naming policy for
- * frames (function name, else system name, else the mapping, else the
- * address, else "[unknown]"), a frame's type, the thread of a sample, and
+ * frames (function name, else system name, else the source line, else the
+ * mapping and offset, else the address, else "[unknown]"), a frame's type, the thread of a sample, and
  * the resource attributes of a process with their precedence. Every reader
  * (report, flame graph, folded) and both OTLP writers (protobuf, JSON) use
  * these, so the same frame and resource read the same everywhere.
@@ -44,9 +44,9 @@ const char *view__mapping_name(const struct profile *p, __u32 loc, char *scratch
  * contains the address. view__line_name() names frame @i as
  * view__frame_name() does (an unnamed one by its own source line);
  * view__line_source() gives its source file ("" when unknown, borrowed)
- * and *@line (0 when unknown). A frame i > 0 of
- * a location is the caller into which frame i - 1 was inlined: readers mark
- * frames i < count - 1 as inlined. */
+ * and *@line (0 when unknown). A frame i > 0 of a location is the caller
+ * into which frame i - 1 was inlined: readers mark frames i < count - 1 as
+ * inlined. */
 size_t view__line_count(const struct profile *p, __u32 loc);
 const char *view__line_name(const struct profile *p, __u32 loc, size_t i, char *scratch,
 			    size_t n);

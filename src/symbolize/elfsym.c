@@ -353,6 +353,15 @@ static void finish_symbols(struct elfsym *e)
 	entry_span(e);
 }
 
+/* The symbol starting at @vaddr (elfsym__plt_stubs()): sorted by now. */
+static const char *plt_resolve(void *arg, __u64 vaddr)
+{
+	__u64 start = 0;
+	const char *name = elfsym__lookup(arg, vaddr, &start);
+
+	return name && start == vaddr ? name : NULL;
+}
+
 /* A PLT stub as a local function symbol (elfsym__plt_stubs()). */
 static int add_plt_sym(void *arg, __u64 vaddr, __u64 size, const char *name, __u64 sec_end)
 {
@@ -394,7 +403,10 @@ static int parse(Elf *elf, struct elfsym *e)
 		if (sh.sh_type == SHT_SYMTAB && e->nsyms > before)
 			e->has_symtab = true;
 	}
-	err = elfsym__plt_stubs(elf, add_plt_sym, e);
+	/* Stubs of ifuncs are named after their resolvers: look them up in
+	 * the symbols read, then add the stubs and sort again. */
+	finish_symbols(e);
+	err = elfsym__plt_stubs(elf, plt_resolve, add_plt_sym, e);
 	if (err && err != -E2BIG)
 		return err;
 	finish_symbols(e);

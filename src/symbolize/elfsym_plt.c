@@ -6,9 +6,11 @@
  * .plt, .plt.sec and .plt.got is decoded to the slot it reads (x86-64:
  * "jmp *disp(%rip)", after an optional endbr64 and bnd prefix; AArch64:
  * "adrp x16; ldr x17, [x16, #off]"), and the slot is looked up among the
- * relocations that reference a dynamic symbol. Stubs that read no relocated
- * slot (the lazy-binding header) stay unnamed. Other architectures get no
- * stub names.
+ * relocations that reference a dynamic symbol. A slot filled by an
+ * IRELATIVE relocation (an ifunc called inside its own library, as in
+ * libc) is named after the symbol at its resolver's address, as perf does.
+ * Stubs that read no relocated slot (the lazy-binding header) stay
+ * unnamed. Other architectures get no stub names.
  */
 #include <stdio.h>
 
@@ -17,10 +19,13 @@
 /* Relocations kept (16 bytes each); a library with more PLT slots keeps
  * its stubs unnamed past the cap. */
 #define PLT_MAX_RELOCS (1u << 17)
+/* Bytes of stub names kept. */
+#define PLT_MAX_NAMES (16u << 20)
 
 struct slot {
 	__u64 got;	  /* address of the GOT slot */
-	const char *name; /* dynamic symbol, borrowed from libelf */
+	const char *name; /* dynamic symbol, borrowed from libelf; NULL: ifunc */
+	__u64 resolver;	  /* IRELATIVE: the ifunc resolver's address */
 };
 
 struct slots {
@@ -35,8 +40,8 @@ static int cmp_slot(const void *a, const void *b)
 	return x->got < y->got ? -1 : x->got > y->got;
 }
 
-/* Name of the symbol relocating @got, or NULL. */
-static const char *slot_name(const struct slots *s, __u64 got)
+/* The slot at @got, or NULL. */
+static const struct slot *find_slot(const struct slots *s, __u64 got)
 {
 	size_t lo = 0, hi = s->n;
 
@@ -48,14 +53,21 @@ static const char *slot_name(const struct slots *s, __u64 got)
 		else if (s->v[mid].got > got)
 			hi = mid;
 		else
-			return s->v[mid].name;
+			return &s->v[mid];
 	}
 	return NULL;
 }
 
+/* Whether @type is the IRELATIVE relocation of @machine. */
+static bool irelative(int machine, __u64 type)
+{
+	return (machine == EM_X86_64 && type == 37) || (machine == EM_AARCH64 && type == 1032);
+}
+
 /* The relocations of section @scn (REL or RELA against a .dynsym) that
  * name a symbol. 0, -ENOMEM, or -E2BIG at the cap (those kept stay). */
-static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slots *s)
+static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, int machine,
+		       struct slots *s)
 {
 	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
 	Elf_Data *data = elf_getdata(scn, NULL), *syms;
@@ -70,9 +82,9 @@ static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slots
 		return 0;
 	n = (size_t)(sh->sh_size / sh->sh_entsize);
 	for (i = 0; i < n; i++) {
-		__u64 off, info;
+		__u64 off, info, addend = 0;
+		const char *name = NULL;
 		GElf_Sym sym;
-		const char *name;
 
 		if (sh->sh_type == SHT_RELA) {
 			GElf_Rela r;
@@ -81,6 +93,7 @@ static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slots
 				break;
 			off = r.r_offset;
 			info = r.r_info;
+			addend = (__u64)r.r_addend;
 		} else {
 			GElf_Rel r;
 
@@ -89,16 +102,21 @@ static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slots
 			off = r.r_offset;
 			info = r.r_info;
 		}
-		if (!GELF_R_SYM(info) || !gelf_getsym(syms, (int)GELF_R_SYM(info), &sym))
-			continue;
-		name = elf_strptr(elf, symsh.sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
+		if (!GELF_R_SYM(info)) {
+			if (!irelative(machine, GELF_R_TYPE(info)) || !addend)
+				continue;
+		} else {
+			if (!gelf_getsym(syms, (int)GELF_R_SYM(info), &sym))
+				continue;
+			name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+		}
 		if (s->n == PLT_MAX_RELOCS)
 			return -E2BIG;
 		if (array__grow((void **)&s->v, &s->cap, s->n, sizeof(*s->v), 64, PLT_MAX_RELOCS))
 			return -ENOMEM;
-		s->v[s->n++] = (struct slot){off, name};
+		s->v[s->n++] = (struct slot){off, name, addend};
 	}
 	return 0;
 }
@@ -147,37 +165,61 @@ static __u64 aarch64_slot(const unsigned char *p, size_t len, __u64 addr)
 	return 0;
 }
 
-/* Name the stubs of PLT section @scn. */
+/* A named stub, kept until every stub is named: naming an ifunc's stub
+ * looks up the file's symbols, which must not grow meanwhile. */
+struct stub {
+	__u64 vaddr, size, sec_end;
+	size_t name; /* offset in the names buffer */
+};
+
+struct stubs {
+	struct stub *v;
+	size_t n, cap;
+	struct buf names;
+};
+
+/* Name the stubs of PLT section @scn into @out. 0, -ENOMEM or -E2BIG. */
 static int section_stubs(Elf_Scn *scn, const GElf_Shdr *sh, int machine, const struct slots *s,
-			 elfsym_plt_fn add, void *arg)
+			 elfsym_plt_resolve_fn resolve, void *arg, struct stubs *out)
 {
 	Elf_Data *data = elf_rawdata(scn, NULL);
 	size_t ent = sh->sh_entsize == 8 || sh->sh_entsize == 16 ? sh->sh_entsize : 16, off;
-	char name[ELFSYM_MAX_NAME];
-	int err = 0;
 
 	if (!data || !data->d_buf || sh->sh_type == SHT_NOBITS)
 		return 0;
-	for (off = 0; off + ent <= data->d_size && !err; off += ent) {
+	for (off = 0; off + ent <= data->d_size; off += ent) {
 		const unsigned char *p = (const unsigned char *)data->d_buf + off;
 		__u64 addr = sh->sh_addr + off, got;
-		const char *sym;
+		const struct slot *sl;
+		const char *name;
+		size_t start = out->names.len;
 
 		got = machine == EM_X86_64 ? x86_64_slot(p, ent, addr) : aarch64_slot(p, ent, addr);
-		sym = got ? slot_name(s, got) : NULL;
-		if (!sym)
+		sl = got ? find_slot(s, got) : NULL;
+		name = !sl ? NULL : sl->name ? sl->name : resolve(arg, sl->resolver);
+		if (!name)
 			continue;
-		snprintf(name, sizeof(name), "%s@plt", sym);
-		err = add(arg, addr, ent, name, sh->sh_addr + sh->sh_size);
+		if (out->n == PLT_MAX_RELOCS)
+			return -E2BIG;
+		if (array__grow((void **)&out->v, &out->cap, out->n, sizeof(*out->v), 64,
+				PLT_MAX_RELOCS))
+			return -ENOMEM;
+		if (buf__append(&out->names, name, strnlen(name, ELFSYM_MAX_NAME - 5)) ||
+		    buf__append(&out->names, "@plt", 5)) {
+			out->names.len = start;
+			return -E2BIG;
+		}
+		out->v[out->n++] = (struct stub){addr, ent, sh->sh_addr + sh->sh_size, start};
 	}
-	return err;
+	return 0;
 }
 
-int elfsym__plt_stubs(Elf *elf, elfsym_plt_fn add, void *arg)
+int elfsym__plt_stubs(Elf *elf, elfsym_plt_resolve_fn resolve, elfsym_plt_fn add, void *arg)
 {
 	static const char *const plts[] = {".plt", ".plt.sec", ".plt.got"};
 	static const char *const relocs[] = {".rela.plt", ".rel.plt", ".rela.dyn", ".rel.dyn"};
 	struct slots s = {0};
+	struct stubs st = {0};
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
@@ -186,6 +228,7 @@ int elfsym__plt_stubs(Elf *elf, elfsym_plt_fn add, void *arg)
 
 	if (!gelf_getehdr(elf, &eh) || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
 		return 0;
+	buf__init(&st.names, PLT_MAX_NAMES);
 	/* The slots of .plt and .plt.sec are relocated in .rela.plt; those of
 	 * .plt.got in .rela.dyn, read only when there is one. */
 	for (i = 0; i < sizeof(relocs) / sizeof(relocs[0]) && (!err || err == -E2BIG); i++) {
@@ -193,7 +236,7 @@ int elfsym__plt_stubs(Elf *elf, elfsym_plt_fn add, void *arg)
 			break;
 		scn = elfsym__find_section(elf, relocs[i], &sh);
 		if (scn && (sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL))
-			err = read_relocs(elf, scn, &sh, &s);
+			err = read_relocs(elf, scn, &sh, eh.e_machine, &s);
 	}
 	if (err && err != -E2BIG)
 		goto out;
@@ -203,9 +246,17 @@ int elfsym__plt_stubs(Elf *elf, elfsym_plt_fn add, void *arg)
 	for (i = 0; s.n && i < sizeof(plts) / sizeof(plts[0]) && !err; i++) {
 		scn = elfsym__find_section(elf, plts[i], &sh);
 		if (scn && sh.sh_flags & SHF_EXECINSTR)
-			err = section_stubs(scn, &sh, eh.e_machine, &s, add, arg);
+			err = section_stubs(scn, &sh, eh.e_machine, &s, resolve, arg, &st);
 	}
+	if (err && err != -E2BIG)
+		goto out;
+	err = 0;
+	for (i = 0; i < st.n && !err; i++)
+		err = add(arg, st.v[i].vaddr, st.v[i].size,
+			  (const char *)st.names.data + st.v[i].name, st.v[i].sec_end);
 out:
 	free(s.v);
+	free(st.v);
+	buf__release(&st.names);
 	return err;
 }

@@ -295,6 +295,48 @@ TEST(plt_stub_demangled)
 	elfsym__free(e);
 }
 
+/* libc calls its own ifuncs (memcpy, strlen, ...) through PLT stubs whose
+ * slots an IRELATIVE relocation fills: objdump says "*ABS*+0xRESOLVER@plt";
+ * they read as the ifunc's name, as perf names them. */
+TEST(plt_ifunc_stubs_named_after_resolver)
+{
+	static const char lib[] = "/lib/x86_64-linux-gnu/libc.so.6";
+	static struct nm_sym want[4096];
+	struct elfsym *e = NULL;
+	int i, n, fd, seen = 0;
+
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		SKIP("%s is not here", lib);
+	CHECK(!elfsym__open_fd(fd, &e));
+	close(fd);
+	n = objdump_plt(lib, want, 4096);
+	if (!e || n < 0) {
+		elfsym__free(e);
+		SKIP("objdump (binutils) cannot run");
+	}
+	for (i = 0; i < n; i++) {
+		unsigned long long resolver;
+		char expect[160];
+		const char *fn;
+
+		if (sscanf(want[i].name, "*ABS*+0x%llx@plt", &resolver) != 1)
+			continue;
+		fn = elfsym__lookup(e, resolver, NULL);
+		CHECK(fn);
+		if (!fn)
+			continue;
+		snprintf(expect, sizeof(expect), "%s@plt", fn);
+		CHECK_STR(elfsym__lookup(e, want[i].addr + 4, NULL), expect);
+		seen++;
+	}
+	if (!seen) {
+		elfsym__free(e);
+		SKIP("this libc has no ifunc stubs");
+	}
+	elfsym__free(e);
+}
+
 TEST(build_ids_match_readelf)
 {
 	static const char *const bins[] = {"fx_pie", "fx_nopie", "libfx.so", "fx_stripped"};
@@ -808,6 +850,7 @@ int main(void)
 	RUN(build_ids_match_readelf);
 	RUN(plt_stubs_named_as_objdump);
 	RUN(plt_stub_demangled);
+	RUN(plt_ifunc_stubs_named_after_resolver);
 	RUN(pie_with_load_bias);
 	RUN(nopie_fixed_addresses);
 	RUN(shared_library);

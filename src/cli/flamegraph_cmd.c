@@ -57,8 +57,7 @@ void flamegraph__usage(void)
 	       "                        %u where scripts do not run)\n"
 	       "      --type TYPE       cpu (default) or off_cpu: a capture --off-cpu holds\n"
 	       "                        both; off-CPU graphs are drawn in blues, their\n"
-	       "                        widths are time blocked\n"
-	       SYMBOLIZE_OPT_HELP
+	       "                        widths are time blocked\n" SYMBOLIZE_OPT_HELP
 	       "  -h, --help            this help\n"
 	       "\n"
 	       "Exit status: 0 written, 1 unreadable or malformed FILE or write failure,\n"

@@ -224,8 +224,8 @@ static void text_more(FILE *f, size_t n, size_t k)
 		fprintf(f, "  ... %zu more (--top 0 shows all)\n", n - k);
 }
 
-static void text_frames(FILE *f, const struct report *r, const struct vunit *u,
-			const struct row *v, size_t n)
+static void text_frames(FILE *f, const struct report *r, const struct vunit *u, const struct row *v,
+			size_t n)
 {
 	const struct report_opts *o = r->o;
 	size_t i, k = shown(o, n);
@@ -259,8 +259,8 @@ static void text_frames(FILE *f, const struct report *r, const struct vunit *u,
 
 /* --by span: the samples' OpenTelemetry spans; --by attr:KEY: the values
  * of attribute KEY. */
-static void text_keyed(FILE *f, const struct report *r, const struct vunit *u,
-		       const struct row *v, size_t n)
+static void text_keyed(FILE *f, const struct report *r, const struct vunit *u, const struct row *v,
+		       size_t n)
 {
 	size_t i, k = shown(r->o, n);
 
@@ -288,8 +288,8 @@ static void text_keyed(FILE *f, const struct report *r, const struct vunit *u,
 }
 
 /* The process table, or with @threads the thread table (one more column). */
-static void text_tasks(FILE *f, const struct report *r, const struct vunit *u,
-		       const struct row *v, size_t n, bool threads)
+static void text_tasks(FILE *f, const struct report *r, const struct vunit *u, const struct row *v,
+		       size_t n, bool threads)
 {
 	size_t i, k = shown(r->o, n);
 

@@ -182,7 +182,7 @@ static unsigned family_of(const char *type)
 		const char *type;
 		unsigned fam;
 	} alias[] = {
-		{"root", FAM_ROOT},   {"", FAM_NATIVE},	      {"go", FAM_NATIVE},
+		{"root", FAM_ROOT},   {"", FAM_NATIVE},	       {"go", FAM_NATIVE},
 		{"rust", FAM_NATIVE}, {"python", FAM_CPYTHON}, {"nodejs", FAM_V8JS},
 		{"js", FAM_V8JS},     {"java", FAM_JVM},       {"hotspot", FAM_JVM},
 	};
@@ -783,7 +783,8 @@ static void put_legend(struct buf_out *o, const struct graph *g)
 		colour(families[f].type, f, g->off_cpu, rgb);
 		putf(o,
 		     "<g class=\"lg\"><rect x=\"%u\" y=\"%u\" width=\"10\" height=\"10\" "
-		     "fill=\"rgb(%u,%u,%u)\"/><text x=\"%u\" y=\"%u\" class=\"small\">%s</text></g>\n",
+		     "fill=\"rgb(%u,%u,%u)\"/><text x=\"%u\" y=\"%u\" "
+		     "class=\"small\">%s</text></g>\n",
 		     x, FG_LEGEND_Y - 9, rgb[0], rgb[1], rgb[2], x + 14, FG_LEGEND_Y,
 		     families[f].type);
 		x += 30 + (unsigned)(strlen(families[f].type) * FG_CHAR_W);
@@ -800,7 +801,7 @@ static void put_frame(struct buf_out *o, const struct graph *g, const struct fg_
 	double x = FG_PAD + f->x * scale, w = f->v * scale;
 	bool deep = f->depth > g->max_depth;
 	unsigned y = g->o->inverted ? FG_TOP + f->depth * FG_FRAME_H
-			: deep	    ? 0
+		     : deep	    ? 0
 				    : FG_TOP + (g->max_depth - f->depth) * FG_FRAME_H;
 	double fit = (w - 6) / FG_CHAR_W;
 	size_t chars = fit > 0 ? (size_t)fit : 0;
@@ -850,8 +851,8 @@ static void put_svg(struct buf_out *o, const struct graph *g)
 	buf__puts(o, "<style>");
 	buf__puts(o, flamegraph_css);
 	buf__puts(o, "</style>\n");
-	putf(o, "<rect id=\"fg-bg\" class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\"/>\n",
-	     w, h);
+	putf(o, "<rect id=\"fg-bg\" class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\"/>\n", w,
+	     h);
 	putf(o, "<text id=\"fg-title\" class=\"title\" data-anchor=\"c\" x=\"%u\" y=\"20\">",
 	     w / 2);
 	put_title(o, g->p, g->o);

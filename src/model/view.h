@@ -1,9 +1,10 @@
 /* view.h - how a profile reads to people and to OTLP: one naming policy for
  * frames (function name, else system name, else the source line, else the
- * mapping and offset, else the address, else "[unknown]"), a frame's type, the thread of a sample, and
- * the resource attributes of a process with their precedence. Every reader
- * (report, flame graph, folded) and both OTLP writers (protobuf, JSON) use
- * these, so the same frame and resource read the same everywhere.
+ * mapping and offset, else the address, else "[unknown]"), a frame's type,
+ * the thread of a sample, and the resource attributes of a process with
+ * their precedence. Every reader (report, flame graph, folded) and both
+ * OTLP writers (protobuf, JSON) use these, so the same frame and resource
+ * read the same everywhere.
  */
 #ifndef PROFCAP_MODEL_VIEW_H
 #define PROFCAP_MODEL_VIEW_H

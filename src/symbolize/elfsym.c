@@ -365,8 +365,8 @@ static const char *plt_resolve(void *arg, __u64 vaddr)
 /* A PLT stub as a local function symbol (elfsym__plt_stubs()). */
 static int add_plt_sym(void *arg, __u64 vaddr, __u64 size, const char *name, __u64 sec_end)
 {
-	GElf_Sym gs = {.st_value = vaddr, .st_size = size,
-		       .st_info = GELF_ST_INFO(STB_LOCAL, STT_FUNC)};
+	GElf_Sym gs = {
+		.st_value = vaddr, .st_size = size, .st_info = GELF_ST_INFO(STB_LOCAL, STT_FUNC)};
 
 	return add_sym(arg, &gs, STB_LOCAL, name, sec_end);
 }

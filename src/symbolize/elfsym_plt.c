@@ -66,8 +66,7 @@ static bool irelative(int machine, __u64 type)
 
 /* The relocations of section @scn (REL or RELA against a .dynsym) that
  * name a symbol. 0, -ENOMEM, or -E2BIG at the cap (those kept stay). */
-static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, int machine,
-		       struct slots *s)
+static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, int machine, struct slots *s)
 {
 	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
 	Elf_Data *data = elf_getdata(scn, NULL), *syms;

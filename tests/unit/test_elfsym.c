@@ -252,8 +252,8 @@ TEST(plt_stubs_named_as_objdump)
 			const char *got = elfsym__lookup(e, want[i].addr + 4, &start);
 
 			if (!got || strcmp(got, want[i].name) || start != want[i].addr) {
-				printf("  %s: %s at %llx -> %s\n", bins[b], want[i].name, want[i].addr,
-				       got ? got : "(none)");
+				printf("  %s: %s at %llx -> %s\n", bins[b], want[i].name,
+				       want[i].addr, got ? got : "(none)");
 				CHECK(0);
 			}
 		}

@@ -265,7 +265,7 @@ TEST(colours_by_type)
 	CHECK(find_frame(svg, "x", 0, &j));
 	CHECK(k.fill[0] >= 230 && k.fill[1] >= 145);			 /* orange */
 	CHECK(n.fill[0] >= 195 && n.fill[1] <= 100);			 /* red */
-	CHECK(j.fill[0] >= 215 && j.fill[1] >= 195 && j.fill[2] <= 90); /* yellow */
+	CHECK(j.fill[0] >= 215 && j.fill[1] >= 195 && j.fill[2] <= 90);	 /* yellow */
 	CHECK(strstr(svg, "type v8js</title>"));
 	/* The legend names the families drawn, and no other. */
 	CHECK(strstr(svg, ">kernel</text>") && strstr(svg, ">native</text>"));

@@ -1,6 +1,6 @@
 /* test_view.c - the read-side policies of model/view: one frame-naming
- * rule for every reader (interpreted frames included) and the resource attributes every OTLP writer emits, with their
- * precedence (process, then operator, then host; first key wins).
+ * rule for every reader (interpreted frames included) and the resource attributes every OTLP writer
+ * emits, with their precedence (process, then operator, then host; first key wins).
  */
 #include <stdint.h>
 #include <string.h>

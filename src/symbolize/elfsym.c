@@ -375,6 +375,7 @@ static int parse(Elf *elf, struct elfsym *e)
 {
 	Elf_Scn *scn = NULL;
 	bool interp = false;
+	size_t nsyms;
 	GElf_Ehdr eh;
 	int err;
 
@@ -406,10 +407,12 @@ static int parse(Elf *elf, struct elfsym *e)
 	/* Stubs of ifuncs are named after their resolvers: look them up in
 	 * the symbols read, then add the stubs and sort again. */
 	finish_symbols(e);
+	nsyms = e->nsyms;
 	err = elfsym__plt_stubs(elf, plt_resolve, add_plt_sym, e);
 	if (err && err != -E2BIG)
 		return err;
-	finish_symbols(e);
+	if (e->nsyms != nsyms)
+		finish_symbols(e);
 	return 0;
 }
 

@@ -31,11 +31,14 @@ void flamegraph__usage(void)
 	printf("Usage: profcap flamegraph FILE -o OUT.svg [options]\n"
 	       "\n"
 	       "Write a capture as one self-contained interactive SVG flame graph (no\n"
-	       "network, no external scripts): root 'all', one level per process, then the\n"
-	       "stacks from the root to the leaf. Open it in a browser: hover a frame for\n"
-	       "its samples and share, click to zoom (Reset zoom to go back), Ctrl-F or\n"
-	       "Search to highlight frames matching a regular expression and see their share.\n"
-	       "Colours: orange kernel, red native, green JIT / interpreted, blue processes.\n"
+	       "network, no external scripts): root 'all', one level per program (the\n"
+	       "processes of one executable together; --per-pid keeps them apart), then the\n"
+	       "stacks from the root to the leaf. Open it in a browser: it takes the\n"
+	       "window's width; hover a frame for its samples and share, click to zoom\n"
+	       "(Reset zoom to go back), Ctrl-F or Search to highlight frames matching a\n"
+	       "regular expression and see their share. Each frame type has its colours\n"
+	       "(legend at the top): orange kernel, red native, blue cpython, yellow v8js,\n"
+	       "green jvm, ...\n"
 	       "FILE is any OTLP Profiles file, gzip or not; '-' reads standard input.\n"
 	       "\n"
 	       "Options:\n"
@@ -48,11 +51,13 @@ void flamegraph__usage(void)
 	       "                        http.route=/users); up to %d, all must match\n"
 	       "      --inverted        icicle graph: leaf functions at the top, their callers\n"
 	       "                        below\n"
-	       "      --width PX        image width (default %u)\n"
+	       "      --per-pid         one tower per process (\"exe [pid]\") instead of one\n"
+	       "                        per executable\n"
+	       "      --width PX        fixed image width (default: the browser window's;\n"
+	       "                        %u where scripts do not run)\n"
 	       "      --type TYPE       cpu (default) or off_cpu: a capture --off-cpu holds\n"
 	       "                        both; off-CPU graphs are drawn in blues, their\n"
-	       "                        widths are time blocked\n"
-	       SYMBOLIZE_OPT_HELP
+	       "                        widths are time blocked\n" SYMBOLIZE_OPT_HELP
 	       "  -h, --help            this help\n"
 	       "\n"
 	       "Exit status: 0 written, 1 unreadable or malformed FILE or write failure,\n"
@@ -65,12 +70,22 @@ void flamegraph__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct fg_args *a)
 {
-	enum { OPT_TITLE = 256, OPT_PID, OPT_INVERTED, OPT_WIDTH, OPT_TYPE, OPT_TRACE, OPT_ATTR };
+	enum {
+		OPT_TITLE = 256,
+		OPT_PID,
+		OPT_INVERTED,
+		OPT_WIDTH,
+		OPT_TYPE,
+		OPT_TRACE,
+		OPT_ATTR,
+		OPT_PER_PID
+	};
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"title", required_argument, NULL, OPT_TITLE},
 		{"pid", required_argument, NULL, OPT_PID},
 		{"inverted", no_argument, NULL, OPT_INVERTED},
+		{"per-pid", no_argument, NULL, OPT_PER_PID},
 		{"width", required_argument, NULL, OPT_WIDTH},
 		{"type", required_argument, NULL, OPT_TYPE},
 		{"trace-id", required_argument, NULL, OPT_TRACE},
@@ -118,6 +133,9 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			break;
 		case OPT_INVERTED:
 			a->o.inverted = true;
+			break;
+		case OPT_PER_PID:
+			a->o.per_pid = true;
 			break;
 		case OPT_WIDTH:
 			if (!args__int(optarg, 200, 100000, &v))

@@ -175,7 +175,8 @@ static int add_samples(struct report *r)
 static int frame_row(struct report *r, __u32 loc, __u32 *out);
 
 /* Name of frame @k of location @loc (of @n): the function, marked when
- * inlined, with file:line under --lines. Borrowed from @p or @buf. */
+ * inlined, with file:line under --lines (a frame named by its source line
+ * already shows it). Borrowed from @p or @buf. */
 static const char *line_row_name(const struct report *r, __u32 loc, size_t k, size_t n, char *buf,
 				 size_t len)
 {
@@ -184,7 +185,7 @@ static const char *line_row_name(const struct report *r, __u32 loc, size_t k, si
 	const char *file = "";
 	__s64 line = 0;
 
-	if (r->o->lines)
+	if (r->o->lines && view__line_function(r->p, loc, k, NULL))
 		file = view__line_source(r->p, loc, k, &line);
 	if (!*file && k + 1 == n)
 		return name == scratch ? (snprintf(buf, len, "%s", name), buf) : name;
@@ -260,7 +261,7 @@ static int frame_row(struct report *r, __u32 loc, __u32 *out)
 						 NULL)
 			       : "";
 		if (!*name)
-			name = "[unknown]";
+			name = view__mapping_name(r->p, loc, scratch, sizeof(scratch));
 	} else {
 		name = line_row_name(r, loc, 0, 1, scratch, sizeof(scratch));
 		type = view__location_type(r->p, loc);

@@ -93,6 +93,46 @@ static const char *value_word(const struct meta_view *m)
 	return m->sample_unit;
 }
 
+/* How text tables print values: counts as integers; times (nanoseconds)
+ * in the unit that suits the total, named in the column headers. */
+struct vunit {
+	const char *name; /* "s", "ms", "us"; NULL: plain counts */
+	double div;	  /* nanoseconds per unit */
+};
+
+static struct vunit value_unit(const struct meta_view *m, __u64 total)
+{
+	if (strcmp(m->sample_unit, "nanoseconds"))
+		return (struct vunit){NULL, 1};
+	if (total >= 1000000000ull)
+		return (struct vunit){"s", 1e9};
+	if (total >= 1000000ull)
+		return (struct vunit){"ms", 1e6};
+	return (struct vunit){"us", 1e3};
+}
+
+/* Value @v right-aligned in @width characters. */
+static void put_value(FILE *f, const struct vunit *u, __u64 v, int width)
+{
+	if (u->name)
+		fprintf(f, "%*.3f", width, (double)v / u->div);
+	else
+		fprintf(f, "%*llu", width, (unsigned long long)v);
+}
+
+/* Column header @word, with the unit when values are times ("SELF(ms)"),
+ * right-aligned in @width characters. */
+static void put_header(FILE *f, const struct vunit *u, const char *word, int width)
+{
+	char h[32];
+
+	if (u->name)
+		snprintf(h, sizeof(h), "%s(%s)", word, u->name);
+	else
+		snprintf(h, sizeof(h), "%s", word);
+	fprintf(f, "%*s", width, h);
+}
+
 /* Whether any option keeps only some samples. */
 static bool filtered(const struct report_opts *o)
 {
@@ -184,21 +224,28 @@ static void text_more(FILE *f, size_t n, size_t k)
 		fprintf(f, "  ... %zu more (--top 0 shows all)\n", n - k);
 }
 
-static void text_frames(FILE *f, const struct report *r, const struct row *v, size_t n)
+static void text_frames(FILE *f, const struct report *r, const struct vunit *u, const struct row *v,
+			size_t n)
 {
 	const struct report_opts *o = r->o;
 	size_t i, k = shown(o, n);
+	int w = u->name ? 13 : 11; /* value columns: room for "INCLUSIVE(ms)" */
 	const char *type;
 
 	fprintf(f, "\nTop %zu %s by %s value:\n", k, o->by == BY_MAPPING ? "mappings" : "functions",
 		o->inclusive ? "inclusive" : "self");
-	fprintf(f, "   SELF%%        SELF  INCLUSIVE%%   INCLUSIVE  %s%s\n",
-		o->by == BY_MAPPING ? "" : "TYPE     ",
+	fprintf(f, "   SELF%% ");
+	put_header(f, u, "SELF", w);
+	fprintf(f, "  INCLUSIVE%% ");
+	put_header(f, u, "INCLUSIVE", w);
+	fprintf(f, "  %s%s\n", o->by == BY_MAPPING ? "" : "TYPE     ",
 		o->by == BY_MAPPING ? "MAPPING" : "FUNCTION");
 	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu     %6.2f%% %11llu  ",
-			100.0 * share(v[i].self, r->total), (unsigned long long)v[i].self,
-			100.0 * share(v[i].incl, r->total), (unsigned long long)v[i].incl);
+		fprintf(f, "  %6.2f%% ", 100.0 * share(v[i].self, r->total));
+		put_value(f, u, v[i].self, w);
+		fprintf(f, "     %6.2f%% ", 100.0 * share(v[i].incl, r->total));
+		put_value(f, u, v[i].incl, w);
+		fputs("  ", f);
 		if (o->by != BY_MAPPING) {
 			type = v[i].type && *v[i].type ? v[i].type : "-";
 			put_text(f, type);
@@ -212,22 +259,28 @@ static void text_frames(FILE *f, const struct report *r, const struct row *v, si
 
 /* --by span: the samples' OpenTelemetry spans; --by attr:KEY: the values
  * of attribute KEY. */
-static void text_keyed(FILE *f, const struct report *r, const struct row *v, size_t n)
+static void text_keyed(FILE *f, const struct report *r, const struct vunit *u, const struct row *v,
+		       size_t n)
 {
 	size_t i, k = shown(r->o, n);
 
 	if (r->o->by == BY_ATTR) {
 		fprintf(f, "\nValues of ");
 		put_text(f, r->o->by_attr);
-		fprintf(f, " (%zu):\n    SHARE       VALUE  ", n);
+		fprintf(f, " (%zu):\n    SHARE ", n);
+		put_header(f, u, "VALUE", 11);
+		fputs("  ", f);
 		put_text(f, r->o->by_attr);
 		fputc('\n', f);
 	} else {
-		fprintf(f, "\nSpans (%zu):\n    SHARE       VALUE  TRACE_ID/SPAN_ID\n", n);
+		fprintf(f, "\nSpans (%zu):\n    SHARE ", n);
+		put_header(f, u, "VALUE", 11);
+		fputs("  TRACE_ID/SPAN_ID\n", f);
 	}
 	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu  ", 100.0 * share(v[i].self, r->total),
-			(unsigned long long)v[i].self);
+		fprintf(f, "  %6.2f%% ", 100.0 * share(v[i].self, r->total));
+		put_value(f, u, v[i].self, 11);
+		fputs("  ", f);
 		put_text(f, *v[i].name ? v[i].name : "(none)");
 		fputc('\n', f);
 	}
@@ -235,15 +288,18 @@ static void text_keyed(FILE *f, const struct report *r, const struct row *v, siz
 }
 
 /* The process table, or with @threads the thread table (one more column). */
-static void text_tasks(FILE *f, const struct report *r, const struct row *v, size_t n, bool threads)
+static void text_tasks(FILE *f, const struct report *r, const struct vunit *u, const struct row *v,
+		       size_t n, bool threads)
 {
 	size_t i, k = shown(r->o, n);
 
-	fprintf(f, "\n%s (%zu):\n    SHARE       VALUE         PID%s\n",
-		threads ? "Threads" : "Processes", n, threads ? "         TID  NAME" : "  EXE");
+	fprintf(f, "\n%s (%zu):\n    SHARE ", threads ? "Threads" : "Processes", n);
+	put_header(f, u, "VALUE", 11);
+	fprintf(f, "         PID%s\n", threads ? "         TID  NAME" : "  EXE");
 	for (i = 0; i < k; i++) {
-		fprintf(f, "  %6.2f%% %11llu %11lld", 100.0 * share(v[i].self, r->total),
-			(unsigned long long)v[i].self, (long long)v[i].pid);
+		fprintf(f, "  %6.2f%% ", 100.0 * share(v[i].self, r->total));
+		put_value(f, u, v[i].self, 11);
+		fprintf(f, " %11lld", (long long)v[i].pid);
 		if (threads)
 			fprintf(f, " %11lld", (long long)v[i].tid);
 		fputs("  ", f);
@@ -372,6 +428,7 @@ int report__print_built(FILE *f, const struct report *r)
 	struct row *frames = NULL, *procs = NULL, *threads = NULL, *keyed = NULL;
 	size_t nf = 0, np = 0, nt = 0, nk = 0;
 	struct meta_view m;
+	struct vunit u;
 	int err;
 
 	err = report__sorted(r->procs, profile__process_count(r->p), false, &procs, &np);
@@ -408,12 +465,13 @@ int report__print_built(FILE *f, const struct report *r)
 			filtered(o) ? " match the filter" : " in this capture");
 		goto out;
 	}
+	u = value_unit(&m, r->total);
 	if (o->by == BY_FUNCTION || o->by == BY_MAPPING)
-		text_frames(f, r, frames, nf);
+		text_frames(f, r, &u, frames, nf);
 	if (o->by == BY_SPAN || o->by == BY_ATTR)
-		text_keyed(f, r, keyed, nk);
-	text_tasks(f, r, procs, np, false);
-	text_tasks(f, r, threads, nt, true);
+		text_keyed(f, r, &u, keyed, nk);
+	text_tasks(f, r, &u, procs, np, false);
+	text_tasks(f, r, &u, threads, nt, true);
 out:
 	free(frames);
 	free(procs);

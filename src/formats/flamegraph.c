@@ -29,10 +29,14 @@
 
 #define FG_PAD 10	 /* left/right margin, px */
 #define FG_FRAME_H 16	 /* row height, px (rect is one less) */
-#define FG_TOP 64	 /* space for title, subtitle and controls */
+#define FG_TOP 68	 /* space for title, subtitle, legend and controls */
+#define FG_LEGEND_Y 58	 /* baseline of the legend */
 #define FG_BOTTOM 30	 /* space for the status line */
 #define FG_CHAR_W 7.3	 /* width of one 12 px monospace character */
 #define FG_MIN_TENTHS 10 /* draw frames of at least 1/10 px */
+/* Frames narrower than this do not make the graph taller: deeper ones are
+ * hidden until a zoom widens them (the script does the same). */
+#define FG_TALL_PX 1.0
 
 #define NO_NODE UINT32_MAX
 
@@ -116,87 +120,94 @@ static size_t text_chars(const char *s)
 
 /* ---- labels and colours ------------------------------------------------------------ */
 
-enum palette {
-	PAL_ROOT = 0,
-	PAL_PROCESS,
-	PAL_KERNEL,
-	PAL_NATIVE,
-	PAL_MANAGED, /* JIT-compiled or interpreted runtimes */
-	PAL_OTHER,
+/* Colour families: one per frame type, so native code, the kernel and
+ * each interpreter or runtime read apart; a frame's hue within its family
+ * comes from its name. Per family: base and span of r, g, b for CPU graphs
+ * (warm) and for off-CPU graphs (cool: blues and purples, so one is never
+ * taken for the other). */
+struct family {
+	const char *type; /* the legend's word */
+	__u8 warm[6], cool[6];
+};
+
+enum {
+	FAM_ROOT,
+	FAM_PROCESS,
+	FAM_KERNEL,
+	FAM_NATIVE,
+	FAM_CPYTHON,
+	FAM_V8JS,
+	FAM_JVM,
+	FAM_PHP,
+	FAM_RUBY,
+	FAM_PERL,
+	FAM_BEAM,
+	FAM_DOTNET,
+	FAM_OTHER,
+	FAM__COUNT
+};
+
+static const struct family families[FAM__COUNT] = {
+	{"all", {185, 10, 185, 10, 190, 10}, {185, 10, 185, 10, 190, 10}},
+	{"process", {165, 30, 165, 30, 215, 30}, {150, 30, 150, 30, 160, 30}},
+	{"kernel", {230, 25, 130, 50, 0, 40}, {40, 40, 90, 60, 200, 55}},
+	{"native", {200, 50, 40, 60, 40, 30}, {30, 40, 150, 50, 180, 50}},
+	{"cpython", {60, 50, 125, 50, 205, 45}, {110, 40, 110, 40, 230, 25}},
+	{"v8js", {215, 35, 195, 40, 40, 50}, {140, 40, 190, 40, 210, 40}},
+	{"jvm", {50, 60, 175, 55, 50, 45}, {20, 40, 170, 50, 140, 40}},
+	{"php", {135, 40, 95, 40, 200, 50}, {120, 50, 80, 40, 200, 55}},
+	{"ruby", {215, 35, 70, 40, 120, 50}, {170, 40, 100, 40, 210, 40}},
+	{"perl", {30, 50, 160, 45, 160, 45}, {60, 40, 190, 40, 200, 40}},
+	{"beam", {160, 40, 110, 35, 60, 35}, {90, 30, 120, 30, 160, 30}},
+	{"dotnet", {110, 40, 60, 35, 160, 45}, {130, 30, 90, 30, 170, 30}},
+	{"other", {150, 40, 150, 40, 110, 35}, {90, 40, 110, 40, 220, 35}},
 };
 
 struct label {
 	const char *name; /* into the label table */
 	const char *type;
 	__u8 rgb[3];
+	__u8 family;	  /* index into families */
 	bool inlined;	  /* a function inlined into its caller */
 	bool mixed_lines; /* its locations show different lines */
 	size_t chars;	  /* text_chars(name) */
 	const char *file; /* source file, borrowed from the profile; NULL = unknown */
 	__s64 line;	  /* 0 = unknown */
+	__u32 nprocs;	  /* process labels: processes drawn under it */
 };
 
-static enum palette palette_of(const char *type)
+static unsigned family_of(const char *type)
 {
-	static const char *const managed[] = {"jvm",  "v8js", "cpython",    "php",    "ruby",
-					      "perl", "beam", "dotnet",	    "python", "jit",
-					      "lua",  "wasm", "interpreted"};
-	size_t i;
+	static const struct {
+		const char *type;
+		unsigned fam;
+	} alias[] = {
+		{"root", FAM_ROOT},   {"", FAM_NATIVE},	       {"go", FAM_NATIVE},
+		{"rust", FAM_NATIVE}, {"python", FAM_CPYTHON}, {"nodejs", FAM_V8JS},
+		{"js", FAM_V8JS},     {"java", FAM_JVM},       {"hotspot", FAM_JVM},
+	};
+	unsigned i;
 
-	if (!strcmp(type, "root"))
-		return PAL_ROOT;
-	if (!strcmp(type, "process"))
-		return PAL_PROCESS;
-	if (!strcmp(type, "kernel"))
-		return PAL_KERNEL;
-	if (!*type || !strcmp(type, "native") || !strcmp(type, "go") || !strcmp(type, "rust"))
-		return PAL_NATIVE;
-	for (i = 0; i < sizeof(managed) / sizeof(managed[0]); i++)
-		if (!strcmp(type, managed[i]))
-			return PAL_MANAGED;
-	return PAL_OTHER;
+	for (i = 0; i < FAM_OTHER; i++)
+		if (!strcmp(type, families[i].type))
+			return i;
+	for (i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (!strcmp(type, alias[i].type))
+			return alias[i].fam;
+	return FAM_OTHER;
 }
 
-/* Deterministic colour for @name in the palette of @type; @off: the cool
- * palettes of off-CPU graphs (blues and purples), so one is never taken
- * for a CPU graph (warm: reds, oranges, greens). */
-static void colour(const char *name, const char *type, bool off, __u8 rgb[3])
+/* Deterministic colour for @name in family @fam; @off: the cool colours of
+ * off-CPU graphs. */
+static void colour(const char *name, unsigned fam, bool off, __u8 rgb[3])
 {
-	/* Per palette: base and span of r, g, b; two hash-derived fractions
-	 * vary the hue within the palette. */
-	static const __u8 base[][6] = {
-		[PAL_ROOT] = {185, 10, 185, 10, 190, 10},
-		[PAL_PROCESS] = {120, 40, 150, 40, 205, 35},
-		[PAL_KERNEL] = {230, 25, 145, 50, 25, 30},
-		[PAL_NATIVE] = {195, 50, 40, 50, 40, 25},
-		[PAL_MANAGED] = {50, 60, 165, 65, 50, 50},
-		[PAL_OTHER] = {160, 50, 95, 45, 195, 55},
-	};
-	static const __u8 cool[][6] = {
-		[PAL_ROOT] = {185, 10, 185, 10, 190, 10},
-		[PAL_PROCESS] = {150, 30, 150, 30, 160, 30},
-		[PAL_KERNEL] = {40, 40, 90, 60, 200, 55},
-		[PAL_NATIVE] = {30, 40, 150, 50, 180, 50},
-		[PAL_MANAGED] = {120, 50, 80, 40, 200, 55},
-		[PAL_OTHER] = {90, 40, 110, 40, 220, 35},
-	};
-	enum palette pal = palette_of(type);
-
-	if (off) {
-		__u32 h = (__u32)intern__hash(name, strlen(name));
-		double a = (h & 0xffff) / 65535.0, b = (h >> 16) / 65535.0;
-
-		rgb[0] = (__u8)(cool[pal][0] + cool[pal][1] * a);
-		rgb[1] = (__u8)(cool[pal][2] + cool[pal][3] * b);
-		rgb[2] = (__u8)(cool[pal][4] + cool[pal][5] * a);
-		return;
-	}
+	const __u8 *c = off ? families[fam].cool : families[fam].warm;
 	__u32 h = (__u32)intern__hash(name, strlen(name));
 	double a = (h & 0xffff) / 65535.0, b = (h >> 16) / 65535.0;
 
-	rgb[0] = (__u8)(base[pal][0] + base[pal][1] * a);
-	rgb[1] = (__u8)(base[pal][2] + base[pal][3] * b);
-	rgb[2] = (__u8)(base[pal][4] + base[pal][5] * a);
+	rgb[0] = (__u8)(c[0] + c[1] * a);
+	rgb[1] = (__u8)(c[2] + c[3] * b);
+	rgb[2] = (__u8)(c[4] + c[5] * a);
 }
 
 /* ---- building the graph ------------------------------------------------------------ */
@@ -244,7 +255,8 @@ struct graph {
 	size_t nframes, frames_cap;
 	size_t dropped; /* frames too narrow to draw */
 	size_t nprocs;	/* processes drawn */
-	__u32 max_depth;
+	size_t ntowers; /* their towers: programs, or processes with --per-pid */
+	__u32 max_depth; /* of the frames at least FG_TALL_PX wide: the height */
 };
 
 static void graph_release(struct graph *g)
@@ -297,7 +309,9 @@ static int get_label(struct graph *g, const char *type, const char *name, bool i
 	l->mixed_lines = false;
 	l->file = NULL;
 	l->line = 0;
-	colour(l->name, l->type, g->off_cpu, l->rgb);
+	l->nprocs = 0;
+	l->family = (__u8)family_of(l->type);
+	colour(l->name, l->family, g->off_cpu, l->rgb);
 	if (inlined) {
 		/* Inlined frames: the same hue, paler. */
 		l->rgb[0] = (__u8)(l->rgb[0] + (255 - l->rgb[0]) / 2);
@@ -406,9 +420,14 @@ static int make_labels(struct graph *g)
 	err = err ?: location_labels(g);
 	for (i = 0; !err && i < np; i++) {
 		pd = profile__process(g->p, i);
-		snprintf(name, sizeof(name), "%s [%lld]",
-			 pd->exe_name && *pd->exe_name ? pd->exe_name : "(unknown)",
-			 (long long)pd->pid);
+		/* One tower per program unless --per-pid; a process without
+		 * a name cannot be grouped. */
+		if (!pd->exe_name || !*pd->exe_name)
+			snprintf(name, sizeof(name), "[pid %lld]", (long long)pd->pid);
+		else if (g->o->per_pid)
+			snprintf(name, sizeof(name), "%s [%lld]", pd->exe_name, (long long)pd->pid);
+		else
+			snprintf(name, sizeof(name), "%s", pd->exe_name);
 		err = get_label(g, "process", name, false, &g->proc_label[i]);
 	}
 	if (err)
@@ -435,6 +454,12 @@ static int make_labels(struct graph *g)
 	return 0;
 }
 
+/* Width of @v in px. */
+static double px_width(const struct graph *g, __u64 v)
+{
+	return g->total ? (double)v * (g->width - 2 * FG_PAD) / (double)g->total : 0;
+}
+
 static bool visible(const struct graph *g, __u64 v)
 {
 	/* At least 1/FG_MIN_TENTHS px wide. */
@@ -452,7 +477,7 @@ static int close_frame(struct graph *g, __u64 x, __u64 end, __u32 depth, __u32 l
 			SIZE_MAX / sizeof(*g->frames)))
 		return -ENOMEM;
 	g->frames[g->nframes++] = (struct fg_frame){x, end - x, depth, label};
-	if (depth > g->max_depth)
+	if (depth > g->max_depth && px_width(g, end - x) >= FG_TALL_PX)
 		g->max_depth = depth;
 	return 0;
 }
@@ -468,29 +493,39 @@ static int cmp_item(const void *x, const void *y)
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
-/* The distinct stacks of process @i as items, sorted by name order, so
- * stacks sharing a prefix are adjacent. *@seq and *@items are the caller's
- * to free. */
-static int process_items(struct graph *g, size_t i, struct item **items, size_t *nitems,
-			 __u32 **seq)
+struct proc_order {
+	const char *name, *type;
+	size_t idx;
+	__u64 sum;
+};
+
+/* The distinct stacks of the @np processes @procs (one tower) as items,
+ * sorted by name order, so stacks sharing a prefix are adjacent. *@seq and
+ * *@items are the caller's to free. */
+static int process_items(struct graph *g, const struct proc_order *procs, size_t np,
+			 struct item **items, size_t *nitems, __u32 **seq)
 {
-	size_t ns = profile__sample_count(g->p, i), nt = 0, total_len = 0, j, k, n, off, start;
+	size_t nt = 0, total_len = 0, j, k, n, off, start, pi;
 	const struct profile_sample_entry *s;
 	const __u32 *locs;
 	struct item *it;
 	__u32 *q;
 
-	for (j = 0; j < ns; j++) {
-		s = profile__sample(g->p, i, j);
-		if (!sample_kept(g, s))
-			continue;
-		if (!g->stack_val[s->stack]) {
-			g->touched[nt++] = s->stack;
-			locs = profile__stack(g->p, s->stack, &n);
-			for (k = 0; k < n; k++)
-				total_len += g->loc_nlab[locs[k]];
+	for (pi = 0; pi < np; pi++) {
+		size_t ns = profile__sample_count(g->p, procs[pi].idx);
+
+		for (j = 0; j < ns; j++) {
+			s = profile__sample(g->p, procs[pi].idx, j);
+			if (!sample_kept(g, s))
+				continue;
+			if (!g->stack_val[s->stack]) {
+				g->touched[nt++] = s->stack;
+				locs = profile__stack(g->p, s->stack, &n);
+				for (k = 0; k < n; k++)
+					total_len += g->loc_nlab[locs[k]];
+			}
+			g->stack_val[s->stack] += s->value;
 		}
-		g->stack_val[s->stack] += s->value;
 	}
 	it = malloc((nt + 1) * sizeof(*it));
 	q = malloc((total_len + 1) * sizeof(*q));
@@ -525,10 +560,12 @@ static int process_items(struct graph *g, size_t i, struct item **items, size_t 
 	return 0;
 }
 
-/* Lay out process @i from offset *@x on: its frame at depth 1, its stacks
- * above. Consecutive sorted stacks share their common prefix of open frames;
- * a frame's width is known when it closes. */
-static int add_process(struct graph *g, size_t i, __u64 *x)
+/* Lay out the @np processes @procs, which share tower @label, from offset
+ * *@x on: the tower's frame at depth 1, the stacks above. Consecutive sorted
+ * stacks share their common prefix of open frames; a frame's width is known
+ * when it closes. */
+static int add_tower(struct graph *g, const struct proc_order *procs, size_t np, __u32 label,
+		     __u64 *x)
 {
 	struct open_frame *path = NULL;
 	struct item *items = NULL;
@@ -537,7 +574,7 @@ static int add_process(struct graph *g, size_t i, __u64 *x)
 	__u32 *seq = NULL, depth = 0, common;
 	int err;
 
-	err = process_items(g, i, &items, &nitems, &seq);
+	err = process_items(g, procs, np, &items, &nitems, &seq);
 	if (err)
 		return err;
 	for (j = 0; j < nitems; j++)
@@ -568,7 +605,7 @@ static int add_process(struct graph *g, size_t i, __u64 *x)
 		err = close_frame(g, path[depth].x, cur, depth + 2, g->by_rank[path[depth].rank]);
 	}
 	if (!err)
-		err = close_frame(g, start, cur, 1, g->proc_label[i]);
+		err = close_frame(g, start, cur, 1, label);
 	*x = cur;
 out:
 	free(path);
@@ -576,12 +613,6 @@ out:
 	free(seq);
 	return err;
 }
-
-struct proc_order {
-	const char *name, *type;
-	size_t idx;
-	__u64 sum;
-};
 
 static int cmp_proc(const void *x, const void *y)
 {
@@ -603,7 +634,7 @@ static int frame_order(const void *x, const void *y)
 
 static int graph_build(struct graph *g, const struct profile *p, const struct flamegraph_opts *o)
 {
-	size_t np = profile__process_count(p), i, n = 0;
+	size_t np = profile__process_count(p), i, j, n = 0;
 	struct proc_order *order = NULL;
 	__u64 x = 0;
 	int err;
@@ -628,7 +659,8 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 	g->touched = malloc(profile__stack_count(p) * sizeof(*g->touched));
 	order = malloc((np + 1) * sizeof(*order));
 	err = -ENOMEM;
-	if (!g->labels || !g->loc_label || !g->loc_nlab || !g->proc_label || !g->stack_val || !g->touched || !order)
+	if (!g->labels || !g->loc_label || !g->loc_nlab || !g->proc_label || !g->stack_val ||
+	    !g->touched || !order)
 		goto out;
 	err = make_labels(g);
 	if (err)
@@ -640,13 +672,21 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 		order[n].name = g->lab[g->proc_label[i]].name;
 		order[n].type = "";
 		order[n].idx = i;
+		g->lab[g->proc_label[i]].nprocs++;
 		g->total += order[n++].sum;
 	}
 	if (n) /* qsort wants a non-NULL array even for 0 elements (UBSan) */
 		qsort(order, n, sizeof(*order), cmp_proc);
 	g->nprocs = n;
-	for (i = 0; i < n && !err; i++)
-		err = add_process(g, order[i].idx, &x);
+	/* Processes of one tower are adjacent: sorted by their label's name. */
+	for (i = 0; i < n && !err; i = j) {
+		__u32 label = g->proc_label[order[i].idx];
+
+		for (j = i + 1; j < n && g->proc_label[order[j].idx] == label; j++)
+			;
+		g->ntowers++;
+		err = add_tower(g, order + i, j - i, label, &x);
+	}
 	if (!err && g->total)
 		err = close_frame(g, 0, g->total, 0, 0); /* "all" is label 0 */
 	if (!err && g->nframes)
@@ -696,6 +736,8 @@ static void put_subtitle(struct buf_out *o, const struct graph *g)
 		put_xml(o, *stype ? stype : "samples", 0);
 	}
 	putf(o, ", %zu process%s", g->nprocs, g->nprocs == 1 ? "" : "es");
+	if (g->ntowers < g->nprocs)
+		putf(o, " of %zu program%s", g->ntowers, g->ntowers == 1 ? "" : "s");
 	if (m->duration_nano)
 		putf(o, ", %.1f s", m->duration_nano / 1e9);
 	if (m->period_ns && !strcmp(profile__string(g->p, pt, NULL), "cpu"))
@@ -723,28 +765,33 @@ static void put_subtitle(struct buf_out *o, const struct graph *g)
 		     g->dropped == 1 ? "" : "s");
 }
 
-static void put_legend(struct buf_out *o, bool off)
+/* One swatch per colour family of the frames drawn, in family order. */
+static void put_legend(struct buf_out *o, const struct graph *g)
 {
-	static const struct {
-		const char *label, *type, *name;
-	} items[] = {
-		{"kernel", "kernel", "kernel"},
-		{"native", "native", "native"},
-		{"JIT / interpreted", "jvm", "jit"},
-		{"process", "process", "process"},
-	};
-	unsigned x = FG_PAD;
+	bool seen[FAM__COUNT] = {false}, inlined = false;
+	unsigned x = FG_PAD, f;
 	__u8 rgb[3];
 	size_t i;
 
-	for (i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
-		colour(items[i].name, items[i].type, off, rgb);
-		putf(o,
-		     "<rect x=\"%u\" y=\"35\" width=\"10\" height=\"10\" fill=\"rgb(%u,%u,%u)\"/>"
-		     "<text x=\"%u\" y=\"44\" class=\"small\">%s</text>\n",
-		     x, rgb[0], rgb[1], rgb[2], x + 14, items[i].label);
-		x += 30 + (unsigned)(strlen(items[i].label) * FG_CHAR_W);
+	for (i = 0; i < g->nframes; i++) {
+		seen[g->lab[g->frames[i].label].family] = true;
+		inlined |= g->lab[g->frames[i].label].inlined;
 	}
+	for (f = FAM_PROCESS; f < FAM__COUNT; f++) {
+		if (!seen[f])
+			continue;
+		colour(families[f].type, f, g->off_cpu, rgb);
+		putf(o,
+		     "<g class=\"lg\"><rect x=\"%u\" y=\"%u\" width=\"10\" height=\"10\" "
+		     "fill=\"rgb(%u,%u,%u)\"/><text x=\"%u\" y=\"%u\" "
+		     "class=\"small\">%s</text></g>\n",
+		     x, FG_LEGEND_Y - 9, rgb[0], rgb[1], rgb[2], x + 14, FG_LEGEND_Y,
+		     families[f].type);
+		x += 30 + (unsigned)(strlen(families[f].type) * FG_CHAR_W);
+	}
+	if (inlined)
+		putf(o, "<text x=\"%u\" y=\"%u\" class=\"small\">paler: inlined</text>\n", x,
+		     FG_LEGEND_Y);
 }
 
 static void put_frame(struct buf_out *o, const struct graph *g, const struct fg_frame *f)
@@ -752,13 +799,16 @@ static void put_frame(struct buf_out *o, const struct graph *g, const struct fg_
 	const struct label *lab = &g->lab[f->label];
 	double scale = (double)(g->width - 2 * FG_PAD) / (double)g->total;
 	double x = FG_PAD + f->x * scale, w = f->v * scale;
+	bool deep = f->depth > g->max_depth;
 	unsigned y = g->o->inverted ? FG_TOP + f->depth * FG_FRAME_H
+		     : deep	    ? 0
 				    : FG_TOP + (g->max_depth - f->depth) * FG_FRAME_H;
 	double fit = (w - 6) / FG_CHAR_W;
 	size_t chars = fit > 0 ? (size_t)fit : 0;
 
-	putf(o, "<g class=\"f\" data-x=\"%llu\" data-v=\"%llu\" data-d=\"%u\"><title>",
-	     (unsigned long long)f->x, (unsigned long long)f->v, f->depth);
+	putf(o, "<g class=\"f\" data-x=\"%llu\" data-v=\"%llu\" data-d=\"%u\"%s><title>",
+	     (unsigned long long)f->x, (unsigned long long)f->v, f->depth,
+	     deep ? " style=\"display:none\"" : "");
 	put_xml(o, lab->name, 0);
 	if (g->off_cpu)
 		putf(o, "\n%.3f ms off-CPU, %.2f%% of all, type ", f->v / 1e6,
@@ -767,6 +817,8 @@ static void put_frame(struct buf_out *o, const struct graph *g, const struct fg_
 		putf(o, "\n%llu samples, %.2f%% of all, type ", (unsigned long long)f->v,
 		     100.0 * (double)f->v / (double)g->total);
 	put_xml(o, *lab->type ? lab->type : "unknown", 0);
+	if (lab->nprocs > 1)
+		putf(o, ", %u processes", lab->nprocs);
 	if (lab->inlined)
 		buf__puts(o, ", inlined");
 	if (lab->file) {
@@ -799,20 +851,27 @@ static void put_svg(struct buf_out *o, const struct graph *g)
 	buf__puts(o, "<style>");
 	buf__puts(o, flamegraph_css);
 	buf__puts(o, "</style>\n");
-	putf(o, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\"/>\n", w, h);
-	putf(o, "<text id=\"fg-title\" class=\"title\" x=\"%u\" y=\"20\">", w / 2);
+	putf(o, "<rect id=\"fg-bg\" class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\"/>\n", w,
+	     h);
+	putf(o, "<text id=\"fg-title\" class=\"title\" data-anchor=\"c\" x=\"%u\" y=\"20\">",
+	     w / 2);
 	put_title(o, g->p, g->o);
-	putf(o, "</text>\n<text id=\"fg-sub\" class=\"sub\" x=\"%u\" y=\"44\">", w - FG_PAD);
+	putf(o, "</text>\n<text id=\"fg-sub\" class=\"sub\" x=\"%u\" y=\"40\">", FG_PAD);
 	put_subtitle(o, g);
 	buf__puts(o, "</text>\n");
-	put_legend(o, g->off_cpu);
+	put_legend(o, g);
 	putf(o,
 	     "<text id=\"fg-reset\" class=\"btn\" x=\"%u\" y=\"20\" style=\"display:none\">"
 	     "Reset zoom</text>\n"
-	     "<text id=\"fg-search\" class=\"btn end\" x=\"%u\" y=\"20\">Search (Ctrl-F)</text>\n",
+	     "<text id=\"fg-search\" class=\"btn end\" data-anchor=\"r\" x=\"%u\" y=\"20\">"
+	     "Search (Ctrl-F)</text>\n",
 	     FG_PAD, w - FG_PAD);
-	putf(o, "<g id=\"fg-frames\" data-total=\"%llu\" data-width=\"%u\" data-pad=\"%u\">\n",
-	     (unsigned long long)g->total, w, FG_PAD);
+	putf(o,
+	     "<g id=\"fg-frames\" data-total=\"%llu\" data-width=\"%u\" data-pad=\"%u\" "
+	     "data-fixed=\"%d\" data-inverted=\"%d\" data-top=\"%u\" data-row=\"%u\" "
+	     "data-bottom=\"%u\">\n",
+	     (unsigned long long)g->total, w, FG_PAD, g->o->width ? 1 : 0, g->o->inverted ? 1 : 0,
+	     FG_TOP, FG_FRAME_H, FG_BOTTOM);
 	for (i = 0; i < g->nframes; i++)
 		put_frame(o, g, &g->frames[i]);
 	buf__puts(o, "</g>\n");
@@ -822,7 +881,8 @@ static void put_svg(struct buf_out *o, const struct graph *g)
 	putf(o,
 	     "<text id=\"fg-status\" class=\"small\" x=\"%u\" y=\"%u\">Hover a frame for details, "
 	     "click to zoom, Ctrl-F to search</text>\n"
-	     "<text id=\"fg-matched\" class=\"small end\" x=\"%u\" y=\"%u\"></text>\n",
+	     "<text id=\"fg-matched\" class=\"small end\" data-anchor=\"r\" x=\"%u\" "
+	     "y=\"%u\"></text>\n",
 	     FG_PAD, h - 10, w - FG_PAD, h - 10);
 	buf__puts(o, "<script><![CDATA[");
 	buf__puts(o, flamegraph_js);

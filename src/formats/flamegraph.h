@@ -2,12 +2,16 @@
  * `capture --format svg` and `convert --to svg` use.
  *
  * The SVG is self-contained (inline CSS and JavaScript, no fonts, no network):
- * root "all", one level per process ("exe [pid]"), then stacks root -> leaf
- * (or leaf -> callers when inverted). Frames with the same name under the same
- * parent are merged; frames narrower than 0.1 px are folded into their parent
- * and counted. Colours depend on the frame type (kernel, native, JIT or
- * interpreted) and are deterministic per name. In a browser: hover shows the
- * details, click zooms, Ctrl-F or the Search control highlights matches.
+ * root "all", one level per program (processes of one executable together;
+ * per process, "exe [pid]", with per_pid), then stacks root -> leaf (or leaf
+ * -> callers when inverted). Frames with the same name under the same parent
+ * are merged; frames narrower than 0.1 px are folded into their parent and
+ * counted. Each frame type (kernel, native, cpython, v8js, jvm, ...) has its
+ * own colour family, named in a legend; the hue within it is deterministic
+ * per name. The height is what the deepest drawn stack needs. In a browser
+ * the graph takes the window's width (unless a width is given), hover shows
+ * the details, click zooms, Ctrl-F or the Search control highlights matches
+ * and says their share.
  */
 #ifndef PROFCAP_FLAMEGRAPH_H
 #define PROFCAP_FLAMEGRAPH_H
@@ -33,7 +37,10 @@ struct flamegraph_opts {
 	const struct view_attr_match *attrs;
 	size_t nattrs;
 	bool inverted;	/* icicle: leaf at the top, callers below */
-	unsigned width; /* image width in px; 0 = 1200 */
+	bool per_pid;	/* one tower per process instead of per executable */
+	/* image width in px; 0: the window's width in a browser, 1200 where
+	 * the SVG's script does not run */
+	unsigned width;
 };
 
 /* Append the SVG flame graph of @p to @out (caller owned; its cap bounds the

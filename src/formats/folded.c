@@ -41,17 +41,13 @@ const char *folded__frame_name(const struct profile *p, __u32 loc, char *name, s
 const char *folded__line_name(const struct profile *p, __u32 loc, size_t i, char *name,
 			      size_t len)
 {
+	char scratch[NAME_MAX_LEN];
 	size_t nl;
 	const char *fn = view__line_function(p, loc, i, &nl);
 
-	if (fn) {
-		snprintf(name, len, "%s%s", fn, i + 1 < nl ? FOLDED_INLINE_MARK : "");
-	} else {
-		const char *s = view__place_name(p, loc, VIEW_NAME_ADDRESS, name, len);
-
-		if (s != name)
-			snprintf(name, len, "%s", s);
-	}
+	if (!fn)
+		fn = view__line_name(p, loc, i, scratch, sizeof(scratch));
+	snprintf(name, len, "%s%s", fn, i + 1 < nl ? FOLDED_INLINE_MARK : "");
 	sanitize(name);
 	return name;
 }

@@ -3,9 +3,9 @@
  *
  * comm is the process's executable name ("[pid N]" when unknown), so all
  * threads of a process share one tower. A frame is its function name, or
- * "<mapping basename>+0x<file offset>" when only the mapping is known
- * ("libc.so.6+0x2724a"), or "0x<address>", or "[unknown]". ';' and line
- * breaks inside names become '_'. A location with inlined functions reads as
+ * without one the name every reader gives it (view__place_name():
+ * "libc.so.6+0x2724a", "app.py:42", "[unknown]+0x7f00", "[unknown]"). ';'
+ * and line breaks inside names become '_'. A location with inlined functions reads as
  * several frames, the caller first; each inlined one carries the "_[i]"
  * suffix (as stackcollapse-perf.pl --inline writes them and flamegraph.pl
  * colours them). Lines are aggregated and sorted by byte

@@ -14,59 +14,63 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* The name of an unnamed frame by its mapping or address (enum view_naming). */
+/* The name of an unnamed frame (view__place_name()); @file and @line: the
+ * source of the frame being named ("" when unknown). */
 static const char *place_name(const struct profile *p, const struct profile_location_entry *l,
-			      enum view_naming how, char *scratch, size_t n)
+			      const char *file, __s64 line, char *scratch, size_t n)
 {
 	const struct profile_mapping_entry *m = l->mapping ? profile__mapping(p, l->mapping) : NULL;
 	const char *base = m ? base_name(profile__string(p, m->filename, NULL)) : "";
 
-	if (how == VIEW_NAME_ADDRESS) {
-		if (m)
-			snprintf(scratch, n, "%s+0x%llx", *base ? base : "[unknown]",
-				 (unsigned long long)(l->address - m->start + m->file_offset));
-		else if (l->address)
-			snprintf(scratch, n, "0x%llx", (unsigned long long)l->address);
+	if (*file) {
+		if (line > 0)
+			snprintf(scratch, n, "%s:%lld", file, (long long)line);
 		else
-			return "[unknown]";
-		return scratch;
-	}
-	if (*base == '[')
-		return base;
-	if (!*base)
+			snprintf(scratch, n, "%s", file);
+	} else if (m) {
+		snprintf(scratch, n, "%s+0x%llx", *base ? base : "[unknown]",
+			 (unsigned long long)(l->address - m->start + m->file_offset));
+	} else if (l->address) {
+		snprintf(scratch, n, "[unknown]+0x%llx", (unsigned long long)l->address);
+	} else {
 		return "[unknown]";
-	snprintf(scratch, n, "[%s]", base);
+	}
 	return scratch;
 }
 
-const char *view__frame_name(const struct profile *p, __u32 loc, enum view_naming how,
-			     char *scratch, size_t n)
+const char *view__frame_name(const struct profile *p, __u32 loc, char *scratch, size_t n)
 {
-	const struct profile_location_entry *l = profile__location(p, loc);
-
-	__u32 fn = profile__location_function(p, l);
-
-	if (fn) {
-		const struct profile_function_entry *f = profile__function(p, fn);
-		const char *name = profile__string(p, f->name, NULL);
-
-		if (!*name)
-			name = profile__string(p, f->system_name, NULL);
-		if (*name)
-			return name;
-	}
-	return place_name(p, l, how, scratch, n);
+	return view__line_name(p, loc, 0, scratch, n);
 }
 
-const char *view__place_name(const struct profile *p, __u32 loc, enum view_naming how,
-			     char *scratch, size_t n)
+const char *view__place_name(const struct profile *p, __u32 loc, char *scratch, size_t n)
 {
-	return place_name(p, profile__location(p, loc), how, scratch, n);
+	__s64 line;
+	const char *file = view__line_source(p, loc, 0, &line);
+
+	return place_name(p, profile__location(p, loc), file, line, scratch, n);
 }
 
 const char *view__location_name(const struct profile *p, __u32 loc, char *scratch, size_t n)
 {
-	return view__frame_name(p, loc, VIEW_NAME_BRIEF, scratch, n);
+	return view__frame_name(p, loc, scratch, n);
+}
+
+const char *view__mapping_name(const struct profile *p, __u32 loc, char *scratch, size_t n)
+{
+	const struct profile_location_entry *l = profile__location(p, loc);
+	const char *type;
+
+	if (l->mapping) {
+		const char *f = profile__string(p, profile__mapping(p, l->mapping)->filename, NULL);
+
+		return *f ? base_name(f) : "[unknown]";
+	}
+	type = view__location_type(p, loc);
+	if (!*type || !strcmp(type, "native") || !strcmp(type, "kernel"))
+		return "[unknown]";
+	snprintf(scratch, n, "[%s]", type);
+	return scratch;
 }
 
 const char *view__line_function(const struct profile *p, __u32 loc, size_t i, size_t *nlines)
@@ -92,11 +96,13 @@ const char *view__line_function(const struct profile *p, __u32 loc, size_t i, si
 const char *view__line_name(const struct profile *p, __u32 loc, size_t i, char *scratch,
 			    size_t n)
 {
-	const char *name = view__line_function(p, loc, i, NULL);
+	const char *name = view__line_function(p, loc, i, NULL), *file;
+	__s64 line;
 
 	if (name)
 		return name;
-	return place_name(p, profile__location(p, loc), VIEW_NAME_BRIEF, scratch, n);
+	file = view__line_source(p, loc, i, &line);
+	return place_name(p, profile__location(p, loc), file, line, scratch, n);
 }
 
 size_t view__line_count(const struct profile *p, __u32 loc)

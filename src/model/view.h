@@ -1,9 +1,10 @@
 /* view.h - how a profile reads to people and to OTLP: one naming policy for
- * frames (function name, else system name, else the mapping, else the
- * address, else "[unknown]"), a frame's type, the thread of a sample, and
- * the resource attributes of a process with their precedence. Every reader
- * (report, flame graph, folded) and both OTLP writers (protobuf, JSON) use
- * these, so the same frame and resource read the same everywhere.
+ * frames (function name, else system name, else the source line, else the
+ * mapping and offset, else the address, else "[unknown]"), a frame's type,
+ * the thread of a sample, and the resource attributes of a process with
+ * their precedence. Every reader (report, flame graph, folded) and both
+ * OTLP writers (protobuf, JSON) use these, so the same frame and resource
+ * read the same everywhere.
  */
 #ifndef PROFCAP_MODEL_VIEW_H
 #define PROFCAP_MODEL_VIEW_H
@@ -17,38 +18,36 @@
 struct profile;
 struct profile_sample_entry;
 
-/* How much of an unnamed frame's place its name keeps. */
-enum view_naming {
-	/* Per mapping: "[libc.so.6]", else "[unknown]" (report, flame graph:
-	 * the unnamed code of one library adds up). */
-	VIEW_NAME_BRIEF,
-	/* Per address: "libc.so.6+0x2f00" (file offset), "0xdead" without a
-	 * mapping, else "[unknown]" (folded stacks keep frames apart). */
-	VIEW_NAME_ADDRESS,
-};
-
 /* Printable name of location @loc of @p: its function name, else its
- * function's system name, else by @how (see enum view_naming). Returns a
- * borrowed pointer into @p or into @scratch (@n bytes, truncated with a
- * NUL); never NULL. */
-const char *view__frame_name(const struct profile *p, __u32 loc, enum view_naming how,
-			     char *scratch, size_t n);
+ * function's system name, else view__place_name(). Returns a borrowed
+ * pointer into @p or into @scratch (@n bytes, truncated with a NUL); never
+ * NULL. */
+const char *view__frame_name(const struct profile *p, __u32 loc, char *scratch, size_t n);
 
-/* The name location @loc of @p gets when it has no function name: by its
- * mapping or address, as @how says. Same ownership as view__frame_name(). */
-const char *view__place_name(const struct profile *p, __u32 loc, enum view_naming how,
-			     char *scratch, size_t n);
+/* The name location @loc gets when its innermost function has no name, the
+ * same in every reader (report, folded, flame graph): its source
+ * "file:line" (interpreted code: "app.py:42"), else "<mapping
+ * basename>+0x<file offset>" ("libc.so.6+0x2f00", "[vdso]+0x10"), else
+ * "[unknown]+0x<address>" without a mapping, else "[unknown]". Same
+ * ownership as view__frame_name(). */
+const char *view__place_name(const struct profile *p, __u32 loc, char *scratch, size_t n);
 
-/* view__frame_name(p, loc, VIEW_NAME_BRIEF, scratch, n). */
+/* view__frame_name(p, loc, scratch, n). */
 const char *view__location_name(const struct profile *p, __u32 loc, char *scratch, size_t n);
+
+/* The mapping of @loc as a short word for tables: its file's base name,
+ * else "[TYPE]" for a frame of an interpreter or runtime without a mapping
+ * ("[cpython]"), else "[unknown]". Same ownership as view__frame_name(). */
+const char *view__mapping_name(const struct profile *p, __u32 loc, char *scratch, size_t n);
 
 /* Inlined frames: a location reads as view__line_count() frames (at least
  * 1), i = 0 the innermost inlined function and the last the function that
  * contains the address. view__line_name() names frame @i as
- * view__location_name() does; view__line_source() gives its source file
- * ("" when unknown, borrowed) and *@line (0 when unknown). A frame i > 0 of
- * a location is the caller into which frame i - 1 was inlined: readers mark
- * frames i < count - 1 as inlined. */
+ * view__frame_name() does (an unnamed one by its own source line);
+ * view__line_source() gives its source file ("" when unknown, borrowed)
+ * and *@line (0 when unknown). A frame i > 0 of a location is the caller
+ * into which frame i - 1 was inlined: readers mark frames i < count - 1 as
+ * inlined. */
 size_t view__line_count(const struct profile *p, __u32 loc);
 const char *view__line_name(const struct profile *p, __u32 loc, size_t i, char *scratch,
 			    size_t n);

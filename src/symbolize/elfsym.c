@@ -353,10 +353,29 @@ static void finish_symbols(struct elfsym *e)
 	entry_span(e);
 }
 
+/* The symbol starting at @vaddr (elfsym__plt_stubs()): sorted by now. */
+static const char *plt_resolve(void *arg, __u64 vaddr)
+{
+	__u64 start = 0;
+	const char *name = elfsym__lookup(arg, vaddr, &start);
+
+	return name && start == vaddr ? name : NULL;
+}
+
+/* A PLT stub as a local function symbol (elfsym__plt_stubs()). */
+static int add_plt_sym(void *arg, __u64 vaddr, __u64 size, const char *name, __u64 sec_end)
+{
+	GElf_Sym gs = {
+		.st_value = vaddr, .st_size = size, .st_info = GELF_ST_INFO(STB_LOCAL, STT_FUNC)};
+
+	return add_sym(arg, &gs, STB_LOCAL, name, sec_end);
+}
+
 static int parse(Elf *elf, struct elfsym *e)
 {
 	Elf_Scn *scn = NULL;
 	bool interp = false;
+	size_t nsyms;
 	GElf_Ehdr eh;
 	int err;
 
@@ -385,7 +404,15 @@ static int parse(Elf *elf, struct elfsym *e)
 		if (sh.sh_type == SHT_SYMTAB && e->nsyms > before)
 			e->has_symtab = true;
 	}
+	/* Stubs of ifuncs are named after their resolvers: look them up in
+	 * the symbols read, then add the stubs and sort again. */
 	finish_symbols(e);
+	nsyms = e->nsyms;
+	err = elfsym__plt_stubs(elf, plt_resolve, add_plt_sym, e);
+	if (err && err != -E2BIG)
+		return err;
+	if (e->nsyms != nsyms)
+		finish_symbols(e);
 	return 0;
 }
 
@@ -656,6 +683,28 @@ const char *elfsym__lookup(const struct elfsym *e, __u64 vaddr, __u64 *sym_addr)
 	return (const char *)e->names.data + e->syms[i].name;
 }
 
+/* demangle__name() of @raw; a PLT stub's name keeps its "@plt" after the
+ * demangled function ("std::terminate()@plt"). */
+static char *demangle_sym(const char *raw)
+{
+	static const char plt[] = "@plt";
+	size_t n = strlen(raw), k = sizeof(plt) - 1;
+	char *stem, *d, *out;
+
+	if (n <= k || strcmp(raw + n - k, plt))
+		return demangle__name(raw);
+	stem = strndup(raw, n - k);
+	d = stem ? demangle__name(stem) : NULL;
+	out = d ? malloc(strlen(d) + k + 1) : NULL;
+	if (out) {
+		memcpy(out, d, strlen(d));
+		memcpy(out + strlen(d), plt, k + 1);
+	}
+	free(stem);
+	free(d);
+	return out;
+}
+
 const char *elfsym__lookup_demangled(struct elfsym *e, __u64 vaddr, const char **system_name)
 {
 	long i = find_sym(e, vaddr);
@@ -672,7 +721,7 @@ const char *elfsym__lookup_demangled(struct elfsym *e, __u64 vaddr, const char *
 			return raw;
 	}
 	if (!e->dnames[i]) {
-		d = demangle__name(raw);
+		d = demangle_sym(raw);
 		e->dnames[i] = d ? d : not_mangled;
 	}
 	if (e->dnames[i] == not_mangled)

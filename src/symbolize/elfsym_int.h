@@ -87,4 +87,17 @@ int elfsym__read_debuglink(Elf *elf, struct elfsym *e);
  * PT_INTERP. 0 or -errno. */
 int elfsym__read_segments(Elf *elf, struct elfsym *e, bool *interp);
 
+/* ---- elfsym_plt.c: names of PLT stubs ------------------------------------------ */
+
+/* Called for each named PLT stub: its address, size, name ("memcmp@plt")
+ * and the end of its section. 0 to go on, else an error that stops. */
+typedef int (*elfsym_plt_fn)(void *arg, __u64 vaddr, __u64 size, const char *name, __u64 sec_end);
+/* The name of the symbol that starts at @vaddr, or NULL (an ifunc's
+ * resolver). */
+typedef const char *(*elfsym_plt_resolve_fn)(void *arg, __u64 vaddr);
+/* Call @add for every PLT stub of @elf that a dynamic relocation names
+ * (x86-64 and AArch64), once all are named: @resolve names the stubs of
+ * ifuncs. 0, -ENOMEM or @add's error. */
+int elfsym__plt_stubs(Elf *elf, elfsym_plt_resolve_fn resolve, elfsym_plt_fn add, void *arg);
+
 #endif

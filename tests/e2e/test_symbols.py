@@ -2,8 +2,8 @@
 (root: real BPF sampling): a debug file by build-id (--debug-dir), a
 .gnu_debuglink target in .debug/ (validated by build-id, or by CRC when the
 binary has none), MiniDebugInfo, glibc internals named by libc6-dbg, C++ and
-Rust (legacy and v0) demangling, stripped Go binaries (.gopclntab), a debug
-file downloaded from a debuginfod server on 127.0.0.1, and the htlhash/Go
+Rust (legacy and v0) demangling, stripped Go binaries (.gopclntab), PLT
+stubs named "abs@plt", a debug file downloaded from a debuginfod server on 127.0.0.1, and the htlhash/Go
 build-id mapping attributes. Each case checks that the hot function is named
 in >= 90 % of the workload's samples, and controls (no debug dir, a debug file
 of another build) check that nothing is named from a wrong file."""
@@ -74,6 +74,24 @@ def mapping_attrs(res_data):
             attrs[s[a.key_strindex]] = a.value.string_value
         out[s[m.filename_strindex]] = attrs
     return out
+
+
+# Calls abs() through its PLT stub in a loop: the stub's one jump is a fair
+# share of each iteration, so samples land in it.
+PLT_WORK = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	volatile int v = -3;
+	volatile long sum = 0;
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		sum += abs(v);
+	return (int)sum;
+}
+"""
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -294,6 +312,26 @@ class SymbolsTest(unittest.TestCase):
     def test_rust_v0(self):
         sysname = self.rust("v0")
         self.assertTrue(sysname.startswith("_R"), sysname)
+
+    # ---- PLT stubs ------------------------------------------------------------------
+
+    def test_plt_stub_named(self):
+        if not shutil.which("gcc"):
+            self.skipTest("gcc is not installed")
+        src = os.path.join(self.dir, "pltwork.c")
+        binary = os.path.join(self.dir, "pltwork")
+        with open(src, "w") as f:
+            f.write(PLT_WORK)
+        sh("gcc", "-O1", "-fno-builtin", "-o", binary, src)
+        res, _ = self.capture([binary])
+        frac, total = self.share(res, "abs@plt")
+        print(f"  {self._testMethodName}: abs@plt in {frac:.1%} of {total} samples", file=sys.stderr)
+        self.assertGreater(total, 100, "too few samples")
+        self.assertGreater(frac, 0.01)
+        out = os.path.join(self.dir, "cpu.pb")
+        r = subprocess.run([os.path.join(REPO, "build", "profcap"), "report", out, "--top", "10"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertIn("abs@plt", r.stdout)
 
     # ---- Go -----------------------------------------------------------------------
 

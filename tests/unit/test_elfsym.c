@@ -195,6 +195,148 @@ TEST(pie_symbols_match_nm)
 	elfsym__free(e);
 }
 
+/* The PLT stubs objdump names in @path ("puts@plt" at 0x1040) into @out
+ * (at most @cap); returns how many, or -1 when objdump cannot run. */
+static int objdump_plt(const char *path, struct nm_sym *out, size_t cap)
+{
+	char cmd[4300], line[512], name[128];
+	unsigned long long addr;
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --no-show-raw-insn -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
+		 path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && n < cap) {
+		size_t len;
+
+		if (sscanf(line, "%llx <%127[^>]>:", &addr, name) != 2)
+			continue;
+		len = strlen(name);
+		if (len < 5 || strcmp(name + len - 4, "@plt"))
+			continue; /* the lazy-binding header: "x@plt-0x10" */
+		out[n].addr = addr;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+		n++;
+	}
+	return pclose(f) == 0 ? (int)n : -1;
+}
+
+/* PLT stubs read as perf and objdump name them: "puts@plt", not the
+ * file's offset; in the executables (.plt, .plt.got) and the library. */
+TEST(plt_stubs_named_as_objdump)
+{
+	static const char *const bins[] = {"fx_pie", "fx_nopie", "libfx.so", "fx_stripped"};
+	static struct nm_sym want[512];
+	size_t b, total = 0;
+	int i, n;
+
+	for (b = 0; b < sizeof(bins) / sizeof(bins[0]); b++) {
+		struct elfsym *e = open_fixture(bins[b]);
+		char path[4200];
+
+		CHECK(e);
+		if (!e)
+			continue;
+		fixture_path(path, sizeof(path), bins[b]);
+		n = objdump_plt(path, want, 512);
+		if (n < 0) {
+			elfsym__free(e);
+			SKIP("objdump (binutils) cannot run");
+		}
+		for (i = 0; i < n; i++) {
+			__u64 start = 0;
+			const char *got = elfsym__lookup(e, want[i].addr + 4, &start);
+
+			if (!got || strcmp(got, want[i].name) || start != want[i].addr) {
+				printf("  %s: %s at %llx -> %s\n", bins[b], want[i].name,
+				       want[i].addr, got ? got : "(none)");
+				CHECK(0);
+			}
+		}
+		total += (size_t)n;
+		elfsym__free(e);
+	}
+	/* puts, printf, the fixture library's functions, __cxa_finalize in .plt.got */
+	CHECK(total >= 8);
+}
+
+/* A C++ function's stub: demangled, "@plt" kept. */
+TEST(plt_stub_demangled)
+{
+	static const char lib[] = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+	static struct nm_sym want[4096];
+	struct elfsym *e = NULL;
+	const char *sys = NULL, *got;
+	int i, n, fd;
+
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		SKIP("%s is not installed", lib);
+	CHECK(!elfsym__open_fd(fd, &e));
+	close(fd);
+	n = objdump_plt(lib, want, 4096);
+	if (!e || n < 0) {
+		elfsym__free(e);
+		SKIP("objdump (binutils) cannot run");
+	}
+	for (i = 0; i < n && strncmp(want[i].name, "_Z", 2); i++)
+		;
+	CHECK(i < n);
+	if (i < n) {
+		got = elfsym__lookup_demangled(e, want[i].addr, &sys);
+		CHECK(got && strncmp(got, "_Z", 2) && strstr(got, "::"));
+		CHECK(got && strlen(got) > 4 && !strcmp(got + strlen(got) - 4, "@plt"));
+		CHECK(sys && !strcmp(sys, want[i].name));
+	}
+	elfsym__free(e);
+}
+
+/* libc calls its own ifuncs (memcpy, strlen, ...) through PLT stubs whose
+ * slots an IRELATIVE relocation fills: objdump says "*ABS*+0xRESOLVER@plt";
+ * they read as the ifunc's name, as perf names them. */
+TEST(plt_ifunc_stubs_named_after_resolver)
+{
+	static const char lib[] = "/lib/x86_64-linux-gnu/libc.so.6";
+	static struct nm_sym want[4096];
+	struct elfsym *e = NULL;
+	int i, n, fd, seen = 0;
+
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		SKIP("%s is not here", lib);
+	CHECK(!elfsym__open_fd(fd, &e));
+	close(fd);
+	n = objdump_plt(lib, want, 4096);
+	if (!e || n < 0) {
+		elfsym__free(e);
+		SKIP("objdump (binutils) cannot run");
+	}
+	for (i = 0; i < n; i++) {
+		unsigned long long resolver;
+		char expect[160];
+		const char *fn;
+
+		if (sscanf(want[i].name, "*ABS*+0x%llx@plt", &resolver) != 1)
+			continue;
+		fn = elfsym__lookup(e, resolver, NULL);
+		CHECK(fn);
+		if (!fn)
+			continue;
+		snprintf(expect, sizeof(expect), "%s@plt", fn);
+		CHECK_STR(elfsym__lookup(e, want[i].addr + 4, NULL), expect);
+		seen++;
+	}
+	if (!seen) {
+		elfsym__free(e);
+		SKIP("this libc has no ifunc stubs");
+	}
+	elfsym__free(e);
+}
+
 TEST(build_ids_match_readelf)
 {
 	static const char *const bins[] = {"fx_pie", "fx_nopie", "libfx.so", "fx_stripped"};
@@ -706,6 +848,9 @@ int main(void)
 	fixtures__init();
 	RUN(pie_symbols_match_nm);
 	RUN(build_ids_match_readelf);
+	RUN(plt_stubs_named_as_objdump);
+	RUN(plt_stub_demangled);
+	RUN(plt_ifunc_stubs_named_after_resolver);
 	RUN(pie_with_load_bias);
 	RUN(nopie_fixed_addresses);
 	RUN(shared_library);

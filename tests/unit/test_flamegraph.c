@@ -220,9 +220,9 @@ TEST(tree_and_widths)
 	CHECK(!strstr(svg, "href")); /* nothing external */
 	CHECK(find_frame(svg, "all", 0, &f));
 	CHECK(f.v == 12 && f.x == 0 && f.d == 0);
-	CHECK(find_frame(svg, "app [100]", 0, &f));
+	CHECK(find_frame(svg, "app", 0, &f));
 	CHECK(f.v == 6 && f.x == 0 && f.d == 1);
-	CHECK(find_frame(svg, "other [200]", 0, &f));
+	CHECK(find_frame(svg, "other", 0, &f));
 	CHECK(f.v == 6 && f.x == 6 && f.d == 1);
 	CHECK(find_frame(svg, "main", 0, &f));
 	CHECK(f.v == 6 && f.d == 2);
@@ -264,9 +264,13 @@ TEST(colours_by_type)
 	CHECK(find_frame(svg, "main", 0, &n));
 	CHECK(find_frame(svg, "x", 0, &j));
 	CHECK(k.fill[0] >= 230 && k.fill[1] >= 145);			 /* orange */
-	CHECK(n.fill[0] >= 195 && n.fill[1] <= 90);			 /* red */
-	CHECK(j.fill[1] >= 165 && j.fill[0] <= 110 && j.fill[2] <= 100); /* green */
+	CHECK(n.fill[0] >= 195 && n.fill[1] <= 100);			 /* red */
+	CHECK(j.fill[0] >= 215 && j.fill[1] >= 195 && j.fill[2] <= 90);	 /* yellow */
 	CHECK(strstr(svg, "type v8js</title>"));
+	/* The legend names the families drawn, and no other. */
+	CHECK(strstr(svg, ">kernel</text>") && strstr(svg, ">native</text>"));
+	CHECK(strstr(svg, ">v8js</text>") && strstr(svg, ">process</text>"));
+	CHECK(!strstr(svg, ">cpython</text>") && !strstr(svg, ">jvm</text>"));
 	free(svg);
 	free(again);
 	profile__free(p);
@@ -366,6 +370,31 @@ TEST(narrow_frames_are_dropped_and_counted)
 	profile__free(p);
 }
 
+/* A deep stack under 1 px wide does not make the graph taller: its frames
+ * past the height are drawn hidden, for a zoom to show. */
+TEST(height_of_the_wide_frames)
+{
+	struct profile *p = profile__new();
+	struct profile_frame big[] = {fr("big", 0x400100), fr("main", 0x400000)};
+	struct profile_frame deep[] = {fr("e", 0x400500), fr("d", 0x400400), fr("c", 0x400300),
+				       fr("b", 0x400200), fr("main", 0x400000)};
+	char *svg, *e;
+
+	CHECK(p);
+	CHECK(!profile__add_sample(p, &app, 7, NULL, big, 2, 9995));
+	CHECK(!profile__add_sample(p, &app, 7, NULL, deep, 5, 5)); /* 0.59 px */
+	svg = render(p, NULL);
+	CHECK(svg);
+	CHECK(well_formed(svg));
+	/* all, app, main, big: 4 rows */
+	CHECK(strstr(svg, "height=\"162\" viewBox"));
+	CHECK(strstr(svg, "data-d=\"3\"><title>b\n")); /* at the top row, shown */
+	e = strstr(svg, "data-d=\"6\" style=\"display:none\"><title>e\n");
+	CHECK(e);
+	free(svg);
+	profile__free(p);
+}
+
 TEST(pid_filter_and_empty)
 {
 	struct profile *p = model();
@@ -378,7 +407,7 @@ TEST(pid_filter_and_empty)
 	CHECK(svg);
 	CHECK(find_frame(svg, "all", 0, &f));
 	CHECK(f.v == 6);
-	CHECK(!strstr(svg, "app [100]"));
+	CHECK(!strstr(svg, "<title>app"));
 	CHECK(strstr(svg, "pid 200 only"));
 	free(svg);
 	o.pid = 999;
@@ -403,6 +432,99 @@ TEST(output_cap)
 	profile__free(p);
 }
 
+/* Three "app" processes, one without a name: one "app" tower by default,
+ * one tower per process with per_pid. */
+TEST(processes_merge_by_executable)
+{
+	const struct profile_process_desc app2 = {300, "app", "/usr/bin/app", NULL, NULL};
+	const struct profile_process_desc anon = {400, NULL, NULL, NULL, NULL};
+	struct profile *p = model();
+	struct flamegraph_opts o = {.per_pid = true};
+	struct profile_frame s[] = {fr("h", 0x400040), fr("main", 0x400034)};
+	struct frame f;
+	char *svg;
+
+	CHECK(p);
+	CHECK(!profile__add_sample(p, &app2, 301, "w", s, 2, 4));
+	CHECK(!profile__add_sample(p, &anon, 401, "w", s, 2, 1));
+	svg = render(p, NULL);
+	CHECK(svg);
+	CHECK(find_frame(svg, "app", 0, &f));
+	CHECK(f.v == 10 && f.d == 1);
+	CHECK(!find_frame(svg, "app", 1, &f));
+	CHECK(strstr(svg, "<title>app\n10 samples, 58.82% of all, type process, 2 processes"));
+	/* Towers by name ("[pid 400]" first); h of both app processes is one
+	 * frame under the one main. */
+	CHECK(find_frame(svg, "h", 0, &f) && f.v == 1);
+	CHECK(find_frame(svg, "h", 1, &f) && f.v == 5 && !find_frame(svg, "h", 2, &f));
+	CHECK(find_frame(svg, "[pid 400]", 0, &f) && f.v == 1);
+	CHECK(strstr(svg, ", 4 processes of 3 programs"));
+	free(svg);
+	svg = render(p, &o);
+	CHECK(svg);
+	CHECK(find_frame(svg, "app [100]", 0, &f) && f.v == 6);
+	CHECK(find_frame(svg, "app [300]", 0, &f) && f.v == 4);
+	CHECK(find_frame(svg, "other [200]", 0, &f));
+	CHECK(!strstr(svg, "programs"));
+	free(svg);
+	profile__free(p);
+}
+
+/* Python frames (no mapping, no address; function, file and line): their
+ * own colour family and legend entry, their source in the tooltip, and
+ * never "0x0" or "[unknown]". */
+TEST(interpreter_frames)
+{
+	static const struct profile_line l_handle = {"handle", NULL, "/srv/app.py", 10, 42, 0};
+	static const struct profile_line l_run = {"run", NULL, "/srv/app.py", 3, 7, 0};
+	static const struct profile_line l_anon = {NULL, NULL, "/srv/lib.py", 0, 9, 0};
+	struct profile *p = profile__new();
+	struct profile_frame s[] = {
+		{0, NULL, NULL, PROFILE_FRAME_NATIVE, "cpython", NULL, &l_anon, 1},
+		{0, NULL, "handle", PROFILE_FRAME_NATIVE, "cpython", NULL, &l_handle, 1},
+		{0, NULL, "run", PROFILE_FRAME_NATIVE, "cpython", NULL, &l_run, 1},
+		fr("main", 0x400030),
+	};
+	struct frame f, n;
+	char *svg;
+
+	CHECK(p);
+	CHECK(!profile__add_sample(p, &app, 101, "t", s, 4, 5));
+	svg = render(p, NULL);
+	CHECK(svg);
+	CHECK(well_formed(svg));
+	CHECK(find_frame(svg, "handle", 0, &f) && f.d == 4);
+	CHECK(find_frame(svg, "main", 0, &n));
+	CHECK(f.fill[2] >= 205 && f.fill[0] <= 110); /* blue, not native red */
+	CHECK(strstr(svg, "<title>handle\n5 samples, 100.00% of all, type cpython\n"
+			  "/srv/app.py:42</title>"));
+	CHECK(find_frame(svg, "/srv/lib.py:9", 0, &f) && f.d == 5);
+	CHECK(strstr(svg, ">cpython</text>") && strstr(svg, ">native</text>"));
+	CHECK(!strstr(svg, ">kernel</text>"));
+	CHECK(!strstr(svg, "0x0") && !strstr(svg, "[unknown]"));
+	/* As tall as the deepest stack: all, app, main, run, handle, lib.py. */
+	CHECK(strstr(svg, "height=\"194\" viewBox"));
+	free(svg);
+	profile__free(p);
+}
+
+/* Without a width the script fits the window; with one it stays. */
+TEST(width_follows_window_unless_given)
+{
+	struct profile *p = model();
+	struct flamegraph_opts o = {.width = 900};
+	char *svg;
+
+	CHECK(p);
+	svg = render(p, NULL);
+	CHECK(svg && strstr(svg, "data-fixed=\"0\"") && strstr(svg, "width=\"1200\""));
+	free(svg);
+	svg = render(p, &o);
+	CHECK(svg && strstr(svg, "data-fixed=\"1\"") && strstr(svg, "width=\"900\""));
+	free(svg);
+	profile__free(p);
+}
+
 TEST(checker_rejects_bad_xml)
 {
 	CHECK(well_formed("<a><b x=\"1\"/>t &amp; u</a>"));
@@ -421,8 +543,12 @@ int main(void)
 	RUN(escaping_and_title);
 	RUN(text_is_truncated_to_fit);
 	RUN(narrow_frames_are_dropped_and_counted);
+	RUN(height_of_the_wide_frames);
 	RUN(pid_filter_and_empty);
 	RUN(output_cap);
+	RUN(processes_merge_by_executable);
+	RUN(interpreter_frames);
+	RUN(width_follows_window_unless_given);
 	RUN(checker_rejects_bad_xml);
 	return TEST_DONE();
 }

@@ -59,7 +59,7 @@ TEST(exact_lines)
 	buf__release(&out);
 	profile__free(p);
 	CHECK_EQ_U64(err, 0);
-	CHECK_STR(text, "[pid 200];do_sys_call_;[unknown];0xdead 1\n"
+	CHECK_STR(text, "[pid 200];do_sys_call_;[unknown];[unknown]+0xdead 1\n"
 			"app;main;libc.so.6+0x2f00 2\n"
 			"app;main;work 7\n");
 	free(text);
@@ -77,7 +77,7 @@ TEST(frame_names)
 		const char *s = folded__frame_name(p, (__u32)i, name, sizeof(name));
 
 		seen |= !strcmp(s, "work") << 0 | !strcmp(s, "libc.so.6+0x2f00") << 1 |
-			!strcmp(s, "0xdead") << 2 | !strcmp(s, "[unknown]") << 3;
+			!strcmp(s, "[unknown]+0xdead") << 2 | !strcmp(s, "[unknown]") << 3;
 		n++;
 	}
 	/* Truncation keeps a NUL. */
@@ -117,11 +117,37 @@ TEST(cap_keeps_buffer)
 	buf__release(&out);
 }
 
+/* Python frames (no mapping, no address): their function, else their
+ * source line; never "0x0" or "[unknown]". */
+TEST(interpreter_frames)
+{
+	static const struct profile_line l_handle = {"handle", NULL, "/srv/app.py", 10, 42, 0};
+	static const struct profile_line l_anon = {NULL, NULL, "/srv/lib.py", 0, 9, 0};
+	const struct profile_process_desc py = {300, "python3", "/usr/bin/python3", NULL, NULL};
+	struct profile *p = profile__new();
+	struct profile_frame s[] = {
+		{0, NULL, NULL, PROFILE_FRAME_NATIVE, "cpython", NULL, &l_anon, 1},
+		{0, NULL, "handle", PROFILE_FRAME_NATIVE, "cpython", NULL, &l_handle, 1},
+		{0x1100, &app_map, "main", PROFILE_FRAME_NATIVE, NULL, NULL, 0},
+	};
+	struct buf out;
+
+	CHECK(p);
+	CHECK(!profile__add_sample(p, &py, 301, "t", s, 3, 2));
+	buf__init(&out, 1 << 16);
+	CHECK_EQ_U64(folded__encode(p, &out), 0);
+	CHECK_EQ_U64(buf__append(&out, "", 1), 0);
+	CHECK_STR((const char *)out.data, "python3;main;handle;/srv/lib.py:9 2\n");
+	buf__release(&out);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(exact_lines);
 	RUN(frame_names);
 	RUN(empty_profile);
 	RUN(cap_keeps_buffer);
+	RUN(interpreter_frames);
 	return TEST_DONE();
 }

@@ -78,13 +78,14 @@ TEST(self_and_inclusive_count_recursion_once)
 		     "{\"name\":\"main\",\"type\":\"native\",\"self\":0,\"self_share\":0.000000,"
 		     "\"inclusive\":8,"));
 	CHECK(strstr(out, "{\"name\":\"k_func\",\"type\":\"kernel\",\"self\":2,"));
-	/* An unnamed frame is named after its mapping. */
-	CHECK(strstr(out, "{\"name\":\"[libz.so.1]\",\"type\":\"native\",\"self\":2,"));
+	/* An unnamed frame: its mapping and file offset, as folded and flame
+	 * graphs name it. */
+	CHECK(strstr(out, "{\"name\":\"libz.so.1+0x10\",\"type\":\"native\",\"self\":2,"));
 	CHECK(strstr(out, "\"total\":12,\"by\":\"function\",\"sort\":\"self\""));
 	/* Sorted by self, ties by inclusive then name. */
 	CHECK(strstr(out, "\"x\"") < strstr(out, "\"f\""));
-	CHECK(strstr(out, "\"f\"") < strstr(out, "\"[libz.so.1]\""));
-	CHECK(strstr(out, "\"[libz.so.1]\"") < strstr(out, "\"k_func\""));
+	CHECK(strstr(out, "\"f\"") < strstr(out, "\"libz.so.1+0x10\""));
+	CHECK(strstr(out, "\"k_func\"") < strstr(out, "\"libz.so.1+0x10\""));
 	CHECK(strstr(out, "\"main\"") < strstr(out, "\"g\""));
 	free(out);
 	profile__free(p);
@@ -328,6 +329,87 @@ TEST(utf8)
 	CHECK_EQ_U64(utf8__seq("\x80"), 0);
 }
 
+/* Off-CPU values are nanoseconds: text tables print them in s, ms or us
+ * (as the total suits), the unit in the column headers. */
+TEST(off_cpu_times_in_units)
+{
+	struct profile *p = profile__new();
+	struct profile_frame a[] = {fr("wait_a", 0x400010), fr("main", 0x400030)};
+	struct profile_frame b[] = {fr("wait_b", 0x400020), fr("main", 0x400034)};
+	struct report_opts o;
+	char *out;
+
+	CHECK(p);
+	CHECK(!profile__set_value_types(p, "off_cpu", "nanoseconds", "context_switch", "count"));
+	CHECK(!profile__add_sample(p, &app, 101, "t", a, 2, 1500000000ull));
+	CHECK(!profile__add_sample(p, &app, 101, "t", b, 2, 500000000ull));
+	report__default_opts(&o);
+	out = report_text(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "   SELF%       SELF(s)  INCLUSIVE%  INCLUSIVE(s)  TYPE     FUNCTION\n"));
+	CHECK(strstr(out, "   75.00%         1.500      75.00%         1.500  native   wait_a\n"));
+	CHECK(strstr(out, "    0.00%         0.000     100.00%         2.000  native   main\n"));
+	CHECK(strstr(out, "    SHARE    VALUE(s)         PID  EXE\n"));
+	CHECK(strstr(out, "  100.00%       2.000         100  app\n"));
+	CHECK(!strstr(out, "1500000000"));
+	free(out);
+	profile__free(p);
+	/* 3 ms in all: milliseconds */
+	p = profile__new();
+	CHECK(p);
+	CHECK(!profile__set_value_types(p, "off_cpu", "nanoseconds", "context_switch", "count"));
+	CHECK(!profile__add_sample(p, &app, 101, "t", a, 2, 2000000));
+	CHECK(!profile__add_sample(p, &app, 101, "t", b, 2, 1000000));
+	out = report_text(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "SELF(ms)  INCLUSIVE% INCLUSIVE(ms)  TYPE"));
+	CHECK(strstr(out, "   66.67%         2.000      66.67%         2.000  native   wait_a\n"));
+	CHECK(strstr(out, "    SHARE   VALUE(ms)         PID         TID  NAME\n"));
+	free(out);
+	profile__free(p);
+}
+
+/* Python frames: no mapping, no address; a function, a file and a line. */
+TEST(interpreter_frames)
+{
+	static const struct profile_line l_handle = {"handle", NULL, "/srv/app.py", 10, 42, 0};
+	static const struct profile_line l_anon = {NULL, NULL, "/srv/lib.py", 0, 9, 0};
+	struct profile *p = profile__new();
+	struct profile_frame s[] = {
+		{0, NULL, NULL, PROFILE_FRAME_NATIVE, "cpython", NULL, &l_anon, 1},
+		{0, NULL, "handle", PROFILE_FRAME_NATIVE, "cpython", NULL, &l_handle, 1},
+		fr("main", 0x400030),
+	};
+	struct report_opts o;
+	char *out;
+
+	CHECK(p);
+	CHECK(!profile__add_sample(p, &app, 101, "t", s, 3, 4));
+	report__default_opts(&o);
+	out = report_text(p, &o);
+	CHECK(out);
+	/* the type column tells interpreted code from native */
+	CHECK(strstr(out, "  cpython  handle\n"));
+	CHECK(strstr(out, "  cpython  /srv/lib.py:9\n"));
+	CHECK(strstr(out, "  native   main\n"));
+	CHECK(!strstr(out, "0x0") && !strstr(out, "[unknown]"));
+	free(out);
+	o.lines = true;
+	out = report_text(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "  cpython  handle /srv/app.py:42\n"));
+	CHECK(strstr(out, "  cpython  /srv/lib.py:9\n")); /* named by its line: not twice */
+	CHECK(!strstr(out, "0x0") && !strstr(out, "[unknown]"));
+	free(out);
+	o.lines = false;
+	o.by = BY_MAPPING;
+	out = report_text(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "  [cpython]\n"));
+	free(out);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(self_and_inclusive_count_recursion_once);
@@ -340,5 +422,7 @@ int main(void)
 	RUN(empty_stack_and_foreign_value_type);
 	RUN(utf8);
 	RUN(loss_counts);
+	RUN(off_cpu_times_in_units);
+	RUN(interpreter_frames);
 	return TEST_DONE();
 }

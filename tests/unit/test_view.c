@@ -1,7 +1,6 @@
 /* test_view.c - the read-side policies of model/view: one frame-naming
- * rule in its two granularities (report/flame graph per mapping, folded per
- * address) and the resource attributes every OTLP writer emits, with their
- * precedence (process, then operator, then host; first key wins).
+ * rule for every reader (interpreted frames included) and the resource attributes every OTLP writer
+ * emits, with their precedence (process, then operator, then host; first key wins).
  */
 #include <stdint.h>
 #include <string.h>
@@ -15,7 +14,11 @@ static const struct profile_mapping_desc libc_map = {0x7f0000, 0x800000, 0x1000,
 						     "/lib/x86_64-linux-gnu/libc.so.6", NULL};
 static const struct profile_mapping_desc vdso_map = {0x9000, 0xa000, 0, "[vdso]", NULL};
 
-/* Locations, in the order added: work, libc+0x2f00, 0xdead, [unknown], [vdso]. */
+static const struct profile_line py_line = {"handler", NULL, "/srv/app.py", 10, 42, 0};
+static const struct profile_line py_anon = {"", NULL, "/srv/lib.py", 0, 7, 0};
+
+/* Locations, in the order added: work, libc+0x2f00, 0xdead, [unknown],
+ * [vdso], a Python frame and a Python frame without a function name. */
 static struct profile *model(void)
 {
 	const struct profile_process_desc app = {100, "app", "/usr/bin/app", "app -x", NULL};
@@ -25,45 +28,81 @@ static struct profile *model(void)
 		{0xdead, NULL, NULL, PROFILE_FRAME_NATIVE, NULL},
 		{0, NULL, NULL, PROFILE_FRAME_NATIVE, NULL},
 		{0x9010, &vdso_map, NULL, PROFILE_FRAME_NATIVE, NULL},
+		{0, NULL, "handler", PROFILE_FRAME_NATIVE, "cpython", NULL, &py_line, 1},
+		{0, NULL, NULL, PROFILE_FRAME_NATIVE, "cpython", NULL, &py_anon, 1},
 	};
 	struct profile *p = profile__new();
 
-	if (p && profile__add_sample(p, &app, 101, "worker", frames, 5, 1)) {
+	if (p && profile__add_sample(p, &app, 101, "worker", frames, 7, 1)) {
 		profile__free(p);
 		return NULL;
 	}
 	return p;
 }
 
-static int has(const struct profile *p, enum view_naming how, const char *want)
+static int has(const struct profile *p, const char *want)
 {
 	char scratch[64];
 	size_t i;
 
 	for (i = 1; i < profile__location_count(p); i++)
-		if (!strcmp(view__frame_name(p, (__u32)i, how, scratch, sizeof(scratch)), want))
+		if (!strcmp(view__frame_name(p, (__u32)i, scratch, sizeof(scratch)), want))
 			return 1;
 	return 0;
 }
 
-TEST(frame_names_both_granularities)
+/* Index of the location named @name, 0 when none. */
+static __u32 loc_of(const struct profile *p, const char *name)
+{
+	char scratch[64];
+	size_t i;
+
+	for (i = 1; i < profile__location_count(p); i++)
+		if (!strcmp(view__frame_name(p, (__u32)i, scratch, sizeof(scratch)), name))
+			return (__u32)i;
+	return 0;
+}
+
+TEST(frame_names_one_format)
 {
 	struct profile *p = model();
 	char tiny[4], name[64];
+	size_t i;
 
 	CHECK(p);
-	CHECK(has(p, VIEW_NAME_BRIEF, "work") && has(p, VIEW_NAME_ADDRESS, "work"));
-	CHECK(has(p, VIEW_NAME_BRIEF, "[libc.so.6]"));
-	CHECK(has(p, VIEW_NAME_ADDRESS, "libc.so.6+0x2f00"));
-	CHECK(has(p, VIEW_NAME_ADDRESS, "0xdead"));
-	CHECK(has(p, VIEW_NAME_BRIEF, "[unknown]") && has(p, VIEW_NAME_ADDRESS, "[unknown]"));
-	CHECK(has(p, VIEW_NAME_BRIEF, "[vdso]"));
-	CHECK(has(p, VIEW_NAME_ADDRESS, "[vdso]+0x10"));
-	CHECK(!has(p, VIEW_NAME_BRIEF, "0xdead"));
-	/* The brief name of a location is what view__location_name() gives. */
-	CHECK(has(p, VIEW_NAME_BRIEF, view__location_name(p, 2, name, sizeof(name))));
+	CHECK(has(p, "work"));
+	CHECK(has(p, "libc.so.6+0x2f00"));
+	CHECK(has(p, "[unknown]+0xdead"));
+	CHECK(has(p, "[unknown]"));
+	CHECK(has(p, "[vdso]+0x10"));
+	/* Interpreted frames: no address, so never "0x0"; by source line
+	 * when they have no function name. */
+	CHECK(has(p, "handler"));
+	CHECK(has(p, "/srv/lib.py:7"));
+	for (i = 1; i < profile__location_count(p); i++) {
+		const char *n = view__frame_name(p, (__u32)i, name, sizeof(name));
+
+		CHECK(!strstr(n, "0x0") && strncmp(n, "0x", 2));
+		/* one name everywhere: the brief name is the frame name */
+		CHECK_STR(view__location_name(p, (__u32)i, name, sizeof(name)), n);
+	}
 	/* Truncated, NUL kept. */
-	CHECK_EQ_U64(strlen(view__frame_name(p, 2, VIEW_NAME_ADDRESS, tiny, sizeof(tiny))), 3);
+	CHECK_EQ_U64(strlen(view__frame_name(p, 2, tiny, sizeof(tiny))), 3);
+	profile__free(p);
+}
+
+TEST(mapping_names)
+{
+	struct profile *p = model();
+	char scratch[64];
+
+	CHECK(p);
+	CHECK_STR(view__mapping_name(p, loc_of(p, "work"), scratch, sizeof(scratch)), "app");
+	CHECK_STR(view__mapping_name(p, loc_of(p, "handler"), scratch, sizeof(scratch)),
+		  "[cpython]");
+	CHECK_STR(view__mapping_name(p, loc_of(p, "[unknown]+0xdead"), scratch, sizeof(scratch)),
+		  "[unknown]");
+	CHECK_STR(view__location_type(p, loc_of(p, "handler")), "cpython");
 	profile__free(p);
 }
 
@@ -113,7 +152,8 @@ TEST(resource_attr_precedence)
 
 int main(void)
 {
-	RUN(frame_names_both_granularities);
+	RUN(frame_names_one_format);
+	RUN(mapping_names);
 	RUN(resource_attr_precedence);
 	return TEST_DONE();
 }

@@ -42,6 +42,7 @@ struct cfi_stats {
 	__u64 signal_fdes;    /* FDEs of signal trampolines */
 	int from_debug_frame; /* 1 when the rows come from .debug_frame */
 	int hdr_order;	      /* 1 when read in .eh_frame_hdr's order (no sort) */
+	__u64 go_funcs;	      /* Go functions with rows from the pclntab's pcsp */
 };
 
 struct cfi_table;

@@ -41,13 +41,34 @@ struct section {
 	int found; /* 0 none, 1 found, -E2BIG too big */
 };
 
+/* Do @a and @b unwind the same way (addresses aside)? */
+static inline bool cfi__same_rule(const struct cfi_row *a, const struct cfi_row *b)
+{
+	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
+	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;
+}
+
 /* ---- cfi_elf.c ---------------------------------------------------------------------- */
 
 /* Keep the PT_LOAD segments of @img (to map file offsets to addresses). */
 void cfi__read_segments(const __u8 *img, size_t size, struct cfi_table *t);
-/* Find .eh_frame, .debug_frame and .eh_frame_hdr in @img. 0 or -ENOEXEC. */
-int cfi__find_sections(const __u8 *img, size_t size, struct section *eh, struct section *dbg,
-		       struct section *hdr);
+/* The sections cfi__parse() reads. */
+struct cfi_sections {
+	struct section eh, dbg, hdr;
+	struct section go;   /* the Go pclntab */
+	struct section text; /* .text: its address only */
+};
+
+/* Find the sections of @s in @img. 0 or -ENOEXEC. */
+int cfi__find_sections(const __u8 *img, size_t size, struct cfi_sections *s);
+
+/* ---- cfi_go.c ----------------------------------------------------------------------- */
+
+/* Rows for the Go functions of the pclntab @sec (runtime text at
+ * @text_addr when its header leaves it 0), merged into @t's sorted and
+ * compact rows: inside Go functions they replace @t's. 0, -ENOENT (not a
+ * pclntab this reads), -E2BIG, -ENOMEM. */
+int cfi__add_go(struct cfi_table *t, const struct section *sec, __u64 text_addr);
 
 /* ---- cfi_sort.c --------------------------------------------------------------------- */
 

@@ -306,8 +306,10 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	__u64 dev = vdso ? VDSO_DEV : ((__u64)e->dev_major << 32 | e->dev_minor);
 	__u64 ino = vdso ? 0 : e->inode, t0, c0;
 	struct ut_file *f;
-	static const char *const cfi_sections[] = {".eh_frame", ".eh_frame_hdr", ".debug_frame",
-						   NULL};
+	/* The pclntab for Go code, which has no .eh_frame (cfi_go.c). */
+	static const char *const cfi_sections[] = {".eh_frame",	 ".eh_frame_hdr",
+						   ".debug_frame", ".gopclntab",
+						   ".data.rel.ro.gopclntab", NULL};
 	struct pfile_image img;
 	struct stat stb;
 	int fd;

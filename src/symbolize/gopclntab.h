@@ -5,9 +5,10 @@
  * function. This parses the layouts of Go 1.16/1.17 (magic 0xfffffffa),
  * 1.18/1.19 (0xfffffff0) and 1.20+ (0xfffffff1), either byte order, 4- or
  * 8-byte pointers; older layouts fail with -ENOTSUP. Only the function
- * table is read (entry, end, name): no lines, no inlined frames.
- * Every offset is checked against the section: crafted input fails, never
- * reads outside it.
+ * table is read (entry, end, name): no lines, no inlined frames. The
+ * reading is collect/gopcln.h's, which the unwinder shares: every offset
+ * is checked against the section, so crafted input fails, never reads
+ * outside it.
  */
 #ifndef PROFCAP_GOPCLNTAB_H
 #define PROFCAP_GOPCLNTAB_H

@@ -151,11 +151,11 @@ static int go_rows(const struct gopcln *g, struct rows *r, struct cfi_stats *st)
 	int err;
 
 	for (i = 0; i < g->nfunc; i++) {
-		if (gopcln__func(g, i, &f))
-			return -EBADMSG;
 		/* The table is sorted and its functions do not overlap; an entry
-		 * that breaks that ends the reading (rows stay sorted). */
-		if (f.end <= f.entry || f.entry < prev_end || f.end >= 1ull << 63)
+		 * that breaks that, or lies outside the data, ends the reading
+		 * (rows stay sorted). */
+		if (gopcln__func(g, i, &f) || f.end <= f.entry || f.entry < prev_end ||
+		    f.end >= 1ull << 63)
 			break;
 		if (i && f.entry != prev_end) {
 			none.pc = prev_end;

@@ -95,7 +95,8 @@ static int whole(struct rows *r, const struct gopcln_func *f, __u8 type)
  *   the vdso on the system stack; cgocallback): CFA = rbp + 16 once the
  *   frame is made, as SP may be on the other stack;
  * - a stack switch without a frame (systemstack, mcall, asmcgocall): no
- *   row, so frame pointers are tried, when plausible, as before. */
+ *   row, so frame pointers are tried, when plausible, as before;
+ * - no pcsp table: not Go code (below). */
 static int func_rows(const struct gopcln *g, const struct gopcln_func *f, struct rows *r,
 		     struct cfi_stats *st)
 {
@@ -118,10 +119,10 @@ static int func_rows(const struct gopcln *g, const struct gopcln_func *f, struct
 			return whole(r, f, UNWIND_CFA_NONE);
 		}
 	}
-	if (gopcln__pcsp(g, f, &it)) {
-		st->bad_entries++;
-		return whole(r, f, UNWIND_CFA_UNSUPPORTED);
-	}
+	/* No table: C code the Go linker lists (cgo linked internally), which
+	 * keeps what .eh_frame says of it, if anything. */
+	if (gopcln__pcsp(g, f, &it))
+		return whole(r, f, UNWIND_CFA_NONE);
 	while (gopcln__pcsp_next(&it, &start, &end, &sp)) {
 		sp_row(start, sp, by_rbp, &row);
 		err = add(r, &row);

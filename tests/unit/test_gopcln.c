@@ -604,6 +604,16 @@ TEST(crafted_truncations_and_lies)
 	check_sorted(t);
 	cfi__free(t);
 	t = NULL;
+	/* No pcsp table: C code the Go linker lists, left to .eh_frame or
+	 * frame pointers (no row), not marked unsupported. */
+	craft(tab);
+	put32(tab, FUNCS + 16, 0);
+	wrap_elf(img, tab, len);
+	CHECK_EQ_U64(cfi__parse(img, sizeof(img), &t), 0);
+	CHECK_EQ_U64(at(t, 8)->cfa_type, UNWIND_CFA_NONE);
+	CHECK_EQ_U64(at(t, 0x40)->cfa_type, UNWIND_CFA_END);
+	cfi__free(t);
+	t = NULL;
 	craft(tab);
 	put32(tab, 0, 0xfffffffbu); /* Go 1.2 - 1.15: not read */
 	wrap_elf(img, tab, len);

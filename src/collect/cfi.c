@@ -761,6 +761,8 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 	err = cfi__find_sections(image, size, &s);
 	if (err)
 		return err;
+	if (s.go.found != 1)
+		cfi__find_go(&s);
 	cfi = s.eh.found == 1 || s.dbg.found == 1;
 	go = s.go.found == 1;
 	if (!cfi && !go)
@@ -771,7 +773,7 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 	cfi__read_segments(image, size, t);
 	err = parse_cfi(t, &s);
 	if (!err && go) {
-		err = cfi__add_go(t, &s.go, s.text.addr);
+		err = cfi__add_go(t, &s.go, s.go_text ? s.go_text : s.text.addr);
 		if (err == -ENOENT && cfi)
 			err = 0; /* not a pclntab this reads: the CFI alone */
 	}
@@ -783,6 +785,14 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 		t->st.unsupported += t->rows[i].cfa_type == UNWIND_CFA_UNSUPPORTED;
 	*out = t;
 	return 0;
+}
+
+bool cfi__needs_go_data(const void *image, size_t size)
+{
+	struct cfi_sections s = {0};
+
+	return !cfi__find_sections(image, size, &s) && s.go_note && s.go.found != 1 &&
+	       s.rodata.found == 1;
 }
 
 void cfi__free(struct cfi_table *t)

@@ -17,6 +17,7 @@
 #ifndef PROFCAP_CFI_H
 #define PROFCAP_CFI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -53,6 +54,13 @@ struct cfi_table;
  * -ENOENT when it has no usable .eh_frame or .debug_frame; -E2BIG when a
  * section or the row count exceeds its cap; -ENOMEM. */
 int cfi__parse(const void *image, size_t size, struct cfi_table **out);
+
+/* Does the ELF image of @size bytes at @image hold a Go program whose
+ * pclntab has no section of its own (a PIE the system linker made)? Its
+ * .data.rel.ro and .rela.dyn must then be read too (CFI_GO_DATA_SECTIONS),
+ * where cfi__parse() looks for it. */
+bool cfi__needs_go_data(const void *image, size_t size);
+#define CFI_GO_DATA_SECTIONS ".data.rel.ro", ".rela.dyn"
 
 /* Free @t. Accepts NULL. */
 void cfi__free(struct cfi_table *t);

@@ -44,6 +44,12 @@ static struct section *wanted(struct cfi_sections *s, const char *nm)
 		return &s->go;
 	if (!strcmp(nm, ".text"))
 		return &s->text;
+	if (!strcmp(nm, ".data.rel.ro"))
+		return &s->rodata;
+	if (!strcmp(nm, ".rela.dyn"))
+		return &s->rela;
+	if (!strcmp(nm, ".note.go.buildid") || !strcmp(nm, ".go.buildinfo"))
+		s->go_note = true;
 	return NULL;
 }
 

@@ -57,6 +57,11 @@ struct cfi_sections {
 	struct section eh, dbg, hdr;
 	struct section go;   /* the Go pclntab */
 	struct section text; /* .text: its address only */
+	/* A Go program linked by the system linker as a PIE keeps its
+	 * pclntab in .data.rel.ro, its text address in a relocation. */
+	struct section rodata, rela;
+	bool go_note;	/* .note.go.buildid or .go.buildinfo: a Go program */
+	__u64 go_text;	/* the runtime's text address found so, 0 if not */
 };
 
 /* Find the sections of @s in @img. 0 or -ENOEXEC. */
@@ -69,6 +74,10 @@ int cfi__find_sections(const __u8 *img, size_t size, struct cfi_sections *s);
  * compact rows: inside Go functions they replace @t's. 0, -ENOENT (not a
  * pclntab this reads), -E2BIG, -ENOMEM. */
 int cfi__add_go(struct cfi_table *t, const struct section *sec, __u64 text_addr);
+
+/* For a Go program without a pclntab section: find it in s->rodata, set
+ * s->go and s->go_text. 0 or -ENOENT. */
+int cfi__find_go(struct cfi_sections *s);
 
 /* ---- cfi_sort.c --------------------------------------------------------------------- */
 

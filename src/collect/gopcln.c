@@ -185,3 +185,22 @@ bool gopcln__pcsp_next(struct gopcln_pcsp *it, __u64 *start, __u64 *end, __s64 *
 	*sp = it->val;
 	return true;
 }
+
+size_t gopcln__scan(const void *data, size_t size, size_t from)
+{
+	static const __u8 m118[] = {0xf0, 0xff, 0xff, 0xff, 0, 0, 1, 8};
+	static const __u8 m120[] = {0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8};
+	const __u8 *p = data;
+	struct gopcln g;
+	size_t off;
+
+	for (off = (from + 7) & ~(size_t)7; off < size && size - off >= 64; off += 8) {
+		if (memcmp(p + off, m118, 8) && memcmp(p + off, m120, 8))
+			continue;
+		/* A header whose tables follow it in order, inside the data. */
+		if (!gopcln__init(&g, p + off, size - off, 1) && g.nameoff >= 64 &&
+		    g.nameoff < g.pctaboff && g.pctaboff < g.pclnoff)
+			return off;
+	}
+	return size;
+}

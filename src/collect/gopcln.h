@@ -77,6 +77,11 @@ struct gopcln_pcsp {
  * offset outside the data). */
 int gopcln__pcsp(const struct gopcln *g, const struct gopcln_func *f, struct gopcln_pcsp *it);
 
+/* The offset of the first pclntab header of the Go 1.18+ layouts in @data
+ * (@size bytes of data it lies among, 8-byte aligned) at or after @from,
+ * or @size when there is none. */
+size_t gopcln__scan(const void *data, size_t size, size_t from);
+
 /* The next range [*start, *end) and its SP offset *@sp (bytes pushed since
  * the entry, return address not counted). False at the table's end, at the
  * function's end, or when the table is malformed (it->bad). */

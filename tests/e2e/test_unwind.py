@@ -44,21 +44,22 @@ def _stale(out, srcs):
     return not os.path.exists(out) or os.path.getmtime(out) < max(os.path.getmtime(p) for p in srcs)
 
 
-def build_go(cgo, strip):
+def build_go(cgo, strip, pie=False):
     """tests/unit/fixtures/goleaf built with cgo on or off, stripped (-s -w)
-    or not; its path, or None when go (or, for cgo, the C compiler) is
-    missing."""
+    or not, a PIE or not; its path, or None when go (or, for cgo, the C
+    compiler) is missing."""
     if not GO:
         return None
     src = os.path.join(FIXTURE_SRC, "goleaf")
     d = os.path.join(FIXTURE_OUT, "go")
-    out = os.path.join(d, f"goleaf_{'cgo' if cgo else 'go'}{'_s' if strip else ''}")
+    out = os.path.join(d, f"goleaf_{'cgo' if cgo else 'go'}{'_pie' if pie else ''}{'_s' if strip else ''}")
     srcs = [os.path.join(src, f) for f in ("goleaf.go", "cgo.go", "nocgo.go", "go.mod")]
     if _stale(out, srcs):
         os.makedirs(d, exist_ok=True)
         env = dict(os.environ, GOCACHE=os.path.join(d, "cache"), GOPATH=os.path.join(d, "gopath"),
                    GOFLAGS="-mod=mod", CGO_ENABLED="1" if cgo else "0")
-        cmd = [GO, "build"] + (["-ldflags=-s -w"] if strip else []) + ["-o", out, "."]
+        cmd = [GO, "build"] + (["-ldflags=-s -w"] if strip else []) + \
+            (["-buildmode=pie"] if pie else []) + ["-o", out, "."]
         r = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True, timeout=300)
         if r.returncode:
             if cgo:
@@ -379,12 +380,12 @@ class UnwindTest(unittest.TestCase):
               f"workers on {len(worker_threads)} threads")
         return total, ok, worker_threads, r.stderr
 
-    def check_go(self, cgo, strip):
-        binary = build_go(cgo, strip)
+    def check_go(self, cgo, strip, pie=False):
+        binary = build_go(cgo, strip, pie)
         if not binary:
             self.skipTest("go not installed" if not GO else "cgo build failed (no C compiler?)")
         total, ok, threads, err = self.go_chains(binary)
-        self.assertGreater(total, 500, err)
+        self.assertGreater(total, 200, err)
         self.assertGreaterEqual(ok / total, 0.95, err)
         self.assertGreaterEqual(len(threads), 2, "goroutines ran on one thread only")
 
@@ -401,13 +402,19 @@ class UnwindTest(unittest.TestCase):
         # The system linker, C start files with .eh_frame next to Go code.
         self.check_go(cgo=True, strip=True)
 
+    def test_go_cgo_pie_leaf_keeps_its_caller(self):
+        # A PIE by the system linker: the pclntab has no section of its
+        # own (found in .data.rel.ro). Not stripped: the symbolizer names
+        # its functions from .symtab.
+        self.check_go(cgo=True, strip=False, pie=True)
+
     def test_go_frame_pointers_only_lose_the_leaf_caller(self):
         # The symptom without the tables: main.main never shows.
         binary = build_go(False, True)
         if not binary:
             self.skipTest("go not installed")
         total, ok, _, err = self.go_chains(binary, "--no-unwind")
-        self.assertGreater(total, 300, err)
+        self.assertGreater(total, 200, err)
         self.assertLess(ok / total, 0.05, err)
 
     def leafc_chains(self, variant, *extra):
@@ -430,10 +437,10 @@ class UnwindTest(unittest.TestCase):
         # find mid() all the same; frame pointers alone skip it.
         for variant in ("omit_leaf", "omit_all"):
             total, ok, err = self.leafc_chains(variant)
-            self.assertGreater(total, 300, err)
+            self.assertGreater(total, 200, err)
             self.assertGreaterEqual(ok / total, 0.95, f"{variant}: {ok}/{total}\n{err}")
         total, ok, err = self.leafc_chains("omit_leaf", "--no-unwind")
-        self.assertGreater(total, 300, err)
+        self.assertGreater(total, 200, err)
         self.assertLess(ok / total, 0.05, f"frame pointers only: {ok}/{total}")
 
     def test_verbose_splits_cpu_by_thread(self):

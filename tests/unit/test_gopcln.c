@@ -88,8 +88,9 @@ static time_t mtime(const char *path)
 }
 
 /* Build (once, cached in fixtures/go/) goleaf with cgo @cgo, stripped with
- * @strip, into @out. 0, -ENOENT (no go), -EIO (the build failed). */
-static int go_fixture(bool cgo, bool strip, char *out, size_t size)
+ * @strip, as a PIE with @pie (the system linker's, with cgo), into @out.
+ * 0, -ENOENT (no go), -EIO (the build failed). */
+static int go_fixture(bool cgo, bool strip, bool pie, char *out, size_t size)
 {
 	static const char *const srcs[] = {"goleaf.go", "cgo.go", "nocgo.go", "go.mod", NULL};
 	char src[1200], dir[1200], cmd[8192], path[1300];
@@ -103,8 +104,8 @@ static int go_fixture(bool cgo, bool strip, char *out, size_t size)
 	if (snprintf(src, sizeof(src), "%s/../../../tests/unit/fixtures/goleaf", fixture_dir) >=
 		    (int)sizeof(src) ||
 	    snprintf(dir, sizeof(dir), "%s/go", fixture_dir) >= (int)sizeof(dir) ||
-	    snprintf(out, size, "%s/goleaf_%s%s", dir, cgo ? "cgo" : "go", strip ? "_s" : "") >=
-		    (int)size)
+	    snprintf(out, size, "%s/goleaf_%s%s%s", dir, cgo ? "cgo" : "go", pie ? "_pie" : "",
+		     strip ? "_s" : "") >= (int)size)
 		return -ENAMETOOLONG;
 	for (int i = 0; srcs[i]; i++) {
 		if (snprintf(path, sizeof(path), "%s/%s", src, srcs[i]) >= (int)sizeof(path))
@@ -119,8 +120,9 @@ static int go_fixture(bool cgo, bool strip, char *out, size_t size)
 		return 0;
 	n = snprintf(cmd, sizeof(cmd),
 		     "mkdir -p '%s' && cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' "
-		     "GOFLAGS=-mod=mod CGO_ENABLED=%d '%s' build %s -o '%s' . > '%s.log' 2>&1",
-		     dir, src, dir, dir, (int)cgo, go, strip ? "-ldflags='-s -w'" : "", out, out);
+		     "GOFLAGS=-mod=mod CGO_ENABLED=%d '%s' build %s %s -o '%s' . > '%s.log' 2>&1",
+		     dir, src, dir, dir, (int)cgo, go, strip ? "-ldflags='-s -w'" : "",
+		     pie ? "-buildmode=pie" : "", out, out);
 	if (n >= (int)sizeof(cmd))
 		return -ENAMETOOLONG;
 	return system(cmd) ? -EIO : 0;
@@ -184,10 +186,11 @@ static int go_func(const struct image *im, const char *name, __u64 *entry, __u64
 }
 
 /* Build and map a fixture, or SKIP the calling test. */
-#define FIXTURE(im, cgo, strip)                                                           \
+#define FIXTURE(im, cgo, strip) FIXTURE_AT(im, cgo, strip, false)
+#define FIXTURE_AT(im, cgo, strip, pie)                                                   \
 	do {                                                                              \
 		char path__[1300];                                                        \
-		int err__ = go_fixture(cgo, strip, path__, sizeof(path__));               \
+		int err__ = go_fixture(cgo, strip, pie, path__, sizeof(path__));          \
 		if (err__ == -ENOENT)                                                     \
 			SKIP("no go toolchain (/usr/bin/go): Go fixtures cannot be built"); \
 		if (err__ && (cgo))                                                       \
@@ -198,21 +201,23 @@ static int go_func(const struct image *im, const char *name, __u64 *entry, __u64
 
 /* ---- rows of a real Go program ----------------------------------------------------------- */
 
-/* The CFA of every row of Go's .debug_frame (readelf) is ours: rsp + N. */
-TEST(pcsp_rows_match_go_debug_frame)
+/* The CFA of every row of Go's .debug_frame (readelf) in the fixture is
+ * ours: rsp + N. */
+static void compare_debug_frame(bool cgo, bool pie)
 {
 	char path[1300], cmd[1500], line[512];
 	struct image im = {0};
 	struct cfi_table *t = NULL;
 	struct cfi_stats st;
 	unsigned long checked = 0, skipped = 0, bad = 0;
+	bool in_debug_frame = false;
 	FILE *f;
 
-	FIXTURE(im, false, false);
+	FIXTURE_AT(im, cgo, false, pie);
 	CHECK_EQ_U64(cfi__parse(im.p, im.size, &t), 0);
 	cfi__stats(t, &st);
 	CHECK(st.go_funcs > 1000);
-	go_fixture(false, false, path, sizeof(path));
+	go_fixture(cgo, false, pie, path, sizeof(path));
 	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
 	f = popen(cmd, "r");
 	CHECK(f);
@@ -221,6 +226,10 @@ TEST(pcsp_rows_match_go_debug_frame)
 		long off;
 		const struct cfi_row *r;
 
+		if (!strncmp(line, "Contents of the ", 16))
+			in_debug_frame = !strncmp(line + 16, ".debug_frame", 12);
+		if (!in_debug_frame) /* C code's .eh_frame: test_cfi's */
+			continue;
 		if (sscanf(line, "%llx rsp+%ld c-8", &pc, &off) != 2 || !pc)
 			continue; /* not a row, or the CIE's */
 		r = cfi__find(t, pc);
@@ -246,6 +255,18 @@ TEST(pcsp_rows_match_go_debug_frame)
 	CHECK(checked > 3000);
 	CHECK(skipped < checked / 20);
 	CHECK_EQ_U64(bad, 0);
+}
+
+TEST(pcsp_rows_match_go_debug_frame)
+{
+	compare_debug_frame(false, false);
+}
+
+/* A cgo PIE by the system linker: no pclntab section, the table found in
+ * .data.rel.ro, its text address in .rela.dyn. */
+TEST(cgo_pie_pcsp_rows_match_go_debug_frame)
+{
+	compare_debug_frame(true, true);
 }
 
 /* -s -w drops .debug_frame and .symtab, not the pclntab: the same rows. */
@@ -657,6 +678,7 @@ int main(void)
 	RUN(crafted_truncations_and_lies);
 	RUN(go116_flags_by_name);
 	RUN(pcsp_rows_match_go_debug_frame);
+	RUN(cgo_pie_pcsp_rows_match_go_debug_frame);
 	RUN(stripped_go_has_the_same_rows);
 	RUN(cgo_rows_hold_c_and_go);
 	RUN(leaf_caller_found_by_rows_not_by_frame_pointers);

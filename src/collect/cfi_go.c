@@ -270,8 +270,10 @@ int cfi__find_go(struct cfi_sections *s)
 		if (!text && s->rela.found == 1)
 			text = relative_at(&s->rela, ro->addr + off + 24);
 		if (text) {
-			s->go = (struct section){.data = ro->data + off, .size = ro->size - off,
-						 .addr = ro->addr + off, .found = 1};
+			s->go = (struct section){.data = ro->data + off,
+						 .size = ro->size - off,
+						 .addr = ro->addr + off,
+						 .found = 1};
 			s->go_text = text;
 			return 0;
 		}

@@ -60,8 +60,8 @@ struct cfi_sections {
 	/* A Go program linked by the system linker as a PIE keeps its
 	 * pclntab in .data.rel.ro, its text address in a relocation. */
 	struct section rodata, rela;
-	bool go_note;	/* .note.go.buildid or .go.buildinfo: a Go program */
-	__u64 go_text;	/* the runtime's text address found so, 0 if not */
+	bool go_note;  /* .note.go.buildid or .go.buildinfo: a Go program */
+	__u64 go_text; /* the runtime's text address found so, 0 if not */
 };
 
 /* Find the sections of @s in @img. 0 or -ENOEXEC. */

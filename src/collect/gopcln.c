@@ -77,8 +77,8 @@ int gopcln__func(const struct gopcln *g, __u64 i, struct gopcln_func *f)
 {
 	__u64 at = g->pclnoff + 2 * i * g->fw;
 
-	if (i >= g->nfunc || !rd(g, at, g->fw, &f->entry) || !rd(g, at + g->fw, g->fw, &f->funcoff) ||
-	    !rd(g, at + 2 * g->fw, g->fw, &f->end))
+	if (i >= g->nfunc || !rd(g, at, g->fw, &f->entry) ||
+	    !rd(g, at + g->fw, g->fw, &f->funcoff) || !rd(g, at + 2 * g->fw, g->fw, &f->end))
 		return -EBADMSG;
 	f->entry += g->text;
 	f->end += g->text;
@@ -117,7 +117,7 @@ static unsigned int flags_by_name(const char *name)
 {
 	static const char *const top[] = {"goexit", "mstart", "rt0_go", "sigtramp", NULL};
 	static const char *const spw[] = {"systemstack", "mcall", "morestack", "asmcgocall",
-					  "cgocallback", "gogo", NULL};
+					  "cgocallback", "gogo",  NULL};
 	unsigned int i;
 
 	if (!name || strncmp(name, "runtime.", 8))

@@ -28,21 +28,21 @@
 struct gopcln {
 	const __u8 *p;
 	size_t size;
-	bool big;	    /* big-endian */
-	unsigned int ptr;   /* pointer size: 4 or 8 */
-	unsigned int fw;    /* width of a function table field */
+	bool big;	  /* big-endian */
+	unsigned int ptr; /* pointer size: 4 or 8 */
+	unsigned int fw;  /* width of a function table field */
 	__u32 magic;
-	__u64 nfunc;	    /* entries of the function table */
-	__u64 text;	    /* address entries are relative to (0: absolute) */
-	__u64 nameoff;	    /* function name table */
-	__u64 pctaboff;	    /* pc-value tables (pcsp among them) */
-	__u64 pclnoff;	    /* function table */
+	__u64 nfunc;	      /* entries of the function table */
+	__u64 text;	      /* address entries are relative to (0: absolute) */
+	__u64 nameoff;	      /* function name table */
+	__u64 pctaboff;	      /* pc-value tables (pcsp among them) */
+	__u64 pclnoff;	      /* function table */
 	unsigned int flagoff; /* offset of the flag byte in a _func */
 };
 
 struct gopcln_func {
-	__u64 entry; /* first address (ELF virtual address) */
-	__u64 end;   /* one past the last: the next function's entry */
+	__u64 entry;   /* first address (ELF virtual address) */
+	__u64 end;     /* one past the last: the next function's entry */
 	__u64 funcoff; /* its _func record, from pclnoff */
 };
 

@@ -129,8 +129,8 @@ static int go_fixture(bool cgo, bool strip, bool pie, char *out, size_t size)
 }
 
 /* Section @name of ELF image @im: data, size, address. */
-static int find_section(const struct image *im, const char *name, const __u8 **data,
-			size_t *size, __u64 *addr)
+static int find_section(const struct image *im, const char *name, const __u8 **data, size_t *size,
+			__u64 *addr)
 {
 	const __u8 *p = im->p;
 	__u64 shoff, shnum, shstr, stroff;
@@ -167,8 +167,8 @@ static int go_func(const struct image *im, const char *name, __u64 *entry, __u64
 	struct gopcln g;
 	struct gopcln_func f;
 
-	if (find_section(im, ".text", &d, &n, &text) || find_section(im, ".gopclntab", &d, &n, &i) ||
-	    gopcln__init(&g, d, n, text))
+	if (find_section(im, ".text", &d, &n, &text) ||
+	    find_section(im, ".gopclntab", &d, &n, &i) || gopcln__init(&g, d, n, text))
 		return -ENOENT;
 	for (i = 0; i < g.nfunc; i++) {
 		const char *s;
@@ -187,16 +187,16 @@ static int go_func(const struct image *im, const char *name, __u64 *entry, __u64
 
 /* Build and map a fixture, or SKIP the calling test. */
 #define FIXTURE(im, cgo, strip) FIXTURE_AT(im, cgo, strip, false)
-#define FIXTURE_AT(im, cgo, strip, pie)                                                   \
-	do {                                                                              \
-		char path__[1300];                                                        \
-		int err__ = go_fixture(cgo, strip, pie, path__, sizeof(path__));          \
-		if (err__ == -ENOENT)                                                     \
+#define FIXTURE_AT(im, cgo, strip, pie)                                                     \
+	do {                                                                                \
+		char path__[1300];                                                          \
+		int err__ = go_fixture(cgo, strip, pie, path__, sizeof(path__));            \
+		if (err__ == -ENOENT)                                                       \
 			SKIP("no go toolchain (/usr/bin/go): Go fixtures cannot be built"); \
-		if (err__ && (cgo))                                                       \
-			SKIP("the cgo build failed (see %s.log): no C compiler?", path__); \
-		CHECK_EQ_U64(err__, 0);                                                   \
-		CHECK_EQ_U64(map_file(path__, &(im)), 0);                                 \
+		if (err__ && (cgo))                                                         \
+			SKIP("the cgo build failed (see %s.log): no C compiler?", path__);  \
+		CHECK_EQ_U64(err__, 0);                                                     \
+		CHECK_EQ_U64(map_file(path__, &(im)), 0);                                   \
 	} while (0)
 
 /* ---- rows of a real Go program ----------------------------------------------------------- */
@@ -243,8 +243,8 @@ static void compare_debug_frame(bool cgo, bool pie)
 		    r->rbp_type != (off == 8 ? UNWIND_RBP_SAME : UNWIND_RBP_AT_CFA) ||
 		    (off != 8 && r->rbp_off != -16)) {
 			if (bad++ < 5)
-				printf("  mismatch at %llx: readelf rsp+%ld, ours type %d off %d\n", pc,
-				       off, r ? r->cfa_type : -1, r ? r->cfa_off : 0);
+				printf("  mismatch at %llx: readelf rsp+%ld, ours type %d off %d\n",
+				       pc, off, r ? r->cfa_type : -1, r ? r->cfa_off : 0);
 		}
 	}
 	pclose(f);
@@ -466,7 +466,8 @@ static void put64(__u8 *b, size_t at, __u64 v)
  *   4 main.bad             a pcsp table cut short */
 static size_t craft(__u8 *b)
 {
-	static const char names[] = "main.f\0runtime.goexit\0runtime.systemstack\0time.now\0main.bad";
+	static const char names[] =
+		"main.f\0runtime.goexit\0runtime.systemstack\0time.now\0main.bad";
 	static const __u32 name_at[NFUNC] = {0, 7, 22, 42, 51};
 	static const __u8 flags[NFUNC] = {0, 1, 2, 2, 0};
 	/* zig-zag value change, range length; first value from -1 */
@@ -480,10 +481,10 @@ static size_t craft(__u8 *b)
 	b[6] = 1;
 	b[7] = 8;
 	put64(b, 8, NFUNC);
-	put64(b, 24, TEXT);   /* textStart */
-	put64(b, 32, NAMES);  /* funcnameOffset */
-	put64(b, 56, PCTAB);  /* pctabOffset */
-	put64(b, 64, PCLN);   /* pclnOffset */
+	put64(b, 24, TEXT);  /* textStart */
+	put64(b, 32, NAMES); /* funcnameOffset */
+	put64(b, 56, PCTAB); /* pctabOffset */
+	put64(b, 64, PCLN);  /* pclnOffset */
 	memcpy(b + NAMES, names, sizeof(names));
 	memcpy(b + PCTAB + 1, f0, sizeof(f0));
 	memcpy(b + PCTAB + 16, f1, sizeof(f1));
@@ -569,10 +570,10 @@ TEST(crafted_rules_and_flags)
 	CHECK(r->cfa_type == UNWIND_CFA_RSP && r->cfa_off == 32);
 	r = at(t, 0x34);
 	CHECK(r->cfa_type == UNWIND_CFA_RSP && r->cfa_off == 8 && r->rbp_type == UNWIND_RBP_SAME);
-	CHECK_EQ_U64(at(t, 0x40)->cfa_type, UNWIND_CFA_END);  /* goexit */
+	CHECK_EQ_U64(at(t, 0x40)->cfa_type, UNWIND_CFA_END); /* goexit */
 	CHECK_EQ_U64(at(t, 0x7f)->cfa_type, UNWIND_CFA_END);
 	CHECK_EQ_U64(at(t, 0x80)->cfa_type, UNWIND_CFA_NONE); /* systemstack */
-	r = at(t, 0xc0);					/* time.now, entry */
+	r = at(t, 0xc0);				      /* time.now, entry */
 	CHECK(r->cfa_type == UNWIND_CFA_RSP && r->cfa_off == 8);
 	r = at(t, 0xc4); /* its frame: from rbp */
 	CHECK(r->cfa_type == UNWIND_CFA_RBP && r->cfa_off == 16);
@@ -652,9 +653,9 @@ TEST(go116_flags_by_name)
 	put32(b, 0, 0xfffffffau);
 	b[6] = 1;
 	b[7] = 8;
-	put64(b, 8, 1);	    /* nfunc */
-	put64(b, 24, 200);  /* funcnameOffset */
-	put64(b, 56, 64);   /* pclnOffset */
+	put64(b, 8, 1);		      /* nfunc */
+	put64(b, 24, 200);	      /* funcnameOffset */
+	put64(b, 56, 64);	      /* pclnOffset */
 	put64(b, 64 + 0, TEXT);	      /* entry */
 	put64(b, 64 + 8, 32);	      /* funcoff */
 	put64(b, 64 + 16, TEXT + 16); /* end */

@@ -237,47 +237,19 @@ int cfi__add_go(struct cfi_table *t, const struct section *sec, __u64 text_addr)
 	return err;
 }
 
-/* The addend of the R_X86_64_RELATIVE relocation of address @at in
- * .rela.dyn @rela, or 0. */
-static __u64 relative_at(const struct section *rela, __u64 at)
-{
-	struct cursor c = {rela->data, rela->data + rela->size - rela->size % 24, false};
-
-	while (c.p < c.end) {
-		__u64 off = cursor__fixed(&c, 8), info = cursor__fixed(&c, 8);
-		__u64 addend = cursor__fixed(&c, 8);
-
-		if (off == at && (info & 0xffffffffu) == 8 /* R_X86_64_RELATIVE */)
-			return addend;
-	}
-	return 0;
-}
-
 int cfi__find_go(struct cfi_sections *s)
 {
 	const struct section *ro = &s->rodata;
-	struct cursor c;
-	size_t off = 0;
+	size_t off;
 	__u64 text;
 
-	if (!s->go_note || ro->found != 1)
+	if (!s->go_note || ro->found != 1 ||
+	    gopcln__find_in_data(ro->data, ro->size, ro->addr,
+				 s->rela.found == 1 ? s->rela.data : NULL, s->rela.size, &off,
+				 &text))
 		return -ENOENT;
-	while ((off = gopcln__scan(ro->data, ro->size, off)) < ro->size) {
-		/* textStart, the third word after the 8 fixed bytes: written at
-		 * load time from a relocation when the file holds 0. */
-		c = (struct cursor){ro->data + off + 24, ro->data + ro->size, false};
-		text = cursor__fixed(&c, 8);
-		if (!text && s->rela.found == 1)
-			text = relative_at(&s->rela, ro->addr + off + 24);
-		if (text) {
-			s->go = (struct section){.data = ro->data + off,
-						 .size = ro->size - off,
-						 .addr = ro->addr + off,
-						 .found = 1};
-			s->go_text = text;
-			return 0;
-		}
-		off += 8;
-	}
-	return -ENOENT;
+	s->go = (struct section){
+		.data = ro->data + off, .size = ro->size - off, .addr = ro->addr + off, .found = 1};
+	s->go_text = text;
+	return 0;
 }

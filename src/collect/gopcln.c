@@ -204,3 +204,43 @@ size_t gopcln__scan(const void *data, size_t size, size_t from)
 	}
 	return size;
 }
+
+/* The addend of the R_X86_64_RELATIVE relocation of address @at in
+ * .rela.dyn, or 0. */
+static __u64 relative_at(const __u8 *rela, size_t size, __u64 at)
+{
+	struct cursor c = {rela, rela + size - size % 24, false};
+
+	while (c.p < c.end) {
+		__u64 off = cursor__fixed(&c, 8), info = cursor__fixed(&c, 8);
+		__u64 addend = cursor__fixed(&c, 8);
+
+		if (off == at && (info & 0xffffffffu) == 8 /* R_X86_64_RELATIVE */)
+			return addend;
+	}
+	return 0;
+}
+
+int gopcln__find_in_data(const void *ro, size_t ro_size, __u64 ro_addr, const void *rela,
+			 size_t rela_size, size_t *off, __u64 *text)
+{
+	size_t at = 0;
+	__u64 t;
+
+	while ((at = gopcln__scan(ro, ro_size, at)) < ro_size) {
+		/* textStart, the third word after the 8 fixed bytes: written at
+		 * load time from a relocation when the file holds 0. */
+		struct cursor c = {(const __u8 *)ro + at + 24, (const __u8 *)ro + ro_size, false};
+
+		t = cursor__fixed(&c, 8);
+		if (!t && rela)
+			t = relative_at(rela, rela_size, ro_addr + at + 24);
+		if (t) {
+			*off = at;
+			*text = t;
+			return 0;
+		}
+		at += 8;
+	}
+	return -ENOENT;
+}

@@ -82,6 +82,15 @@ int gopcln__pcsp(const struct gopcln *g, const struct gopcln_func *f, struct gop
  * or @size when there is none. */
 size_t gopcln__scan(const void *data, size_t size, size_t from);
 
+/* A PIE of a Go program made by the system linker (cgo) has no pclntab
+ * section: the table lies in .data.rel.ro (@ro, @ro_size bytes at address
+ * @ro_addr) and its text address, 0 in the file, in an R_X86_64_RELATIVE
+ * relocation of .rela.dyn (@rela, @rela_size bytes; NULL: none). *@off
+ * gets the table's offset in @ro (its size: up to the end of @ro), *@text
+ * the text address to give gopcln__init(). 0 or -ENOENT. */
+int gopcln__find_in_data(const void *ro, size_t ro_size, __u64 ro_addr, const void *rela,
+			 size_t rela_size, size_t *off, __u64 *text);
+
 /* The next range [*start, *end) and its SP offset *@sp (bytes pushed since
  * the entry, return address not counted). False at the table's end, at the
  * function's end, or when the table is malformed (it->bad). */

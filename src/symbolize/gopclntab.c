@@ -54,3 +54,16 @@ out:
 	free(f);
 	return err;
 }
+
+int gopclntab__parse_data(const void *ro, size_t ro_size, __u64 ro_addr, const void *rela,
+			  size_t rela_size, size_t max, struct gopclntab_func **out, size_t *n)
+{
+	size_t off;
+	__u64 text;
+
+	*out = NULL;
+	*n = 0;
+	if (gopcln__find_in_data(ro, ro_size, ro_addr, rela, rela_size, &off, &text))
+		return -ENOENT;
+	return gopclntab__parse((const char *)ro + off, ro_size - off, text, max, out, n);
+}

@@ -31,4 +31,12 @@ struct gopclntab_func {
 int gopclntab__parse(const void *data, size_t size, __u64 text_addr, size_t max,
 		     struct gopclntab_func **out, size_t *n);
 
+/* As gopclntab__parse() for a PIE of a Go program the system linker made
+ * (cgo), which has no pclntab section: the table is found in .data.rel.ro
+ * (@ro, @ro_size bytes at address @ro_addr), its text address in .rela.dyn
+ * (@rela, @rela_size bytes; NULL: none) as collect/gopcln.h
+ * gopcln__find_in_data() does. -ENOENT when there is none. */
+int gopclntab__parse_data(const void *ro, size_t ro_size, __u64 ro_addr, const void *rela,
+			  size_t rela_size, size_t max, struct gopclntab_func **out, size_t *n);
+
 #endif

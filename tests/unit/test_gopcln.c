@@ -17,6 +17,7 @@
 #include "collect/cfi.h"
 #include "collect/gopcln.h"
 #include "collect/stackwalk.h"
+#include "symbolize/gopclntab.h"
 #include "unwind.h"
 #include "test.h"
 
@@ -269,6 +270,39 @@ TEST(cgo_pie_pcsp_rows_match_go_debug_frame)
 	compare_debug_frame(true, true);
 }
 
+/* The names of a stripped cgo PIE, from its .data.rel.ro: those the same
+ * program's .gopclntab gives when not a PIE. */
+TEST(cgo_pie_names_from_data)
+{
+	struct image pie = {0}, exe = {0};
+	struct gopclntab_func *f = NULL;
+	const __u8 *ro, *rela, *d;
+	size_t ro_size, rela_size, n = 0, i;
+	__u64 ro_addr, rela_addr, a, entry, end;
+	bool hot = false;
+
+	FIXTURE_AT(pie, true, true, true);
+	FIXTURE(exe, true, true);
+	CHECK_EQ_U64(find_section(&pie, ".gopclntab", &d, &n, &a), (__u64)-ENOENT);
+	CHECK_EQ_U64(find_section(&pie, ".data.rel.ro", &ro, &ro_size, &ro_addr), 0);
+	CHECK_EQ_U64(find_section(&pie, ".rela.dyn", &rela, &rela_size, &rela_addr), 0);
+	CHECK_EQ_U64(gopclntab__parse_data(ro, ro_size, ro_addr, rela, rela_size, 1u << 20, &f, &n),
+		     0);
+	CHECK(n > 1000);
+	CHECK_EQ_U64(go_func(&exe, "main.hotGoWork", &entry, &end), 0);
+	for (i = 0; i < n; i++) {
+		if (strcmp(f[i].name, "main.hotGoWork"))
+			continue;
+		hot = true;
+		CHECK_EQ_U64(f[i].end - f[i].entry, end - entry);
+	}
+	CHECK(hot);
+	free(f);
+	f = NULL;
+	unmap_file(&pie);
+	unmap_file(&exe);
+}
+
 /* -s -w drops .debug_frame and .symtab, not the pclntab: the same rows. */
 TEST(stripped_go_has_the_same_rows)
 {
@@ -452,10 +486,10 @@ static void put64(__u8 *b, size_t at, __u64 v)
 
 #define TEXT 0x401000ull
 #define NFUNC 5
-#define PCLN 128  /* function table */
-#define FUNCS 192 /* _func records, 48 bytes apart */
-#define NAMES 448
-#define PCTAB 512
+#define NAMES 72  /* after the 72-byte header, in the order Go writes: */
+#define PCTAB 144 /* pc-value tables */
+#define PCLN 208  /* function table */
+#define FUNCS 256 /* _func records, 48 bytes apart */
 #define PCLNTAB_SIZE 576
 
 /* A Go 1.18 pclntab of NFUNC functions 0x40 bytes apart from TEXT:
@@ -620,7 +654,7 @@ TEST(crafted_truncations_and_lies)
 	wrap_elf(img, tab, len);
 	CHECK_EQ_U64(cfi__parse(img, sizeof(img), &t), (__u64)-ENOENT);
 	craft(tab);
-	put32(tab, FUNCS + 16, 400); /* main.f's pcsp: into the names */
+	put32(tab, FUNCS + 16, 400); /* main.f's pcsp: into other tables */
 	wrap_elf(img, tab, len);
 	CHECK_EQ_U64(cfi__parse(img, sizeof(img), &t), 0);
 	check_sorted(t);
@@ -640,6 +674,40 @@ TEST(crafted_truncations_and_lies)
 	put32(tab, 0, 0xfffffffbu); /* Go 1.2 - 1.15: not read */
 	wrap_elf(img, tab, len);
 	CHECK_EQ_U64(cfi__parse(img, sizeof(img), &t), (__u64)-ENOENT);
+}
+
+/* Inside other data, its text address 0 in the file and given by a
+ * relocation (a linker that leaves relocated words 0). */
+TEST(crafted_table_in_data_with_relocated_text)
+{
+	__u8 ro[64 + PCLNTAB_SIZE], rela[3 * 24];
+	const __u64 ro_addr = 0x9000;
+	size_t off = 0;
+	__u64 text = 0;
+	struct gopcln g;
+	struct gopcln_func f;
+
+	memset(ro, 0x5a, 64);
+	craft(ro + 64);
+	put64(ro, 64 + 24, 0); /* textStart, relocated */
+	memset(rela, 0, sizeof(rela));
+	put64(rela, 0, ro_addr + 8); /* another word */
+	put64(rela, 8, 8);
+	put64(rela, 16, 0x1234);
+	put64(rela, 24, ro_addr + 64 + 24); /* textStart's */
+	put64(rela, 32, 8);		    /* R_X86_64_RELATIVE */
+	put64(rela, 40, TEXT);
+	CHECK_EQ_U64(gopcln__find_in_data(ro, sizeof(ro), ro_addr, rela, sizeof(rela), &off, &text),
+		     0);
+	CHECK_EQ_U64(off, 64);
+	CHECK_EQ_U64(text, TEXT);
+	CHECK_EQ_U64(gopcln__init(&g, ro + off, sizeof(ro) - off, text), 0);
+	CHECK_EQ_U64(gopcln__func(&g, 1, &f), 0);
+	CHECK_EQ_U64(f.entry, TEXT + 0x40);
+	CHECK_STR(gopcln__name(&g, &f), "runtime.goexit");
+	/* Without the relocation there is no text address: not found. */
+	CHECK_EQ_U64(gopcln__find_in_data(ro, sizeof(ro), ro_addr, rela, 24, &off, &text),
+		     (__u64)-ENOENT);
 }
 
 /* Go 1.16's records have no flags: the runtime's names stand for them. */
@@ -677,11 +745,13 @@ int main(void)
 	fixture_dir_init();
 	RUN(crafted_rules_and_flags);
 	RUN(crafted_truncations_and_lies);
+	RUN(crafted_table_in_data_with_relocated_text);
 	RUN(go116_flags_by_name);
 	RUN(pcsp_rows_match_go_debug_frame);
 	RUN(cgo_pie_pcsp_rows_match_go_debug_frame);
 	RUN(stripped_go_has_the_same_rows);
 	RUN(cgo_rows_hold_c_and_go);
+	RUN(cgo_pie_names_from_data);
 	RUN(leaf_caller_found_by_rows_not_by_frame_pointers);
 	return TEST_DONE();
 }

@@ -102,12 +102,6 @@ struct parse {
 	int err;	  /* fatal: -ENOMEM or -E2BIG */
 };
 
-static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
-{
-	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
-	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;
-}
-
 /* Append @row, unless compact() would drop it: a row of the same FDE
  * with the rule of the one before it goes, and a function start replaces
  * the previous function's end at the same address (FDEs in address order:
@@ -118,7 +112,7 @@ static int push_row(struct parse *ps, const struct cfi_row *row)
 	struct cfi_row *last = t->n ? &t->rows[t->n - 1] : NULL;
 	int err;
 
-	if (last && t->n > ps->fde_first && same_rule(last, row))
+	if (last && t->n > ps->fde_first && cfi__same_rule(last, row))
 		return 0;
 	if (last && t->n <= ps->fde_first && last->pc == row->pc &&
 	    last->cfa_type == UNWIND_CFA_NONE && row->cfa_type != UNWIND_CFA_NONE) {
@@ -714,44 +708,32 @@ static void compact(struct cfi_table *t)
 
 		if (i && t->rows[i - 1].pc == r->pc)
 			continue; /* first of the address wins (see cmp_row) */
-		if (o && same_rule(&t->rows[o - 1], r))
+		if (o && cfi__same_rule(&t->rows[o - 1], r))
 			continue;
 		t->rows[o++] = *r;
 	}
 	t->n = o;
-	for (i = 0; i < t->n; i++)
-		t->st.unsupported += t->rows[i].cfa_type == UNWIND_CFA_UNSUPPORTED;
 }
 
 /* Bytes of a section per row reserved up front (cfi__parse()). */
 #define CFI_BYTES_PER_ROW 4
 
-int cfi__parse(const void *image, size_t size, struct cfi_table **out)
+/* Parse .eh_frame (else .debug_frame) of @s into @t, if there is one. */
+static int parse_cfi(struct cfi_table *t, const struct cfi_sections *s)
 {
-	struct section eh = {0}, dbg = {0}, hdr = {0}, *use;
-	struct cfi_table *t = NULL;
+	const struct section *use = s->eh.found == 1 ? &s->eh : s->dbg.found == 1 ? &s->dbg : NULL;
 	struct parse ps;
 	size_t want;
-	int err;
 
-	*out = NULL;
-	err = cfi__find_sections(image, size, &eh, &dbg, &hdr);
-	if (err)
-		return err;
-	use = eh.found == 1 ? &eh : dbg.found == 1 ? &dbg : NULL;
 	if (!use)
-		return eh.found < 0 || dbg.found < 0 ? -E2BIG : -ENOENT;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
+		return 0;
 	memset(&ps, 0, sizeof(ps));
 	ps.t = t;
 	ps.sec = use->data;
 	ps.size = use->size;
 	ps.vaddr = use->addr;
-	ps.debug_frame = use == &dbg;
+	ps.debug_frame = use == &s->dbg;
 	t->st.from_debug_frame = ps.debug_frame;
-	cfi__read_segments(image, size, t);
 	/* Room for the rows at once (a failure leaves it to growth): a row
 	 * takes a few bytes of CFA instructions, and doubling from 1024 would
 	 * copy a large table, into freshly faulted pages, many times. Room
@@ -760,15 +742,57 @@ int cfi__parse(const void *image, size_t size, struct cfi_table **out)
 							  : CFI_MAX_ROWS - 1;
 	if (want > 1024)
 		array__grow((void **)&t->rows, &t->cap, want, sizeof(*t->rows), 1024, CFI_MAX_ROWS);
-	if (ps.debug_frame || hdr.found != 1 || !parse_by_hdr(&ps, &hdr))
+	if (ps.debug_frame || s->hdr.found != 1 || !parse_by_hdr(&ps, &s->hdr))
 		parse_section(&ps);
-	if (ps.err) {
-		cfi__free(t);
+	if (ps.err)
 		return ps.err;
-	}
 	compact(t);
+	return 0;
+}
+
+int cfi__parse(const void *image, size_t size, struct cfi_table **out)
+{
+	struct cfi_sections s = {0};
+	struct cfi_table *t = NULL;
+	bool cfi, go;
+	int err;
+
+	*out = NULL;
+	err = cfi__find_sections(image, size, &s);
+	if (err)
+		return err;
+	if (s.go.found != 1)
+		cfi__find_go(&s);
+	cfi = s.eh.found == 1 || s.dbg.found == 1;
+	go = s.go.found == 1;
+	if (!cfi && !go)
+		return s.eh.found < 0 || s.dbg.found < 0 || s.go.found < 0 ? -E2BIG : -ENOENT;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	cfi__read_segments(image, size, t);
+	err = parse_cfi(t, &s);
+	if (!err && go) {
+		err = cfi__add_go(t, &s.go, s.go_text ? s.go_text : s.text.addr);
+		if (err == -ENOENT && cfi)
+			err = 0; /* not a pclntab this reads: the CFI alone */
+	}
+	if (err) {
+		cfi__free(t);
+		return err;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		t->st.unsupported += t->rows[i].cfa_type == UNWIND_CFA_UNSUPPORTED;
 	*out = t;
 	return 0;
+}
+
+bool cfi__needs_go_data(const void *image, size_t size)
+{
+	struct cfi_sections s = {0};
+
+	return !cfi__find_sections(image, size, &s) && s.go_note && s.go.found != 1 &&
+	       s.rodata.found == 1;
 }
 
 void cfi__free(struct cfi_table *t)

@@ -17,6 +17,7 @@
 #ifndef PROFCAP_CFI_H
 #define PROFCAP_CFI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -42,6 +43,7 @@ struct cfi_stats {
 	__u64 signal_fdes;    /* FDEs of signal trampolines */
 	int from_debug_frame; /* 1 when the rows come from .debug_frame */
 	int hdr_order;	      /* 1 when read in .eh_frame_hdr's order (no sort) */
+	__u64 go_funcs;	      /* Go functions with rows from the pclntab's pcsp */
 };
 
 struct cfi_table;
@@ -52,6 +54,13 @@ struct cfi_table;
  * -ENOENT when it has no usable .eh_frame or .debug_frame; -E2BIG when a
  * section or the row count exceeds its cap; -ENOMEM. */
 int cfi__parse(const void *image, size_t size, struct cfi_table **out);
+
+/* Does the ELF image of @size bytes at @image hold a Go program whose
+ * pclntab has no section of its own (a PIE the system linker made)? Its
+ * .data.rel.ro and .rela.dyn must then be read too (CFI_GO_DATA_SECTIONS),
+ * where cfi__parse() looks for it. */
+bool cfi__needs_go_data(const void *image, size_t size);
+#define CFI_GO_DATA_SECTIONS ".data.rel.ro", ".rela.dyn"
 
 /* Free @t. Accepts NULL. */
 void cfi__free(struct cfi_table *t);

@@ -30,9 +30,31 @@ void cfi__read_segments(const __u8 *img, size_t size, struct cfi_table *t)
 	}
 }
 
-/* Find .eh_frame and .debug_frame. 0 or -ENOEXEC. */
-int cfi__find_sections(const __u8 *img, size_t size, struct section *eh, struct section *dbg,
-		       struct section *hdr)
+/* Which of @s a section named @nm is, or NULL. */
+static struct section *wanted(struct cfi_sections *s, const char *nm)
+{
+	if (!strcmp(nm, ".eh_frame"))
+		return &s->eh;
+	if (!strcmp(nm, ".debug_frame"))
+		return &s->dbg;
+	if (!strcmp(nm, ".eh_frame_hdr"))
+		return &s->hdr;
+	/* A PIE's (internally linked) pclntab is relocated data. */
+	if (!strcmp(nm, ".gopclntab") || !strcmp(nm, ".data.rel.ro.gopclntab"))
+		return &s->go;
+	if (!strcmp(nm, ".text"))
+		return &s->text;
+	if (!strcmp(nm, ".data.rel.ro"))
+		return &s->rodata;
+	if (!strcmp(nm, ".rela.dyn"))
+		return &s->rela;
+	if (!strcmp(nm, ".note.go.buildid") || !strcmp(nm, ".go.buildinfo"))
+		s->go_note = true;
+	return NULL;
+}
+
+/* Find the sections of @s. 0 or -ENOEXEC. */
+int cfi__find_sections(const __u8 *img, size_t size, struct cfi_sections *s)
 {
 	__u64 shoff, shnum, shstrndx, stroff, strsize, i;
 	const __u8 *sh;
@@ -72,12 +94,11 @@ int cfi__find_sections(const __u8 *img, size_t size, struct section *eh, struct 
 		nm = (const char *)img + stroff + name;
 		if (strnlen(nm, strsize - name) == strsize - name)
 			continue;
-		if (!strcmp(nm, ".eh_frame"))
-			dst = eh;
-		else if (!strcmp(nm, ".debug_frame"))
-			dst = dbg;
-		else if (!strcmp(nm, ".eh_frame_hdr"))
-			dst = hdr;
+		dst = wanted(s, nm);
+		if (dst == &s->text) {
+			dst->addr = get(sh + 16, 8); /* its address only: not read */
+			continue;
+		}
 		if (!dst || type == SHT_NOBITS || (flags & SHF_COMPRESSED) || !ssize)
 			continue;
 		if (off > size || ssize > size - off)

@@ -299,6 +299,26 @@ static void load_vdso(struct unwind_table *u, struct ut_file *f)
 	procmaps__free(m);
 }
 
+/* The sections of file @fd (@size bytes) cfi__parse() reads into @img. */
+static int read_image(int fd, size_t size, struct pfile_image *img)
+{
+	/* The pclntab for Go code, which has no .eh_frame (cfi_go.c). */
+	static const char *const cfi_sections[] = {".eh_frame",	   ".eh_frame_hdr",
+						   ".debug_frame", ".gopclntab",
+						   ".data.rel.ro.gopclntab", NULL};
+	static const char *const go_sections[] = {".eh_frame",
+						  ".eh_frame_hdr",
+						  ".debug_frame",
+						  CFI_GO_DATA_SECTIONS,
+						  NULL};
+	int err = pfile__read_elf(fd, size, cfi_sections, img);
+
+	if (err || !cfi__needs_go_data(img->data, img->size))
+		return err;
+	pfile__image_free(img);
+	return pfile__read_elf(fd, size, go_sections, img);
+}
+
 /* The cached file of mapping @e, compiled on first sight; NULL at the cap. */
 static struct ut_file *get_file(struct unwind_table *u, int pid, const struct procmaps_entry *e)
 {
@@ -306,8 +326,6 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 	__u64 dev = vdso ? VDSO_DEV : ((__u64)e->dev_major << 32 | e->dev_minor);
 	__u64 ino = vdso ? 0 : e->inode, t0, c0;
 	struct ut_file *f;
-	static const char *const cfi_sections[] = {".eh_frame", ".eh_frame_hdr", ".debug_frame",
-						   NULL};
 	struct pfile_image img;
 	struct stat stb;
 	int fd;
@@ -335,7 +353,7 @@ static struct ut_file *get_file(struct unwind_table *u, int pid, const struct pr
 			/* pread, not mmap: a file truncated meanwhile is an error,
 			 * not SIGBUS (proc/pfile.h). */
 			if (!fstat(fd, &stb) && stb.st_size > 0 &&
-			    !pfile__read_elf(fd, (size_t)stb.st_size, cfi_sections, &img)) {
+			    !read_image(fd, (size_t)stb.st_size, &img)) {
 				load_rows(u, f, img.data, img.size);
 				pfile__image_free(&img);
 			} else {

@@ -5,9 +5,10 @@
  * function. This parses the layouts of Go 1.16/1.17 (magic 0xfffffffa),
  * 1.18/1.19 (0xfffffff0) and 1.20+ (0xfffffff1), either byte order, 4- or
  * 8-byte pointers; older layouts fail with -ENOTSUP. Only the function
- * table is read (entry, end, name): no lines, no inlined frames.
- * Every offset is checked against the section: crafted input fails, never
- * reads outside it.
+ * table is read (entry, end, name): no lines, no inlined frames. The
+ * reading is collect/gopcln.h's, which the unwinder shares: every offset
+ * is checked against the section, so crafted input fails, never reads
+ * outside it.
  */
 #ifndef PROFCAP_GOPCLNTAB_H
 #define PROFCAP_GOPCLNTAB_H
@@ -29,5 +30,13 @@ struct gopclntab_func {
  * offset/size outside the data), -ENOMEM. */
 int gopclntab__parse(const void *data, size_t size, __u64 text_addr, size_t max,
 		     struct gopclntab_func **out, size_t *n);
+
+/* As gopclntab__parse() for a PIE of a Go program the system linker made
+ * (cgo), which has no pclntab section: the table is found in .data.rel.ro
+ * (@ro, @ro_size bytes at address @ro_addr), its text address in .rela.dyn
+ * (@rela, @rela_size bytes; NULL: none) as collect/gopcln.h
+ * gopcln__find_in_data() does. -ENOENT when there is none. */
+int gopclntab__parse_data(const void *ro, size_t ro_size, __u64 ro_addr, const void *rela,
+			  size_t rela_size, size_t max, struct gopclntab_func **out, size_t *n);
 
 #endif

@@ -1,14 +1,16 @@
 """End-to-end tests of table unwinding (.eh_frame in BPF) on workloads built
-without frame pointers (root: real BPF sampling)."""
+without frame pointers, and of Go programs unwound with the pclntab's SP
+offsets (root: real BPF sampling)."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
 import unittest
 
-from capture_util import WORKLOADS, Workload, can_sample, check_conformance, decode, run_profcap
+from capture_util import REPO, WORKLOADS, Workload, can_sample, check_conformance, decode, run_profcap
 
 OK, WHY = can_sample()
 
@@ -29,6 +31,69 @@ CHAINS = {
 # complete but in none of them (scripts/bench/churn_bench.py measures
 # complete-to-_start instead).
 SHORT_LIVED_MIN = 0.80
+
+
+# Fixtures built at test time, cached next to the unit tests' (test_gopcln
+# builds the same Go programs into the same place).
+FIXTURE_SRC = os.path.join(REPO, "tests", "unit", "fixtures")
+FIXTURE_OUT = os.path.join(REPO, "build", "tests", "fixtures")
+GO = "/usr/bin/go" if os.access("/usr/bin/go", os.X_OK) else shutil.which("go")
+
+
+def _stale(out, srcs):
+    return not os.path.exists(out) or os.path.getmtime(out) < max(os.path.getmtime(p) for p in srcs)
+
+
+def build_go(cgo, strip, pie=False):
+    """tests/unit/fixtures/goleaf built with cgo on or off, stripped (-s -w)
+    or not, a PIE or not; its path, or None when go (or, for cgo, the C
+    compiler) is missing."""
+    if not GO:
+        return None
+    src = os.path.join(FIXTURE_SRC, "goleaf")
+    d = os.path.join(FIXTURE_OUT, "go")
+    out = os.path.join(d, f"goleaf_{'cgo' if cgo else 'go'}{'_pie' if pie else ''}{'_s' if strip else ''}")
+    srcs = [os.path.join(src, f) for f in ("goleaf.go", "cgo.go", "nocgo.go", "go.mod")]
+    if _stale(out, srcs):
+        os.makedirs(d, exist_ok=True)
+        env = dict(os.environ, GOCACHE=os.path.join(d, "cache"), GOPATH=os.path.join(d, "gopath"),
+                   GOFLAGS="-mod=mod", CGO_ENABLED="1" if cgo else "0")
+        cmd = [GO, "build"] + (["-ldflags=-s -w"] if strip else []) + \
+            (["-buildmode=pie"] if pie else []) + ["-o", out, "."]
+        r = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True, timeout=300)
+        if r.returncode:
+            if cgo:
+                return None
+            raise RuntimeError(f"go build failed: {r.stderr}")
+    return out
+
+
+def build_leafc(variant):
+    """tests/unit/fixtures/leafc.c built with gcc -O2 and @variant's flags."""
+    flags = {"omit_leaf": ["-fno-omit-frame-pointer", "-momit-leaf-frame-pointer"],
+             "omit_all": ["-fomit-frame-pointer"]}[variant]
+    src = os.path.join(FIXTURE_SRC, "leafc.c")
+    out = os.path.join(FIXTURE_OUT, f"leafc_{variant}")
+    if _stale(out, [src]):
+        os.makedirs(FIXTURE_OUT, exist_ok=True)
+        subprocess.run(["gcc", "-O2", "-g"] + flags + ["-o", out, src], check=True, timeout=120)
+    return out
+
+
+class Program(Workload):
+    """A workload started from a path (Workload takes a name in WORKLOADS)."""
+
+    def __init__(self, path, *args):
+        self.proc = subprocess.Popen([path] + list(args), stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("ready"):
+            raise RuntimeError(f"{path} did not start: {line!r}")
+        self.pid = self.proc.pid
+
+
+# The call chains of goleaf, leaf first, down to the goroutine's start.
+GO_MAIN = ["main.hotGoWork", "main.main", "runtime.main", "runtime.goexit"]
+GO_WORKER = ["main.workerLeaf", "main.worker"]
 
 
 def user_names(sample):
@@ -290,6 +355,93 @@ class UnwindTest(unittest.TestCase):
         self.assertGreater(total, 50)
         self.assertGreaterEqual(ok / total, SHORT_LIVED_MIN, err)
         self.assertEqual(self.quiet_records(err), 0, err)
+
+    def go_chains(self, binary, *extra):
+        """Capture goleaf (its main goroutine and two workers) with table
+        unwinding: (samples in its hot leaves, of them with the whole chain
+        to the goroutine's start, threads the workers ran on, stderr)."""
+        with Program(binary, "-g", "2") as w:
+            out, r = self.capture("-p", str(w.pid), "--seconds", "3", "-F", "499", *extra)
+        total = ok = 0
+        worker_threads = set()
+        for x in decode(out)["resources"]:
+            for s in x["samples"]:
+                # With a symbol table, assembly functions carry their ABI.
+                names = [n[:-5] if n.endswith(".abi0") else n for n in user_names(s)]
+                if not names or names[0] not in (GO_MAIN[0], GO_WORKER[0]):
+                    continue
+                total += s["value"]
+                if names[0] == GO_MAIN[0]:
+                    ok += s["value"] if names == GO_MAIN else 0
+                elif names[:2] == GO_WORKER and names[-1] == "runtime.goexit":
+                    ok += s["value"]
+                    worker_threads.add(s["attrs"].get("thread.id"))
+        print(f"\n{os.path.basename(binary)}: {ok}/{total} leaf samples with the whole chain, "
+              f"workers on {len(worker_threads)} threads")
+        return total, ok, worker_threads, r.stderr
+
+    def check_go(self, cgo, strip, pie=False):
+        binary = build_go(cgo, strip, pie)
+        if not binary:
+            self.skipTest("go not installed" if not GO else "cgo build failed (no C compiler?)")
+        total, ok, threads, err = self.go_chains(binary)
+        self.assertGreater(total, 200, err)
+        self.assertGreaterEqual(ok / total, 0.95, err)
+        self.assertGreaterEqual(len(threads), 2, "goroutines ran on one thread only")
+
+    def test_go_stripped_leaf_keeps_its_caller(self):
+        # -ldflags='-s -w': no symbols, no .debug_frame. The leaves make no
+        # frame, so a frame-pointer walk skips main.main and main.worker;
+        # the pclntab's SP offsets do not.
+        self.check_go(cgo=False, strip=True)
+
+    def test_go_unstripped_leaf_keeps_its_caller(self):
+        self.check_go(cgo=False, strip=False)
+
+    def test_go_cgo_leaf_keeps_its_caller(self):
+        # The system linker, C start files with .eh_frame next to Go code.
+        self.check_go(cgo=True, strip=True)
+
+    def test_go_cgo_pie_leaf_keeps_its_caller(self):
+        # A PIE by the system linker: the pclntab has no section of its
+        # own (found in .data.rel.ro). Not stripped: the symbolizer names
+        # its functions from .symtab.
+        self.check_go(cgo=True, strip=False, pie=True)
+
+    def test_go_frame_pointers_only_lose_the_leaf_caller(self):
+        # The symptom without the tables: main.main never shows.
+        binary = build_go(False, True)
+        if not binary:
+            self.skipTest("go not installed")
+        total, ok, _, err = self.go_chains(binary, "--no-unwind")
+        self.assertGreater(total, 200, err)
+        self.assertLess(ok / total, 0.05, err)
+
+    def leafc_chains(self, variant, *extra):
+        with Program(build_leafc(variant)) as w:
+            out, r = self.capture("-p", str(w.pid), "--seconds", "2", "-F", "499", *extra)
+        total = ok = 0
+        for x in decode(out)["resources"]:
+            for s in x["samples"]:
+                names = user_names(s)
+                if not names or names[0] != "leaf":
+                    continue
+                total += s["value"]
+                if names[:3] == ["leaf", "mid", "main"] and names[-1] == "_start":
+                    ok += s["value"]
+        return total, ok, r.stderr
+
+    def test_c_leaf_without_frame_pointer_keeps_its_caller(self):
+        # gcc -momit-leaf-frame-pointer (frame pointers elsewhere) and
+        # -fomit-frame-pointer: the leaf keeps mid()'s rbp. The tables
+        # find mid() all the same; frame pointers alone skip it.
+        for variant in ("omit_leaf", "omit_all"):
+            total, ok, err = self.leafc_chains(variant)
+            self.assertGreater(total, 200, err)
+            self.assertGreaterEqual(ok / total, 0.95, f"{variant}: {ok}/{total}\n{err}")
+        total, ok, err = self.leafc_chains("omit_leaf", "--no-unwind")
+        self.assertGreater(total, 200, err)
+        self.assertLess(ok / total, 0.05, f"frame pointers only: {ok}/{total}")
 
     def test_verbose_splits_cpu_by_thread(self):
         # -v says where profcap's own CPU went, thread by thread: the parts

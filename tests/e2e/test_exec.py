@@ -1,0 +1,116 @@
+"""End-to-end tests of processes that exec() (root: real BPF sampling): the
+CPU before an exec stays with the old program (its own resource, frames
+named from its own mappings, its thread name) and the CPU after it goes to
+the new one, for `capture -- CMD`, `-p PID` and system-wide captures."""
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+from capture_util import PROFCAP, WORKLOADS, can_sample, check_conformance, decode, run_profcap
+
+OK, WHY = can_sample()
+GT = os.path.join(WORKLOADS, "groundtruth")
+
+# A shell that burns CPU in its own code (a counting loop), then becomes
+# groundtruth, whose main thread is named gt-main.
+LOOP = 'i=0; while [ $i -lt {n} ]; do i=$((i+1)); done; exec {gt} -d {d} >/dev/null'
+
+
+def of_pid(d, pid):
+    return [r for r in d["resources"] if r["attrs"]["process.pid"] == pid and r["samples"]]
+
+
+def total(res):
+    return sum(s["value"] for s in res["samples"])
+
+
+class ExecTests(unittest.TestCase):
+    def setUp(self):
+        if not OK:
+            self.skipTest(WHY)
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.tmp.name, "cap.pb")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def check_split(self, pid):
+        """The capture holds @pid as two programs: the shell before the exec,
+        groundtruth after it, each with its own samples only."""
+        d = decode(self.out)
+        res = of_pid(d, pid)
+        names = sorted(r["attrs"]["process.executable.name"] for r in res)
+        self.assertEqual(len(res), 2, f"one resource per program: {names}")
+        new = [r for r in res if r["attrs"]["process.executable.name"] == "groundtruth"]
+        old = [r for r in res if r["attrs"]["process.executable.name"] != "groundtruth"]
+        self.assertEqual(len(new), 1, names)
+        new, old = new[0], old[0]
+        self.assertIn(old["attrs"]["process.executable.name"], ("dash", "bash", "sh", "busybox"))
+        # Threads: the shell's samples are the old program's, gt-main's the new one's.
+        self.assertEqual({s["attrs"].get("thread.name") for s in old["samples"]}, {"sh"})
+        self.assertEqual({s["attrs"].get("thread.name") for s in new["samples"]}, {"gt-main"})
+        self.assertGreater(total(old), 5, "the loop before the exec was sampled")
+        self.assertGreater(total(new), 20, "groundtruth was sampled")
+        old_fns = {f[0] for s in old["samples"] for f in s["frames"]}
+        self.assertFalse(old_fns & {"burn_a", "burn_b", "burn_c", "chain_a"},
+                         "no groundtruth frame under the shell")
+        # The shell's user frames are in its own mappings (the program or
+        # libc), not raw addresses outside any mapping.
+        user = [f for s in old["samples"] for f in s["frames"] if f[1] == "native"]
+        mapped = [f for f in user if f[2]]
+        self.assertTrue(user)
+        self.assertGreaterEqual(len(mapped), 0.95 * len(user),
+                                f"{len(user) - len(mapped)} of {len(user)} shell frames unmapped")
+        new_fns = {f[0] for s in new["samples"] for f in s["frames"]}
+        self.assertTrue({"burn_a", "burn_b", "burn_c"} <= new_fns, new_fns)
+        ok, out = check_conformance(self.out)
+        self.assertTrue(ok, out)
+
+    def test_cmd_exec_keeps_shell_samples(self):
+        r = run_profcap(["capture", "-o", self.out, "--", "sh", "-c",
+                         LOOP.format(n=600000, gt=GT, d=1)])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pid = int(r.stderr.split("(pid ")[1].split(")")[0])
+        self.check_split(pid)
+
+    def start_shell(self, n):
+        """A shell waiting for a go file, then the loop and the exec."""
+        go = os.path.join(self.tmp.name, "go")
+        script = f"while [ ! -e {go} ]; do sleep 0.05; done; " + LOOP.format(n=n, gt=GT, d=1.5)
+        p = subprocess.Popen(["sh", "-c", script])
+        return p, go
+
+    def test_pid_exec_keeps_shell_samples(self):
+        p, go = self.start_shell(1500000)
+        try:
+            cap = subprocess.Popen([PROFCAP, "capture", "-o", self.out, "-p", str(p.pid),
+                                    "--seconds", "6"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(1.5)
+            open(go, "w").close()
+            out, err = cap.communicate(timeout=120)
+            self.assertEqual(cap.returncode, 0, err)
+        finally:
+            p.kill()
+            p.wait()
+        self.check_split(p.pid)
+
+    def test_system_wide_exec_keeps_shell_samples(self):
+        p, go = self.start_shell(1500000)
+        try:
+            cap = subprocess.Popen([PROFCAP, "capture", "-o", self.out, "--seconds", "6"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(1.5)
+            open(go, "w").close()
+            out, err = cap.communicate(timeout=120)
+            self.assertEqual(cap.returncode, 0, err)
+        finally:
+            p.kill()
+            p.wait()
+        self.check_split(p.pid)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -12,19 +12,18 @@
 #include <unistd.h>
 
 #include "capture/child.h"
+#include "capture/execsplit.h"
 #include "capture/ingest.h"
 #include "capture/session.h"
 #include "collect/kname.h"
 #include "collect/sampler.h"
 #include "formats/otlp.h"
 #include "proc/procmaps.h"
-#include "proc/procsnap.h"
 #include "proc/privs.h"
 #include "proc/threadctx.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolizer.h"
 #include "util/clock.h"
-#include "util/array.h"
 #include "util/env.h"
 #include "util/id.h"
 #include "util/heap.h"
@@ -42,35 +41,6 @@
 #define KERNEL_DEFER_MAX_BYTES (1u << 20)
 #define PROGRESS_INTERVAL_NS 500000000ll
 #define OUTPUT_MAX_BYTES (1ull << 30)
-/* Processes that exec()ed, waiting for their old program's records to be
- * named (see settle_execs()), and the records of their new program held
- * meanwhile (beyond these, records are named with the program as it is). */
-#define SESSION_EXECS 64
-#define SESSION_EXEC_HELD 65536u
-
-/* A process seen to exec() another program: its snapshot after the exec. */
-struct exec_note {
-	__u32 tgid;
-	struct procsnap *snap; /* a reference of ours */
-};
-
-/* A record of a new program held until its process is described again:
- * its stacks at offsets in exec_hold.stacks. */
-struct exec_held {
-	struct sampler_record r;
-	size_t kstack, ustack;
-};
-
-struct exec_hold {
-	struct exec_note notes[SESSION_EXECS];
-	size_t nnotes;
-	bool applying; /* describing them now: on_new_process() does not hold */
-	struct exec_held *held;
-	size_t nheld, held_cap;
-	__u64 *stacks;
-	size_t nstacks, stacks_cap;
-};
-
 struct session {
 	const struct capture_opts *o;
 	struct session_hooks hooks;
@@ -88,7 +58,7 @@ struct session {
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
 	struct ingest in; /* records into the window's profile */
-	struct exec_hold ex;
+	struct execsplit ex; /* processes that exec()ed: their old program's samples */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
 	bool matched_checked, tty, over, warned_gone;
@@ -155,172 +125,6 @@ static void find_thread_ctx(struct session *s, int pid, const struct procsnap *s
 			 loc.modid);
 }
 
-/* ---- exec(): the old program's records before the new description ---- */
-
-/* Does @snap, taken at process @tgid's notice, show another program than
- * the one the symbolizer describes it as (it exec()ed since)? */
-static bool execd_since(const struct session *s, __u32 tgid, const struct procsnap *snap)
-{
-	const struct profile_process_desc *d = symbolizer__process(s->sym, (int)tgid);
-	size_t n;
-
-	if (!d || !d->exe_path || !*d->exe_path || !snap || !snap->exe)
-		return false;
-	n = strlen(d->exe_path);
-	return strncmp(snap->exe, d->exe_path, n) ||
-	       (snap->exe[n] && strcmp(snap->exe + n, PROCMAPS_DELETED_SUFFIX));
-}
-
-static struct exec_note *exec_note_of(struct session *s, __u32 tgid)
-{
-	for (size_t i = 0; i < s->ex.nnotes; i++)
-		if (s->ex.notes[i].tgid == tgid)
-			return &s->ex.notes[i];
-	return NULL;
-}
-
-/* User frames of a record that decide its program (of_new_program()). */
-#define EXEC_PROBE_FRAMES 4
-
-/* Is record @r, of a process that exec()ed into @snap's program, a sample
- * of that new program? Its user frames decide: one of its first few in an
- * executable mapping of the new program (the old program's were another
- * address space: they meet only where two programs load at fixed
- * addresses). Without user frames, the thread name: exec() names the
- * thread after the new program. */
-static bool of_new_program(const struct sampler_record *r, const struct procsnap *snap)
-{
-	const struct procmaps_entry *e;
-	__u32 i;
-
-	if (r->nustack && snap->maps) {
-		for (i = 0; i < r->nustack && i < EXEC_PROBE_FRAMES; i++) {
-			e = procmaps__find(snap->maps, r->ustack[i]);
-			if (e && (e->perms & PROCMAPS_EXEC))
-				return true;
-		}
-		return false;
-	}
-	return snap->comm[0] && !strncmp(r->comm, snap->comm, sizeof(snap->comm));
-}
-
-/* Keep a copy of @r until settle_execs() has described its process. 0, or
- * -E2BIG / -ENOMEM (then it is added now). */
-static int exec_keep(struct exec_hold *h, const struct sampler_record *r)
-{
-	size_t nst = h->nstacks + r->nkstack + r->nustack;
-	struct exec_held *e;
-	int err;
-
-	err = array__grow((void **)&h->held, &h->held_cap, h->nheld, sizeof(*h->held), 16,
-			  SESSION_EXEC_HELD);
-	if (!err && nst > h->nstacks)
-		err = array__grow((void **)&h->stacks, &h->stacks_cap, nst - 1, sizeof(*h->stacks),
-				  256,
-				  (size_t)SESSION_EXEC_HELD *
-					  (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK));
-	if (err)
-		return err;
-	e = &h->held[h->nheld++];
-	e->r = *r;
-	e->kstack = h->nstacks;
-	if (r->nkstack)
-		memcpy(h->stacks + h->nstacks, r->kstack, r->nkstack * sizeof(*r->kstack));
-	h->nstacks += r->nkstack;
-	e->ustack = h->nstacks;
-	if (r->nustack)
-		memcpy(h->stacks + h->nstacks, r->ustack, r->nustack * sizeof(*r->ustack));
-	h->nstacks += r->nustack;
-	return 0;
-}
-
-/* The drain callback of settle_execs(): a record of a new program waits,
- * any other is added with its process as described now. */
-static int exec_split_record(void *ctx, const struct sampler_record *r)
-{
-	struct session *s = ctx;
-	const struct exec_note *n = exec_note_of(s, r->tgid);
-
-	if (n && n->snap && of_new_program(r, n->snap) && !exec_keep(&s->ex, r))
-		return 0;
-	return ingest__record(&s->in, r);
-}
-
-static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap);
-
-/* Processes that exec()ed since their notice: their records so far are
- * drained and split by program, the old program's added (and named, if
- * they waited for names) while the process is still described as it, then
- * the process is described as its new program and the new program's
- * records are added. So the part before an exec keeps its own resource,
- * mappings and frames. 0 or the first error. */
-static int settle_execs(struct session *s)
-{
-	struct exec_hold *h = &s->ex;
-	int err = 0, e2;
-	size_t i;
-
-	if (!h->nnotes)
-		return 0;
-	if (s->smp)
-		err = sampler__drain(s->smp, exec_split_record, s);
-	for (i = 0; i < s->in.ndefer && !exec_note_of(s, s->in.defer[i].r.tgid); i++)
-		;
-	if (i < s->in.ndefer) {
-		e2 = ingest__flush(&s->in);
-		err = err ?: e2;
-	}
-	h->applying = true;
-	for (i = 0; i < h->nnotes; i++) {
-		on_new_process(s, h->notes[i].tgid, h->notes[i].snap);
-		procsnap__free(h->notes[i].snap);
-	}
-	h->applying = false;
-	h->nnotes = 0;
-	for (i = 0; i < h->nheld; i++) {
-		struct sampler_record *r = &h->held[i].r;
-
-		r->kstack = h->stacks + h->held[i].kstack;
-		r->ustack = h->stacks + h->held[i].ustack;
-		e2 = ingest__record(&s->in, r);
-		err = err ?: e2;
-	}
-	h->nheld = h->nstacks = 0;
-	return err;
-}
-
-/* Hold the notice of process @tgid when it exec()ed since it was described
- * (settle_execs() describes it after its old program's records). True when
- * held. */
-static bool exec_hold(struct session *s, __u32 tgid, const struct procsnap *snap)
-{
-	if (s->ex.applying || !execd_since(s, tgid, snap))
-		return false;
-	/* Another exec of a process waiting, or no room: those first. */
-	if (exec_note_of(s, tgid) || s->ex.nnotes == SESSION_EXECS) {
-		if (settle_execs(s))
-			pr_debug("naming the samples before an exec failed");
-		if (!execd_since(s, tgid, snap))
-			return false;
-	}
-	/* A reference to the borrowed snapshot: its count is atomic. */
-	s->ex.notes[s->ex.nnotes++] =
-		(struct exec_note){.tgid = tgid, .snap = procsnap__get((struct procsnap *)snap)};
-	return true;
-}
-
-static void exec_hold_release(struct exec_hold *h)
-{
-	for (size_t i = 0; i < h->nnotes; i++)
-		procsnap__free(h->notes[i].snap);
-	h->nnotes = 0;
-	free(h->held);
-	free(h->stacks);
-	h->held = NULL;
-	h->stacks = NULL;
-	h->nheld = h->held_cap = h->nstacks = h->stacks_cap = 0;
-}
-
 static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 {
 	struct session *s = ctx;
@@ -328,7 +132,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	bool timed = log__level() >= LOG_VERBOSE;
 	__u64 cpu = timed ? clock__thread_cpu_ns() : 0;
 
-	if (exec_hold(s, tgid, snap))
+	if (execsplit__hold(&s->ex, tgid, snap))
 		return;
 	/* Snapshot maps and binaries while the process is alive (the sampler
 	 * builds its unwind tables on its own thread). Stopping: the final
@@ -375,7 +179,7 @@ static int drain(struct session *s, enum settle how)
 	/* Processes announced since the last poll first: their snapshots
 	 * describe them before their samples are named. */
 	sampler__poll(s->smp, 0, on_new_process, s);
-	err = settle_execs(s);
+	err = execsplit__settle(&s->ex);
 	err = sampler__drain(s->smp, ingest__record, &s->in) ?: err;
 	bytes = ingest__deferred_bytes(&s->in);
 
@@ -575,6 +379,7 @@ static int prepare(struct session *s)
 
 	s->sym = symbolizer__new("/proc");
 	s->in.sym = s->sym;
+	execsplit__init(&s->ex, &s->in, on_new_process, s);
 	s->tctx_files = threadctx_files__new();
 	if (new_window(s) || !s->sym || !s->tctx_files) {
 		pr_err("out of memory");
@@ -867,7 +672,7 @@ void session__wait(struct session *s, __s64 wake)
 	if (n < 0 && n != -EINTR) {
 		pr_err("polling the ring buffer failed: %s", strerror(-n));
 		s->over = true;
-	} else if (settle_execs(s)) {
+	} else if (execsplit__settle(&s->ex)) {
 		pr_err("reading samples failed");
 		s->over = true;
 	}
@@ -977,7 +782,7 @@ void session__free(struct session *s)
 	kname__free(s->kname);
 	threadctx_files__free(s->tctx_files);
 	ingest__release(&s->in);
-	exec_hold_release(&s->ex);
+	execsplit__release(&s->ex);
 	debuginfod__free(s->dinfod);
 	profile__free(s->prof);
 	free(s);

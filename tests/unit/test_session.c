@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/execsplit.h"
 #include "capture/ingest.h"
 #include "collect/queue.h"
 #include "model/profile.h"
@@ -377,6 +378,35 @@ TEST(exec_keeps_old_program_until_described)
 	procsnap__free(next);
 }
 
+/* Records of a process that exec()ed: by their first user frames when
+ * they have them, else by the thread name exec() gave. */
+TEST(exec_records_split_by_program)
+{
+	struct procsnap *next = exec_snap("/opt/exec-test/next", 0x700000);
+	__u64 old_pcs[5] = {0x400100, 0x400200, 0x400300, 0x400400, 0x700100};
+	__u64 vdso_then_new[2] = {0x7fff0000, 0x700200};
+	__u64 new_pc[1] = {0x700300};
+	struct sampler_record r = {.kind = SAMPLER_KIND_CPU, .tgid = EXEC_PID, .count = 1};
+
+	CHECK(next);
+	strcpy(r.comm, "next");
+	r.ustack = old_pcs; /* the old program's frames, whatever its name */
+	r.nustack = 5;	    /* a fifth in the new program's range: not probed */
+	CHECK(!execsplit__of_new_program(&r, next));
+	r.ustack = new_pc;
+	r.nustack = 1;
+	strcpy(r.comm, "sh");
+	CHECK(execsplit__of_new_program(&r, next));
+	r.ustack = vdso_then_new; /* a leaf outside its mappings, a caller in them */
+	r.nustack = 2;
+	CHECK(execsplit__of_new_program(&r, next));
+	r.nustack = 0; /* kernel frames only: the thread name decides */
+	CHECK(!execsplit__of_new_program(&r, next));
+	strcpy(r.comm, "next");
+	CHECK(execsplit__of_new_program(&r, next));
+	procsnap__free(next);
+}
+
 int main(void)
 {
 	RUN(cpu_records_into_profile);
@@ -385,5 +415,6 @@ int main(void)
 	RUN(kernel_frames_deferred_until_flush);
 	RUN(records_from_another_thread);
 	RUN(exec_keeps_old_program_until_described);
+	RUN(exec_records_split_by_program);
 	return TEST_DONE();
 }

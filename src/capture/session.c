@@ -1,5 +1,8 @@
 /* session.c - a sampling session in windows (see session.h). */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -25,6 +28,7 @@
 #include "symbolize/symbolizer.h"
 #include "util/clock.h"
 #include "util/env.h"
+#include "util/fdio.h"
 #include "util/id.h"
 #include "util/heap.h"
 #include "util/log.h"
@@ -40,6 +44,8 @@
 #define KERNEL_PASS_INTERVAL_NS 10000000000ll
 #define KERNEL_DEFER_MAX_BYTES (1u << 20)
 #define PROGRESS_INTERVAL_NS 500000000ll
+/* How often a capture of -p processes looks whether they all exited. */
+#define TARGET_CHECK_NS 250000000ll
 #define OUTPUT_MAX_BYTES (1ull << 30)
 struct session {
 	const struct capture_opts *o;
@@ -62,16 +68,26 @@ struct session {
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
 	bool matched_checked, tty, over, warned_gone;
+	/* CMD was sent the signal that stopped the capture (or needed not be),
+	 * when stop_count was stops_seen */
+	bool forwarded;
+	sig_atomic_t stops_seen;
 	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
 	__s64 start, deadline, window_ns, wstart, wunix, wdeadline, next_drain, next_progress;
+	__s64 next_target_check;
 	struct sampler_stats base; /* sampler counters at the window's start */
 };
 
 static volatile sig_atomic_t stop_requested, hup_requested;
 static volatile sig_atomic_t stop_signal;
+/* SIGINT/SIGTERM received, and whether the last was sent by a process
+ * (kill(), a supervisor) rather than by the kernel for the terminal, which
+ * sends it to CMD as well: CMD shares profcap's process group. */
+static volatile sig_atomic_t stop_count, stop_from_process;
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
 	if (sig == SIGHUP) {
 		hup_requested = 1;
 		return;
@@ -79,6 +95,8 @@ static void on_signal(int sig)
 	if (sig == SIGCHLD)
 		return; /* only to wake the poll */
 	stop_signal = sig;
+	stop_from_process = si && si->si_code <= 0; /* SI_USER, SI_QUEUE, SI_TKILL */
+	stop_count++;
 	stop_requested = 1;
 }
 
@@ -319,6 +337,58 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	return ret;
 }
 
+/* Processes hint_comm_program() looks at, at most. */
+#define HINT_MAX_PROCS 65536
+
+/* --comm NAME that is the name of a running program: the BPF filter sees
+ * the kernel's task name only, which is the name exec() was given (a link:
+ * python3 for /usr/bin/python3.11) or one the program set. Say which name
+ * its threads have, once, for the first such process. */
+static void hint_comm_program(const struct session *s)
+{
+	const struct target_opts *t = &s->o->target;
+	char path[64], exe[PATH_MAX], comm[32];
+	const char *base;
+	struct dirent *e;
+	size_t seen = 0, i;
+	ssize_t n;
+	DIR *d;
+
+	if (!t->ncomms || !(d = opendir("/proc")))
+		return;
+	while ((e = readdir(d)) && seen++ < HINT_MAX_PROCS) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/exe", e->d_name);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n <= 0)
+			continue;
+		exe[n] = '\0';
+		if (n > (ssize_t)strlen(PROCMAPS_DELETED_SUFFIX) &&
+		    !strcmp(exe + n - strlen(PROCMAPS_DELETED_SUFFIX), PROCMAPS_DELETED_SUFFIX))
+			exe[n - strlen(PROCMAPS_DELETED_SUFFIX)] = '\0';
+		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		for (i = 0; i < t->ncomms && strcmp(base, t->comms[i]); i++)
+			;
+		if (i == t->ncomms)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
+		n = fdio__read_proc(path, comm, sizeof(comm) - 1);
+		if (n <= 0)
+			continue;
+		comm[n] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		if (!strcmp(comm, t->comms[i]))
+			continue; /* its threads are named so: idle */
+		pr_warn("--comm matches thread names (the kernel's task name), not programs: "
+			"process %s runs %s with its main thread named '%s'; use --comm '%s' or -p "
+			"%s",
+			e->d_name, base, comm, comm, e->d_name);
+		break;
+	}
+	closedir(d);
+}
+
 static void check_target_matches(struct session *s)
 {
 	struct sampler_stats st;
@@ -334,12 +404,13 @@ static void check_target_matches(struct session *s)
 		pr_warn("%s", msg);
 	else
 		pr_info("%s", msg);
+	hint_comm_program(s);
 }
 
 int session__open(const struct capture_opts *o, const struct session_hooks *hooks,
 		  struct session **out)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
+	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
 	struct session *s;
 
 	*out = NULL;
@@ -616,6 +687,44 @@ static void window_edge(struct session *s, __s64 now)
 	s->next_drain = now + DRAIN_INTERVAL_NS;
 }
 
+/* Has process @pid exited: gone, or a zombie its parent has not reaped? */
+static bool process_exited(int pid)
+{
+	char path[64], st[512], *p;
+	ssize_t n;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = fdio__read_proc(path, st, sizeof(st) - 1);
+	if (n <= 0)
+		return n == -ENOENT || n == -ESRCH;
+	st[n] = '\0';
+	p = strrchr(st, ')'); /* the name may hold anything */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* capture -p: have all the processes it profiles exited? Then it ends, and
+ * says so (their samples are kept). Looked at every TARGET_CHECK_NS. */
+static bool targets_exited(struct session *s, __s64 now)
+{
+	const struct target_opts *t = &s->o->target;
+	size_t i;
+
+	if (s->o->agent || s->child || !t->npids || t->ncontainers || now < s->next_target_check)
+		return false;
+	s->next_target_check = now + TARGET_CHECK_NS;
+	for (i = 0; i < s->tgt.npids; i++)
+		if (!process_exited(s->tgt.pids[i]))
+			return false;
+	if (s->tgt.npids == 1)
+		pr_info("process %d has exited: the capture ends", s->tgt.pids[0]);
+	else
+		pr_info("the %zu processes given with -p have exited: the capture ends",
+			s->tgt.npids);
+	return true;
+}
+
 static __s64 next_wake(const struct session *s)
 {
 	__s64 wake = s->deadline < s->next_drain ? s->deadline : s->next_drain;
@@ -624,6 +733,8 @@ static __s64 next_wake(const struct session *s)
 		wake = s->wdeadline;
 	if (s->tty && s->next_progress < wake)
 		wake = s->next_progress;
+	if (!s->o->agent && !s->child && s->o->target.npids && s->next_target_check < wake)
+		wake = s->next_target_check;
 	return wake;
 }
 
@@ -635,7 +746,7 @@ __s64 session__step(struct session *s)
 	if (s->over || stop_requested || (s->child && child__done(s->child)))
 		return -1;
 	now = now_ns(CLOCK_MONOTONIC);
-	if (now >= s->deadline)
+	if (now >= s->deadline || targets_exited(s, now))
 		return -1;
 	if (hup_requested) {
 		hup_requested = 0;
@@ -678,6 +789,35 @@ void session__wait(struct session *s, __s64 wake)
 	}
 }
 
+/* CMD gets the signal that stopped profcap, unless the terminal sent it to
+ * CMD too (Ctrl-C reaches the whole foreground process group): SIGTERM, and
+ * SIGINT from a process (kill, a supervisor), as perf record passes its
+ * stop on to its workload. */
+static void forward_stop(struct session *s)
+{
+	int sig = stop_signal;
+
+	s->stops_seen = stop_count;
+	s->forwarded = true;
+	if (sig == SIGTERM || stop_from_process)
+		child__signal(s->child, sig);
+}
+
+/* While profcap waits for CMD (its output written): a first SIGINT/SIGTERM
+ * (the capture ended by --seconds) goes on to CMD as during the capture;
+ * one after that ends the wait. */
+static bool give_up_cmd(void *ctx)
+{
+	struct session *s = ctx;
+
+	if (stop_count == s->stops_seen)
+		return false;
+	if (s->forwarded)
+		return true;
+	forward_stop(s);
+	return false;
+}
+
 /* -v: where profcap's own CPU went, by thread, from the sampler's figures
  * @st and @us (NULL: no tables) taken before its threads stopped. */
 static void log_cpu_by_thread(const struct session *s, const struct sampler_stats *st,
@@ -717,8 +857,8 @@ int session__close(struct session *s)
 		status__progress(0, 0, 0, true);
 	if (o->agent && stop_requested)
 		pr_info("signal %d: flushing the current window", (int)stop_signal);
-	if (s->child && stop_signal == SIGTERM)
-		child__signal(s->child, SIGTERM);
+	if (s->child && stop_requested)
+		forward_stop(s);
 	/* Both generations: the active one and anything left in the other. */
 	sampler__poll(s->smp, 0, on_new_process, s);
 	for (int i = 0; i < 2; i++)
@@ -766,7 +906,7 @@ int session__close(struct session *s)
 			 (unsigned long long)s->procs_gone);
 	ret = end_window(s, end - s->wstart, &st, have_us ? &us : NULL, true);
 	if (s->child)
-		child__finish(s->child, o->quiet);
+		child__finish(s->child, o->quiet, give_up_cmd, s);
 	return ret;
 }
 

@@ -1,8 +1,11 @@
-"""End-to-end tests of processes that exec() (root: real BPF sampling): the
-CPU before an exec stays with the old program (its own resource, frames
-named from its own mappings, its thread name) and the CPU after it goes to
-the new one, for `capture -- CMD`, `-p PID` and system-wide captures."""
+"""End-to-end tests of the processes a capture follows (root: real BPF
+sampling): the CPU before an exec stays with the old program (its own
+resource, frames named from its own mappings, its thread name) and the CPU
+after it goes to the new one, for `capture -- CMD`, `-p PID` and
+system-wide captures; SIGINT and SIGTERM sent by a process (not a terminal)
+during `-- CMD`; `-p` targets that exit; `--comm` given a program's name."""
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -52,7 +55,7 @@ class ExecTests(unittest.TestCase):
         self.assertEqual({s["attrs"].get("thread.name") for s in old["samples"]}, {"sh"})
         self.assertEqual({s["attrs"].get("thread.name") for s in new["samples"]}, {"gt-main"})
         self.assertGreater(total(old), 5, "the loop before the exec was sampled")
-        self.assertGreater(total(new), 20, "groundtruth was sampled")
+        self.assertGreater(total(new), 5, "groundtruth was sampled")
         old_fns = {f[0] for s in old["samples"] for f in s["frames"]}
         self.assertFalse(old_fns & {"burn_a", "burn_b", "burn_c", "chain_a"},
                          "no groundtruth frame under the shell")
@@ -70,7 +73,7 @@ class ExecTests(unittest.TestCase):
 
     def test_cmd_exec_keeps_shell_samples(self):
         r = run_profcap(["capture", "-o", self.out, "--", "sh", "-c",
-                         LOOP.format(n=600000, gt=GT, d=1)])
+                         LOOP.format(n=600000, gt=GT, d=1.5)])
         self.assertEqual(r.returncode, 0, r.stderr)
         pid = int(r.stderr.split("(pid ")[1].split(")")[0])
         self.check_split(pid)
@@ -110,6 +113,110 @@ class ExecTests(unittest.TestCase):
             p.kill()
             p.wait()
         self.check_split(p.pid)
+
+
+def cmd_pid(err):
+    """CMD's pid from profcap's closing lines."""
+    return int(err.split("(pid ")[1].split(")")[0])
+
+
+class StopTests(unittest.TestCase):
+    """Signals from a parent that is not a terminal, and targets that exit."""
+
+    def setUp(self):
+        if not OK:
+            self.skipTest(WHY)
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.tmp.name, "cap.pb")
+        self.left = []
+
+    def tearDown(self):
+        for pid in self.left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.tmp.cleanup()
+
+    def capture(self, args):
+        return subprocess.Popen([PROFCAP, "capture", "-o", self.out] + args,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def signal_after(self, p, delay, sig):
+        time.sleep(delay)
+        p.send_signal(sig)
+        return time.monotonic()
+
+    def test_sigint_from_a_process_stops_cmd(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            p = self.capture(["--", "sleep", "20"])
+            t0 = self.signal_after(p, 2.0, sig)
+            out, err = p.communicate(timeout=60)
+            took = time.monotonic() - t0
+            self.assertEqual(p.returncode, 0, err)
+            self.assertLess(took, 8, f"{sig.name}: profcap took {took:.1f} s to stop")
+            self.assertIn(f"was killed by signal {int(sig)}", err)
+            ok, msg = check_conformance(self.out)
+            self.assertTrue(ok, msg)
+
+    def test_second_sigint_ends_the_wait(self):
+        # CMD ignores SIGINT: the first one stops the capture and is passed on
+        # (ignored), the second one ends profcap's wait for CMD.
+        # (CMD's output elsewhere: profcap's pipes close when profcap exits)
+        p = self.capture(["--", "sh", "-c", "exec >/dev/null 2>&1; trap '' INT; sleep 20"])
+        self.signal_after(p, 2.0, signal.SIGINT)
+        time.sleep(1.0)
+        t0 = self.signal_after(p, 0, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        took = time.monotonic() - t0
+        self.left.append(cmd_pid(err))
+        self.assertEqual(p.returncode, 0, err)
+        self.assertLess(took, 5, f"profcap took {took:.1f} s after the second SIGINT")
+        self.assertIn("not waiting for 'sh'", err)
+        self.assertIn("wrote ", err)
+        ok, msg = check_conformance(self.out)
+        self.assertTrue(ok, msg)
+
+    def test_sigint_while_waiting_after_seconds(self):
+        # --seconds ended the capture; profcap waits for CMD: a SIGINT goes on.
+        p = self.capture(["--seconds", "1", "--", "sleep", "20"])
+        t0 = self.signal_after(p, 3.0, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertLess(time.monotonic() - t0, 5)
+        self.assertIn("was killed by signal 2", err)
+
+    def test_pid_target_exit_ends_capture(self):
+        w = subprocess.Popen([GT, "-d", "1.5"], stdout=subprocess.DEVNULL)
+        try:
+            t0 = time.monotonic()
+            p = self.capture(["-p", str(w.pid), "--seconds", "30"])
+            out, err = p.communicate(timeout=60)
+            took = time.monotonic() - t0
+        finally:
+            w.kill()
+            w.wait()
+        self.assertEqual(p.returncode, 0, err)
+        self.assertLess(took, 10, f"the capture went on {took:.1f} s")
+        self.assertEqual(sum(1 for l in err.splitlines() if "has exited" in l), 1, err)
+        self.assertIn(f"process {w.pid} has exited: the capture ends", err)
+        d = decode(self.out)
+        self.assertGreater(sum(total(r) for r in of_pid(d, w.pid)), 10)
+
+    def test_comm_program_name_says_which_name(self):
+        # groundtruth names its main thread gt-main: --comm with the
+        # executable's name keeps nothing, and says which name to give.
+        w = subprocess.Popen([GT, "-d", "20"], stdout=subprocess.PIPE, text=True)
+        try:
+            w.stdout.readline()  # ready: gt-main is named after the first round
+            r = run_profcap(["capture", "-o", self.out, "--seconds", "2", "--comm", "groundtruth"])
+        finally:
+            w.kill()
+            w.wait()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--comm matches thread names", r.stderr)
+        self.assertIn(f"-p {w.pid}", r.stderr)
 
 
 if __name__ == "__main__":

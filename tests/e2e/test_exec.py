@@ -201,8 +201,38 @@ class StopTests(unittest.TestCase):
         self.assertLess(took, 10, f"the capture went on {took:.1f} s")
         self.assertEqual(sum(1 for l in err.splitlines() if "has exited" in l), 1, err)
         self.assertIn(f"process {w.pid} has exited: the capture ends", err)
+        self.assertRegex(err, r"captured \d+ samples?, 1 process, \d+ stacks?;")
         d = decode(self.out)
         self.assertGreater(sum(total(r) for r in of_pid(d, w.pid)), 10)
+
+    def test_progress_line_of_cmd(self):
+        # On a terminal, -- CMD without --seconds shows the time elapsed
+        # only (it has no length), with singular and plural nouns.
+        import pty
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.Popen([PROFCAP, "capture", "-o", self.out, "--", "sleep", "1.2"],
+                                 stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL)
+            os.close(slave)
+            text = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                text += chunk
+            p.wait(timeout=60)
+        finally:
+            os.close(master)
+        text = text.decode(errors="replace")
+        lines = [l for l in text.replace("\r", "\n").splitlines() if "capturing" in l]
+        self.assertTrue(lines, text)
+        for l in lines:
+            self.assertRegex(l, r"capturing \d+\.\ds, \d+ samples?$")
+            self.assertNotIn(" / ", l)
+        self.assertRegex(text, r"captured \d+ samples?, \d+ process(es)?, \d+ stacks?;")
 
     def test_comm_program_name_says_which_name(self):
         # groundtruth names its main thread gt-main: --comm with the

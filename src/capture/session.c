@@ -44,6 +44,13 @@
 #define KERNEL_PASS_INTERVAL_NS 10000000000ll
 #define KERNEL_DEFER_MAX_BYTES (1u << 20)
 #define PROGRESS_INTERVAL_NS 500000000ll
+/* How long a capture may run past its end naming the samples it drains
+ * (PROFCAP_DRAIN_OVERRUN_MS for tests): a machine too busy to keep up does
+ * not stretch a capture without bound. Records drained after it are
+ * counted as lost, not named. */
+#define DRAIN_OVERRUN_NS 5000000000ll
+/* Records between two looks at the clock while draining. */
+#define DRAIN_CLOCK_EVERY 64u
 /* How often a capture of -p processes looks whether they all exited. */
 #define TARGET_CHECK_NS 250000000ll
 #define OUTPUT_MAX_BYTES (1ull << 30)
@@ -75,6 +82,12 @@ struct session {
 	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
 	__s64 start, deadline, window_ns, wstart, wunix, wdeadline, next_drain, next_progress;
 	__s64 next_target_check;
+	/* capture: past this, drained records are counted (overrun_lost, and
+	 * the window's off-CPU drops), not named */
+	__s64 overrun_ns, overrun_at;
+	__u64 overrun_lost;
+	unsigned drain_tick;
+	bool overrun;
 	struct sampler_stats base; /* sampler counters at the window's start */
 };
 
@@ -186,6 +199,29 @@ static int settle(struct session *s)
 	return err;
 }
 
+/* The drain's record callback: into the window's profile, unless the
+ * capture is past its end by more than it may take to drain (then counted
+ * as lost: a drain that fell behind ends all the same). */
+static int drain_record(void *ctx, const struct sampler_record *r)
+{
+	struct session *s = ctx;
+
+	if (!s->overrun && !(s->drain_tick++ % DRAIN_CLOCK_EVERY) &&
+	    now_ns(CLOCK_MONOTONIC) >= s->overrun_at) {
+		s->overrun = true;
+		pr_warn("naming samples went on %.1f s past the end of the capture: the samples "
+			"still waiting are counted as lost",
+			s->overrun_ns / 1e9);
+	}
+	if (!s->overrun)
+		return ingest__record(&s->in, r);
+	if (r->kind == SAMPLER_KIND_OFF_CPU)
+		s->in.c.off_cpu_dropped += r->switches;
+	else
+		s->overrun_lost += r->count;
+	return 0;
+}
+
 /* Drain the sampler into the profile, then per @how name what waits and
  * add those records, and free the DWARF still begun (within a window, but
  * what the last lines batch keeps). 0 or -errno (logged). */
@@ -198,7 +234,7 @@ static int drain(struct session *s, enum settle how)
 	 * describe them before their samples are named. */
 	sampler__poll(s->smp, 0, on_new_process, s);
 	err = execsplit__settle(&s->ex);
-	err = sampler__drain(s->smp, ingest__record, &s->in) ?: err;
+	err = sampler__drain(s->smp, drain_record, s) ?: err;
 	bytes = ingest__deferred_bytes(&s->in);
 
 	if (how == SETTLE_FLUSH ||
@@ -288,7 +324,8 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	fill_meta(&meta, &s->uts, s->wunix, dur, s->o->freq_hz);
 	meta.resource = s->resource;
 	meta.nresource = s->nresource;
-	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped;
+	meta.samples_dropped =
+		st->counts_full - s->base.counts_full + s->in.c.model_dropped + s->overrun_lost;
 	meta.samples_truncated = s->in.c.truncated;
 	meta.samples_truncated_depth = s->in.c.depth_cut;
 	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;
@@ -305,6 +342,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.attrs_bad = s->in.c.attrs_bad,
 		.dropped = meta.samples_dropped,
 		.model_dropped = s->in.c.model_dropped,
+		.overrun_lost = s->overrun_lost,
 		.ustack_missing = s->in.c.ustack_missing,
 		.stack_lost = s->in.c.stack_lost,
 		.truncated = s->in.c.truncated,
@@ -593,6 +631,7 @@ static void load_kernel_symbols(struct session *s)
 int session__start(struct session *s)
 {
 	const struct capture_opts *o = s->o;
+	const char *env;
 	sigset_t stop, old;
 	int ret;
 
@@ -632,6 +671,9 @@ int session__start(struct session *s)
 	 * of --interval until a signal. */
 	s->deadline =
 		o->agent || !o->seconds ? INT64_MAX : s->start + (__s64)llround(o->seconds * 1e9);
+	env = env__get(env__process(), "PROFCAP_DRAIN_OVERRUN_MS");
+	s->overrun_ns = env ? (__s64)strtoul(env, NULL, 10) * 1000000ll : DRAIN_OVERRUN_NS;
+	s->overrun_at = s->deadline == INT64_MAX ? INT64_MAX : s->deadline + s->overrun_ns;
 	s->window_ns = o->agent ? (__s64)llround(o->interval * 1e9) : INT64_MAX;
 	s->wstart = s->start;
 	s->wdeadline = o->agent ? s->wstart + s->window_ns : s->deadline;
@@ -852,6 +894,8 @@ int session__close(struct session *s)
 
 	sampler__stop(s->smp);
 	end = now_ns(CLOCK_MONOTONIC);
+	if (!o->agent && end + s->overrun_ns < s->overrun_at)
+		s->overrun_at = end + s->overrun_ns; /* ended early, or by CMD */
 	cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (s->tty)
 		status__progress(0, 0, 0, true);

@@ -43,7 +43,7 @@ void status__progress(__s64 elapsed_ns, double seconds, __u64 samples, bool fina
 static void summary_losses(const struct status_window *w)
 {
 	const struct sampler_stats *st = w->st;
-	__u64 total = w->samples, lost = st->counts_full + w->model_dropped;
+	__u64 total = w->samples, lost = st->counts_full + w->model_dropped + w->overrun_lost;
 
 	/* Every sample the kernel took is in the profile, counted as lost, or
 	 * on its way through late walking (the next window's, or lost at the
@@ -55,9 +55,10 @@ static void summary_losses(const struct status_window *w)
 			(unsigned long long)st->samples, (unsigned long long)(total + lost),
 			(unsigned long long)total, (unsigned long long)lost);
 	if (lost)
-		pr_warn("%llu %s lost (aggregation table full: %llu, profile full: %llu)",
+		pr_warn("%llu %s lost (aggregation table full: %llu, profile full: %llu, drained "
+			"too late: %llu)",
 			NOUN_S(lost, "sample"), (unsigned long long)st->counts_full,
-			(unsigned long long)w->model_dropped);
+			(unsigned long long)w->model_dropped, (unsigned long long)w->overrun_lost);
 	if (w->stack_lost || st->stacks_full)
 		pr_warn("%llu %s kept without (part of) their stack: %llu %s not "
 			"stored (no room in the kernel's stack table at that moment), %llu gone "
@@ -77,12 +78,11 @@ static void summary_losses(const struct status_window *w)
 			SAMPLER_MAX_KSTACK,
 			w->unwind ? SAMPLER_MAX_USTACK : SAMPLER_MAX_KSTACK);
 	if (w->partial)
-		pr_warn("%llu %s (%.1f%%) user stacks not unwound to the outermost frame "
+		pr_warn("%llu %s (%.1f%%) %s not unwound to the outermost frame "
 			"(no unwind row, unreadable stack, tables not loaded yet, or the %d-frame "
 			"depth limit): counted as truncated",
-			(unsigned long long)w->partial,
-			status__noun(w->partial, "sample has", "samples have"),
-			total ? 100.0 * w->partial / total : 0.0,
+			NOUN_S(w->partial, "sample"), total ? 100.0 * w->partial / total : 0.0,
+			status__noun(w->partial, "has a user stack", "have user stacks"),
 			SAMPLER_MAX_USTACK);
 }
 

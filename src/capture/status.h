@@ -17,6 +17,7 @@ struct status_window {
 	__u64 samples;	      /* in the profile */
 	__u64 dropped;	      /* lost: aggregation table or profile full */
 	__u64 model_dropped;  /* of which: the profile was full */
+	__u64 overrun_lost;   /* ... drained too long after the capture's end */
 	__u64 ustack_missing; /* samples of user processes without a user stack */
 	__u64 stack_lost;     /* samples kept without a stack the kernel did not store */
 	__u64 truncated;      /* stacks cut at the root end (any cause) */

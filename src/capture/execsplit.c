@@ -11,10 +11,11 @@
 #include "util/array.h"
 #include "util/log.h"
 
-void execsplit__init(struct execsplit *x, struct ingest *in, sampler_proc_fn describe,
-		     void *ctx)
+void execsplit__init(struct execsplit *x, struct ingest *in, sampler_record_fn add,
+		     sampler_proc_fn describe, void *ctx)
 {
 	x->in = in;
+	x->add = add;
 	x->describe = describe;
 	x->ctx = ctx;
 }
@@ -95,7 +96,7 @@ static int split_record(void *ctx, const struct sampler_record *r)
 
 	if (n && n->snap && execsplit__of_new_program(r, n->snap) && !keep(x, r))
 		return 0;
-	return ingest__record(x->in, r);
+	return x->add(x->ctx, r);
 }
 
 int execsplit__settle(struct execsplit *x)
@@ -126,7 +127,7 @@ int execsplit__settle(struct execsplit *x)
 
 		r->kstack = x->stacks + x->held[i].kstack;
 		r->ustack = x->stacks + x->held[i].ustack;
-		e2 = ingest__record(in, r);
+		e2 = x->add(x->ctx, r);
 		err = err ?: e2;
 	}
 	x->nheld = x->nstacks = 0;

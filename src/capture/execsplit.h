@@ -44,8 +44,9 @@ struct execsplit_held {
 
 struct execsplit {
 	struct ingest *in; /* its sym and smp (NULL once the sampler is gone) */
+	sampler_record_fn add;	  /* adds a record (into @in) */
 	sampler_proc_fn describe; /* describes a process from its notice */
-	void *ctx;
+	void *ctx;		  /* of both */
 	struct execsplit_note notes[EXECSPLIT_NOTES];
 	size_t nnotes;
 	bool applying; /* in execsplit__settle()'s calls of @describe */
@@ -55,11 +56,11 @@ struct execsplit {
 	size_t nstacks, stacks_cap;
 };
 
-/* Start @x (zeroed or released) for records into @in; held notices are
- * described with @describe(@ctx, tgid, snap), which must not hold them
- * again (it sees @x->applying). */
-void execsplit__init(struct execsplit *x, struct ingest *in, sampler_proc_fn describe,
-		     void *ctx);
+/* Start @x (zeroed or released) for records added with @add(@ctx, r)
+ * into @in; held notices are described with @describe(@ctx, tgid, snap),
+ * which must not hold them again (it sees @x->applying). */
+void execsplit__init(struct execsplit *x, struct ingest *in, sampler_record_fn add,
+		     sampler_proc_fn describe, void *ctx);
 
 /* Hold the notice of process @tgid (@snap borrowed: a reference is taken)
  * when @snap shows another program than the one the symbolizer describes

@@ -54,6 +54,7 @@
 /* How often a capture of -p processes looks whether they all exited. */
 #define TARGET_CHECK_NS 250000000ll
 #define OUTPUT_MAX_BYTES (1ull << 30)
+
 struct session {
 	const struct capture_opts *o;
 	struct session_hooks hooks;
@@ -488,7 +489,7 @@ static int prepare(struct session *s)
 
 	s->sym = symbolizer__new("/proc");
 	s->in.sym = s->sym;
-	execsplit__init(&s->ex, &s->in, on_new_process, s);
+	execsplit__init(&s->ex, &s->in, drain_record, on_new_process, s);
 	s->tctx_files = threadctx_files__new();
 	if (new_window(s) || !s->sym || !s->tctx_files) {
 		pr_err("out of memory");

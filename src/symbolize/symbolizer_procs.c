@@ -249,33 +249,35 @@ static bool other_program(const struct sym_proc *p, const struct procmaps *pm)
  * program (and takes its mappings) only after an exec is seen
  * (reload_after_exec()), so that the samples of its old program, named
  * until then, keep the old program's mappings. */
-int sym__load_maps(struct symbolizer *s, struct sym_proc *p)
+/* The mappings to describe @p with into *@pm (borrowed from s->snap when
+ * it is that, see sym__load_maps()'s end), *@exec_only when they list
+ * executable mappings only: the maps source first (it has what the process
+ * mapped since its snapshot, and costs no read of /proc), a fresh snapshot,
+ * the maps file, a snapshot of the process gone since. 0 or -errno (-ESRCH:
+ * gone). */
+static int read_maps(struct symbolizer *s, struct sym_proc *p, struct procmaps **pm,
+		     bool *exec_only)
 {
-	struct procmaps *pm = NULL;
-	struct sym_map **cur = NULL;
-	__u64 *starts = NULL;
+	const struct procsnap *snap = s->snap && s->snap->pid == p->pid ? s->snap : NULL;
 	char path[PATH_MAX];
-	size_t i, n, nx = 0, oi = 0;
-	bool exec_only = false; /* pm lists executable mappings only */
 	int err;
 
+	*exec_only = false;
 	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
-	/* The source first: it has what the process mapped since its
-	 * snapshot, and costs no read of /proc. */
-	if (s->maps_src.fn && !s->maps_src.fn(s->maps_src.ctx, p->pid, &pm)) {
+	if (s->maps_src.fn && !s->maps_src.fn(s->maps_src.ctx, p->pid, pm)) {
 		err = 0;
 		s->st.maps_from_source++;
-		exec_only = true;
+		*exec_only = true;
 	} else if (fresh_snap(s, p->pid) && s->snap->maps) {
-		pm = s->snap->maps; /* borrowed: just read */
+		*pm = s->snap->maps; /* borrowed: just read */
 		err = 0;
 		s->st.snapshots_fresh++;
-		exec_only = s->snap->lasting;
+		*exec_only = s->snap->lasting;
 	} else {
-		err = procmaps__read(path, &pm);
+		err = procmaps__read(path, pm);
 	}
-	if (err && s->snap && s->snap->pid == p->pid && s->snap->maps) {
-		pm = s->snap->maps; /* borrowed: gone since its snapshot */
+	if (err && snap && snap->maps) {
+		*pm = snap->maps; /* borrowed: gone since its snapshot */
 		err = 0;
 		s->st.snapshots_used++;
 		s->snap_gone = true;
@@ -285,13 +287,27 @@ int sym__load_maps(struct symbolizer *s, struct sym_proc *p)
 	/* The source may know the program the process exec()ed since its
 	 * snapshot: the process is described as the snapshot's, and so are
 	 * its mappings (the next notice describes the new one). */
-	if (s->snap && s->snap->pid == p->pid && s->snap->maps && pm != s->snap->maps &&
-	    s->snap->exe && !maps_program(pm, s->snap->exe) &&
-	    maps_program(s->snap->maps, s->snap->exe)) {
-		procmaps__free(pm);
-		pm = s->snap->maps; /* borrowed */
-		exec_only = s->snap->lasting;
+	if (snap && snap->maps && *pm != snap->maps && snap->exe &&
+	    !maps_program(*pm, snap->exe) && maps_program(snap->maps, snap->exe)) {
+		procmaps__free(*pm);
+		*pm = snap->maps; /* borrowed */
+		*exec_only = snap->lasting;
 	}
+	return 0;
+}
+
+int sym__load_maps(struct symbolizer *s, struct sym_proc *p)
+{
+	struct procmaps *pm = NULL;
+	struct sym_map **cur = NULL;
+	__u64 *starts = NULL;
+	size_t i, n, nx = 0, oi = 0;
+	bool exec_only; /* pm lists executable mappings only */
+	int err;
+
+	err = read_maps(s, p, &pm, &exec_only);
+	if (err)
+		return err;
 	n = procmaps__count(pm);
 	if (exec_only)
 		want_ctx_look(s, p); /* keeps the context mapping known */

@@ -43,7 +43,7 @@ struct execsplit_held {
 };
 
 struct execsplit {
-	struct ingest *in; /* its sym and smp (NULL once the sampler is gone) */
+	struct ingest *in;	  /* its sym and smp (NULL once the sampler is gone) */
 	sampler_record_fn add;	  /* adds a record (into @in) */
 	sampler_proc_fn describe; /* describes a process from its notice */
 	void *ctx;		  /* of both */

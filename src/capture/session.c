@@ -71,7 +71,7 @@ struct session {
 	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS];	/* owned */
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
-	struct ingest in; /* records into the window's profile */
+	struct ingest in;    /* records into the window's profile */
 	struct execsplit ex; /* processes that exec()ed: their old program's samples */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */

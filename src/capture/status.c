@@ -18,8 +18,7 @@ const char *status__noun(unsigned long long n, const char *one, const char *many
 #define NOUN_S(n, one) (unsigned long long)(n), status__noun((n), one, one "s")
 #define NOUN_ES(n, one) (unsigned long long)(n), status__noun((n), one, one "es")
 
-int status__progress_text(char *buf, size_t len, __s64 elapsed_ns, double seconds,
-			  __u64 samples)
+int status__progress_text(char *buf, size_t len, __s64 elapsed_ns, double seconds, __u64 samples)
 {
 	if (seconds > 0)
 		return snprintf(buf, len, "capturing %.1fs / %gs, %llu %s", elapsed_ns / 1e9,
@@ -75,8 +74,7 @@ static void summary_losses(const struct status_window *w)
 			"the root end",
 			(unsigned long long)(w->truncated - w->partial),
 			status__noun(w->truncated - w->partial, "sample hit", "samples hit"),
-			SAMPLER_MAX_KSTACK,
-			w->unwind ? SAMPLER_MAX_USTACK : SAMPLER_MAX_KSTACK);
+			SAMPLER_MAX_KSTACK, w->unwind ? SAMPLER_MAX_USTACK : SAMPLER_MAX_KSTACK);
 	if (w->partial)
 		pr_warn("%llu %s (%.1f%%) %s not unwound to the outermost frame "
 			"(no unwind row, unreadable stack, tables not loaded yet, or the %d-frame "

@@ -47,8 +47,7 @@ const char *status__noun(unsigned long long n, const char *one, const char *many
 /* The progress line's text into @buf (@len bytes): elapsed time, of
  * @seconds when the capture has a length (0: until CMD exits), and the
  * samples so far. snprintf()'s return. */
-int status__progress_text(char *buf, size_t len, __s64 elapsed_ns, double seconds,
-			  __u64 samples);
+int status__progress_text(char *buf, size_t len, __s64 elapsed_ns, double seconds, __u64 samples);
 
 /* The progress line ("\r"-rewritten on stderr); @final clears it. */
 void status__progress(__s64 elapsed_ns, double seconds, __u64 samples, bool final);

@@ -287,8 +287,8 @@ static int read_maps(struct symbolizer *s, struct sym_proc *p, struct procmaps *
 	/* The source may know the program the process exec()ed since its
 	 * snapshot: the process is described as the snapshot's, and so are
 	 * its mappings (the next notice describes the new one). */
-	if (snap && snap->maps && *pm != snap->maps && snap->exe &&
-	    !maps_program(*pm, snap->exe) && maps_program(snap->maps, snap->exe)) {
+	if (snap && snap->maps && *pm != snap->maps && snap->exe && !maps_program(*pm, snap->exe) &&
+	    maps_program(snap->maps, snap->exe)) {
 		procmaps__free(*pm);
 		*pm = snap->maps; /* borrowed */
 		*exec_only = snap->lasting;

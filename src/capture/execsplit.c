@@ -69,9 +69,8 @@ static int keep(struct execsplit *x, const struct sampler_record *r)
 	err = array__grow((void **)&x->held, &x->held_cap, x->nheld, sizeof(*x->held), 16,
 			  EXECSPLIT_HELD);
 	if (!err && nst > x->nstacks)
-		err = array__grow(
-			(void **)&x->stacks, &x->stacks_cap, nst - 1, sizeof(*x->stacks), 256,
-			(size_t)EXECSPLIT_HELD * (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK));
+		err = array__grow((void **)&x->stacks, &x->stacks_cap, nst - 1, sizeof(*x->stacks),
+				  256, EXECSPLIT_HELD_FRAMES);
 	if (err)
 		return err;
 	h = &x->held[x->nheld++];

@@ -23,10 +23,11 @@
 struct procsnap;
 
 /* Notices held at once (one more settles those first), and the new
- * programs' records held meanwhile (beyond these, records are added with
- * the process as it is described). */
+ * programs' records held meanwhile, and their frames (32 MiB; beyond these,
+ * records are added with the process as it is described). */
 #define EXECSPLIT_NOTES 64
-#define EXECSPLIT_HELD 65536u
+#define EXECSPLIT_HELD 16384u
+#define EXECSPLIT_HELD_FRAMES (4u << 20)
 /* User frames of a record that decide its program, at most. */
 #define EXECSPLIT_PROBE_FRAMES 4
 

@@ -5,6 +5,7 @@ after it goes to the new one, for `capture -- CMD`, `-p PID` and
 system-wide captures; SIGINT and SIGTERM sent by a process (not a terminal)
 during `-- CMD`; `-p` targets that exit; `--comm` given a program's name."""
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -53,9 +54,11 @@ class ExecTests(unittest.TestCase):
         self.assertIn(old["attrs"]["process.executable.name"], ("dash", "bash", "sh", "busybox"))
         # Threads: the shell's samples are the old program's, gt-main's the new one's.
         self.assertEqual({s["attrs"].get("thread.name") for s in old["samples"]}, {"sh"})
-        self.assertEqual({s["attrs"].get("thread.name") for s in new["samples"]}, {"gt-main"})
+        # exec() names the thread after the program; groundtruth then renames it.
+        self.assertLessEqual({s["attrs"].get("thread.name") for s in new["samples"]},
+                             {"groundtruth", "gt-main"})
         self.assertGreater(total(old), 5, "the loop before the exec was sampled")
-        self.assertGreater(total(new), 5, "groundtruth was sampled")
+        self.assertGreater(total(new), 2, "groundtruth was sampled")
         old_fns = {f[0] for s in old["samples"] for f in s["frames"]}
         self.assertFalse(old_fns & {"burn_a", "burn_b", "burn_c", "chain_a"},
                          "no groundtruth frame under the shell")
@@ -81,7 +84,7 @@ class ExecTests(unittest.TestCase):
     def start_shell(self, n):
         """A shell waiting for a go file, then the loop and the exec."""
         go = os.path.join(self.tmp.name, "go")
-        script = f"while [ ! -e {go} ]; do sleep 0.05; done; " + LOOP.format(n=n, gt=GT, d=1.5)
+        script = f"while [ ! -e {go} ]; do sleep 0.05; done; " + LOOP.format(n=n, gt=GT, d=2.5)
         p = subprocess.Popen(["sh", "-c", script])
         return p, go
 
@@ -236,11 +239,16 @@ class StopTests(unittest.TestCase):
 
     def test_comm_program_name_says_which_name(self):
         # groundtruth names its main thread gt-main: --comm with the
-        # executable's name keeps nothing, and says which name to give.
-        w = subprocess.Popen([GT, "-d", "20"], stdout=subprocess.PIPE, text=True)
+        # executable's name keeps nothing, and says which name to give. (A
+        # copy of its own name: other groundtruth processes on the host keep
+        # their program's name until they rename themselves.)
+        exe = os.path.join(self.tmp.name, "gtexe%05d" % (os.getpid() % 100000))
+        shutil.copy(GT, exe)
+        w = subprocess.Popen([exe, "-d", "20"], stdout=subprocess.PIPE, text=True)
         try:
-            w.stdout.readline()  # ready: gt-main is named after the first round
-            r = run_profcap(["capture", "-o", self.out, "--seconds", "2", "--comm", "groundtruth"])
+            w.stdout.readline()  # ready: gt-main is named by then
+            r = run_profcap(["capture", "-o", self.out, "--seconds", "2", "--comm",
+                             os.path.basename(exe)])
         finally:
             w.kill()
             w.wait()

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/child.h"
@@ -195,17 +196,24 @@ void child__signal(struct child *c, int sig)
 		kill(c->pid, sig);
 }
 
-void child__finish(struct child *c, bool quiet)
+void child__finish(struct child *c, bool quiet, child_give_up_fn give_up, void *ctx)
 {
+	const struct timespec step = {0, CHILD_WAIT_STEP_MS * 1000000L};
 	const char *name = c->argv[0];
 
 	if (!child__done(c)) {
 		if (!quiet)
 			pr_info("waiting for '%s' (pid %d) to exit", name, (int)c->pid);
-		reap(c, true);
+		if (!give_up)
+			reap(c, true);
+		/* A signal (SIGCHLD among them) cuts the sleep short. */
+		while (give_up && !child__done(c) && !give_up(ctx))
+			nanosleep(&step, NULL);
 	}
-	if (!c->done)
+	if (!c->done) {
+		pr_info("not waiting for '%s' (pid %d): it still runs", name, (int)c->pid);
 		return;
+	}
 	if (WIFEXITED(c->status))
 		pr_info("'%s' (pid %d) exited with status %d", name, (int)c->pid,
 			WEXITSTATUS(c->status));

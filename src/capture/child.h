@@ -40,10 +40,17 @@ bool child__done(struct child *c);
 /* Send @sig to a child that still runs (SIGTERM forwarding). */
 void child__signal(struct child *c, int sig);
 
+/* Stop waiting for the child? Asked while child__finish() waits: every
+ * CHILD_WAIT_STEP_MS and at each signal. */
+typedef bool (*child_give_up_fn)(void *ctx);
+
+#define CHILD_WAIT_STEP_MS 50
+
 /* Wait for the child to exit (saying so unless @quiet), then print its exit
  * status line ("'CMD' (pid N) exited with status S" or "was killed by
- * signal"). */
-void child__finish(struct child *c, bool quiet);
+ * signal"). @give_up (NULL: never) ends the wait early: the child is left
+ * running, and one line says so. */
+void child__finish(struct child *c, bool quiet, child_give_up_fn give_up, void *ctx);
 
 /* Free @c; a child still held on the pipe is let go (exits 127 without
  * running CMD) and reaped. Accepts NULL. */

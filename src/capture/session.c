@@ -1,5 +1,8 @@
 /* session.c - a sampling session in windows (see session.h). */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "capture/child.h"
+#include "capture/execsplit.h"
 #include "capture/ingest.h"
 #include "capture/session.h"
 #include "collect/kname.h"
@@ -24,6 +28,7 @@
 #include "symbolize/symbolizer.h"
 #include "util/clock.h"
 #include "util/env.h"
+#include "util/fdio.h"
 #include "util/id.h"
 #include "util/heap.h"
 #include "util/log.h"
@@ -39,6 +44,15 @@
 #define KERNEL_PASS_INTERVAL_NS 10000000000ll
 #define KERNEL_DEFER_MAX_BYTES (1u << 20)
 #define PROGRESS_INTERVAL_NS 500000000ll
+/* How long a capture may run past its end naming the samples it drains
+ * (PROFCAP_DRAIN_OVERRUN_MS for tests): a machine too busy to keep up does
+ * not stretch a capture without bound. Records drained after it are
+ * counted as lost, not named. */
+#define DRAIN_OVERRUN_NS 5000000000ll
+/* Records between two looks at the clock while draining. */
+#define DRAIN_CLOCK_EVERY 64u
+/* How often a capture of -p processes looks whether they all exited. */
+#define TARGET_CHECK_NS 250000000ll
 #define OUTPUT_MAX_BYTES (1ull << 30)
 
 struct session {
@@ -57,20 +71,37 @@ struct session {
 	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS];	/* owned */
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
-	struct ingest in; /* records into the window's profile */
+	struct ingest in;    /* records into the window's profile */
+	struct execsplit ex; /* processes that exec()ed: their old program's samples */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
 	bool matched_checked, tty, over, warned_gone;
+	/* CMD was sent the signal that stopped the capture (or needed not be),
+	 * when stop_count was stops_seen */
+	bool forwarded;
+	sig_atomic_t stops_seen;
 	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
 	__s64 start, deadline, window_ns, wstart, wunix, wdeadline, next_drain, next_progress;
+	__s64 next_target_check;
+	/* capture: past this, drained records are counted (overrun_lost, and
+	 * the window's off-CPU drops), not named */
+	__s64 overrun_ns, overrun_at;
+	__u64 overrun_lost;
+	unsigned drain_tick;
+	bool overrun;
 	struct sampler_stats base; /* sampler counters at the window's start */
 };
 
 static volatile sig_atomic_t stop_requested, hup_requested;
 static volatile sig_atomic_t stop_signal;
+/* SIGINT/SIGTERM received, and whether the last was sent by a process
+ * (kill(), a supervisor) rather than by the kernel for the terminal, which
+ * sends it to CMD as well: CMD shares profcap's process group. */
+static volatile sig_atomic_t stop_count, stop_from_process;
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
 	if (sig == SIGHUP) {
 		hup_requested = 1;
 		return;
@@ -78,6 +109,8 @@ static void on_signal(int sig)
 	if (sig == SIGCHLD)
 		return; /* only to wake the poll */
 	stop_signal = sig;
+	stop_from_process = si && si->si_code <= 0; /* SI_USER, SI_QUEUE, SI_TKILL */
+	stop_count++;
 	stop_requested = 1;
 }
 
@@ -131,11 +164,14 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	bool timed = log__level() >= LOG_VERBOSE;
 	__u64 cpu = timed ? clock__thread_cpu_ns() : 0;
 
+	if (execsplit__hold(&s->ex, tgid, snap))
+		return;
 	/* Snapshot maps and binaries while the process is alive (the sampler
 	 * builds its unwind tables on its own thread). Stopping: the final
 	 * drain still names the process (describe()); a snapshot now only
-	 * delays the exit. */
-	if (!stop_requested && symbolizer__add_process_snap(s->sym, (int)tgid, snap) == -ESRCH)
+	 * delays the exit. A new program after an exec is described anyway. */
+	if ((!stop_requested || s->ex.applying) &&
+	    symbolizer__add_process_snap(s->sym, (int)tgid, snap) == -ESRCH)
 		s->procs_gone++;
 	/* After the snapshot: it read the process context, which says whether
 	 * the thread-context variable may be in a library. */
@@ -164,6 +200,29 @@ static int settle(struct session *s)
 	return err;
 }
 
+/* The drain's record callback: into the window's profile, unless the
+ * capture is past its end by more than it may take to drain (then counted
+ * as lost: a drain that fell behind ends all the same). */
+static int drain_record(void *ctx, const struct sampler_record *r)
+{
+	struct session *s = ctx;
+
+	if (!s->overrun && !(s->drain_tick++ % DRAIN_CLOCK_EVERY) &&
+	    now_ns(CLOCK_MONOTONIC) >= s->overrun_at) {
+		s->overrun = true;
+		pr_warn("naming samples went on %.1f s past the end of the capture: the samples "
+			"still waiting are counted as lost",
+			s->overrun_ns / 1e9);
+	}
+	if (!s->overrun)
+		return ingest__record(&s->in, r);
+	if (r->kind == SAMPLER_KIND_OFF_CPU)
+		s->in.c.off_cpu_dropped += r->switches;
+	else
+		s->overrun_lost += r->count;
+	return 0;
+}
+
 /* Drain the sampler into the profile, then per @how name what waits and
  * add those records, and free the DWARF still begun (within a window, but
  * what the last lines batch keeps). 0 or -errno (logged). */
@@ -175,7 +234,8 @@ static int drain(struct session *s, enum settle how)
 	/* Processes announced since the last poll first: their snapshots
 	 * describe them before their samples are named. */
 	sampler__poll(s->smp, 0, on_new_process, s);
-	err = sampler__drain(s->smp, ingest__record, &s->in);
+	err = execsplit__settle(&s->ex);
+	err = sampler__drain(s->smp, drain_record, s) ?: err;
 	bytes = ingest__deferred_bytes(&s->in);
 
 	if (how == SETTLE_FLUSH ||
@@ -265,7 +325,8 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	fill_meta(&meta, &s->uts, s->wunix, dur, s->o->freq_hz);
 	meta.resource = s->resource;
 	meta.nresource = s->nresource;
-	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped;
+	meta.samples_dropped =
+		st->counts_full - s->base.counts_full + s->in.c.model_dropped + s->overrun_lost;
 	meta.samples_truncated = s->in.c.truncated;
 	meta.samples_truncated_depth = s->in.c.depth_cut;
 	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;
@@ -282,6 +343,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.attrs_bad = s->in.c.attrs_bad,
 		.dropped = meta.samples_dropped,
 		.model_dropped = s->in.c.model_dropped,
+		.overrun_lost = s->overrun_lost,
 		.ustack_missing = s->in.c.ustack_missing,
 		.stack_lost = s->in.c.stack_lost,
 		.truncated = s->in.c.truncated,
@@ -314,6 +376,58 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	return ret;
 }
 
+/* Processes hint_comm_program() looks at, at most. */
+#define HINT_MAX_PROCS 65536
+
+/* --comm NAME that is the name of a running program: the BPF filter sees
+ * the kernel's task name only, which is the name exec() was given (a link:
+ * python3 for /usr/bin/python3.11) or one the program set. Say which name
+ * its threads have, once, for the first such process. */
+static void hint_comm_program(const struct session *s)
+{
+	const struct target_opts *t = &s->o->target;
+	char path[64], exe[PATH_MAX], comm[32];
+	const char *base;
+	struct dirent *e;
+	size_t seen = 0, i;
+	ssize_t n;
+	DIR *d;
+
+	if (!t->ncomms || !(d = opendir("/proc")))
+		return;
+	while ((e = readdir(d)) && seen++ < HINT_MAX_PROCS) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/exe", e->d_name);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n <= 0)
+			continue;
+		exe[n] = '\0';
+		if (n > (ssize_t)strlen(PROCMAPS_DELETED_SUFFIX) &&
+		    !strcmp(exe + n - strlen(PROCMAPS_DELETED_SUFFIX), PROCMAPS_DELETED_SUFFIX))
+			exe[n - strlen(PROCMAPS_DELETED_SUFFIX)] = '\0';
+		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		for (i = 0; i < t->ncomms && strcmp(base, t->comms[i]); i++)
+			;
+		if (i == t->ncomms)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
+		n = fdio__read_proc(path, comm, sizeof(comm) - 1);
+		if (n <= 0)
+			continue;
+		comm[n] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		if (!strcmp(comm, t->comms[i]))
+			continue; /* its threads are named so: idle */
+		pr_warn("--comm matches thread names (the kernel's task name), not programs: "
+			"process %s runs %s with its main thread named '%s'; use --comm '%s' or -p "
+			"%s",
+			e->d_name, base, comm, comm, e->d_name);
+		break;
+	}
+	closedir(d);
+}
+
 static void check_target_matches(struct session *s)
 {
 	struct sampler_stats st;
@@ -329,12 +443,13 @@ static void check_target_matches(struct session *s)
 		pr_warn("%s", msg);
 	else
 		pr_info("%s", msg);
+	hint_comm_program(s);
 }
 
 int session__open(const struct capture_opts *o, const struct session_hooks *hooks,
 		  struct session **out)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
+	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
 	struct session *s;
 
 	*out = NULL;
@@ -374,6 +489,7 @@ static int prepare(struct session *s)
 
 	s->sym = symbolizer__new("/proc");
 	s->in.sym = s->sym;
+	execsplit__init(&s->ex, &s->in, drain_record, on_new_process, s);
 	s->tctx_files = threadctx_files__new();
 	if (new_window(s) || !s->sym || !s->tctx_files) {
 		pr_err("out of memory");
@@ -516,6 +632,7 @@ static void load_kernel_symbols(struct session *s)
 int session__start(struct session *s)
 {
 	const struct capture_opts *o = s->o;
+	const char *env;
 	sigset_t stop, old;
 	int ret;
 
@@ -555,6 +672,9 @@ int session__start(struct session *s)
 	 * of --interval until a signal. */
 	s->deadline =
 		o->agent || !o->seconds ? INT64_MAX : s->start + (__s64)llround(o->seconds * 1e9);
+	env = env__get(env__process(), "PROFCAP_DRAIN_OVERRUN_MS");
+	s->overrun_ns = env ? (__s64)strtoul(env, NULL, 10) * 1000000ll : DRAIN_OVERRUN_NS;
+	s->overrun_at = s->deadline == INT64_MAX ? INT64_MAX : s->deadline + s->overrun_ns;
 	s->window_ns = o->agent ? (__s64)llround(o->interval * 1e9) : INT64_MAX;
 	s->wstart = s->start;
 	s->wdeadline = o->agent ? s->wstart + s->window_ns : s->deadline;
@@ -610,6 +730,44 @@ static void window_edge(struct session *s, __s64 now)
 	s->next_drain = now + DRAIN_INTERVAL_NS;
 }
 
+/* Has process @pid exited: gone, or a zombie its parent has not reaped? */
+static bool process_exited(int pid)
+{
+	char path[64], st[512], *p;
+	ssize_t n;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = fdio__read_proc(path, st, sizeof(st) - 1);
+	if (n <= 0)
+		return n == -ENOENT || n == -ESRCH;
+	st[n] = '\0';
+	p = strrchr(st, ')'); /* the name may hold anything */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* capture -p: have all the processes it profiles exited? Then it ends, and
+ * says so (their samples are kept). Looked at every TARGET_CHECK_NS. */
+static bool targets_exited(struct session *s, __s64 now)
+{
+	const struct target_opts *t = &s->o->target;
+	size_t i;
+
+	if (s->o->agent || s->child || !t->npids || t->ncontainers || now < s->next_target_check)
+		return false;
+	s->next_target_check = now + TARGET_CHECK_NS;
+	for (i = 0; i < s->tgt.npids; i++)
+		if (!process_exited(s->tgt.pids[i]))
+			return false;
+	if (s->tgt.npids == 1)
+		pr_info("process %d has exited: the capture ends", s->tgt.pids[0]);
+	else
+		pr_info("the %zu processes given with -p have exited: the capture ends",
+			s->tgt.npids);
+	return true;
+}
+
 static __s64 next_wake(const struct session *s)
 {
 	__s64 wake = s->deadline < s->next_drain ? s->deadline : s->next_drain;
@@ -618,6 +776,8 @@ static __s64 next_wake(const struct session *s)
 		wake = s->wdeadline;
 	if (s->tty && s->next_progress < wake)
 		wake = s->next_progress;
+	if (!s->o->agent && !s->child && s->o->target.npids && s->next_target_check < wake)
+		wake = s->next_target_check;
 	return wake;
 }
 
@@ -629,7 +789,7 @@ __s64 session__step(struct session *s)
 	if (s->over || stop_requested || (s->child && child__done(s->child)))
 		return -1;
 	now = now_ns(CLOCK_MONOTONIC);
-	if (now >= s->deadline)
+	if (now >= s->deadline || targets_exited(s, now))
 		return -1;
 	if (hup_requested) {
 		hup_requested = 0;
@@ -666,7 +826,39 @@ void session__wait(struct session *s, __s64 wake)
 	if (n < 0 && n != -EINTR) {
 		pr_err("polling the ring buffer failed: %s", strerror(-n));
 		s->over = true;
+	} else if (execsplit__settle(&s->ex)) {
+		pr_err("reading samples failed");
+		s->over = true;
 	}
+}
+
+/* CMD gets the signal that stopped profcap, unless the terminal sent it to
+ * CMD too (Ctrl-C reaches the whole foreground process group): SIGTERM, and
+ * SIGINT from a process (kill, a supervisor), as perf record passes its
+ * stop on to its workload. */
+static void forward_stop(struct session *s)
+{
+	int sig = stop_signal;
+
+	s->stops_seen = stop_count;
+	s->forwarded = true;
+	if (sig == SIGTERM || stop_from_process)
+		child__signal(s->child, sig);
+}
+
+/* While profcap waits for CMD (its output written): a first SIGINT/SIGTERM
+ * (the capture ended by --seconds) goes on to CMD as during the capture;
+ * one after that ends the wait. */
+static bool give_up_cmd(void *ctx)
+{
+	struct session *s = ctx;
+
+	if (stop_count == s->stops_seen)
+		return false;
+	if (s->forwarded)
+		return true;
+	forward_stop(s);
+	return false;
 }
 
 /* -v: where profcap's own CPU went, by thread, from the sampler's figures
@@ -703,13 +895,15 @@ int session__close(struct session *s)
 
 	sampler__stop(s->smp);
 	end = now_ns(CLOCK_MONOTONIC);
+	if (!o->agent && end + s->overrun_ns < s->overrun_at)
+		s->overrun_at = end + s->overrun_ns; /* ended early, or by CMD */
 	cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (s->tty)
 		status__progress(0, 0, 0, true);
 	if (o->agent && stop_requested)
 		pr_info("signal %d: flushing the current window", (int)stop_signal);
-	if (s->child && stop_signal == SIGTERM)
-		child__signal(s->child, SIGTERM);
+	if (s->child && stop_requested)
+		forward_stop(s);
 	/* Both generations: the active one and anything left in the other. */
 	sampler__poll(s->smp, 0, on_new_process, s);
 	for (int i = 0; i < 2; i++)
@@ -757,7 +951,7 @@ int session__close(struct session *s)
 			 (unsigned long long)s->procs_gone);
 	ret = end_window(s, end - s->wstart, &st, have_us ? &us : NULL, true);
 	if (s->child)
-		child__finish(s->child, o->quiet);
+		child__finish(s->child, o->quiet, give_up_cmd, s);
 	return ret;
 }
 
@@ -773,6 +967,7 @@ void session__free(struct session *s)
 	kname__free(s->kname);
 	threadctx_files__free(s->tctx_files);
 	ingest__release(&s->in);
+	execsplit__release(&s->ex);
 	debuginfod__free(s->dinfod);
 	profile__free(s->prof);
 	free(s);

@@ -9,20 +9,40 @@
 #include "proc/status.h"
 #include "util/log.h"
 
+const char *status__noun(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* "%llu %s" arguments: a count and its noun ("1 sample", "2 samples"). */
+#define NOUN_S(n, one) (unsigned long long)(n), status__noun((n), one, one "s")
+#define NOUN_ES(n, one) (unsigned long long)(n), status__noun((n), one, one "es")
+
+int status__progress_text(char *buf, size_t len, __s64 elapsed_ns, double seconds, __u64 samples)
+{
+	if (seconds > 0)
+		return snprintf(buf, len, "capturing %.1fs / %gs, %llu %s", elapsed_ns / 1e9,
+				seconds, NOUN_S(samples, "sample"));
+	return snprintf(buf, len, "capturing %.1fs, %llu %s", elapsed_ns / 1e9,
+			NOUN_S(samples, "sample"));
+}
+
 void status__progress(__s64 elapsed_ns, double seconds, __u64 samples, bool final)
 {
+	char line[128];
+
 	if (final) {
 		fputs("\r\033[K", stderr);
 		return;
 	}
-	fprintf(stderr, "\r\033[Kprofcap: capturing %.1fs / %gs, %llu samples", elapsed_ns / 1e9,
-		seconds, (unsigned long long)samples);
+	status__progress_text(line, sizeof(line), elapsed_ns, seconds, samples);
+	fprintf(stderr, "\r\033[Kprofcap: %s", line);
 }
 
 static void summary_losses(const struct status_window *w)
 {
 	const struct sampler_stats *st = w->st;
-	__u64 total = w->samples, lost = st->counts_full + w->model_dropped;
+	__u64 total = w->samples, lost = st->counts_full + w->model_dropped + w->overrun_lost;
 
 	/* Every sample the kernel took is in the profile, counted as lost, or
 	 * on its way through late walking (the next window's, or lost at the
@@ -34,30 +54,33 @@ static void summary_losses(const struct status_window *w)
 			(unsigned long long)st->samples, (unsigned long long)(total + lost),
 			(unsigned long long)total, (unsigned long long)lost);
 	if (lost)
-		pr_warn("%llu samples lost (aggregation table full: %llu, profile full: %llu)",
-			(unsigned long long)lost, (unsigned long long)st->counts_full,
-			(unsigned long long)w->model_dropped);
+		pr_warn("%llu %s lost (aggregation table full: %llu, profile full: %llu, drained "
+			"too late: %llu)",
+			NOUN_S(lost, "sample"), (unsigned long long)st->counts_full,
+			(unsigned long long)w->model_dropped, (unsigned long long)w->overrun_lost);
 	if (w->stack_lost || st->stacks_full)
-		pr_warn("%llu samples kept without (part of) their stack: %llu stacks not "
+		pr_warn("%llu %s kept without (part of) their stack: %llu %s not "
 			"stored (no room in the kernel's stack table at that moment), %llu gone "
 			"at drain time",
-			(unsigned long long)w->stack_lost, (unsigned long long)st->stacks_full,
+			NOUN_S(w->stack_lost, "sample"), NOUN_S(st->stacks_full, "stack"),
 			(unsigned long long)st->stacks_missing);
 	if (w->ustack_missing)
-		pr_warn("%llu samples of user processes have no user stack (unreadable user "
-			"memory); they are kept with their kernel frames only",
-			(unsigned long long)w->ustack_missing);
+		pr_warn("%llu %s of user processes %s no user stack (unreadable user "
+			"memory); kept with their kernel frames only",
+			NOUN_S(w->ustack_missing, "sample"),
+			status__noun(w->ustack_missing, "has", "have"));
 	if (w->truncated > w->partial)
-		pr_warn("%llu samples hit the depth limit (%d kernel, %d user frames): their "
-			"stacks "
-			"are truncated at the root end",
-			(unsigned long long)(w->truncated - w->partial), SAMPLER_MAX_KSTACK,
-			w->unwind ? SAMPLER_MAX_USTACK : SAMPLER_MAX_KSTACK);
+		pr_warn("%llu %s the depth limit (%d kernel, %d user frames): truncated at "
+			"the root end",
+			(unsigned long long)(w->truncated - w->partial),
+			status__noun(w->truncated - w->partial, "sample hit", "samples hit"),
+			SAMPLER_MAX_KSTACK, w->unwind ? SAMPLER_MAX_USTACK : SAMPLER_MAX_KSTACK);
 	if (w->partial)
-		pr_warn("%llu samples (%.1f%%) have user stacks not unwound to the outermost frame "
+		pr_warn("%llu %s (%.1f%%) %s not unwound to the outermost frame "
 			"(no unwind row, unreadable stack, tables not loaded yet, or the %d-frame "
 			"depth limit): counted as truncated",
-			(unsigned long long)w->partial, total ? 100.0 * w->partial / total : 0.0,
+			NOUN_S(w->partial, "sample"), total ? 100.0 * w->partial / total : 0.0,
+			status__noun(w->partial, "has a user stack", "have user stacks"),
 			SAMPLER_MAX_USTACK);
 }
 
@@ -65,15 +88,15 @@ static void summary_unwind(const struct sampler_unwind_stats *us)
 {
 	const struct unwind_table_stats *ut = &us->tables;
 
-	pr_info("unwind tables: %llu files (%llu without CFI, %llu unreadable, %llu no "
+	pr_info("unwind tables: %llu %s (%llu without CFI, %llu unreadable, %llu no "
 		"room, %llu evicted), "
-		"%llu rows = %.1f of %.1f MiB, %llu processes, built in %.0f ms; stacks: "
+		"%llu %s = %.1f of %.1f MiB, %llu %s, built in %.0f ms; stacks: "
 		"%llu complete, %llu partial",
-		(unsigned long long)ut->files_parsed, (unsigned long long)ut->files_no_cfi,
+		NOUN_S(ut->files_parsed, "file"), (unsigned long long)ut->files_no_cfi,
 		(unsigned long long)ut->files_failed, (unsigned long long)ut->files_no_room,
-		(unsigned long long)ut->files_evicted, (unsigned long long)ut->rows,
+		(unsigned long long)ut->files_evicted, NOUN_S(ut->rows, "row"),
 		ut->rows * 8 / 1048576.0, ut->max_rows * 8 / 1048576.0,
-		(unsigned long long)ut->processes, ut->parse_ns / 1e6,
+		NOUN_ES(ut->processes, "process"), ut->parse_ns / 1e6,
 		(unsigned long long)us->complete, (unsigned long long)us->partial);
 	pr_debug("unwinder: %llu table frames, %llu frame-pointer frames; partial: %llu no "
 		 "mapping, %llu no row, %llu read errors, %llu depth, %llu ext full, %llu "
@@ -113,9 +136,9 @@ static void summary_off_cpu(const struct status_window *w)
 {
 	const struct sampler_stats *st = w->st;
 
-	pr_info("off-CPU: %llu waits of kept threads, %llu (%.3f s) of at least %.3g ms in the "
+	pr_info("off-CPU: %llu %s of kept threads, %llu (%.3f s) of at least %.3g ms in the "
 		"profile, %llu (%.3f s) shorter only counted%s",
-		(unsigned long long)st->off_cpu_waits,
+		NOUN_S(st->off_cpu_waits, "wait"),
 		(unsigned long long)(st->off_cpu_waits - st->off_cpu_short),
 		st->off_cpu_long_ns / 1e9, w->off_cpu_min_ns / 1e6,
 		(unsigned long long)st->off_cpu_short, st->off_cpu_short_ns / 1e9,
@@ -129,9 +152,9 @@ static void summary_off_cpu(const struct status_window *w)
 			 "call they blocked in: user stack is the blocked PC alone",
 			 (unsigned long long)st->off_cpu_work_late);
 	if (st->off_cpu_counts_full || w->off_cpu_dropped)
-		pr_warn("%llu off-CPU waits lost (aggregation table full: %llu, profile full: "
+		pr_warn("%llu off-CPU %s lost (aggregation table full: %llu, profile full: "
 			"%llu)",
-			(unsigned long long)(st->off_cpu_counts_full + w->off_cpu_dropped),
+			NOUN_S(st->off_cpu_counts_full + w->off_cpu_dropped, "wait"),
 			(unsigned long long)st->off_cpu_counts_full,
 			(unsigned long long)w->off_cpu_dropped);
 }
@@ -140,26 +163,27 @@ void status__summary(const struct status_window *w)
 {
 	const struct sampler_stats *st = w->st;
 
-	pr_info("captured %llu samples, %zu processes, %zu stacks; %.2f s at %u Hz on %u CPUs",
-		(unsigned long long)w->samples, w->nproc, w->nstacks, w->dur_ns / 1e9, w->freq_hz,
-		st->ncpus);
+	pr_info("captured %llu %s, %llu %s, %llu %s; %.2f s at %u Hz on %u %s",
+		NOUN_S(w->samples, "sample"), NOUN_ES(w->nproc, "process"),
+		NOUN_S(w->nstacks, "stack"), w->dur_ns / 1e9, w->freq_hz, st->ncpus,
+		status__noun(st->ncpus, "CPU", "CPUs"));
 	summary_losses(w);
 	if (w->off_cpu)
 		summary_off_cpu(w);
 	if (w->us)
 		summary_unwind(w->us);
 	if (st->tctx_linked || st->tctx_none || st->tctx_bad || w->links_capped)
-		pr_info("thread context: %llu samples linked to a span, %llu without a span, %llu "
+		pr_info("thread context: %llu %s linked to a span, %llu without a span, %llu "
 			"with an unreadable or invalid record; %llu over the cap of %u distinct "
 			"links per window kept without a link",
-			(unsigned long long)st->tctx_linked, (unsigned long long)st->tctx_none,
+			NOUN_S(st->tctx_linked, "sample"), (unsigned long long)st->tctx_none,
 			(unsigned long long)st->tctx_bad, (unsigned long long)w->links_capped,
 			w->links_cap);
 	if (w->attrs_kept || w->attrs_unknown || w->attrs_bad)
-		pr_info("thread-context attributes: %llu samples with attributes, %llu attributes "
+		pr_info("thread-context attributes: %llu %s with attributes, %llu attributes "
 			"dropped (key index not in the process context's key map), %llu samples "
 			"with attrs-data cut at %u bytes or malformed",
-			(unsigned long long)w->attrs_kept, (unsigned long long)w->attrs_unknown,
+			NOUN_S(w->attrs_kept, "sample"), (unsigned long long)w->attrs_unknown,
 			(unsigned long long)w->attrs_bad, SAMPLER_TCTX_ATTRS);
 	{
 		struct rusage ru = {0};
@@ -172,13 +196,13 @@ void status__summary(const struct status_window *w)
 			 (unsigned long long)st->first_sample_ns);
 	}
 	if (st->foreign)
-		pr_info("%llu samples of tasks outside profcap's PID namespace were skipped; to "
+		pr_info("%llu %s of tasks outside profcap's PID namespace %s skipped; to "
 			"profile them, run profcap in the host PID namespace (hostPID: true)",
-			(unsigned long long)st->foreign);
+			NOUN_S(st->foreign, "sample"), status__noun(st->foreign, "was", "were"));
 	if (st->events_lost || st->notices_lost)
-		pr_warn("%llu new-process notices were lost (%llu ring buffer full, %llu queue "
+		pr_warn("%llu new-process %s lost (%llu ring buffer full, %llu queue "
 			"full): some short-lived processes may lack symbols",
-			(unsigned long long)(st->events_lost + st->notices_lost),
+			NOUN_S(st->events_lost + st->notices_lost, "notice"),
 			(unsigned long long)st->events_lost, (unsigned long long)st->notices_lost);
 }
 
@@ -214,11 +238,13 @@ void status__window(const struct status_window *w, const struct status_totals *t
 	if (quiet)
 		return;
 	fprintf(stderr,
-		"profcap: agent window %llu: %llu samples, %llu dropped, %zu processes; total: "
-		"%llu samples, %llu files, %llu exported, %llu export failures (%llu spooled), "
+		"profcap: agent window %llu: %llu %s, %llu dropped, %llu %s; total: "
+		"%llu %s, %llu %s, %llu exported, %llu export %s (%llu spooled), "
 		"%llu dropped, %llu rescued, %llu lost; rss %.1f MB, bpf %.1f MiB\n",
-		v[0], v[1], v[2], w->nproc, v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10],
-		rss / 1024.0, w->st->bpf_bytes / 1048576.0);
+		v[0], NOUN_S(v[1], "sample"), v[2], NOUN_ES(w->nproc, "process"),
+		NOUN_S(v[3], "sample"), NOUN_S(v[4], "file"), v[5], v[6],
+		status__noun(v[6], "failure", "failures"), v[7], v[8], v[9], v[10], rss / 1024.0,
+		w->st->bpf_bytes / 1048576.0);
 }
 
 void status__totals(const struct status_totals *t, int ret)

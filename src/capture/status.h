@@ -17,6 +17,7 @@ struct status_window {
 	__u64 samples;	      /* in the profile */
 	__u64 dropped;	      /* lost: aggregation table or profile full */
 	__u64 model_dropped;  /* of which: the profile was full */
+	__u64 overrun_lost;   /* ... drained too long after the capture's end */
 	__u64 ustack_missing; /* samples of user processes without a user stack */
 	__u64 stack_lost;     /* samples kept without a stack the kernel did not store */
 	__u64 truncated;      /* stacks cut at the root end (any cause) */
@@ -39,6 +40,14 @@ struct status_window {
 	const struct sampler_stats *st;	       /* cumulative kernel counters */
 	const struct sampler_unwind_stats *us; /* NULL without table unwinding */
 };
+
+/* @one when @n is 1, else @many: "%llu %s" of a count and its noun. */
+const char *status__noun(unsigned long long n, const char *one, const char *many);
+
+/* The progress line's text into @buf (@len bytes): elapsed time, of
+ * @seconds when the capture has a length (0: until CMD exits), and the
+ * samples so far. snprintf()'s return. */
+int status__progress_text(char *buf, size_t len, __s64 elapsed_ns, double seconds, __u64 samples);
 
 /* The progress line ("\r"-rewritten on stderr); @final clears it. */
 void status__progress(__s64 elapsed_ns, double seconds, __u64 samples, bool final);

@@ -204,41 +204,110 @@ static void want_ctx_look(struct symbolizer *s, struct sym_proc *p)
 	s->ctx_looks[s->nctx_looks++] = p->pid;
 }
 
-/* Re-read PROC/PID/maps and rebuild the current mapping list, reusing the
- * descs of unchanged mappings. On error the old list stays. */
-int sym__load_maps(struct symbolizer *s, struct sym_proc *p)
+/* Is @path the program @exe (either maybe with the " (deleted)" suffix)? */
+static bool is_program(const char *path, const char *exe)
 {
-	struct procmaps *pm = NULL;
-	struct sym_map **cur = NULL;
-	__u64 *starts = NULL;
+	static const char suffix[] = PROCMAPS_DELETED_SUFFIX;
+	size_t n = strlen(exe), slen = sizeof(suffix) - 1;
+
+	if (n > slen && !strcmp(exe + n - slen, suffix))
+		n -= slen;
+	return !strncmp(path, exe, n) && (!path[n] || !strcmp(path + n, suffix));
+}
+
+/* Is program @exe among the executable file mappings @pm? */
+static bool maps_program(const struct procmaps *pm, const char *exe)
+{
+	size_t i, n = procmaps__count(pm);
+
+	for (i = 0; i < n; i++) {
+		const struct procmaps_entry *e = procmaps__entry(pm, i);
+
+		if ((e->perms & PROCMAPS_EXEC) && !e->anonymous && is_program(e->path, exe))
+			return true;
+	}
+	return false;
+}
+
+/* Do mappings @pm belong to another program than @p's current mappings
+ * (it exec()ed, and is not described as the new program yet)? */
+static bool other_program(const struct sym_proc *p, const struct procmaps *pm)
+{
+	bool mapped = false;
+	size_t i;
+
+	if (!p->exe_path || !*p->exe_path)
+		return false;
+	for (i = 0; i < p->ncur && !mapped; i++)
+		mapped = is_program(p->cur[i]->path, p->exe_path);
+	return mapped && !maps_program(pm, p->exe_path);
+}
+
+/* Re-read PROC/PID/maps and rebuild the current mapping list, reusing the
+ * descs of unchanged mappings. On error the old list stays, and so it does
+ * when the maps are another program's: a process is described as its new
+ * program (and takes its mappings) only after an exec is seen
+ * (reload_after_exec()), so that the samples of its old program, named
+ * until then, keep the old program's mappings. */
+/* The mappings to describe @p with into *@pm (borrowed from s->snap when
+ * it is that, see sym__load_maps()'s end), *@exec_only when they list
+ * executable mappings only: the maps source first (it has what the process
+ * mapped since its snapshot, and costs no read of /proc), a fresh snapshot,
+ * the maps file, a snapshot of the process gone since. 0 or -errno (-ESRCH:
+ * gone). */
+static int read_maps(struct symbolizer *s, struct sym_proc *p, struct procmaps **pm,
+		     bool *exec_only)
+{
+	const struct procsnap *snap = s->snap && s->snap->pid == p->pid ? s->snap : NULL;
 	char path[PATH_MAX];
-	size_t i, n, nx = 0, oi = 0;
-	bool exec_only = false; /* pm lists executable mappings only */
 	int err;
 
+	*exec_only = false;
 	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
-	/* The source first: it has what the process mapped since its
-	 * snapshot, and costs no read of /proc. */
-	if (s->maps_src.fn && !s->maps_src.fn(s->maps_src.ctx, p->pid, &pm)) {
+	if (s->maps_src.fn && !s->maps_src.fn(s->maps_src.ctx, p->pid, pm)) {
 		err = 0;
 		s->st.maps_from_source++;
-		exec_only = true;
+		*exec_only = true;
 	} else if (fresh_snap(s, p->pid) && s->snap->maps) {
-		pm = s->snap->maps; /* borrowed: just read */
+		*pm = s->snap->maps; /* borrowed: just read */
 		err = 0;
 		s->st.snapshots_fresh++;
-		exec_only = s->snap->lasting;
+		*exec_only = s->snap->lasting;
 	} else {
-		err = procmaps__read(path, &pm);
+		err = procmaps__read(path, pm);
 	}
-	if (err && s->snap && s->snap->pid == p->pid && s->snap->maps) {
-		pm = s->snap->maps; /* borrowed: gone since its snapshot */
+	if (err && snap && snap->maps) {
+		*pm = snap->maps; /* borrowed: gone since its snapshot */
 		err = 0;
 		s->st.snapshots_used++;
 		s->snap_gone = true;
 	}
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
+	/* The source may know the program the process exec()ed since its
+	 * snapshot: the process is described as the snapshot's, and so are
+	 * its mappings (the next notice describes the new one). */
+	if (snap && snap->maps && *pm != snap->maps && snap->exe && !maps_program(*pm, snap->exe) &&
+	    maps_program(snap->maps, snap->exe)) {
+		procmaps__free(*pm);
+		*pm = snap->maps; /* borrowed */
+		*exec_only = snap->lasting;
+	}
+	return 0;
+}
+
+int sym__load_maps(struct symbolizer *s, struct sym_proc *p)
+{
+	struct procmaps *pm = NULL;
+	struct sym_map **cur = NULL;
+	__u64 *starts = NULL;
+	size_t i, n, nx = 0, oi = 0;
+	bool exec_only; /* pm lists executable mappings only */
+	int err;
+
+	err = read_maps(s, p, &pm, &exec_only);
+	if (err)
+		return err;
 	n = procmaps__count(pm);
 	if (exec_only)
 		want_ctx_look(s, p); /* keeps the context mapping known */
@@ -258,6 +327,8 @@ int sym__load_maps(struct symbolizer *s, struct sym_proc *p)
 	 * unmapped. Keep the mappings its samples were taken in: dropping them
 	 * left every frame of a process killed during a capture unnamed. */
 	if (!nx && p->ncur)
+		goto out;
+	if (other_program(p, pm))
 		goto out;
 	if (nx > SYMBOLIZER_MAX_PROC_MAPS - p->nall) {
 		err = -E2BIG;

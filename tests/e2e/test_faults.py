@@ -212,6 +212,41 @@ class CaptureFaultTest(unittest.TestCase):
 
 
 @unittest.skipUnless(OK, WHY)
+class DrainBoundTest(unittest.TestCase):
+    """A capture ends on time whatever the rate: naming what it drains may go
+    on only so long past its end (PROFCAP_DRAIN_OVERRUN_MS; 0 here, as if
+    draining had fallen behind at once): what is left is counted as lost, in
+    the summary and in the file, not named."""
+
+    def setUp(self):
+        if not OK:
+            self.skipTest(WHY)
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_drain_past_the_end_is_counted_not_named(self):
+        out = os.path.join(self.tmp.name, "x.pb")
+        with Workload("groundtruth") as w:
+            t0 = time.monotonic()
+            r = run_profcap(["capture", "-o", out, "-p", str(w.pid), "--seconds", "1"],
+                            env={"PROFCAP_DRAIN_OVERRUN_MS": "0"})
+            took = time.monotonic() - t0
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(took, 15, r.stderr)
+        self.assertIn("past the end of the capture", r.stderr)
+        self.assertNotIn("please report this", r.stderr)
+        rep = run_profcap(["report", out, "--json"])
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        cap = json.loads(rep.stdout)["capture"]
+        self.assertEqual(cap["total"], 0, cap)
+        self.assertGreater(cap["dropped_samples"], 10, cap)
+        self.assertRegex(r.stderr, r"drained too late: %d\)" % cap["dropped_samples"])
+        ok, report = check_conformance(out)
+        self.assertTrue(ok, report)
+
+
 class AgentFaultTest(unittest.TestCase):
     PKI = None
 

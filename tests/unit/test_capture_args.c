@@ -1,4 +1,5 @@
-/* test_capture_args.c - `profcap capture` option parsing (no sampling). */
+/* test_capture_args.c - `profcap capture` option parsing (no sampling),
+ * and the words of its status lines. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -6,10 +7,12 @@
 
 #include <getopt.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "capture/agent.h"
 #include "capture/child.h"
+#include "capture/status.h"
 #include "cli/args.h"
 #include "cli/agent_cmd.h"
 #include "cli/capture_cmd.h"
@@ -238,6 +241,23 @@ TEST(help)
 	CHECK(r2 == 1);
 }
 
+/* The progress line of `-- CMD` without --seconds has no length to show;
+ * counts take the noun's singular for one. */
+TEST(status_words)
+{
+	char line[128];
+
+	status__progress_text(line, sizeof(line), 500000000, 0, 1);
+	CHECK_STR(line, "capturing 0.5s, 1 sample");
+	status__progress_text(line, sizeof(line), 2500000000ll, 10, 0);
+	CHECK_STR(line, "capturing 2.5s / 10s, 0 samples");
+	status__progress_text(line, sizeof(line), 1000000000, 0.5, 7);
+	CHECK_STR(line, "capturing 1.0s / 0.5s, 7 samples");
+	CHECK_STR(status__noun(1, "process", "processes"), "process");
+	CHECK_STR(status__noun(0, "process", "processes"), "processes");
+	CHECK_STR(status__noun(2, "stack", "stacks"), "stacks");
+}
+
 int main(void)
 {
 	/* Parsing errors and --help print to the terminal: keep test output clean. */
@@ -253,5 +273,6 @@ int main(void)
 	RUN(frequency_and_typos);
 	RUN(agent_flags);
 	RUN(help);
+	RUN(status_words);
 	return TEST_DONE();
 }

@@ -2,18 +2,25 @@
  * sampler records into a window's profile (capture/ingest.h) with a real
  * symbolizer on this process: CPU and off-CPU records, the window's
  * counters by record flags, kernel frames deferred until a flush, a new
- * window; and records handed from a draining thread to the main thread
- * through a queue, as the sampler's threads hand notices over. */
+ * window; records handed from a draining thread to the main thread
+ * through a queue, as the sampler's threads hand notices over; and a
+ * process that exec()s, described from its notices' snapshots while the
+ * kernel's records (the maps source) already show its next program. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/execsplit.h"
 #include "capture/ingest.h"
 #include "collect/queue.h"
 #include "model/profile.h"
+#include "proc/procmaps.h"
+#include "proc/procsnap.h"
 #include "symbolize/symbolizer.h"
+#include "util/clock.h"
 #include "test.h"
 
 __attribute__((noinline)) static int leaf_fn(int x)
@@ -252,6 +259,154 @@ TEST(records_from_another_thread)
 	teardown(&f);
 }
 
+/* ---- exec: the old program's mappings until the new one is described ---- */
+
+#define EXEC_PID 31337
+
+/* One executable mapping of program @path at @start (a file that does not
+ * exist: the mapping is known, not its symbols). */
+static struct procmaps *one_mapping(const char *path, __u64 start)
+{
+	struct procmaps_entry e = {.start = start,
+				   .end = start + 0x1000,
+				   .inode = 7,
+				   .dev_major = 8,
+				   .perms = PROCMAPS_READ | PROCMAPS_EXEC,
+				   .path = path};
+	struct procmaps *pm = NULL;
+
+	return procmaps__from_entries(&e, 1, &pm) ? NULL : pm;
+}
+
+/* A notice's snapshot: program @exe mapped at @start, from the kernel's
+ * records (lasting). */
+static struct procsnap *exec_snap(const char *exe, __u64 start)
+{
+	struct procsnap *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = EXEC_PID;
+	p->refs = 1;
+	p->lasting = true;
+	p->maps = one_mapping(exe, start);
+	p->exe = strdup(exe);
+	strcpy(p->comm, strrchr(exe, '/') + 1);
+	p->at_ns = clock__mono_ns();
+	if (!p->maps || !p->exe) {
+		procsnap__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* The kernel's records as the maps source: the program it runs now. */
+struct exec_source {
+	const char *exe;
+	__u64 start;
+};
+
+static int exec_source_maps(void *ctx, int pid, struct procmaps **out)
+{
+	const struct exec_source *src = ctx;
+
+	*out = pid == EXEC_PID ? one_mapping(src->exe, src->start) : NULL;
+	return *out ? 0 : -ENOENT;
+}
+
+static __u64 exec_now = 1000000000ull;
+
+static __u64 exec_now_ns(void *ctx)
+{
+	return *(__u64 *)ctx;
+}
+
+static void exec_sleep_ns(void *ctx, __u64 ns)
+{
+	*(__u64 *)ctx += ns;
+}
+
+static const char *mapping_at(struct symbolizer *sym, __u64 addr)
+{
+	struct profile_frame f;
+
+	symbolizer__resolve_user(sym, EXEC_PID, addr, true, &f);
+	return f.mapping ? f.mapping->path : NULL;
+}
+
+TEST(exec_keeps_old_program_until_described)
+{
+	static const struct clock clk = {exec_now_ns, exec_sleep_ns, &exec_now};
+	struct exec_source src = {"/opt/exec-test/next", 0x700000};
+	const struct procmaps_source ms = {.fn = exec_source_maps, .ctx = &src};
+	const struct profile_process_desc *d;
+	struct procsnap *old = exec_snap("/opt/exec-test/first", 0x400000);
+	struct procsnap *next = exec_snap("/opt/exec-test/next", 0x700000);
+	struct symbolizer *sym = symbolizer__new("/nonexistent-proc-root");
+	const char *m;
+
+	CHECK(old && next && sym);
+	symbolizer__set_clock(sym, &clk);
+	symbolizer__set_maps_source(sym, &ms);
+	/* Its first notice came before the exec, the records after it: the
+	 * process is the snapshot's program, with the snapshot's mappings. */
+	CHECK(!symbolizer__add_process_snap(sym, EXEC_PID, old));
+	d = symbolizer__process(sym, EXEC_PID);
+	CHECK(d && d->exe_name);
+	CHECK_STR(d->exe_name, "first");
+	m = mapping_at(sym, 0x400100);
+	CHECK(m);
+	CHECK_STR(m, "/opt/exec-test/first");
+	/* A miss a while later reads the maps again: the new program's are
+	 * not taken before the process is described as it. */
+	exec_now += 5000000000ull;
+	CHECK(!mapping_at(sym, 0x700100));
+	m = mapping_at(sym, 0x400100);
+	CHECK(m);
+	CHECK_STR(m, "/opt/exec-test/first");
+	/* Its notice after the exec: the next generation, its mappings. */
+	CHECK(!symbolizer__add_process_snap(sym, EXEC_PID, next));
+	d = symbolizer__process(sym, EXEC_PID);
+	CHECK(d && d->exe_name);
+	CHECK_STR(d->exe_name, "next");
+	CHECK_EQ_U64(d->generation, 1);
+	m = mapping_at(sym, 0x700100);
+	CHECK(m);
+	CHECK_STR(m, "/opt/exec-test/next");
+	symbolizer__free(sym);
+	procsnap__free(old);
+	procsnap__free(next);
+}
+
+/* Records of a process that exec()ed: by their first user frames when
+ * they have them, else by the thread name exec() gave. */
+TEST(exec_records_split_by_program)
+{
+	struct procsnap *next = exec_snap("/opt/exec-test/next", 0x700000);
+	__u64 old_pcs[5] = {0x400100, 0x400200, 0x400300, 0x400400, 0x700100};
+	__u64 vdso_then_new[2] = {0x7fff0000, 0x700200};
+	__u64 new_pc[1] = {0x700300};
+	struct sampler_record r = {.kind = SAMPLER_KIND_CPU, .tgid = EXEC_PID, .count = 1};
+
+	CHECK(next);
+	strcpy(r.comm, "next");
+	r.ustack = old_pcs; /* the old program's frames, whatever its name */
+	r.nustack = 5;	    /* a fifth in the new program's range: not probed */
+	CHECK(!execsplit__of_new_program(&r, next));
+	r.ustack = new_pc;
+	r.nustack = 1;
+	strcpy(r.comm, "sh");
+	CHECK(execsplit__of_new_program(&r, next));
+	r.ustack = vdso_then_new; /* a leaf outside its mappings, a caller in them */
+	r.nustack = 2;
+	CHECK(execsplit__of_new_program(&r, next));
+	r.nustack = 0; /* kernel frames only: the thread name decides */
+	CHECK(!execsplit__of_new_program(&r, next));
+	strcpy(r.comm, "next");
+	CHECK(execsplit__of_new_program(&r, next));
+	procsnap__free(next);
+}
+
 int main(void)
 {
 	RUN(cpu_records_into_profile);
@@ -259,5 +414,7 @@ int main(void)
 	RUN(off_cpu_record_own_type);
 	RUN(kernel_frames_deferred_until_flush);
 	RUN(records_from_another_thread);
+	RUN(exec_keeps_old_program_until_described);
+	RUN(exec_records_split_by_program);
 	return TEST_DONE();
 }

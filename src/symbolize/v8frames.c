@@ -520,7 +520,8 @@ static __s64 line_of(struct v8frames *vf, const struct v8proc *vp, int pid,
 	struct script_entry *s;
 	__s64 pos;
 
-	if (raw->kind != V8FRAMES_KIND_INTERPRETED || !e->positions || !e->script)
+	if (raw->kind != V8FRAMES_KIND_INTERPRETED || raw->offset == V8FRAMES_NO_OFFSET ||
+	    !e->positions || !e->script)
 		return e->start_line;
 	pos = v8frames__position(e->positions, e->npositions, raw->offset);
 	s = pos < 0 ? NULL : script_of(vf, &r, e->script);

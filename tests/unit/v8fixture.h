@@ -29,32 +29,34 @@
 
 /* The workload: an anonymous loop calls Worker.method (never optimized),
  * which calls hot (optimized by TurboFan at once) and interp (never
- * optimized). Lines as numbered; natives syntax pins the tiers. */
-#define V8FX_INTERP_START 2
-#define V8FX_INTERP_FIRST 3 /* interp's body: lines 3 to 5 */
-#define V8FX_INTERP_LAST 5
-#define V8FX_HOT_START 7
-#define V8FX_METHOD_LINE 13
-#define V8FX_LOOP_LINE 19
+ * optimized; no baseline code either: interpreted), which calls step.
+ * Lines as numbered; natives syntax and --no-sparkplug pin the tiers. */
+#define V8FX_STEP_LINE 2
+#define V8FX_INTERP_START 3
+#define V8FX_INTERP_LINE 5
+#define V8FX_HOT_START 8
+#define V8FX_METHOD_LINE 14
+#define V8FX_LOOP_LINE 20
 static const char v8fx_script[] =
-	"'use strict';\n"						     /* 1 */
-	"function interp(n) {\n"					     /* 2 */
-	"  let s = 0;\n"						     /* 3 */
-	"  for (let i = 0; i < n; i++) s += (i * 7) % 13;\n"		     /* 4 */
-	"  return s;\n"							     /* 5 */
-	"}\n"								     /* 6 */
-	"function hot(n) {\n"						     /* 7 */
-	"  let s = 0;\n"						     /* 8 */
-	"  for (let i = 0; i < n; i++) s += Math.sqrt(i) * 1.5;\n"	     /* 9 */
-	"  return s;\n"							     /* 10 */
-	"}\n"								     /* 11 */
-	"class Worker {\n"						     /* 12 */
-	"  method(n) { return hot(n) + interp(n >> 3); }\n"		     /* 13 */
-	"}\n"								     /* 14 */
-	"%NeverOptimizeFunction(interp);\n"				     /* 15 */
-	"%NeverOptimizeFunction(Worker.prototype.method);\n"		     /* 16 */
-	"%PrepareFunctionForOptimization(hot); hot(9); hot(9);\n"	     /* 17 */
-	"%OptimizeFunctionOnNextCall(hot); hot(9); const w = new Worker();\n" /* 18 */
+	"'use strict';\n"						 /* 1 */
+	"function step(i) { return (i * 7) % 13; }\n"			 /* 2 */
+	"function interp(n) {\n"					 /* 3 */
+	"  let s = 0;\n"						 /* 4 */
+	"  for (let i = 0; i < n; i++) s += step(i);\n"			 /* 5 */
+	"  return s;\n"							 /* 6 */
+	"}\n"								 /* 7 */
+	"function hot(n) {\n"						 /* 8 */
+	"  let s = 0;\n"						 /* 9 */
+	"  for (let i = 0; i < n; i++) s += Math.sqrt(i) * 1.5;\n"	 /* 10 */
+	"  return s;\n"							 /* 11 */
+	"}\n"								 /* 12 */
+	"class Worker {\n"						 /* 13 */
+	"  method(n) { return hot(n) + interp(n >> 3); }\n"		 /* 14 */
+	"}\n"								 /* 15 */
+	"%NeverOptimizeFunction(interp); %NeverOptimizeFunction(step);\n" /* 16 */
+	"%NeverOptimizeFunction(Worker.prototype.method);\n"		 /* 17 */
+	"%PrepareFunctionForOptimization(hot); hot(9); hot(9);\n"	 /* 18 */
+	"%OptimizeFunctionOnNextCall(hot); hot(9); const w = new Worker();\n" /* 19 */
 	"(function () { process.stdout.write('ready\\n'); for (;;) w.method(200000); })();\n";
 
 struct v8fx_child {
@@ -90,7 +92,8 @@ static inline int v8fx__start(struct v8fx_child *c)
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		execl(V8FX_NODE, "node", "--allow-natives-syntax", c->script, (char *)NULL);
+		execl(V8FX_NODE, "node", "--allow-natives-syntax", "--no-sparkplug", c->script,
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -149,6 +152,20 @@ static inline int v8fx__type(int pid, const struct v8proc_layout *l, __u64 v, __
 	return v8fx__rd(pid, (map & ~(__u64)l->heap_tag_mask) + l->map_instance_type, type, 2);
 }
 
+/* The bytecode offset of an interpreted frame whose array is @bc, from
+ * the Smi @smi of its frame slot, relative to the first bytecode;
+ * V8FRAMES_NO_OFFSET when out of range. */
+static inline __u32 v8fx__bc_offset(int pid, const struct v8proc_layout *l, __u64 bc, __u64 smi)
+{
+	__u64 len;
+	__s64 off;
+
+	if (smi & 1 || v8fx__rd(pid, (bc & ~3ull) + l->fixed_length, &len, 8))
+		return V8FRAMES_NO_OFFSET;
+	off = (__s64)(__s32)(smi >> 32) - (l->bytecode_data - l->heap_tag);
+	return off >= 0 && off < (__s64)(__s32)(len >> 32) ? (__u32)off : V8FRAMES_NO_OFFSET;
+}
+
 /* Record the JS frame at @fp running @pc, when it is one: what the BPF
  * walker reads (docs/v8.md "Per frame"). */
 static inline void v8fx__frame(int pid, const struct v8proc *vp, __u64 pc, __u64 fp,
@@ -159,6 +176,7 @@ static inline void v8fx__frame(int pid, const struct v8proc *vp, __u64 pc, __u64
 	__u64 slot_marker, func, shared, bc, bco, script;
 	__u16 type, len, params, token;
 	__u32 offset = V8FRAMES_NO_OFFSET, kind;
+	bool has_bc;
 
 	if (v8fx__rd(pid, fp + l->fp_marker, &slot_marker, 8) ||
 	    v8fx__rd(pid, fp + l->fp_function, &func, 8))
@@ -175,17 +193,21 @@ static inline void v8fx__frame(int pid, const struct v8proc *vp, __u64 pc, __u64
 	memcpy(&params, sfi_head + l->sfi_param_count, 2);
 	memcpy(&token, sfi_head + l->sfi_token_offset, 2);
 	memcpy(&script, sfi_head + l->sfi_script, 8);
-	if (!v8fx__rd(pid, fp + l->fp_bytecode_array, &bc, 8) &&
-	    !v8fx__rd(pid, fp + l->fp_bytecode_offset, &bco, 8) && !(bco & 1) &&
-	    !v8fx__type(pid, l, bc, &type) && type == l->type_bytecode) {
-		__s64 off = (__s64)(__s32)(bco >> 32) - (l->bytecode_data - l->heap_tag);
-
+	has_bc = !v8fx__rd(pid, fp + l->fp_bytecode_array, &bc, 8) &&
+		 !v8fx__rd(pid, fp + l->fp_bytecode_offset, &bco, 8) &&
+		 !v8fx__type(pid, l, bc, &type) && type == l->type_bytecode;
+	if (has_bc && !(bco & 1)) {
 		kind = V8FRAMES_KIND_INTERPRETED;
-		offset = off < 0 ? 0 : (__u32)off;
+		offset = v8fx__bc_offset(pid, l, bc, bco);
 		w->ninterp++;
 	} else if (v8proc__in_jit(vp, pc)) {
-		kind = V8FRAMES_KIND_JIT;
+		kind = V8FRAMES_KIND_JIT; /* baseline: the slot holds the feedback vector */
 		w->njit++;
+	} else if (has_bc) {
+		/* the interpreter writes the slot before a call: until the
+		 * first one it holds the feedback vector */
+		kind = V8FRAMES_KIND_INTERPRETED;
+		w->ninterp++;
 	} else {
 		kind = V8FRAMES_KIND_BUILTIN;
 		w->nbuiltin++;

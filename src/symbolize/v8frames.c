@@ -578,6 +578,7 @@ size_t v8frames__merge(const __u64 *pcs, const struct profile_frame *native, siz
 		       struct profile_frame *out, size_t cap)
 {
 	size_t i, j = 0, k, n = 0;
+	bool kept;
 
 	for (i = 0; i < nnative && n < cap; i++) {
 		for (k = j; k < njs && k < j + MERGE_LOOKAHEAD; k++)
@@ -589,8 +590,14 @@ size_t v8frames__merge(const __u64 *pcs, const struct profile_frame *native, siz
 		}
 		/* frames the native walk did not see (a leaf in a prologue)
 		 * come before the one that replaces this native frame */
-		for (; j <= k && n < cap; j++)
+		for (; j < k && n < cap; j++)
 			out[n++] = js[j];
+		/* a perf map (--perf-basic-prof) named it already: V8's own
+		 * word on its code, kept */
+		kept = native[i].type_name && !strcmp(native[i].type_name, V8FRAMES_TYPE);
+		if (n < cap)
+			out[n++] = kept ? native[i] : js[k];
+		j = k + 1;
 	}
 	for (; j < njs && n < cap; j++)
 		out[n++] = js[j];

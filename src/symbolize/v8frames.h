@@ -111,8 +111,9 @@ __s64 v8frames__line(const __u32 *ends, size_t n, __s64 pos);
 /* Merge user frames @native (leaf first, @pcs their addresses) with the
  * JavaScript frames @js (leaf first, @raw their pcs) into @out (room for
  * @cap): the native frame whose pc is the next JavaScript frame's pc is
- * replaced by it; JavaScript frames whose pc the native stack does not
- * reach go at its root end, in order. Returns the frames written. */
+ * replaced by it, unless a perf map named it already (its type_name is
+ * V8FRAMES_TYPE: kept); JavaScript frames whose pc the native stack does
+ * not reach go at its root end, in order. Returns the frames written. */
 size_t v8frames__merge(const __u64 *pcs, const struct profile_frame *native, size_t nnative,
 		       const struct profile_frame *js, const struct v8frames_raw *raw, size_t njs,
 		       struct profile_frame *out, size_t cap);

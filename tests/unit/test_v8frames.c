@@ -164,6 +164,14 @@ TEST(merge)
 	CHECK_STR(out[3].function, "extra");
 	/* bounded by the room */
 	CHECK_EQ_U64(v8frames__merge(pcs, nat, 5, js, raw, 4, out, 3), 3);
+	/* a frame a perf map named (--perf-basic-prof) keeps its name */
+	nat[0].type_name = V8FRAMES_TYPE;
+	nat[0].function = "LazyCompile:*hot /app.js:8";
+	n = v8frames__merge(pcs, nat, 5, js, raw, 3, out, 16);
+	CHECK_EQ_U64(n, 5);
+	CHECK_STR(out[0].function, "LazyCompile:*hot /app.js:8");
+	CHECK_STR(out[1].function, "method");
+	nat[0] = named("[anon]");
 	/* no JS frames: the native stack as it is */
 	n = v8frames__merge(pcs, nat, 5, js, raw, 0, out, 16);
 	CHECK_EQ_U64(n, 5);

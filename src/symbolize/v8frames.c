@@ -547,7 +547,6 @@ size_t v8frames__resolve(struct v8frames *vf, int pid, const struct v8frames_raw
 		struct profile_line *ln;
 
 		memset(f, 0, sizeof(*f));
-		f->address = raw[i].pc;
 		f->type_name = V8FRAMES_TYPE;
 		f->function = str_of(vf, vf->unknown);
 		e = vp && !(raw[i].flags & V8FRAMES_FRAME_NOSFI) ? lookup(vf, pid, vp, &raw[i]) : NULL;

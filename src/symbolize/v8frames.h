@@ -65,7 +65,8 @@ void v8frames__forget(struct v8frames *vf, int pid);
 const struct v8proc *v8frames__process(const struct v8frames *vf, int pid);
 
 /* Name @n frames of process @pid into @out (type_name V8FRAMES_TYPE;
- * function = the function's name or V8FRAMES_ANONYMOUS, one line with the
+ * no address or mapping; function = the function's name or
+ * V8FRAMES_ANONYMOUS, one line with the
  * script's name, the function's first line and the line running: from
  * the bytecode offset of an interpreted frame, the function's first line
  * otherwise). Strings stay valid until v8frames__free(); the lines until

@@ -12,7 +12,7 @@
 #include "symbolize/v8frames_int.h"
 
 #define MAX_DEPTH 16	      /* cons and sliced strings followed */
-#define CHUNK 65536	      /* characters read at once */
+#define CHUNK 4096	      /* characters read at once (on the stack) */
 #define SCOPE_SLOTS 24	      /* ScopeInfo slots looked at for the name */
 #define INLINE_LOCAL_NAMES 75 /* more context locals: their names are a table (one slot) */
 
@@ -150,7 +150,7 @@ static int sink_line(struct sink *s, __u32 u)
 static int seq_chars(const struct v8r *r, __u64 data, __u32 from, __u32 n, int wide,
 		     struct sink *s)
 {
-	static __thread unsigned char buf[2 * CHUNK];
+	unsigned char buf[2 * CHUNK];
 	__u32 done = 0, k, i;
 	int err;
 

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/otlp.h"
+#include "model/profile.h"
+#include "util/buf.h"
 #include "test.h"
 #include "v8fixture.h"
 #include "v8.h"
@@ -339,6 +342,101 @@ TEST(live_refusals)
 	v8frames__free(vf);
 }
 
+/* The official checker, as tests/e2e/otlp_check.py finds it: PROFCHECK,
+ * else ../shared/tools/profcheck/profcheck from the working directory. */
+static const char *profcheck(void)
+{
+	const char *p = getenv("PROFCHECK");
+
+	if (p && *p && !access(p, X_OK))
+		return p;
+	p = "../shared/tools/profcheck/profcheck";
+	return access(p, X_OK) ? NULL : p;
+}
+
+/* Write @b to a file and run the checker on it: its exit status. */
+static int run_profcheck(const char *pc, const struct buf *b)
+{
+	char path[] = "/tmp/profcap_v8otlp_XXXXXX", cmd[512];
+	int fd = mkstemp(path), rc;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	rc = f && fwrite(b->data, 1, b->len, f) == b->len ? 0 : -1;
+	if (f)
+		fclose(f);
+	if (!rc) {
+		/* its findings go to the test's output */
+		snprintf(cmd, sizeof(cmd), "%s -check-dupes -check-orphans %s >&2", pc, path);
+		rc = system(cmd);
+	}
+	unlink(path);
+	return rc;
+}
+
+/* Live-named JavaScript frames merged with native ones, in OTLP: typed
+ * v8js, no mapping or address, the official checker finds no duplicate
+ * and no orphan. */
+TEST(otlp_conformance)
+{
+	static const struct profile_mapping_desc m = {.start = 0x400000, .limit = 0x500000,
+						      .path = "/usr/bin/node"};
+	struct v8frames *vf = v8frames__new(NULL);
+	struct profile_process_desc proc = {.pid = 42, .exe_name = "node"};
+	struct profile *p = profile__new();
+	const char *pc = profcheck();
+	struct v8fx_child c;
+	struct v8proc vp;
+	struct buf b;
+	int err, tries, added = 0, rc;
+
+	CHECK(vf && p);
+	err = v8fx__start(&c);
+	if (err == -ENOENT) {
+		v8frames__free(vf);
+		profile__free(p);
+		SKIP("%s not installed", V8FX_NODE);
+	}
+	err = err ?: v8proc__locate(NULL, c.pid, NULL, &vp);
+	err = err ?: v8frames__set_process(vf, c.pid, &vp);
+	for (tries = 0; !err && tries < 100 && added < 10; tries++) {
+		struct v8fx_walk w;
+		struct v8frames_raw raw[64];
+		struct profile_frame f[64], nat[64], out[128];
+		size_t n, i;
+
+		v8fx__sleep_ms(5);
+		if (v8fx__walk(c.pid, &vp, &w) || !w.nwords)
+			continue;
+		n = v8frames__decode(w.words, w.nwords, raw, 64);
+		v8frames__resolve(vf, c.pid, raw, n, f);
+		for (i = 0; i < w.npcs; i++)
+			nat[i] = (struct profile_frame){.address = 0x401000 + 16 * i, .mapping = &m,
+							.function = "native"};
+		n = v8frames__merge(w.pcs, nat, w.npcs, f, raw, n, out, 128);
+		err = profile__add_sample(p, &proc, 42, "node", out, n, 1);
+		added++;
+	}
+	v8fx__stop(&c);
+	if (!err) {
+		buf__init(&b, 1u << 24);
+		err = otlp__encode(p, &b);
+	}
+	profile__free(p);
+	v8frames__free(vf);
+	CHECK_EQ_U64(err, 0);
+	CHECK(added >= 10);
+	/* "v8js" is written once, as the attribute value */
+	rc = memmem(b.data, b.len, "v8js", 4) != NULL;
+	if (!rc || !pc)
+		buf__release(&b);
+	CHECK(rc);
+	if (!pc)
+		SKIP("no profcheck (PROFCHECK, ../shared/tools/profcheck/profcheck)");
+	rc = run_profcheck(pc, &b);
+	buf__release(&b);
+	CHECK_EQ_U64(rc, 0);
+}
+
 int main(void)
 {
 	RUN(positions);
@@ -347,5 +445,6 @@ int main(void)
 	RUN(merge);
 	RUN(live_names);
 	RUN(live_refusals);
+	RUN(otlp_conformance);
 	return TEST_DONE();
 }

@@ -50,6 +50,8 @@ struct func_entry {
 	unsigned char *positions; /* bytecode source positions, owned */
 	__u32 npositions;
 	__u32 ok;
+	__u32 memo_offset; /* the last bytecode offset asked and its line */
+	__s64 memo_line;
 };
 
 struct v8frames {
@@ -431,13 +433,32 @@ static __u64 field(const unsigned char *head, size_t size, __u16 off, size_t wid
 
 #define SFI_HEAD 128
 
+/* Bytes of a SharedFunctionInfo holding every field read, 0 when one lies
+ * past SFI_HEAD: no more than the object is read, so an object at the end
+ * of its heap page reads. */
+static size_t sfi_size(const struct v8proc_layout *l)
+{
+	const __u16 words[] = {l->sfi_script, l->sfi_name_or_scope_info, l->sfi_function_data};
+	const __u16 halves[] = {l->sfi_length, l->sfi_param_count, l->sfi_token_offset};
+	size_t need = 8, i;
+
+	for (i = 0; i < 3; i++) {
+		if (words[i] != V8PROC_NONE && (size_t)words[i] + 8 > need)
+			need = (size_t)words[i] + 8;
+		if (halves[i] != V8PROC_NONE && (size_t)halves[i] + 2 > need)
+			need = (size_t)halves[i] + 2;
+	}
+	return need <= SFI_HEAD ? need : 0;
+}
+
 /* Read function @e->key of process @vp into @e: e->ok when it checks out
  * (its type, its fingerprint, its name). */
 static void read_func(struct v8frames *vf, const struct v8proc *vp, struct func_entry *e)
 {
 	const struct v8proc_layout *l = &vp->layout;
 	struct v8r r = {.proc_root = vf->proc_root, .pid = (int)e->key.pid, .l = l};
-	unsigned char head[SFI_HEAD];
+	unsigned char head[SFI_HEAD] = {0};
+	size_t size = sfi_size(l);
 	char buf[NAME_BUF];
 	__u64 name, script;
 	__u16 type, fp;
@@ -447,8 +468,9 @@ static void read_func(struct v8frames *vf, const struct v8proc *vp, struct func_
 
 	e->name = e->file = NO_STR;
 	e->start_pos = -1;
-	if (v8r__type(&r, e->key.addr | l->heap_tag, &type) || type != l->type_sfi ||
-	    v8r__read(&r, e->key.addr, head, sizeof(head)))
+	e->memo_offset = V8FRAMES_NO_OFFSET;
+	if (!size || v8r__type(&r, e->key.addr | l->heap_tag, &type) || type != l->type_sfi ||
+	    v8r__read(&r, e->key.addr, head, size))
 		return;
 	script = field(head, sizeof(head), l->sfi_script, 8);
 	fp = v8frames__fingerprint((__u16)field(head, sizeof(head), l->sfi_length, 2),
@@ -514,7 +536,7 @@ static struct func_entry *lookup(struct v8frames *vf, int pid, const struct v8pr
 
 /* The line running in frame @raw of function @e. */
 static __s64 line_of(struct v8frames *vf, const struct v8proc *vp, int pid,
-		     const struct func_entry *e, const struct v8frames_raw *raw)
+		     struct func_entry *e, const struct v8frames_raw *raw)
 {
 	struct v8r r = {.proc_root = vf->proc_root, .pid = pid, .l = &vp->layout};
 	struct script_entry *s;
@@ -523,11 +545,13 @@ static __s64 line_of(struct v8frames *vf, const struct v8proc *vp, int pid,
 	if (raw->kind != V8FRAMES_KIND_INTERPRETED || raw->offset == V8FRAMES_NO_OFFSET ||
 	    !e->positions || !e->script)
 		return e->start_line;
+	if (e->memo_offset == raw->offset)
+		return e->memo_line;
 	pos = v8frames__position(e->positions, e->npositions, raw->offset);
 	s = pos < 0 ? NULL : script_of(vf, &r, e->script);
-	if (!s || !s->nends)
-		return e->start_line;
-	return v8frames__line(s->ends, s->nends, pos);
+	e->memo_offset = raw->offset;
+	e->memo_line = s && s->nends ? v8frames__line(s->ends, s->nends, pos) : e->start_line;
+	return e->memo_line;
 }
 
 size_t v8frames__resolve(struct v8frames *vf, int pid, const struct v8frames_raw *raw, size_t n,

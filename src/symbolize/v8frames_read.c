@@ -405,9 +405,11 @@ int v8r__scope_info(const struct v8r *r, __u64 v, char *out, size_t cap, size_t 
 	for (i = first; i < SCOPE_SLOTS; i++) {
 		__u16 type;
 
+		/* an empty name: the inferred one ("Module._compile" of
+		 * `Module.prototype._compile = function`) may follow */
 		if (!named && v8r__is_heap(r, slot[i]) && !v8r__type(r, slot[i], &type) &&
 		    type < l->type_first_nonstring && !v8r__string(r, slot[i], out, cap, outlen))
-			named = true;
+			named = *outlen > 0;
 		if (i > first) {
 			a = v8r__smi(r, slot[i - 1]);
 			b = v8r__smi(r, slot[i]);

@@ -184,7 +184,7 @@ TEST(merge)
 /* ---- a live node ---- */
 
 struct truth {
-	size_t samples, hot, interp, method, loop, unknown, merged_ok;
+	size_t samples, hot, interp, method, loop, unknown, merged_ok, compile;
 };
 
 static const char *file_of(const struct profile_frame *f)
@@ -225,6 +225,11 @@ static int check_sample(const struct v8fx_child *c, const struct v8fx_walk *w,
 			if (line != V8FX_METHOD_LINE || i + 1 >= n || strcmp(f[i + 1].function, "(anonymous)"))
 				return -4;
 			t->method++;
+		} else if (!strcmp(fn, "Module._compile")) {
+			/* node's loader: an inferred name, an external source */
+			if (strcmp(file_of(&f[i]), "node:internal/modules/cjs/loader"))
+				return -5;
+			t->compile++;
 		} else if (!strcmp(fn, "(anonymous)") && !strcmp(file_of(&f[i]), c->script) &&
 			   line == V8FX_LOOP_LINE) {
 			t->loop++;
@@ -283,6 +288,7 @@ TEST(live_names)
 	CHECK(t.hot > 0 && t.interp > 0); /* both tiers seen and named */
 	CHECK(t.method + 1 >= t.samples / 2); /* every JS stack goes through method */
 	CHECK(t.loop > 0);
+	CHECK_EQ_U64(t.compile, t.samples); /* the script runs in Module._compile */
 	CHECK_EQ_U64(t.unknown, 0);
 	CHECK_EQ_U64(t.merged_ok, t.samples);
 	CHECK(st.hits > st.misses); /* functions are read once */

@@ -11,6 +11,7 @@
 #include "test.h"
 #include "v8fixture.h"
 #include "proc/v8proc.h"
+#include "symbolize/v8frames.h"
 
 /* Constants of V8 11.3 (node 20) by name: the values of the file. */
 static const struct {
@@ -267,6 +268,49 @@ TEST(values_as_nm)
 	CHECK_EQ_U64(vp.layout.bytecode_data, vals[3]);
 }
 
+/* A node whose program exists only in its own mount namespace (a
+ * container): found and described through /proc/PID, its frames named. */
+TEST(other_mount_namespace)
+{
+	struct v8frames *vf;
+	struct v8fx_child c;
+	struct v8fx_walk w = {0};
+	struct v8frames_raw raw[64];
+	struct profile_frame f[64];
+	struct v8proc vp;
+	size_t n = 0, i, method = 0;
+	int err, tries;
+
+	if (geteuid())
+		SKIP("needs root (a mount namespace)");
+	err = v8fx__start_in(&c, true);
+	if (err == -ENOENT)
+		SKIP("%s not installed", V8FX_NODE);
+	if (err == -EPERM) {
+		v8fx__stop(&c);
+		SKIP("mount namespaces refused here");
+	}
+	CHECK_EQ_U64(err, 0);
+	/* the path the process runs from is not there for profcap */
+	err = access(c.hidden, F_OK) ? v8proc__locate(NULL, c.pid, NULL, &vp) : -EEXIST;
+	vf = v8frames__new(NULL);
+	if (!err)
+		err = vf ? v8frames__set_process(vf, c.pid, &vp) : -ENOMEM;
+	for (tries = 0; !err && tries < 100 && !method; tries++) {
+		v8fx__sleep_ms(5);
+		if (v8fx__walk(c.pid, &vp, &w) || !w.nwords)
+			continue;
+		n = v8frames__decode(w.words, w.nwords, raw, 64);
+		v8frames__resolve(vf, c.pid, raw, n, f);
+		for (i = 0; i < n; i++)
+			method += !strcmp(f[i].function, "method");
+	}
+	v8fx__stop(&c);
+	v8frames__free(vf);
+	CHECK_EQ_U64(err, 0);
+	CHECK(method > 0);
+}
+
 int main(void)
 {
 	RUN(layout_v8_11);
@@ -274,5 +318,6 @@ int main(void)
 	RUN(not_node);
 	RUN(live_node);
 	RUN(values_as_nm);
+	RUN(other_mount_namespace);
 	return TEST_DONE();
 }

@@ -8,11 +8,14 @@
 #define PROFCAP_TEST_V8FIXTURE_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/user.h>
@@ -63,13 +66,39 @@ struct v8fx_child {
 	int pid;
 	char dir[64];
 	char script[96];
+	char hidden[96]; /* with @ns: where node runs from, seen only by the child */
 };
 
-/* Start node on the workload; 0 once it said "ready", -ENOENT without
- * node, else -errno. */
-static inline int v8fx__start(struct v8fx_child *c)
+/* In the child, with @ns: a mount namespace of its own where a tmpfs on
+ * @c->hidden's directory holds node bound at @c->hidden, a path that
+ * does not exist outside (the directory is empty there). */
+static inline void v8fx__child(const struct v8fx_child *c, int fd, bool ns)
 {
-	char line[32] = "";
+	const char *prog = V8FX_NODE;
+	char dir[96];
+	int f;
+
+	dup2(fd, 1);
+	if (ns) {
+		snprintf(dir, sizeof(dir), "%s/ns", c->dir);
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("none", dir, "tmpfs", 0, NULL))
+			_exit(126);
+		f = open(c->hidden, O_CREAT | O_WRONLY, 0755);
+		if (f < 0 || close(f) || mount(V8FX_NODE, c->hidden, NULL, MS_BIND, NULL))
+			_exit(126);
+		prog = c->hidden;
+	}
+	execl(prog, "node", "--allow-natives-syntax", "--no-sparkplug", c->script, (char *)NULL);
+	_exit(127);
+}
+
+/* Start node on the workload (@ns: from a path only its own mount
+ * namespace has); 0 once it said "ready", -ENOENT without node, -EPERM
+ * when the namespace was refused, else -errno. */
+static inline int v8fx__start_in(struct v8fx_child *c, bool ns)
+{
+	char line[32] = "", dir[96];
 	int fds[2], status;
 	FILE *f;
 
@@ -80,6 +109,10 @@ static inline int v8fx__start(struct v8fx_child *c)
 	if (!mkdtemp(c->dir))
 		return -errno;
 	snprintf(c->script, sizeof(c->script), "%s/work.js", c->dir);
+	snprintf(c->hidden, sizeof(c->hidden), "%s/ns/node", c->dir);
+	snprintf(dir, sizeof(dir), "%s/ns", c->dir);
+	if (ns && mkdir(dir, 0755))
+		return -errno;
 	f = fopen(c->script, "w");
 	if (!f || fputs(v8fx_script, f) < 0 || fclose(f))
 		return -EIO;
@@ -89,12 +122,8 @@ static inline int v8fx__start(struct v8fx_child *c)
 	if (c->pid < 0)
 		return -errno;
 	if (!c->pid) {
-		dup2(fds[1], 1);
 		close(fds[0]);
-		close(fds[1]);
-		execl(V8FX_NODE, "node", "--allow-natives-syntax", "--no-sparkplug", c->script,
-		      (char *)NULL);
-		_exit(127);
+		v8fx__child(c, fds[1], ns);
 	}
 	close(fds[1]);
 	f = fdopen(fds[0], "r");
@@ -104,10 +133,15 @@ static inline int v8fx__start(struct v8fx_child *c)
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, &status, 0);
 		c->pid = 0;
-		return -EIO;
+		return WIFEXITED(status) && WEXITSTATUS(status) == 126 ? -EPERM : -EIO;
 	}
 	fclose(f); /* its later writes (none) would get EPIPE */
 	return 0;
+}
+
+static inline int v8fx__start(struct v8fx_child *c)
+{
+	return v8fx__start_in(c, false);
 }
 
 static inline void v8fx__stop(struct v8fx_child *c)
@@ -120,6 +154,12 @@ static inline void v8fx__stop(struct v8fx_child *c)
 	}
 	if (c->script[0])
 		unlink(c->script);
+	if (c->hidden[0]) {
+		char dir[96];
+
+		snprintf(dir, sizeof(dir), "%s/ns", c->dir);
+		rmdir(dir);
+	}
 	if (c->dir[0])
 		rmdir(c->dir);
 	c->pid = 0;

@@ -181,6 +181,46 @@ TEST(merge)
 	CHECK_STR(out[0].function, "[anon]");
 }
 
+/* The function cache is bounded: past V8FRAMES_MAX_FUNCS entries it is
+ * cleared (counted); every unreadable frame is unknown. */
+TEST(cache_bounded)
+{
+	struct v8frames *vf = v8frames__new(NULL);
+	struct v8frames_stats st;
+	struct profile_frame f[64];
+	struct v8frames_raw raw[64];
+	struct v8proc vp;
+	size_t i, k;
+
+	CHECK(vf);
+	memset(&vp, 0, sizeof(vp));
+	vp.layout.tagged_size = 8;
+	vp.layout.smi_shift = 32;
+	vp.layout.heap_tag = 1;
+	vp.layout.heap_tag_mask = 3;
+	vp.layout.map_instance_type = 12;
+	vp.layout.type_sfi = 262;
+	CHECK_EQ_U64(v8frames__set_process(vf, getpid(), &vp), 0);
+	/* addresses nothing is mapped at, in this very process */
+	for (i = 0; i < V8FRAMES_MAX_FUNCS + 64 * 4; i += 64) {
+		for (k = 0; k < 64; k++)
+			raw[k] = (struct v8frames_raw){.sfi = 0x100000000000ull + 16 * (i + k),
+						       .kind = V8FRAMES_KIND_JIT};
+		CHECK_EQ_U64(v8frames__resolve(vf, getpid(), raw, 64, f), 0);
+	}
+	v8frames__stats(vf, &st);
+	CHECK_STR(f[63].function, V8FRAMES_UNKNOWN);
+	CHECK(st.evictions >= 1);
+	CHECK(st.cached <= V8FRAMES_MAX_FUNCS);
+	CHECK_EQ_U64(st.unknown, V8FRAMES_MAX_FUNCS + 64 * 4);
+	/* the same frames again: cached (as unreadable), not read again */
+	CHECK_EQ_U64(v8frames__resolve(vf, getpid(), raw, 64, f), 0);
+	v8frames__stats(vf, &st);
+	CHECK(st.hits >= 64);
+	v8frames__free(vf);
+	v8frames__free(NULL);
+}
+
 /* ---- a live node ---- */
 
 struct truth {
@@ -449,6 +489,7 @@ int main(void)
 	RUN(lines);
 	RUN(words_and_abi);
 	RUN(merge);
+	RUN(cache_bounded);
 	RUN(live_names);
 	RUN(live_refusals);
 	RUN(otlp_conformance);

@@ -17,6 +17,7 @@
 #include "util/id.h"
 #include "util/log.h"
 #include "util/version.h"
+#include "util/wire.h"
 
 /* Parse perf script text into *@out and give it capture metadata. 0 or 1
  * (logged). */
@@ -26,7 +27,7 @@ static int read_perf_script(const struct input_opts *o, const char *name, const 
 	struct perf_script_stats st;
 	struct profile_meta m = {0};
 	struct timespec now;
-	char why[256] = "";
+	char why[256] = "", note[256];
 	int err;
 
 	err = perf_script__parse(in->data, in->len, out, &st, why, sizeof(why));
@@ -44,6 +45,8 @@ static int read_perf_script(const struct input_opts *o, const char *name, const 
 	if (st.truncated)
 		pr_warn("%s: %zu callchain%s longer than the model's limit were cut", name,
 			st.truncated, st.truncated == 1 ? "" : "s");
+	if (perf_script__pid_note(&st, note, sizeof(note)))
+		pr_warn("%s: %s", name, note);
 	clock_gettime(CLOCK_REALTIME, &now);
 	m.duration_nano = st.duration_ns;
 	m.time_unix_nano = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
@@ -69,7 +72,26 @@ static int read_perf_script(const struct input_opts *o, const char *name, const 
 	return 0;
 }
 
-/* Whether @in starts like text: no NUL and mostly printable in 4 KiB. */
+/* Whether @in reads whole as protobuf whose top-level fields are only
+ * ProfilesData's (1 resource_profiles, 2 dictionary, both messages): an
+ * OTLP file whose first strings make its start look like text. */
+static bool looks_like_otlp(const struct buf *in)
+{
+	struct wire w = wire__from(in->data, in->len);
+	struct wire_field f;
+	size_t fields = 0;
+	int r;
+
+	while ((r = wire__next(&w, &f)) == 1) {
+		if ((f.num != 1 && f.num != 2) || f.wt != WIRE_LEN)
+			return false;
+		fields++;
+	}
+	return !r && fields;
+}
+
+/* Whether @in starts like text: no NUL and mostly printable in 4 KiB, and
+ * not a well-formed OTLP message. */
 static bool looks_like_text(const struct buf *in)
 {
 	size_t i, n = in->len < 4096 ? in->len : 4096, bad = 0;
@@ -81,7 +103,7 @@ static bool looks_like_text(const struct buf *in)
 			return false;
 		bad += c < 0x20 && c != '\n' && c != '\t' && c != '\r';
 	}
-	return bad * 20 < n;
+	return bad * 20 < n && !looks_like_otlp(in);
 }
 
 /* The kind of @in: pprof (gunzipped first, within what the file can

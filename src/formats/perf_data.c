@@ -287,10 +287,9 @@ static void feat_cmdline(struct pd *pd, const __u8 *p, const __u8 *end)
 	}
 }
 
-/* One feature section @bit of @size bytes at @off. */
-static int read_feature(struct pd *pd, unsigned int bit, __u64 off, __u64 size)
+int pd__feature(struct pd *pd, unsigned int bit, const __u8 *p, size_t size)
 {
-	const __u8 *p = pd->data + off, *end = p + size;
+	const __u8 *end = p + size;
 	struct perf_data_stats *st = pd->st;
 
 	switch (bit) {
@@ -345,7 +344,7 @@ static int read_features(struct pd *pd)
 		size = rd64(pd->data + at + 8);
 		if (off > pd->len || size > pd->len - off)
 			return pd__fail(pd, at, "truncated file: feature section past the end");
-		err = read_feature(pd, bit, off, size);
+		err = pd__feature(pd, bit, pd->data + off, size);
 		if (err)
 			return err;
 		at += 16;
@@ -372,8 +371,10 @@ static int read_header(struct pd *pd)
 		pd->data_size = pd->len - PD_PIPE_HEADER;
 		return 0;
 	}
-	if (hsize != PD_FILE_HEADER || pd->len < PD_FILE_HEADER)
+	if (hsize != PD_FILE_HEADER)
 		return pd__fail(pd, 8, "bad perf.data header size");
+	if (pd->len < PD_FILE_HEADER)
+		return pd__fail(pd, pd->len, "truncated file: perf.data header cut");
 	pd->data_off = rd64(pd->data + 40);
 	pd->data_size = rd64(pd->data + 48);
 	if (pd->data_off > pd->len || pd->data_size > pd->len - pd->data_off)

@@ -43,6 +43,7 @@ enum {
 	PD_REC_HEADER_ATTR = 64,
 	PD_REC_HEADER_BUILD_ID = 67,
 	PD_REC_FINISHED_ROUND = 68,
+	PD_REC_HEADER_FEATURE = 80,
 	PD_REC_COMPRESSED = 81,
 	PD_REC_COMPRESSED2 = 83,
 };
@@ -146,6 +147,9 @@ int pd__set_build_id(struct pd *pd, __u32 path, const char *hex);
  * @idv, 8 bytes each) as event @pd->nattrs. 0 or -errno (logged in err). */
 int pd__add_attr(struct pd *pd, const __u8 *a, size_t size, const __u8 *idv, size_t nids,
 		 __u64 off);
+
+/* Feature section @bit (HEADER_*), @size bytes at @p. 0 or -errno. */
+int pd__feature(struct pd *pd, unsigned int bit, const __u8 *p, size_t size);
 
 /* One HEADER_BUILD_ID entry (@size bytes at @r, an event header first). */
 int pd__build_id_rec(struct pd *pd, const __u8 *r, size_t size);

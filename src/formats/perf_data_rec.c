@@ -221,6 +221,10 @@ static int side_record(struct pd *pd, const __u8 *r, __u32 type, size_t size, __
 		return header_attr(pd, r, size, off);
 	if (type == PD_REC_HEADER_BUILD_ID)
 		return pd__build_id_rec(pd, r, size);
+	if (type == PD_REC_HEADER_FEATURE) /* pipe mode: a feature section */
+		return size < 16 || rd64(r + 8) > 255 ? 0
+						     : pd__feature(pd, (unsigned int)rd64(r + 8),
+								   r + 16, size - 16);
 	if (type == PD_REC_COMPRESSED || type == PD_REC_COMPRESSED2)
 		return pd__fail(pd, off,
 				"compressed records (perf record -z) are not read: record "

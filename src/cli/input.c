@@ -148,12 +148,15 @@ static int perf_data_finish(const char *name, const char *path, const struct per
 static int read_perf_data(const char *name, const char *path, const struct buf *in,
 			  struct profile **out)
 {
-	struct perf_data_unwinder *u = perf_data_unwinder__new();
+	struct perf_data_unwinder *u;
 	struct perf_data_unwind_ops ops;
 	struct perf_data_stats st;
 	char why[256] = "";
+	struct stat sb;
 	int err;
 
+	/* Files changed after the recording ended are not trusted for it. */
+	u = perf_data_unwinder__new(strcmp(path, "-") && !stat(path, &sb) ? sb.st_mtime : 0);
 	if (!u) {
 		pr_err("out of memory reading %s", name);
 		return 1;

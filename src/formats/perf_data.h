@@ -73,6 +73,11 @@ struct perf_data_stats {
 struct perf_data_unwind_ops {
 	int (*rows)(void *ctx, const char *path, const char *build_id, __u64 pgoff,
 		    const __u64 **rows, __u32 *nrows, __u64 *vaddr);
+	/* Optional: the build-id (hex into @hex, @len bytes) of a file the
+	 * recording gave none (perf keeps only those of files with sampled
+	 * IPs: dwarf mode's walked frames and pipe mode have none), so the
+	 * symbolizer can use the file. 0 or -ENOENT. Asked once per path. */
+	int (*build_id)(void *ctx, const char *path, char *hex, size_t len);
 	void *ctx;
 };
 

@@ -500,6 +500,8 @@ static int walk_find_map(void *arg, __u64 addr, struct stackwalk_map *out)
 	out->m.end = m->end;
 	out->m.bias = m->start - m->pgoff;
 	bid = m->bid ? pd__get(pd, m->bid - 1) : pd__build_id(pd, m->path);
+	if (bid && !bid[0])
+		bid = NULL;
 	if (!pd->uw->rows(pd->uw->ctx, pd__get(pd, m->path), bid, m->pgoff, &out->rows,
 			  &out->m.nrows, &vaddr))
 		out->m.bias = m->start - vaddr;
@@ -560,6 +562,22 @@ static __u32 collect_ips(struct pd *pd, const struct pd_sample *s, __u32 *nk)
 	return n;
 }
 
+/* The build-id of mapping @m: MMAP2's, the header's, else the file's as
+ * the unwind callbacks read it (remembered per path, "" for none). */
+static const char *map_build_id(struct pd *pd, const struct pd_map *m)
+{
+	const char *bid = m->bid ? pd__get(pd, m->bid - 1) : pd__build_id(pd, m->path);
+	char hex[256] = "";
+
+	if (!bid && pd->uw && pd->uw->build_id) {
+		if (pd->uw->build_id(pd->uw->ctx, pd__get(pd, m->path), hex, sizeof(hex)))
+			hex[0] = '\0';
+		if (!pd__set_build_id(pd, m->path, hex))
+			bid = pd__build_id(pd, m->path);
+	}
+	return bid && bid[0] ? bid : NULL;
+}
+
 static int add_sample(struct pd *pd, const struct pd_sample *s)
 {
 	struct profile_process_desc proc = {.pid = s->pid};
@@ -584,7 +602,7 @@ static int add_sample(struct pd *pd, const struct pd_sample *s)
 			d->limit = m->end;
 			d->file_offset = m->pgoff;
 			d->path = pd__get(pd, m->path);
-			d->build_id = m->bid ? pd__get(pd, m->bid - 1) : pd__build_id(pd, m->path);
+			d->build_id = i < nk ? pd__build_id(pd, m->path) : map_build_id(pd, m);
 			f->mapping = d;
 		}
 	}

@@ -28,9 +28,10 @@ struct perf_data_unwinder {
 	struct uw_file *files;
 	size_t cap;
 	size_t rows_used, unusable;
+	__s64 not_after;
 };
 
-struct perf_data_unwinder *perf_data_unwinder__new(void)
+struct perf_data_unwinder *perf_data_unwinder__new(__s64 not_after)
 {
 	struct perf_data_unwinder *u = calloc(1, sizeof(*u));
 
@@ -38,6 +39,8 @@ struct perf_data_unwinder *perf_data_unwinder__new(void)
 		free(u);
 		u = NULL;
 	}
+	if (u)
+		u->not_after = not_after;
 	return u;
 }
 
@@ -154,9 +157,26 @@ static int rows_cb(void *ctx, const char *path, const char *build_id, __u64 pgof
 	return 0;
 }
 
+static int build_id_cb(void *ctx, const char *path, char *hex, size_t len)
+{
+	const struct perf_data_unwinder *u = ctx;
+	struct stat sb;
+	int fd, err;
+
+	if (path[0] != '/' || !u->not_after)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	err = fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_mtime > u->not_after ||
+	      elfsym__read_build_id_fd(fd, hex, len);
+	close(fd);
+	return err ? -ENOENT : 0;
+}
+
 struct perf_data_unwind_ops perf_data_unwinder__ops(struct perf_data_unwinder *u)
 {
-	return (struct perf_data_unwind_ops){.rows = rows_cb, .ctx = u};
+	return (struct perf_data_unwind_ops){.rows = rows_cb, .build_id = build_id_cb, .ctx = u};
 }
 
 void perf_data_unwinder__stats(const struct perf_data_unwinder *u, size_t *files,

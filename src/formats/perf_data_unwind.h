@@ -16,8 +16,11 @@
 
 struct perf_data_unwinder;
 
-/* New empty cache, NULL on allocation failure. */
-struct perf_data_unwinder *perf_data_unwinder__new(void);
+/* New empty cache, NULL on allocation failure. The build-id of a file the
+ * recording gave none is read from the file when it was last changed no
+ * later than @not_after (seconds since the epoch: when the recording
+ * ended; 0 = never): a file replaced since would give wrong names. */
+struct perf_data_unwinder *perf_data_unwinder__new(__s64 not_after);
 
 /* Free @u and its tables. Accepts NULL. */
 void perf_data_unwinder__free(struct perf_data_unwinder *u);

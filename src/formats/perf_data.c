@@ -18,7 +18,7 @@
 #define PD_PIPE_HEADER 16
 #define PD_FEAT_BITS 256
 #define PD_ATTR_MIN 64 /* PERF_ATTR_SIZE_VER0 */
-#define PD_MAX_IDS (1u << 20)
+#define PD_MAX_IDS (1u << 16)
 
 /* Feature section numbers (perf's HEADER_*). */
 enum {
@@ -145,6 +145,7 @@ int pd__add_attr(struct pd *pd, const __u8 *a, size_t size, const __u8 *idv, siz
 		if (err)
 			return err == -E2BIG ? pd__fail(pd, off, "too many event ids") : err;
 		pd->ids[pd->nids++] = (struct pd_id){.id = rd64(idv + 8 * i), .attr = pd->nattrs};
+		pd->ids_sorted = false;
 	}
 	pd->nattrs++;
 	return 0;

@@ -106,6 +106,7 @@ struct pd {
 	unsigned int nattrs;
 	struct pd_id *ids;
 	size_t nids, ids_cap;
+	bool ids_sorted;
 	bool same_layout; /* every event has attrs[0]'s sample_type */
 	bool use_time;	  /* every record carries a time: match by it */
 	bool time_set;	  /* use_time decided (at the first side-band record) */

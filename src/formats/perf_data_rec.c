@@ -59,21 +59,39 @@ struct pd_sample {
 
 /* ---- event of a record -------------------------------------------------- */
 
-static int find_id(const struct pd *pd, __u64 id, unsigned int *attr)
+static int cmp_id(const void *x, const void *y)
 {
-	size_t i;
+	const struct pd_id *a = x, *b = y;
 
-	for (i = 0; i < pd->nids; i++)
-		if (pd->ids[i].id == id) {
-			*attr = pd->ids[i].attr;
-			return 0;
-		}
-	return -ENOENT;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The event of sample id @id (ids sorted at their first lookup). */
+static int find_id(struct pd *pd, __u64 id, unsigned int *attr)
+{
+	size_t lo = 0, hi = pd->nids;
+
+	if (!pd->ids_sorted) {
+		qsort(pd->ids, pd->nids, sizeof(*pd->ids), cmp_id);
+		pd->ids_sorted = true;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pd->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == pd->nids || pd->ids[lo].id != id)
+		return -ENOENT;
+	*attr = pd->ids[lo].attr;
+	return 0;
 }
 
 /* Event of sample record @r (@size bytes): by its IDENTIFIER or ID field
  * (at the position of the first event's layout, as perf finds it). */
-static int sample_attr(const struct pd *pd, const __u8 *r, size_t size, unsigned int *attr)
+static int sample_attr(struct pd *pd, const __u8 *r, size_t size, unsigned int *attr)
 {
 	__u64 st = pd->attrs[0].sample_type;
 	size_t pos = 8;
@@ -362,6 +380,31 @@ static const struct pd_map *map_in(const struct pd *pd, __s32 pid, __u32 gen, __
 	return best;
 }
 
+static int cmp_fork(const void *x, const void *y)
+{
+	const struct pd_fork *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->time < b->time ? -1 : a->time > b->time;
+}
+
+/* First index of @pid's forks (sorted by pid, time). */
+static size_t fork_first(const struct pd *pd, __s32 pid)
+{
+	size_t lo = 0, hi = pd->nforks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pd->forks[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The mapping of @addr for a sample of @pid at @t, through the parents of
  * a forked process that has not exec()ed. */
 static const struct pd_map *map_of(const struct pd *pd, __s32 pid, __u64 t, __u64 addr)
@@ -376,10 +419,10 @@ static const struct pd_map *map_of(const struct pd *pd, __s32 pid, __u64 t, __u6
 
 		if (m || pid < 0 || gen)
 			return m;
-		for (i = 0; i < pd->nforks; i++)
-			if (pd->forks[i].pid == pid && pd->forks[i].time <= t &&
-			    (!f || pd->forks[i].time > f->time))
-				f = &pd->forks[i];
+		for (i = fork_first(pd, pid); i < pd->nforks && pd->forks[i].pid == pid &&
+					      pd->forks[i].time <= t;
+		     i++)
+			f = &pd->forks[i];
 		if (!f)
 			return NULL;
 		pid = f->ppid;
@@ -710,6 +753,7 @@ int pd__records(struct pd *pd)
 	if (!pd->nattrs)
 		return pd__fail(pd, pd->data_off, "no event attribute");
 	qsort(pd->comms, pd->ncomms, sizeof(*pd->comms), cmp_comm);
+	qsort(pd->forks, pd->nforks, sizeof(*pd->forks), cmp_fork);
 	for (k = 0; k < pd->nmaps; k++)
 		pd->maps[k].gen = pd->maps[k].pid > 0
 					  ? gen_at(pd, pd->maps[k].pid, pd->maps[k].time)

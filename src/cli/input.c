@@ -10,6 +10,7 @@
 #include "formats/otlp_json_read.h"
 #include "formats/otlp_read.h"
 #include "formats/perf_data.h"
+#include "formats/perf_data_kernel.h"
 #include "formats/perf_data_unwind.h"
 #include "formats/perf_script.h"
 #include "formats/pprof_read.h"
@@ -106,10 +107,13 @@ static void perf_data_warn(const char *name, const struct perf_data_stats *st)
 static int perf_data_finish(const char *name, const char *path, const struct perf_data_stats *st,
 			    struct profile **p)
 {
+	static const struct perf_data_kernel_src kernel = {.notes = "/sys/kernel/notes",
+							   .kallsyms = "/proc/kallsyms"};
 	struct profile_meta m = {0};
 	struct profile *named = NULL;
 	struct timespec now;
 	struct stat sb;
+	bool knamed;
 	int err;
 
 	err = resymbolize__profile(*p, NULL, 0, &named, NULL);
@@ -119,6 +123,15 @@ static int perf_data_finish(const char *name, const char *path, const struct per
 	}
 	profile__free(*p);
 	*p = named;
+	err = perf_data_kernel__name(p, &kernel, &knamed);
+	if (err) {
+		pr_err("%s: cannot name the kernel frames: %s", name, strerror(-err));
+		return err;
+	}
+	if (!knamed)
+		pr_debug("%s: kernel frames keep their addresses (recorded by another kernel "
+			 "or boot, or /proc/kallsyms unreadable)",
+			 name);
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* perf.data has no wall-clock start: the file was written at the end */
 	if (strcmp(path, "-") && !stat(path, &sb))

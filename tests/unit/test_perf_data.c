@@ -1,7 +1,8 @@
-/* test_perf_data.c - perf.data reader: two small files made with perf
+/* test_perf_data.c - perf.data reader: three small files made with perf
  * (tests/unit/fixtures/perf_fp.data: `perf record -g`; perf_dwarf.data:
- * `--call-graph dwarf`, both of a frame-pointer build, trimmed by
- * perf_data_trim.py), and files built here record by record: exec
+ * `--call-graph dwarf`, both of a frame-pointer build; perf_kernel.data:
+ * `perf record -g -- dd ...`, mostly kernel frames; trimmed by
+ * perf_data_trim.py), kernel names from kallsyms, and files built here record by record: exec
  * generations, mappings matched by time whatever the record order, a
  * forked child using its parent's mappings, kernel context markers, lost
  * samples, several events, an unreadable sample; every prefix and many bit
@@ -10,10 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats/perf_data.h"
+#include "formats/perf_data_kernel.h"
 #include "model/profile.h"
 #include "util/buf.h"
+#include "util/hex.h"
 #include "test.h"
 
 /* ---- files made with perf ------------------------------------------------ */
@@ -162,6 +166,83 @@ TEST(damaged_files)
 			profile__free(p);
 	}
 	free(copy);
+	buf__release(&b);
+}
+
+/* Kernel frames named "@want" (NULL: none named). */
+static size_t kernel_named(const struct profile *p, const char *want)
+{
+	size_t i, n = 0;
+
+	for (i = 1; i < profile__location_count(p); i++) {
+		const struct profile_location_entry *l = profile__location(p, (__u32)i);
+		__u32 fn = profile__location_function(p, l);
+
+		if (!l->attr || strcmp(profile__attr(p, l->attr)->str_value, "kernel"))
+			continue;
+		if (fn && !strcmp(profile__string(p, profile__function(p, fn)->name, NULL), want))
+			n++;
+	}
+	return n;
+}
+
+/* Write the kernel's notes (GNU build-id @hex) and a kallsyms text whose
+ * _stext is @stext under @dir. */
+static void kernel_files(const char *dir, const char *hex, __u64 stext)
+{
+	__u8 note[12 + 4 + 20] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0};
+	char path[256];
+	FILE *f;
+
+	hex__decode(hex, note + 16, 20);
+	snprintf(path, sizeof(path), "%s/notes", dir);
+	f = fopen(path, "wb");
+	fwrite(note, 1, sizeof(note), f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	f = fopen(path, "w");
+	fprintf(f, "%llx T _stext\n%llx T kfunc_test\n%llx T _etext\n",
+		(unsigned long long)stext, (unsigned long long)stext + 0x10,
+		(unsigned long long)stext + 0x4000000);
+	fclose(f);
+}
+
+/* Kernel frames are named from kallsyms only for the recording's kernel
+ * and boot. */
+TEST(kernel_names)
+{
+	static const char bid[] = "48dc540c8b76393804ca8088dbfa7d42911a9444";
+	char dir[] = "/tmp/test_perf_data.XXXXXX", notes[64], ksyms[64];
+	struct perf_data_kernel_src src = {notes, ksyms};
+	struct perf_data_stats st;
+	struct profile *p = NULL;
+	char why[256];
+	struct buf b;
+	bool named;
+
+	if (load_fixture("perf_kernel.data", &b))
+		SKIP("tests/unit/fixtures/perf_kernel.data missing (run from the tree)");
+	CHECK(mkdtemp(dir));
+	snprintf(notes, sizeof(notes), "%s/notes", dir);
+	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", dir);
+	CHECK_EQ_U64(perf_data__parse(b.data, b.len, NULL, &p, &st, why, sizeof(why)), 0);
+	/* another boot: the text 2 MiB away */
+	kernel_files(dir, bid, 0xffffffff81200000ull);
+	CHECK_EQ_U64(perf_data_kernel__name(&p, &src, &named), 0);
+	CHECK(!named);
+	/* another kernel */
+	kernel_files(dir, "1111111111111111111111111111111111111111", 0xffffffff81000000ull);
+	CHECK_EQ_U64(perf_data_kernel__name(&p, &src, &named), 0);
+	CHECK(!named);
+	CHECK_EQ_U64(kernel_named(p, "kfunc_test"), 0);
+	kernel_files(dir, bid, 0xffffffff81000000ull);
+	CHECK_EQ_U64(perf_data_kernel__name(&p, &src, &named), 0);
+	CHECK(named);
+	CHECK(kernel_named(p, "kfunc_test") > 0);
+	profile__free(p);
+	unlink(notes);
+	unlink(ksyms);
+	rmdir(dir);
 	buf__release(&b);
 }
 
@@ -405,6 +486,7 @@ int main(void)
 	RUN(fp_file);
 	RUN(dwarf_file);
 	RUN(damaged_files);
+	RUN(kernel_names);
 	RUN(built_file);
 	return TEST_DONE();
 }

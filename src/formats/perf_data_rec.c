@@ -71,7 +71,7 @@ static int find_id(struct pd *pd, __u64 id, unsigned int *attr)
 {
 	size_t lo = 0, hi = pd->nids;
 
-	if (!pd->ids_sorted) {
+	if (!pd->ids_sorted && pd->nids) {
 		qsort(pd->ids, pd->nids, sizeof(*pd->ids), cmp_id);
 		pd->ids_sorted = true;
 	}
@@ -752,13 +752,16 @@ int pd__records(struct pd *pd)
 		return err;
 	if (!pd->nattrs)
 		return pd__fail(pd, pd->data_off, "no event attribute");
-	qsort(pd->comms, pd->ncomms, sizeof(*pd->comms), cmp_comm);
-	qsort(pd->forks, pd->nforks, sizeof(*pd->forks), cmp_fork);
+	if (pd->ncomms) /* (qsort wants a valid pointer even for none) */
+		qsort(pd->comms, pd->ncomms, sizeof(*pd->comms), cmp_comm);
+	if (pd->nforks)
+		qsort(pd->forks, pd->nforks, sizeof(*pd->forks), cmp_fork);
 	for (k = 0; k < pd->nmaps; k++)
 		pd->maps[k].gen = pd->maps[k].pid > 0
 					  ? gen_at(pd, pd->maps[k].pid, pd->maps[k].time)
 					  : 0;
-	qsort(pd->maps, pd->nmaps, sizeof(*pd->maps), cmp_map);
+	if (pd->nmaps)
+		qsort(pd->maps, pd->nmaps, sizeof(*pd->maps), cmp_map);
 	err = value_types(pd, has_samples);
 	return err ?: each_record(pd, 1, has_samples);
 }

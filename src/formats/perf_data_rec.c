@@ -431,6 +431,31 @@ static const struct pd_map *map_of(const struct pd *pd, __s32 pid, __u64 t, __u6
 	return NULL;
 }
 
+/* The name of thread @tid of @pid at @t: its own, else its process's (a new
+ * thread keeps the name it was cloned with), else that of the parent the
+ * process was forked from. */
+static const char *name_of(const struct pd *pd, __s32 tid, __s32 pid, __u64 t)
+{
+	const char *name = comm_at(pd, tid, t);
+	unsigned int depth;
+	size_t i;
+
+	for (depth = 0; !name && depth <= FORK_DEPTH; depth++) {
+		const struct pd_fork *f = NULL;
+
+		name = comm_at(pd, pid, t);
+		for (i = fork_first(pd, pid);
+		     !name && i < pd->nforks && pd->forks[i].pid == pid && pd->forks[i].time <= t;
+		     i++)
+			f = &pd->forks[i];
+		if (name || !f)
+			break;
+		pid = f->ppid;
+		t = f->time;
+	}
+	return name;
+}
+
 /* ---- samples ---------------------------------------------------------------- */
 
 /* Bytes of the READ field for @a. */
@@ -629,7 +654,7 @@ static int add_sample(struct pd *pd, const struct pd_sample *s)
 
 	n = collect_ips(pd, s, &nk);
 	proc.generation = s->pid > 0 ? gen_at(pd, s->pid, t) : 0;
-	proc.exe_name = comm_at(pd, s->pid, t);
+	proc.exe_name = name_of(pd, s->pid, s->pid, t);
 	for (i = 0; i < n; i++) {
 		const struct pd_map *m = map_of(pd, i < nk ? -1 : s->pid, t, pd->ips[i]);
 		struct profile_frame *f = &pd->frames[i];
@@ -651,7 +676,7 @@ static int add_sample(struct pd *pd, const struct pd_sample *s)
 	}
 	pd->st->samples++;
 	return profile__add_typed_sample(pd->p, pd->attrs[s->attr].value_type, &proc,
-					 (__u32)s->tid, comm_at(pd, s->tid, t), NULL, pd->frames,
+					 (__u32)s->tid, name_of(pd, s->tid, s->pid, t), NULL, pd->frames,
 					 n, 1);
 }
 

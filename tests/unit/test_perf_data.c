@@ -463,7 +463,8 @@ TEST(built_file)
 			CHECK_STR(d->exe_name, "new");
 			CHECK_STR(frame_map(p, i, 0, &type), "/bin/new");
 		} else {
-			CHECK_EQ_U64(d->pid, 200); /* forked: the parent's mapping */
+			CHECK_EQ_U64(d->pid, 200); /* forked: the parent's mapping, name */
+			CHECK_STR(d->exe_name, "new");
 			CHECK_EQ_U64(profile__process_type(p, i), 1);
 			CHECK_STR(frame_map(p, i, 0, &type), "/bin/new");
 		}

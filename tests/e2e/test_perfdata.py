@@ -140,6 +140,34 @@ class PerfDataTest(unittest.TestCase):
         ok, text = check_conformance(out, profcheck="required")
         self.assertTrue(ok, text)
 
+    def test_lost_samples(self):
+        # A LOST record (id, 5 lost) put at the end of a real file's data
+        # section: counted as dropped, said in one warning line.
+        import json
+        path = self.record("lost.data", ["-g"], "fp_main")
+        d = bytearray(open(path, "rb").read())
+        data_off, data_size = struct.unpack_from("<QQ", d, 40)
+        end = data_off + data_size
+        st = struct.unpack_from("<Q", d, 104 + 24)[0]  # first event's sample_type
+        trailer = 8 * sum(1 for bit in (1, 2, 6, 9, 7, 16) if st >> bit & 1)
+        rec = struct.pack("<IHHQQ", 2, 0, 24 + trailer, 0, 5) + b"\0" * trailer
+        bits = struct.unpack_from("<4Q", d, 72)
+        nfeat = sum(bin(b).count("1") for b in bits)
+        for i in range(nfeat):  # feature sections move by the record's size
+            o = end + 16 * i
+            struct.pack_into("<Q", d, o, struct.unpack_from("<Q", d, o)[0] + len(rec))
+        d[end:end] = rec
+        struct.pack_into("<Q", d, 48, data_size + len(rec))
+        lost = os.path.join(self.dir, "lost2.data")
+        with open(lost, "wb") as f:
+            f.write(d)
+        r = run_profcap(["report", "--json", lost])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["capture"]["dropped_samples"], 5, r.stdout[:400])
+        warn = [l for l in r.stderr.splitlines() if "lost" in l]
+        self.assertEqual(len(warn), 1, r.stderr)
+        self.assertIn("5 samples lost", warn[0])
+
     def test_damaged_files(self):
         path = self.record("small.data", ["-g"], "fp_main")
         data = open(path, "rb").read()

@@ -5,6 +5,8 @@
 #   otlp_read    otlp_read__parse() (then otlp__encode() and a re-read)
 #   otlp_json_read  otlp_json_read__transcode(), OTLP/JSON (then otlp_read)
 #   perf_script  perf_script__parse() (then the OTLP round trip)
+#   perf_data    perf_data__parse(), perf.data files (then the OTLP round
+#                trip); in-memory unwind rows walk the dwarf-mode stacks
 #   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
 #                and bare CFI sections), built only when src/collect/cfi.c exists
 #   procmaps     procmaps__parse(), /proc/PID/maps text
@@ -117,6 +119,26 @@ seeds_perf_script() {
 		fi
 		rm -rf "$tmp"
 	fi
+}
+
+seeds_perf_data() {
+	local d=$OUT/seeds/perf_data tmp
+	mkdir -p "$d"
+	cp tests/unit/fixtures/perf_*.data "$d"/ 2>/dev/null
+	if [ "$(id -u)" = 0 ] && command -v perf >/dev/null; then
+		# Fresh small recordings (features trimmed to stay under -max_len).
+		tmp=$(mktemp -d)
+		for mode in "-g" "--call-graph dwarf,512"; do
+			# shellcheck disable=SC2086
+			perf record -q --no-bpf-event $mode -F 499 -e cpu-clock -o "$tmp/p.data" -- \
+				sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done' \
+				>/dev/null 2>&1 &&
+				python3 tests/unit/fixtures/perf_data_trim.py "$tmp/p.data" \
+					"$d/fresh${mode%% *}.data" 2>/dev/null
+		done
+		rm -rf "$tmp"
+	fi
+	true
 }
 
 seeds_cfi() {

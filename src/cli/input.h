@@ -1,6 +1,6 @@
 /* input.h - the capture a reading command is given: OTLP (protobuf or
- * JSON), pprof or `perf script` text, gzip'd or not, detected from the
- * content unless the caller says which. convert, report and flamegraph
+ * JSON), pprof, `perf script` text or a perf.data file, gzip'd or not
+ * (perf.data not), detected from the content unless the caller says which. convert, report and flamegraph
  * read every form alike.
  */
 #ifndef PROFCAP_CLI_INPUT_H
@@ -21,6 +21,7 @@ enum input_kind {
 	INPUT_PERF_SCRIPT,
 	INPUT_PPROF,
 	INPUT_TEXT, /* detected only: text that is not perf script */
+	INPUT_PERF_DATA, /* perf.data (file or pipe mode) */
 };
 
 struct input_opts {

@@ -7,7 +7,7 @@ import tempfile
 import time
 import unittest
 
-from capture_util import can_sample, run_profcap
+from capture_util import _pb2, can_sample, run_profcap
 
 OK, WHY = can_sample()
 
@@ -37,6 +37,32 @@ class InputFormsTest(unittest.TestCase):
             fg = run_profcap(["flamegraph", path, "-o", svg])
             self.assertEqual(fg.returncode, 0, f"flamegraph {name}: {fg.stderr}")
             self.assertTrue(os.path.getsize(svg) > 0)
+
+    def test_otlp_starting_with_long_strings_is_not_text(self):
+        # A capture whose first 4 KiB are a resource's strings (a long
+        # command line) is mostly printable, yet OTLP, not text.
+        pb = _pb2()
+        data = pb.ProfilesData()
+        with open(self.otlp, "rb") as f:
+            data.ParseFromString(f.read())
+        res = data.resource_profiles[0].resource
+        kept = list(res.attributes)
+        del res.attributes[:]
+        kv = res.attributes.add()
+        kv.key = "profcap.test.note"
+        kv.value.string_value = "java -Dlong.option=value " * 300
+        res.attributes.extend(kept)
+        path = os.path.join(self.dir, "textlike.pb")
+        raw = data.SerializeToString()
+        head = raw[:4096]
+        self.assertNotIn(0, head)
+        self.assertLess(sum(1 for c in head if c < 0x20 and c not in (9, 10, 13)) * 20,
+                        len(head))
+        with open(path, "wb") as f:
+            f.write(raw)
+        for cmd in (["report", path], ["flamegraph", path, "-o", path + ".svg"]):
+            r = run_profcap(cmd)
+            self.assertEqual(r.returncode, 0, f"{cmd[0]}: {r.stderr}")
 
     def test_oversized_input_refused_before_reading(self):
         big = os.path.join(self.dir, "big.pb")

@@ -1,0 +1,144 @@
+"""End-to-end tests of memory profiles (capture --memory) against the ground
+truth of the C workloads in tests/e2e/mem/, compiled here: allocations from
+known call sites in known volumes, some freed, some kept (root: real BPF
+and uprobes)."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+from capture_util import PROFCAP, can_sample, check_conformance, decode, run_profcap
+
+OK, WHY = can_sample()
+HERE = os.path.dirname(os.path.abspath(__file__))
+MEM = os.path.join(HERE, "mem")
+CC = shutil.which("gcc") or shutil.which("cc")
+# A smaller mean interval than the default: more samples, so the shares
+# below hold with a margin on a run of a few seconds.
+RATE = "64KiB"
+TYPES = ("alloc_space", "alloc_objects", "inuse_space", "inuse_objects")
+
+
+def build(src, out, *extra):
+    """Compile tests/e2e/mem/@src into @out (no frame pointers: the table
+    unwinder has to find main)."""
+    subprocess.run([CC, "-O2", "-g", "-fomit-frame-pointer", "-o", out,
+                    os.path.join(MEM, src), *extra], check=True)
+
+
+def by_type(path, pid=None):
+    """{sample type: [(frames, value)]} of the capture at @path (only
+    process @pid when given); frames are function names, leaf first."""
+    d = decode(path)
+    strings = d["data"].dictionary.string_table
+    out = {}
+    for r in d["resources"]:
+        if pid is not None and r["attrs"].get("process.pid") != pid:
+            continue
+        t = strings[r["profile"].sample_type.type_strindex]
+        for s in r["samples"]:
+            out.setdefault(t, []).append(([f[0] for f in s["frames"]], s["value"]))
+    return out
+
+
+def site_totals(samples, sites):
+    """Value per site (the first of @sites on a sample's stack) and the
+    total of all samples."""
+    per = {s: 0 for s in sites}
+    total = 0
+    for frames, v in samples:
+        total += v
+        for s in sites:
+            if any(f == s or f.startswith(s + ".") for f in frames):
+                per[s] += v
+                break
+    return per, total
+
+
+@unittest.skipUnless(OK and CC, WHY if not OK else "no C compiler")
+class MemoryTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def capture_cmd(self, prog, args, extra=()):
+        """capture --memory -- @prog @args: (truth dict from its last
+        stdout line, types of the output, stderr)."""
+        out = os.path.join(self.dir, "mem.pb")
+        r = run_profcap(["capture", "--memory", "--memory-rate", RATE, *extra, "-o", out,
+                         "--", prog, *args], timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        check_conformance(out)
+        truth = json.loads(r.stdout.strip().splitlines()[-1])
+        return truth, by_type(out), r.stderr
+
+    def test_three_sites(self):
+        """Shares of allocated bytes within 5 points, objects within 10 %,
+        in-use bytes (kept ones, held at exit) within 10 %, stacks complete
+        to main."""
+        prog = os.path.join(self.dir, "three_sites")
+        build("three_sites.c", prog)
+        # 2.5 s before allocating: the process's tables are built by then
+        truth, types, err = self.capture_cmd(prog, ["300", "2500"])
+        for t in TYPES:
+            self.assertIn(t, types, err)
+        sites = ("site_a", "site_b", "site_c")
+        per, total = site_totals(types["alloc_space"], sites)
+        true_total = truth["a_bytes"] + truth["b_bytes"] + truth["c_bytes"]
+        self.assertLess(abs(total - true_total) / true_total, 0.10, (total, true_total))
+        for s, k in zip(sites, "abc"):
+            got, want = per[s] / total, truth[k + "_bytes"] / true_total
+            self.assertLess(abs(got - want), 0.05, (s, got, want, err))
+        per, _ = site_totals(types["alloc_objects"], sites)
+        for s, k in zip(sites, "abc"):
+            want = truth[k + "_objs"]
+            self.assertLess(abs(per[s] - want) / want, 0.10, (s, per[s], want))
+        _, inuse = site_totals(types["inuse_space"], sites)
+        self.assertLess(abs(inuse - truth["kept_bytes"]) / truth["kept_bytes"], 0.10,
+                        (inuse, truth["kept_bytes"]))
+        # site_b frees everything it allocates
+        per, _ = site_totals(types["inuse_space"], sites)
+        self.assertLess(per["site_b"], 0.02 * inuse, per)
+        # complete stacks: main under (nearly) every allocated byte
+        with_main = sum(v for f, v in types["alloc_space"] if "main" in f)
+        self.assertGreater(with_main / total, 0.95, types["alloc_space"][:5])
+        self.assertIn("allocations made before the capture started are unknown", err)
+
+    def test_pid_live_heap(self):
+        """-p on a running process: in-use bytes are those it keeps while
+        the capture ends; allocations before the capture are not counted."""
+        prog = os.path.join(self.dir, "three_sites")
+        build("three_sites.c", prog)
+        w = subprocess.Popen([prog, "100", "2500", "30"], stdout=subprocess.PIPE, text=True)
+        try:
+            time.sleep(0.5)
+            out = os.path.join(self.dir, "pid.pb")
+            r = run_profcap(["capture", "--memory", "--memory-rate", "16KiB", "-p", str(w.pid),
+                             "--seconds", "8", "-o", out], timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            check_conformance(out)
+            truth = json.loads(w.stdout.readline())
+        finally:
+            w.kill()
+            w.wait()
+        types = by_type(out)
+        _, inuse = site_totals(types.get("inuse_space", []), ())
+        self.assertLess(abs(inuse - truth["kept_bytes"]) / truth["kept_bytes"], 0.10,
+                        (inuse, truth["kept_bytes"], r.stderr))
+
+    def test_memory_needs_a_target(self):
+        """--memory alone would probe every process: refused without -a."""
+        r = run_profcap(["capture", "--memory", "--seconds", "1", "-o",
+                         os.path.join(self.dir, "x.pb")])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("-a", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

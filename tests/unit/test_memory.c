@@ -1,0 +1,167 @@
+/* test_memory.c - the pure parts of memory profiles: the BPF program's
+ * fixed-point sampling probability and weights against the formula in
+ * floating point (and that the weights make unbiased totals), which files
+ * may hold an allocator, the back-pressure share, finding CMD's program,
+ * byte counts in human units. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "memory_types.h"
+#include "capture/memory.h"
+#include "collect/sampler_memory.h"
+#include "test.h"
+
+static double prob(__u64 size, __u64 rate)
+{
+	return 1.0 - exp(-(double)size / (double)rate);
+}
+
+TEST(probability_matches_formula)
+{
+	static const __u64 sizes[] = {1,      8,	64,	  256,	    4096,     65536,
+				      100000, 524288, 1000000, 3u << 20, 10u << 20, 64u << 20};
+	static const __u64 rates[] = {4096, 65536, 512u << 10, 1u << 20};
+	size_t i, k;
+
+	for (k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			double want = prob(sizes[i], rates[k]);
+			double got = (double)mem__prob(sizes[i], rates[k]) / MEM_FP_ONE;
+
+			/* within 1e-4 or the fixed point's unit, and never 0 for
+			 * a non-empty allocation */
+			CHECK(got > 0);
+			CHECK(fabs(got - want) / want < 1e-4 ||
+			      fabs(got - want) * MEM_FP_ONE <= 1.0);
+		}
+	}
+	CHECK_EQ_U64(mem__prob(0, 65536), 0);
+	CHECK_EQ_U64(mem__prob(1ull << 40, 65536), MEM_FP_ONE);
+	CHECK_EQ_U64(mem__prob(20 * 65536, 65536), MEM_FP_ONE);
+}
+
+TEST(weights_are_size_over_probability)
+{
+	static const __u64 sizes[] = {16, 64, 4096, 65536, 200000, 1u << 20, 8u << 20};
+	const __u64 rate = 512u << 10;
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		__u64 q = mem__prob(sizes[i], rate);
+		double want = sizes[i] / prob(sizes[i], rate);
+
+		CHECK(fabs((double)mem__weight_bytes(sizes[i], q) - want) / want < 1e-3);
+		CHECK(fabs((double)mem__weight_objs(q) / (1 << MEM_OBJ_BITS) -
+			   1.0 / prob(sizes[i], rate)) /
+			      (1.0 / prob(sizes[i], rate)) <
+		      2e-3);
+	}
+	/* always sampled: weight the size itself, one object */
+	CHECK_EQ_U64(mem__weight_bytes(123, MEM_FP_ONE), 123);
+	CHECK_EQ_U64(mem__weight_objs(MEM_FP_ONE), 1u << MEM_OBJ_BITS);
+}
+
+/* Sampling a known stream as the BPF program does (a 28-bit random number
+ * below the probability) and summing the weights estimates its bytes and
+ * objects without bias. */
+TEST(sampled_totals_unbiased)
+{
+	const __u64 rate = 64u << 10;
+	double bytes = 0, objs = 0, true_bytes = 0, true_objs = 0;
+	unsigned seed = 42;
+	int i;
+
+	for (i = 0; i < 2000000; i++) {
+		__u64 size = i % 3 == 0 ? 48 : i % 3 == 1 ? 1000 : 40000;
+		__u64 q = mem__prob(size, rate);
+		__u64 u = (((__u64)rand_r(&seed) << 16) ^ (__u64)rand_r(&seed)) &
+			  (MEM_FP_ONE - 1);
+
+		true_bytes += (double)size;
+		true_objs += 1;
+		if (u >= q)
+			continue;
+		bytes += (double)mem__weight_bytes(size, q);
+		objs += (double)mem__weight_objs(q) / (1 << MEM_OBJ_BITS);
+	}
+	CHECK(fabs(bytes - true_bytes) / true_bytes < 0.02);
+	CHECK(fabs(objs - true_objs) / true_objs < 0.03);
+}
+
+TEST(allocator_candidates)
+{
+	CHECK(memsampler__candidate("/usr/lib/x86_64-linux-gnu/libc.so.6", NULL));
+	CHECK(memsampler__candidate("/lib/libc-2.31.so", NULL));
+	CHECK(memsampler__candidate("/lib/ld-musl-x86_64.so.1", NULL));
+	CHECK(memsampler__candidate("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", NULL));
+	CHECK(memsampler__candidate("/usr/lib/libtcmalloc_minimal.so.4", NULL));
+	CHECK(memsampler__candidate("/usr/lib/libmimalloc.so.2", NULL));
+	CHECK(memsampler__candidate("libc.so.6", NULL));
+	CHECK(memsampler__candidate("/opt/app/server", "/opt/app/server"));
+	CHECK(!memsampler__candidate("/opt/app/server", "/opt/app/other"));
+	CHECK(!memsampler__candidate("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", NULL));
+	CHECK(!memsampler__candidate("/usr/lib/x86_64-linux-gnu/libcrypto.so.3", NULL));
+	CHECK(!memsampler__candidate("/usr/lib/x86_64-linux-gnu/libcap.so.2", NULL));
+}
+
+TEST(back_pressure_share)
+{
+	/* within the budget: full share */
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE, 500, 1000000000ull, 1000), MEM_FP_ONE);
+	/* four times over: a quarter */
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE, 4000, 1000000000ull, 1000), MEM_FP_ONE / 4);
+	/* at a quarter, still 4x over in what was kept: a sixteenth */
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 4, 4000, 1000000000ull, 1000),
+		     MEM_FP_ONE / 16);
+	/* the load went: share doubles back */
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 16, 10, 1000000000ull, 1000), MEM_FP_ONE / 8);
+	/* never below the floor, never above one */
+	CHECK(memsampler__keep(MEM_FP_ONE, 1ull << 40, 1000000000ull, 1) >= MEM_FP_ONE >> 16);
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE, 0, 1000000000ull, 1000), MEM_FP_ONE);
+	/* no limit */
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 2, 1u << 30, 1000000000ull, 0), MEM_FP_ONE);
+}
+
+TEST(find_program)
+{
+	char out[4096];
+
+	CHECK(!memory__find_program("sh", "/nonexistent:/bin:/usr/bin", out, sizeof(out)));
+	CHECK(!access(out, X_OK));
+	CHECK(!memory__find_program("/bin/sh", "", out, sizeof(out)));
+	CHECK_STR(out, "/bin/sh");
+	CHECK(memory__find_program("no-such-program-here", "/bin:/usr/bin", out, sizeof(out)));
+	CHECK(memory__find_program("sh", "", out, sizeof(out)));
+}
+
+TEST(human_bytes)
+{
+	char b[32];
+
+	memory__human_bytes(0, b, sizeof(b));
+	CHECK_STR(b, "0 B");
+	memory__human_bytes(1023, b, sizeof(b));
+	CHECK_STR(b, "1023 B");
+	memory__human_bytes(1536, b, sizeof(b));
+	CHECK_STR(b, "1.50 KiB");
+	memory__human_bytes(512u << 10, b, sizeof(b));
+	CHECK_STR(b, "512 KiB");
+	memory__human_bytes(20u << 20, b, sizeof(b));
+	CHECK_STR(b, "20.0 MiB");
+	memory__human_bytes(3ull << 30, b, sizeof(b));
+	CHECK_STR(b, "3.00 GiB");
+}
+
+int main(void)
+{
+	RUN(probability_matches_formula);
+	RUN(weights_are_size_over_probability);
+	RUN(sampled_totals_unbiased);
+	RUN(allocator_candidates);
+	RUN(back_pressure_share);
+	RUN(find_program);
+	RUN(human_bytes);
+	return TEST_DONE();
+}

@@ -143,10 +143,8 @@ __u64 memsampler__keep(__u64 keep, __u64 seen, __u64 ns, __u64 max)
 	want = max * ns / 1000000000ull;
 	if (!want)
 		want = 1;
-	if (seen <= want)
-		k = keep * 2; /* room: give back share, a doubling at a time */
-	else
-		k = keep * want / seen;
+	/* the demand was seen / keep: keep what fits the budget of it */
+	k = seen ? keep * want / seen : MEM_FP_ONE;
 	if (k > MEM_FP_ONE)
 		k = MEM_FP_ONE;
 	if (k < MEM_FP_ONE >> 16)
@@ -708,6 +706,8 @@ static void adjust(struct memsampler *m)
 	m->last_sampled = v[MEM_STAT_SAMPLED];
 	m->last_ns = now;
 	if (keep != m->keep) {
+		pr_debug("--memory: back-pressure: %.4f of sampled calls kept (was %.4f)",
+			 (double)keep / MEM_FP_ONE, (double)m->keep / MEM_FP_ONE);
 		m->keep = keep;
 		write_config(m);
 	}

@@ -104,7 +104,8 @@ void memsampler__free(struct memsampler *m);
 bool memsampler__candidate(const char *path, const char *exe);
 
 /* The back-pressure share (MEM_FP_ONE units) that keeps about @max sampled
- * calls per second when @seen were sampled in @ns at share @keep. */
+ * calls per second when @seen were kept in @ns at share @keep (the demand
+ * was @seen / @keep); between 2^-16 and 1, 1 without a limit. */
 __u64 memsampler__keep(__u64 keep, __u64 seen, __u64 ns, __u64 max);
 
 #endif

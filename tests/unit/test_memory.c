@@ -115,8 +115,9 @@ TEST(back_pressure_share)
 	/* at a quarter, still 4x over in what was kept: a sixteenth */
 	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 4, 4000, 1000000000ull, 1000),
 		     MEM_FP_ONE / 16);
-	/* the load went: share doubles back */
-	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 16, 10, 1000000000ull, 1000), MEM_FP_ONE / 8);
+	/* the load went: full share again; half of it went: half the share */
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 16, 10, 1000000000ull, 1000), MEM_FP_ONE);
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 4, 500, 1000000000ull, 1000), MEM_FP_ONE / 2);
 	/* never below the floor, never above one */
 	CHECK(memsampler__keep(MEM_FP_ONE, 1ull << 40, 1000000000ull, 1) >= MEM_FP_ONE >> 16);
 	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE, 0, 1000000000ull, 1000), MEM_FP_ONE);

@@ -52,7 +52,8 @@ def site_totals(samples, sites):
     for frames, v in samples:
         total += v
         for s in sites:
-            if any(f == s or f.startswith(s + ".") for f in frames):
+            # gcc's clones (site.constprop.0), C++ names (make_big())
+            if any(f == s or f.startswith((s + ".", s + "(")) for f in frames):
                 per[s] += v
                 break
     return per, total
@@ -109,6 +110,27 @@ class MemoryTest(unittest.TestCase):
         with_main = sum(v for f, v in types["alloc_space"] if "main" in f)
         self.assertGreater(with_main / total, 0.95, types["alloc_space"][:5])
         self.assertIn("allocations made before the capture started are unknown", err)
+        self.check_pprof(os.path.join(self.dir, "mem.pb"))
+
+    def check_pprof(self, pb):
+        """pprof output of a memory capture is a heap profile to go tool
+        pprof; report shows each type."""
+        for t in TYPES:
+            r = run_profcap(["report", pb, "--type", t, "--top", "3"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("value       %s/%s" % (t, "count" if "objects" in t else "bytes"),
+                          r.stdout)
+        go = shutil.which("go")
+        if not go:
+            self.skipTest("no go tool to read the pprof output")
+        out = os.path.join(self.dir, "heap.pprof")
+        r = run_profcap(["convert", pb, "--type", "inuse_space", "--to", "pprof", "-o", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = subprocess.run([go, "tool", "pprof", "-top", out], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Type: inuse_space", r.stdout)
+        self.assertIn("site_c", r.stdout)
 
     def test_pid_live_heap(self):
         """-p on a running process: in-use bytes are those it keeps while
@@ -131,6 +153,59 @@ class MemoryTest(unittest.TestCase):
         _, inuse = site_totals(types.get("inuse_space", []), ())
         self.assertLess(abs(inuse - truth["kept_bytes"]) / truth["kept_bytes"], 0.10,
                         (inuse, truth["kept_bytes"], r.stderr))
+
+    def test_cxx_operator_new(self):
+        """C++: operator new (libstdc++'s, calling malloc) under the sites."""
+        cxx = shutil.which("g++")
+        if not cxx:
+            self.skipTest("no C++ compiler")
+        prog = os.path.join(self.dir, "cxx_new")
+        subprocess.run([cxx, "-O2", "-g", "-o", prog, os.path.join(MEM, "cxx_new.cc")],
+                       check=True)
+        truth, types, err = self.capture_cmd(prog, ["100", "2500"])
+        per, total = site_totals(types["alloc_space"], ("make_big", "make_small"))
+        true_total = truth["big_bytes"] + truth["small_bytes"]
+        for site, k in (("make_big", "big_bytes"), ("make_small", "small_bytes")):
+            self.assertLess(abs(per[site] / total - truth[k] / true_total), 0.05, (per, err))
+        new = sum(v for f, v in types["alloc_space"]
+                  if any(x.startswith("operator new") for x in f))
+        self.assertGreater(new / total, 0.9, types["alloc_space"][:4])
+        per, inuse = site_totals(types["inuse_space"], ("make_big",))
+        self.assertLess(abs(per["make_big"] - truth["kept_bytes"]) / truth["kept_bytes"], 0.10)
+
+    def test_jemalloc(self):
+        """A program linked with jemalloc: its malloc is probed in
+        libjemalloc (not libc's, which it does not call)."""
+        if not os.path.exists("/usr/include/jemalloc/jemalloc.h"):
+            subprocess.run(["apt-get", "install", "-y", "libjemalloc2", "libjemalloc-dev"],
+                           capture_output=True)
+        if not os.path.exists("/usr/include/jemalloc/jemalloc.h"):
+            self.skipTest("libjemalloc-dev is not installed and could not be")
+        prog = os.path.join(self.dir, "three_sites_je")
+        build("three_sites.c", prog, "-ljemalloc")
+        truth, types, err = self.capture_cmd(prog, ["200", "2500"], extra=["-v"])
+        self.assertIn("libjemalloc", err)
+        per, total = site_totals(types["alloc_space"], ("site_a", "site_b", "site_c"))
+        true_total = truth["a_bytes"] + truth["b_bytes"] + truth["c_bytes"]
+        self.assertLess(abs(total - true_total) / true_total, 0.10, (total, true_total))
+        for s, k in zip(("site_a", "site_b", "site_c"), "abc"):
+            self.assertLess(abs(per[s] / total - truth[k + "_bytes"] / true_total), 0.05, per)
+        _, inuse = site_totals(types["inuse_space"], ())
+        self.assertLess(abs(inuse - truth["kept_bytes"]) / truth["kept_bytes"], 0.10)
+
+    def test_python(self):
+        """Python: large objects come from malloc (pymalloc takes up to 512
+        bytes), under the interpreter's PyByteArray_Resize."""
+        py = "/usr/bin/python3"
+        truth, types, err = self.capture_cmd(py, [os.path.join(MEM, "py_alloc.py"), "100",
+                                                  "2500"])
+        per, total = site_totals(types["alloc_space"], ("PyByteArray_Resize",))
+        true_total = truth["keep_bytes"] + truth["churn_bytes"]
+        self.assertLess(abs(per["PyByteArray_Resize"] - true_total) / true_total, 0.10,
+                        (per, total, true_total))
+        per, _ = site_totals(types["inuse_space"], ("PyByteArray_Resize",))
+        self.assertLess(abs(per["PyByteArray_Resize"] - truth["kept_bytes"]) /
+                        truth["kept_bytes"], 0.15, per)
 
     def test_memory_needs_a_target(self):
         """--memory alone would probe every process: refused without -a."""

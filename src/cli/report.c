@@ -51,7 +51,9 @@ void report__usage(void)
 	       "                        http.route=/users); up to %d, all must match\n"
 	       "      --json            one JSON document instead of text\n"
 	       "      --type TYPE       cpu (default) or off_cpu (capture --off-cpu): values\n"
-	       "                        of off_cpu are nanoseconds blocked, shares of that time\n"
+	       "                        of off_cpu are nanoseconds blocked, shares of that time;\n"
+	       "                        capture --memory: alloc_space, alloc_objects,\n"
+	       "                        inuse_space (bytes held at the end) or inuse_objects\n"
 	       "      --lines           one function row per source line: \"name file:line\"\n"
 	       "                        (captures with line information)\n" SYMBOLIZE_OPT_HELP
 	       "A function inlined into its caller gets rows of its own, marked \"[inlined]\".\n"

@@ -10,6 +10,7 @@
 
 #include "memory_types.h"
 #include "capture/memory.h"
+#include "cli/capture_cmd.h"
 #include "collect/sampler_memory.h"
 #include "test.h"
 
@@ -155,6 +156,38 @@ TEST(human_bytes)
 	CHECK_STR(b, "3.00 GiB");
 }
 
+#define ARGS(...) ((char *[]){"capture", __VA_ARGS__, NULL})
+#define NARGS(...) ((int)(sizeof((char *[]){"capture", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(o, ...) capture_cmd__parse_args(NARGS(__VA_ARGS__), ARGS(__VA_ARGS__), o)
+
+TEST(capture_options)
+{
+	struct capture_opts o;
+
+	CHECK(!PARSE(&o, "-p", "12"));
+	CHECK(!o.memory);
+	CHECK(!PARSE(&o, "--memory", "-p", "12"));
+	CHECK(o.memory && !o.memory_opts.system_wide && !o.memory_opts.anon_mmap);
+	CHECK_EQ_U64(o.memory_opts.rate, 0); /* the default */
+	CHECK(!PARSE(&o, "--memory-rate", "64KiB", "-p", "12"));
+	CHECK(o.memory);
+	CHECK_EQ_U64(o.memory_opts.rate, 65536);
+	CHECK(!PARSE(&o, "--memory-rate", "1m", "--memory-mmap", "-p", "12"));
+	CHECK_EQ_U64(o.memory_opts.rate, 1u << 20);
+	CHECK(o.memory_opts.anon_mmap);
+	CHECK(!PARSE(&o, "--memory", "--", "/bin/true"));
+	CHECK(o.memory && !o.memory_opts.system_wide);
+	/* every process only when asked */
+	CHECK(PARSE(&o, "--memory"));
+	CHECK(!PARSE(&o, "--memory", "-a"));
+	CHECK(o.memory_opts.system_wide);
+	CHECK(!PARSE(&o, "--memory", "--comm", "x"));
+	CHECK(o.memory_opts.system_wide);
+	CHECK(PARSE(&o, "--memory-rate", "0", "-p", "1"));
+	CHECK(PARSE(&o, "--memory-rate", "5GiB", "-p", "1"));
+	CHECK(PARSE(&o, "--memory-rate", "12x", "-p", "1"));
+}
+
 int main(void)
 {
 	RUN(probability_matches_formula);
@@ -164,5 +197,6 @@ int main(void)
 	RUN(back_pressure_share);
 	RUN(find_program);
 	RUN(human_bytes);
+	RUN(capture_options);
 	return TEST_DONE();
 }

@@ -207,6 +207,44 @@ class MemoryTest(unittest.TestCase):
         self.assertLess(abs(per["PyByteArray_Resize"] - truth["kept_bytes"]) /
                         truth["kept_bytes"], 0.15, per)
 
+    def test_agent_leak(self):
+        """agent --memory: a stack leaking 1 MiB/s among churn; over 10
+        windows its in-use bytes grow by about that, the churn's stay
+        flat."""
+        prog = os.path.join(self.dir, "leak")
+        build("leak.c", prog)
+        outdir = os.path.join(self.dir, "windows")
+        os.mkdir(outdir)
+        w = subprocess.Popen([prog, "60"])
+        try:
+            time.sleep(0.5)
+            a = subprocess.Popen([PROFCAP, "agent", "--memory", "--memory-rate", "64K", "-p",
+                                  str(w.pid), "--interval", "1s", "--output-dir", outdir, "-q"],
+                                 stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            while len(os.listdir(outdir)) < 11 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            a.send_signal(2)
+            _, err = a.communicate(timeout=60)
+        finally:
+            w.kill()
+            w.wait()
+        files = sorted(os.listdir(outdir))
+        self.assertGreaterEqual(len(files), 11, err)
+        leak, churn = [], []
+        for f in files[1:11]:  # the first window begins with the probes
+            path = os.path.join(outdir, f)
+            check_conformance(path)
+            per, _ = site_totals(by_type(path).get("inuse_space", []),
+                                 ("leak_here", "churn_here"))
+            leak.append(per["leak_here"])
+            churn.append(per["churn_here"])
+        growth = (leak[-1] - leak[0]) / (len(leak) - 1)
+        self.assertGreater(growth, 0.6 * (1 << 20), leak)
+        self.assertLess(growth, 1.4 * (1 << 20), leak)
+        self.assertTrue(all(b >= a * 0.9 for a, b in zip(leak, leak[1:])), leak)
+        self.assertLess(max(churn), 256 << 10, churn)
+
     def test_memory_needs_a_target(self):
         """--memory alone would probe every process: refused without -a."""
         r = run_profcap(["capture", "--memory", "--seconds", "1", "-o",

@@ -12,6 +12,10 @@
  *    into the live table, within the global and per-process caps.
  *  - profcap_mem_free, at a free (and realloc's old pointer): a live
  *    sampled allocation leaves the table.
+ *  - profcap_mem_usdt_alloc and _free, where a process fires the
+ *    OpenTelemetry contract's probes otel_memory:alloc(ptr, size,
+ *    weighted_bytes) and otel_memory:free(ptr) (its own sampler chose
+ *    and weighed the allocation): the same, without the allocator probes.
  * What is live at a window's end is the in-use heap of sampled
  * allocations made since the capture began.
  */
@@ -19,6 +23,9 @@
 #include "notice.bpf.h"
 #include "target.bpf.h"
 #include "unwind.bpf.h"
+/* libbpf's USDT argument reader; after the UAPI types it needs */
+#include <stdbool.h>
+#include <bpf/usdt.bpf.h>
 
 #define MEM_MAP_ANONYMOUS 0x20
 #define MEM_MAP_FAILED (~0ull)
@@ -29,6 +36,7 @@ struct mem_ext_map mem_ustack_ext SEC(".maps");
 struct mem_live_map mem_live SEC(".maps");
 struct mem_live_procs_map mem_live_procs SEC(".maps");
 struct mem_pending_map mem_pending SEC(".maps");
+struct mem_usdt_procs_map mem_usdt_procs SEC(".maps");
 struct mem_config_map mem_config SEC(".maps");
 struct mem_stats_map mem_stats SEC(".maps");
 
@@ -90,6 +98,48 @@ static __always_inline void mem_count(const struct mem_key *key, const struct me
 	}
 }
 
+/* Sampled allocation @val of @tgid at @ptr into the live table, within
+ * the caps of @cfg. */
+static __always_inline void mem_live_add(__u32 tgid, __u64 ptr, const struct mem_live_val *val,
+					 const struct mem_config *cfg)
+{
+	struct mem_live_key lk = {.tgid = tgid, .ptr = ptr};
+	__u64 *n, one = 1;
+
+	if (bpf_map_lookup_elem(&mem_live, &lk)) { /* a free we did not see */
+		bpf_map_update_elem(&mem_live, &lk, val, BPF_EXIST);
+		return;
+	}
+	n = bpf_map_lookup_elem(&mem_live_procs, &tgid);
+	if (n && *n >= cfg->live_per_proc) {
+		mem_stat(MEM_STAT_LIVE_PROC);
+		return;
+	}
+	if (bpf_map_update_elem(&mem_live, &lk, val, BPF_NOEXIST)) {
+		mem_stat(MEM_STAT_LIVE_FULL);
+		return;
+	}
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&mem_live_procs, &tgid, &one, BPF_NOEXIST) &&
+		 (n = bpf_map_lookup_elem(&mem_live_procs, &tgid)))
+		__sync_fetch_and_add(n, 1);
+}
+
+/* Back-pressure: false when the sampled call is dropped; else *@q (the
+ * probability it was sampled with) includes the share kept. */
+static __always_inline int mem_keep(const struct mem_config *cfg, __u64 *q)
+{
+	if (cfg->keep >= MEM_FP_ONE)
+		return 1;
+	if (!cfg->keep || (bpf_get_prandom_u32() >> (32 - MEM_FP_BITS)) >= cfg->keep) {
+		mem_stat(MEM_STAT_THROTTLED);
+		return 0;
+	}
+	*q = *q * cfg->keep / MEM_FP_ONE ?: 1;
+	return 1;
+}
+
 SEC("?uprobe")
 int profcap_mem_alloc(struct pt_regs *ctx)
 {
@@ -122,6 +172,9 @@ int profcap_mem_alloc(struct pt_regs *ctx)
 	}
 	if (current_ids(&tgid, &tid))
 		return 0;
+	/* The process's own sampler fires the contract's probes: not these. */
+	if (bpf_map_lookup_elem(&mem_usdt_procs, &tgid))
+		return 0;
 	if (kind == MEM_REALLOC)
 		mem_forget(tgid, mem_arg(ctx, rdi));
 	cfg = bpf_map_lookup_elem(&mem_config, &zero);
@@ -142,14 +195,8 @@ int profcap_mem_alloc(struct pt_regs *ctx)
 		return 0;
 	if (!mem_kept(tgid, tid, &comm))
 		return 0;
-	/* Back-pressure: keep a share of the sampled calls, weighed up. */
-	if (cfg->keep < MEM_FP_ONE) {
-		if (!cfg->keep || (bpf_get_prandom_u32() >> (32 - MEM_FP_BITS)) >= cfg->keep) {
-			mem_stat(MEM_STAT_THROTTLED);
-			return 0;
-		}
-		q = q * cfg->keep / MEM_FP_ONE ?: 1;
-	}
+	if (!mem_keep(cfg, &q))
+		return 0;
 	mem_stat(MEM_STAT_SAMPLED);
 	p.key.tgid = tgid;
 	p.key.tid = tid;
@@ -169,11 +216,10 @@ SEC("?uretprobe")
 int profcap_mem_ret(struct pt_regs *ctx)
 {
 	struct mem_live_val val;
-	struct mem_live_key lk = {};
 	struct mem_pending *p;
 	struct mem_config *cfg;
 	__u32 tgid, tid, zero = 0;
-	__u64 ptr = mem_arg(ctx, rax), *n, one = 1;
+	__u64 ptr = mem_arg(ctx, rax);
 
 	if (current_ids(&tgid, &tid))
 		return 0;
@@ -190,28 +236,8 @@ int profcap_mem_ret(struct pt_regs *ctx)
 	val.w = p->w;
 	bpf_map_delete_elem(&mem_pending, &tid);
 	cfg = bpf_map_lookup_elem(&mem_config, &zero);
-	if (!ptr || !cfg)
-		return 0;
-	lk.tgid = tgid;
-	lk.ptr = ptr;
-	if (bpf_map_lookup_elem(&mem_live, &lk)) { /* a free we did not see */
-		bpf_map_update_elem(&mem_live, &lk, &val, BPF_EXIST);
-		return 0;
-	}
-	n = bpf_map_lookup_elem(&mem_live_procs, &tgid);
-	if (n && *n >= cfg->live_per_proc) {
-		mem_stat(MEM_STAT_LIVE_PROC);
-		return 0;
-	}
-	if (bpf_map_update_elem(&mem_live, &lk, &val, BPF_NOEXIST)) {
-		mem_stat(MEM_STAT_LIVE_FULL);
-		return 0;
-	}
-	if (n)
-		__sync_fetch_and_add(n, 1);
-	else if (bpf_map_update_elem(&mem_live_procs, &tgid, &one, BPF_NOEXIST) &&
-		 (n = bpf_map_lookup_elem(&mem_live_procs, &tgid)))
-		__sync_fetch_and_add(n, 1);
+	if (ptr && cfg)
+		mem_live_add(tgid, ptr, &val, cfg);
 	return 0;
 }
 
@@ -224,5 +250,59 @@ int profcap_mem_free(struct pt_regs *ctx)
 		return 0;
 	mem_stat(MEM_STAT_FREES);
 	mem_forget(tgid, mem_arg(ctx, rdi));
+	return 0;
+}
+
+/* otel_memory:alloc(ptr, size, weighted_bytes): an allocation the process's
+ * own sampler chose, with its weight. */
+SEC("?usdt")
+int profcap_mem_usdt_alloc(struct pt_regs *ctx)
+{
+	long ptr = 0, size = 0, weighted = 0;
+	struct mem_live_val val = {};
+	struct comm_key comm = {};
+	struct mem_config *cfg;
+	__u32 tgid, tid, zero = 0;
+	__u64 q = MEM_FP_ONE;
+
+	if (bpf_usdt_arg(ctx, 0, &ptr) || bpf_usdt_arg(ctx, 1, &size) ||
+	    bpf_usdt_arg(ctx, 2, &weighted) || !ptr || size <= 0 || weighted < size)
+		return 0;
+	if (current_ids(&tgid, &tid))
+		return 0;
+	cfg = bpf_map_lookup_elem(&mem_config, &zero);
+	if (!cfg || !mem_kept(tgid, tid, &comm))
+		return 0;
+	mem_stat(MEM_STAT_CALLS);
+	notice_process(tgid);
+	if (!mem_keep(cfg, &q))
+		return 0;
+	mem_stat(MEM_STAT_SAMPLED);
+	val.key.tgid = tgid;
+	val.key.tid = tid;
+	val.key.comm[0] = comm.w[0];
+	val.key.comm[1] = comm.w[1];
+	/* weighted / size objects, and the share kept */
+	val.w.bytes = mem__weight_bytes((__u64)weighted, q);
+	val.w.objs = ((__u64)weighted << MEM_OBJ_BITS) / (__u64)size;
+	val.w.objs = mem__weight_bytes(val.w.objs, q);
+	fill_stacks(ctx, ctx, &mem_stacks, &mem_ustack_ext, tgid, &val.key.ustack, NULL,
+		    &val.key.flags, 2);
+	mem_count(&val.key, &val.w);
+	mem_live_add(tgid, (__u64)ptr, &val, cfg);
+	return 0;
+}
+
+/* otel_memory:free(ptr) */
+SEC("?usdt")
+int profcap_mem_usdt_free(struct pt_regs *ctx)
+{
+	__u32 tgid, tid;
+	long ptr = 0;
+
+	if (bpf_usdt_arg(ctx, 0, &ptr) || current_ids(&tgid, &tid))
+		return 0;
+	mem_stat(MEM_STAT_FREES);
+	mem_forget(tgid, (__u64)ptr);
 	return 0;
 }

@@ -61,6 +61,16 @@ struct mem_pending_map {
 	__uint(max_entries, 1);
 };
 
+/* Processes that fire the otel_memory probes: their allocator probes are
+ * ignored (the process's own sampler is preferred). */
+struct mem_usdt_procs_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);
+};
+
 struct mem_config_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
@@ -81,6 +91,7 @@ extern struct mem_ext_map mem_ustack_ext SEC(".maps");
 extern struct mem_live_map mem_live SEC(".maps");
 extern struct mem_live_procs_map mem_live_procs SEC(".maps");
 extern struct mem_pending_map mem_pending SEC(".maps");
+extern struct mem_usdt_procs_map mem_usdt_procs SEC(".maps");
 extern struct mem_config_map mem_config SEC(".maps");
 extern struct mem_stats_map mem_stats SEC(".maps");
 

@@ -247,6 +247,10 @@ int memory__finish(struct memory *m, struct ingest *in, bool quiet)
 	memsampler__free(m->ms);
 	m->ms = NULL;
 	memory__human_bytes(m->o.rate ? m->o.rate : MEMORY_RATE_DEFAULT, rate, sizeof(rate));
+	if (!quiet && m->st.usdt)
+		pr_info("memory: otel_memory probes in %u files: those processes sample their "
+			"allocations themselves",
+			m->st.usdt);
 	if (!quiet)
 		pr_info("memory: %llu allocation calls, %llu sampled (one per %s on average), "
 			"%llu frees; %llu sampled allocations still live (allocations made before "
@@ -261,7 +265,7 @@ int memory__finish(struct memory *m, struct ingest *in, bool quiet)
 			(unsigned long long)m->st.live_full, (unsigned long long)m->st.live_proc,
 			(unsigned long long)m->st.counts_full, (unsigned long long)m->dropped,
 			(unsigned long long)m->st.throttled);
-	if (!m->st.probes)
+	if (!m->st.probes && !m->st.usdt)
 		pr_warn("memory: no allocator found to probe in the target processes (glibc, "
 			"musl, jemalloc, tcmalloc, mimalloc, or a program defining malloc)");
 	return err;

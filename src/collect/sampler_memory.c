@@ -86,11 +86,24 @@ static const struct mem_symbol mem_mmap_symbols[] = {
 	{"munmap", MEM_MUNMAP},
 };
 
-/* A (process, file) probed: pid -1 for every process. */
+/* A (process, file) looked at: pid -1 for every process. */
 struct mem_file {
 	__s32 pid;
 	__u32 pad;
 	__u64 dev, ino;
+	__u32 state; /* MEM_FILE_* (not part of the key) */
+	__u32 pad2;
+};
+
+#define MEM_FILE_KEY offsetof(struct mem_file, state)
+#define MEM_FILE_USDT_CHECKED 0x1 /* its notes read */
+#define MEM_FILE_ALLOC 0x2	  /* allocator probes tried */
+
+/* An attached probe, of process @pid (-1: every process). */
+struct mem_link {
+	struct bpf_link *link;
+	__s32 pid;
+	bool usdt; /* an otel_memory probe, else an allocator's */
 };
 
 /* One aggregated (key) of a drain. */
@@ -103,7 +116,7 @@ struct memsampler {
 	struct sampler *s; /* borrowed */
 	struct cpu_sampler *skel;
 	struct memory_opts o;
-	struct bpf_link **links;
+	struct mem_link *links;
 	size_t nlinks, links_cap;
 	struct htab files; /* struct mem_file */
 	struct htab agg;   /* struct mem_agg */
@@ -114,6 +127,7 @@ struct memsampler {
 	__u64 last_sampled; /* MEM_STAT_SAMPLED + THROTTLED then */
 	__u64 live;
 	__u32 nfiles;
+	__u32 usdt; /* files whose otel_memory probes are attached */
 	bool warned;
 };
 
@@ -167,7 +181,9 @@ static int share_maps(struct memsampler *m, const struct memory_opts *o)
 		const struct bpf_map *mine;
 		int fd;
 
-		if (!strncmp(name, "mem_", 4))
+		/* its own: the memory maps, libbpf's USDT maps and externs */
+		if (!strncmp(name, "mem_", 4) || !strncmp(name, "__bpf_usdt", 10) ||
+		    !strcmp(name, ".kconfig"))
 			continue;
 		mine = bpf_object__find_map_by_name(main->obj, name);
 		fd = mine ? bpf_map__fd(mine) : -1;
@@ -183,6 +199,7 @@ static int share_maps(struct memsampler *m, const struct memory_opts *o)
 	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_ustack_ext, MEMORY_STACKS_MAX / 4);
 	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_live, o->live_max);
 	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_live_procs, 4096);
+	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_usdt_procs, 4096);
 	return err ?: bpf_map__set_max_entries(m->skel->maps.mem_pending, MEMORY_PENDING);
 }
 
@@ -214,7 +231,9 @@ static int load(struct memsampler *m)
 	bpf_object__for_each_program(p, m->skel->obj)
 		bpf_program__set_autoload(p, p == m->skel->progs.profcap_mem_alloc ||
 						     p == m->skel->progs.profcap_mem_ret ||
-						     p == m->skel->progs.profcap_mem_free);
+						     p == m->skel->progs.profcap_mem_free ||
+						     p == m->skel->progs.profcap_mem_usdt_alloc ||
+						     p == m->skel->progs.profcap_mem_usdt_free);
 	err = share_maps(m, &m->o);
 	if (err)
 		return err;
@@ -358,9 +377,11 @@ static int attach_symbol(struct memsampler *m, const char *path, int pid,
 		if (err)
 			return err;
 		uo.retprobe = i == 1;
-		m->links[m->nlinks] = bpf_program__attach_uprobe_opts(
-			i ? m->skel->progs.profcap_mem_ret : prog, pid, path, 0, &uo);
-		if (!m->links[m->nlinks])
+		m->links[m->nlinks] = (struct mem_link){
+			bpf_program__attach_uprobe_opts(i ? m->skel->progs.profcap_mem_ret : prog,
+							pid, path, 0, &uo),
+			pid, false};
+		if (!m->links[m->nlinks].link)
 			return -errno;
 		m->nlinks++;
 	}
@@ -406,29 +427,142 @@ static int attach_file(struct memsampler *m, const char *path, int pid)
 static bool file_eq(const void *elem, const void *key, void *ctx)
 {
 	(void)ctx;
-	return !memcmp(elem, key, sizeof(struct mem_file));
+	return !memcmp(elem, key, MEM_FILE_KEY);
 }
 
-/* Probe @path for @pid unless done: 0 or -errno (logged once). */
-static int probe(struct memsampler *m, const char *path, int pid)
+/* The state of @path for @pid (added when new), NULL when the file is
+ * gone or the table full. */
+static struct mem_file *file_of(struct memsampler *m, const char *path, int pid)
 {
 	struct mem_file f = {.pid = m->o.system_wide ? -1 : pid}, *slot;
 	struct stat sb;
 	__u64 h;
-	int err;
 
 	if (stat(path, &sb))
-		return 0; /* gone: nothing to probe */
+		return NULL;
 	f.dev = sb.st_dev;
 	f.ino = sb.st_ino;
-	h = htab__hash(&f, sizeof(f));
-	if (htab__find(&m->files, h, &f, file_eq, NULL))
-		return 0;
-	err = htab__add(&m->files, h, (void **)&slot);
-	if (err)
-		return err == -E2BIG ? 0 : err;
+	h = htab__hash(&f, MEM_FILE_KEY);
+	slot = htab__find(&m->files, h, &f, file_eq, NULL);
+	if (slot || htab__add(&m->files, h, (void **)&slot))
+		return slot;
 	*slot = f;
-	err = attach_file(m, path, f.pid);
+	return slot;
+}
+
+/* Does @path define probes of the OpenTelemetry memory contract (SystemTap
+ * notes of provider otel_memory)? */
+static bool has_otel_notes(const char *path)
+{
+	static const char provider[] = "otel_memory";
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	size_t shstr;
+	Elf *e;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstr))
+		goto out;
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		size_t off = 0, name_off, desc_off;
+		const char *name;
+		Elf_Data *d;
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(name = elf_strptr(e, shstr, sh.sh_name)) || strcmp(name, ".note.stapsdt") ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		while (!found && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			/* desc: pc, base, semaphore (8 bytes each), provider */
+			if (nh.n_type == 3 && nh.n_descsz > 24 + sizeof(provider) &&
+			    desc_off + 24 + sizeof(provider) <= d->d_size &&
+			    !memcmp((char *)d->d_buf + desc_off + 24, provider, sizeof(provider)))
+				found = true;
+		}
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+/* The contract's two probes in @path for @pid; the process's allocator
+ * probes are then ignored. 0 or -errno. */
+static int attach_usdt(struct memsampler *m, const char *path, int pid)
+{
+	static const char *const names[] = {"alloc", "free"};
+	struct bpf_program *progs[] = {m->skel->progs.profcap_mem_usdt_alloc,
+				       m->skel->progs.profcap_mem_usdt_free};
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		err = array__grow((void **)&m->links, &m->links_cap, m->nlinks, sizeof(*m->links),
+				  64, MEMORY_LINKS_MAX);
+		if (err)
+			return err;
+		m->links[m->nlinks] = (struct mem_link){
+			bpf_program__attach_usdt(progs[i], pid, path, "otel_memory", names[i], NULL),
+			pid, true};
+		if (!m->links[m->nlinks].link)
+			return -errno;
+		m->nlinks++;
+	}
+	if (pid > 0) {
+		/* its allocator probes would only trap: gone (and ignored till
+		 * then) */
+		bpf_map__update_elem(m->skel->maps.mem_usdt_procs, &key, sizeof(key), &one,
+				     sizeof(one), BPF_ANY);
+		for (i = 0; i < (int)m->nlinks; i++) {
+			if (m->links[i].pid != pid || m->links[i].usdt || !m->links[i].link)
+				continue;
+			bpf_link__destroy(m->links[i].link);
+			m->links[i].link = NULL;
+		}
+	}
+	m->usdt++;
+	pr_debug("--memory: otel_memory probes in %s: the process's own sampler is used", path);
+	return 0;
+}
+
+/* Does process @pid fire the otel_memory probes (found so far)? */
+static bool uses_usdt(const struct memsampler *m, int pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 v;
+
+	return pid > 0 && !bpf_map__lookup_elem(m->skel->maps.mem_usdt_procs, &key, sizeof(key),
+						&v, sizeof(v), 0);
+}
+
+/* Look at @path for @pid unless done: its otel_memory probes, and with
+ * @alloc (a file that may hold an allocator) its allocator. 0 or -errno
+ * (logged once). */
+static int probe(struct memsampler *m, const char *path, int pid, bool alloc)
+{
+	struct mem_file *f = file_of(m, path, pid);
+	int err = 0;
+
+	if (!f)
+		return 0; /* gone, or too many files: not probed */
+	if (!(f->state & MEM_FILE_USDT_CHECKED)) {
+		f->state |= MEM_FILE_USDT_CHECKED;
+		if (has_otel_notes(path))
+			err = attach_usdt(m, path, f->pid);
+	}
+	if (!err && alloc && !(f->state & MEM_FILE_ALLOC) && !uses_usdt(m, f->pid)) {
+		f->state |= MEM_FILE_ALLOC;
+		err = attach_file(m, path, f->pid);
+	}
 	if (err > 0) {
 		m->nfiles++;
 		return 0;
@@ -472,11 +606,9 @@ int memsampler__attach_pid(struct memsampler *m, int pid)
 		if (!m->o.system_wide && nwant++ < MEMORY_WANT_MAX)
 			builder__want_file(m->s, (__u32)pid, e->start,
 					   (__u64)e->dev_major << 32 | e->dev_minor, e->inode);
-		if (!memsampler__candidate(e->path, exe))
-			continue;
 		/* the process's view of its files (its mount namespace) */
 		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-		err = probe(m, path, pid);
+		err = probe(m, path, pid, memsampler__candidate(e->path, exe));
 		if (err)
 			break;
 	}
@@ -511,11 +643,10 @@ int memsampler__attach_exec(struct memsampler *m, int pid, const char *exe)
 
 	if (read_elf(exe, addrs, maddrs, needed, &n))
 		n = 0;
-	err = probe(m, exe, pid);
+	err = probe(m, exe, pid, true);
 	for (i = 0; i < n && !err; i++)
-		if (memsampler__candidate(needed[i], NULL) &&
-		    !find_library(needed[i], lib, sizeof(lib)))
-			err = probe(m, lib, pid);
+		if (!find_library(needed[i], lib, sizeof(lib)))
+			err = probe(m, lib, pid, memsampler__candidate(needed[i], NULL));
 	return err;
 }
 
@@ -526,8 +657,8 @@ void memsampler__stop(struct memsampler *m)
 	if (!m)
 		return;
 	for (i = 0; i < m->nlinks; i++) {
-		bpf_link__destroy(m->links[i]);
-		m->links[i] = NULL;
+		bpf_link__destroy(m->links[i].link);
+		m->links[i].link = NULL;
 	}
 }
 
@@ -753,6 +884,7 @@ void memsampler__stats(const struct memsampler *m, struct memory_stats *st)
 	st->live = m->live;
 	st->probes = (__u32)m->nlinks;
 	st->files = m->nfiles;
+	st->usdt = m->usdt;
 	st->keep_ppm = m->keep * 1000000 / MEM_FP_ONE;
 }
 

@@ -60,6 +60,7 @@ struct memory_stats {
 	__u64 live;	    /* live entries at the last drain */
 	__u32 probes;	    /* uprobes attached */
 	__u32 files;	    /* allocator files probed */
+	__u32 usdt;	    /* files whose otel_memory probes are used */
 	__u64 keep_ppm;	    /* share of sampled calls kept now, per million */
 };
 
@@ -70,9 +71,11 @@ int memsampler__new(struct sampler *s, const struct memory_opts *o, struct memsa
 
 /* Probe the allocators process @pid maps now (its program, libc,
  * jemalloc, tcmalloc, mimalloc: the files that define malloc), those not
- * probed for it yet. With system_wide, @pid only says which files: the
- * probes are for every process. 0 (nothing to probe is not an error), or
- * -errno (logged once). */
+ * probed for it yet; and the OpenTelemetry contract's otel_memory:alloc
+ * and :free probes in any of its files, which once found replace the
+ * allocator probes for that process. With system_wide, @pid only says
+ * which files: the probes are for every process. 0 (nothing to probe is
+ * not an error), or -errno (logged once). */
 int memsampler__attach_pid(struct memsampler *m, int pid);
 
 /* Probe the allocators program @exe will load (itself and its DT_NEEDED

@@ -154,6 +154,44 @@ class MemoryTest(unittest.TestCase):
         self.assertLess(abs(inuse - truth["kept_bytes"]) / truth["kept_bytes"], 0.10,
                         (inuse, truth["kept_bytes"], r.stderr))
 
+    def test_usdt_contract(self):
+        """The same three sites through the OpenTelemetry contract: the test
+        sampler library fires otel_memory:alloc/free, profcap uses those
+        (not the allocator probes) with the library's weights."""
+        if not os.path.exists("/usr/include/x86_64-linux-gnu/sys/sdt.h"):
+            subprocess.run(["apt-get", "install", "-y", "systemtap-sdt-dev"],
+                           capture_output=True)
+        if not os.path.exists("/usr/include/x86_64-linux-gnu/sys/sdt.h"):
+            self.skipTest("systemtap-sdt-dev (sys/sdt.h) is not installed and could not be")
+        lib = os.path.join(self.dir, "libotel_sampler.so")
+        subprocess.run([CC, "-O2", "-g", "-fPIC", "-shared", "-o", lib,
+                        os.path.join(MEM, "otel_sampler.c"), "-lm"], check=True)
+        prog = os.path.join(self.dir, "three_sites_usdt")
+        build("three_sites.c", prog, "-DOTEL_SAMPLER", "-L" + self.dir,
+              "-Wl,-rpath," + self.dir, "-lotel_sampler")
+        os.environ["OTEL_SAMPLER_RATE"] = "65536"
+        try:
+            truth, types, err = self.capture_cmd(prog, ["300", "2500"])
+        finally:
+            del os.environ["OTEL_SAMPLER_RATE"]
+        self.assertIn("otel_memory probes in 1 files", err)
+        sites = ("site_a", "site_b", "site_c")
+        per, total = site_totals(types["alloc_space"], sites)
+        true_total = truth["a_bytes"] + truth["b_bytes"] + truth["c_bytes"]
+        self.assertLess(abs(total - true_total) / true_total, 0.10, (total, true_total))
+        for s, k in zip(sites, "abc"):
+            self.assertLess(abs(per[s] / total - truth[k + "_bytes"] / true_total), 0.05, per)
+        per, _ = site_totals(types["alloc_objects"], sites)
+        for s, k in zip(sites, "abc"):
+            want = truth[k + "_objs"]
+            self.assertLess(abs(per[s] - want) / want, 0.10, (s, per[s], want))
+        _, inuse = site_totals(types["inuse_space"], ())
+        self.assertLess(abs(inuse - truth["kept_bytes"]) / truth["kept_bytes"], 0.10,
+                        (inuse, truth["kept_bytes"]))
+        # the sampler's own function is the leaf: not libc's malloc
+        leaves = {f[0] for f, v in types["alloc_space"] if f and v > total / 100}
+        self.assertEqual(leaves, {"otel_sampler_malloc"}, leaves)
+
     def test_cxx_operator_new(self):
         """C++: operator new (libstdc++'s, calling malloc) under the sites."""
         cxx = shutil.which("g++")

@@ -2,11 +2,21 @@
  * test_memory.py: 50 % of the bytes from site_a (4 KiB objects, a tenth
  * kept), 30 % from site_b (256-byte objects, all freed), 20 % from site_c
  * (64 KiB objects, half kept). Prints the truth as one JSON line at exit.
- * Argument: total MiB (default 300). */
+ * Arguments: total MiB (default 300), milliseconds to wait before
+ * allocating, seconds to stay after. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Built with -DOTEL_SAMPLER: the allocations go through the test sampler
+ * library (otel_sampler.c), which fires the otel_memory probes. */
+#ifdef OTEL_SAMPLER
+void *otel_sampler_malloc(size_t n);
+void otel_sampler_free(void *p);
+#define malloc otel_sampler_malloc
+#define free otel_sampler_free
+#endif
 
 static void **kept;
 static size_t nkept;

@@ -79,14 +79,14 @@ static inline __u64 mem__weight_objs(__u64 q)
 /* What an allocator entry point does with its arguments (struct
  * mem_probe_cfg, user space's table of symbols). */
 enum mem_kind {
-	MEM_MALLOC = 0,	  /* (size): a pointer */
-	MEM_CALLOC,	  /* (n, size) */
-	MEM_REALLOC,	  /* (ptr, size): frees ptr */
-	MEM_MEMALIGN,	  /* (align, size): aligned_alloc, memalign */
+	MEM_MALLOC = 0,	    /* (size): a pointer */
+	MEM_CALLOC,	    /* (n, size) */
+	MEM_REALLOC,	    /* (ptr, size): frees ptr */
+	MEM_MEMALIGN,	    /* (align, size): aligned_alloc, memalign */
 	MEM_POSIX_MEMALIGN, /* (&ptr, align, size): the pointer written to *arg1, returns 0 */
-	MEM_FREE,	  /* (ptr) */
-	MEM_MMAP,	  /* (addr, len, prot, flags, fd, off): anonymous only */
-	MEM_MUNMAP,	  /* (addr, len) */
+	MEM_FREE,	    /* (ptr) */
+	MEM_MMAP,	    /* (addr, len, prot, flags, fd, off): anonymous only */
+	MEM_MUNMAP,	    /* (addr, len) */
 	MEM_KIND__COUNT,
 };
 

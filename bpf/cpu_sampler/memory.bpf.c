@@ -204,8 +204,8 @@ int profcap_mem_alloc(struct pt_regs *ctx)
 	p.key.comm[1] = comm.w[1];
 	p.w.bytes = mem__weight_bytes(size, q);
 	p.w.objs = mem__weight_objs(q);
-	fill_stacks(ctx, ctx, &mem_stacks, &mem_ustack_ext, tgid, &p.key.ustack, NULL,
-		    &p.key.flags, 2);
+	fill_stacks(ctx, ctx, &mem_stacks, &mem_ustack_ext, tgid, &p.key.ustack, NULL, &p.key.flags,
+		    2);
 	mem_count(&p.key, &p.w);
 	bpf_map_update_elem(&mem_pending, &tid, &p, BPF_ANY);
 	return 0;

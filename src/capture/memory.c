@@ -93,7 +93,8 @@ int memory__start(const struct memory_opts *o, struct sampler *smp, const int *p
 		if (n == 0)
 			m->pids[m->npids++] = cmd;
 		if (memory__find_program(argv0, path ? path : "/usr/bin:/bin", exe, sizeof(exe)))
-			pr_warn("--memory: cannot find '%s' before it runs: its allocations are seen "
+			pr_warn("--memory: cannot find '%s' before it runs: its allocations are "
+				"seen "
 				"from its first CPU sample on",
 				argv0);
 		else
@@ -210,8 +211,10 @@ static int add_record(void *arg, const struct memory_record *mr)
 			continue;
 		err = profile__add_value_type(c->in->prof, names[i], i & 1 ? "count" : "bytes",
 					      "space", "bytes", (__s64)m->o.rate, &type);
-		err = err ?: profile__add_typed_sample(c->in->prof, type, &desc, r->tid, r->comm,
-						       NULL, m->frames, r->nustack, vals[i]);
+		err = err
+			      ?: profile__add_typed_sample(c->in->prof, type, &desc, r->tid,
+							   r->comm, NULL, m->frames, r->nustack,
+							   vals[i]);
 	}
 	if (err == -E2BIG || err == -ENOMEM) {
 		m->dropped++;
@@ -260,7 +263,8 @@ int memory__finish(struct memory *m, struct ingest *in, bool quiet)
 	if (m->st.live_full || m->st.live_proc || m->st.counts_full || m->st.throttled ||
 	    m->dropped)
 		pr_warn("memory: samples lost: %llu live table full, %llu over a process's share, "
-			"%llu counter table full, %llu profile full; %llu dropped by the rate limit "
+			"%llu counter table full, %llu profile full; %llu dropped by the rate "
+			"limit "
 			"(weighed into those kept)",
 			(unsigned long long)m->st.live_full, (unsigned long long)m->st.live_proc,
 			(unsigned long long)m->st.counts_full, (unsigned long long)m->dropped,

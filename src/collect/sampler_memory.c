@@ -133,8 +133,8 @@ struct memsampler {
 
 bool memsampler__candidate(const char *path, const char *exe)
 {
-	static const char *const prefixes[] = {"libc.so",      "libc-",	       "ld-musl-",
-					       "libjemalloc",  "libtcmalloc",  "libmimalloc"};
+	static const char *const prefixes[] = {"libc.so",     "libc-",	     "ld-musl-",
+					       "libjemalloc", "libtcmalloc", "libmimalloc"};
 	const char *base = strrchr(path, '/');
 	size_t i;
 
@@ -228,12 +228,11 @@ static int load(struct memsampler *m)
 	m->skel = loader__open();
 	if (!m->skel)
 		return -errno;
-	bpf_object__for_each_program(p, m->skel->obj)
-		bpf_program__set_autoload(p, p == m->skel->progs.profcap_mem_alloc ||
-						     p == m->skel->progs.profcap_mem_ret ||
-						     p == m->skel->progs.profcap_mem_free ||
-						     p == m->skel->progs.profcap_mem_usdt_alloc ||
-						     p == m->skel->progs.profcap_mem_usdt_free);
+	bpf_object__for_each_program(p, m->skel->obj) bpf_program__set_autoload(
+		p, p == m->skel->progs.profcap_mem_alloc || p == m->skel->progs.profcap_mem_ret ||
+			   p == m->skel->progs.profcap_mem_free ||
+			   p == m->skel->progs.profcap_mem_usdt_alloc ||
+			   p == m->skel->progs.profcap_mem_usdt_free);
 	err = share_maps(m, &m->o);
 	if (err)
 		return err;
@@ -337,8 +336,9 @@ static int read_elf(const char *file, __u64 *addrs, __u64 *mmap_addrs, char (*ne
 			const char *s;
 
 			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value || (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
-					      GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+			    !sym.st_value ||
+			    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
 				continue;
 			s = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (!s)
@@ -367,8 +367,8 @@ static int attach_symbol(struct memsampler *m, const char *path, int pid,
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = sym->name, .bpf_cookie = sym->kind);
 	bool is_free = sym->kind == MEM_FREE || sym->kind == MEM_MUNMAP;
-	struct bpf_program *prog = is_free ? m->skel->progs.profcap_mem_free
-					   : m->skel->progs.profcap_mem_alloc;
+	struct bpf_program *prog =
+		is_free ? m->skel->progs.profcap_mem_free : m->skel->progs.profcap_mem_alloc;
 	int i, err;
 
 	for (i = 0; i < (is_free ? 1 : 2); i++) {
@@ -510,9 +510,10 @@ static int attach_usdt(struct memsampler *m, const char *path, int pid)
 				  64, MEMORY_LINKS_MAX);
 		if (err)
 			return err;
-		m->links[m->nlinks] = (struct mem_link){
-			bpf_program__attach_usdt(progs[i], pid, path, "otel_memory", names[i], NULL),
-			pid, true};
+		m->links[m->nlinks] =
+			(struct mem_link){bpf_program__attach_usdt(progs[i], pid, path,
+								   "otel_memory", names[i], NULL),
+					  pid, true};
 		if (!m->links[m->nlinks].link)
 			return -errno;
 		m->nlinks++;
@@ -540,8 +541,8 @@ static bool uses_usdt(const struct memsampler *m, int pid)
 	__u32 key = (__u32)pid;
 	__u8 v;
 
-	return pid > 0 && !bpf_map__lookup_elem(m->skel->maps.mem_usdt_procs, &key, sizeof(key),
-						&v, sizeof(v), 0);
+	return pid > 0 && !bpf_map__lookup_elem(m->skel->maps.mem_usdt_procs, &key, sizeof(key), &v,
+						sizeof(v), 0);
 }
 
 /* Look at @path for @pid unless done: its otel_memory probes, and with
@@ -620,8 +621,12 @@ int memsampler__attach_pid(struct memsampler *m, int pid)
  * directories into @out: 0 or -ENOENT. */
 static int find_library(const char *name, char *out, size_t len)
 {
-	static const char *const dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-					   "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	static const char *const dirs[] = {"/lib/x86_64-linux-gnu",
+					   "/usr/lib/x86_64-linux-gnu",
+					   "/lib64",
+					   "/usr/lib64",
+					   "/lib",
+					   "/usr/lib",
 					   "/usr/local/lib"};
 	size_t i;
 
@@ -710,7 +715,7 @@ static int batches(struct memsampler *m, int fd, bool del, size_t ksz, size_t vs
 	while (!err) {
 		count = MEMORY_BATCH;
 		err = del ? bpf_map_lookup_and_delete_batch(fd, started ? &cursor : NULL, &next,
-							   keys, vals, &count, NULL)
+							    keys, vals, &count, NULL)
 			  : bpf_map_lookup_batch(fd, started ? &cursor : NULL, &next, keys, vals,
 						 &count, NULL);
 		if (err && err != -ENOENT)
@@ -756,7 +761,8 @@ static void add_live(struct memsampler *m, const void *k, const void *v)
 /* Live entries of processes that exited: their memory went with them. */
 static void purge_gone(struct memsampler *m)
 {
-	int pfd = bpf_map__fd(m->skel->maps.mem_live_procs), lfd = bpf_map__fd(m->skel->maps.mem_live);
+	int pfd = bpf_map__fd(m->skel->maps.mem_live_procs),
+	    lfd = bpf_map__fd(m->skel->maps.mem_live);
 	struct mem_live_key lk, lnext;
 	__u32 tgid, next, gone[64];
 	size_t ngone = 0, i;

@@ -29,11 +29,11 @@ struct memsampler;
 #define MEMORY_EVENTS_DEFAULT 20000u /* sampled calls per second before back-pressure */
 
 struct memory_opts {
-	__u64 rate;	      /* mean bytes between samples; 0 = MEMORY_RATE_DEFAULT */
-	__u32 live_max;	      /* 0 = MEMORY_LIVE_MAX */
-	__u32 max_events;     /* sampled calls per second kept; 0 = MEMORY_EVENTS_DEFAULT */
-	bool anon_mmap;	      /* also anonymous mmap()/munmap() outside the allocator */
-	bool system_wide;     /* every process (-a --memory), not the listed ones */
+	__u64 rate;	  /* mean bytes between samples; 0 = MEMORY_RATE_DEFAULT */
+	__u32 live_max;	  /* 0 = MEMORY_LIVE_MAX */
+	__u32 max_events; /* sampled calls per second kept; 0 = MEMORY_EVENTS_DEFAULT */
+	bool anon_mmap;	  /* also anonymous mmap()/munmap() outside the allocator */
+	bool system_wide; /* every process (-a --memory), not the listed ones */
 };
 
 /* One (process, thread, user stack) of a window: sampled allocations made
@@ -49,19 +49,19 @@ struct memory_record {
 typedef int (*memory_record_fn)(void *ctx, const struct memory_record *r);
 
 struct memory_stats {
-	__u64 calls;	    /* allocation calls seen */
-	__u64 sampled;	    /* ... sampled (kept) */
-	__u64 frees;	    /* free calls seen */
-	__u64 freed;	    /* ... of a live sampled allocation */
-	__u64 counts_full;  /* sampled allocations lost: counter table full */
-	__u64 live_full;    /* ... not tracked live: table full */
-	__u64 live_proc;    /* ... not tracked live: the process's share used */
-	__u64 throttled;    /* sampled calls dropped by back-pressure (weighed into the kept) */
-	__u64 live;	    /* live entries at the last drain */
-	__u32 probes;	    /* uprobes attached */
-	__u32 files;	    /* allocator files probed */
-	__u32 usdt;	    /* files whose otel_memory probes are used */
-	__u64 keep_ppm;	    /* share of sampled calls kept now, per million */
+	__u64 calls;	   /* allocation calls seen */
+	__u64 sampled;	   /* ... sampled (kept) */
+	__u64 frees;	   /* free calls seen */
+	__u64 freed;	   /* ... of a live sampled allocation */
+	__u64 counts_full; /* sampled allocations lost: counter table full */
+	__u64 live_full;   /* ... not tracked live: table full */
+	__u64 live_proc;   /* ... not tracked live: the process's share used */
+	__u64 throttled;   /* sampled calls dropped by back-pressure (weighed into the kept) */
+	__u64 live;	   /* live entries at the last drain */
+	__u32 probes;	   /* uprobes attached */
+	__u32 files;	   /* allocator files probed */
+	__u32 usdt;	   /* files whose otel_memory probes are used */
+	__u64 keep_ppm;	   /* share of sampled calls kept now, per million */
 };
 
 /* Load the memory programs next to @s's (after sampler__start(); with a

@@ -21,7 +21,7 @@ static double prob(__u64 size, __u64 rate)
 
 TEST(probability_matches_formula)
 {
-	static const __u64 sizes[] = {1,      8,	64,	  256,	    4096,     65536,
+	static const __u64 sizes[] = {1,      8,      64,      256,	 4096,	    65536,
 				      100000, 524288, 1000000, 3u << 20, 10u << 20, 64u << 20};
 	static const __u64 rates[] = {4096, 65536, 512u << 10, 1u << 20};
 	size_t i, k;
@@ -77,8 +77,7 @@ TEST(sampled_totals_unbiased)
 	for (i = 0; i < 2000000; i++) {
 		__u64 size = i % 3 == 0 ? 48 : i % 3 == 1 ? 1000 : 40000;
 		__u64 q = mem__prob(size, rate);
-		__u64 u = (((__u64)rand_r(&seed) << 16) ^ (__u64)rand_r(&seed)) &
-			  (MEM_FP_ONE - 1);
+		__u64 u = (((__u64)rand_r(&seed) << 16) ^ (__u64)rand_r(&seed)) & (MEM_FP_ONE - 1);
 
 		true_bytes += (double)size;
 		true_objs += 1;
@@ -114,8 +113,7 @@ TEST(back_pressure_share)
 	/* four times over: a quarter */
 	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE, 4000, 1000000000ull, 1000), MEM_FP_ONE / 4);
 	/* at a quarter, still 4x over in what was kept: a sixteenth */
-	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 4, 4000, 1000000000ull, 1000),
-		     MEM_FP_ONE / 16);
+	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 4, 4000, 1000000000ull, 1000), MEM_FP_ONE / 16);
 	/* the load went: full share again; half of it went: half the share */
 	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 16, 10, 1000000000ull, 1000), MEM_FP_ONE);
 	CHECK_EQ_U64(memsampler__keep(MEM_FP_ONE / 4, 500, 1000000000ull, 1000), MEM_FP_ONE / 2);

@@ -4,12 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 #include "capture/ingest.h"
 #include "capture/memory.h"
 #include "collect/sampler.h"
+#include "model/view.h"
 #include "symbolize/symbolizer.h"
+#include "util/array.h"
 #include "util/env.h"
+#include "util/htab.h"
 #include "util/log.h"
 
 struct memory {
@@ -282,4 +286,156 @@ void memory__free(struct memory *m)
 	memsampler__free(m->ms);
 	free(m->pids);
 	free(m);
+}
+
+/* ---- growth ---- */
+
+#define GROWTH_STACK_MAX 8192 /* bytes of a folded stack kept */
+
+struct growth {
+	struct memory_growth_row *rows;
+	size_t n, cap;
+	struct htab idx; /* __u32 row index */
+	char key[GROWTH_STACK_MAX];
+};
+
+static bool growth_eq(const void *elem, const void *key, void *ctx)
+{
+	const struct growth *g = ctx;
+
+	return !strcmp(g->rows[*(const __u32 *)elem].stack, key);
+}
+
+/* Sample @s of process entry @proc of @p as a folded stack into @out. */
+static void fold(const struct profile *p, size_t proc, const struct profile_sample_entry *s,
+		 char *out, size_t len)
+{
+	const struct profile_process_desc *d = profile__process(p, proc);
+	size_t n, used, k;
+	const __u32 *locs = profile__stack(p, s->stack, &n);
+	char scratch[256];
+
+	used = (size_t)snprintf(out, len, "%s", d && d->exe_name ? d->exe_name : "?");
+	for (k = n; k-- > 0 && used < len;) /* root first */
+		used += (size_t)snprintf(
+			out + used, len - used, ";%s",
+			view__frame_name(p, locs[k], VIEW_NAME_BRIEF, scratch, sizeof(scratch)));
+}
+
+/* Add the samples of @p (type 0) to @g, into before (@later false) or
+ * after. */
+static int growth_add(struct growth *g, const struct profile *p, bool later)
+{
+	char *key = g->key;
+	size_t proc, i;
+	__u32 *slot;
+	__u64 h;
+	int err;
+
+	for (proc = 0; proc < profile__process_count(p); proc++) {
+		if (profile__process_type(p, proc) != 0)
+			continue;
+		for (i = 0; i < profile__sample_count(p, proc); i++) {
+			const struct profile_sample_entry *s = profile__sample(p, proc, i);
+			struct memory_growth_row *r;
+
+			fold(p, proc, s, key, GROWTH_STACK_MAX);
+			h = htab__hash_str(key);
+			slot = htab__find(&g->idx, h, key, growth_eq, g);
+			if (!slot) {
+				err = array__grow((void **)&g->rows, &g->cap, g->n,
+						  sizeof(*g->rows), 64, MEMORY_GROWTH_MAX);
+				err = err ?: htab__add(&g->idx, h, (void **)&slot);
+				if (err)
+					return err;
+				g->rows[g->n] = (struct memory_growth_row){.stack = strdup(key)};
+				if (!g->rows[g->n].stack)
+					return -ENOMEM;
+				*slot = (__u32)g->n++;
+			}
+			r = &g->rows[*slot];
+			if (later)
+				r->after += s->value;
+			else
+				r->before += s->value;
+		}
+	}
+	return 0;
+}
+
+static __s64 growth_of(const struct memory_growth_row *r)
+{
+	return (__s64)r->after - (__s64)r->before;
+}
+
+static int growth_cmp(const void *a, const void *b)
+{
+	__s64 x = growth_of(a), y = growth_of(b);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return strcmp(((const struct memory_growth_row *)a)->stack,
+		      ((const struct memory_growth_row *)b)->stack);
+}
+
+int memory__growth(const struct profile *before, const struct profile *after,
+		   struct memory_growth_row **rows, size_t *n)
+{
+	struct growth g = {0};
+	int err;
+
+	*rows = NULL;
+	*n = 0;
+	err = htab__init(&g.idx, sizeof(__u32), MEMORY_GROWTH_MAX);
+	err = err ?: growth_add(&g, before, false);
+	err = err ?: growth_add(&g, after, true);
+	htab__release(&g.idx);
+	if (err) {
+		memory__growth_free(g.rows, g.n);
+		return err;
+	}
+	if (g.n)
+		qsort(g.rows, g.n, sizeof(*g.rows), growth_cmp);
+	*rows = g.rows;
+	*n = g.n;
+	return 0;
+}
+
+void memory__growth_free(struct memory_growth_row *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 0; rows && i < n; i++)
+		free(rows[i].stack);
+	free(rows);
+}
+
+/* @v in @unit: human units for bytes, else the count. */
+static void put_value(char *out, size_t len, __u64 v, const char *unit)
+{
+	if (!strcmp(unit, "bytes"))
+		memory__human_bytes(v, out, len);
+	else
+		snprintf(out, len, "%llu", (unsigned long long)v);
+}
+
+void memory__growth_print(FILE *f, const struct memory_growth_row *rows, size_t n, size_t top,
+			  const char *unit)
+{
+	char g[32], b[32], a[32];
+	size_t i, k = top && top < n ? top : n;
+
+	fprintf(f, "Growth by stack (%zu stacks; later minus earlier):\n", n);
+	fprintf(f, "  %12s %12s %12s  STACK\n", "GROWTH", "BEFORE", "AFTER");
+	for (i = 0; i < k; i++) {
+		__s64 d = growth_of(&rows[i]);
+
+		put_value(g + 1, sizeof(g) - 1, (__u64)(d < 0 ? -d : d), unit);
+		g[0] = d < 0 ? '-' : '+';
+		put_value(b, sizeof(b), rows[i].before, unit);
+		put_value(a, sizeof(a), rows[i].after, unit);
+		fprintf(f, "  %12s %12s %12s  %s\n", g, b, a, rows[i].stack);
+	}
+	if (k < n)
+		fprintf(f, "  ... %zu more (--top 0 shows all)\n", n - k);
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "collect/sampler_memory.h"
@@ -17,6 +18,7 @@
 struct memory;
 struct sampler;
 struct ingest;
+struct profile;
 
 /* The sample types, in the order they are added to a profile. */
 #define MEMORY_TYPE_ALLOC_SPACE "alloc_space"
@@ -44,6 +46,30 @@ int memory__finish(struct memory *m, struct ingest *in, bool quiet);
 
 /* Accepts NULL. */
 void memory__free(struct memory *m);
+
+/* ---- growth: two captures or windows of the same processes ---- */
+
+/* One stack (folded: "program;root;...;leaf") and its values in the
+ * earlier (@before) and later (@after) profile. */
+struct memory_growth_row {
+	char *stack;
+	__u64 before, after;
+};
+
+/* The stacks of @before and @after (each one value type, as
+ * report loads them: samples of type 0) with their sums, largest growth
+ * (after - before) first, into *@rows (*@n of them; free with
+ * memory__growth_free()). Stacks are named as folded output names them.
+ * 0, -ENOMEM or -E2BIG (more than MEMORY_GROWTH_MAX stacks). */
+#define MEMORY_GROWTH_MAX (1u << 20)
+int memory__growth(const struct profile *before, const struct profile *after,
+		   struct memory_growth_row **rows, size_t *n);
+void memory__growth_free(struct memory_growth_row *rows, size_t n);
+
+/* Print @rows (@n, at most @top of them; 0 = all) as a table to @f: the
+ * growth, before, after, in @unit ("bytes": human units) and the stack. */
+void memory__growth_print(FILE *f, const struct memory_growth_row *rows, size_t n, size_t top,
+			  const char *unit);
 
 /* ---- pure parts (unit-tested) ---- */
 

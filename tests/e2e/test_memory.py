@@ -282,6 +282,13 @@ class MemoryTest(unittest.TestCase):
         self.assertLess(growth, 1.4 * (1 << 20), leak)
         self.assertTrue(all(b >= a * 0.9 for a, b in zip(leak, leak[1:])), leak)
         self.assertLess(max(churn), 256 << 10, churn)
+        # report A B: the leak is the stack that grew most
+        r = run_profcap(["report", os.path.join(outdir, files[1]),
+                         os.path.join(outdir, files[10]), "--top", "3"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        first = [l for l in r.stdout.splitlines() if l.strip().startswith(("+", "-"))][0]
+        self.assertIn("leak_here", first, r.stdout)
+        self.assertIn("MiB", first, r.stdout)
 
     def test_memory_needs_a_target(self):
         """--memory alone would probe every process: refused without -a."""

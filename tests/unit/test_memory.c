@@ -11,6 +11,7 @@
 #include "memory_types.h"
 #include "capture/memory.h"
 #include "cli/capture_cmd.h"
+#include "model/profile.h"
 #include "collect/sampler_memory.h"
 #include "test.h"
 
@@ -154,6 +155,50 @@ TEST(human_bytes)
 	CHECK_STR(b, "3.00 GiB");
 }
 
+/* One sample of @v at stack main -> @site -> malloc in process 7. */
+static int add(struct profile *p, const char *site, __u64 v)
+{
+	const struct profile_process_desc d = {.pid = 7, .exe_name = "app"};
+	struct profile_frame f[3] = {
+		{.address = 0x10, .function = "malloc"},
+		{.address = 0x20, .function = site},
+		{.address = 0x30, .function = "main"},
+	};
+
+	return profile__add_sample(p, &d, 7, "app", f, 3, v);
+}
+
+TEST(growth_of_two_windows)
+{
+	struct profile *a = profile__new(), *b = profile__new();
+	struct memory_growth_row *rows = NULL;
+	char buf[2048] = "";
+	size_t n = 0;
+	FILE *f;
+
+	CHECK(a && b);
+	CHECK(!add(a, "leak", 1000) && !add(a, "churn", 500) && !add(a, "gone", 300));
+	CHECK(!add(b, "leak", 5000) && !add(b, "churn", 400) && !add(b, "new", 100));
+	CHECK(!memory__growth(a, b, &rows, &n));
+	CHECK_EQ_U64(n, 4);
+	CHECK_STR(rows[0].stack, "app;main;leak;malloc");
+	CHECK_EQ_U64(rows[0].before, 1000);
+	CHECK_EQ_U64(rows[0].after, 5000);
+	CHECK_STR(rows[1].stack, "app;main;new;malloc");
+	CHECK_STR(rows[2].stack, "app;main;churn;malloc");
+	CHECK_STR(rows[3].stack, "app;main;gone;malloc");
+	CHECK_EQ_U64(rows[3].after, 0);
+	f = fmemopen(buf, sizeof(buf), "w");
+	CHECK(f);
+	memory__growth_print(f, rows, n, 2, "bytes");
+	fclose(f);
+	CHECK(strstr(buf, "+3.91 KiB") && strstr(buf, "app;main;leak;malloc"));
+	CHECK(strstr(buf, "2 more"));
+	memory__growth_free(rows, n);
+	profile__free(a);
+	profile__free(b);
+}
+
 #define ARGS(...) ((char *[]){"capture", __VA_ARGS__, NULL})
 #define NARGS(...) ((int)(sizeof((char *[]){"capture", __VA_ARGS__}) / sizeof(char *)))
 #define PARSE(o, ...) capture_cmd__parse_args(NARGS(__VA_ARGS__), ARGS(__VA_ARGS__), o)
@@ -196,5 +241,6 @@ int main(void)
 	RUN(find_program);
 	RUN(human_bytes);
 	RUN(capture_options);
+	RUN(growth_of_two_windows);
 	return TEST_DONE();
 }

@@ -24,6 +24,7 @@ struct memory {
 	size_t npids;
 	struct memory_stats st; /* at the end */
 	__u64 dropped;		/* records the profile could not hold */
+	__u64 lost_reported;	/* losses memory__window_lost() gave so far */
 	struct profile_frame frames[SAMPLER_MAX_USTACK];
 };
 
@@ -277,6 +278,25 @@ int memory__finish(struct memory *m, struct ingest *in, bool quiet)
 		pr_warn("memory: no allocator found to probe in the target processes (glibc, "
 			"musl, jemalloc, tcmalloc, mimalloc, or a program defining malloc)");
 	return err;
+}
+
+__u64 memory__window_lost(struct memory *m)
+{
+	struct memory_stats st;
+	__u64 lost;
+
+	if (!m)
+		return 0;
+	if (m->ms)
+		memsampler__stats(m->ms, &st);
+	else
+		st = m->st; /* finished */
+	lost = st.counts_full + st.live_full + st.live_proc + m->dropped;
+	if (lost < m->lost_reported)
+		return 0;
+	lost -= m->lost_reported;
+	m->lost_reported += lost;
+	return lost;
 }
 
 void memory__free(struct memory *m)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 #include "collect/sampler_memory.h"
 
@@ -43,6 +44,12 @@ int memory__drain(struct memory *m, bool window_end, struct ingest *in);
 /* The end: probes detached, the last window's allocations and live heap
  * into @in's profile, one summary line unless @quiet. NULL-safe. */
 int memory__finish(struct memory *m, struct ingest *in, bool quiet);
+
+/* Sampled allocations lost since the last call (a kernel table full,
+ * the profile full), for the window's dropped-samples count in the file.
+ * Those dropped by back-pressure are not lost: the kept ones weigh more.
+ * 0 for NULL. */
+__u64 memory__window_lost(struct memory *m);
 
 /* Accepts NULL. */
 void memory__free(struct memory *m);

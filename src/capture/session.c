@@ -269,7 +269,8 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	fill_meta(&meta, &s->uts, s->wunix, dur, s->o->freq_hz);
 	meta.resource = s->resource;
 	meta.nresource = s->nresource;
-	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped;
+	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped +
+			       memory__window_lost(s->mem);
 	meta.samples_truncated = s->in.c.truncated;
 	meta.samples_truncated_depth = s->in.c.depth_cut;
 	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;

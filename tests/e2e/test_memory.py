@@ -296,6 +296,23 @@ class MemoryTest(unittest.TestCase):
         self.assertIn("leak_here", first, r.stdout)
         self.assertIn("MiB", first, r.stdout)
 
+    def test_anonymous_mmap(self):
+        """--memory-mmap: the program's own anonymous mappings count, and
+        those it unmaps are not in use."""
+        prog = os.path.join(self.dir, "mmap_user")
+        build("mmap_user.c", prog)
+        truth, types, err = self.capture_cmd(prog, ["2500"], extra=["--memory-mmap"])
+        per, _ = site_totals(types["alloc_space"], ("map_here",))
+        self.assertLess(abs(per["map_here"] - truth["mapped_bytes"]) / truth["mapped_bytes"],
+                        0.05, (per, err))
+        per, _ = site_totals(types["inuse_space"], ("map_here",))
+        self.assertLess(abs(per["map_here"] - truth["kept_bytes"]) / truth["kept_bytes"], 0.05,
+                        per)
+        # without the flag, mappings are not allocations
+        truth, types, err = self.capture_cmd(prog, ["2500"])
+        per, _ = site_totals(types.get("alloc_space", []), ("map_here",))
+        self.assertEqual(per["map_here"], 0)
+
     def test_memory_needs_a_target(self):
         """--memory alone would probe every process: refused without -a."""
         r = run_profcap(["capture", "--memory", "--seconds", "1", "-o",

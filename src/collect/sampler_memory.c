@@ -120,6 +120,7 @@ struct memsampler {
 	size_t nlinks, links_cap;
 	struct htab files; /* struct mem_file */
 	struct htab agg;   /* struct mem_agg */
+	struct htab refs;  /* __u64: stacks live allocations need (collect_stacks()) */
 	struct drain_scratch scratch;
 	int stacks_fd, ext_fd;
 	__u64 keep;	    /* back-pressure share, MEM_FP_ONE units */
@@ -273,6 +274,7 @@ int memsampler__new(struct sampler *s, const struct memory_opts *o, struct memsa
 	m->last_ns = clock__mono_ns();
 	err = htab__init(&m->files, sizeof(struct mem_file), MEMORY_FILES_MAX);
 	err = err ?: htab__init(&m->agg, sizeof(struct mem_agg), MEMORY_AGG_MAX);
+	err = err ?: htab__init(&m->refs, sizeof(__u64), MEMORY_LIVE_MAX * 2);
 	err = err ?: load(m);
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
@@ -850,6 +852,57 @@ static void adjust(struct memsampler *m)
 	}
 }
 
+static bool u64_eq(const void *elem, const void *key, void *ctx)
+{
+	(void)ctx;
+	return *(const __u64 *)elem == *(const __u64 *)key;
+}
+
+/* A live allocation's stack into m->refs. */
+static void add_ref(struct memsampler *m, const void *k, const void *v)
+{
+	const struct mem_live_val *lv = v;
+	__u64 h = htab__hash_u64(lv->key.ustack, 0), *slot;
+
+	(void)k;
+	if (lv->key.ustack && !htab__find(&m->refs, h, &lv->key.ustack, u64_eq, NULL) &&
+	    !htab__add(&m->refs, h, (void **)&slot))
+		*slot = lv->key.ustack;
+}
+
+/* Stacks no live allocation needs any more (the counters of this drain
+ * taken): out of the stack tables once they are half full, so a long run
+ * keeps room for new stacks. A sampled allocation counted between the
+ * drain and this may lose its stack. */
+static void collect_stacks(struct memsampler *m)
+{
+	__u64 key, next, *gone;
+	size_t n = 0, ngone = 0, i;
+	bool first;
+
+	for (first = true; !bpf_map_get_next_key(m->stacks_fd, first ? NULL : &key, &next);
+	     first = false, key = next)
+		n++;
+	if (n < MEMORY_STACKS_MAX / 2)
+		return;
+	htab__clear(&m->refs);
+	if (batches(m, bpf_map__fd(m->skel->maps.mem_live), false, sizeof(struct mem_live_key),
+		    sizeof(struct mem_live_val), add_ref))
+		return; /* not knowing which are needed, keep all */
+	gone = malloc(n * sizeof(*gone));
+	for (first = true;
+	     gone && ngone < n && !bpf_map_get_next_key(m->stacks_fd, first ? NULL : &key, &next);
+	     first = false, key = next)
+		if (!htab__find(&m->refs, htab__hash_u64(next, 0), &next, u64_eq, NULL))
+			gone[ngone++] = next;
+	for (i = 0; i < ngone; i++) {
+		bpf_map_delete_elem(m->stacks_fd, &gone[i]);
+		bpf_map_delete_elem(m->ext_fd, &gone[i]);
+	}
+	pr_debug("--memory: %zu of %zu stacks no live allocation needs dropped", ngone, n);
+	free(gone);
+}
+
 int memsampler__drain(struct memsampler *m, bool window_end, memory_record_fn fn, void *ctx)
 {
 	int err;
@@ -868,6 +921,8 @@ int memsampler__drain(struct memsampler *m, bool window_end, memory_record_fn fn
 	 * exit (its leaks) once, then no more. */
 	if (!err && window_end)
 		purge_gone(m);
+	if (!err)
+		collect_stacks(m);
 	return err;
 }
 
@@ -902,6 +957,7 @@ void memsampler__free(struct memsampler *m)
 	free(m->links);
 	htab__release(&m->files);
 	htab__release(&m->agg);
+	htab__release(&m->refs);
 	cpu_sampler__destroy(m->skel);
 	free(m);
 }

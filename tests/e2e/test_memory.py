@@ -313,6 +313,22 @@ class MemoryTest(unittest.TestCase):
         per, _ = site_totals(types.get("alloc_space", []), ("map_here",))
         self.assertEqual(per["map_here"], 0)
 
+    def test_stack_table_recycled(self):
+        """More distinct stacks than the stack table holds (32768 over 8 s):
+        stacks no live allocation needs are dropped as the table fills, so
+        every allocation keeps its stack."""
+        prog = os.path.join(self.dir, "many_stacks")
+        build("many_stacks.c", prog)
+        out = os.path.join(self.dir, "ms.pb")
+        r = run_profcap(["capture", "--memory", "--memory-rate", "4096", "-o", out, "--", prog,
+                         "1500"], timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        objs = by_type(out)["alloc_objects"]
+        total = sum(v for _, v in objs)
+        with_leaf = sum(v for f, v in objs if "leaf" in f)
+        self.assertGreater(total, 32768 * 0.97, r.stderr)
+        self.assertGreater(with_leaf / total, 0.98, (with_leaf, total))
+
     def test_memory_needs_a_target(self):
         """--memory alone would probe every process: refused without -a."""
         r = run_profcap(["capture", "--memory", "--seconds", "1", "-o",

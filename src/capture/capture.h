@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "collect/sampler_memory.h"
 #include "collect/target.h"
 #include "export/otlp_config.h"
 #include "formats/format.h"
@@ -30,6 +31,8 @@ struct capture_opts {
 	bool off_cpu;	       /* also an off-CPU profile per process */
 	__u64 off_cpu_min_ns;  /* --off-cpu-threshold: shorter waits are only counted */
 	bool off_cpu_runnable; /* --off-cpu-runnable: also time spent waiting for a CPU */
+	bool memory;		      /* --memory: memory profiles (capture/memory.h) */
+	struct memory_opts memory_opts; /* ... and their options */
 	const char *output; /* NULL = default name, unless exporting only */
 	bool quiet, verbose;
 	enum format format;	  /* of the file output; exports are always OTLP */

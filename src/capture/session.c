@@ -17,6 +17,7 @@
 #include "capture/child.h"
 #include "capture/execsplit.h"
 #include "capture/ingest.h"
+#include "capture/memory.h"
 #include "capture/session.h"
 #include "collect/kname.h"
 #include "collect/sampler.h"
@@ -66,6 +67,7 @@ struct session {
 	struct threadctx_files *tctx_files; /* files without a thread-context variable */
 	struct target tgt;
 	struct child *child; /* -- CMD, or NULL */
+	struct memory *mem;  /* --memory, or NULL */
 	__u64 procs_gone;    /* notices of processes that had exited before their snapshot */
 	__u64 cpu_procs_ns;  /* main thread CPU describing new processes (-v only) */
 	struct env_kv env_kv[PROFILE_MAX_RESOURCE_ATTRS];	/* owned */
@@ -176,6 +178,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	/* After the snapshot: it read the process context, which says whether
 	 * the thread-context variable may be in a library. */
 	find_thread_ctx(s, (int)tgid, snap);
+	memory__on_process(s->mem, (int)tgid);
 	if (timed)
 		s->cpu_procs_ns += clock__thread_cpu_ns() - cpu;
 }
@@ -236,6 +239,7 @@ static int drain(struct session *s, enum settle how)
 	sampler__poll(s->smp, 0, on_new_process, s);
 	err = execsplit__settle(&s->ex);
 	err = sampler__drain(s->smp, drain_record, s) ?: err;
+	err = err ?: memory__drain(s->mem, how == SETTLE_FLUSH, &s->in);
 	bytes = ingest__deferred_bytes(&s->in);
 
 	if (how == SETTLE_FLUSH ||
@@ -325,8 +329,8 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	fill_meta(&meta, &s->uts, s->wunix, dur, s->o->freq_hz);
 	meta.resource = s->resource;
 	meta.nresource = s->nresource;
-	meta.samples_dropped =
-		st->counts_full - s->base.counts_full + s->in.c.model_dropped + s->overrun_lost;
+	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped +
+			       s->overrun_lost + memory__window_lost(s->mem);
 	meta.samples_truncated = s->in.c.truncated;
 	meta.samples_truncated_depth = s->in.c.depth_cut;
 	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;
@@ -654,6 +658,10 @@ int session__start(struct session *s)
 		load_kernel_symbols(s);
 	if (!ret && sampler__start(s->smp))
 		ret = 1;
+	if (!ret && o->memory &&
+	    memory__start(&o->memory_opts, s->smp, s->tgt.pids, s->tgt.npids,
+			  s->child ? child__pid(s->child) : 0, o->cmd ? o->cmd[0] : NULL, &s->mem))
+		ret = 1;
 	if (ret)
 		return ret; /* session__free() lets a held CMD go */
 	s->start = now_ns(CLOCK_MONOTONIC);
@@ -917,6 +925,7 @@ int session__close(struct session *s)
 	 * memory and the decompressed DWARF (libc's debug file: 6-8 MB) are
 	 * not resident at once. */
 	ingest__kernel_pass(&s->in);
+	memory__finish(s->mem, &s->in, o->quiet);
 	sampler__free(s->smp);
 	s->smp = NULL;
 	s->in.smp = NULL;
@@ -960,6 +969,7 @@ void session__free(struct session *s)
 	if (!s)
 		return;
 	child__free(s->child);
+	memory__free(s->mem);
 	sampler__free(s->smp);
 	target__release(&s->tgt);
 	env__kv_free(s->env_kv, s->nresource);

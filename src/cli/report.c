@@ -7,6 +7,7 @@
  * appears in it (recursion). Groups and threads are found through hash
  * tables (intern.h), so the work is linear in samples plus stack frames.
  */
+#include "capture/memory.h"
 #include "cli/report_int.h"
 
 /* ---- options ----------------------------------------------------------------------- */
@@ -31,6 +32,9 @@ void report__usage(void)
 	       "and inclusive share, and totals per process and per thread. FILE is any OTLP\n"
 	       "Profiles file (ProfilesData or ExportProfilesServiceRequest, gzip or not);\n"
 	       "'-' reads standard input.\n"
+	       "'profcap report A B' compares two captures (or agent windows) of the same\n"
+	       "processes: per stack, the value of --type (default inuse_space) in each and\n"
+	       "its growth, largest first (a leak: the stack whose in-use bytes grew).\n"
 	       "\n"
 	       "Options:\n"
 	       "      --top N           rows per table (default %d; 0 = all)\n"
@@ -52,7 +56,9 @@ void report__usage(void)
 	       "      --json            one JSON document instead of text\n"
 	       "      --type TYPE       cpu (default) or off_cpu (capture --off-cpu): values\n"
 	       "                        of off_cpu are time blocked (s, ms or us as the column\n"
-	       "                        headers say; nanoseconds in --json), shares of that time\n"
+	       "                        headers say; nanoseconds in --json), shares of that time;\n"
+	       "                        capture --memory: alloc_space, alloc_objects,\n"
+	       "                        inuse_space (bytes held at the end) or inuse_objects\n"
 	       "      --lines           one function row per source line: \"name file:line\"\n"
 	       "                        (captures with line information)\n" SYMBOLIZE_OPT_HELP
 	       "A frame without a name reads as FILE+0xOFFSET (mapping and file offset), or\n"
@@ -220,7 +226,8 @@ static const struct report_option report_options[] = {
 /* getopt_long()'s value for report_options[i]: past every short option. */
 #define OPT_BASE 256
 
-static int parse_args(int argc, char **argv, struct report_opts *o)
+/* @later: the second file of `report A B` (the growth view), or NULL. */
+static int parse_args(int argc, char **argv, struct report_opts *o, const char **later)
 {
 	static const struct option shared[] = {
 		SYMBOLIZE_OPT_LONGOPTS,
@@ -250,6 +257,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		if (err)
 			return err;
 	}
+	*later = NULL;
+	if (argc - optind == 2) { /* report A B: what grew from A to B */
+		o->file = argv[optind];
+		*later = argv[optind + 1];
+		return 0;
+	}
 	if (args__one_input("report", argc, argv, &o->file))
 		return -EINVAL;
 	return 0;
@@ -267,15 +280,49 @@ int report__print(FILE *f, const struct profile *p, const struct report_opts *o)
 	return err;
 }
 
+/* report A B: per stack, the values of @o->type (default inuse_space) in A
+ * and in B, largest growth first (capture/memory.h). */
+static int report_growth(const struct report_opts *o, const char *later)
+{
+	const char *type = o->type ? o->type : MEMORY_TYPE_INUSE_SPACE;
+	struct profile *a = NULL, *b = NULL;
+	struct memory_growth_row *rows = NULL;
+	__u32 st, su, pt, pu;
+	size_t n = 0;
+	int err = 1;
+
+	if (symbolize_opt__load(&o->sym, o->file, type, &a) ||
+	    symbolize_opt__load(&o->sym, later, type, &b))
+		goto out; /* logged */
+	err = memory__growth(a, b, &rows, &n);
+	if (err) {
+		pr_err("cannot compare %s and %s: %s", o->file, later, strerror(-err));
+		err = 1;
+		goto out;
+	}
+	profile__value_type(b, 0, &st, &su, &pt, &pu);
+	printf("Compared: %s -> %s (%s)\n", o->file, later, type);
+	memory__growth_print(stdout, rows, n, o->top, profile__string(b, su, NULL));
+	err = fflush(stdout) || ferror(stdout);
+out:
+	memory__growth_free(rows, n);
+	profile__free(a);
+	profile__free(b);
+	return err;
+}
+
 int report__main(int argc, char **argv)
 {
 	struct profile *p = NULL;
 	struct report_opts o;
+	const char *later;
 	int ret, err;
 
-	ret = parse_args(argc, argv, &o);
+	ret = parse_args(argc, argv, &o, &later);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	if (later)
+		return report_growth(&o, later);
 	if (symbolize_opt__load(&o.sym, o.file, o.type, &p))
 		return 1; /* logged */
 	err = report__print(stdout, p, &o);

@@ -1,0 +1,963 @@
+/* sampler_memory.c - memory profiles in the kernel (see sampler_memory.h):
+ * the second instance of the sampler's object, the allocator probes, the
+ * drain of counters and live table. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cpu_sampler.skel.h"
+#include "memory_types.h"
+#include "collect/drain.h"
+#include "collect/sampler_int.h"
+#include "collect/sampler_memory.h"
+#include "proc/procmaps.h"
+#include "util/array.h"
+#include "util/clock.h"
+#include "util/htab.h"
+#include "util/log.h"
+
+#define MEMORY_LINKS_MAX 4096u /* uprobes, all files */
+#define MEMORY_FILES_MAX 1024u /* (process, file) pairs probed */
+#define MEMORY_PENDING 4096u   /* threads inside a sampled call at once */
+#define MEMORY_BATCH 1024u     /* map entries per bpf() call */
+#define MEMORY_AGG_MAX (1u << 18)
+#define MEMORY_QUICK_WAIT_MS 60000
+#define MEMORY_WANT_MAX 48u /* files of a target whose tables are asked at once */
+
+/* An allocator entry point: its symbol and what it does. */
+struct mem_symbol {
+	const char *name;
+	enum mem_kind kind;
+};
+
+/* In a file that defines malloc. Aliases (one address, two names) are
+ * probed once. */
+static const struct mem_symbol mem_symbols[] = {
+	{"malloc", MEM_MALLOC},
+	{"calloc", MEM_CALLOC},
+	{"realloc", MEM_REALLOC},
+	{"free", MEM_FREE},
+	{"cfree", MEM_FREE},
+	{"posix_memalign", MEM_POSIX_MEMALIGN},
+	{"aligned_alloc", MEM_MEMALIGN},
+	{"memalign", MEM_MEMALIGN},
+	{"valloc", MEM_MALLOC},
+	{"pvalloc", MEM_MALLOC},
+	/* jemalloc's own API */
+	{"mallocx", MEM_MALLOC},
+	{"rallocx", MEM_REALLOC},
+	{"dallocx", MEM_FREE},
+	{"sdallocx", MEM_FREE},
+	/* mimalloc's */
+	{"mi_malloc", MEM_MALLOC},
+	{"mi_zalloc", MEM_MALLOC},
+	{"mi_calloc", MEM_CALLOC},
+	{"mi_realloc", MEM_REALLOC},
+	{"mi_free", MEM_FREE},
+	/* C++ operators where the allocator defines them (tcmalloc, jemalloc);
+	 * libstdc++'s call malloc, probed there */
+	{"_Znwm", MEM_MALLOC},
+	{"_Znam", MEM_MALLOC},
+	{"_ZnwmRKSt9nothrow_t", MEM_MALLOC},
+	{"_ZnamRKSt9nothrow_t", MEM_MALLOC},
+	{"_ZdlPv", MEM_FREE},
+	{"_ZdaPv", MEM_FREE},
+	{"_ZdlPvm", MEM_FREE},
+	{"_ZdaPvm", MEM_FREE},
+	{"_ZdlPvRKSt9nothrow_t", MEM_FREE},
+	{"_ZdaPvRKSt9nothrow_t", MEM_FREE},
+};
+#define MEM_NSYMBOLS (sizeof(mem_symbols) / sizeof(mem_symbols[0]))
+
+/* libc's anonymous mappings (with --memory-mmap); not in the allocator
+ * table: glibc's malloc calls the same code for its own arenas, so these
+ * are probed in libc only. */
+static const struct mem_symbol mem_mmap_symbols[] = {
+	{"mmap", MEM_MMAP},
+	{"munmap", MEM_MUNMAP},
+};
+
+/* A (process, file) looked at: pid -1 for every process. */
+struct mem_file {
+	__s32 pid;
+	__u32 pad;
+	__u64 dev, ino;
+	__u32 state; /* MEM_FILE_* (not part of the key) */
+	__u32 pad2;
+};
+
+#define MEM_FILE_KEY offsetof(struct mem_file, state)
+#define MEM_FILE_USDT_CHECKED 0x1 /* its notes read */
+#define MEM_FILE_ALLOC 0x2	  /* allocator probes tried */
+
+/* An attached probe, of process @pid (-1: every process). */
+struct mem_link {
+	struct bpf_link *link;
+	__s32 pid;
+	bool usdt; /* an otel_memory probe, else an allocator's */
+};
+
+/* One aggregated (key) of a drain. */
+struct mem_agg {
+	struct mem_key key;
+	__u64 alloc_bytes, alloc_objs, inuse_bytes, inuse_objs;
+};
+
+struct memsampler {
+	struct sampler *s; /* borrowed */
+	struct cpu_sampler *skel;
+	struct memory_opts o;
+	struct mem_link *links;
+	size_t nlinks, links_cap;
+	struct htab files; /* struct mem_file */
+	struct htab agg;   /* struct mem_agg */
+	struct htab refs;  /* __u64: stacks live allocations need (collect_stacks()) */
+	struct drain_scratch scratch;
+	int stacks_fd, ext_fd;
+	__u64 keep;	    /* back-pressure share, MEM_FP_ONE units */
+	__u64 last_ns;	    /* last drain (back-pressure) */
+	__u64 last_sampled; /* MEM_STAT_SAMPLED + THROTTLED then */
+	__u64 live;
+	__u32 nfiles;
+	__u32 usdt; /* files whose otel_memory probes are attached */
+	bool warned;
+};
+
+bool memsampler__candidate(const char *path, const char *exe)
+{
+	static const char *const prefixes[] = {"libc.so",     "libc-",	     "ld-musl-",
+					       "libjemalloc", "libtcmalloc", "libmimalloc"};
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	if (exe && *exe && !strcmp(path, exe))
+		return true;
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+__u64 memsampler__keep(__u64 keep, __u64 seen, __u64 ns, __u64 max)
+{
+	__u64 want, k;
+
+	if (!max || !ns)
+		return MEM_FP_ONE;
+	/* sampled calls allowed in @ns */
+	want = max * ns / 1000000000ull;
+	if (!want)
+		want = 1;
+	/* the demand was seen / keep: keep what fits the budget of it */
+	k = seen ? keep * want / seen : MEM_FP_ONE;
+	if (k > MEM_FP_ONE)
+		k = MEM_FP_ONE;
+	if (k < MEM_FP_ONE >> 16)
+		k = MEM_FP_ONE >> 16;
+	return k;
+}
+
+/* ---- loading ---- */
+
+/* The memory maps, sized; every other map the sampler's object has. */
+static int share_maps(struct memsampler *m, const struct memory_opts *o)
+{
+	struct cpu_sampler *main = m->s->skel;
+	struct bpf_map *map;
+	int err = 0;
+
+	bpf_object__for_each_map(map, m->skel->obj)
+	{
+		const char *name = bpf_map__name(map);
+		const struct bpf_map *mine;
+		int fd;
+
+		/* its own: the memory maps, libbpf's USDT maps and externs */
+		if (!strncmp(name, "mem_", 4) || !strncmp(name, "__bpf_usdt", 10) ||
+		    !strcmp(name, ".kconfig"))
+			continue;
+		mine = bpf_object__find_map_by_name(main->obj, name);
+		fd = mine ? bpf_map__fd(mine) : -1;
+		if (fd < 0)
+			err = bpf_map__set_autocreate(map, false);
+		else
+			err = bpf_map__reuse_fd(map, fd);
+		if (err)
+			return err;
+	}
+	err = bpf_map__set_max_entries(m->skel->maps.mem_counts, MEMORY_COUNTS_MAX);
+	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_stacks, MEMORY_STACKS_MAX);
+	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_ustack_ext, MEMORY_STACKS_MAX / 4);
+	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_live, o->live_max);
+	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_live_procs, 4096);
+	err = err ?: bpf_map__set_max_entries(m->skel->maps.mem_usdt_procs, 4096);
+	return err ?: bpf_map__set_max_entries(m->skel->maps.mem_pending, MEMORY_PENDING);
+}
+
+static int write_config(struct memsampler *m)
+{
+	struct mem_config c = {
+		.rate = m->o.rate,
+		.live_max = m->o.live_max,
+		/* a process may hold half the table: two can share it */
+		.live_per_proc = m->o.system_wide ? m->o.live_max / 2 : m->o.live_max,
+		.keep = m->keep,
+		.anon_mmap = m->o.anon_mmap,
+	};
+	__u32 zero = 0;
+
+	return bpf_map__update_elem(m->skel->maps.mem_config, &zero, sizeof(zero), &c, sizeof(c),
+				    BPF_ANY);
+}
+
+static int load(struct memsampler *m)
+{
+	struct bpf_program *p;
+	__u64 t0;
+	int err;
+
+	m->skel = loader__open();
+	if (!m->skel)
+		return -errno;
+	bpf_object__for_each_program(p, m->skel->obj) bpf_program__set_autoload(
+		p, p == m->skel->progs.profcap_mem_alloc || p == m->skel->progs.profcap_mem_ret ||
+			   p == m->skel->progs.profcap_mem_free ||
+			   p == m->skel->progs.profcap_mem_usdt_alloc ||
+			   p == m->skel->progs.profcap_mem_usdt_free);
+	err = share_maps(m, &m->o);
+	if (err)
+		return err;
+	t0 = clock__mono_ns();
+	err = cpu_sampler__load(m->skel);
+	if (err)
+		return err;
+	loader__verifier_report(m->skel->progs.profcap_mem_alloc, clock__mono_ns() - t0);
+	m->stacks_fd = bpf_map__fd(m->skel->maps.mem_stacks);
+	m->ext_fd = bpf_map__fd(m->skel->maps.mem_ustack_ext);
+	return write_config(m);
+}
+
+int memsampler__new(struct sampler *s, const struct memory_opts *o, struct memsampler **out)
+{
+	struct memsampler *m;
+	int err;
+
+	*out = NULL;
+	if (s->l.on && (err = quick__wait(s, MEMORY_QUICK_WAIT_MS))) {
+		pr_err("--memory: the table unwinder did not load (%s)", strerror(-err));
+		return err;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->s = s;
+	m->o = *o;
+	if (!m->o.rate)
+		m->o.rate = MEMORY_RATE_DEFAULT;
+	if (m->o.rate > MEM_RATE_MAX)
+		m->o.rate = MEM_RATE_MAX;
+	if (!m->o.live_max)
+		m->o.live_max = MEMORY_LIVE_MAX;
+	if (!m->o.max_events)
+		m->o.max_events = MEMORY_EVENTS_DEFAULT;
+	m->keep = MEM_FP_ONE;
+	m->last_ns = clock__mono_ns();
+	err = htab__init(&m->files, sizeof(struct mem_file), MEMORY_FILES_MAX);
+	err = err ?: htab__init(&m->agg, sizeof(struct mem_agg), MEMORY_AGG_MAX);
+	err = err ?: htab__init(&m->refs, sizeof(__u64), MEMORY_LIVE_MAX * 2);
+	err = err ?: load(m);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			loader__explain(err);
+		else
+			pr_err("--memory: cannot load the allocator probes (%s); run with -v for "
+			       "the verifier's log",
+			       strerror(-err));
+		memsampler__free(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+/* ---- probes ---- */
+
+/* Addresses of the allocator symbols @file defines (0: not defined), from
+ * its .symtab and .dynsym; and, with @needed, its DT_NEEDED names (each
+ * @needed_len bytes, at most @nneeded; *@nneeded gets how many). 0 or
+ * -errno (not an ELF file: -ENOEXEC). */
+static int read_elf(const char *file, __u64 *addrs, __u64 *mmap_addrs, char (*needed)[NAME_MAX],
+		    size_t *nneeded)
+{
+	size_t max = nneeded ? *nneeded : 0, n = 0, i, k;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+	int fd, err = 0;
+
+	memset(addrs, 0, MEM_NSYMBOLS * sizeof(*addrs));
+	memset(mmap_addrs, 0, 2 * sizeof(*mmap_addrs));
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Shdr sh;
+
+		if (!d || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+			continue;
+		if (sh.sh_type == SHT_DYNAMIC && needed) {
+			for (i = 0; i < sh.sh_size / sh.sh_entsize && n < max; i++) {
+				GElf_Dyn dyn;
+				const char *s;
+
+				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
+				    (s = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
+					snprintf(needed[n++], NAME_MAX, "%s", s);
+			}
+		}
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value ||
+			    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+				continue;
+			s = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!s)
+				continue;
+			for (k = 0; k < MEM_NSYMBOLS; k++)
+				if (!strcmp(s, mem_symbols[k].name))
+					addrs[k] = sym.st_value;
+			for (k = 0; k < 2; k++)
+				if (!strcmp(s, mem_mmap_symbols[k].name))
+					mmap_addrs[k] = sym.st_value;
+		}
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (nneeded)
+		*nneeded = n;
+	return err;
+}
+
+/* One probe (and for an allocation, its return probe) of @sym in @path
+ * for @pid. 0 or -errno. */
+static int attach_symbol(struct memsampler *m, const char *path, int pid,
+			 const struct mem_symbol *sym)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = sym->name, .bpf_cookie = sym->kind);
+	bool is_free = sym->kind == MEM_FREE || sym->kind == MEM_MUNMAP;
+	struct bpf_program *prog =
+		is_free ? m->skel->progs.profcap_mem_free : m->skel->progs.profcap_mem_alloc;
+	int i, err;
+
+	for (i = 0; i < (is_free ? 1 : 2); i++) {
+		err = array__grow((void **)&m->links, &m->links_cap, m->nlinks, sizeof(*m->links),
+				  64, MEMORY_LINKS_MAX);
+		if (err)
+			return err;
+		uo.retprobe = i == 1;
+		m->links[m->nlinks] = (struct mem_link){
+			bpf_program__attach_uprobe_opts(i ? m->skel->progs.profcap_mem_ret : prog,
+							pid, path, 0, &uo),
+			pid, false};
+		if (!m->links[m->nlinks].link)
+			return -errno;
+		m->nlinks++;
+	}
+	return 0;
+}
+
+/* Probe the allocator in @path (a file that defines malloc) for @pid;
+ * @libc: also its anonymous mappings when asked. 1 probed, 0 not an
+ * allocator, -errno. */
+static int attach_file(struct memsampler *m, const char *path, int pid)
+{
+	__u64 addrs[MEM_NSYMBOLS], maddrs[2];
+	size_t k, j;
+	int err, malloc_at = -1;
+
+	err = read_elf(path, addrs, maddrs, NULL, NULL);
+	if (err)
+		return err == -ENOEXEC ? 0 : err;
+	for (k = 0; k < MEM_NSYMBOLS; k++)
+		if (!strcmp(mem_symbols[k].name, "malloc") && addrs[k])
+			malloc_at = (int)k;
+	if (malloc_at < 0)
+		return 0;
+	for (k = 0; k < MEM_NSYMBOLS; k++) {
+		if (!addrs[k])
+			continue;
+		for (j = 0; j < k && addrs[j] != addrs[k]; j++)
+			;
+		if (j < k)
+			continue; /* an alias of one probed */
+		err = attach_symbol(m, path, pid, &mem_symbols[k]);
+		if (err)
+			return err;
+	}
+	for (k = 0; m->o.anon_mmap && k < 2; k++)
+		if (maddrs[k] && (err = attach_symbol(m, path, pid, &mem_mmap_symbols[k])))
+			return err;
+	pr_debug("--memory: allocator probes on %s (%s)", path,
+		 pid < 0 ? "every process" : "one process");
+	return 1;
+}
+
+static bool file_eq(const void *elem, const void *key, void *ctx)
+{
+	(void)ctx;
+	return !memcmp(elem, key, MEM_FILE_KEY);
+}
+
+/* The state of @path for @pid (added when new), NULL when the file is
+ * gone or the table full. */
+static struct mem_file *file_of(struct memsampler *m, const char *path, int pid)
+{
+	struct mem_file f = {.pid = m->o.system_wide ? -1 : pid}, *slot;
+	struct stat sb;
+	__u64 h;
+
+	if (stat(path, &sb))
+		return NULL;
+	f.dev = sb.st_dev;
+	f.ino = sb.st_ino;
+	h = htab__hash(&f, MEM_FILE_KEY);
+	slot = htab__find(&m->files, h, &f, file_eq, NULL);
+	if (slot || htab__add(&m->files, h, (void **)&slot))
+		return slot;
+	*slot = f;
+	return slot;
+}
+
+/* Does @path define probes of the OpenTelemetry memory contract (SystemTap
+ * notes of provider otel_memory)? */
+static bool has_otel_notes(const char *path)
+{
+	static const char provider[] = "otel_memory";
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	size_t shstr;
+	Elf *e;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstr))
+		goto out;
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		size_t off = 0, name_off, desc_off;
+		const char *name;
+		Elf_Data *d;
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(name = elf_strptr(e, shstr, sh.sh_name)) || strcmp(name, ".note.stapsdt") ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		while (!found && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			/* desc: pc, base, semaphore (8 bytes each), provider */
+			if (nh.n_type == 3 && nh.n_descsz > 24 + sizeof(provider) &&
+			    desc_off + 24 + sizeof(provider) <= d->d_size &&
+			    !memcmp((char *)d->d_buf + desc_off + 24, provider, sizeof(provider)))
+				found = true;
+		}
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+/* The contract's two probes in @path for @pid; the process's allocator
+ * probes are then ignored. 0 or -errno. */
+static int attach_usdt(struct memsampler *m, const char *path, int pid)
+{
+	static const char *const names[] = {"alloc", "free"};
+	struct bpf_program *progs[] = {m->skel->progs.profcap_mem_usdt_alloc,
+				       m->skel->progs.profcap_mem_usdt_free};
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		err = array__grow((void **)&m->links, &m->links_cap, m->nlinks, sizeof(*m->links),
+				  64, MEMORY_LINKS_MAX);
+		if (err)
+			return err;
+		m->links[m->nlinks] =
+			(struct mem_link){bpf_program__attach_usdt(progs[i], pid, path,
+								   "otel_memory", names[i], NULL),
+					  pid, true};
+		if (!m->links[m->nlinks].link)
+			return -errno;
+		m->nlinks++;
+	}
+	if (pid > 0) {
+		/* its allocator probes would only trap: gone (and ignored till
+		 * then) */
+		bpf_map__update_elem(m->skel->maps.mem_usdt_procs, &key, sizeof(key), &one,
+				     sizeof(one), BPF_ANY);
+		for (i = 0; i < (int)m->nlinks; i++) {
+			if (m->links[i].pid != pid || m->links[i].usdt || !m->links[i].link)
+				continue;
+			bpf_link__destroy(m->links[i].link);
+			m->links[i].link = NULL;
+		}
+	}
+	m->usdt++;
+	pr_debug("--memory: otel_memory probes in %s: the process's own sampler is used", path);
+	return 0;
+}
+
+/* Does process @pid fire the otel_memory probes (found so far)? */
+static bool uses_usdt(const struct memsampler *m, int pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 v;
+
+	return pid > 0 && !bpf_map__lookup_elem(m->skel->maps.mem_usdt_procs, &key, sizeof(key), &v,
+						sizeof(v), 0);
+}
+
+/* Look at @path for @pid unless done: its otel_memory probes, and with
+ * @alloc (a file that may hold an allocator) its allocator. 0 or -errno
+ * (logged once). */
+static int probe(struct memsampler *m, const char *path, int pid, bool alloc)
+{
+	struct mem_file *f = file_of(m, path, pid);
+	int err = 0;
+
+	if (!f)
+		return 0; /* gone, or too many files: not probed */
+	if (!(f->state & MEM_FILE_USDT_CHECKED)) {
+		f->state |= MEM_FILE_USDT_CHECKED;
+		if (has_otel_notes(path))
+			err = attach_usdt(m, path, f->pid);
+	}
+	if (!err && alloc && !(f->state & MEM_FILE_ALLOC) && !uses_usdt(m, f->pid)) {
+		f->state |= MEM_FILE_ALLOC;
+		err = attach_file(m, path, f->pid);
+	}
+	if (err > 0) {
+		m->nfiles++;
+		return 0;
+	}
+	if (err && !m->warned) {
+		m->warned = true;
+		pr_warn("--memory: cannot probe the allocator in %s (%s): its allocations are not "
+			"seen%s",
+			path, strerror(-err),
+			err == -E2BIG ? "; too many probes" : "; is uprobe support built in?");
+	}
+	return err;
+}
+
+int memsampler__attach_pid(struct memsampler *m, int pid)
+{
+	char path[PATH_MAX + 64], exe[PATH_MAX];
+	struct procmaps *maps = NULL;
+	const char *last = "";
+	size_t i, nwant = 0;
+	ssize_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	err = procmaps__read(path, &maps);
+	if (err)
+		return err == -ENOENT || err == -ESRCH ? 0 : err;
+	for (i = 0; i < procmaps__count(maps); i++) {
+		const struct procmaps_entry *e = procmaps__entry(maps, i);
+
+		if (!(e->perms & PROCMAPS_EXEC) || e->anonymous || e->deleted || *e->path != '/' ||
+		    !strcmp(e->path, last))
+			continue;
+		last = e->path;
+		/* A target's tables now (else a library's is built lazily, when
+		 * a CPU sample's walk needs it): its allocations' stacks are
+		 * walked from its first calls. */
+		if (!m->o.system_wide && nwant++ < MEMORY_WANT_MAX)
+			builder__want_file(m->s, (__u32)pid, e->start,
+					   (__u64)e->dev_major << 32 | e->dev_minor, e->inode);
+		/* the process's view of its files (its mount namespace) */
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
+		err = probe(m, path, pid, memsampler__candidate(e->path, exe));
+		if (err)
+			break;
+	}
+	procmaps__free(maps);
+	return err;
+}
+
+/* The path of library @name as the dynamic loader finds it in the usual
+ * directories into @out: 0 or -ENOENT. */
+static int find_library(const char *name, char *out, size_t len)
+{
+	static const char *const dirs[] = {"/lib/x86_64-linux-gnu",
+					   "/usr/lib/x86_64-linux-gnu",
+					   "/lib64",
+					   "/usr/lib64",
+					   "/lib",
+					   "/usr/lib",
+					   "/usr/local/lib"};
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int n = snprintf(out, len, "%s/%s", dirs[i], name);
+
+		if (n > 0 && (size_t)n < len && !access(out, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int memsampler__attach_exec(struct memsampler *m, int pid, const char *exe)
+{
+	char needed[32][NAME_MAX], lib[PATH_MAX];
+	__u64 addrs[MEM_NSYMBOLS], maddrs[2];
+	size_t n = 32, i;
+	int err;
+
+	if (read_elf(exe, addrs, maddrs, needed, &n))
+		n = 0;
+	err = probe(m, exe, pid, true);
+	for (i = 0; i < n && !err; i++)
+		if (!find_library(needed[i], lib, sizeof(lib)))
+			err = probe(m, lib, pid, memsampler__candidate(needed[i], NULL));
+	return err;
+}
+
+void memsampler__stop(struct memsampler *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nlinks; i++) {
+		bpf_link__destroy(m->links[i].link);
+		m->links[i].link = NULL;
+	}
+}
+
+/* ---- drain ---- */
+
+/* The counters summed over CPUs into @v (MEM_STAT__COUNT of them). */
+static void read_stats(const struct memsampler *m, __u64 *v)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(m->skel->maps.mem_stats);
+	__u64 *per = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per)) : NULL;
+	__u32 i;
+	int c;
+
+	memset(v, 0, MEM_STAT__COUNT * sizeof(*v));
+	for (i = 0; per && i < MEM_STAT__COUNT; i++)
+		if (!bpf_map_lookup_elem(fd, &i, per))
+			for (c = 0; c < ncpu; c++)
+				v[i] += per[c];
+	free(per);
+}
+
+static bool agg_eq(const void *elem, const void *key, void *ctx)
+{
+	(void)ctx;
+	return !memcmp(&((const struct mem_agg *)elem)->key, key, sizeof(struct mem_key));
+}
+
+/* The aggregate of @k (added zeroed when new), NULL when the table is full. */
+static struct mem_agg *agg_of(struct memsampler *m, const struct mem_key *k)
+{
+	__u64 h = htab__hash(k, sizeof(*k));
+	struct mem_agg *a = htab__find(&m->agg, h, k, agg_eq, NULL);
+
+	if (a || htab__add(&m->agg, h, (void **)&a))
+		return a;
+	a->key = *k;
+	return a;
+}
+
+/* Every entry of hash map @fd in batches (@del: taken out) to @fn. */
+static int batches(struct memsampler *m, int fd, bool del, size_t ksz, size_t vsz,
+		   void (*fn)(struct memsampler *m, const void *k, const void *v))
+{
+	void *keys = malloc(MEMORY_BATCH * ksz), *vals = malloc(MEMORY_BATCH * vsz);
+	__u32 cursor = 0, next, count, i;
+	bool started = false;
+	int err = keys && vals ? 0 : -ENOMEM;
+
+	while (!err) {
+		count = MEMORY_BATCH;
+		err = del ? bpf_map_lookup_and_delete_batch(fd, started ? &cursor : NULL, &next,
+							    keys, vals, &count, NULL)
+			  : bpf_map_lookup_batch(fd, started ? &cursor : NULL, &next, keys, vals,
+						 &count, NULL);
+		if (err && err != -ENOENT)
+			break;
+		for (i = 0; i < count; i++)
+			fn(m, (char *)keys + i * ksz, (char *)vals + i * vsz);
+		if (err == -ENOENT) {
+			err = 0;
+			break;
+		}
+		cursor = next;
+		started = true;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+static void add_count(struct memsampler *m, const void *k, const void *v)
+{
+	const struct mem_val *w = v;
+	struct mem_agg *a = agg_of(m, k);
+
+	if (a) {
+		a->alloc_bytes += w->bytes;
+		a->alloc_objs += w->objs;
+	}
+}
+
+static void add_live(struct memsampler *m, const void *k, const void *v)
+{
+	const struct mem_live_val *lv = v;
+	struct mem_agg *a = agg_of(m, &lv->key);
+
+	(void)k;
+	m->live++;
+	if (a) {
+		a->inuse_bytes += lv->w.bytes;
+		a->inuse_objs += lv->w.objs;
+	}
+}
+
+/* Live entries of processes that exited: their memory went with them. */
+static void purge_gone(struct memsampler *m)
+{
+	int pfd = bpf_map__fd(m->skel->maps.mem_live_procs),
+	    lfd = bpf_map__fd(m->skel->maps.mem_live);
+	struct mem_live_key lk, lnext;
+	__u32 tgid, next, gone[64];
+	size_t ngone = 0, i;
+	bool first = true;
+
+	while (ngone < 64 && !bpf_map_get_next_key(pfd, first ? NULL : &tgid, &next)) {
+		first = false;
+		tgid = next;
+		if (kill((pid_t)tgid, 0) && errno == ESRCH)
+			gone[ngone++] = tgid;
+	}
+	if (!ngone)
+		return;
+	first = true;
+	while (!bpf_map_get_next_key(lfd, first ? NULL : &lk, &lnext)) {
+		first = false;
+		lk = lnext;
+		for (i = 0; i < ngone && gone[i] != lk.tgid; i++)
+			;
+		if (i < ngone)
+			bpf_map_delete_elem(lfd, &lk); /* the walk goes on from the next bucket */
+	}
+	for (i = 0; i < ngone; i++)
+		bpf_map_delete_elem(pfd, &gone[i]);
+}
+
+static int stack_of(void *ctx, __u64 hash, struct stack_trace *out)
+{
+	const struct memsampler *m = ctx;
+
+	return bpf_map_lookup_elem(m->stacks_fd, &hash, out) ? -ENOENT : 0;
+}
+
+static int tail_of(void *ctx, __u64 hash, __u64 *tail)
+{
+	const struct memsampler *m = ctx;
+
+	return bpf_map_lookup_elem(m->ext_fd, &hash, tail) ? -ENOENT : 0;
+}
+
+/* Aggregates of the window to @fn. */
+static int emit(struct memsampler *m, memory_record_fn fn, void *ctx)
+{
+	const struct drain_stacks src = {.stack = stack_of, .tail = tail_of, .ctx = m};
+	struct memory_record rec;
+	struct mem_agg *a;
+	size_t it = 0;
+	int err = 0;
+
+	while (!err && (a = htab__next(&m->agg, &it))) {
+		if (!a->alloc_objs && !a->inuse_objs)
+			continue;
+		memset(&rec, 0, sizeof(rec));
+		rec.r.kind = SAMPLER_KIND_CPU;
+		rec.r.tgid = a->key.tgid;
+		rec.r.tid = a->key.tid;
+		rec.r.flags = a->key.flags;
+		rec.r.count = 1;
+		memcpy(rec.r.comm, a->key.comm, 16);
+		drain__stacks(&m->scratch, &src, &rec.r, a->key.ustack, 0);
+		rec.alloc_bytes = a->alloc_bytes;
+		rec.alloc_objects = (a->alloc_objs + (1u << (MEM_OBJ_BITS - 1))) >> MEM_OBJ_BITS;
+		rec.inuse_bytes = a->inuse_bytes;
+		rec.inuse_objects = (a->inuse_objs + (1u << (MEM_OBJ_BITS - 1))) >> MEM_OBJ_BITS;
+		err = fn(ctx, &rec);
+	}
+	return err;
+}
+
+/* Back-pressure for the next interval, from the sampled calls of this one. */
+static void adjust(struct memsampler *m)
+{
+	__u64 v[MEM_STAT__COUNT], now = clock__mono_ns(), keep;
+
+	read_stats(m, v);
+	keep = memsampler__keep(m->keep, v[MEM_STAT_SAMPLED] - m->last_sampled, now - m->last_ns,
+				m->o.max_events);
+	m->last_sampled = v[MEM_STAT_SAMPLED];
+	m->last_ns = now;
+	if (keep != m->keep) {
+		pr_debug("--memory: back-pressure: %.4f of sampled calls kept (was %.4f)",
+			 (double)keep / MEM_FP_ONE, (double)m->keep / MEM_FP_ONE);
+		m->keep = keep;
+		write_config(m);
+	}
+}
+
+static bool u64_eq(const void *elem, const void *key, void *ctx)
+{
+	(void)ctx;
+	return *(const __u64 *)elem == *(const __u64 *)key;
+}
+
+/* A live allocation's stack into m->refs. */
+static void add_ref(struct memsampler *m, const void *k, const void *v)
+{
+	const struct mem_live_val *lv = v;
+	__u64 h = htab__hash_u64(lv->key.ustack, 0), *slot;
+
+	(void)k;
+	if (lv->key.ustack && !htab__find(&m->refs, h, &lv->key.ustack, u64_eq, NULL) &&
+	    !htab__add(&m->refs, h, (void **)&slot))
+		*slot = lv->key.ustack;
+}
+
+/* Stacks no live allocation needs any more (the counters of this drain
+ * taken): out of the stack tables once they are half full, so a long run
+ * keeps room for new stacks. A sampled allocation counted between the
+ * drain and this may lose its stack. */
+static void collect_stacks(struct memsampler *m)
+{
+	__u64 key, next, *gone;
+	size_t n = 0, ngone = 0, i;
+	bool first;
+
+	for (first = true; !bpf_map_get_next_key(m->stacks_fd, first ? NULL : &key, &next);
+	     first = false, key = next)
+		n++;
+	if (n < MEMORY_STACKS_MAX / 2)
+		return;
+	htab__clear(&m->refs);
+	if (batches(m, bpf_map__fd(m->skel->maps.mem_live), false, sizeof(struct mem_live_key),
+		    sizeof(struct mem_live_val), add_ref))
+		return; /* not knowing which are needed, keep all */
+	gone = malloc(n * sizeof(*gone));
+	for (first = true;
+	     gone && ngone < n && !bpf_map_get_next_key(m->stacks_fd, first ? NULL : &key, &next);
+	     first = false, key = next)
+		if (!htab__find(&m->refs, htab__hash_u64(next, 0), &next, u64_eq, NULL))
+			gone[ngone++] = next;
+	for (i = 0; i < ngone; i++) {
+		bpf_map_delete_elem(m->stacks_fd, &gone[i]);
+		bpf_map_delete_elem(m->ext_fd, &gone[i]);
+	}
+	pr_debug("--memory: %zu of %zu stacks no live allocation needs dropped", ngone, n);
+	free(gone);
+}
+
+int memsampler__drain(struct memsampler *m, bool window_end, memory_record_fn fn, void *ctx)
+{
+	int err;
+
+	adjust(m);
+	htab__clear(&m->agg);
+	err = batches(m, bpf_map__fd(m->skel->maps.mem_counts), true, sizeof(struct mem_key),
+		      sizeof(struct mem_val), add_count);
+	if (!err && window_end) {
+		m->live = 0;
+		err = batches(m, bpf_map__fd(m->skel->maps.mem_live), false,
+			      sizeof(struct mem_live_key), sizeof(struct mem_live_val), add_live);
+	}
+	err = err ?: emit(m, fn, ctx);
+	/* A process that exited in this window shows what it held at its
+	 * exit (its leaks) once, then no more. */
+	if (!err && window_end)
+		purge_gone(m);
+	if (!err)
+		collect_stacks(m);
+	return err;
+}
+
+void memsampler__stats(const struct memsampler *m, struct memory_stats *st)
+{
+	__u64 v[MEM_STAT__COUNT];
+
+	memset(st, 0, sizeof(*st));
+	if (!m)
+		return;
+	read_stats(m, v);
+	st->calls = v[MEM_STAT_CALLS];
+	st->sampled = v[MEM_STAT_SAMPLED];
+	st->frees = v[MEM_STAT_FREES];
+	st->freed = v[MEM_STAT_FREED];
+	st->counts_full = v[MEM_STAT_COUNTS_FULL];
+	st->live_full = v[MEM_STAT_LIVE_FULL];
+	st->live_proc = v[MEM_STAT_LIVE_PROC];
+	st->throttled = v[MEM_STAT_THROTTLED];
+	st->live = m->live;
+	st->probes = (__u32)m->nlinks;
+	st->files = m->nfiles;
+	st->usdt = m->usdt;
+	st->keep_ppm = m->keep * 1000000 / MEM_FP_ONE;
+}
+
+void memsampler__free(struct memsampler *m)
+{
+	if (!m)
+		return;
+	memsampler__stop(m);
+	free(m->links);
+	htab__release(&m->files);
+	htab__release(&m->agg);
+	htab__release(&m->refs);
+	cpu_sampler__destroy(m->skel);
+	free(m);
+}

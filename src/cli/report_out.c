@@ -94,14 +94,22 @@ static const char *value_word(const struct meta_view *m)
 }
 
 /* How text tables print values: counts as integers; times (nanoseconds)
- * in the unit that suits the total, named in the column headers. */
+ * and sizes (bytes) in the unit that suits the total, named in the column
+ * headers. */
 struct vunit {
-	const char *name; /* "s", "ms", "us"; NULL: plain counts */
-	double div;	  /* nanoseconds per unit */
+	const char *name; /* "s", "ms", "us", "GiB", "MiB", "KiB"; NULL: plain counts */
+	double div;	  /* sample units per unit */
 };
 
 static struct vunit value_unit(const struct meta_view *m, __u64 total)
 {
+	if (!strcmp(m->sample_unit, "bytes")) {
+		if (total >= 1ull << 30)
+			return (struct vunit){"GiB", (double)(1ull << 30)};
+		if (total >= 1ull << 20)
+			return (struct vunit){"MiB", (double)(1ull << 20)};
+		return (struct vunit){"KiB", 1024.0};
+	}
 	if (strcmp(m->sample_unit, "nanoseconds"))
 		return (struct vunit){NULL, 1};
 	if (total >= 1000000000ull)

@@ -369,6 +369,41 @@ TEST(off_cpu_times_in_units)
 	profile__free(p);
 }
 
+/* Memory values are bytes: text tables print them in KiB, MiB or GiB. */
+TEST(memory_sizes_in_units)
+{
+	struct profile *p = profile__new();
+	struct profile_frame a[] = {fr("alloc_a", 0x400010), fr("main", 0x400030)};
+	struct profile_frame b[] = {fr("alloc_b", 0x400020), fr("main", 0x400034)};
+	struct report_opts o;
+	char *out;
+
+	CHECK(p);
+	CHECK(!profile__set_value_types(p, "inuse_space", "bytes", "space", "bytes"));
+	CHECK(!profile__add_sample(p, &app, 101, "t", a, 2, 3ull << 20));
+	CHECK(!profile__add_sample(p, &app, 101, "t", b, 2, 1ull << 20));
+	report__default_opts(&o);
+	out = report_text(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "SELF(MiB)"));
+	CHECK(strstr(out, "  native   alloc_a\n"));
+	CHECK(strstr(out, "3.000"));
+	CHECK(strstr(out, "VALUE(MiB)"));
+	CHECK(!strstr(out, "3145728"));
+	free(out);
+	profile__free(p);
+	p = profile__new();
+	CHECK(p);
+	CHECK(!profile__set_value_types(p, "alloc_space", "bytes", "space", "bytes"));
+	CHECK(!profile__add_sample(p, &app, 101, "t", a, 2, 2048));
+	out = report_text(p, &o);
+	CHECK(out);
+	CHECK(strstr(out, "SELF(KiB)"));
+	CHECK(strstr(out, "2.000"));
+	free(out);
+	profile__free(p);
+}
+
 /* Python frames: no mapping, no address; a function, a file and a line. */
 TEST(interpreter_frames)
 {
@@ -423,6 +458,7 @@ int main(void)
 	RUN(utf8);
 	RUN(loss_counts);
 	RUN(off_cpu_times_in_units);
+	RUN(memory_sizes_in_units);
 	RUN(interpreter_frames);
 	return TEST_DONE();
 }

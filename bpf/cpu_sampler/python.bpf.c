@@ -184,9 +184,11 @@ static __always_inline int py_step(struct py_walk_state *w)
 		fl |= PROFCAP_PY_FRAME_NOCODE;
 		first = 0;
 	}
+	/* n < PROFCAP_PY_MAX_FRAMES: words 2n and 2n + 1 are in st. A mask
+	 * the verifier sees, whatever the compiler made of the check above
+	 * (the value holds more after st). */
 	i = 2 * n;
-	if (i + 1 >= PROFCAP_MAX_STACK)
-		return 1;
+	asm volatile("%0 &= 0x7e" : "+r"(i));
 	w->st.ips[i] = (code & PROFCAP_PY_ADDR_MASK) |
 		       ((__u64)((__u32)first & 0xffff) << PROFCAP_PY_FP_SHIFT);
 	w->st.ips[i + 1] = (ins & 0xffffffffull) | ((__u64)fl << 32);
@@ -218,15 +220,22 @@ static __always_inline int py_begin(__u32 tgid, __u32 tid)
 	return w->frame != 0;
 }
 
-static long py_loop_cb(__u32 i, void *data)
+/* One frame of the walk in py_scratch: 0 to go on, 1 when over. Global:
+ * the verifier checks it once, not on every iteration of the loops. */
+__attribute__((noinline)) int py_frame_step(void)
 {
 	struct py_walk_state *w;
 	__u32 zero = 0;
 
-	(void)i;
-	(void)data;
 	w = bpf_map_lookup_elem(&py_scratch, &zero);
 	return !w || py_step(w);
+}
+
+static long py_loop_cb(__u32 i, void *data)
+{
+	(void)i;
+	(void)data;
+	return py_frame_step() ? 1 : 0;
 }
 
 __attribute__((noinline)) int py_walk_loop(__u32 tgid, __u32 tid)
@@ -239,16 +248,12 @@ __attribute__((noinline)) int py_walk_loop(__u32 tgid, __u32 tid)
 
 __attribute__((noinline)) int py_walk_bounded(__u32 tgid, __u32 tid)
 {
-	struct py_walk_state *w;
-	__u32 zero = 0, i;
+	__u32 i;
 
 	if (!py_begin(tgid, tid))
 		return 0;
-	w = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!w)
-		return 0;
 	for (i = 0; i < PY_STEPS; i++)
-		if (py_step(w))
+		if (py_frame_step())
 			break;
 	return 1;
 }

@@ -52,6 +52,7 @@ extern struct py_scratch_map py_scratch SEC(".maps");
  * running). py_walk_loop() steps with bpf_loop() (Linux >= 5.17). */
 int py_walk_loop(__u32 tgid, __u32 tid);
 int py_walk_bounded(__u32 tgid, __u32 tid);
+int py_frame_step(void);
 
 /* The Python stack of the current thread stored in @stacks: its hash (0 =
  * none), PROFCAP_F_PY_* into *@kflags. @loop (a constant) as for

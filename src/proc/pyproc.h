@@ -13,11 +13,21 @@
 #define PROFCAP_PYPROC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 struct procsnap;
 
 #define PYPROC_NONE 0xffff /* an offset the version does not have */
+
+/* pyproc_layout.flags: the PROFCAP_PY_* bits of bpf/python.h, the same
+ * values (proc/ does not include the BPF ABI; collect/ checks they match). */
+#define PYPROC_INSTR_PTR 0x1	/* frame_instr is a pointer (3.11+), else an int */
+#define PYPROC_CODE_TAGGED 0x2	/* frame_code is a tagged _PyStackRef (3.14) */
+#define PYPROC_OWNER 0x4	/* frame_owner valid: owners >= owner_cstack are shims */
+#define PYPROC_IS_ENTRY 0x8	/* frame_entry valid (3.11) */
+#define PYPROC_ONE_PER_CALL 0x10 /* every frame is its own eval call (up to 3.10) */
+#define PYPROC_CFRAME 0x20	/* tstate_frame points to a _PyCFrame (3.11, 3.12) */
 #define PYPROC_EVAL_RANGES 4
 
 /* Offsets (bytes) of one CPython version. The thread-state and frame part
@@ -70,6 +80,7 @@ struct pyproc {
 	struct pyproc_range eval[PYPROC_EVAL_RANGES];
 	__u32 neval;
 	bool debug_offsets; /* the layout came from _Py_DebugOffsets */
+	__u64 code_type; /* address of PyCode_Type (0 unknown): checks a code object */
 };
 
 /* Find out whether process @pid (seen from @proc_root, NULL = "/proc")
@@ -79,6 +90,19 @@ struct pyproc {
  * other -errno when the process or its files could not be read. */
 int pyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 		   struct pyproc *out);
+
+/* Read @len bytes at @addr of process @pid: process_vm_readv() (with
+ * @proc_root NULL or "/proc"), else PROC/PID/mem. 0, -EFAULT (not
+ * mapped, short), -ESRCH (gone) or -errno. */
+int pyproc__read_mem(const char *proc_root, int pid, __u64 addr, void *buf, size_t len);
+
+/* Fill @out (a copy of the table's layout for the same version, or zeros)
+ * from the @n bytes of _Py_DebugOffsets at @raw: 0, -EINVAL when the
+ * cookie, version or an offset does not read right (the caller keeps the
+ * table), -ENOTSUP for a free-threaded build. Pure. */
+int pyproc__debug_offsets(const void *raw, size_t n, unsigned major, unsigned minor,
+			  struct pyproc_layout *out);
+#define PYPROC_DEBUG_OFFSETS_MAX 1024 /* bytes of _Py_DebugOffsets read */
 
 /* The layout of CPython @major.@minor from the built-in tables, NULL when
  * unknown. */

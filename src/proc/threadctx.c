@@ -13,34 +13,23 @@
 #include "util/htab.h"
 #include "util/fdio.h"
 #include "util/utf8.h"
+#include "proc/elfsyms.h"
 #include "proc/pfile.h"
 #include "proc/procmaps.h"
 #include "proc/procsnap.h"
 #include "proc/threadctx.h"
 
-#define MAX_PHDRS 256
-#define MAX_SHDRS 4096
-
-/* Exactly @len bytes at @off, else -EIO (short: truncated file) or -errno. */
-static int read_at(int fd, void *buf, size_t len, __u64 off, __u64 fsize)
+/* The PT_TLS header of @f into *@tls: 0 or -ENOENT. */
+static int find_tls(const struct elfsyms_file *f, Elf64_Phdr *tls)
 {
-	size_t done = 0;
-	ssize_t n;
+	int i;
 
-	if (off > fsize || len > fsize - off)
-		return -ENOEXEC;
-	while (done < len) {
-		n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
+	for (i = 0; i < f->eh.e_phnum; i++)
+		if (f->ph[i].p_type == PT_TLS) {
+			*tls = f->ph[i];
+			return 0;
 		}
-		if (!n)
-			return -EIO;
-		done += (size_t)n;
-	}
-	return 0;
+	return -ENOENT;
 }
 
 static __u64 round_up(__u64 v, __u64 align)
@@ -48,103 +37,10 @@ static __u64 round_up(__u64 v, __u64 align)
 	return align > 1 ? (v + align - 1) / align * align : v;
 }
 
-/* A file being read: its size and ELF header, checked. */
-struct elf_file {
-	int fd;
-	__u64 fsize;
-	Elf64_Ehdr eh;
-};
-
-/* The PT_TLS header into *@tls and the lowest PT_LOAD's page-aligned
- * (p_vaddr - p_offset), where file offset 0 would be, into *@base:
- * 0, -ENOENT (no PT_TLS), or an error. */
-static int read_phdrs(const struct elf_file *f, Elf64_Phdr *tls, __u64 *base)
-{
-	Elf64_Phdr *ph = NULL;
-	bool have_tls = false, have_load = false;
-	int err, i;
-
-	if (f->eh.e_phentsize != sizeof(Elf64_Phdr) || f->eh.e_phnum > MAX_PHDRS)
-		return -ENOEXEC;
-	ph = calloc(f->eh.e_phnum ? f->eh.e_phnum : 1, sizeof(*ph));
-	if (!ph)
-		return -ENOMEM;
-	err = read_at(f->fd, ph, (size_t)f->eh.e_phnum * sizeof(*ph), f->eh.e_phoff, f->fsize);
-	for (i = 0; !err && i < f->eh.e_phnum; i++) {
-		if (ph[i].p_type == PT_TLS && !have_tls) {
-			*tls = ph[i];
-			have_tls = true;
-		} else if (ph[i].p_type == PT_LOAD && !have_load) {
-			/* program headers list PT_LOAD in ascending p_vaddr */
-			*base = (ph[i].p_vaddr - ph[i].p_offset) & ~(__u64)4095;
-			have_load = true;
-		}
-	}
-	if (!err && !have_tls)
-		err = -ENOENT;
-	free(ph);
-	return err;
-}
-
-/* Symbols read at a time by find_symbol(). */
-#define SYM_CHUNK 1024
-
-/* THREADCTX_SYMBOL, an STT_TLS symbol defined in symbol section @sym (its
- * strings in section sym->sh_link): its value into *@value and its index
- * into *@index. 0, -ENOENT, or an error. The table is read in chunks and a
- * name only for a defined TLS symbol: a program that exports everything
- * costs a few reads into one small buffer, not megabytes of fresh pages
- * for every new binary. */
-static int find_symbol(const struct elf_file *f, const Elf64_Shdr *sh, const Elf64_Shdr *sym,
-		       __u64 *value, __u32 *index)
-{
-	const size_t want = sizeof(THREADCTX_SYMBOL);
-	char name[sizeof(THREADCTX_SYMBOL)];
-	const Elf64_Shdr *str;
-	Elf64_Sym *syms = NULL;
-	size_t n, i, k, chunk;
-	int err;
-
-	if (sym->sh_link >= f->eh.e_shnum || sym->sh_entsize != sizeof(Elf64_Sym))
-		return -ENOEXEC;
-	str = &sh[sym->sh_link];
-	if (sym->sh_size > THREADCTX_MAX_SYMTAB || str->sh_size > THREADCTX_MAX_SYMTAB)
-		return -EFBIG;
-	n = (size_t)(sym->sh_size / sizeof(Elf64_Sym));
-	syms = malloc(SYM_CHUNK * sizeof(*syms));
-	if (!syms)
-		return -ENOMEM;
-	err = -ENOENT;
-	for (i = 0; err == -ENOENT && i < n; i += chunk) {
-		chunk = n - i < SYM_CHUNK ? n - i : SYM_CHUNK;
-		err = read_at(f->fd, syms, chunk * sizeof(*syms),
-			      sym->sh_offset + i * sizeof(*syms), f->fsize);
-		err = err ?: -ENOENT;
-		for (k = 0; err == -ENOENT && k < chunk; k++) {
-			const Elf64_Sym *y = &syms[k];
-
-			if (ELF64_ST_TYPE(y->st_info) != STT_TLS || y->st_shndx == SHN_UNDEF ||
-			    y->st_name >= str->sh_size || str->sh_size - y->st_name < want)
-				continue;
-			err = read_at(f->fd, name, want, str->sh_offset + y->st_name, f->fsize);
-			if (err)
-				break;
-			err = -ENOENT;
-			if (memcmp(name, THREADCTX_SYMBOL, want))
-				continue;
-			*value = y->st_value;
-			*index = (__u32)(i + k);
-			err = 0;
-		}
-	}
-	free(syms);
-	return err;
-}
-
 /* Note in @m the first relocation of each TLS kind against symbol @index
  * of the symbol table @dynsym in the SHT_RELA section @rela (.rela.dyn, and
  * .rela.plt where TLSDESC entries go). Read in chunks: no allocation. */
-static int scan_relocs(const struct elf_file *f, const Elf64_Shdr *rela, __u32 dynsym,
+static int scan_relocs(const struct elfsyms_file *f, const Elf64_Shdr *rela, __u32 dynsym,
 		       __u32 index, struct threadctx_module *m)
 {
 	Elf64_Rela r[128];
@@ -159,8 +55,7 @@ static int scan_relocs(const struct elf_file *f, const Elf64_Shdr *rela, __u32 d
 		return -EFBIG;
 	for (i = 0; i < n; i += chunk) {
 		chunk = n - i < 128 ? (size_t)(n - i) : 128;
-		err = read_at(f->fd, r, chunk * sizeof(*r), rela->sh_offset + i * sizeof(*r),
-			      f->fsize);
+		err = elfsyms__read(f, r, chunk * sizeof(*r), rela->sh_offset + i * sizeof(*r));
 		if (err)
 			return err;
 		for (k = 0; k < chunk; k++) {
@@ -185,61 +80,40 @@ static int scan_relocs(const struct elf_file *f, const Elf64_Shdr *rela, __u32 d
 	return 0;
 }
 
-/* The symbol from .dynsym (SHT_DYNSYM): where the OTEP says it must be,
- * even in static binaries; then the relocations against it. .symtab is not
- * searched: it can be tens of MiB in an unstripped binary and this runs for
- * every new process. */
-static int read_sections(const struct elf_file *f, struct threadctx_module *m)
+/* THREADCTX_SYMBOL from .dynsym (SHT_DYNSYM): where the OTEP says it must
+ * be, even in static binaries; then the relocations against it. .symtab is
+ * not searched: it can be tens of MiB in an unstripped binary and this runs
+ * for every new process. */
+static int read_sections(const struct elfsyms_file *f, struct threadctx_module *m)
 {
-	Elf64_Shdr *sh = NULL;
-	__u32 index = 0, dynsym = 0;
+	struct elfsyms_query q = {.name = THREADCTX_SYMBOL, .types = 1u << STT_TLS};
+	__u32 dynsym = 0;
 	int err, i;
 
-	if (!f->eh.e_shnum)
-		return -ENOENT; /* stripped of section headers: no table to look in */
-	if (f->eh.e_shentsize != sizeof(Elf64_Shdr) || f->eh.e_shnum > MAX_SHDRS)
-		return -ENOEXEC;
-	sh = calloc(f->eh.e_shnum, sizeof(*sh));
-	if (!sh)
-		return -ENOMEM;
-	err = read_at(f->fd, sh, (size_t)f->eh.e_shnum * sizeof(*sh), f->eh.e_shoff, f->fsize);
+	err = elfsyms__dynsym(f, &q, 1, &dynsym);
 	if (!err)
-		err = -ENOENT;
-	for (i = 0; i < f->eh.e_shnum && err == -ENOENT; i++)
-		if (sh[i].sh_type == SHT_DYNSYM) {
-			err = find_symbol(f, sh, &sh[i], &m->value, &index);
-			dynsym = (__u32)i;
-		}
+		m->value = q.value;
 	for (i = 0; !err && i < f->eh.e_shnum; i++)
-		if (sh[i].sh_type == SHT_RELA)
-			err = scan_relocs(f, &sh[i], dynsym, index, m);
-	free(sh);
+		if (f->sh[i].sh_type == SHT_RELA)
+			err = scan_relocs(f, &f->sh[i], dynsym, q.index, m);
 	return err;
 }
 
 int threadctx__elf_module(int fd, struct threadctx_module *m)
 {
-	struct elf_file f = {.fd = fd};
+	struct elfsyms_file f;
 	Elf64_Phdr tls = {0};
-	struct stat st;
 	__u64 align, firstbyte, block;
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -ENOEXEC;
-	f.fsize = (__u64)st.st_size;
-	err = read_at(fd, &f.eh, sizeof(f.eh), 0, f.fsize);
+	err = elfsyms__open(fd, &f);
 	if (err)
-		return err == -EIO ? -ENOEXEC : err;
-	if (memcmp(f.eh.e_ident, ELFMAG, SELFMAG) || f.eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    f.eh.e_ident[EI_DATA] != ELFDATA2LSB || f.eh.e_machine != EM_X86_64 ||
-	    (f.eh.e_type != ET_EXEC && f.eh.e_type != ET_DYN))
-		return -ENOEXEC;
-	err = read_phdrs(&f, &tls, &m->load_base);
+		return err;
+	m->load_base = f.load_base;
+	err = find_tls(&f, &tls);
 	err = err ?: read_sections(&f, m);
+	elfsyms__close(&f);
 	if (err)
 		return err == -EIO ? -ENOEXEC : err;
 	align = tls.p_align ? tls.p_align : 1;

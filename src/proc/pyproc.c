@@ -1,0 +1,437 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "util/fdio.h"
+#include "util/log.h"
+#include "proc/elfsyms.h"
+#include "proc/pfile.h"
+#include "proc/procmaps.h"
+#include "proc/procsnap.h"
+#include "proc/pyproc.h"
+
+int pyproc__read_mem(const char *proc_root, int pid, __u64 addr, void *buf, size_t len)
+{
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(unsigned long)addr, .iov_len = len};
+	char path[96];
+	ssize_t n;
+	int fd, err;
+
+	if (!len)
+		return 0;
+	if (addr > (__u64)INT64_MAX - len)
+		return -EFAULT;
+	if (!proc_root || !strcmp(proc_root, "/proc")) {
+		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n == (ssize_t)len)
+			return 0;
+		if (n >= 0 || errno == EFAULT)
+			return -EFAULT;
+		if (errno == ESRCH)
+			return -ESRCH;
+		/* EPERM (a seccomp filter, a stricter LSM), ENOSYS: try mem */
+	}
+	snprintf(path, sizeof(path), "%s/%d/mem", proc_root ? proc_root : "/proc", pid);
+	fd = fdio__open(path, O_RDONLY);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = pfile__pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return err == -EIO ? -EFAULT : err;
+}
+
+/* ---- which file runs Python, which version ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* "X.Y" right after @prefix at the start of @name: 0 and the numbers. */
+static int name_version(const char *name, const char *prefix, unsigned *major, unsigned *minor)
+{
+	size_t n = strlen(prefix);
+	unsigned a, b;
+	char dot;
+
+	if (strncmp(name, prefix, n))
+		return -ENOENT;
+	if (sscanf(name + n, "%1u%c%2u", &a, &dot, &b) != 3 || dot != '.')
+		return -ENOENT;
+	*major = a;
+	*minor = b;
+	return 0;
+}
+
+/* The mapping of offset 0 of the file that runs the interpreter: a
+ * libpython, else an executable named python*; its version from the name
+ * when it carries one (0.0 when not). NULL when none. */
+static const struct procmaps_entry *find_file(const struct procmaps *maps, const char *exe,
+					      unsigned *major, unsigned *minor)
+{
+	const struct procmaps_entry *prog = NULL;
+	size_t i, n = procmaps__count(maps), len;
+
+	for (i = 0; i < n; i++) {
+		const struct procmaps_entry *e = procmaps__entry(maps, i);
+		const char *b = base_name(e->path);
+
+		if (e->anonymous || e->offset || e->path[0] != '/')
+			continue;
+		if (!strncmp(b, "libpython", 9) && strstr(b, ".so")) {
+			name_version(b, "libpython", major, minor);
+			return e;
+		}
+		len = strlen(e->path);
+		if (!prog && exe && !strncmp(exe, e->path, len) &&
+		    (!exe[len] || !strcmp(exe + len, PROCMAPS_DELETED_SUFFIX)) &&
+		    !strncmp(b, "python", 6))
+			prog = e;
+	}
+	if (prog)
+		name_version(base_name(prog->path), "python", major, minor);
+	return prog;
+}
+
+enum {
+	SYM_RUNTIME,
+	SYM_INTERP_HEAD_FN,
+	SYM_EVAL_DEFAULT,
+	SYM_EVAL_EX,
+	SYM_VERSION,
+	SYM_CODE_TYPE,
+	SYM_N
+};
+
+static void queries(struct elfsyms_query *q)
+{
+	const unsigned obj = 1u << STT_OBJECT, fn = 1u << STT_FUNC;
+
+	q[SYM_RUNTIME] = (struct elfsyms_query){.name = "_PyRuntime", .types = obj};
+	q[SYM_INTERP_HEAD_FN] =
+		(struct elfsyms_query){.name = "PyInterpreterState_Head", .types = fn};
+	q[SYM_EVAL_DEFAULT] =
+		(struct elfsyms_query){.name = "_PyEval_EvalFrameDefault", .types = fn};
+	q[SYM_EVAL_EX] = (struct elfsyms_query){.name = "PyEval_EvalFrameEx", .types = fn};
+	q[SYM_VERSION] = (struct elfsyms_query){.name = "Py_Version", .types = obj};
+	q[SYM_CODE_TYPE] = (struct elfsyms_query){.name = "PyCode_Type", .types = obj};
+}
+
+/* What the file tells of its interpreter. */
+struct pyfile {
+	struct elfsyms_query q[SYM_N];
+	__u64 head_target; /* link address PyInterpreterState_Head loads from, 0 unknown */
+	__u32 hexversion;  /* Py_Version (3.11+), 0 unknown */
+};
+
+/* PyInterpreterState_Head() of x86-64 builds starts with
+ * "mov disp32(%rip), %rax" (48 8b 05): the address it loads is the head
+ * pointer (interp_head, or _PyRuntime.interpreters.head). */
+static void decode_head(const struct elfsyms_file *f, struct pyfile *pf)
+{
+	const struct elfsyms_query *q = &pf->q[SYM_INTERP_HEAD_FN];
+	unsigned char insn[7];
+	__s32 disp;
+
+	if (!q->found || elfsyms__read_vaddr(f, insn, sizeof(insn), q->value))
+		return;
+	if (insn[0] != 0x48 || insn[1] != 0x8b || insn[2] != 0x05)
+		return;
+	memcpy(&disp, insn + 3, 4);
+	pf->head_target = q->value + sizeof(insn) + (__u64)(__s64)disp;
+}
+
+static int read_file(int fd, struct pyfile *pf, __u64 *load_base)
+{
+	struct elfsyms_file f;
+	__u32 v;
+	int err;
+
+	memset(pf, 0, sizeof(*pf));
+	err = elfsyms__open(fd, &f);
+	if (err)
+		return err;
+	*load_base = f.load_base;
+	queries(pf->q);
+	err = elfsyms__dynsym(&f, pf->q, SYM_N, NULL);
+	if (!err) {
+		decode_head(&f, pf);
+		if (pf->q[SYM_VERSION].found &&
+		    !elfsyms__read_vaddr(&f, &v, sizeof(v), pf->q[SYM_VERSION].value))
+			pf->hexversion = v;
+	}
+	elfsyms__close(&f);
+	return err;
+}
+
+/* ---- _Py_DebugOffsets ---- */
+
+/* Word indices (8 bytes each) of the fields profcap reads, per layout of
+ * the structure: 3.13's, and 3.14's (threads_main, code object
+ * generations, the frame's stackpointer and tlbc_index inserted). */
+struct dbg_words {
+	unsigned char runtime_size, interp_head, interp_size, threads_head;
+	unsigned char ts_size, ts_next, ts_frame, ts_thread_id, ts_native_tid;
+	unsigned char fr_size, fr_previous, fr_executable, fr_instr, fr_owner;
+	unsigned char co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno,
+		co_adaptive;
+	unsigned char by_size, by_ob_size, by_sval;
+	unsigned char un_size, un_state, un_length, un_ascii_size;
+	unsigned char count;
+};
+
+static const struct dbg_words dbg313 = {
+	3, 5, 6, 9, 19, 21, 23, 24, 25, 28, 29, 30, 31, 33,
+	34, 35, 36, 37, 38, 39, 43, 64, 65, 66, 67, 68, 69, 70, 71,
+};
+static const struct dbg_words dbg314 = {
+	3, 5, 6, 9, 22, 24, 26, 27, 28, 31, 32, 33, 34, 36,
+	39, 40, 41, 42, 43, 44, 48, 74, 75, 76, 77, 78, 79, 80, 81,
+};
+
+/* Offset word @off of a structure whose size is word @size: 0 and *@out
+ * when it lies inside and fits 16 bits. */
+static int dbg_off(const __u64 *w, unsigned off, unsigned size, __u16 *out)
+{
+	if (w[size] == 0 || w[size] > (1u << 20) || w[off] >= w[size] || w[off] >= PYPROC_NONE)
+		return -EINVAL;
+	*out = (__u16)w[off];
+	return 0;
+}
+
+int pyproc__debug_offsets(const void *raw, size_t n, unsigned major, unsigned minor,
+			  struct pyproc_layout *out)
+{
+	const struct dbg_words *d = minor == 13 ? &dbg313 : &dbg314;
+	struct pyproc_layout l = *out;
+	__u64 w[96];
+	__u16 ascii;
+	int err = 0;
+
+	if (major != 3 || minor < 13 || n < (size_t)d->count * 8 || d->count > 96)
+		return -EINVAL;
+	memcpy(w, raw, (size_t)d->count * 8);
+	if (memcmp(w, "xdebugpy", 8) || (w[1] >> 24) != major || ((w[1] >> 16) & 0xff) != minor)
+		return -EINVAL;
+	if (w[2])
+		return -ENOTSUP; /* free-threaded: another object layout */
+	err = err ?: dbg_off(w, d->interp_head, d->runtime_size, &l.runtime_interp_head);
+	err = err ?: dbg_off(w, d->threads_head, d->interp_size, &l.interp_tstate_head);
+	err = err ?: dbg_off(w, d->ts_next, d->ts_size, &l.tstate_next);
+	err = err ?: dbg_off(w, d->ts_frame, d->ts_size, &l.tstate_frame);
+	err = err ?: dbg_off(w, d->ts_thread_id, d->ts_size, &l.tstate_thread_id);
+	err = err ?: dbg_off(w, d->ts_native_tid, d->ts_size, &l.tstate_native_tid);
+	err = err ?: dbg_off(w, d->fr_previous, d->fr_size, &l.frame_back);
+	err = err ?: dbg_off(w, d->fr_executable, d->fr_size, &l.frame_code);
+	err = err ?: dbg_off(w, d->fr_instr, d->fr_size, &l.frame_instr);
+	err = err ?: dbg_off(w, d->fr_owner, d->fr_size, &l.frame_owner);
+	err = err ?: dbg_off(w, d->co_filename, d->co_size, &l.code_filename);
+	err = err ?: dbg_off(w, d->co_name, d->co_size, &l.code_name);
+	err = err ?: dbg_off(w, d->co_qualname, d->co_size, &l.code_qualname);
+	err = err ?: dbg_off(w, d->co_linetable, d->co_size, &l.code_linetable);
+	err = err ?: dbg_off(w, d->co_firstlineno, d->co_size, &l.code_firstlineno);
+	err = err ?: dbg_off(w, d->co_adaptive, d->co_size, &l.code_bytecode);
+	err = err ?: dbg_off(w, d->by_ob_size, d->by_size, &l.bytes_size);
+	err = err ?: dbg_off(w, d->by_sval, d->by_size, &l.bytes_data);
+	err = err ?: dbg_off(w, d->un_state, d->un_size, &l.str_state);
+	err = err ?: dbg_off(w, d->un_length, d->un_size, &l.str_length);
+	err = err ?: dbg_off(w, d->un_ascii_size, d->un_size, &ascii);
+	if (err)
+		return -EINVAL;
+	/* a compact non-ASCII str adds utf8_length and utf8 to PyASCIIObject */
+	l.str_ascii_data = ascii;
+	l.str_compact_data = (__u16)(ascii + 16);
+	l.version = (major << 8) | minor;
+	*out = l;
+	return 0;
+}
+
+/* ---- locate ---- */
+
+/* Log once per version that profcap does not know it. */
+static void warn_unknown(unsigned major, unsigned minor, const char *path)
+{
+	static unsigned char warned[4][64];
+	unsigned char *w = &warned[major & 3][minor & 63];
+
+	if (__atomic_exchange_n(w, 1, __ATOMIC_RELAXED))
+		return;
+	pr_warn("python: %s is CPython %u.%u, whose frames profcap cannot read; its processes "
+		"show native frames only (known: 2.7, 3.6 to 3.14)\n",
+		path, major, minor);
+}
+
+/* Check the version against what the file says of itself, then pick the
+ * layout: 0, -ENOTSUP (unknown, or not what the name said). */
+static int pick_layout(struct pyproc *out, const struct pyfile *pf, unsigned major,
+		       unsigned minor, const char *path)
+{
+	const struct pyproc_layout *l;
+	bool runtime = pf->q[SYM_RUNTIME].found;
+
+	if (pf->hexversion) {
+		unsigned ma = pf->hexversion >> 24, mi = (pf->hexversion >> 16) & 0xff;
+
+		if (major && (ma != major || mi != minor))
+			return -ENOTSUP; /* the name lies: trust neither */
+		major = ma;
+		minor = mi;
+		snprintf(out->version, sizeof(out->version), "%u.%u.%u", ma, mi,
+			 (pf->hexversion >> 8) & 0xff);
+	} else {
+		snprintf(out->version, sizeof(out->version), "%u.%u", major, minor);
+	}
+	if (!major)
+		return -ENOENT; /* nothing says it is Python */
+	l = pyproc__layout(major, minor);
+	if (!l) {
+		warn_unknown(major, minor, path);
+		return -ENOTSUP;
+	}
+	/* _PyRuntime from 3.7, the eval loop split from 3.6 */
+	if (runtime != (l->version >= 0x0307) ||
+	    pf->q[SYM_EVAL_DEFAULT].found != (l->version >= 0x0306))
+		return -ENOTSUP;
+	out->layout = *l;
+	return 0;
+}
+
+/* interp_head and the eval range, absolute with load bias @bias. */
+static int set_addresses(struct pyproc *out, const struct pyfile *pf, __u64 bias)
+{
+	const struct elfsyms_query *rt = &pf->q[SYM_RUNTIME];
+	const struct elfsyms_query *ev =
+		&pf->q[out->layout.version >= 0x0306 ? SYM_EVAL_DEFAULT : SYM_EVAL_EX];
+
+	if (out->layout.version >= 0x0307) {
+		/* where PyInterpreterState_Head() loads from, when decoded
+		 * and inside _PyRuntime (not a GOT slot), must be the
+		 * table's field */
+		if (pf->head_target >= rt->value && pf->head_target - rt->value < rt->size &&
+		    out->layout.runtime_interp_head != PYPROC_NONE &&
+		    pf->head_target != rt->value + out->layout.runtime_interp_head)
+			return -ENOTSUP;
+		if (out->layout.runtime_interp_head == PYPROC_NONE)
+			return -ENOTSUP;
+		out->interp_head = rt->value + bias + out->layout.runtime_interp_head;
+	} else {
+		if (!pf->head_target)
+			return -ENOTSUP; /* a build whose function we cannot decode */
+		out->interp_head = pf->head_target + bias;
+	}
+	if (!ev->found || !ev->size)
+		return -ENOTSUP;
+	out->eval[0] = (struct pyproc_range){.lo = ev->value + bias, .hi = ev->value + bias + ev->size};
+	out->neval = 1;
+	if (pf->q[SYM_CODE_TYPE].found)
+		out->code_type = pf->q[SYM_CODE_TYPE].value + bias;
+	return 0;
+}
+
+/* 3.13+: the layout from the _Py_DebugOffsets at the start of _PyRuntime
+ * when they read right; the table's otherwise. */
+static int use_debug_offsets(const char *root, int pid, struct pyproc *out, __u64 runtime)
+{
+	unsigned char raw[PYPROC_DEBUG_OFFSETS_MAX];
+	struct pyproc_layout l = out->layout;
+	int err;
+
+	if (out->layout.version < 0x030d)
+		return 0;
+	err = pyproc__read_mem(root, pid, runtime, raw, sizeof(raw));
+	if (!err)
+		err = pyproc__debug_offsets(raw, sizeof(raw), 3, out->layout.version & 0xff, &l);
+	if (err == -ENOTSUP) {
+		pr_debug("python: process %d runs a free-threaded CPython: not walked\n", pid);
+		return -ENOTSUP;
+	}
+	if (err)
+		return out->layout.runtime_interp_head == PYPROC_NONE ? -ENOTSUP : 0;
+	out->layout = l;
+	out->debug_offsets = true;
+	out->interp_head = runtime + l.runtime_interp_head;
+	return 0;
+}
+
+static char *read_exe(const char *root, int pid)
+{
+	char path[96], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+static int locate_in(const char *root, int pid, const struct procmaps *maps, const char *exe,
+		     struct pyproc *out)
+{
+	const struct procmaps_entry *e;
+	struct pyfile pf;
+	unsigned major = 0, minor = 0;
+	__u64 load_base = 0, bias;
+	int fd, err;
+
+	e = find_file(maps, exe, &major, &minor);
+	if (!e)
+		return -ENOENT;
+	err = pfile__open_mapped(root, pid, e, &fd);
+	if (err)
+		return err;
+	err = read_file(fd, &pf, &load_base);
+	close(fd);
+	if (err == -ENOENT)
+		return -ENOENT; /* exports nothing of an interpreter */
+	if (err)
+		return err;
+	if (!pf.q[SYM_EVAL_DEFAULT].found && !pf.q[SYM_EVAL_EX].found)
+		return -ENOENT;
+	err = pick_layout(out, &pf, major, minor, e->path);
+	if (err)
+		return err;
+	bias = e->start - load_base;
+	err = set_addresses(out, &pf, bias);
+	if (!err && pf.q[SYM_RUNTIME].found)
+		err = use_debug_offsets(root, pid, out, pf.q[SYM_RUNTIME].value + bias);
+	return err;
+}
+
+int pyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
+		   struct pyproc *out)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	struct procmaps *own = NULL;
+	const struct procmaps *maps;
+	char *exe = NULL;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (snap && snap->pid == pid && snap->maps) {
+		maps = snap->maps;
+	} else {
+		err = procmaps__read_pid(NULL, root, pid, &own);
+		if (err)
+			return err;
+		maps = own;
+	}
+	if (snap && snap->pid == pid && snap->exe)
+		exe = strdup(snap->exe);
+	else
+		exe = read_exe(root, pid);
+	err = locate_in(root, pid, maps, exe, out);
+	if (err)
+		memset(out, 0, sizeof(*out));
+	free(exe);
+	procmaps__free(own);
+	return err;
+}

@@ -1,0 +1,192 @@
+/* pyfixture.h - the installed CPython interpreters as test fixtures: a
+ * child running a known script (test_pyproc, test_pyframes), and a walk of
+ * its thread states from user space that reads the words the BPF walker
+ * reads and records them as it does (bpf/python.h). Header-only because
+ * each test is one binary.
+ */
+#ifndef PROFCAP_TEST_PYFIXTURE_H
+#define PROFCAP_TEST_PYFIXTURE_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include "proc/pyproc.h"
+
+struct pyfx_interp {
+	const char *name; /* test label */
+	const char *path;
+	unsigned major, minor;
+};
+
+static const struct pyfx_interp pyfx_interps[] = {
+	{"2_7", "/root/.pyenv/versions/2.7.18/bin/python2.7", 2, 7},
+	{"3_6", "/root/.pyenv/versions/3.6.15/bin/python3.6", 3, 6},
+	{"3_7", "/root/.pyenv/versions/3.7.16/bin/python3.7", 3, 7},
+	{"3_8", "/root/.pyenv/versions/3.8.18/bin/python3.8", 3, 8},
+	{"3_9", "/root/.pyenv/versions/3.9.18/bin/python3.9", 3, 9},
+	{"3_10", "/root/.pyenv/versions/3.10.13/bin/python3.10", 3, 10},
+	{"3_11", "/root/.pyenv/versions/3.11.7/bin/python3.11", 3, 11},
+	{"3_12", "/root/.pyenv/versions/3.12.1/bin/python3.12", 3, 12},
+	{"3_13", "/root/.pyenv/versions/3.13.0/bin/python3.13", 3, 13},
+	{"debian_3_11", "/usr/bin/python3.11", 3, 11},
+};
+#define PYFX_N (sizeof(pyfx_interps) / sizeof(pyfx_interps[0]))
+
+/* The script: <module> -> Outer.middle -> leaf, which sleeps on line
+ * PYFX_LEAF_LINE; a non-ASCII function name on the way in 3.x. */
+#define PYFX_LEAF_LINE 9
+static const char pyfx_script[] = "import sys, time\n"			 /* 1 */
+				  "class Outer(object):\n"		 /* 2 */
+				  "    def middle(self):\n"		 /* 3 */
+				  "        return leaf()\n"		 /* 4 */
+				  "def leaf():\n"			 /* 5 */
+				  "    sys.stdout.write('ready\\n')\n" /* 6 */
+				  "    sys.stdout.flush()\n"		 /* 7 */
+				  "    while True:\n"			 /* 8 */
+				  "        time.sleep(0.05)\n"		 /* 9 */
+				  "Outer().middle()\n";		 /* 10 */
+
+struct pyfx_child {
+	int pid;
+	char dir[64];
+	char script[96];
+};
+
+/* Start @in on the script, wait until it is in leaf(). 0, -ENOENT when
+ * the interpreter is not installed, or another -errno. */
+static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
+{
+	char line[16] = "";
+	int fds[2], n = 0;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	if (access(in->path, X_OK))
+		return -ENOENT;
+	strcpy(c->dir, "/tmp/profcap_pyfx_XXXXXX");
+	if (!mkdtemp(c->dir))
+		return -errno;
+	snprintf(c->script, sizeof(c->script), "%s/fxmod.py", c->dir);
+	f = fopen(c->script, "w");
+	if (!f)
+		return -errno;
+	fputs(pyfx_script, f);
+	fclose(f);
+	if (pipe(fds))
+		return -errno;
+	c->pid = fork();
+	if (!c->pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execl(in->path, in->path, "-S", "-s", c->script, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (f && fgets(line, sizeof(line), f))
+		n = 1;
+	if (f)
+		fclose(f);
+	if (!n || strcmp(line, "ready\n"))
+		return -EIO;
+	return 0;
+}
+
+static void pyfx__stop(struct pyfx_child *c)
+{
+	int status;
+
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &status, 0);
+	}
+	if (c->script[0])
+		unlink(c->script);
+	if (c->dir[0])
+		rmdir(c->dir);
+	c->pid = 0;
+}
+
+static int pyfx__rd(int pid, __u64 addr, void *buf, size_t len)
+{
+	return pyproc__read_mem(NULL, pid, addr, buf, len);
+}
+
+static __u64 pyfx__ptr(int pid, __u64 addr, int *err)
+{
+	__u64 v = 0;
+
+	if (!*err)
+		*err = pyfx__rd(pid, addr, &v, sizeof(v));
+	return *err ? 0 : v;
+}
+
+/* The frames of the main thread (the last thread state of the list, the
+ * first one created) as the BPF walker records them: 2 words per frame,
+ * leaf first. Returns the number of words, or -errno. */
+static int pyfx__walk(int pid, const struct pyproc *pp, __u64 *words, int cap)
+{
+	const struct pyproc_layout *l = &pp->layout;
+	__u64 interp, ts, next, frame, code, instr = 0;
+	int err = 0, n = 0, guard;
+	__u32 first = 0;
+	__u8 owner = 0, entry = 0;
+
+	interp = pyfx__ptr(pid, pp->interp_head, &err);
+	ts = pyfx__ptr(pid, interp + l->interp_tstate_head, &err);
+	for (guard = 0; !err && ts && guard < 64; guard++) {
+		next = pyfx__ptr(pid, ts + l->tstate_next, &err);
+		if (!next)
+			break;
+		ts = next;
+	}
+	frame = pyfx__ptr(pid, ts + l->tstate_frame, &err);
+	if (l->flags & PYPROC_CFRAME)
+		frame = pyfx__ptr(pid, frame + l->cframe_current_frame, &err);
+	for (guard = 0; !err && frame && n + 2 <= cap && guard < 256; guard++) {
+		__u16 flags = 0;
+
+		code = pyfx__ptr(pid, frame + l->frame_code, &err);
+		if (l->flags & PYPROC_CODE_TAGGED)
+			code &= ~3ull;
+		if (l->flags & PYPROC_OWNER)
+			err = err ?: pyfx__rd(pid, frame + l->frame_owner, &owner, 1);
+		if (!err && (l->flags & PYPROC_OWNER) && owner >= l->owner_cstack) {
+			/* a shim: the frame before it was the first of its call */
+			if (n)
+				words[n - 1] |= 1ull << 32;
+			frame = pyfx__ptr(pid, frame + l->frame_back, &err);
+			continue;
+		}
+		if (l->flags & PYPROC_INSTR_PTR) {
+			instr = pyfx__ptr(pid, frame + l->frame_instr, &err) - code;
+		} else {
+			int lasti = 0;
+
+			err = err ?: pyfx__rd(pid, frame + l->frame_instr, &lasti, 4);
+			instr = (__u32)lasti;
+		}
+		if (l->flags & PYPROC_IS_ENTRY) {
+			err = err ?: pyfx__rd(pid, frame + l->frame_entry, &entry, 1);
+			flags |= entry ? 1 : 0;
+		}
+		if (l->flags & PYPROC_ONE_PER_CALL)
+			flags |= 1;
+		err = err ?: pyfx__rd(pid, code + l->code_firstlineno, &first, 4);
+		if (err)
+			break;
+		words[n++] = (code & ((1ull << 48) - 1)) | ((__u64)(first & 0xffff) << 48);
+		words[n++] = (instr & 0xffffffffull) | ((__u64)flags << 32);
+		frame = pyfx__ptr(pid, frame + l->frame_back, &err);
+	}
+	return err ? err : n;
+}
+
+#endif

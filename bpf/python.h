@@ -57,7 +57,7 @@ struct py_proc {
 	__u16 frame_owner;	     /* owner (char), with PROFCAP_PY_OWNER */
 	__u16 frame_entry;	     /* is_entry (bool), with PROFCAP_PY_IS_ENTRY */
 	__u16 code_firstlineno;	     /* PyCodeObject.co_firstlineno (int) */
-	__u8 owner_cstack;	     /* owner value of a C-stack shim frame */
+	__u8 owner_cstack;	     /* owner of a C-stack shim frame (and above: shims too) */
 	/* Bytes read from a frame at once: the end of the last field the
 	 * walker reads in it (at most PROFCAP_PY_FRAME_READ). */
 	__u8 frame_read;

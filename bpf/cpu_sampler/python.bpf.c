@@ -14,8 +14,9 @@
  *
  * The frames: one bpf_probe_read_user() of the frame's first frame_read
  * bytes, one of the code object's co_firstlineno (the fingerprint user
- * space checks the code object against). Frames the C stack owns (3.12+:
- * the shim each eval-loop call pushes) are not stored; the frame before
+ * space checks the code object against). Frames the C stack or the
+ * interpreter owns (owner >= owner_cstack; 3.12+: the shim each eval-loop
+ * call pushes) are not stored; the frame before
  * one is the outermost of its call (PROFCAP_PY_FRAME_ENTRY). A read that
  * fails mid-walk ends the stack there, flagged PROFCAP_F_PY_PARTIAL.
  */
@@ -167,7 +168,7 @@ static __always_inline int py_step(struct py_walk_state *w)
 	code = frame_u64(w, w->p.frame_code);
 	if (w->p.flags & PROFCAP_PY_CODE_TAGGED)
 		code &= ~7ull;
-	if ((w->p.flags & PROFCAP_PY_OWNER) && frame_u8(w, w->p.frame_owner) == w->p.owner_cstack) {
+	if ((w->p.flags & PROFCAP_PY_OWNER) && frame_u8(w, w->p.frame_owner) >= w->p.owner_cstack) {
 		py_mark_entry(w); /* a shim: not a frame of Python's */
 		return 0;
 	}

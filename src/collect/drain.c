@@ -6,6 +6,7 @@
 _Static_assert(SAMPLER_MAX_KSTACK == PROFCAP_MAX_STACK, "kernel stack depth");
 _Static_assert(SAMPLER_MAX_USTACK == PROFCAP_MAX_USTACK, "user stack depth");
 _Static_assert(SAMPLER_TCTX_ATTRS == PROFCAP_TCTX_ATTRS, "thread-context attrs bytes");
+_Static_assert(SAMPLER_MAX_PYFRAMES == PROFCAP_PY_MAX_FRAMES, "Python stack depth");
 _Static_assert(SAMPLER_REC_USTACK_ERR == PROFCAP_F_USTACK_ERR &&
 		       SAMPLER_REC_USTACK_LOST == PROFCAP_F_USTACK_LOST &&
 		       SAMPLER_REC_KSTACK_LOST == PROFCAP_F_KSTACK_LOST &&

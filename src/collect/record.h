@@ -53,6 +53,7 @@ struct sampler_opts {
 /* Deepest stacks a record carries. */
 #define SAMPLER_MAX_KSTACK 127
 #define SAMPLER_MAX_USTACK 512 /* with table unwinding; else SAMPLER_MAX_KSTACK */
+#define SAMPLER_MAX_PYFRAMES 63 /* Python frames (2 words each in @pystack) */
 
 /* sampler_record.flags */
 #define SAMPLER_REC_USTACK_ERR 0x1	/* the user stack could not be read */

@@ -14,6 +14,13 @@
 
 #define PYTHON_ENV "PROFCAP_PYTHON" /* 0: no Python walk (benchmarks) */
 
+_Static_assert(PYPROC_INSTR_PTR == PROFCAP_PY_INSTR_PTR &&
+		       PYPROC_CODE_TAGGED == PROFCAP_PY_CODE_TAGGED &&
+		       PYPROC_OWNER == PROFCAP_PY_OWNER && PYPROC_IS_ENTRY == PROFCAP_PY_IS_ENTRY &&
+		       PYPROC_ONE_PER_CALL == PROFCAP_PY_ONE_PER_CALL &&
+		       PYPROC_CFRAME == PROFCAP_PY_CFRAME,
+	       "layout flags are the walker's");
+
 /* The end of field @off (@size bytes) of a frame, 0 when it is not there. */
 static unsigned field_end(__u16 off, unsigned size)
 {

@@ -13,15 +13,21 @@
 #ifndef PROFCAP_PYFRAMES_H
 #define PROFCAP_PYFRAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
 #include "model/profile.h"
+#include "proc/pyproc.h"
 
 struct pyproc;
 struct pyframes;
 
 #define PYFRAMES_TYPE "cpython" /* profile.frame.type of Python frames */
+
+/* Frame flags: PROFCAP_PY_FRAME_* of bpf/python.h, the same values. */
+#define PYFRAMES_FRAME_ENTRY 0x1  /* outermost frame of its eval-loop call */
+#define PYFRAMES_FRAME_NOCODE 0x2 /* code object unreadable: name unknown */
 
 /* One Python frame as decoded from the BPF words. */
 struct pyframes_raw {
@@ -48,11 +54,32 @@ const struct pyproc *pyframes__process(const struct pyframes *pf, int pid);
 /* Name @n frames of process @pid into @out (type_name PYFRAMES_TYPE;
  * function = qualified name, system_name = co_name when they differ,
  * one line with the file and line number). Strings stay valid until
- * pyframes__free(). A frame that cannot be named (process gone, code
+ * pyframes__free(); the lines the frames point to until the next
+ * pyframes__resolve(). A frame that cannot be named (process gone, code
  * object changed or unreadable) gets function "<unknown python>" without
  * lines, never a wrong name. Returns how many were named. */
 size_t pyframes__resolve(struct pyframes *pf, int pid, const struct pyframes_raw *raw, size_t n,
 			 struct profile_frame *out);
+
+/* What the cache did: code objects read (misses), found (hits), frames
+ * that got no name (unknown: unreadable, changed, gone), evictions. */
+struct pyframes_stats {
+	__u64 hits, misses, unknown, changed, evictions;
+	__u64 cached; /* code objects cached now */
+};
+void pyframes__stats(const struct pyframes *pf, struct pyframes_stats *out);
+
+#define PYFRAMES_MAX_CODES 32768     /* code objects cached (all processes) */
+#define PYFRAMES_MAX_NAME 1024	     /* bytes of a name or file name read */
+#define PYFRAMES_MAX_LINETABLE 65536 /* bytes of a line table read */
+#define PYFRAMES_MAX_STRINGS (64u << 20) /* bytes of names kept: past it, no new names */
+
+/* The line of recorded instruction @offset (bpf/python.h) from line table
+ * @table (@len bytes) of a code object of version @version (major << 8 |
+ * minor) whose first line is @firstlineno; @code_bytecode as in
+ * struct pyproc_layout (3.11+). 0 when the table gives none. Pure. */
+__s64 pyframes__line(__u32 version, __u16 code_bytecode, const void *table, size_t len,
+		     __s64 firstlineno, __u32 offset);
 
 /* Merge user frames @native (leaf first, @pcs their addresses) with Python
  * frames @py (leaf first, @raw their flags) into @out (room for @cap):

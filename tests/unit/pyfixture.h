@@ -8,6 +8,7 @@
 #define PROFCAP_TEST_PYFIXTURE_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,11 +54,31 @@ static const char pyfx_script[] = "import sys, time\n"			 /* 1 */
 				  "        time.sleep(0.05)\n"		 /* 9 */
 				  "Outer().middle()\n";		 /* 10 */
 
+/* A file name outside Latin-1: a compact str of 2-byte characters. */
+#define PYFX_FILE "fxmod_\xce\xa9.py"
+
 struct pyfx_child {
 	int pid;
 	char dir[64];
 	char script[96];
 };
+
+static bool pyfx__sleeping(int pid)
+{
+	char path[64], buf[512] = "";
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
 
 /* Start @in on the script, wait until it is in leaf(). 0, -ENOENT when
  * the interpreter is not installed, or another -errno. */
@@ -73,7 +94,7 @@ static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
 	strcpy(c->dir, "/tmp/profcap_pyfx_XXXXXX");
 	if (!mkdtemp(c->dir))
 		return -errno;
-	snprintf(c->script, sizeof(c->script), "%s/fxmod.py", c->dir);
+	snprintf(c->script, sizeof(c->script), "%s/" PYFX_FILE, c->dir);
 	f = fopen(c->script, "w");
 	if (!f)
 		return -errno;
@@ -84,6 +105,7 @@ static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
 	c->pid = fork();
 	if (!c->pid) {
 		dup2(fds[1], 1);
+		setenv("LC_ALL", "C.UTF-8", 1);
 		close(fds[0]);
 		execl(in->path, in->path, "-S", "-s", c->script, (char *)NULL);
 		_exit(127);
@@ -96,6 +118,9 @@ static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
 		fclose(f);
 	if (!n || strcmp(line, "ready\n"))
 		return -EIO;
+	/* until it sleeps on the leaf's line (state S), not still writing */
+	for (n = 0; n < 400 && !pyfx__sleeping(c->pid); n++)
+		usleep(5000);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "capture/child.h"
 #include "capture/ingest.h"
+#include "capture/python.h"
 #include "capture/session.h"
 #include "collect/kname.h"
 #include "collect/sampler.h"
@@ -58,6 +59,7 @@ struct session {
 	struct profile_kv resource[PROFILE_MAX_RESOURCE_ATTRS]; /* views of env_kv */
 	size_t nresource;
 	struct ingest in; /* records into the window's profile */
+	struct capture_python *py; /* Python processes (capture/python.h) */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
 	bool matched_checked, tty, over, warned_gone;
@@ -140,6 +142,9 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	/* After the snapshot: it read the process context, which says whether
 	 * the thread-context variable may be in a library. */
 	find_thread_ctx(s, (int)tgid, snap);
+	if (capture_python__process(s->py, (int)tgid, snap, now_ns(CLOCK_MONOTONIC)))
+		s->next_drain = capture_python__next_drain(s->py, now_ns(CLOCK_MONOTONIC),
+							   s->next_drain);
 	if (timed)
 		s->cpu_procs_ns += clock__thread_cpu_ns() - cpu;
 }
@@ -434,11 +439,15 @@ static int load_sampler(struct session *s)
 	if (!s->smp)
 		return 1;
 	s->in.smp = s->smp;
+	s->py = capture_python__new(s->smp);
+	s->in.py = capture_python__frames(s->py);
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	for (i = 0; i < s->tgt.npids; i++)
-		if (s->tgt.pids[i] != (int)cmd)
+		if (s->tgt.pids[i] != (int)cmd) {
 			find_thread_ctx(s, s->tgt.pids[i], NULL);
+			capture_python__process(s->py, s->tgt.pids[i], NULL, t0);
+		}
 	if (o->unwind) {
 		t0 = now_ns(CLOCK_MONOTONIC);
 		/* Not CMD: it has not run exec yet; its first sample's notice
@@ -597,6 +606,7 @@ static void window_edge(struct session *s, __s64 now)
 	end_window(s, now - s->wstart, &st, sampler__unwind_stats(s->smp, &us) ? &us : NULL, false);
 	s->base = st;
 	symbolizer__forget_gone(s->sym);
+	capture_python__forget_gone(s->py);
 	symbolizer__refresh_contexts(s->sym);
 	if (new_window(s)) {
 		s->over = true;
@@ -648,7 +658,7 @@ __s64 session__step(struct session *s)
 	if (now >= s->next_drain) {
 		if (drain(s, SETTLE_LAZY))
 			return -1;
-		s->next_drain = now + DRAIN_INTERVAL_NS;
+		s->next_drain = capture_python__next_drain(s->py, now, now + DRAIN_INTERVAL_NS);
 		check_target_matches(s);
 		symbolizer__check_contexts(s->sym);
 	}
@@ -674,6 +684,7 @@ void session__wait(struct session *s, __s64 wake)
 static void log_cpu_by_thread(const struct session *s, const struct sampler_stats *st,
 			      const struct sampler_unwind_stats *us)
 {
+	capture_python__log(s->py);
 	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f, snapshots "
 		 "%.1f), notices %.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), "
 		 "unwinder loader %.1f ms",
@@ -772,6 +783,7 @@ void session__free(struct session *s)
 	symbolizer__free(s->sym);
 	kname__free(s->kname);
 	threadctx_files__free(s->tctx_files);
+	capture_python__free(s->py);
 	ingest__release(&s->in);
 	debuginfod__free(s->dinfod);
 	profile__free(s->prof);

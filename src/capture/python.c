@@ -6,6 +6,8 @@
 
 #include "capture/python.h"
 #include "collect/sampler.h"
+#include "proc/procmaps.h"
+#include "proc/procsnap.h"
 #include "proc/pyproc.h"
 #include "symbolize/pyframes.h"
 #include "util/array.h"
@@ -72,6 +74,23 @@ static void drop(struct capture_python *cp, size_t i)
 	cp->procs[i] = cp->procs[--cp->n];
 }
 
+/* Can the process of snapshot @snap run CPython: a mapped file named
+ * python* or libpython*? Cheap, and true of every interpreter
+ * pyproc__locate() finds. */
+static bool maybe_python(const struct procsnap *snap)
+{
+	size_t i, n = procmaps__count(snap->maps);
+
+	for (i = 0; i < n; i++) {
+		const char *p = procmaps__entry(snap->maps, i)->path, *b = strrchr(p, '/');
+
+		b = b ? b + 1 : p;
+		if (!strncmp(b, "python", 6) || !strncmp(b, "libpython", 9))
+			return true;
+	}
+	return false;
+}
+
 int capture_python__process(struct capture_python *cp, int pid, const struct procsnap *snap,
 			    __s64 now_ns)
 {
@@ -82,7 +101,13 @@ int capture_python__process(struct capture_python *cp, int pid, const struct pro
 	if (!cp || pid <= 0)
 		return 0;
 	i = find(cp, pid);
-	err = pyproc__locate(NULL, pid, snap, &pp);
+	/* A snapshot from the kernel's records has only the executable
+	 * mappings, not the first one of each file that pyproc__locate()
+	 * looks for: it reads /proc/PID/maps, for what may be Python. */
+	if (snap && snap->maps && !maybe_python(snap))
+		err = -ENOENT;
+	else
+		err = pyproc__locate(NULL, pid, NULL, &pp);
 	if (err) {
 		if (err == -ENOTSUP)
 			cp->unsupported++;

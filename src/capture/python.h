@@ -21,6 +21,9 @@ struct sampler;
  * at most this far apart. */
 #define CAPTURE_PY_DRAIN_NS 200000000ll
 #define CAPTURE_PY_YOUNG_NS 3000000000ll
+/* A session takes new processes' notices at least this often: a Python
+ * process started meanwhile is walked from then on. */
+#define CAPTURE_PY_NOTICES_NS 200000000ll
 /* Python processes a session keeps at once (the BPF walker's own cap). */
 #define CAPTURE_PY_PROCS 4096
 

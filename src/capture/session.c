@@ -65,6 +65,7 @@ struct session {
 	bool matched_checked, tty, over, warned_gone;
 	/* clocks (CLOCK_MONOTONIC ns unless _unix) */
 	__s64 start, deadline, window_ns, wstart, wunix, wdeadline, next_drain, next_progress;
+	__s64 next_notices; /* take new processes' notices (capture/python.h) */
 	struct sampler_stats base; /* sampler counters at the window's start */
 };
 
@@ -628,6 +629,8 @@ static __s64 next_wake(const struct session *s)
 		wake = s->wdeadline;
 	if (s->tty && s->next_progress < wake)
 		wake = s->next_progress;
+	if (s->next_notices < wake)
+		wake = s->next_notices;
 	return wake;
 }
 
@@ -654,6 +657,10 @@ __s64 session__step(struct session *s)
 	if (s->o->agent && now >= s->wdeadline) {
 		window_edge(s, now);
 		return s->over ? -1 : now;
+	}
+	if (now >= s->next_notices) { /* a new Python process's code objects read in time */
+		sampler__poll(s->smp, 0, on_new_process, s);
+		s->next_notices = now + CAPTURE_PY_NOTICES_NS;
 	}
 	if (now >= s->next_drain) {
 		if (drain(s, SETTLE_LAZY))

@@ -5,7 +5,8 @@ zlib.compress (a C extension). Each share is timed by CPU time
 seconds (default 3) after printing "ready"; Python 2.7 to 3.x.
 
 The lines marked HOT_A, HOT_B, HOT_C are where each function spends its
-time: the test reads their numbers from this file."""
+time (a() and b() in reading the clock): the test reads their numbers from
+this file."""
 import os
 import sys
 import time
@@ -26,16 +27,16 @@ class Worker(object):
     def b(self, ms):
         end = clock() + ms * MS
         x = 0
-        while clock() < end:
-            x += 1  # HOT_B
+        while clock() < end:  # HOT_B
+            x += 1
         c(5 * ms / 3.0)
 
 
 def a(w, ms):
     end = clock() + ms * MS
     x = 0
-    while clock() < end:
-        x += 1  # HOT_A
+    while clock() < end:  # HOT_A
+        x += 1
     w.b(3 * ms / 2.0)
 
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/ingest.h"
 #include "capture/python.h"
 #include "collect/sampler.h"
 #include "proc/procmaps.h"
@@ -159,12 +160,19 @@ void capture_python__forget_gone(struct capture_python *cp)
 	}
 }
 
-void capture_python__log(const struct capture_python *cp)
+void capture_python__log(const struct capture_python *cp, const struct sampler_stats *st,
+			 const struct ingest_counts *c)
 {
 	if (!cp || !(cp->found + cp->unsupported + cp->failed))
 		return;
 	pr_debug("Python: %llu processes found (%llu of them not walked), %llu of a version "
-		 "profcap does not know, %llu not looked into (unreadable)",
+		 "profcap does not know, %llu not looked into (unreadable); %llu stacks walked "
+		 "(%llu cut by a failed read, %llu at %u frames); last window: %llu samples with "
+		 "Python frames, %llu cut, %llu with frames not named",
 		 (unsigned long long)cp->found, (unsigned long long)cp->not_walked,
-		 (unsigned long long)cp->unsupported, (unsigned long long)cp->failed);
+		 (unsigned long long)cp->unsupported, (unsigned long long)cp->failed,
+		 (unsigned long long)st->py_stacks, (unsigned long long)st->py_partial,
+		 (unsigned long long)st->py_trunc, SAMPLER_MAX_PYFRAMES,
+		 (unsigned long long)c->py_samples, (unsigned long long)c->py_partial,
+		 (unsigned long long)c->py_unknown);
 }

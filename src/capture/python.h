@@ -47,7 +47,12 @@ __s64 capture_python__next_drain(const struct capture_python *cp, __s64 now_ns, 
 /* Forget the Python processes that have exited (after their last records). */
 void capture_python__forget_gone(struct capture_python *cp);
 
-/* -v: how many Python processes were found, walked, not walked. */
-void capture_python__log(const struct capture_python *cp);
+struct ingest_counts;
+struct sampler_stats;
+
+/* -v: how many Python processes were found, walked, not walked; the
+ * Python stacks the walker read (@st) and the window's (@c). */
+void capture_python__log(const struct capture_python *cp, const struct sampler_stats *st,
+			 const struct ingest_counts *c);
 
 #endif

@@ -691,7 +691,7 @@ void session__wait(struct session *s, __s64 wake)
 static void log_cpu_by_thread(const struct session *s, const struct sampler_stats *st,
 			      const struct sampler_unwind_stats *us)
 {
-	capture_python__log(s->py);
+	capture_python__log(s->py, st, &s->in.c);
 	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f, snapshots "
 		 "%.1f), notices %.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), "
 		 "unwinder loader %.1f ms",

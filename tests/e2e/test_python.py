@@ -36,9 +36,9 @@ TRUTH = {"a": 0.20, "b": 0.30, "c": 0.50}
 SHARE_TOL = 0.05
 FREQ = "999"
 # Samples a version's shares are judged on: a 50 % share's standard error
-# is 3.2 points at 250 (less: the samples are periodic, not random). A
+# is 3.5 points at 200 (less: the samples are periodic, not random). A
 # version short of them (a busy machine) is captured again alone.
-MIN_SAMPLES = 250
+MIN_SAMPLES = 200
 
 
 def interpreters():
@@ -216,10 +216,10 @@ class PythonTest(unittest.TestCase):
             procs = []
             try:
                 for label, path in group:
-                    procs.append((label, path, Proc(path, SPLIT, 8)))
+                    procs.append((label, path, Proc(path, SPLIT, 14)))
                 out = os.path.join(self.dir, "split%d.pb" % len(groups))
                 r = capture(out, ["-p", ",".join(str(p.pid) for _, _, p in procs), "--seconds",
-                                  "3" if len(group) > 1 else "5", "-F", FREQ])
+                                  "3" if len(group) > 1 else "8", "-F", FREQ])
                 self.assertEqual(r.returncode, 0, r.stderr)
             finally:
                 for _, _, p in procs:
@@ -227,7 +227,7 @@ class PythonTest(unittest.TestCase):
             samples = frames_of(out)
             for label, path, p in procs:
                 bad = split_problems(samples, p.pid, label, lines)
-                if bad and "too few" in bad[0] and len(group) > 1 and retried < 4:
+                if bad and "too few" in bad[0] and len(group) > 1:
                     groups.append([(label, path)])
                     retried += 1
                     continue
@@ -243,7 +243,7 @@ class PythonTest(unittest.TestCase):
         out = []
         for label, path in interpreters():
             v = version_of(path)
-            if v >= minimum and (label.startswith(("2.7", "3.8", "3.12", "3.13", "debian"))):
+            if v >= minimum and (label.startswith(("2.7", "3.13", "debian"))):
                 out.append((label, path))
         if not out:
             self.skipTest("no CPython >= %d.%d installed" % minimum)
@@ -255,14 +255,14 @@ class PythonTest(unittest.TestCase):
         procs = []
         try:
             for label, path in interps:
-                procs.append((label, Proc(path, os.path.join(PYDIR, "threads.py"), 5)))
+                procs.append((label, Proc(path, os.path.join(PYDIR, "threads.py"), 20)))
             tids = {}
             for label, p in procs:
                 for _ in range(4):
                     tid, fn = p.p.stdout.readline().split()
                     tids[int(tid)] = (label, fn)
             out = os.path.join(self.dir, "threads.pb")
-            r = capture(out, ["-p", ",".join(str(p.pid) for _, p in procs), "--seconds", "2",
+            r = capture(out, ["-p", ",".join(str(p.pid) for _, p in procs), "--seconds", "3",
                               "-F", FREQ])
             self.assertEqual(r.returncode, 0, r.stderr)
         finally:
@@ -278,7 +278,7 @@ class PythonTest(unittest.TestCase):
                                               n != tids[tid][1]]:
                 right[tid] = right.get(tid, 0) + v
         bad = ["%s %s (thread %d): %d of %d" % (tids[t][0], tids[t][1], t, right.get(t, 0), n)
-               for t, n in total.items() if right.get(t, 0) < 0.9 * n or n < 30]
+               for t, n in total.items() if right.get(t, 0) < 0.9 * n or n < 20]
         missing = [tids[t] for t in tids if t not in total]
         self.assertEqual((bad, missing), ([], []))
         self.conformant(out)
@@ -289,7 +289,7 @@ class PythonTest(unittest.TestCase):
         procs = []
         try:
             for label, path in interps:
-                procs.append((label, Proc(path, os.path.join(PYDIR, "aio.py"), 5)))
+                procs.append((label, Proc(path, os.path.join(PYDIR, "aio.py"), 20)))
             out = os.path.join(self.dir, "aio.pb")
             r = capture(out, ["-p", ",".join(str(p.pid) for _, p in procs), "--seconds", "2",
                               "-F", FREQ])
@@ -373,18 +373,19 @@ class PythonTest(unittest.TestCase):
         self.assertEqual(problems, [])
         self.conformant(out)
 
-    def test_off_cpu_python_frames(self):
-        """Waits carry the Python function that slept or waited on a lock."""
+    def off_cpu_check(self, env):
+        """Waits carry the Python function that slept or waited on a lock
+        (profcap's environment += @env)."""
         interps = [i for i in interpreters() if i[0] in ("debian-3.11", "2.7.18")]
         if not interps:
             self.skipTest("no CPython 2.7 or Debian 3.11 installed")
         procs = []
         try:
             for label, path in interps:
-                procs.append((label, Proc(path, os.path.join(PYDIR, "waits.py"), 5)))
+                procs.append((label, Proc(path, os.path.join(PYDIR, "waits.py"), 20)))
             out = os.path.join(self.dir, "off.pb")
             r = capture(out, ["--off-cpu", "-p", ",".join(str(p.pid) for _, p in procs),
-                              "--seconds", "2"])
+                              "--seconds", "2"], env=env)
             self.assertEqual(r.returncode, 0, r.stderr)
         finally:
             for _, p in procs:
@@ -409,6 +410,15 @@ class PythonTest(unittest.TestCase):
         self.assertEqual(bad, [])
         self.conformant(out)
 
+    def test_off_cpu_python_frames(self):
+        """Off-CPU waits completed by task works (Linux >= 6.18), else at
+        rseq_update."""
+        self.off_cpu_check(None)
+
+    def test_off_cpu_python_frames_rseq(self):
+        """The same, waits completed at rseq_update / sys_exit (the route
+        of kernels before task works)."""
+        self.off_cpu_check({"PROFCAP_OFFCPU_TASKWORK": "0"})
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,6 +7,7 @@
 #include "proc/elfsyms.h"
 
 #define SYM_CHUNK 1024 /* symbols read at a time */
+#define MAX_CHAIN 4096 /* hash chain entries followed: real chains have a few */
 
 int elfsyms__read(const struct elfsyms_file *f, void *buf, size_t len, __u64 off)
 {
@@ -177,11 +178,72 @@ static int search(const struct elfsyms_file *f, const Elf64_Shdr *sym, struct el
 	return err;
 }
 
+/* ---- .gnu.hash: a few reads per name instead of one per symbol ---- */
+
+static __u32 gnu_hash(const char *s)
+{
+	__u32 h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+/* Query @q through GNU hash section @hs of symbol table @sym: found or
+ * not (0), or an error. The chain is followed while it stays inside the
+ * table. */
+static int hash_one(const struct elfsyms_file *f, const Elf64_Shdr *hs, const Elf64_Shdr *sym,
+		    const __u32 hdr[4], struct elfsyms_query *q, size_t *found)
+{
+	const Elf64_Shdr *str = &f->sh[sym->sh_link];
+	__u64 nsyms = sym->sh_size / sizeof(Elf64_Sym);
+	__u64 buckets = hs->sh_offset + 16 + (__u64)hdr[2] * 8, chains;
+	__u32 h = gnu_hash(q->name), idx, c, steps;
+	Elf64_Sym y;
+	int err;
+
+	chains = buckets + (__u64)hdr[0] * 4;
+	err = elfsyms__read(f, &idx, 4, buckets + (h % hdr[0]) * 4);
+	if (err || idx < hdr[1])
+		return err;
+	for (steps = 0; idx < nsyms && steps < MAX_CHAIN; idx++, steps++) {
+		err = elfsyms__read(f, &c, 4, chains + (__u64)(idx - hdr[1]) * 4);
+		if (err)
+			return err;
+		if ((c | 1) == (h | 1)) {
+			err = elfsyms__read(f, &y, sizeof(y), sym->sh_offset + idx * sizeof(y));
+			err = err ?: match(f, str, &y, idx, q, 1, found);
+			if (err || q->found)
+				return err;
+		}
+		if (c & 1)
+			break;
+	}
+	return 0;
+}
+
+static int hash_search(const struct elfsyms_file *f, const Elf64_Shdr *hs, const Elf64_Shdr *sym,
+		       struct elfsyms_query *q, size_t n, size_t *found)
+{
+	__u32 hdr[4];
+	size_t i;
+	int err;
+
+	if (sym->sh_link >= f->eh.e_shnum || sym->sh_entsize != sizeof(Elf64_Sym))
+		return -ENOEXEC;
+	err = elfsyms__read(f, hdr, sizeof(hdr), hs->sh_offset);
+	if (err || !hdr[0] || hdr[0] > ELFSYMS_MAX_TABLE / 4 || hdr[2] > ELFSYMS_MAX_TABLE / 8)
+		return err ?: -ENOEXEC;
+	for (i = 0; !err && i < n; i++)
+		err = hash_one(f, hs, sym, hdr, &q[i], found);
+	return err == -EIO ? -ENOEXEC : err;
+}
+
 int elfsyms__dynsym(const struct elfsyms_file *f, struct elfsyms_query *q, size_t n,
 		    __u32 *dynsym)
 {
 	size_t found = 0, i;
-	int err = 0, s;
+	int err = 0, s, h;
 
 	for (i = 0; i < n; i++)
 		q[i].found = false;
@@ -190,7 +252,13 @@ int elfsyms__dynsym(const struct elfsyms_file *f, struct elfsyms_query *q, size_
 			continue;
 		if (dynsym)
 			*dynsym = (__u32)s;
-		err = search(f, &f->sh[s], q, n, &found);
+		for (h = 0; h < f->eh.e_shnum; h++)
+			if (f->sh[h].sh_type == SHT_GNU_HASH && f->sh[h].sh_link == (__u32)s)
+				break;
+		if (h < f->eh.e_shnum)
+			err = hash_search(f, &f->sh[h], &f->sh[s], q, n, &found);
+		else
+			err = search(f, &f->sh[s], q, n, &found);
 		break;
 	}
 	if (err)

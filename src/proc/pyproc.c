@@ -85,10 +85,10 @@ static const struct procmaps_entry *find_file(const struct procmaps *maps, const
 
 		if (e->anonymous || e->offset || e->path[0] != '/')
 			continue;
-		if (!strncmp(b, "libpython", 9) && strstr(b, ".so")) {
-			name_version(b, "libpython", major, minor);
+		/* libpython3.so (the stable ABI's forwarder) runs nothing */
+		if (!strncmp(b, "libpython", 9) && strstr(b, ".so") &&
+		    !name_version(b, "libpython", major, minor))
 			return e;
-		}
 		len = strlen(e->path);
 		if (!prog && exe && !strncmp(exe, e->path, len) &&
 		    (!exe[len] || !strcmp(exe + len, PROCMAPS_DELETED_SUFFIX)) &&
@@ -131,21 +131,34 @@ struct pyfile {
 	__u32 hexversion;  /* Py_Version (3.11+), 0 unknown */
 };
 
-/* PyInterpreterState_Head() of x86-64 builds starts with
- * "mov disp32(%rip), %rax" (48 8b 05): the address it loads is the head
- * pointer (interp_head, or _PyRuntime.interpreters.head). */
+int pyproc__decode_head(const unsigned char *code, size_t n, __u64 at, __u64 *target)
+{
+	static const unsigned char endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	size_t i = 0;
+	__s32 disp;
+
+	/* builds with control-flow protection start functions with endbr64 */
+	if (n >= sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64)))
+		i = sizeof(endbr64);
+	/* mov disp32(%rip), %rax */
+	if (n < i + 7 || code[i] != 0x48 || code[i + 1] != 0x8b || code[i + 2] != 0x05)
+		return -ENOENT;
+	memcpy(&disp, code + i + 3, 4);
+	*target = at + i + 7 + (__u64)(__s64)disp;
+	return 0;
+}
+
+/* Where PyInterpreterState_Head() loads the head pointer from
+ * (interp_head, or _PyRuntime.interpreters.head), when it decodes. */
 static void decode_head(const struct elfsyms_file *f, struct pyfile *pf)
 {
 	const struct elfsyms_query *q = &pf->q[SYM_INTERP_HEAD_FN];
-	unsigned char insn[7];
-	__s32 disp;
+	unsigned char code[11];
 
-	if (!q->found || elfsyms__read_vaddr(f, insn, sizeof(insn), q->value))
+	if (!q->found || elfsyms__read_vaddr(f, code, sizeof(code), q->value))
 		return;
-	if (insn[0] != 0x48 || insn[1] != 0x8b || insn[2] != 0x05)
-		return;
-	memcpy(&disp, insn + 3, 4);
-	pf->head_target = q->value + sizeof(insn) + (__u64)(__s64)disp;
+	if (pyproc__decode_head(code, sizeof(code), q->value, &pf->head_target))
+		pf->head_target = 0;
 }
 
 static int read_file(int fd, struct pyfile *pf, __u64 *load_base)
@@ -244,6 +257,11 @@ int pyproc__debug_offsets(const void *raw, size_t n, unsigned major, unsigned mi
 	err = err ?: dbg_off(w, d->un_length, d->un_size, &l.str_length);
 	err = err ?: dbg_off(w, d->un_ascii_size, d->un_size, &ascii);
 	if (err)
+		return -EINVAL;
+	/* fields every version from 3.12 keeps in place: a structure read
+	 * with the wrong word indices does not pass */
+	if (l.tstate_next != 8 || l.frame_back != 8 || l.frame_code != 0 || l.bytes_size != 16 ||
+	    l.bytes_data != 32 || l.str_length != 16 || l.str_state != 32)
 		return -EINVAL;
 	/* a compact non-ASCII str adds utf8_length and utf8 to PyASCIIObject */
 	l.str_ascii_data = ascii;

@@ -104,6 +104,12 @@ int pyproc__debug_offsets(const void *raw, size_t n, unsigned major, unsigned mi
 			  struct pyproc_layout *out);
 #define PYPROC_DEBUG_OFFSETS_MAX 1024 /* bytes of _Py_DebugOffsets read */
 
+/* The address PyInterpreterState_Head() at link address @at loads from,
+ * decoded from its first @n bytes of x86-64 code at @code ("mov
+ * disp32(%rip),%rax", after an endbr64): 0 and *@target, or -ENOENT
+ * when the code is not that. Pure. */
+int pyproc__decode_head(const unsigned char *code, size_t n, __u64 at, __u64 *target);
+
 /* The layout of CPython @major.@minor from the built-in tables, NULL when
  * unknown. */
 const struct pyproc_layout *pyproc__layout(unsigned major, unsigned minor);

@@ -140,11 +140,15 @@ void pyframes__forget(struct pyframes *pf, int pid)
 
 int pyframes__set_process(struct pyframes *pf, int pid, const struct pyproc *pp)
 {
+	const struct pyproc *old;
 	struct pf_proc *p;
 	int err;
 
 	if (!pf)
 		return -EINVAL;
+	old = pyframes__process(pf, pid);
+	if (old && pp && !memcmp(old, pp, sizeof(*pp)))
+		return 0; /* the same interpreter: its code objects stay */
 	pyframes__forget(pf, pid); /* a new program: its old code objects go */
 	if (!pp)
 		return 0;
@@ -348,17 +352,35 @@ static __u64 word_at(const unsigned char *head, __u16 off)
 	return v;
 }
 
+/* Bytes of a code object holding every field read (its type first), 0
+ * when a field lies past CODE_HEAD: the object's end may be the end of
+ * its mapping, so no more is read. */
+static size_t head_size(const struct pyproc_layout *l)
+{
+	const __u16 ptrs[] = {l->code_name, l->code_qualname, l->code_filename, l->code_linetable};
+	size_t need = 16, i;
+
+	if ((size_t)l->code_firstlineno + 4 > need)
+		need = (size_t)l->code_firstlineno + 4;
+	for (i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
+		if (ptrs[i] != PYPROC_NONE && (size_t)ptrs[i] + 8 > need)
+			need = (size_t)ptrs[i] + 8;
+	return need <= CODE_HEAD ? need : 0;
+}
+
 /* Read code object @e->key of process @pp into @e: e->ok when it checks
  * out (its type, its first line against the fingerprint, its names). */
 static void read_code(struct pyframes *pf, const struct pyproc *pp, struct code_entry *e)
 {
 	const struct pyproc_layout *l = &pp->layout;
-	unsigned char head[CODE_HEAD];
+	unsigned char head[CODE_HEAD] = {0};
 	int pid = (int)e->key.pid;
+	size_t need;
 	__s32 first;
 
 	e->name = e->qualname = e->file = NO_STR;
-	if (l->code_firstlineno + 4 > CODE_HEAD || rd(pf, pid, e->key.code, head, CODE_HEAD))
+	need = head_size(l);
+	if (!need || rd(pf, pid, e->key.code, head, need))
 		return;
 	if (pp->code_type && word_at(head, 8) != pp->code_type)
 		return; /* not a code object (any more) */

@@ -13,12 +13,10 @@
 #ifndef PROFCAP_PYFRAMES_H
 #define PROFCAP_PYFRAMES_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
 #include "model/profile.h"
-#include "proc/pyproc.h"
 
 struct pyproc;
 struct pyframes;
@@ -70,14 +68,15 @@ struct pyframes_stats {
 void pyframes__stats(const struct pyframes *pf, struct pyframes_stats *out);
 
 #define PYFRAMES_MAX_CODES 32768     /* code objects cached (all processes) */
-#define PYFRAMES_MAX_NAME 1024	     /* bytes of a name or file name read */
+#define PYFRAMES_MAX_NAME 1024	     /* characters of a name or file name read */
 #define PYFRAMES_MAX_LINETABLE 65536 /* bytes of a line table read */
 #define PYFRAMES_MAX_STRINGS (64u << 20) /* bytes of names kept: past it, no new names */
 
 /* The line of recorded instruction @offset (bpf/python.h) from line table
  * @table (@len bytes) of a code object of version @version (major << 8 |
  * minor) whose first line is @firstlineno; @code_bytecode as in
- * struct pyproc_layout (3.11+). 0 when the table gives none. Pure. */
+ * struct pyproc_layout (3.11+, PYPROC_NONE before). 0 when the table gives
+ * none. Pure. */
 __s64 pyframes__line(__u32 version, __u16 code_bytecode, const void *table, size_t len,
 		     __s64 firstlineno, __u32 offset);
 

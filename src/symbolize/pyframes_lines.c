@@ -3,6 +3,9 @@
  * offsets), 3.10's co_linetable (byte ranges) and the location table of
  * 3.11+ (varint entries over code units). Pure code over untrusted bytes:
  * every read is bounded by the table. */
+#include <stdbool.h>
+
+#include "proc/pyproc.h"
 #include "symbolize/pyframes.h"
 
 /* co_lnotab: (address increment, line increment) byte pairs; the line
@@ -122,7 +125,8 @@ __s64 pyframes__line(__u32 version, __u16 code_bytecode, const void *table, size
 		/* f_lasti: a byte offset; -1 before the first instruction */
 		if ((__s32)offset < 0)
 			return firstlineno;
-		return lnotab(t, len, firstlineno, offset, version >= 0x0306);
+		line = lnotab(t, len, firstlineno, offset, version >= 0x0306);
+		return line > 0 ? line : 0;
 	}
 	if (version == 0x030a) {
 		/* f_lasti counts code units */

@@ -22,7 +22,7 @@ FIXTURE_FACTS := $(foreach b,$(FIXTURE_BINS),$(b).nm $(b).buildid $(b).load)
 TEST_DEPS += $(FIXTURE_BINS) $(FIXTURE_FACTS) $(FIXTURE_DIR)/fx_bare
 
 # Building one test binary on its own also builds the fixtures it reads.
-$(BUILD)/tests/test_elfsym $(BUILD)/tests/test_symbolizer $(BUILD)/tests/test_debuginfo: | $(FIXTURE_BINS) $(FIXTURE_FACTS)
+$(BUILD)/tests/test_elfsym $(BUILD)/tests/test_elfsyms $(BUILD)/tests/test_symbolizer $(BUILD)/tests/test_debuginfo: | $(FIXTURE_BINS) $(FIXTURE_FACTS)
 $(BUILD)/tests/test_elfsym: | $(FIXTURE_DIR)/fx_bare
 
 $(FIXTURE_DIR)/libfx.so: $(FIXTURE_SRC)/fx_lib.c tests/unit/fixtures.mk

@@ -41,24 +41,35 @@ static const struct pyfx_interp pyfx_interps[] = {
 #define PYFX_N (sizeof(pyfx_interps) / sizeof(pyfx_interps[0]))
 
 /* The script: <module> -> Outer.middle -> leaf, which sleeps on line
- * PYFX_LEAF_LINE; a non-ASCII function name on the way in 3.x. */
+ * PYFX_LEAF_LINE, and a thread in worker() on PYFX_WORKER_LINE. It says
+ * "ready MAIN WORKER" with both threads' idents (pthread_self()). */
 #define PYFX_LEAF_LINE 9
-static const char pyfx_script[] = "import sys, time\n"			 /* 1 */
-				  "class Outer(object):\n"		 /* 2 */
-				  "    def middle(self):\n"		 /* 3 */
-				  "        return leaf()\n"		 /* 4 */
-				  "def leaf():\n"			 /* 5 */
-				  "    sys.stdout.write('ready\\n')\n" /* 6 */
-				  "    sys.stdout.flush()\n"		 /* 7 */
-				  "    while True:\n"			 /* 8 */
-				  "        time.sleep(0.05)\n"		 /* 9 */
-				  "Outer().middle()\n";		 /* 10 */
+#define PYFX_WORKER_LINE 12
+#define PYFX_MODULE_LINE 16
+static const char pyfx_script[] =
+	"import sys, time, threading\n"					  /* 1 */
+	"class Outer(object):\n"						  /* 2 */
+	"    def middle(self):\n"						  /* 3 */
+	"        return leaf()\n"						  /* 4 */
+	"def leaf():\n"							  /* 5 */
+	"    sys.stdout.write('ready %d %d\\n' % (threading.current_thread().ident, t.ident))\n"
+	"    sys.stdout.flush()\n"						  /* 7 */
+	"    while True:\n"							  /* 8 */
+	"        time.sleep(0.05)\n"						  /* 9 */
+	"def worker():\n"							  /* 10 */
+	"    while True:\n"							  /* 11 */
+	"        time.sleep(0.05)\n"						  /* 12 */
+	"t = threading.Thread(target=worker)\n"				  /* 13 */
+	"t.daemon = True\n"							  /* 14 */
+	"t.start()\n"								  /* 15 */
+	"Outer().middle()\n";							  /* 16 */
 
 /* A file name outside Latin-1: a compact str of 2-byte characters. */
 #define PYFX_FILE "fxmod_\xce\xa9.py"
 
 struct pyfx_child {
 	int pid;
+	unsigned long long ident[2]; /* threading idents: main, worker */
 	char dir[64];
 	char script[96];
 };
@@ -80,11 +91,16 @@ static bool pyfx__sleeping(int pid)
 	return p && p[1] == ' ' && p[2] == 'S';
 }
 
-/* Start @in on the script, wait until it is in leaf(). 0, -ENOENT when
- * the interpreter is not installed, or another -errno. */
-static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
+/* Start @in on @script, run by the command @wrap (NULL-terminated, NULL:
+ * none) when given, and wait until it said "ready MAIN WORKER" and
+ * sleeps. 0, -ENOENT when the interpreter is not installed, or another
+ * -errno. */
+static int pyfx__start_wrapped(const struct pyfx_interp *in, const char *script,
+			       const char *const *wrap, struct pyfx_child *c)
 {
-	char line[16] = "";
+	const char *argv[24];
+	size_t k = 0;
+	char line[96] = "";
 	int fds[2], n = 0;
 	FILE *f;
 
@@ -98,7 +114,7 @@ static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
 	f = fopen(c->script, "w");
 	if (!f)
 		return -errno;
-	fputs(pyfx_script, f);
+	fputs(script, f);
 	fclose(f);
 	if (pipe(fds))
 		return -errno;
@@ -107,7 +123,14 @@ static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
 		dup2(fds[1], 1);
 		setenv("LC_ALL", "C.UTF-8", 1);
 		close(fds[0]);
-		execl(in->path, in->path, "-S", "-s", c->script, (char *)NULL);
+		while (wrap && *wrap && k < 16)
+			argv[k++] = *wrap++;
+		argv[k++] = in->path;
+		argv[k++] = "-S";
+		argv[k++] = "-s";
+		argv[k++] = c->script;
+		argv[k] = NULL;
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -116,12 +139,27 @@ static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
 		n = 1;
 	if (f)
 		fclose(f);
-	if (!n || strcmp(line, "ready\n"))
+	if (!n || sscanf(line, "ready %llu %llu", &c->ident[0], &c->ident[1]) != 2)
 		return -EIO;
 	/* until it sleeps on the leaf's line (state S), not still writing */
 	for (n = 0; n < 400 && !pyfx__sleeping(c->pid); n++)
 		usleep(5000);
 	return 0;
+}
+
+/* Start @in on @script, wait until it said "ready MAIN WORKER" and
+ * sleeps. 0, -ENOENT when the interpreter is not installed, or another
+ * -errno. */
+static int pyfx__start_script(const struct pyfx_interp *in, const char *script,
+			      struct pyfx_child *c)
+{
+	return pyfx__start_wrapped(in, script, NULL, c);
+}
+
+/* pyfx__start_script() of the standard script: in leaf(). */
+static int pyfx__start(const struct pyfx_interp *in, struct pyfx_child *c)
+{
+	return pyfx__start_script(in, pyfx_script, c);
 }
 
 static void pyfx__stop(struct pyfx_child *c)
@@ -153,25 +191,32 @@ static __u64 pyfx__ptr(int pid, __u64 addr, int *err)
 	return *err ? 0 : v;
 }
 
-/* The frames of the main thread (the last thread state of the list, the
- * first one created) as the BPF walker records them: 2 words per frame,
- * leaf first. Returns the number of words, or -errno. */
-static int pyfx__walk(int pid, const struct pyproc *pp, __u64 *words, int cap)
+/* The thread states of the first interpreter, newest first (the last is
+ * the main thread's): their addresses into @ts. Count or -errno. */
+static int pyfx__tstates(int pid, const struct pyproc *pp, __u64 *ts, int cap)
+{
+	__u64 interp, t;
+	int err = 0, n = 0;
+
+	interp = pyfx__ptr(pid, pp->interp_head, &err);
+	t = pyfx__ptr(pid, interp + pp->layout.interp_tstate_head, &err);
+	for (; !err && t && n < cap; n++) {
+		ts[n] = t;
+		t = pyfx__ptr(pid, t + pp->layout.tstate_next, &err);
+	}
+	return err ? err : n;
+}
+
+/* The frames of thread state @ts as the BPF walker records them: 2 words
+ * per frame, leaf first. Returns the number of words, or -errno. */
+static int pyfx__walk_ts(int pid, const struct pyproc *pp, __u64 ts, __u64 *words, int cap)
 {
 	const struct pyproc_layout *l = &pp->layout;
-	__u64 interp, ts, next, frame, code, instr = 0;
+	__u64 frame, code, instr = 0;
 	int err = 0, n = 0, guard;
 	__u32 first = 0;
 	__u8 owner = 0, entry = 0;
 
-	interp = pyfx__ptr(pid, pp->interp_head, &err);
-	ts = pyfx__ptr(pid, interp + l->interp_tstate_head, &err);
-	for (guard = 0; !err && ts && guard < 64; guard++) {
-		next = pyfx__ptr(pid, ts + l->tstate_next, &err);
-		if (!next)
-			break;
-		ts = next;
-	}
 	frame = pyfx__ptr(pid, ts + l->tstate_frame, &err);
 	if (l->flags & PYPROC_CFRAME)
 		frame = pyfx__ptr(pid, frame + l->cframe_current_frame, &err);
@@ -212,6 +257,17 @@ static int pyfx__walk(int pid, const struct pyproc *pp, __u64 *words, int cap)
 		frame = pyfx__ptr(pid, frame + l->frame_back, &err);
 	}
 	return err ? err : n;
+}
+
+/* The main thread's frames (pyfx__walk_ts()). */
+static int pyfx__walk(int pid, const struct pyproc *pp, __u64 *words, int cap)
+{
+	__u64 ts[16];
+	int n = pyfx__tstates(pid, pp, ts, 16);
+
+	if (n <= 0)
+		return n ? n : -ENOENT;
+	return pyfx__walk_ts(pid, pp, ts[n - 1], words, cap);
 }
 
 #endif

@@ -7,8 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/otlp.h"
+#include "model/profile.h"
 #include "proc/pyproc.h"
 #include "symbolize/pyframes.h"
+#include "util/buf.h"
 #include "test.h"
 #include "pyfixture.h"
 
@@ -29,6 +32,8 @@ TEST(lnotab)
 	CHECK_EQ_U64(pyframes__line(0x0306, PYPROC_NONE, big, sizeof(big), 10, 5), 9);
 	CHECK_EQ_U64(pyframes__line(0x0306, PYPROC_NONE, t, 1, 10, 50), 10); /* odd byte */
 	CHECK_EQ_U64(pyframes__line(0x0306, PYPROC_NONE, NULL, 0, 7, 50), 7);
+	/* a table that goes below line 1 gives no line */
+	CHECK_EQ_U64(pyframes__line(0x0306, PYPROC_NONE, big, sizeof(big), 1, 5), 0);
 }
 
 TEST(linetable_310)
@@ -70,6 +75,29 @@ TEST(locations_311)
 	CHECK_EQ_U64(pyframes__line(0x030b, bc, t, sizeof(t), 10, 198), 10); /* frame set up */
 	CHECK_EQ_U64(pyframes__line(0x030b, bc, bad, sizeof(bad), 10, 200), 0);
 	CHECK_EQ_U64(pyframes__line(0x030b, bc, cut, sizeof(cut), 10, 200), 0);
+}
+
+/* Random bytes as tables of every format: reads stay inside the table
+ * (the sanitizer build checks), and no line is below 1. */
+TEST(line_tables_random)
+{
+	static const __u32 versions[] = {0x0207, 0x0306, 0x0309, 0x030a, 0x030b, 0x030d};
+	unsigned char *t;
+	unsigned int seed = 12345;
+	size_t len, i, k;
+	__s64 line;
+
+	for (k = 0; k < 20000; k++) {
+		len = (size_t)(rand_r(&seed) % 256);
+		t = malloc(len ? len : 1);
+		CHECK(t != NULL);
+		for (i = 0; i < len; i++)
+			t[i] = (unsigned char)rand_r(&seed);
+		line = pyframes__line(versions[k % 6], 16, t, len, 1000,
+				      (__u32)(rand_r(&seed) % 300));
+		free(t);
+		CHECK(line >= 0);
+	}
 }
 
 TEST(decode)
@@ -216,6 +244,13 @@ static void check_resolve(const struct pyfx_interp *in)
 	__u64 words[64];
 	char file[128];
 	bool qual = in->major == 3 && in->minor >= 11;
+	struct pyframes_raw wraw[16];
+	struct profile_frame wout[16];
+	char wleaf[64] = "", wroot[64] = "";
+	__u64 ts[8];
+	__s64 wline = 0;
+	struct profile_line keep[8];
+	size_t nwk = 0, i;
 	int err, nw = 0, pid;
 	size_t n = 0, named = 0, named2 = 0;
 
@@ -232,10 +267,27 @@ static void check_resolve(const struct pyfx_interp *in)
 		named = pyframes__resolve(pf, c.pid, raw, n, out);
 		named2 = pyframes__resolve(pf, c.pid, raw, n, out); /* from the cache */
 		pyframes__stats(pf, &st);
+		/* lines last until the next resolve: keep the main thread's */
+		for (i = 0; i < n && i < 8; i++)
+			if (out[i].nlines) {
+				keep[i] = out[i].lines[0];
+				out[i].lines = &keep[i];
+			}
 		/* another fingerprint: the address holds another code object */
 		raw[0].fingerprint ^= 1;
 		pyframes__resolve(pf, c.pid, raw, 1, &out[8]);
 		raw[0].fingerprint ^= 1;
+		/* the worker thread: worker <- Thread.run <- ... <- _bootstrap */
+		if (pyfx__tstates(c.pid, &pp, ts, 8) == 2 &&
+		    (nw = pyfx__walk_ts(c.pid, &pp, ts[0], words, 64)) > 0) {
+			nwk = pyframes__decode(words, (size_t)nw, wraw, 16);
+			pyframes__resolve(pf, c.pid, wraw, nwk, wout);
+			if (nwk) {
+				snprintf(wleaf, sizeof(wleaf), "%s", wout[0].function);
+				wline = wout[0].nlines ? wout[0].lines[0].line : -1;
+				snprintf(wroot, sizeof(wroot), "%s", wout[nwk - 1].function);
+			}
+		}
 	}
 	snprintf(file, sizeof(file), "%s", c.script);
 	pid = c.pid;
@@ -267,7 +319,11 @@ static void check_resolve(const struct pyfx_interp *in)
 		CHECK_STR(f->system_name, "middle");
 	f = find_fn(out, n, "<module>");
 	CHECK(f == &out[2]);
-	CHECK_EQ_U64(f->lines[0].line, 10);
+	CHECK_EQ_U64(f->lines[0].line, PYFX_MODULE_LINE);
+	CHECK(nwk >= 3);
+	CHECK_STR(wleaf, "worker");
+	CHECK_EQ_U64(wline, PYFX_WORKER_LINE);
+	CHECK_STR(wroot, qual ? "Thread._bootstrap" : in->major == 2 ? "__bootstrap" : "_bootstrap");
 	pyframes__forget(pf, pid);
 	CHECK(pyframes__process(pf, pid) == NULL);
 	pyframes__stats(pf, &st);
@@ -286,6 +342,95 @@ static void check_resolve(const struct pyfx_interp *in)
 		check_resolve(&pyfx_interps[i]);      \
 	}
 VERSION_TESTS(DEFINE)
+
+/* Function names of 1-byte (Latin-1) and 4-byte characters: compact
+ * non-ASCII str of each kind, in the PyASCIIObject of 3.6 to 3.11 and the
+ * smaller one from 3.12. */
+static void check_wide_names(const struct pyfx_interp *in)
+{
+	static const char script[] = "import sys, time\n"
+				     "def caf\xc3\xa9():\n"
+				     "    \xf0\xa0\x80\x80()\n"
+				     "def \xf0\xa0\x80\x80():\n"
+				     "    sys.stdout.write('ready 0 0\\n')\n"
+				     "    sys.stdout.flush()\n"
+				     "    while True:\n"
+				     "        time.sleep(0.05)\n"
+				     "caf\xc3\xa9()\n";
+	struct pyframes *pf = pyframes__new(NULL);
+	struct pyframes_raw raw[8];
+	struct profile_frame out[8];
+	struct pyfx_child c;
+	struct pyproc pp;
+	__u64 words[16];
+	char leaf[32] = "", mid[32] = "";
+	int err, nw = 0;
+	size_t n = 0;
+
+	CHECK(pf != NULL);
+	err = pyfx__start_script(in, script, &c);
+	if (err == -ENOENT) {
+		pyframes__free(pf);
+		SKIP("%s not installed", in->path);
+	}
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, &pp);
+	if (!err)
+		nw = pyfx__walk(c.pid, &pp, words, 16);
+	if (!err && nw > 0 && !pyframes__set_process(pf, c.pid, &pp)) {
+		n = pyframes__decode(words, (size_t)nw, raw, 8);
+		if (pyframes__resolve(pf, c.pid, raw, n, out) == 3) {
+			snprintf(leaf, sizeof(leaf), "%s", out[0].function);
+			snprintf(mid, sizeof(mid), "%s", out[1].function);
+		}
+	}
+	pyfx__stop(&c);
+	pyframes__free(pf);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(n, 3);
+	CHECK_STR(leaf, "\xf0\xa0\x80\x80");
+	CHECK_STR(mid, "caf\xc3\xa9");
+}
+
+TEST(wide_names_3_6)
+{
+	check_wide_names(&pyfx_interps[1]);
+}
+
+TEST(wide_names_3_11)
+{
+	check_wide_names(&pyfx_interps[6]);
+}
+
+TEST(wide_names_3_12)
+{
+	check_wide_names(&pyfx_interps[7]);
+}
+
+/* The cache holds at most PYFRAMES_MAX_CODES code objects. */
+TEST(cache_bounded)
+{
+	struct pyframes *pf = pyframes__new(NULL);
+	struct pyproc pp = proc_of(0x030b, PYPROC_IS_ENTRY);
+	static struct pyframes_raw raw[1024];
+	static struct profile_frame out[1024];
+	struct pyframes_stats st;
+	size_t i, k;
+
+	CHECK(pf != NULL);
+	pp.layout = *pyproc__layout(3, 11);
+	CHECK_EQ_U64(pyframes__set_process(pf, 0x3ffffff0, &pp), 0);
+	for (k = 0; k <= PYFRAMES_MAX_CODES / 1024; k++) {
+		for (i = 0; i < 1024; i++)
+			raw[i] = (struct pyframes_raw){.code = 0x10000 + (k * 1024 + i) * 64};
+		pyframes__resolve(pf, 0x3ffffff0, raw, 1024, out);
+	}
+	pyframes__stats(pf, &st);
+	pyframes__free(pf);
+	CHECK_EQ_U64(st.misses, (PYFRAMES_MAX_CODES / 1024 + 1) * 1024);
+	CHECK_EQ_U64(st.evictions, 1);
+	CHECK(st.cached <= PYFRAMES_MAX_CODES);
+	CHECK_EQ_U64(st.cached, 1024);
+}
 
 TEST(gone_process)
 {
@@ -306,10 +451,91 @@ TEST(gone_process)
 	pyframes__stats(pf, &st);
 	CHECK_EQ_U64(st.unknown, 2);
 	CHECK_EQ_U64(st.misses, 1); /* the unreadable one is cached, NOCODE never read */
+	CHECK_EQ_U64(st.cached, 1);
+	/* told again of the same interpreter: the cache stays; of another
+	 * (an exec): it goes */
+	CHECK_EQ_U64(pyframes__set_process(pf, 0x3ffffff0, &pp), 0);
+	pyframes__stats(pf, &st);
+	CHECK_EQ_U64(st.cached, 1);
+	pp.interp_head += 8;
+	CHECK_EQ_U64(pyframes__set_process(pf, 0x3ffffff0, &pp), 0);
+	pyframes__stats(pf, &st);
+	CHECK_EQ_U64(st.cached, 0);
 	CHECK_EQ_U64(pyframes__set_process(pf, 0x3ffffff0, NULL), 0);
 	CHECK(pyframes__process(pf, 0x3ffffff0) == NULL);
 	pyframes__free(pf);
 	pyframes__free(NULL);
+}
+
+/* The official checker, as tests/e2e/otlp_check.py finds it: PROFCHECK,
+ * else ../shared/tools/profcheck/profcheck from the working directory. */
+static const char *profcheck(void)
+{
+	const char *p = getenv("PROFCHECK");
+
+	if (p && *p && !access(p, X_OK))
+		return p;
+	p = "../shared/tools/profcheck/profcheck";
+	return access(p, X_OK) ? NULL : p;
+}
+
+/* Python frames in OTLP: locations without mapping or address, one per
+ * (function, file, line) however often they come, typed cpython, next to
+ * native ones; the official checker finds no duplicate and no orphan. */
+TEST(otlp_conformance)
+{
+	static const struct profile_line l1 = {.function = "Outer.middle", .system_name = "middle",
+					       .filename = "/app/m.py", .start_line = 3, .line = 4};
+	static const struct profile_line l2 = {.function = "leaf", .filename = "/app/m.py",
+					       .start_line = 5, .line = 9};
+	static const struct profile_line l3 = {.function = "leaf", .filename = "/app/m.py",
+					       .start_line = 5, .line = 8};
+	static const struct profile_mapping_desc m = {.start = 0x400000, .limit = 0x500000,
+						      .path = "/usr/bin/python3.11"};
+	struct profile_frame a[3] = {
+		{.function = "leaf", .type_name = PYFRAMES_TYPE, .lines = &l2, .nlines = 1},
+		{.function = "Outer.middle", .system_name = "middle", .type_name = PYFRAMES_TYPE,
+		 .lines = &l1, .nlines = 1},
+		{.address = 0x401000, .mapping = &m, .function = "main"},
+	};
+	struct profile_process_desc proc = {.pid = 42, .exe_name = "python3.11"};
+	struct profile *p = profile__new();
+	const char *pc = profcheck();
+	char path[] = "/tmp/profcap_pyotlp_XXXXXX", cmd[512];
+	struct buf b;
+	FILE *f;
+	int fd, rc;
+
+	CHECK(p != NULL);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 42, "python3.11", a, 3, 1), 0);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 43, "worker", a, 3, 2), 0);
+	a[0].lines = &l3; /* another line of leaf: another location */
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 42, "python3.11", a, 3, 1), 0);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 42, "python3.11", &a[1], 2, 1), 0);
+	buf__init(&b, 1u << 24);
+	rc = otlp__encode(p, &b);
+	profile__free(p);
+	if (rc)
+		buf__release(&b);
+	CHECK_EQ_U64(rc, 0);
+	/* "cpython" is written once, as the attribute value */
+	CHECK(memmem(b.data, b.len, "cpython", 7) != NULL);
+	if (!pc) {
+		buf__release(&b);
+		SKIP("no profcheck (PROFCHECK, ../shared/tools/profcheck/profcheck)");
+	}
+	fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	rc = f && fwrite(b.data, 1, b.len, f) == b.len ? 0 : -1;
+	if (f)
+		fclose(f);
+	buf__release(&b);
+	CHECK_EQ_U64(rc, 0);
+	/* its findings go to the test's output */
+	snprintf(cmd, sizeof(cmd), "%s -check-dupes -check-orphans %s >&2", pc, path);
+	rc = system(cmd);
+	unlink(path);
+	CHECK_EQ_U64(rc, 0);
 }
 
 int main(void)
@@ -317,11 +543,17 @@ int main(void)
 	RUN(lnotab);
 	RUN(linetable_310);
 	RUN(locations_311);
+	RUN(line_tables_random);
 	RUN(decode);
 	RUN(merge_one_per_call);
 	RUN(merge_entries_311);
 #define RUN_ONE(i, name) RUN(resolve_##name);
 	VERSION_TESTS(RUN_ONE)
+	RUN(wide_names_3_6);
+	RUN(wide_names_3_11);
+	RUN(wide_names_3_12);
+	RUN(cache_bounded);
 	RUN(gone_process);
+	RUN(otlp_conformance);
 	return TEST_DONE();
 }

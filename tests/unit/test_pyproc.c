@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proc/procmaps.h"
+#include "proc/procsnap.h"
 #include "proc/pyproc.h"
 #include "test.h"
 #include "pyfixture.h"
@@ -118,9 +120,10 @@ static void check_locate(const struct pyfx_interp *in)
 {
 	struct pyfx_child c;
 	struct pyproc pp;
-	__u64 words[64];
+	__u64 words[64], ts[8], tid[8] = {0}, native[8] = {0};
 	char want[16];
-	int err, n;
+	int err, n, nts = 0, i, pid;
+	bool worker_task = false;
 
 	err = pyfx__start(in, &c);
 	if (err == -ENOENT)
@@ -129,8 +132,24 @@ static void check_locate(const struct pyfx_interp *in)
 		pyfx__stop(&c);
 		CHECK_EQ_U64(err, 0);
 	}
+	pid = c.pid;
 	err = pyproc__locate(NULL, c.pid, NULL, &pp);
 	n = err ? 0 : pyfx__walk(c.pid, &pp, words, 64);
+	/* each thread state's thread: pthread_self() and the kernel's tid */
+	if (!err)
+		nts = pyfx__tstates(c.pid, &pp, ts, 8);
+	for (i = 0; i < nts; i++) {
+		pyfx__rd(c.pid, ts[i] + pp.layout.tstate_thread_id, &tid[i], 8);
+		if (pp.layout.tstate_native_tid != PYPROC_NONE)
+			pyfx__rd(c.pid, ts[i] + pp.layout.tstate_native_tid, &native[i], 8);
+	}
+	if (nts > 0 && native[0]) {
+		char task[64];
+
+		snprintf(task, sizeof(task), "/proc/%d/task/%llu", pid,
+			 (unsigned long long)native[0]);
+		worker_task = !access(task, F_OK);
+	}
 	pyfx__stop(&c);
 	CHECK_EQ_U64(err, 0);
 	CHECK_EQ_U64(pp.layout.version, (in->major << 8) | in->minor);
@@ -144,6 +163,14 @@ static void check_locate(const struct pyfx_interp *in)
 	CHECK_EQ_U64(n, 6);
 	CHECK(((words[1] >> 32) & 1) == ((pp.layout.flags & PYPROC_ONE_PER_CALL) ? 1 : 0));
 	CHECK((words[5] >> 32) & 1); /* <module> is the first frame of its call */
+	/* main (the oldest: last) and the worker, as threading names them */
+	CHECK_EQ_U64(nts, 2);
+	CHECK_EQ_U64(tid[1], c.ident[0]);
+	CHECK_EQ_U64(tid[0], c.ident[1]);
+	if (pp.layout.tstate_native_tid != PYPROC_NONE) {
+		CHECK_EQ_U64(native[1], pid); /* the main thread's tid is the pid */
+		CHECK(native[0] != native[1] && worker_task);
+	}
 	if (in->major == 3 && in->minor >= 13) {
 		/* the debug offsets the interpreter publishes agree with the table */
 		const struct pyproc_layout *t = pyproc__layout(3, in->minor);
@@ -166,6 +193,120 @@ static void check_locate(const struct pyfx_interp *in)
 		check_locate(&pyfx_interps[i]);       \
 	}
 VERSION_TESTS(DEFINE)
+
+/* A snapshot whose maps list libpython3.so (the stable ABI's forwarder,
+ * which runs nothing) before the real libpython: the real one is used. */
+TEST(stable_abi_forwarder)
+{
+	static const char fwd[] = "1000-2000 r--p 00000000 08:01 4242 "
+				  "/root/.pyenv/versions/3.11.7/lib/libpython3.so\n";
+	struct procsnap snap;
+	struct pyfx_child c;
+	struct pyproc pp;
+	char path[64], *text = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f;
+	int err;
+
+	err = pyfx__start(&pyfx_interps[6], &c);
+	if (err == -ENOENT)
+		SKIP("%s not installed", pyfx_interps[6].path);
+	memset(&snap, 0, sizeof(snap));
+	snap.pid = c.pid;
+	snprintf(path, sizeof(path), "/proc/%d/maps", c.pid);
+	f = err ? NULL : fopen(path, "r");
+	if (f) {
+		cap = (1u << 20) + sizeof(fwd);
+		text = malloc(cap);
+		if (text) {
+			memcpy(text, fwd, sizeof(fwd) - 1);
+			len = sizeof(fwd) - 1;
+			len += fread(text + len, 1, cap - len - 1, f);
+		}
+		fclose(f);
+	}
+	err = err ?: !text ? -ENOMEM : procmaps__parse(text, len, &snap.maps);
+	err = err ?: pyproc__locate(NULL, c.pid, &snap, &pp);
+	pyfx__stop(&c);
+	procmaps__free(snap.maps);
+	free(text);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(pp.layout.version, 0x030b);
+}
+
+static bool maps_mention(int pid, const char *path)
+{
+	char name[64], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
+	f = fopen(name, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, path) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* A Python whose libpython exists only in its own mount namespace (a
+ * container's): found through /proc/PID/map_files. Root only. */
+TEST(other_mount_namespace)
+{
+	const struct pyfx_interp *in = &pyfx_interps[7];
+	char dir[] = "/tmp/profcap_pyns_XXXXXX", cmd[1024], lib[128];
+	const char *wrap[] = {"/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh",
+			      "-c", cmd, NULL};
+	struct pyfx_child c;
+	struct pyproc pp;
+	int err;
+
+	if (geteuid())
+		SKIP("needs root (a mount namespace)");
+	if (access("/usr/bin/unshare", X_OK) || access(in->path, X_OK))
+		SKIP("no unshare or no %s", in->path);
+	if (!mkdtemp(dir))
+		SKIP("no temporary folder");
+	snprintf(lib, sizeof(lib), "%s/libpython3.12.so.1.0", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mount -t tmpfs none %s && cp /root/.pyenv/versions/3.12.1/lib/"
+		 "libpython3.12.so.1.0 %s/ && LD_LIBRARY_PATH=%s exec \"$0\" \"$@\"",
+		 dir, dir, dir);
+	err = pyfx__start_wrapped(in, pyfx_script, wrap, &c);
+	if (err == -EIO) {
+		pyfx__stop(&c);
+		rmdir(dir);
+		SKIP("mount namespaces refused here");
+	}
+	/* mapped from the child's folder, which is empty in our namespace */
+	err = err ?: maps_mention(c.pid, lib) ? 0 : -ENOENT;
+	err = err ?: access(lib, F_OK) ? 0 : -EEXIST;
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, &pp);
+	pyfx__stop(&c);
+	rmdir(dir);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(pp.layout.version, 0x030c);
+	CHECK(pp.interp_head != 0);
+}
+
+TEST(decode_head)
+{
+	/* mov 0xe08c9(%rip),%rax; ret (2.7) */
+	static const unsigned char plain[] = {0x48, 0x8b, 0x05, 0xc9, 0x08, 0x0e, 0x00, 0xc3};
+	/* endbr64; mov -0x10(%rip),%rax */
+	static const unsigned char cet[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8b,
+					    0x05, 0xf0, 0xff, 0xff, 0xff};
+	/* mov 0x18(%rdi),%rax: not a load of a static */
+	static const unsigned char other[] = {0x48, 0x8b, 0x47, 0x18, 0xc3, 0x90, 0x90, 0x90};
+	__u64 t = 0;
+
+	CHECK_EQ_U64(pyproc__decode_head(plain, sizeof(plain), 0x116e00, &t), 0);
+	CHECK_EQ_U64(t, 0x1f76d0);
+	CHECK_EQ_U64(pyproc__decode_head(cet, sizeof(cet), 0x1000, &t), 0);
+	CHECK_EQ_U64(t, 0x1000 + 11 - 0x10);
+	CHECK_EQ_U64(pyproc__decode_head(other, sizeof(other), 0x1000, &t), -ENOENT);
+	CHECK_EQ_U64(pyproc__decode_head(cet, 8, 0x1000, &t), -ENOENT); /* cut */
+}
 
 TEST(not_python)
 {
@@ -221,11 +362,46 @@ TEST(debug_offsets)
 	CHECK_EQ_U64(pyproc__debug_offsets(w, sizeof(w), 3, 13, &r), -EINVAL);
 }
 
+/* 3.14's structure: more interpreter, frame and code fields, a set
+ * object; the offsets still land where they belong. */
+TEST(debug_offsets_314)
+{
+	struct pyproc_layout r = *pyproc__layout(3, 14);
+	__u64 w[128] = {0};
+
+	CHECK(r.runtime_interp_head == PYPROC_NONE); /* from the debug offsets only */
+	memcpy(w, "xdebugpy", 8);
+	w[1] = 0x030e00f0;
+	w[3] = 1000, w[5] = 640;
+	w[6] = 9000, w[9] = 7400;
+	w[22] = 300, w[24] = 8, w[26] = 64, w[27] = 144, w[28] = 152;
+	w[31] = 80, w[32] = 8, w[33] = 0, w[34] = 56, w[36] = 74;
+	w[39] = 220, w[40] = 112, w[41] = 120, w[42] = 128, w[43] = 136, w[44] = 68,
+	w[48] = 200;
+	w[74] = 40, w[75] = 16, w[76] = 32;
+	w[77] = 80, w[78] = 32, w[79] = 16, w[80] = 40;
+	CHECK_EQ_U64(pyproc__debug_offsets(w, sizeof(w), 3, 14, &r), 0);
+	CHECK_EQ_U64(r.runtime_interp_head, 640);
+	CHECK_EQ_U64(r.interp_tstate_head, 7400);
+	CHECK_EQ_U64(r.tstate_frame, 64);
+	CHECK_EQ_U64(r.tstate_thread_id, 144);
+	CHECK_EQ_U64(r.frame_owner, 74);
+	CHECK_EQ_U64(r.code_bytecode, 200);
+	CHECK(r.flags & PYPROC_CODE_TAGGED);
+	/* a field that moved where none does: the indices are wrong */
+	w[24] = 16;
+	CHECK_EQ_U64(pyproc__debug_offsets(w, sizeof(w), 3, 14, &r), -EINVAL);
+}
+
 int main(void)
 {
 #define RUN_BOTH(i, name) RUN(layout_##name); RUN(locate_##name);
 	VERSION_TESTS(RUN_BOTH)
+	RUN(stable_abi_forwarder);
+	RUN(other_mount_namespace);
+	RUN(decode_head);
 	RUN(not_python);
 	RUN(debug_offsets);
+	RUN(debug_offsets_314);
 	return TEST_DONE();
 }

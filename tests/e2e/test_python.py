@@ -9,6 +9,8 @@ profcap, against workloads whose truth is known (tests/e2e/py/):
   frames under c(), the Python frame that called them;
 - threads.py: each of 4 threads shows its own function (>= 90 %);
 - aio.py: asyncio coroutines, each spin under its own coroutine (>= 90 %);
+- callback.py: Python called back from C (sorted(key=...)): the caller,
+  the builtin's native frames, then the callback, in that order;
 - short runs of split.py started during a system-wide capture named from
   their first second; a copy of the interpreter in another mount namespace;
 - waits.py with --off-cpu: the Python function a thread sleeps or waits on
@@ -312,6 +314,44 @@ class PythonTest(unittest.TestCase):
                         ok += v
                 if n < 30 or ok < 0.9 * n:
                     bad.append("%s %s: %d of %d under %s" % (label, spin, ok, n, task))
+        self.assertEqual(bad, [])
+        self.conformant(out)
+
+    def test_callback_from_c(self):
+        """outer() -> sorted()'s native frames -> key(): interleaved in
+        that order (the eval loop's frame of each call replaced by its own
+        Python frames)."""
+        interps = self.pick((2, 7))
+        procs = []
+        try:
+            for label, path in interps:
+                procs.append((label, Proc(path, os.path.join(PYDIR, "callback.py"), 20)))
+            out = os.path.join(self.dir, "cb.pb")
+            r = capture(out, ["-p", ",".join(str(p.pid) for _, p in procs), "--seconds", "2",
+                              "-F", FREQ])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            for _, p in procs:
+                p.stop()
+        samples = frames_of(out)
+        bad = []
+        for label, p in procs:
+            n = ok = 0
+            for pid, _, stype, v, frames in samples:
+                if pid != p.pid or stype != "samples":
+                    continue
+                names = [base(f[0]) if f[1] == "cpython" else None for f in frames]
+                if "key" not in names:
+                    continue
+                n += v
+                k = names.index("key")
+                o = names.index("outer") if "outer" in names else -1
+                # leaf first: key, then native frames of sorted, then outer
+                if o > k + 1 and all(x is None for x in names[k + 1:o]):
+                    ok += v
+            if n < 20 or ok < 0.9 * n:
+                bad.append("%s: %d of %d samples in key() under sorted() under outer()" %
+                           (label, ok, n))
         self.assertEqual(bad, [])
         self.conformant(out)
 

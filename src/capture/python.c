@@ -102,13 +102,15 @@ int capture_python__process(struct capture_python *cp, int pid, const struct pro
 	if (!cp || pid <= 0)
 		return 0;
 	i = find(cp, pid);
-	/* A snapshot from the kernel's records has only the executable
-	 * mappings, not the first one of each file that pyproc__locate()
-	 * looks for: it reads /proc/PID/maps, for what may be Python. */
+	/* A snapshot from the kernel's records (lasting) has only the
+	 * executable mappings, not the first one of each file that
+	 * pyproc__locate() looks for: then it reads /proc/PID/maps, for what
+	 * may be Python. */
 	if (snap && snap->maps && !maybe_python(snap))
 		err = -ENOENT;
 	else
-		err = pyproc__locate(NULL, pid, NULL, &pp);
+		err = pyproc__locate(NULL, pid, snap && snap->maps && !snap->lasting ? snap : NULL,
+				     &pp);
 	if (err) {
 		if (err == -ENOTSUP)
 			cp->unsupported++;

@@ -39,7 +39,7 @@ SHARE_TOL = 0.05
 FREQ = "999"
 # Samples a version's shares are judged on: a 50 % share's standard error
 # is 3.5 points at 200 (less: the samples are periodic, not random). A
-# version short of them (a busy machine) is captured again alone.
+# version short of them (a busy machine) is captured again, for longer.
 MIN_SAMPLES = 200
 
 
@@ -211,17 +211,20 @@ class PythonTest(unittest.TestCase):
             self.skipTest("no CPython installed (/root/.pyenv/versions, /usr/bin/python3.11)")
         lines = hot_lines(SPLIT)
         problems = []
-        groups = [interps[k:k + 4] for k in range(0, len(interps), 4)]
+        # (interpreters, capture seconds): four at a time for 3 s; those
+        # short of samples once more, together, for 8 s
+        rounds = [(interps[k:k + 4], 3) for k in range(0, len(interps), 4)]
+        again = []
         retried = 0
-        while groups:
-            group = groups.pop(0)
+        while rounds:
+            group, secs = rounds.pop(0)
             procs = []
             try:
                 for label, path in group:
                     procs.append((label, path, Proc(path, SPLIT, 14)))
-                out = os.path.join(self.dir, "split%d.pb" % len(groups))
+                out = os.path.join(self.dir, "split%d.pb" % len(rounds))
                 r = capture(out, ["-p", ",".join(str(p.pid) for _, _, p in procs), "--seconds",
-                                  "3" if len(group) > 1 else "8", "-F", FREQ])
+                                  str(secs), "-F", FREQ])
                 self.assertEqual(r.returncode, 0, r.stderr)
             finally:
                 for _, _, p in procs:
@@ -229,13 +232,15 @@ class PythonTest(unittest.TestCase):
             samples = frames_of(out)
             for label, path, p in procs:
                 bad = split_problems(samples, p.pid, label, lines)
-                if bad and "too few" in bad[0] and len(group) > 1:
-                    groups.append([(label, path)])
-                    retried += 1
+                if bad and "too few" in bad[0] and secs == 3:
+                    again.append((label, path))
                     continue
                 problems += bad
             self.conformant(out)
-        print("# versions: %s (%d captured again alone)" %
+            if not rounds and again:
+                rounds = [(again[k:k + 4], 8) for k in range(0, len(again), 4)]
+                retried, again = len(again), []
+        print("# versions: %s (%d captured again)" %
               (", ".join(label for label, _ in interps), retried))
         self.maxDiff = None
         self.assertEqual(problems, [])

@@ -9,6 +9,8 @@
 #ifndef PROFCAP_BPF_CPU_SAMPLER_H
 #define PROFCAP_BPF_CPU_SAMPLER_H
 
+#include "python.h"
+
 #define PROFCAP_MAX_STACK 127 /* the kernel's default perf_event_max_stack */
 #define PROFCAP_COMM_WORDS 2  /* 16-byte comm as two __u64 */
 /* attrs-data bytes of a thread-context record kept in the sample key: two
@@ -32,6 +34,7 @@ struct sample_key {
 	__u32 tid;
 	__u64 ustack; /* hash of the user stack, 0 = none */
 	__u64 kstack; /* hash of the kernel stack, 0 = none */
+	__u64 pystack; /* hash of the Python stack (python.h), 0 = none */
 	__u32 flags;
 	__u32 attrs_size; /* thread context: the record's attrs-data-size */
 	__u64 comm[PROFCAP_COMM_WORDS];
@@ -78,6 +81,9 @@ enum profcap_stat {
 	STAT_LATE,	  /* samples sent to user space to be walked late (struct late_sample) */
 	STAT_LATE_LOST,	  /* ... not sent: ring buffer full (counted partial instead) */
 	STAT_QUIET,	  /* notices and late samples sent without waking user space */
+	STAT_PY_STACKS,	  /* Python stacks walked (CPU samples and waits) */
+	STAT_PY_PARTIAL,  /* ... cut by a failed read (PROFCAP_F_PY_PARTIAL) */
+	STAT_PY_TRUNC,	  /* ... cut at PROFCAP_PY_MAX_FRAMES */
 	STAT__COUNT,
 };
 
@@ -127,9 +133,10 @@ struct late_sample {
 	__u32 bp_ok, exact;
 	__u32 nuser, nkern;
 	__u32 len; /* stack bytes copied from sp: the record ends there */
-	__u32 pad;
+	__u32 npy; /* words of @pyips: the Python stack (key.pystack's) */
 	__u64 kips[PROFCAP_MAX_STACK];
 	__u64 uips[PROFCAP_LATE_PREFIX];
+	__u64 pyips[2 * PROFCAP_PY_MAX_FRAMES];
 	__u8 stack[PROFCAP_LATE_STACK + 4096]; /* sent: the first len bytes */
 };
 

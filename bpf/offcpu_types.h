@@ -90,6 +90,7 @@ struct offcpu_key {
 	__u32 tid;
 	__u64 ustack; /* hash of the user stack, 0 = none */
 	__u64 kstack; /* hash of the kernel stack, 0 = none */
+	__u64 pystack; /* hash of the Python stack (python.h), 0 = none */
 	__u32 flags;  /* PROFCAP_F_* */
 	__u32 state;  /* OFFCPU_STATE_* */
 	__u64 comm[2];

@@ -29,6 +29,7 @@
 /* sample_key.flags / offcpu_key.flags */
 #define PROFCAP_F_PY_TRUNC 0x80	 /* Python stack cut at PROFCAP_PY_MAX_FRAMES */
 #define PROFCAP_F_PY_PARTIAL 0x100 /* a read failed mid-walk: root end missing */
+#define PROFCAP_F_PY_LOST 0x200	   /* Python stack walked but its table was full */
 
 /* struct py_proc.flags */
 #define PROFCAP_PY_INSTR_PTR 0x1   /* frame_instr is a pointer (3.11+), else an int */
@@ -56,8 +57,17 @@ struct py_proc {
 	__u16 frame_owner;	     /* owner (char), with PROFCAP_PY_OWNER */
 	__u16 frame_entry;	     /* is_entry (bool), with PROFCAP_PY_IS_ENTRY */
 	__u16 code_firstlineno;	     /* PyCodeObject.co_firstlineno (int) */
-	__u8 owner_cstack;	     /* owner value of a C-stack shim frame */
-	__u8 pad[7];
+	__u8 owner_cstack;	     /* owner of a C-stack shim frame (and above: shims too) */
+	/* Bytes read from a frame at once: the end of the last field the
+	 * walker reads in it (at most PROFCAP_PY_FRAME_READ). */
+	__u8 frame_read;
+	__u8 pad[6];
 };
+
+#define PROFCAP_PY_FRAME_READ 128 /* the most struct py_proc.frame_read says */
+/* Thread states looked at to find a thread's own, per interpreter. */
+#define PROFCAP_PY_MAX_THREADS 64
+/* Threads whose thread state address is kept (py_tstates, an LRU). */
+#define PROFCAP_PY_TSTATES 8192
 
 #endif

@@ -37,6 +37,7 @@
  */
 #include "notice.bpf.h"
 #include "offcpu_types.h"
+#include "python.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
 #include "unwind.bpf.h"
@@ -760,6 +761,9 @@ static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, _
 	/* The span the thread waited in: its context cannot change while it
 	 * is off the CPU, so the one it returns with. */
 	threadctx_ids(key.tgid, key.trace_id, &key.span_id, &asz, 0);
+	/* Where its Python code waited: the frames are as it left them. */
+	key.pystack = py_stack(gen & 1 ? (void *)&stacks1 : (void *)&stacks0, key.tgid, key.tid,
+			       &key.flags, 0);
 	notice_process(key.tgid);
 	offcpu_add(ctx, &key, ustack, ns, sw);
 }

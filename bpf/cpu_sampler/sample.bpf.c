@@ -8,6 +8,7 @@
  * one object (bpftool gen object), the skeleton cpu_sampler.
  */
 #include "notice.bpf.h"
+#include "python.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
 #include "unwind.bpf.h"
@@ -83,6 +84,17 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 	if (len > PROFCAP_LATE_STACK)
 		return -1;
 	ls->len = len;
+	ls->npy = 0;
+	if (key->pystack) {
+		struct py_walk_state *w = bpf_map_lookup_elem(&py_scratch, &zero);
+
+		/* The walk of this sample: a late sample is named after the
+		 * generation's stacks are gone. */
+		if (w && w->st.nr <= 2 * PROFCAP_PY_MAX_FRAMES) {
+			ls->npy = (__u32)w->st.nr;
+			bpf_probe_read_kernel(ls->pyips, sizeof(ls->pyips), w->st.ips);
+		}
+	}
 	if (bpf_ringbuf_output(&late, ls, offsetof(struct late_sample, stack) + len,
 			       wake_flags(&late, lazy))) {
 		stat_inc(STAT_LATE_LOST);
@@ -178,6 +190,8 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	if (full)
 		read_threadctx(tgid, &key);
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
+	if (full)
+		key.pystack = py_stack(stacks, tgid, tid, &key.flags, full == 2);
 	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;
 

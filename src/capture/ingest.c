@@ -6,6 +6,7 @@
 #include "capture/ingest.h"
 #include "collect/sampler.h"
 #include "proc/threadctx.h"
+#include "symbolize/pyframes.h"
 #include "symbolize/symbolizer.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -125,6 +126,20 @@ static void thread_attrs(struct ingest *in, const struct sampler_record *r,
 		in->c.attrs_kept += r->count;
 }
 
+/* The Python stack of @r (resolved last) in the window's counters. */
+static void python_counts(struct ingest *in, const struct sampler_record *r)
+{
+	__u64 n = r->kind == SAMPLER_KIND_CPU ? r->count : r->switches;
+
+	if (!r->npystack && !(r->flags & SAMPLER_REC_PY_LOST))
+		return;
+	in->c.py_samples += n;
+	if (r->flags & (SAMPLER_REC_PY_TRUNC | SAMPLER_REC_PY_PARTIAL | SAMPLER_REC_PY_LOST))
+		in->c.py_partial += n;
+	if (in->npy_named < in->npy || (r->npystack && !in->npy))
+		in->c.py_unknown += n;
+}
+
 /* Record @r into the profile; its frames are in in->frames already. */
 static int add_record(struct ingest *in, const struct sampler_record *r)
 {
@@ -134,10 +149,11 @@ static int add_record(struct ingest *in, const struct sampler_record *r)
 	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
 	char vals[PROFILE_MAX_CTX_ATTRS][SAMPLER_TCTX_ATTRS];
 	struct profile_link link;
-	size_t n = r->nkstack + r->nustack;
+	size_t n = in->nframes;
 	int err;
 
 	known = describe(in, r, &desc);
+	python_counts(in, r);
 	/* Sample counters count CPU samples; off-CPU records carry nanoseconds. */
 	if (r->kind == SAMPLER_KIND_OFF_CPU)
 		return add_off_cpu(in, r, &desc, n);
@@ -180,39 +196,61 @@ static int add_record(struct ingest *in, const struct sampler_record *r)
 	return err;
 }
 
+/* The Python frames of @r (process @pp) named, merged with its user
+ * frames in in->ufr into in->frames after the @r->nkstack kernel ones.
+ * Returns the frames written there. Code objects are read (and cached) as
+ * soon as a record comes: the process may be gone when it is added. */
+static size_t merge_python(struct ingest *in, const struct sampler_record *r,
+			   const struct pyproc *pp)
+{
+	struct pyframes_raw raw[SAMPLER_MAX_PYFRAMES];
+	size_t npy = pyframes__decode(r->pystack, r->npystack, raw, SAMPLER_MAX_PYFRAMES);
+
+	in->npy = npy;
+	in->npy_named = pyframes__resolve(in->py, (int)r->tgid, raw, npy, in->pyfr);
+	return pyframes__merge(pp, r->ustack, in->ufr, r->nustack, in->pyfr, raw, npy,
+			       in->frames + r->nkstack, INGEST_MAX_FRAMES - r->nkstack);
+}
+
 /* The frames of @r into in->frames: kernel then user, leaf first. With
  * @batch, kernel names and DWARF lines only from what the symbolizer
  * knows, queuing the rest: false when something was queued (then resolve
  * again after ingest__flush()'s batches). */
 static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bool batch)
 {
-	struct profile_frame *f = in->frames;
+	const struct pyproc *pp = NULL;
+	struct profile_frame *uf;
 	bool done = true;
 	__u32 i;
-	size_t n = 0;
 
-	for (i = 0; i < r->nkstack; i++, n++)
-		done &= symbolizer__resolve_kernel(in->sym, r->kstack[i], &f[n]);
+	for (i = 0; i < r->nkstack; i++)
+		done &= symbolizer__resolve_kernel(in->sym, r->kstack[i], &in->frames[i]);
+	in->npy = in->npy_named = 0;
+	if (r->npystack && in->py)
+		pp = pyframes__process(in->py, (int)r->tgid);
+	/* A Python process's user frames are merged with its Python frames. */
+	uf = pp ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
 	 * kernel frames; the others are return addresses. Taking it for a
 	 * return address named a PC at a function's first byte by the byte
 	 * before it: alignment padding, with a line but no function. */
-	for (i = 0; i < r->nustack; i++, n++) {
+	for (i = 0; i < r->nustack; i++) {
 		if (batch)
 			done &= symbolizer__resolve_user_batched(in->sym, (int)r->tgid,
-								 r->ustack[i], i == 0, &f[n]);
+								 r->ustack[i], i == 0, &uf[i]);
 		else
 			symbolizer__resolve_user(in->sym, (int)r->tgid, r->ustack[i], i == 0,
-						 &f[n]);
+						 &uf[i]);
 	}
+	in->nframes = r->nkstack + (pp ? merge_python(in, r, pp) : r->nustack);
 	return done;
 }
 
 /* Keep a copy of @r until ingest__flush(). */
 static int defer_record(struct ingest *in, const struct sampler_record *r)
 {
-	size_t nst = in->ndstacks + r->nkstack + r->nustack;
+	size_t nst = in->ndstacks + r->nkstack + r->nustack + r->npystack;
 	struct deferred *d;
 
 	int err;
@@ -222,7 +260,8 @@ static int defer_record(struct ingest *in, const struct sampler_record *r)
 	if (!err && nst)
 		err = array__grow((void **)&in->dstacks, &in->dstacks_cap, nst - 1,
 				  sizeof(*in->dstacks), 64,
-				  INGEST_DEFER_MAX * (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK));
+				  INGEST_DEFER_MAX * (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK +
+						      2 * SAMPLER_MAX_PYFRAMES));
 	if (err)
 		return err;
 	d = &in->defer[in->ndefer++];
@@ -235,6 +274,10 @@ static int defer_record(struct ingest *in, const struct sampler_record *r)
 	if (r->nustack)
 		memcpy(in->dstacks + in->ndstacks, r->ustack, r->nustack * sizeof(*r->ustack));
 	in->ndstacks += r->nustack;
+	d->pystack = in->ndstacks;
+	if (r->npystack)
+		memcpy(in->dstacks + in->ndstacks, r->pystack, r->npystack * sizeof(*r->pystack));
+	in->ndstacks += r->npystack;
 	return 0;
 }
 
@@ -284,6 +327,7 @@ int ingest__flush(struct ingest *in)
 
 		r->kstack = in->dstacks + in->defer[k].kstack;
 		r->ustack = in->dstacks + in->defer[k].ustack;
+		r->pystack = in->dstacks + in->defer[k].pystack;
 		describe(in, r, &desc);
 		resolve_frames(in, r, true);
 	}

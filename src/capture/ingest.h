@@ -19,6 +19,7 @@
 
 struct symbolizer;
 struct sampler;
+struct pyframes;
 
 /* Records deferred at once (their stacks at most this many deepest). */
 #define INGEST_DEFER_MAX (1u << 20)
@@ -26,7 +27,7 @@ struct sampler;
 /* A deferred record: its stacks at offsets in ingest.dstacks. */
 struct deferred {
 	struct sampler_record r;
-	size_t kstack, ustack;
+	size_t kstack, ustack, pystack;
 };
 
 /* The counters of the current window. */
@@ -42,22 +43,38 @@ struct ingest_counts {
 	__u64 attrs_unknown;   /* attributes dropped (x samples): key index not in the key map */
 	__u64 attrs_bad;       /* samples whose attrs-data was cut or malformed (decoding
 				* stopped; the entries before kept) */
+	/* CPython frames (CPU samples; waits count their waits) */
+	__u64 py_samples; /* with a Python stack */
+	__u64 py_partial; /* ... cut: a read failed mid-walk, the depth limit, or not stored */
+	__u64 py_unknown; /* ... with frames not named (process gone or not known as
+			   * Python, code object changed or unreadable) */
 };
+
+/* Frames a record gives at most: kernel, user, and the Python frames
+ * merged into the user ones. */
+#define INGEST_MAX_FRAMES (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK + SAMPLER_MAX_PYFRAMES)
 
 struct ingest {
 	struct symbolizer *sym; /* borrowed */
 	struct profile *prof;	/* the window's, borrowed */
 	struct sampler *smp;	/* asked to refresh a partial record's tables; NULL: none */
+	struct pyframes *py;	/* names Python frames; NULL: none (borrowed) */
 	struct ingest_counts c;
 	/* processes whose key map was re-read this window (an unknown key
 	 * index re-reads it once per window, not per record) */
 	__u32 refreshed[16];
 	unsigned nrefreshed;
 	bool warned_full, warned_kallsyms;
-	__s64 last_kpass; /* CLOCK_MONOTONIC of the last kernel pass */
+	__s64 last_kpass;   /* CLOCK_MONOTONIC of the last kernel pass */
 	__u64 cpu_lines_ns; /* main thread CPU looking up DWARF lines */
-	/* per-record frame buffer: kernel then user frames, leaf first */
-	struct profile_frame frames[SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK];
+	/* per-record frame buffer: kernel then user frames, leaf first, and
+	 * how many (with the Python frames of the last record resolved: how
+	 * many it had, how many were named) */
+	struct profile_frame frames[INGEST_MAX_FRAMES];
+	size_t nframes, npy, npy_named;
+	/* a Python record's user frames and Python frames before the merge */
+	struct profile_frame ufr[SAMPLER_MAX_USTACK];
+	struct profile_frame pyfr[SAMPLER_MAX_PYFRAMES];
 	struct deferred *defer;
 	size_t ndefer, defer_cap;
 	__u64 *dstacks;

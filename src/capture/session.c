@@ -18,6 +18,7 @@
 #include "capture/execsplit.h"
 #include "capture/ingest.h"
 #include "capture/memory.h"
+#include "capture/python.h"
 #include "capture/session.h"
 #include "collect/kname.h"
 #include "collect/sampler.h"
@@ -75,6 +76,7 @@ struct session {
 	size_t nresource;
 	struct ingest in;    /* records into the window's profile */
 	struct execsplit ex; /* processes that exec()ed: their old program's samples */
+	struct capture_python *py; /* Python processes (capture/python.h) */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
 	bool matched_checked, tty, over, warned_gone;
@@ -91,6 +93,7 @@ struct session {
 	__u64 overrun_lost;
 	unsigned drain_tick;
 	bool overrun;
+	__s64 next_notices; /* take new processes' notices (capture/python.h) */
 	struct sampler_stats base; /* sampler counters at the window's start */
 };
 
@@ -179,6 +182,9 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	 * the thread-context variable may be in a library. */
 	find_thread_ctx(s, (int)tgid, snap);
 	memory__on_process(s->mem, (int)tgid);
+	if (capture_python__process(s->py, (int)tgid, snap, now_ns(CLOCK_MONOTONIC)))
+		s->next_drain = capture_python__next_drain(s->py, now_ns(CLOCK_MONOTONIC),
+							   s->next_drain);
 	if (timed)
 		s->cpu_procs_ns += clock__thread_cpu_ns() - cpu;
 }
@@ -554,11 +560,15 @@ static int load_sampler(struct session *s)
 	if (!s->smp)
 		return 1;
 	s->in.smp = s->smp;
+	s->py = capture_python__new(s->smp);
+	s->in.py = capture_python__frames(s->py);
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	for (i = 0; i < s->tgt.npids; i++)
-		if (s->tgt.pids[i] != (int)cmd)
+		if (s->tgt.pids[i] != (int)cmd) {
 			find_thread_ctx(s, s->tgt.pids[i], NULL);
+			capture_python__process(s->py, s->tgt.pids[i], NULL, t0);
+		}
 	if (o->unwind) {
 		t0 = now_ns(CLOCK_MONOTONIC);
 		/* Not CMD: it has not run exec yet; its first sample's notice
@@ -725,6 +735,7 @@ static void window_edge(struct session *s, __s64 now)
 	end_window(s, now - s->wstart, &st, sampler__unwind_stats(s->smp, &us) ? &us : NULL, false);
 	s->base = st;
 	symbolizer__forget_gone(s->sym);
+	capture_python__forget_gone(s->py);
 	symbolizer__refresh_contexts(s->sym);
 	if (new_window(s)) {
 		s->over = true;
@@ -786,6 +797,8 @@ static __s64 next_wake(const struct session *s)
 		wake = s->next_progress;
 	if (!s->o->agent && !s->child && s->o->target.npids && s->next_target_check < wake)
 		wake = s->next_target_check;
+	if (s->next_notices < wake)
+		wake = s->next_notices;
 	return wake;
 }
 
@@ -813,10 +826,14 @@ __s64 session__step(struct session *s)
 		window_edge(s, now);
 		return s->over ? -1 : now;
 	}
+	if (now >= s->next_notices) { /* a new Python process's code objects read in time */
+		sampler__poll(s->smp, 0, on_new_process, s);
+		s->next_notices = now + CAPTURE_PY_NOTICES_NS;
+	}
 	if (now >= s->next_drain) {
 		if (drain(s, SETTLE_LAZY))
 			return -1;
-		s->next_drain = now + DRAIN_INTERVAL_NS;
+		s->next_drain = capture_python__next_drain(s->py, now, now + DRAIN_INTERVAL_NS);
 		check_target_matches(s);
 		symbolizer__check_contexts(s->sym);
 	}
@@ -874,6 +891,7 @@ static bool give_up_cmd(void *ctx)
 static void log_cpu_by_thread(const struct session *s, const struct sampler_stats *st,
 			      const struct sampler_unwind_stats *us)
 {
+	capture_python__log(s->py, st, &s->in.c);
 	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f, snapshots "
 		 "%.1f), notices %.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), "
 		 "unwinder loader %.1f ms",
@@ -976,6 +994,7 @@ void session__free(struct session *s)
 	symbolizer__free(s->sym);
 	kname__free(s->kname);
 	threadctx_files__free(s->tctx_files);
+	capture_python__free(s->py);
 	ingest__release(&s->in);
 	execsplit__release(&s->ex);
 	debuginfod__free(s->dinfod);

@@ -6,12 +6,16 @@
 _Static_assert(SAMPLER_MAX_KSTACK == PROFCAP_MAX_STACK, "kernel stack depth");
 _Static_assert(SAMPLER_MAX_USTACK == PROFCAP_MAX_USTACK, "user stack depth");
 _Static_assert(SAMPLER_TCTX_ATTRS == PROFCAP_TCTX_ATTRS, "thread-context attrs bytes");
+_Static_assert(SAMPLER_MAX_PYFRAMES == PROFCAP_PY_MAX_FRAMES, "Python stack depth");
 _Static_assert(SAMPLER_REC_USTACK_ERR == PROFCAP_F_USTACK_ERR &&
 		       SAMPLER_REC_USTACK_LOST == PROFCAP_F_USTACK_LOST &&
 		       SAMPLER_REC_KSTACK_LOST == PROFCAP_F_KSTACK_LOST &&
 		       SAMPLER_REC_USTACK_TRUNC == PROFCAP_F_USTACK_TRUNC &&
 		       SAMPLER_REC_KSTACK_TRUNC == PROFCAP_F_KSTACK_TRUNC &&
-		       SAMPLER_REC_USTACK_PARTIAL == PROFCAP_F_USTACK_PARTIAL,
+		       SAMPLER_REC_USTACK_PARTIAL == PROFCAP_F_USTACK_PARTIAL &&
+		       SAMPLER_REC_PY_TRUNC == PROFCAP_F_PY_TRUNC &&
+		       SAMPLER_REC_PY_PARTIAL == PROFCAP_F_PY_PARTIAL &&
+		       SAMPLER_REC_PY_LOST == PROFCAP_F_PY_LOST,
 	       "record flags are the BPF program's");
 
 void drain__cpu_record(const struct sample_key *k, __u64 count, struct sampler_record *r)
@@ -91,4 +95,21 @@ __u64 drain__stacks(struct drain_scratch *d, const struct drain_stacks *src,
 		r->flags |= PROFCAP_F_KSTACK_LOST;
 	}
 	return missing;
+}
+
+__u64 drain__pystack(struct drain_scratch *d, const struct drain_stacks *src,
+		     struct sampler_record *r, __u64 pystack)
+{
+	__u64 nr;
+
+	if (!pystack)
+		return 0;
+	if (src->stack(src->ctx, pystack, &d->pyst)) {
+		r->flags |= SAMPLER_REC_PY_LOST;
+		return r->kind == SAMPLER_KIND_CPU ? r->count : r->switches;
+	}
+	nr = d->pyst.nr < 2 * PROFCAP_PY_MAX_FRAMES ? d->pyst.nr : 2 * PROFCAP_PY_MAX_FRAMES;
+	r->pystack = d->pyst.ips;
+	r->npystack = (__u32)(nr & ~1ull);
+	return 0;
 }

@@ -27,7 +27,7 @@ struct drain_stacks {
 
 /* The stacks a record borrows until the next record of the same scratch. */
 struct drain_scratch {
-	struct stack_trace ust, kst;
+	struct stack_trace ust, kst, pyst;
 	__u64 uips[PROFCAP_MAX_USTACK];
 };
 
@@ -52,5 +52,12 @@ void drain__offcpu_record(const struct offcpu_key *k, const struct offcpu_val *v
  * (CPU) or waits (off-CPU) whose stacks were missing, once per stack. */
 __u64 drain__stacks(struct drain_scratch *d, const struct drain_stacks *src,
 		    struct sampler_record *r, __u64 ustack, __u64 kstack);
+
+/* Look up @r's Python stack @pystack (hash; 0 = none) into @d and point
+ * @r at its words (an even number, at most 2 * PROFCAP_PY_MAX_FRAMES). One
+ * that is not there flags @r SAMPLER_REC_PY_LOST. Returns the samples or
+ * waits whose stack was missing. */
+__u64 drain__pystack(struct drain_scratch *d, const struct drain_stacks *src,
+		     struct sampler_record *r, __u64 pystack);
 
 #endif

@@ -566,6 +566,8 @@ static int emit(const struct late_item *it, sampler_record_fn fn, void *ctx)
 		.nustack = it->nips,
 		.kstack = ls->nkern ? ls->kips : NULL,
 		.nkstack = ls->nkern,
+		.pystack = ls->npy ? ls->pyips : NULL,
+		.npystack = ls->npy <= 2 * PROFCAP_PY_MAX_FRAMES ? ls->npy & ~1u : 0,
 		.attrs_size = ls->key.attrs_size,
 	};
 

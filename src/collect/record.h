@@ -53,6 +53,7 @@ struct sampler_opts {
 /* Deepest stacks a record carries. */
 #define SAMPLER_MAX_KSTACK 127
 #define SAMPLER_MAX_USTACK 512 /* with table unwinding; else SAMPLER_MAX_KSTACK */
+#define SAMPLER_MAX_PYFRAMES 63 /* Python frames (2 words each in @pystack) */
 
 /* sampler_record.flags */
 #define SAMPLER_REC_USTACK_ERR 0x1	/* the user stack could not be read */
@@ -63,6 +64,11 @@ struct sampler_opts {
 #define SAMPLER_REC_USTACK_TRUNC 0x10	/* user stack cut at the depth limit */
 #define SAMPLER_REC_KSTACK_TRUNC 0x20	/* kernel stack cut at the depth limit */
 #define SAMPLER_REC_USTACK_PARTIAL 0x40 /* user stack not walked to its end */
+/* The Python stack (@pystack): cut at its depth limit; cut by a read that
+ * failed (its root end missing); walked but not stored (table full). */
+#define SAMPLER_REC_PY_TRUNC 0x80
+#define SAMPLER_REC_PY_PARTIAL 0x100
+#define SAMPLER_REC_PY_LOST 0x200
 
 enum sampler_kind {
 	SAMPLER_KIND_CPU = 0, /* @count CPU samples */
@@ -99,6 +105,10 @@ struct sampler_record {
 	__u32 nustack;
 	const __u64 *kstack;
 	__u32 nkstack;
+	/* CPython frames of the thread, as the BPF walker encodes them (2
+	 * words a frame, innermost first: bpf/python.h), NULL/0 = none */
+	const __u64 *pystack;
+	__u32 npystack;
 	__u64 count;
 	/* OpenTelemetry thread context of the samples (OTEP 4947), as the
 	 * record's bytes; all zero = none. CPU samples and off-CPU waits. */
@@ -147,6 +157,9 @@ struct sampler_stats {
 	/* notices and late samples the BPF programs sent without waking the
 	 * notice thread (the main thread took them at its next drain) */
 	__u64 quiet;
+	/* Python stacks the BPF walker read (CPU samples and waits), and of
+	 * those cut by a read that failed, or at the depth limit */
+	__u64 py_stacks, py_partial, py_trunc;
 	/* CPU of profcap's own threads so far (CLOCK_THREAD_CPUTIME_ID), ns;
 	 * 0 for one that never ran. The table builder's share in compiling
 	 * new files is parse_cpu_ns of sampler_unwind_stats. */

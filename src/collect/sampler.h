@@ -87,6 +87,24 @@ struct threadctx_loc;
  * samples carry no links), or -errno of the map update (table full). */
 int sampler__set_thread_ctx(struct sampler *s, int pid, const struct threadctx_loc *loc);
 
+/* ---- CPython frames ---- */
+
+struct pyproc;
+struct py_proc;
+
+/* Walk the CPython frames of process @pid's samples with what @pp says
+ * (proc/pyproc.h; copied), or stop (@pp NULL: it exec()ed or exited).
+ * 0; -EOPNOTSUPP when the walker is off (no user stacks, or the
+ * environment's PROFCAP_PYTHON=0); -EINVAL/-ERANGE when @pp's layout does
+ * not fit the walker; -errno of the map update (PROFCAP_PY_PROCS
+ * processes at once, warned once). */
+int sampler__set_python(struct sampler *s, int pid, const struct pyproc *pp);
+
+/* @pp as the BPF walker's map entry (bpf/python.h), checked: every frame
+ * field within the PROFCAP_PY_FRAME_READ bytes read at once. 0, -EINVAL
+ * (a field the walker needs is missing), -ERANGE. Pure. */
+int sampler__py_proc(const struct pyproc *pp, struct py_proc *out);
+
 /* ---- table unwinding ---- */
 
 /* Load (or reload) the unwind tables of process @pid, before its samples

@@ -154,10 +154,11 @@ static int gen_tail(void *ctx, __u64 hash, __u64 *tail)
 
 /* Look up the stacks of @r by hash and hand it to @fn. */
 static int emit_record(struct sampler *s, const struct drain_stacks *src,
-		       struct sampler_record *r, __u64 ustack, __u64 kstack, sampler_record_fn fn,
-		       void *ctx)
+		       struct sampler_record *r, __u64 ustack, __u64 kstack, __u64 pystack,
+		       sampler_record_fn fn, void *ctx)
 {
 	s->d.stacks_missing += drain__stacks(&s->d.scratch, src, r, ustack, kstack);
+	s->d.stacks_missing += drain__pystack(&s->d.scratch, src, r, pystack);
 	return fn(ctx, r);
 }
 
@@ -177,7 +178,8 @@ static int drain_cpu(struct sampler *s, __u32 idle, const struct drain_stacks *s
 		struct sampler_record r;
 
 		drain__cpu_record(&keys[i], vals[i], &r);
-		err = emit_record(s, src, &r, keys[i].ustack, keys[i].kstack, fn, ctx);
+		err = emit_record(s, src, &r, keys[i].ustack, keys[i].kstack, keys[i].pystack, fn,
+				  ctx);
 	}
 	return err;
 }
@@ -200,7 +202,8 @@ static int drain_offcpu(struct sampler *s, __u32 idle, const struct drain_stacks
 		struct sampler_record r;
 
 		drain__offcpu_record(&keys[i], &vals[i], &r);
-		err = emit_record(s, src, &r, keys[i].ustack, keys[i].kstack, fn, ctx);
+		err = emit_record(s, src, &r, keys[i].ustack, keys[i].kstack, keys[i].pystack, fn,
+				  ctx);
 	}
 	return err;
 }

@@ -225,6 +225,9 @@ struct sampler {
 	/* thread context (OTEP 4947) */
 	bool tctx_warned;
 	__u32 tctx_procs; /* entries in threadctx_procs (upper bound) */
+	/* CPython frames (sampler_python.c) */
+	bool py_warned;
+	__u32 py_procs; /* entries in py_procs (upper bound) */
 	/* Late walking: samples the BPF walker could not finish. */
 	struct late *late;
 	bool late_on;
@@ -247,6 +250,9 @@ int loader__load(struct sampler *s, const struct sampler_opts *o, const struct f
 int loader__load_following(struct sampler *s, const struct sampler_opts *o);
 struct bpf_program *loader__sample_prog(const struct cpu_sampler *skel);
 void loader__verifier_report(const struct bpf_program *prog, __u64 ns);
+
+/* sampler_python.c: before load, the Python walker's switch and maps */
+void python__configure(struct sampler *s, const struct sampler_opts *o);
 
 /* sampler_quick.c */
 bool quick__wanted(const struct sampler_opts *o);

@@ -404,6 +404,7 @@ int loader__load(struct sampler *s, const struct sampler_opts *o, const struct f
 	err = s->l.quick ? quick__share_maps(s->skel, s->l.quick, &s->tfd) : 0;
 	loader__configure_unwind(s, o, entries, btf);
 	threadctx_configure(s, o, btf);
+	python__configure(s, o);
 	if (!err)
 		err = offcpu__configure(s->skel, o, entries, btf);
 	btf__free(btf);

@@ -197,6 +197,15 @@ void sampler__stats(struct sampler *s, struct sampler_stats *st)
 		case STAT_QUIET:
 			st->quiet = sum;
 			break;
+		case STAT_PY_STACKS:
+			st->py_stacks = sum;
+			break;
+		case STAT_PY_PARTIAL:
+			st->py_partial = sum;
+			break;
+		case STAT_PY_TRUNC:
+			st->py_trunc = sum;
+			break;
 		}
 	}
 	free(vals);

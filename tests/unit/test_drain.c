@@ -2,12 +2,16 @@
  * from injected keys, stacks found through fake maps, deep user stacks
  * joined to their tails, the flags and missing counts of stacks that are
  * gone, the generation a drain takes; and two drains at once on their own
- * scratch (one per thread, as the sampler keeps it), sharing the maps. */
+ * scratch (one per thread, as the sampler keeps it), sharing the maps.
+ * Python stacks: found or flagged lost, their words whole frames; a
+ * process's layout as the BPF walker's entry. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "collect/drain.h"
+#include "collect/sampler.h"
+#include "proc/pyproc.h"
 #include "test.h"
 
 #define NSTACKS 8
@@ -238,6 +242,99 @@ TEST(two_threads_own_scratch)
 	CHECK(a.bad == 0 && b.bad == 0);
 }
 
+TEST(python_stack_found_lost_and_whole_frames)
+{
+	static struct fake_maps m;
+	static struct drain_scratch d;
+	struct drain_stacks src = {.stack = fake_stack, .ctx = &m};
+	struct sample_key k = key(1, 0, 0, PROFCAP_F_PY_TRUNC | PROFCAP_F_PY_PARTIAL);
+	struct offcpu_key ok;
+	struct offcpu_val ov = {.ns = 1, .switches = 6};
+	struct sampler_record r;
+
+	memset(&m, 0, sizeof(m));
+	put_stack(&m, 0, 0xcc, 6, 300);
+	put_stack(&m, 1, 0xdd, 7, 400);			/* odd: the last word is no frame */
+	put_stack(&m, 2, 0xee, PROFCAP_MAX_STACK, 500); /* more than the walker writes */
+	k.pystack = 0xcc;
+	drain__cpu_record(&k, 4, &r);
+	CHECK(r.flags == (SAMPLER_REC_PY_TRUNC | SAMPLER_REC_PY_PARTIAL));
+	CHECK(!r.pystack && !r.npystack);
+	CHECK_EQ_U64(drain__pystack(&d, &src, &r, k.pystack), 0);
+	CHECK(r.npystack == 6 && r.pystack[0] == 300 && r.pystack[5] == 305);
+	CHECK_EQ_U64(drain__pystack(&d, &src, &r, 0xdd), 0);
+	CHECK(r.npystack == 6 && r.pystack[0] == 400);
+	CHECK_EQ_U64(drain__pystack(&d, &src, &r, 0xee), 0);
+	CHECK(r.npystack == 2 * PROFCAP_PY_MAX_FRAMES);
+	/* none: nothing changes */
+	drain__cpu_record(&k, 4, &r);
+	CHECK_EQ_U64(drain__pystack(&d, &src, &r, 0), 0);
+	CHECK(!r.pystack && !(r.flags & SAMPLER_REC_PY_LOST));
+	/* gone: flagged, its samples (CPU) or waits (off-CPU) counted */
+	CHECK_EQ_U64(drain__pystack(&d, &src, &r, 0x77), 4);
+	CHECK(!r.pystack && (r.flags & SAMPLER_REC_PY_LOST));
+	memset(&ok, 0, sizeof(ok));
+	ok.pystack = 0x77;
+	drain__offcpu_record(&ok, &ov, &r);
+	CHECK_EQ_U64(drain__pystack(&d, &src, &r, ok.pystack), 6);
+}
+
+/* A 3.11-like layout: frame fields within 72 bytes. */
+static void layout311(struct pyproc *pp)
+{
+	memset(pp, 0, sizeof(*pp));
+	pp->interp_head = 0x7f0000001000ull;
+	pp->layout = (struct pyproc_layout){
+		.version = 0x030b,
+		.flags = PROFCAP_PY_INSTR_PTR | PROFCAP_PY_IS_ENTRY | PROFCAP_PY_CFRAME,
+		.interp_tstate_head = 8,
+		.tstate_next = 8,
+		.tstate_thread_id = 152,
+		.tstate_native_tid = 160,
+		.tstate_frame = 56,
+		.cframe_current_frame = 8,
+		.frame_back = 48,
+		.frame_code = 32,
+		.frame_instr = 56,
+		.frame_owner = 69,
+		.frame_entry = 70,
+		.code_firstlineno = 72,
+	};
+	strcpy(pp->version, "3.11.2");
+}
+
+TEST(python_layout_as_walker_entry)
+{
+	struct pyproc pp;
+	struct py_proc v;
+
+	layout311(&pp);
+	CHECK(sampler__py_proc(&pp, &v) == 0);
+	CHECK(v.interp_head == pp.interp_head && v.version == 0x030b);
+	CHECK(v.tstate_thread_id == 152 && v.frame_instr == 56 && v.code_firstlineno == 72);
+	CHECK(v.frame_read == 71); /* is_entry, one byte at 70 */
+	/* without is_entry, the owner byte is not read either unless flagged */
+	pp.layout.flags &= ~PROFCAP_PY_IS_ENTRY;
+	CHECK(sampler__py_proc(&pp, &v) == 0 && v.frame_read == 64);
+	/* an int f_lasti: 4 bytes */
+	pp.layout.flags &= ~PROFCAP_PY_INSTR_PTR;
+	CHECK(sampler__py_proc(&pp, &v) == 0 && v.frame_read == 60);
+	/* a field past what one read takes */
+	layout311(&pp);
+	pp.layout.frame_instr = PROFCAP_PY_FRAME_READ - 4;
+	CHECK(sampler__py_proc(&pp, &v) == -ERANGE);
+	/* missing what the walker needs */
+	layout311(&pp);
+	pp.layout.cframe_current_frame = PYPROC_NONE;
+	CHECK(sampler__py_proc(&pp, &v) == -EINVAL);
+	layout311(&pp);
+	pp.interp_head = 0;
+	CHECK(sampler__py_proc(&pp, &v) == -EINVAL);
+	layout311(&pp);
+	pp.layout.frame_entry = PYPROC_NONE;
+	CHECK(sampler__py_proc(&pp, &v) == -EINVAL);
+}
+
 int main(void)
 {
 	RUN(cpu_record_fields);
@@ -247,5 +344,7 @@ int main(void)
 	RUN(deep_stack_joined_or_partial);
 	RUN(idle_generation);
 	RUN(two_threads_own_scratch);
+	RUN(python_stack_found_lost_and_whole_frames);
+	RUN(python_layout_as_walker_entry);
 	return TEST_DONE();
 }

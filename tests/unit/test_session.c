@@ -5,7 +5,9 @@
  * window; records handed from a draining thread to the main thread
  * through a queue, as the sampler's threads hand notices over; and a
  * process that exec()s, described from its notices' snapshots while the
- * kernel's records (the maps source) already show its next program. */
+ * kernel's records (the maps source) already show its next program; a
+ * record's Python frames merged in place of the eval loop's native frame,
+ * counted when cut or not named. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -19,6 +21,8 @@
 #include "model/profile.h"
 #include "proc/procmaps.h"
 #include "proc/procsnap.h"
+#include "proc/pyproc.h"
+#include "symbolize/pyframes.h"
 #include "symbolize/symbolizer.h"
 #include "util/clock.h"
 #include "test.h"
@@ -407,6 +411,79 @@ TEST(exec_records_split_by_program)
 	procsnap__free(next);
 }
 
+/* This process as a Python 3.11 whose eval loop is caller_fn(). */
+static struct pyframes *fake_python(void)
+{
+	const struct pyproc_layout *l = pyproc__layout(3, 11);
+	struct pyframes *pf = pyframes__new(NULL);
+	struct pyproc pp;
+
+	if (!l || !pf) {
+		pyframes__free(pf);
+		return NULL;
+	}
+	memset(&pp, 0, sizeof(pp));
+	pp.layout = *l;
+	strcpy(pp.version, "3.11");
+	pp.interp_head = 0x1000;
+	pp.eval[0].lo = (__u64)(uintptr_t)&caller_fn;
+	pp.eval[0].hi = pp.eval[0].lo + 16;
+	pp.neval = 1;
+	if (pyframes__set_process(pf, getpid(), &pp)) {
+		pyframes__free(pf);
+		return NULL;
+	}
+	return pf;
+}
+
+TEST(python_frames_merged_and_counted)
+{
+	/* two frames whose code objects cannot be read: named unknown, the
+	 * outer one the entry frame of its eval-loop call */
+	static const __u64 py[4] = {0x5000 | 7ull << 48, 2ull << 32, 0x6000 | 9ull << 48,
+				    3ull << 32};
+	struct fixture f;
+	struct sampler_record r;
+
+	CHECK(setup(&f));
+	f.in->py = fake_python();
+	CHECK(f.in->py);
+	r = cpu_record(4, 0);
+	r.pystack = py;
+	r.npystack = 4;
+	CHECK(!ingest__record(f.in, &r));
+	/* leaf_fn, then the two Python frames in place of caller_fn */
+	CHECK_EQ_U64(f.in->nframes, 3);
+	CHECK(f.in->frames[0].type_name == NULL);
+	CHECK(f.in->frames[1].type_name && !strcmp(f.in->frames[1].type_name, PYFRAMES_TYPE));
+	CHECK(f.in->frames[2].type_name && !strcmp(f.in->frames[2].type_name, PYFRAMES_TYPE));
+	/* a cut stack */
+	r = cpu_record(2, SAMPLER_REC_PY_PARTIAL);
+	r.pystack = py;
+	r.npystack = 4;
+	CHECK(!ingest__record(f.in, &r));
+	/* no Python stack: native frames only, nothing counted */
+	r = cpu_record(1, 0);
+	CHECK(!ingest__record(f.in, &r));
+	CHECK_EQ_U64(f.in->nframes, 2);
+	CHECK(!ingest__flush(f.in));
+	CHECK_EQ_U64(f.in->c.py_samples, 6);
+	CHECK_EQ_U64(f.in->c.py_partial, 2);
+	CHECK_EQ_U64(f.in->c.py_unknown, 6);
+	CHECK_EQ_U64(profile__type_total(f.prof, 0), 7);
+	/* a process not known as Python: its native frames, counted unknown */
+	pyframes__set_process(f.in->py, getpid(), NULL);
+	r = cpu_record(5, 0);
+	r.pystack = py;
+	r.npystack = 4;
+	CHECK(!ingest__record(f.in, &r));
+	CHECK_EQ_U64(f.in->nframes, 2);
+	CHECK_EQ_U64(f.in->c.py_unknown, 11);
+	pyframes__free(f.in->py);
+	f.in->py = NULL;
+	teardown(&f);
+}
+
 int main(void)
 {
 	RUN(cpu_records_into_profile);
@@ -416,5 +493,6 @@ int main(void)
 	RUN(records_from_another_thread);
 	RUN(exec_keeps_old_program_until_described);
 	RUN(exec_records_split_by_program);
+	RUN(python_frames_merged_and_counted);
 	return TEST_DONE();
 }

@@ -45,6 +45,8 @@ struct jvmproc_layout {
 	__u16 blob_code_end;   /* address, or JVMPROC_NONE */
 	__u16 blob_data_offset;
 	__u16 blob_kind; /* CodeBlobKind (JDK 23+), JVMPROC_NONE before */
+	__u16 blob_mutable, blob_mutable_size; /* _mutable_data, its size (JDK 25+): relocations, oops, metadata */
+	__u16 blob_reloc_size; /* _relocation_size (int): first in the mutable data */
 	/* nmethod (CompiledMethod's fields included) */
 	__u16 nm_method, nm_compile_id, nm_entry_bci, nm_comp_level;
 	__u16 nm_scopes_pcs;	/* int offset: from the blob, or from _immutable_data */

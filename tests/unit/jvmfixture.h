@@ -40,16 +40,21 @@ static const struct jvmfx_jdk jvmfx_jdks[] = {
 #define JVMFX_N (sizeof(jvmfx_jdks) / sizeof(jvmfx_jdks[0]))
 #define JVMFX_JAVAC "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac"
 
-/* The workload: a thread "jvmfx-worker" runs outer() -> middle(), which
- * calls a small static leaf() (inlined once compiled) and a bimorphic
- * virtual Shape.area(). Lines of each method's body, for the checks. */
+/* The workload: a thread "jvmfx-worker" runs outer() -> middle() ->
+ * step() (small: inlined once compiled) -> a bimorphic virtual
+ * Shape.area() and work() (kept out of line by the test's CompileCommand,
+ * so that step() is an inlined frame with a callee) -> leaf(). Lines of
+ * each method's body, for the checks. */
 #define JVMFX_AREA_SQ_LINE 4
 #define JVMFX_AREA_CI_LINE 7
 #define JVMFX_LEAF_LINE 10
 #define JVMFX_MIDDLE_FIRST 13
 #define JVMFX_MIDDLE_LAST 17
-#define JVMFX_OUTER_FIRST 21
-#define JVMFX_OUTER_LAST 23
+#define JVMFX_STEP_LINE 20
+#define JVMFX_WORK_FIRST 23
+#define JVMFX_WORK_LAST 25
+#define JVMFX_OUTER_FIRST 29
+#define JVMFX_OUTER_LAST 31
 static const char jvmfx_source[] =
 	"public class JvmWork {\n"						/* 1 */
 	"    interface Shape { long area(long x); }\n"				/* 2 */
@@ -65,26 +70,34 @@ static const char jvmfx_source[] =
 	"    static long middle(Shape s, long n) {\n"				/* 12 */
 	"        long acc = 0;\n"						/* 13 */
 	"        for (long i = 0; i < n; i++) {\n"				/* 14 */
-	"            acc += s.area(i) + leaf(acc + i);\n"			/* 15 */
+	"            acc += step(s, acc + i);\n"				/* 15 */
 	"        }\n"								/* 16 */
 	"        return acc;\n"							/* 17 */
 	"    }\n"								/* 18 */
-	"    static volatile long sink;\n"					/* 19 */
-	"    static void outer() {\n"						/* 20 */
-	"        Shape[] shapes = { new Square(), new Circle() };\n"		/* 21 */
-	"        for (long k = 0; ; k++) {\n"					/* 22 */
-	"            sink += middle(shapes[(int) (k & 1)], 20000);\n"		/* 23 */
-	"        }\n"								/* 24 */
-	"    }\n"								/* 25 */
-	"    public static void main(String[] a) throws Exception {\n"		/* 26 */
-	"        Thread t = new Thread(JvmWork::outer, \"jvmfx-worker\");\n"	/* 27 */
-	"        t.setDaemon(true);\n"						/* 28 */
-	"        t.start();\n"							/* 29 */
-	"        System.out.println(\"ready\");\n"				/* 30 */
-	"        System.out.flush();\n"						/* 31 */
-	"        Thread.sleep(600000);\n"					/* 32 */
+	"    static long step(Shape s, long x) {\n"				/* 19 */
+	"        return s.area(x) + work(x);\n"					/* 20 */
+	"    }\n"								/* 21 */
+	"    static long work(long x) {\n"					/* 22 */
+	"        long r = x;\n"							/* 23 */
+	"        for (int j = 0; j < 50; j++) r = leaf(r + j);\n"		/* 24 */
+	"        return r;\n"							/* 25 */
+	"    }\n"								/* 26 */
+	"    static volatile long sink;\n"					/* 27 */
+	"    static void outer() {\n"						/* 28 */
+	"        Shape[] shapes = { new Square(), new Circle() };\n"		/* 29 */
+	"        for (long k = 0; ; k++) {\n"					/* 30 */
+	"            sink += middle(shapes[(int) (k & 1)], 2000);\n"		/* 31 */
+	"        }\n"								/* 32 */
 	"    }\n"								/* 33 */
-	"}\n";									/* 34 */
+	"    public static void main(String[] a) throws Exception {\n"		/* 34 */
+	"        Thread t = new Thread(JvmWork::outer, \"jvmfx-worker\");\n"	/* 35 */
+	"        t.setDaemon(true);\n"						/* 36 */
+	"        t.start();\n"							/* 37 */
+	"        System.out.println(\"ready\");\n"				/* 38 */
+	"        System.out.flush();\n"						/* 39 */
+	"        Thread.sleep(600000);\n"					/* 40 */
+	"    }\n"								/* 41 */
+	"}\n";									/* 42 */
 
 struct jvmfx_child {
 	int pid;

@@ -9,9 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/otlp.h"
 #include "model/profile.h"
 #include "proc/jvmproc.h"
 #include "symbolize/jvmframes.h"
+#include "util/buf.h"
 #include "test.h"
 #include "jvmfixture.h"
 
@@ -128,6 +130,108 @@ TEST(merge)
 	CHECK_EQ_U64(jvmframes__merge(NULL, pcs, native, 5, java, 3, out, 8), 8);
 }
 
+/* Processes come and go; a frame of a process without a JVM, or of a
+ * kind no walker records, is unknown, never named. */
+TEST(lifecycle)
+{
+	struct jvmframes *jf = jvmframes__new(NULL);
+	struct jvmproc jp = {.code_lo = 0x1000, .code_hi = 0x2000};
+	struct jvmframes_raw r = {.addr = 0x1234, .kind = JVMFRAMES_KIND_INTERP};
+	struct jvmframes_stats st;
+	struct profile_frame f;
+
+	CHECK(jf != NULL);
+	CHECK_EQ_U64(jvmframes__resolve(jf, 0x3ffffff0, &r, 1, &f), 0);
+	CHECK_STR(f.function, "<unknown java>");
+	CHECK_STR(f.type_name, JVMFRAMES_TYPE);
+	CHECK_EQ_U64(f.nlines, 0);
+	CHECK_EQ_U64(jvmframes__set_process(jf, 0x3ffffff0, &jp), 0);
+	CHECK(jvmframes__process(jf, 0x3ffffff0) != NULL);
+	/* no such process: its Method cannot be read */
+	CHECK_EQ_U64(jvmframes__resolve(jf, 0x3ffffff0, &r, 1, &f), 0);
+	r.kind = 7;
+	CHECK_EQ_U64(jvmframes__resolve(jf, 0x3ffffff0, &r, 1, &f), 0);
+	jvmframes__stats(jf, &st);
+	CHECK_EQ_U64(st.unknown, 3);
+	CHECK_EQ_U64(jvmframes__set_process(jf, 0x3ffffff0, NULL), 0);
+	CHECK(jvmframes__process(jf, 0x3ffffff0) == NULL);
+	jvmframes__stats(jf, &st);
+	CHECK_EQ_U64(st.cached, 0);
+	jvmframes__forget(jf, 1);
+	jvmframes__free(jf);
+	jvmframes__free(NULL);
+}
+
+/* The official checker, as tests/e2e/otlp_check.py finds it: PROFCHECK,
+ * else ../shared/tools/profcheck/profcheck from the working directory. */
+static const char *profcheck(void)
+{
+	const char *p = getenv("PROFCHECK");
+
+	if (p && *p && !access(p, X_OK))
+		return p;
+	p = "../shared/tools/profcheck/profcheck";
+	return access(p, X_OK) ? NULL : p;
+}
+
+/* Java frames in OTLP: an interpreted one, a compiled one with an inlined
+ * method (one location, two lines, innermost first), a stub, typed jvm,
+ * next to native ones; the official checker finds no duplicate and no
+ * orphan. */
+TEST(otlp_conformance)
+{
+	static const struct profile_line inl[2] = {
+		{.function = "JvmWork.step", .filename = "JvmWork.java", .line = 20},
+		{.function = "JvmWork.middle", .filename = "JvmWork.java", .line = 15},
+	};
+	static const struct profile_line work = {.function = "JvmWork.work",
+						 .filename = "JvmWork.java", .line = 24};
+	static const struct profile_line stub = {.function = "StubRoutines (1)"};
+	static const struct profile_mapping_desc m = {.start = 0x400000, .limit = 0x500000,
+						      .path = "/usr/lib/jvm/lib/server/libjvm.so"};
+	struct profile_frame a[4] = {
+		{.function = "JvmWork.work", .type_name = JVMFRAMES_TYPE, .lines = &work, .nlines = 1},
+		{.function = "JvmWork.middle", .type_name = JVMFRAMES_TYPE, .lines = inl, .nlines = 2},
+		{.function = "StubRoutines (1)", .type_name = JVMFRAMES_TYPE, .lines = &stub,
+		 .nlines = 1},
+		{.address = 0x401000, .mapping = &m, .function = "JavaCalls::call_helper"},
+	};
+	struct profile_process_desc proc = {.pid = 42, .exe_name = "java"};
+	struct profile *p = profile__new();
+	const char *pc = profcheck();
+	char path[] = "/tmp/profcap_jvmotlp_XXXXXX", cmd[512];
+	struct buf b;
+	FILE *f;
+	int fd, rc;
+
+	CHECK(p != NULL);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 42, "jvmfx-worker", a, 4, 1), 0);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 43, "main", a, 4, 2), 0);
+	CHECK_EQ_U64(profile__add_sample(p, &proc, 42, "jvmfx-worker", &a[1], 3, 1), 0);
+	buf__init(&b, 1u << 24);
+	rc = otlp__encode(p, &b);
+	profile__free(p);
+	if (rc)
+		buf__release(&b);
+	CHECK_EQ_U64(rc, 0);
+	CHECK(memmem(b.data, b.len, "JvmWork.step", 12) != NULL);
+	if (!pc) {
+		buf__release(&b);
+		SKIP("no profcheck (PROFCHECK, ../shared/tools/profcheck/profcheck)");
+	}
+	fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	rc = f && fwrite(b.data, 1, b.len, f) == b.len ? 0 : -1;
+	if (f)
+		fclose(f);
+	buf__release(&b);
+	CHECK_EQ_U64(rc, 0);
+	snprintf(cmd, sizeof(cmd), "%s -check-dupes -check-orphans %s >&2", pc, path);
+	rc = system(cmd);
+	unlink(path);
+	CHECK_EQ_U64(rc, 0);
+}
+
 /* ---- live ---- */
 
 struct tally {
@@ -192,9 +296,34 @@ static bool check_stack(const struct profile_frame *f, size_t n, const struct jv
 	return true;
 }
 
-/* Walk and name the worker thread of a live JVM @want_good times; fails on
- * the first stack that does not match the workload. */
-static void run_live(const struct jvmfx_jdk *jdk, const char *const *opts, unsigned warm_ms,
+/* Walk the worker once and name its frames into @f: 1 a stack that
+ * matches the workload (tallied in @t), 0 none this time (not in Java),
+ * -1 a stack that does not match (printed). */
+static int walk_one(const struct jvmfx_child *c, const struct jvmproc *jp, struct jvmframes *jf,
+		    struct jvmframes_raw *raw, struct profile_frame *f, struct tally *t)
+{
+	int n = jvmfx__walk(c->pid, c->worker, jp, raw, 64), k;
+	struct jvmframes_stats st;
+
+	if (n == -EAGAIN)
+		return 0;
+	if (n > 0 && jvmframes__resolve(jf, c->pid, raw, (size_t)n, f) == (size_t)n &&
+	    check_stack(f, (size_t)n, raw, t))
+		return 1;
+	jvmframes__stats(jf, &st);
+	printf("  walk %d, changed %llu unknown %llu\n", n, (unsigned long long)st.changed,
+	       (unsigned long long)st.unknown);
+	for (k = 0; k < n; k++)
+		printf("  frame %d kind %u %s nlines %zu line %lld\n", k, raw[k].kind,
+		       f[k].function, f[k].nlines, f[k].nlines ? (long long)f[k].lines[0].line : 0);
+	return -1;
+}
+
+/* Walk and name the worker thread of a live JVM 25 times; fails on the
+ * first stack that does not match the workload. With @want_inline, first
+ * waits (at most 30 s: the machine may be busy) for compiled code with an
+ * inlined frame, every stack on the way checked too. */
+static void run_live(const struct jvmfx_jdk *jdk, const char *const *opts, bool want_inline,
 		     struct tally *t)
 {
 	struct jvmframes_raw raw[64], bad;
@@ -202,7 +331,7 @@ static void run_live(const struct jvmfx_jdk *jdk, const char *const *opts, unsig
 	struct jvmfx_child c;
 	struct jvmframes *jf;
 	struct jvmproc jp;
-	int tries, err, n, bad_stack = 0;
+	int tries, err, r = 0, bad_stack = 0;
 	size_t named;
 
 	memset(t, 0, sizeof(*t));
@@ -212,7 +341,7 @@ static void run_live(const struct jvmfx_jdk *jdk, const char *const *opts, unsig
 		SKIP("%s or javac not installed", jdk->java);
 	}
 	CHECK_EQ_U64(err, 0);
-	usleep(warm_ms * 1000);
+	usleep(300000);
 	err = jvmproc__locate(NULL, c.pid, NULL, &jp);
 	jf = jvmframes__new(NULL);
 	if (err || !jf || jvmframes__set_process(jf, c.pid, &jp)) {
@@ -221,31 +350,19 @@ static void run_live(const struct jvmfx_jdk *jdk, const char *const *opts, unsig
 		CHECK_EQ_U64(err, 0);
 		CHECK(0);
 	}
+	for (tries = 0; want_inline && tries < 300 && r >= 0; tries++) {
+		struct tally warm = {0};
+
+		r = walk_one(&c, &jp, jf, raw, f, &warm);
+		if (r > 0 && warm.inlined)
+			break;
+		usleep(100000);
+	}
+	bad_stack = r < 0;
 	for (tries = 0; tries < 400 && t->good < 25 && !bad_stack; tries++) {
-		n = jvmfx__walk(c.pid, c.worker, &jp, raw, 64);
-		if (n == -EAGAIN)
-			continue;
-		if (n <= 0) {
-			bad_stack = 1;
-			break;
-		}
-		named = jvmframes__resolve(jf, c.pid, raw, (size_t)n, f);
-		if (named != (size_t)n || !check_stack(f, (size_t)n, raw, t)) {
-			int k;
-
-			struct jvmframes_stats st;
-
-			jvmframes__stats(jf, &st);
-			printf("  stats changed %llu unknown %llu\n", (unsigned long long)st.changed,
-			       (unsigned long long)st.unknown);
-			for (k = 0; k < n; k++)
-				printf("  frame %d kind %u %s nlines %zu line %lld\n", k, raw[k].kind,
-				       f[k].function, f[k].nlines,
-				       f[k].nlines ? (long long)f[k].lines[0].line : 0);
-			bad_stack = 1;
-			break;
-		}
-		t->good++;
+		r = walk_one(&c, &jp, jf, raw, f, t);
+		bad_stack = r < 0;
+		t->good += r > 0;
 	}
 	/* a changed object is never named: a wrong fingerprint */
 	if (!bad_stack && t->good) {
@@ -265,7 +382,7 @@ static void live_interpreted(const struct jvmfx_jdk *jdk)
 	static const char *const opts[] = {"-Xint", NULL};
 	struct tally t;
 
-	run_live(jdk, opts, 300, &t);
+	run_live(jdk, opts, false, &t);
 	if (test__cur_failed || test__cur_skipped)
 		return;
 	CHECK(t.interp >= 3 * t.good);
@@ -280,7 +397,7 @@ static void live_compiled(const struct jvmfx_jdk *jdk)
 					   "-XX:CompileCommand=dontinline,JvmWork::work", NULL};
 	struct tally t;
 
-	run_live(jdk, opts, 2500, &t);
+	run_live(jdk, opts, true, &t);
 	if (test__cur_failed || test__cur_skipped)
 		return;
 	printf("  %s: %d stacks, %d interpreted, %d compiled, %d with inlining\n", jdk->name,
@@ -289,6 +406,31 @@ static void live_compiled(const struct jvmfx_jdk *jdk)
 	CHECK(t.compiled >= t.good);
 	CHECK(t.inlined >= t.good / 2);
 	CHECK(t.lines_checked >= t.good);
+}
+
+/* The default tiered compilation: C1 and C2 frames mixed. */
+static void live_tiered(const struct jvmfx_jdk *jdk)
+{
+	static const char *const opts[] = {"-XX:CompileCommand=quiet",
+					   "-XX:CompileCommand=dontinline,JvmWork::work", NULL};
+	struct tally t;
+
+	run_live(jdk, opts, true, &t);
+	if (test__cur_failed || test__cur_skipped)
+		return;
+	printf("  %s tiered: %d stacks, %d interpreted, %d compiled, %d with inlining\n",
+	       jdk->name, t.good, t.interp, t.compiled, t.inlined);
+	CHECK(t.compiled >= t.good);
+}
+
+TEST(live_jdk17_tiered)
+{
+	live_tiered(&jvmfx_jdks[0]);
+}
+
+TEST(live_temurin25_tiered)
+{
+	live_tiered(&jvmfx_jdks[1]);
 }
 
 TEST(live_jdk17_interpreted)
@@ -317,10 +459,14 @@ int main(void)
 	RUN(line_table);
 	RUN(scope_header);
 	RUN(merge);
+	RUN(lifecycle);
+	RUN(otlp_conformance);
 	RUN(live_jdk17_interpreted);
 	RUN(live_jdk17_compiled);
 	RUN(live_temurin25_interpreted);
 	RUN(live_temurin25_compiled);
+	RUN(live_jdk17_tiered);
+	RUN(live_temurin25_tiered);
 	printf("unit: %d passed, %d failed, %d skipped\n", test__passed, test__failed,
 	       test__skipped);
 	return test__failed ? 1 : 0;

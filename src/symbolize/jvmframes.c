@@ -60,6 +60,8 @@ struct jvmframes {
 	__u32 unknown;
 	struct profile_line *lines;
 	size_t lines_cap;
+	size_t *first; /* per frame of a resolve: its first line */
+	size_t first_cap;
 	struct jvmframes_stats st;
 };
 
@@ -132,6 +134,7 @@ void jvmframes__free(struct jvmframes *jf)
 	htab__release(&jf->procs);
 	intern__free(jf->strings);
 	free(jf->lines);
+	free(jf->first);
 	free(jf->proc_root);
 	free(jf);
 }
@@ -460,6 +463,9 @@ static void read_blob(struct jvmframes *jf, const struct jvmproc *jp, struct jf_
 	if (!len || len == 64)
 		return;
 	if (strcmp(name, "nmethod") && strcmp(name, "native nmethod")) {
+		/* a stub: its code never changes, nor the word the walker
+		 * read as its fingerprint */
+		e->fp = fp;
 		e->ok = !put_str(jf, name, len, &e->name);
 		return;
 	}
@@ -610,13 +616,12 @@ size_t jvmframes__resolve(struct jvmframes *jf, int pid, const struct jvmframes_
 	const struct jvmproc *jp = jvmframes__process(jf, pid);
 	struct jmethod m[JVMFRAMES_MAX_INLINE];
 	size_t i, j, k, nl = 0, named = 0;
-	size_t *first;
 
 	if (!jf || !n)
 		return 0;
-	first = calloc(n, sizeof(*first));
-	if (!first)
-		jp = NULL;
+	if (array__grow((void **)&jf->first, &jf->first_cap, n - 1, sizeof(*jf->first), 64,
+			PROFILE_MAX_ENTRIES))
+		jp = NULL; /* no room: every frame unknown */
 	/* eviction only here: entries read below stay valid for this call */
 	if (htab__count(&jf->entries) + n * (JVMFRAMES_MAX_INLINE + 1) >= JVMFRAMES_MAX_ENTRIES) {
 		drop_entries(jf, 0, true);
@@ -631,7 +636,7 @@ size_t jvmframes__resolve(struct jvmframes *jf, int pid, const struct jvmframes_
 		f->type_name = JVMFRAMES_TYPE;
 		f->function = str_of(jf, jf->unknown);
 		if (jp)
-			first[i] = nl;
+			jf->first[i] = nl;
 		if (!nm || array__grow((void **)&jf->lines, &jf->lines_cap, nl + nm, sizeof(*jf->lines),
 				       64, PROFILE_MAX_ENTRIES)) {
 			jf->st.unknown++;
@@ -663,7 +668,6 @@ size_t jvmframes__resolve(struct jvmframes *jf, int pid, const struct jvmframes_
 	/* the lines are in place now: point the frames at them */
 	for (k = 0; jp && k < n; k++)
 		if (out[k].nlines)
-			out[k].lines = &jf->lines[first[k]];
-	free(first);
+			out[k].lines = &jf->lines[jf->first[k]];
 	return named;
 }

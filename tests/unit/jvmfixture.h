@@ -55,6 +55,7 @@ static const struct jvmfx_jdk jvmfx_jdks[] = {
 #define JVMFX_WORK_LAST 25
 #define JVMFX_OUTER_FIRST 29
 #define JVMFX_OUTER_LAST 31
+#define JVMFX_SLEEP_LINE 40
 static const char jvmfx_source[] =
 	"public class JvmWork {\n"						/* 1 */
 	"    interface Shape { long area(long x); }\n"				/* 2 */
@@ -325,26 +326,14 @@ static inline int jvmfx__blob(int pid, const struct jvmproc *jp, bool leaf, __u6
 	return err;
 }
 
-/* Stop thread @tid of @pid and walk its Java frames into @out (at most
+/* Walk the Java frames from registers (@pc, @sp, @fp) into @out (at most
  * @cap), leaf first, ending with the call stub's frame. The count, or
- * -EAGAIN when the thread was not in Java code when stopped (retry). */
-static inline int jvmfx__walk(int pid, int tid, const struct jvmproc *jp, struct jvmframes_raw *out,
-		       int cap)
+ * -EAGAIN when @pc is not in Java code. */
+static inline int jvmfx__walk_from(int pid, const struct jvmproc *jp, __u64 pc, __u64 sp,
+				   __u64 fp, struct jvmframes_raw *out, int cap)
 {
-	struct user_regs_struct regs;
-	__u64 pc, sp, fp;
-	int status, n = 0, err = 0;
+	int n = 0, err = 0;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
-		return -errno;
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || waitpid(tid, &status, __WALL) != tid ||
-	    ptrace(PTRACE_GETREGS, tid, 0, &regs)) {
-		ptrace(PTRACE_DETACH, tid, 0, 0);
-		return -EIO;
-	}
-	pc = regs.rip;
-	sp = regs.rsp;
-	fp = regs.rbp;
 	while (n < cap) {
 		struct jvmframes_raw *r = &out[n];
 
@@ -371,8 +360,53 @@ static inline int jvmfx__walk(int pid, int tid, const struct jvmproc *jp, struct
 			break;
 		n++;
 	}
-	ptrace(PTRACE_DETACH, tid, 0, 0);
 	return err ? err : n;
+}
+
+/* Stop thread @tid of @pid (ptrace) and walk its Java frames from its
+ * registers: as jvmfx__walk_from(). */
+static inline int jvmfx__walk(int pid, int tid, const struct jvmproc *jp,
+			      struct jvmframes_raw *out, int cap)
+{
+	struct user_regs_struct regs;
+	int status, n;
+
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || waitpid(tid, &status, __WALL) != tid ||
+	    ptrace(PTRACE_GETREGS, tid, 0, &regs)) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return -EIO;
+	}
+	n = jvmfx__walk_from(pid, jp, regs.rip, regs.rsp, regs.rbp, out, cap);
+	ptrace(PTRACE_DETACH, tid, 0, 0);
+	return n;
+}
+
+/* The Java frames of JavaThread @thread while it is outside Java (in the
+ * VM or a native method: blocked, sleeping), from its frame anchor: the
+ * last Java frame's sp, pc (0: the word below sp) and fp. -EAGAIN when
+ * the thread is in Java (no anchor). */
+static inline int jvmfx__walk_anchor(int pid, const struct jvmproc *jp, __u64 thread,
+				     struct jvmframes_raw *out, int cap)
+{
+	const struct jvmproc_layout *l = &jp->layout;
+	__u64 a = thread + l->jt_anchor, sp, pc, fp;
+	int err;
+
+	if (l->jt_anchor == JVMPROC_NONE || l->anchor_sp == JVMPROC_NONE ||
+	    l->anchor_pc == JVMPROC_NONE || l->anchor_fp == JVMPROC_NONE)
+		return -ENOTSUP;
+	err = jvmfx__u64(pid, a + l->anchor_sp, &sp);
+	err = err ?: jvmfx__u64(pid, a + l->anchor_pc, &pc);
+	err = err ?: jvmfx__u64(pid, a + l->anchor_fp, &fp);
+	if (err)
+		return err;
+	if (!sp)
+		return -EAGAIN;
+	if (!pc && jvmfx__u64(pid, sp - 8, &pc))
+		return -EFAULT;
+	return jvmfx__walk_from(pid, jp, pc, sp, fp, out, cap);
 }
 
 #endif

@@ -445,6 +445,66 @@ TEST(live_temurin25_tiered)
 	live_tiered(&jvmfx_jdks[1]);
 }
 
+/* The main thread sleeps in a native method: its Java frames from the
+ * JavaThread's frame anchor (the path for samples outside Java code and
+ * off-CPU stacks), found through the JVM's thread list. */
+static void live_anchor(const struct jvmfx_jdk *jdk)
+{
+	static const char *const opts[] = {NULL};
+	struct jvmframes_raw raw[64];
+	struct profile_frame f[64];
+	struct jvmfx_child c;
+	struct jvmframes *jf;
+	struct jvmproc jp;
+	__u64 threads[64];
+	int tids[64], nt, i, n, found = 0, err;
+
+	err = jvmfx__start(jdk, opts, &c);
+	if (err == -ENOENT) {
+		jvmfx__stop(&c);
+		SKIP("%s or javac not installed", jdk->java);
+	}
+	CHECK_EQ_U64(err, 0);
+	usleep(300000);
+	err = jvmproc__locate(NULL, c.pid, NULL, &jp);
+	jf = jvmframes__new(NULL);
+	nt = err ? err : jvmproc__threads(NULL, c.pid, &jp, tids, threads, 64);
+	for (i = 0; jf && i < nt && !found; i++) {
+		size_t k, last;
+
+		n = jvmfx__walk_anchor(c.pid, &jp, threads[i], raw, 64);
+		if (n < 2 || jvmframes__set_process(jf, c.pid, &jp) ||
+		    jvmframes__resolve(jf, c.pid, raw, (size_t)n, f) != (size_t)n)
+			continue;
+		/* leaf first: Thread.sleep (a native method, or sleep0 /
+		 * sleepNanos above it), ..., JvmWork.main on its line, the
+		 * call stub */
+		last = (size_t)n - 2;
+		for (k = 0; k < (size_t)n; k++)
+			if (!f[k].nlines)
+				break;
+		if (k == (size_t)n && is(f[last].lines[f[last].nlines - 1].function, "JvmWork.main") &&
+		    f[last].lines[f[last].nlines - 1].line == JVMFX_SLEEP_LINE &&
+		    !strncmp(f[0].lines[0].function, "java.lang.Thread.sleep", 22))
+			found = tids[i];
+	}
+	jvmfx__stop(&c);
+	jvmframes__free(jf);
+	CHECK_EQ_U64(err, 0);
+	CHECK(nt >= 2);
+	CHECK(found != 0);
+}
+
+TEST(live_jdk17_anchor)
+{
+	live_anchor(&jvmfx_jdks[0]);
+}
+
+TEST(live_temurin25_anchor)
+{
+	live_anchor(&jvmfx_jdks[1]);
+}
+
 TEST(live_jdk17_interpreted)
 {
 	live_interpreted(&jvmfx_jdks[0]);
@@ -478,6 +538,8 @@ int main(void)
 	RUN(live_temurin25_interpreted);
 	RUN(live_temurin25_compiled);
 	RUN(live_jdk17_tiered);
+	RUN(live_jdk17_anchor);
+	RUN(live_temurin25_anchor);
 	RUN(live_temurin25_tiered);
 	printf("unit: %d passed, %d failed, %d skipped\n", test__passed, test__failed,
 	       test__skipped);

@@ -36,6 +36,7 @@ struct jf_entry {
 	struct ent_key key;
 	__u32 fp, ok;
 	__u32 name, file; /* string indices (a stub: its blob name) */
+	__u32 sys;	  /* name with the JVM signature: "pkg.Class.m(J)V", NO_STR none */
 	/* Method */
 	__u8 *linetable; /* owned */
 	__u32 nlinetable;
@@ -316,7 +317,7 @@ static void read_method(struct jvmframes *jf, const struct jvmproc *jp, struct j
 	__u64 cm, cp, sym, holder;
 	size_t len = 0;
 
-	e->name = e->file = NO_STR;
+	e->name = e->file = e->sys = NO_STR;
 	if (l->m_size > HEAD_MAX || l->cm_size > HEAD_MAX || l->cp_size > HEAD_MAX)
 		return;
 	if (rd(jf, pid, e->key.addr, mh, l->m_size))
@@ -336,6 +337,10 @@ static void read_method(struct jvmframes *jf, const struct jvmproc *jp, struct j
 	if (cp_symbol(jf, pid, l, cp, u16_at(cmh, l->cm_name_index), &sym) ||
 	    read_symbol(jf, pid, l, sym, false, buf, &len) || put_str(jf, buf, len, &e->name))
 		return;
+	/* overloads apart: the same name with the method's descriptor */
+	if (!cp_symbol(jf, pid, l, cp, u16_at(cmh, l->cm_signature_index), &sym) &&
+	    !read_symbol(jf, pid, l, sym, false, buf, &len))
+		put_str(jf, buf, len, &e->sys);
 	len = 0;
 	if (!cp_symbol(jf, pid, l, cp, u16_at(cph, l->cp_source_file), &sym) &&
 	    !read_symbol(jf, pid, l, sym, false, buf, &len))
@@ -452,7 +457,7 @@ static void read_blob(struct jvmframes *jf, const struct jvmproc *jp, struct jf_
 	size_t len;
 	__u64 np;
 
-	e->name = e->file = NO_STR;
+	e->name = e->file = e->sys = NO_STR;
 	if (l->nm_size > HEAD_MAX || rd(jf, (int)e->key.pid, e->key.addr, h, l->nm_size))
 		return;
 	np = u64_at(h, l->blob_name);
@@ -605,6 +610,7 @@ static bool method_line(struct jvmframes *jf, const struct jvmproc *jp, int pid,
 	}
 	memset(ln, 0, sizeof(*ln));
 	ln->function = str_of(jf, e->name);
+	ln->system_name = str_of(jf, e->sys);
 	ln->filename = str_of(jf, e->file);
 	ln->line = e->linetable ? jvmframes__line(e->linetable, e->nlinetable, m->bci, x1) : 0;
 	return true;
@@ -661,6 +667,7 @@ size_t jvmframes__resolve(struct jvmframes *jf, int pid, const struct jvmframes_
 		}
 		jf->st.inlined += nm - 1;
 		f->function = jf->lines[nl + nm - 1].function;
+		f->system_name = jf->lines[nl + nm - 1].system_name;
 		f->nlines = nm;
 		nl += nm;
 		named++;

@@ -60,7 +60,8 @@ const struct jvmproc *jvmframes__process(const struct jvmframes *jf, int pid);
 
 /* Name @n frames of process @pid into @out (type_name JVMFRAMES_TYPE):
  * one profile frame per physical frame, whose lines are its methods,
- * innermost inlined first (function "pkg.Class.method", file, bci's line,
+ * innermost inlined first (function "pkg.Class.method", system_name the
+ * same with its JVM descriptor "pkg.Class.method(IJ)V", file, bci's line,
  * 0 when the method has no line table). A stub is one line named after
  * its blob ("StubRoutines (1)"). A frame that does not check out (process
  * gone, object changed or freed, a scope not matching its nmethod) is

@@ -272,7 +272,9 @@ static bool check_stack(const struct profile_frame *f, size_t n, const struct jv
 	if (outer > 0) {
 		const struct profile_line *m = ln[outer - 1];
 
-		if (!is(m->function, "JvmWork.middle") || m->line < JVMFX_MIDDLE_FIRST ||
+		if (!is(m->function, "JvmWork.middle") ||
+		    !is(m->system_name, "JvmWork.middle(LJvmWork$Shape;J)J") ||
+		    m->line < JVMFX_MIDDLE_FIRST ||
 		    m->line > JVMFX_MIDDLE_LAST)
 			return false;
 		t->lines_checked++;

@@ -148,13 +148,20 @@ static int read_symbols(int fd, struct memcache *mc, __u64 start, __u64 v[S_N], 
 		if (err)
 			return err;
 	}
-	/* an entry is a few words: anything else is not HotSpot's table */
-	if (!v[S_ST_STRIDE] || v[S_ST_STRIDE] > 256 || !v[S_TY_STRIDE] || v[S_TY_STRIDE] > 256 ||
-	    !v[S_IN_STRIDE] || v[S_IN_STRIDE] > 256)
-		return -ENOTSUP;
-	for (i = 0; i < S_N; i++)
-		if (i != S_STRUCTS && i != S_TYPES && i != S_INTS && v[i] + 8 > 256)
+	/* an entry is a few words, each member inside it: anything else is
+	 * not HotSpot's table */
+	for (i = 0; i < S_N; i++) {
+		__u64 stride = i < S_TYPES  ? v[S_ST_STRIDE]
+			       : i < S_INTS ? v[S_TY_STRIDE]
+					    : v[S_IN_STRIDE];
+
+		if (!stride || stride > 256)
 			return -ENOTSUP;
+		if (i != S_STRUCTS && i != S_TYPES && i != S_INTS && i != S_ST_STRIDE &&
+		    i != S_TY_STRIDE && i != S_IN_STRIDE &&
+		    v[i] + (i == S_ST_STATIC || i == S_IN_VALUE ? 4 : 8) > stride)
+			return -ENOTSUP;
+	}
 	return 0;
 }
 

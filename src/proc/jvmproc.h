@@ -20,16 +20,16 @@
 
 struct procsnap;
 
-#define JVMPROC_NONE 0xffff /* a field the JVM does not describe */
-#define JVMPROC_MAX_HEAPS 4 /* code heaps (non-nmethods, profiled, non-profiled) */
+#define JVMPROC_NONE 0xffff	  /* a field the JVM does not describe */
+#define JVMPROC_MAX_HEAPS 4	  /* code heaps (non-nmethods, profiled, non-profiled) */
 #define JVMPROC_MAX_ENTRIES 16384 /* entries read from one description table */
 
 /* jvmproc_layout.flags */
-#define JVMPROC_BLOB_OFFSETS 0x1  /* CodeBlob keeps code/data as int offsets (JDK 23+), else pointers */
-#define JVMPROC_IMMUTABLE 0x2	  /* nmethod scopes in _immutable_data (JDK 23+), else in the blob */
-#define JVMPROC_UNSIGNED5_X1 0x4  /* compressed streams exclude byte 0 (JDK 21+) */
-#define JVMPROC_CMFLAGS_U32 0x8	  /* ConstMethod::_flags is 4 bytes (JDK 21+), else 2 */
-#define JVMPROC_FCO_S16 0x10	  /* CodeBlob::_frame_complete_offset is 2 bytes */
+#define JVMPROC_BLOB_OFFSETS 0x1 /* CodeBlob code/data: int offsets (JDK 23+), not pointers */
+#define JVMPROC_IMMUTABLE 0x2	 /* nmethod scopes in _immutable_data (JDK 23+), else in the blob */
+#define JVMPROC_UNSIGNED5_X1 0x4 /* compressed streams exclude byte 0 (JDK 21+) */
+#define JVMPROC_CMFLAGS_U32 0x8	 /* ConstMethod::_flags is 4 bytes (JDK 21+), else 2 */
+#define JVMPROC_FCO_S16 0x10	 /* CodeBlob::_frame_complete_offset is 2 bytes */
 
 /* Offsets (bytes) inside HotSpot's objects, from its own descriptions. */
 struct jvmproc_layout {
@@ -44,19 +44,19 @@ struct jvmproc_layout {
 	__u16 blob_code_begin; /* address (pointer) or int offset (JVMPROC_BLOB_OFFSETS) */
 	__u16 blob_code_end;   /* address, or JVMPROC_NONE */
 	__u16 blob_data_offset;
-	__u16 blob_kind; /* CodeBlobKind (JDK 23+), JVMPROC_NONE before */
-	__u16 blob_mutable, blob_mutable_size; /* _mutable_data, its size (JDK 25+): relocations, oops, metadata */
+	__u16 blob_kind;		       /* CodeBlobKind (JDK 23+), JVMPROC_NONE before */
+	__u16 blob_mutable, blob_mutable_size; /* _mutable_data and its size (JDK 25+) */
 	__u16 blob_reloc_size; /* _relocation_size (int): first in the mutable data */
 	/* nmethod (CompiledMethod's fields included) */
 	__u16 nm_method, nm_compile_id, nm_entry_bci, nm_comp_level;
-	__u16 nm_scopes_pcs;	/* int offset: from the blob, or from _immutable_data */
-	__u16 nm_scopes_pcs_end; /* int offset of the end: _dependencies_offset (blob) or _scopes_data_offset */
-	__u16 nm_scopes_data;	/* pointer (_scopes_data_begin) or int offset from _immutable_data */
-	__u16 nm_metadata;	/* int (from the blob) or u16 (from the data section) offset */
-	__u16 nm_immutable;	/* _immutable_data pointer (JVMPROC_IMMUTABLE) */
+	__u16 nm_scopes_pcs;	 /* int offset: from the blob, or from _immutable_data */
+	__u16 nm_scopes_pcs_end; /* their end: _dependencies_offset or _scopes_data_offset */
+	__u16 nm_scopes_data; /* pointer (_scopes_data_begin) or int offset from _immutable_data */
+	__u16 nm_metadata;    /* int (from the blob) or u16 (from the data section) offset */
+	__u16 nm_immutable;   /* _immutable_data pointer (JVMPROC_IMMUTABLE) */
 	__u16 nm_immutable_size; /* _immutable_data_size (int) */
-	__u16 nm_nul_chk;	/* _nul_chk_table_offset (JDK 23+: locates nm_metadata) */
-	__u16 nm_size;		/* sizeof(nmethod): a blob smaller than it is no nmethod */
+	__u16 nm_nul_chk;	 /* _nul_chk_table_offset (JDK 23+: locates nm_metadata) */
+	__u16 nm_size;		 /* sizeof(nmethod): a blob smaller than it is no nmethod */
 	/* StubQueue (the interpreter's codelets) */
 	__u16 sq_buffer, sq_limit;
 	/* PcDesc */
@@ -64,7 +64,7 @@ struct jvmproc_layout {
 	/* Method, ConstMethod, ConstantPool, Klass, Symbol */
 	__u16 m_const_method, m_size;
 	__u16 cm_constants, cm_flags, cm_code_size, cm_name_index, cm_signature_index, cm_size;
-	__u16 cm_const_size; /* _constMethod_size (int, words): bounds the line table */
+	__u16 cm_const_size;	  /* _constMethod_size (int, words): bounds the line table */
 	__u32 cm_has_linenumbers; /* bit of ConstMethod's flags */
 	__u16 cp_holder, cp_source_file, cp_size;
 	__u16 klass_name;
@@ -81,22 +81,22 @@ struct jvmproc_layout {
 	__u64 a_heaps, a_low_bound, a_high_bound, a_interp_code, a_call_stub_ret;
 	__u64 a_thread_list, a_vm_major;
 	__s32 invocation_entry_bci;
-	__u32 have_jvmci; /* INCLUDE_JVMCI */
+	__u32 have_jvmci;  /* INCLUDE_JVMCI */
 	__s32 int_last_sp; /* frame::interpreter_frame_last_sp_offset (words) */
 };
 
 /* One code heap, absolute. */
 struct jvmproc_heap {
-	__u64 lo, hi;	   /* the heap's reserved range */
-	__u64 segmap;	   /* its segment map: one byte per segment */
-	__u32 log2_seg;	   /* segment size */
+	__u64 lo, hi;	/* the heap's reserved range */
+	__u64 segmap;	/* its segment map: one byte per segment */
+	__u32 log2_seg; /* segment size */
 };
 
 /* A process running HotSpot. */
 struct jvmproc {
 	struct jvmproc_layout layout;
-	unsigned major;	   /* Java feature release: 17, 25 */
-	__u64 bias;	   /* load bias of libjvm.so */
+	unsigned major;		/* Java feature release: 17, 25 */
+	__u64 bias;		/* load bias of libjvm.so */
 	__u64 code_lo, code_hi; /* CodeCache bounds: every compiled or interpreted pc */
 	struct jvmproc_heap heaps[JVMPROC_MAX_HEAPS];
 	__u32 nheaps;
@@ -119,8 +119,8 @@ int jvmproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
  * the reader): a field of @type with C type @tstr (may be NULL; offset, or
  * address when static), a type's size, an int or long constant. Names not
  * needed are ignored. */
-void jvmproc__field(struct jvmproc_layout *l, const char *type, const char *field,
-		    const char *tstr, __u64 offset, __u64 address);
+void jvmproc__field(struct jvmproc_layout *l, const char *type, const char *field, const char *tstr,
+		    __u64 offset, __u64 address);
 void jvmproc__type(struct jvmproc_layout *l, const char *type, __u64 size);
 void jvmproc__constant(struct jvmproc_layout *l, const char *name, __s64 value);
 /* Start a layout (every field JVMPROC_NONE), and after the entries derive

@@ -17,7 +17,7 @@
 #define UNKNOWN "<unknown java>"
 #define MAX_PROCS 1024
 #define NO_STR 0xffffffffu
-#define HEAD_MAX 512	   /* bytes of an object's header read */
+#define HEAD_MAX 512	  /* bytes of an object's header read */
 #define MAX_METADATA 8192 /* metadata entries of an nmethod read */
 
 struct jf_proc {
@@ -42,13 +42,13 @@ struct jf_entry {
 	__u32 nlinetable;
 	/* nmethod (is_nm) */
 	__u32 is_nm;
-	__u64 method;	 /* the nmethod's own Method* */
-	__u32 code_off;	 /* code begin - blob */
-	__u32 npcs;	 /* pc descriptors, as (pc offset, scope offset) pairs */
-	__s32 *pcs;	 /* owned */
-	__u8 *scopes;	 /* owned */
+	__u64 method;	/* the nmethod's own Method* */
+	__u32 code_off; /* code begin - blob */
+	__u32 npcs;	/* pc descriptors, as (pc offset, scope offset) pairs */
+	__s32 *pcs;	/* owned */
+	__u8 *scopes;	/* owned */
 	__u32 nscopes;
-	__u64 *meta;	 /* owned */
+	__u64 *meta; /* owned */
 	__u32 nmeta;
 };
 
@@ -274,8 +274,8 @@ static int read_symbol(const struct jvmframes *jf, int pid, const struct jvmproc
 }
 
 /* The Symbol* in slot @idx of constant pool @cp. */
-static int cp_symbol(const struct jvmframes *jf, int pid, const struct jvmproc_layout *l,
-		     __u64 cp, __u16 idx, __u64 *sym)
+static int cp_symbol(const struct jvmframes *jf, int pid, const struct jvmproc_layout *l, __u64 cp,
+		     __u16 idx, __u64 *sym)
 {
 	if (!idx)
 		return -ENOENT;
@@ -366,8 +366,7 @@ struct nm_ranges {
 	__u64 pcs, pcs_end, scopes, scopes_end, meta, meta_end;
 };
 
-static int nm_ranges(const struct jvmproc_layout *l, __u64 nm, const __u8 *h,
-		     struct nm_ranges *r)
+static int nm_ranges(const struct jvmproc_layout *l, __u64 nm, const __u8 *h, struct nm_ranges *r)
 {
 	if (l->flags & JVMPROC_IMMUTABLE) {
 		__u64 imm = u64_at(h, l->nm_immutable);
@@ -387,9 +386,8 @@ static int nm_ranges(const struct jvmproc_layout *l, __u64 nm, const __u8 *h,
 			__u64 data = nm + u32_at(h, l->blob_data_offset);
 
 			r->meta = data + u16_at(h, l->nm_metadata);
-			r->meta_end = l->have_jvmci
-					      ? data + u16_at(h, (__u16)(l->nm_metadata + 2))
-					      : nm + u32_at(h, l->blob_size);
+			r->meta_end = l->have_jvmci ? data + u16_at(h, (__u16)(l->nm_metadata + 2))
+						    : nm + u32_at(h, l->blob_size);
 		}
 	} else {
 		r->pcs = nm + u32_at(h, l->nm_scopes_pcs);
@@ -448,8 +446,7 @@ static void read_nmethod(struct jvmframes *jf, const struct jvmproc *jp, struct 
 
 /* CodeBlob @e->key.addr: an nmethod (fingerprint @fp checked), or a stub
  * named after its blob. */
-static void read_blob(struct jvmframes *jf, const struct jvmproc *jp, struct jf_entry *e,
-		      __u16 fp)
+static void read_blob(struct jvmframes *jf, const struct jvmproc *jp, struct jf_entry *e, __u16 fp)
 {
 	const struct jvmproc_layout *l = &jp->layout;
 	char name[JVMFRAMES_MAX_NAME + 1];
@@ -485,8 +482,8 @@ static void read_blob(struct jvmframes *jf, const struct jvmproc *jp, struct jf_
 /* The cached entry of @key; read (@fp: the fingerprint the walker saw)
  * when missing or when its fingerprint differs (@check). NULL on ENOMEM
  * or a full table. */
-static struct jf_entry *lookup(struct jvmframes *jf, const struct jvmproc *jp,
-			       struct ent_key key, __u16 fp, bool check)
+static struct jf_entry *lookup(struct jvmframes *jf, const struct jvmproc *jp, struct ent_key key,
+			       __u16 fp, bool check)
 {
 	__u64 h = ent_hash(&key);
 	struct jf_entry *e, tmp;
@@ -643,8 +640,8 @@ size_t jvmframes__resolve(struct jvmframes *jf, int pid, const struct jvmframes_
 		f->function = str_of(jf, jf->unknown);
 		if (jp)
 			jf->first[i] = nl;
-		if (!nm || array__grow((void **)&jf->lines, &jf->lines_cap, nl + nm, sizeof(*jf->lines),
-				       64, PROFILE_MAX_ENTRIES)) {
+		if (!nm || array__grow((void **)&jf->lines, &jf->lines_cap, nl + nm,
+				       sizeof(*jf->lines), 64, PROFILE_MAX_ENTRIES)) {
 			jf->st.unknown++;
 			continue;
 		}

@@ -45,8 +45,7 @@ struct jvmframes_raw {
 /* Encode (for walkers in user space and tests) and decode the two words
  * of a frame. */
 void jvmframes__encode(const struct jvmframes_raw *r, __u64 words[2]);
-size_t jvmframes__decode(const __u64 *words, size_t nwords, struct jvmframes_raw *out,
-			 size_t cap);
+size_t jvmframes__decode(const __u64 *words, size_t nwords, struct jvmframes_raw *out, size_t cap);
 
 /* @proc_root as for jvmproc__locate() (NULL = "/proc"). NULL on ENOMEM. */
 struct jvmframes *jvmframes__new(const char *proc_root);

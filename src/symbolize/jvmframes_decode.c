@@ -13,8 +13,7 @@ void jvmframes__encode(const struct jvmframes_raw *r, __u64 words[2])
 	words[1] = (__u64)r->pos | (__u64)r->kind << 32 | (__u64)r->flags << 40;
 }
 
-size_t jvmframes__decode(const __u64 *words, size_t nwords, struct jvmframes_raw *out,
-			 size_t cap)
+size_t jvmframes__decode(const __u64 *words, size_t nwords, struct jvmframes_raw *out, size_t cap)
 {
 	size_t n = 0, i;
 

@@ -184,15 +184,23 @@ TEST(otlp_conformance)
 		{.function = "JvmWork.step", .filename = "JvmWork.java", .line = 20},
 		{.function = "JvmWork.middle", .filename = "JvmWork.java", .line = 15},
 	};
-	static const struct profile_line work = {.function = "JvmWork.work",
-						 .filename = "JvmWork.java", .line = 24};
+	static const struct profile_line work = {
+		.function = "JvmWork.work", .filename = "JvmWork.java", .line = 24};
 	static const struct profile_line stub = {.function = "StubRoutines (1)"};
-	static const struct profile_mapping_desc m = {.start = 0x400000, .limit = 0x500000,
-						      .path = "/usr/lib/jvm/lib/server/libjvm.so"};
+	static const struct profile_mapping_desc m = {
+		.start = 0x400000, .limit = 0x500000, .path = "/usr/lib/jvm/lib/server/libjvm.so"};
 	struct profile_frame a[4] = {
-		{.function = "JvmWork.work", .type_name = JVMFRAMES_TYPE, .lines = &work, .nlines = 1},
-		{.function = "JvmWork.middle", .type_name = JVMFRAMES_TYPE, .lines = inl, .nlines = 2},
-		{.function = "StubRoutines (1)", .type_name = JVMFRAMES_TYPE, .lines = &stub,
+		{.function = "JvmWork.work",
+		 .type_name = JVMFRAMES_TYPE,
+		 .lines = &work,
+		 .nlines = 1},
+		{.function = "JvmWork.middle",
+		 .type_name = JVMFRAMES_TYPE,
+		 .lines = inl,
+		 .nlines = 2},
+		{.function = "StubRoutines (1)",
+		 .type_name = JVMFRAMES_TYPE,
+		 .lines = &stub,
 		 .nlines = 1},
 		{.address = 0x401000, .mapping = &m, .function = "JavaCalls::call_helper"},
 	};
@@ -258,8 +266,8 @@ static bool check_stack(const struct profile_frame *f, size_t n, const struct jv
 			ln[nl++] = &f[i].lines[j];
 	}
 	/* the walk ends in the call stub, below Thread.run */
-	if (nl < 4 || raw[n - 1].kind != JVMFRAMES_KIND_BLOB || !is(ln[nl - 2]->function,
-								     "java.lang.Thread.run"))
+	if (nl < 4 || raw[n - 1].kind != JVMFRAMES_KIND_BLOB ||
+	    !is(ln[nl - 2]->function, "java.lang.Thread.run"))
 		return false;
 	for (i = 0; i < nl && !is(ln[i]->function, "JvmWork.outer"); i++)
 		;
@@ -274,8 +282,7 @@ static bool check_stack(const struct profile_frame *f, size_t n, const struct jv
 
 		if (!is(m->function, "JvmWork.middle") ||
 		    !is(m->system_name, "JvmWork.middle(LJvmWork$Shape;J)J") ||
-		    m->line < JVMFX_MIDDLE_FIRST ||
-		    m->line > JVMFX_MIDDLE_LAST)
+		    m->line < JVMFX_MIDDLE_FIRST || m->line > JVMFX_MIDDLE_LAST)
 			return false;
 		t->lines_checked++;
 	}
@@ -406,8 +413,7 @@ static void live_interpreted(const struct jvmfx_jdk *jdk)
 
 static void live_compiled(const struct jvmfx_jdk *jdk)
 {
-	static const char *const opts[] = {"-XX:-TieredCompilation",
-					   "-XX:CompileCommand=quiet",
+	static const char *const opts[] = {"-XX:-TieredCompilation", "-XX:CompileCommand=quiet",
 					   "-XX:CompileCommand=dontinline,JvmWork::work", NULL};
 	struct tally t;
 
@@ -432,8 +438,8 @@ static void live_tiered(const struct jvmfx_jdk *jdk)
 	run_live(jdk, opts, true, &t);
 	if (test__cur_failed || test__cur_skipped)
 		return;
-	printf("  %s tiered: %d stacks, %d interpreted, %d compiled, %d with inlining\n",
-	       jdk->name, t.good, t.interp, t.compiled, t.inlined);
+	printf("  %s tiered: %d stacks, %d interpreted, %d compiled, %d with inlining\n", jdk->name,
+	       t.good, t.interp, t.compiled, t.inlined);
 	CHECK(t.compiled >= t.good);
 }
 
@@ -485,7 +491,8 @@ static void live_anchor(const struct jvmfx_jdk *jdk)
 		for (k = 0; k < (size_t)n; k++)
 			if (!f[k].nlines)
 				break;
-		if (k == (size_t)n && is(f[last].lines[f[last].nlines - 1].function, "JvmWork.main") &&
+		if (k == (size_t)n &&
+		    is(f[last].lines[f[last].nlines - 1].function, "JvmWork.main") &&
 		    f[last].lines[f[last].nlines - 1].line == JVMFX_SLEEP_LINE &&
 		    !strncmp(f[0].lines[0].function, "java.lang.Thread.sleep", 22))
 			found = tids[i];

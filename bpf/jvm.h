@@ -40,9 +40,9 @@
 #define PROFCAP_JVM_FRAME_PROLOGUE 0x2	/* pc before the frame was complete */
 #define PROFCAP_JVM_FRAME_NOREAD 0x4	/* the object could not be read: name unknown */
 
-/* sample_key.flags / offcpu_key.flags */
-#define PROFCAP_F_JVM_TRUNC 0x200   /* Java stack cut at PROFCAP_JVM_MAX_FRAMES */
-#define PROFCAP_F_JVM_PARTIAL 0x400 /* a read failed or a frame did not check: root end missing */
+/* sample_key.flags / offcpu_key.flags (after the Python bits, 0x80 to 0x200) */
+#define PROFCAP_F_JVM_TRUNC 0x400   /* Java stack cut at PROFCAP_JVM_MAX_FRAMES */
+#define PROFCAP_F_JVM_PARTIAL 0x800 /* a read failed or a frame did not check: root end missing */
 
 /* struct jvm_proc.flags: JVMPROC_* of proc/jvmproc.h, the same values */
 #define PROFCAP_JVM_BLOB_OFFSETS 0x1 /* CodeBlob code begin is an int offset (JDK 23+) */

@@ -241,6 +241,8 @@ TEST(live_temurin25)
 
 int main(void)
 {
+	/* a JVM that never says ready must not hang the suite */
+	alarm(600);
 	RUN(layout_jdk17);
 	RUN(layout_jdk25_shape);
 	RUN(layout_missing);

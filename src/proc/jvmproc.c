@@ -304,6 +304,61 @@ static int read_runtime(struct memcache *mc, struct jvmproc *jp)
 	return 0;
 }
 
+/* ---- Java thread names: can they be read? ---- */
+
+/* The values of the bool flags UseCompressedOops and
+ * UseCompressedClassPointers from the JVM's flag table. */
+static int read_flags(struct memcache *mc, const struct jvmproc_layout *l, bool *coops,
+		      bool *cklass)
+{
+	char name[NAME_MAX_LEN];
+	__u64 arr, n, i, np, addr;
+	int found = 0;
+	__u8 v;
+
+	if (!l->a_flags || !l->a_num_flags || l->flag_size == JVMPROC_NONE ||
+	    l->flag_name == JVMPROC_NONE || l->flag_addr == JVMPROC_NONE ||
+	    mc_u64(mc, l->a_flags, &arr) || mc_u64(mc, l->a_num_flags, &n) || !arr)
+		return -ENOTSUP;
+	for (i = 0; i < n && i < JVMPROC_MAX_ENTRIES && found < 2; i++) {
+		__u64 e = arr + i * l->flag_size;
+		bool *dst;
+
+		if (mc_u64(mc, e + l->flag_name, &np) || !np || mc_str(mc, np, name))
+			continue;
+		dst = !strcmp(name, "UseCompressedOops")	  ? coops
+		      : !strcmp(name, "UseCompressedClassPointers") ? cklass
+								    : NULL;
+		if (!dst || mc_u64(mc, e + l->flag_addr, &addr) || mc_read(mc, addr, &v, 1))
+			continue;
+		*dst = v != 0;
+		found++;
+	}
+	return found == 2 ? 0 : -ENOENT;
+}
+
+/* Names need the thread object's class, its fields and the String. */
+static void check_names(struct memcache *mc, struct jvmproc *jp)
+{
+	const struct jvmproc_layout *l = &jp->layout;
+	bool cklass = false;
+
+	if (l->jt_thread_obj == JVMPROC_NONE || l->oh_obj == JVMPROC_NONE ||
+	    l->oop_klass == JVMPROC_NONE || l->klass_super == JVMPROC_NONE ||
+	    l->ik_constants == JVMPROC_NONE || l->array_data == JVMPROC_NONE ||
+	    !l->a_oop_base || !l->a_oop_shift || !l->a_klass_base || !l->a_klass_shift)
+		return;
+	if (l->ik_fieldinfo_stream == JVMPROC_NONE &&
+	    (l->ik_fields == JVMPROC_NONE || l->ik_java_fields == JVMPROC_NONE || !l->fi_slots ||
+	     !l->fi_tag_size || l->fi_name >= l->fi_slots || l->fi_low >= l->fi_slots ||
+	     l->fi_high >= l->fi_slots))
+		return;
+	/* a class pointer in each object header is what profcap decodes */
+	if (read_flags(mc, l, &jp->compressed_oops, &cklass) || !cklass)
+		return;
+	jp->names = true;
+}
+
 /* ---- locate ---- */
 
 static const char *base_name(const char *path)
@@ -382,7 +437,10 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, str
 		warn_missing(e->path, missing);
 		return err;
 	}
-	return read_runtime(mc, out);
+	err = read_runtime(mc, out);
+	if (!err)
+		check_names(mc, out);
+	return err;
 }
 
 int jvmproc__locate(const char *proc_root, int pid, const struct procsnap *snap,

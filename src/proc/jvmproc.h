@@ -9,6 +9,7 @@
  * gHotSpotVMLongConstants and the stride and offset of their entries) in
  * .dynsym. The tables are read from the live process, bounded; every
  * field profcap needs comes from them, so one reader serves JDK 17 to 25.
+ * Java thread names come from the threads' java.lang.Thread objects.
  * Works through /proc/PID/root for other mount namespaces.
  */
 #ifndef PROFCAP_JVMPROC_H
@@ -75,6 +76,17 @@ struct jvmproc_layout {
 	__u16 jt_anchor, jt_state;	       /* JavaThread _anchor, _thread_state */
 	__u16 anchor_sp, anchor_pc, anchor_fp; /* JavaFrameAnchor _last_Java_* */
 	__u16 os_thread_id;		       /* OSThread _thread_id (kernel tid) */
+	/* Java thread names (optional): java.lang.Thread.name through the
+	 * thread's oop, its class's fields and the String */
+	__u16 jt_thread_obj, oh_obj;	 /* JavaThread _threadObj (OopHandle), its oop* */
+	__u16 oop_klass;		 /* oopDesc _metadata._compressed_klass */
+	__u16 klass_super, ik_constants; /* Klass _super, InstanceKlass _constants */
+	__u16 ik_fields, ik_java_fields; /* JDK 17: _fields (Array<u2>), _java_fields_count */
+	__u16 ik_fieldinfo_stream;	 /* JDK 21+: _fieldinfo_stream (Array<u1>) */
+	__u16 array_data;		 /* Array<T> _data */
+	__u16 flag_name, flag_addr, flag_size; /* JVMFlag */
+	__u32 fi_slots, fi_name, fi_low, fi_high, fi_tag_size, fi_tag_offset, acc_internal;
+	__u64 a_oop_base, a_oop_shift, a_klass_base, a_klass_shift, a_flags, a_num_flags;
 	/* x86-64 interpreter frames: slots relative to rbp, in bytes */
 	__s16 interp_method, interp_bcp;
 	/* static fields, absolute (the tables hold relocated addresses) */
@@ -104,6 +116,8 @@ struct jvmproc {
 	__u64 call_stub_ret;	    /* StubRoutines::_call_stub_return_address */
 	__u64 thread_list;	    /* address of ThreadsSMRSupport::_java_thread_list */
 	__u64 jvm_lo, jvm_hi;	    /* libjvm.so's executable mapping */
+	bool compressed_oops;	    /* -XX:+UseCompressedOops (the flag's value) */
+	bool names;		    /* Java thread names can be read */
 };
 
 /* Find out whether process @pid (seen from @proc_root, NULL = "/proc")
@@ -152,5 +166,13 @@ int jvmproc__find_blob(const char *proc_root, int pid, const struct jvmproc *jp,
  * (may be NULL). Returns how many, or -errno. */
 int jvmproc__threads(const char *proc_root, int pid, const struct jvmproc *jp, int *tids,
 		     __u64 *threads, size_t cap);
+
+/* The name of JavaThread @thread (java.lang.Thread.name) as UTF-8 into
+ * @out (@cap bytes, NUL-terminated, cut at a character). 0, -ENOTSUP when
+ * this JVM's names cannot be read, -ENOENT (no Thread object yet), or a
+ * read error. At most JVMPROC_MAX_NAME characters. */
+int jvmproc__thread_name(const char *proc_root, int pid, const struct jvmproc *jp, __u64 thread,
+			 char *out, size_t cap);
+#define JVMPROC_MAX_NAME 256
 
 #endif

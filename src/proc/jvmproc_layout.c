@@ -79,6 +79,27 @@ static const struct want wants[] = {
 	OFF("JavaFrameAnchor", "_last_Java_pc", anchor_pc),
 	OFF("JavaFrameAnchor", "_last_Java_fp", anchor_fp),
 	OFF("OSThread", "_thread_id", os_thread_id),
+	OFF("JavaThread", "_threadObj", jt_thread_obj),
+	OFF("OopHandle", "_obj", oh_obj),
+	OFF("oopDesc", "_metadata._compressed_klass", oop_klass),
+	OFF("Klass", "_super", klass_super),
+	OFF("InstanceKlass", "_constants", ik_constants),
+	OFF("InstanceKlass", "_fields", ik_fields),
+	OFF("InstanceKlass", "_java_fields_count", ik_java_fields),
+	OFF("InstanceKlass", "_fieldinfo_stream", ik_fieldinfo_stream),
+	OFF("Array<u2>", "_data", array_data),
+	OFF("JVMFlag", "_name", flag_name),
+	OFF("JVMFlag", "_addr", flag_addr),
+	ADDR("CompressedOops", "_narrow_oop._base", a_oop_base),
+	ADDR("CompressedOops", "_base", a_oop_base),
+	ADDR("CompressedOops", "_narrow_oop._shift", a_oop_shift),
+	ADDR("CompressedOops", "_shift", a_oop_shift),
+	ADDR("CompressedKlassPointers", "_narrow_klass._base", a_klass_base),
+	ADDR("CompressedKlassPointers", "_base", a_klass_base),
+	ADDR("CompressedKlassPointers", "_narrow_klass._shift", a_klass_shift),
+	ADDR("CompressedKlassPointers", "_shift", a_klass_shift),
+	ADDR("JVMFlag", "flags", a_flags),
+	ADDR("JVMFlag", "numFlags", a_num_flags),
 	ADDR("CodeCache", "_heaps", a_heaps),
 	ADDR("CodeCache", "_low_bound", a_low_bound),
 	ADDR("CodeCache", "_high_bound", a_high_bound),
@@ -97,7 +118,8 @@ void jvmproc__layout_init(struct jvmproc_layout *l)
 		if (!wants[i].is_addr)
 			*(__u16 *)((char *)l + wants[i].member) = JVMPROC_NONE;
 	l->heapblock_size = l->nm_size = l->pcd_size = JVMPROC_NONE;
-	l->m_size = l->cm_size = l->cp_size = JVMPROC_NONE;
+	l->m_size = l->cm_size = l->cp_size = l->flag_size = JVMPROC_NONE;
+	l->fi_slots = 6; /* JDK 17's FieldInfo: six u2 (described where it applies) */
 	l->invocation_entry_bci = -1;
 	l->int_last_sp = 0;
 }
@@ -141,6 +163,7 @@ void jvmproc__type(struct jvmproc_layout *l, const char *type, __u64 size)
 		{"Method", offsetof(struct jvmproc_layout, m_size)},
 		{"ConstMethod", offsetof(struct jvmproc_layout, cm_size)},
 		{"ConstantPool", offsetof(struct jvmproc_layout, cp_size)},
+		{"JVMFlag", offsetof(struct jvmproc_layout, flag_size)},
 	};
 	size_t i;
 
@@ -162,6 +185,20 @@ void jvmproc__constant(struct jvmproc_layout *l, const char *name, __s64 value)
 		l->have_jvmci = value != 0;
 	else if (!strcmp(name, "frame::interpreter_frame_last_sp_offset"))
 		l->int_last_sp = (__s32)value;
+	else if (!strcmp(name, "FieldInfo::field_slots"))
+		l->fi_slots = (__u32)value;
+	else if (!strcmp(name, "FieldInfo::name_index_offset"))
+		l->fi_name = (__u32)value;
+	else if (!strcmp(name, "FieldInfo::low_packed_offset"))
+		l->fi_low = (__u32)value;
+	else if (!strcmp(name, "FieldInfo::high_packed_offset"))
+		l->fi_high = (__u32)value;
+	else if (!strcmp(name, "FIELDINFO_TAG_SIZE"))
+		l->fi_tag_size = (__u32)value;
+	else if (!strcmp(name, "FIELDINFO_TAG_OFFSET"))
+		l->fi_tag_offset = (__u32)value;
+	else if (!strcmp(name, "JVM_ACC_FIELD_INTERNAL"))
+		l->acc_internal = (__u32)value;
 }
 
 /* The first required field still missing, NULL when all are there. */

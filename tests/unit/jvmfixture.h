@@ -56,6 +56,10 @@ static const struct jvmfx_jdk jvmfx_jdks[] = {
 #define JVMFX_OUTER_FIRST 29
 #define JVMFX_OUTER_LAST 31
 #define JVMFX_SLEEP_LINE 40
+/* A thread whose name is longer than a kernel thread name and not Latin-1
+ * (a UTF-16 String): as Java source, and as profcap reads it. */
+#define JVMFX_LONG_NAME "\"jvmfx-\\u03a9-thread-with-a-long-name\""
+#define JVMFX_LONG_NAME_UTF8 "jvmfx-\xce\xa9-thread-with-a-long-name"
 static const char jvmfx_source[] =
 	"public class JvmWork {\n"						/* 1 */
 	"    interface Shape { long area(long x); }\n"				/* 2 */
@@ -98,7 +102,9 @@ static const char jvmfx_source[] =
 	"        System.out.flush();\n"						/* 39 */
 	"        Thread.sleep(600000);\n"					/* 40 */
 	"    }\n"								/* 41 */
-	"}\n";									/* 42 */
+	"    static { Thread t = new Thread(() -> { try { Thread.sleep(600000); }\n" /* 42 */
+	"        catch (Exception e) {} }, " JVMFX_LONG_NAME "); t.setDaemon(true); t.start(); }\n"
+	"}\n";									/* 44 */
 
 struct jvmfx_child {
 	int pid;

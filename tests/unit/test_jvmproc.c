@@ -188,7 +188,9 @@ static void check_live(const struct jvmfx_jdk *jdk)
 	static const char *const opts[] = {NULL};
 	struct jvmfx_child c;
 	struct jvmproc jp;
-	int tids[256], n, i, err, found = 0;
+	int tids[256], n, i, err, found = 0, named = 0, mains = 0, worker_named = 0, longs = 0;
+	__u64 threads[256];
+	char name[JVMPROC_MAX_NAME * 3 + 1];
 	__u32 h;
 
 	err = jvmfx__start(jdk, opts, &c);
@@ -212,11 +214,18 @@ static void check_live(const struct jvmfx_jdk *jdk)
 	CHECK(jp.interp_lo >= jp.code_lo && jp.interp_hi <= jp.code_hi);
 	CHECK(jvmproc__heap(&jp, jp.interp_lo));
 	CHECK(jp.call_stub_ret >= jp.code_lo && jp.call_stub_ret < jp.code_hi);
-	n = jvmproc__threads(NULL, c.pid, &jp, tids, NULL, 256);
+	n = jvmproc__threads(NULL, c.pid, &jp, tids, threads, 256);
 	for (i = 0; i < n; i++) {
 		char path[64];
 
 		found += tids[i] == c.worker;
+		/* Java thread names: the worker's own, one "main" */
+		if (!jvmproc__thread_name(NULL, c.pid, &jp, threads[i], name, sizeof(name))) {
+			named++;
+			mains += !strcmp(name, "main");
+			longs += !strcmp(name, JVMFX_LONG_NAME_UTF8);
+			worker_named += tids[i] == c.worker && !strcmp(name, "jvmfx-worker");
+		}
 		snprintf(path, sizeof(path), "/proc/%d/task/%d", c.pid, tids[i]);
 		if (access(path, F_OK))
 			found = -1000; /* a thread id the kernel does not know */
@@ -225,6 +234,11 @@ static void check_live(const struct jvmfx_jdk *jdk)
 	/* the worker among the Java threads (main, the JVM's own) */
 	CHECK(n >= 2);
 	CHECK_EQ_U64(found, 1);
+	CHECK(jp.names);
+	CHECK_EQ_U64(named, n);
+	CHECK_EQ_U64(mains, 1);
+	CHECK_EQ_U64(worker_named, 1);
+	CHECK_EQ_U64(longs, 1);
 	/* a process without libjvm is none */
 	CHECK_EQ_U64(jvmproc__locate(NULL, getpid(), NULL, &jp), (__u64)-ENOENT);
 }

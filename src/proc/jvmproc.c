@@ -326,7 +326,7 @@ static int read_flags(struct memcache *mc, const struct jvmproc_layout *l, bool 
 
 		if (mc_u64(mc, e + l->flag_name, &np) || !np || mc_str(mc, np, name))
 			continue;
-		dst = !strcmp(name, "UseCompressedOops")	  ? coops
+		dst = !strcmp(name, "UseCompressedOops")	    ? coops
 		      : !strcmp(name, "UseCompressedClassPointers") ? cklass
 								    : NULL;
 		if (!dst || mc_u64(mc, e + l->flag_addr, &addr) || mc_read(mc, addr, &v, 1))
@@ -345,8 +345,8 @@ static void check_names(struct memcache *mc, struct jvmproc *jp)
 
 	if (l->jt_thread_obj == JVMPROC_NONE || l->oh_obj == JVMPROC_NONE ||
 	    l->oop_klass == JVMPROC_NONE || l->klass_super == JVMPROC_NONE ||
-	    l->ik_constants == JVMPROC_NONE || l->array_data == JVMPROC_NONE ||
-	    !l->a_oop_base || !l->a_oop_shift || !l->a_klass_base || !l->a_klass_shift)
+	    l->ik_constants == JVMPROC_NONE || l->array_data == JVMPROC_NONE || !l->a_oop_base ||
+	    !l->a_oop_shift || !l->a_klass_base || !l->a_klass_shift)
 		return;
 	if (l->ik_fieldinfo_stream == JVMPROC_NONE &&
 	    (l->ik_fields == JVMPROC_NONE || l->ik_java_fields == JVMPROC_NONE || !l->fi_slots ||

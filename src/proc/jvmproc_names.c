@@ -9,7 +9,7 @@
 #include "proc/jvmproc.h"
 #include "proc/pyproc.h"
 
-#define MAX_SUPERS 16	    /* classes walked up to the one declaring a field */
+#define MAX_SUPERS 16	      /* classes walked up to the one declaring a field */
 #define MAX_FIELDS_BYTES 8192 /* bytes of a class's field descriptions read */
 
 struct nctx {
@@ -83,15 +83,16 @@ static int fields17(const struct nctx *c, __u64 ik, __u64 cp, const char *name, 
 	if (rd(c, ik + l->ik_fields, &arr, sizeof(arr)) || !arr ||
 	    rd(c, ik + l->ik_java_fields, &count, sizeof(count)) || rd(c, arr, &len, sizeof(len)))
 		return -EFAULT;
-	if (len < 0 || (size_t)len > MAX_FIELDS_BYTES / 2 || (__u32)count * l->fi_slots > (__u32)len ||
+	if (len < 0 || (size_t)len > MAX_FIELDS_BYTES / 2 ||
+	    (__u32)count * l->fi_slots > (__u32)len ||
 	    rd(c, arr + l->array_data, d, (size_t)len * 2))
 		return -EINVAL;
 	for (i = 0; i < count; i++) {
 		const __u16 *f = d + i * l->fi_slots;
 		__u32 packed = (__u32)f[l->fi_low] | (__u32)f[l->fi_high] << 16;
 
-		if ((f[0] & l->acc_internal) || (packed & ((1u << l->fi_tag_size) - 1)) !=
-						       l->fi_tag_offset)
+		if ((f[0] & l->acc_internal) ||
+		    (packed & ((1u << l->fi_tag_size) - 1)) != l->fi_tag_offset)
 			continue;
 		if (cp_name_is(c, cp, f[l->fi_name], name)) {
 			*off = packed >> l->fi_tag_size;
@@ -170,7 +171,7 @@ static int field_offset(const struct nctx *c, __u64 k, const char *name, __u32 *
 		if (rd(c, k + c->l->ik_constants, &cp, sizeof(cp)) || !cp)
 			return -EFAULT;
 		err = c->l->ik_fieldinfo_stream != JVMPROC_NONE ? fields21(c, k, cp, name, off)
-								 : fields17(c, k, cp, name, off);
+								: fields17(c, k, cp, name, off);
 		if (err != -ENOENT)
 			return err;
 		if (rd(c, k + c->l->klass_super, &k, sizeof(k)))

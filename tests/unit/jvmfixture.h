@@ -187,6 +187,17 @@ static int jvmfx__tid(int pid, const char *name)
 	return tid;
 }
 
+static void jvmfx__stop(struct jvmfx_child *c)
+{
+	int status;
+
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &status, 0);
+	}
+	c->pid = 0;
+}
+
 /* Start @jdk on the workload with the extra options @opts (NULL-ended),
  * wait for "ready" and the worker thread. 0, -ENOENT when the JDK or
  * javac is missing, or -errno. */
@@ -228,23 +239,15 @@ static int jvmfx__start(const struct jvmfx_jdk *jdk, const char *const *opts,
 	if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "ready", 5)) {
 		if (f)
 			fclose(f);
+		jvmfx__stop(c); /* no child left behind */
 		return -EIO;
 	}
 	fclose(f);
 	for (i = 0; i < 200 && !(c->worker = jvmfx__tid(c->pid, "jvmfx-worker")); i++)
 		usleep(10000);
+	if (!c->worker)
+		jvmfx__stop(c);
 	return c->worker ? 0 : -ESRCH;
-}
-
-static void jvmfx__stop(struct jvmfx_child *c)
-{
-	int status;
-
-	if (c->pid > 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, &status, 0);
-	}
-	c->pid = 0;
 }
 
 /* ---- the reference walker ---- */

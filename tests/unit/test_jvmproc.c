@@ -200,21 +200,7 @@ static void check_live(const struct jvmfx_jdk *jdk)
 	}
 	CHECK_EQ_U64(err, 0);
 	err = jvmproc__locate(NULL, c.pid, NULL, &jp);
-	if (err) {
-		jvmfx__stop(&c);
-		CHECK_EQ_U64(err, 0);
-	}
-	CHECK_EQ_U64(jp.major, jdk->major);
-	CHECK(jp.code_lo && jp.code_hi > jp.code_lo);
-	CHECK(jp.nheaps >= 1);
-	for (h = 0; h < jp.nheaps; h++) {
-		CHECK(jp.heaps[h].lo >= jp.code_lo && jp.heaps[h].hi <= jp.code_hi);
-		CHECK(jp.heaps[h].log2_seg >= 5);
-	}
-	CHECK(jp.interp_lo >= jp.code_lo && jp.interp_hi <= jp.code_hi);
-	CHECK(jvmproc__heap(&jp, jp.interp_lo));
-	CHECK(jp.call_stub_ret >= jp.code_lo && jp.call_stub_ret < jp.code_hi);
-	n = jvmproc__threads(NULL, c.pid, &jp, tids, threads, 256);
+	n = err ? err : jvmproc__threads(NULL, c.pid, &jp, tids, threads, 256);
 	for (i = 0; i < n; i++) {
 		char path[64];
 
@@ -230,7 +216,19 @@ static void check_live(const struct jvmfx_jdk *jdk)
 		if (access(path, F_OK))
 			found = -1000; /* a thread id the kernel does not know */
 	}
+	/* the child goes before any check can return */
 	jvmfx__stop(&c);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(jp.major, jdk->major);
+	CHECK(jp.code_lo && jp.code_hi > jp.code_lo);
+	CHECK(jp.nheaps >= 1);
+	for (h = 0; h < jp.nheaps; h++) {
+		CHECK(jp.heaps[h].lo >= jp.code_lo && jp.heaps[h].hi <= jp.code_hi);
+		CHECK(jp.heaps[h].log2_seg >= 5);
+	}
+	CHECK(jp.interp_lo >= jp.code_lo && jp.interp_hi <= jp.code_hi);
+	CHECK(jvmproc__heap(&jp, jp.interp_lo));
+	CHECK(jp.call_stub_ret >= jp.code_lo && jp.call_stub_ret < jp.code_hi);
 	/* the worker among the Java threads (main, the JVM's own) */
 	CHECK(n >= 2);
 	CHECK_EQ_U64(found, 1);

@@ -356,11 +356,14 @@ class CaptureReportTest(unittest.TestCase):
                                    capture_output=True, timeout=30)
             self.assertEqual(json.loads(r.stdout)["top"][0]["pid"], w.pid)
             svg = os.path.join(tmp, "gt.svg")
-            r = run_profcap(["flamegraph", out, "-o", svg])
-            self.assertEqual(r.returncode, 0, r.stderr)
-            names = {g.find(SVG_NS + "title").text.split("\n")[0]
-                     for g in ET.parse(svg).getroot().iter(SVG_NS + "g") if g.get("class") == "f"}
-            self.assertTrue({"all", f"groundtruth [{w.pid}]", "burn_a", "chain_b"} <= names, names)
+            # One level per program; --per-pid: per process.
+            for args, program in (([], "groundtruth"), (["--per-pid"], f"groundtruth [{w.pid}]")):
+                r = run_profcap(["flamegraph", out, "-o", svg] + args)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                names = {g.find(SVG_NS + "title").text.split("\n")[0]
+                         for g in ET.parse(svg).getroot().iter(SVG_NS + "g")
+                         if g.get("class") == "f"}
+                self.assertTrue({"all", program, "burn_a", "chain_b"} <= names, (args, names))
 
 
 if __name__ == "__main__":

@@ -56,11 +56,12 @@ void report__usage(void)
 	       "                        headers say; nanoseconds in --json), shares of that time\n"
 	       "      --lines           one function row per source line: \"name file:line\"\n"
 	       "                        (captures with line information)\n" SYMBOLIZE_OPT_HELP
+	       "  -h, --help            this help\n"
+	       "\n"
 	       "A frame without a name reads as FILE+0xOFFSET (mapping and file offset), or\n"
 	       "as file:line for interpreted code; the TYPE column tells kernel, native and\n"
 	       "interpreted (cpython, v8js, jvm, ...) frames apart.\n"
 	       "A function inlined into its caller gets rows of its own, marked \"[inlined]\".\n"
-	       "  -h, --help            this help\n"
 	       "\n"
 	       "JSON keys: \"file\"; \"capture\": {\"host\", \"time\" (RFC 3339 UTC or\n"
 	       "null), \"time_unix_nano\", \"duration_seconds\", \"period\", \"period_type\",\n"

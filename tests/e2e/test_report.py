@@ -269,6 +269,23 @@ class SynthReportTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, f"{args}: {r.stderr}")
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, f"{args}: {r.stderr}")
 
+    def test_help(self):
+        # The options are one indented block ending with -h; notes follow
+        # it. FILE may be any form cli/input.c reads.
+        for cmd in ("report", "flamegraph", "convert"):
+            r = subprocess.run([PROFCAP, cmd, "--help"], capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            lines = r.stdout.splitlines()
+            start = lines.index("Options:") + 1
+            end = lines.index("", start)
+            block = lines[start:end]
+            self.assertTrue(all(l.startswith(" ") for l in block), f"{cmd}: {block}")
+            self.assertIn("-h, --help", block[-1], cmd)
+            intro = " ".join(lines[:start])
+            for form in ("OTLP", "pprof", "perf script", "perf.data"):
+                self.assertIn(form, intro, f"{cmd}: {form}")
+
     def flamegraph(self, *args):
         out = os.path.join(self.tmp.name, "fg.svg")
         r = subprocess.run([PROFCAP, "flamegraph", self.pb, "-o", out] + list(args),

@@ -2,9 +2,10 @@
  *
  * The output sink is opened first, so an unwritable destination fails
  * before any work. The whole input is read into memory, its kind decided
- * (--from, else: pprof when the gunzipped bytes are a pprof Profile, perf
- * script text when its first record is a perf script sample header, else
- * OTLP, protobuf or JSON), parsed into the profile model and encoded with format__encode().
+ * (--from, else: perf.data by its magic, pprof when the gunzipped bytes are a
+ * pprof Profile, perf script text when its first record is a perf script
+ * sample header, else OTLP, protobuf or JSON), parsed into the profile model
+ * and encoded with format__encode().
  * Without --to the output format follows the output name (.svg, .json,
  * .folded, .pb.gz/.pprof for pprof), else OTLP.
  *
@@ -56,8 +57,8 @@ void convert__usage(void)
 	       "\n"
 	       "Convert a capture to another format. IN is an OTLP Profiles file (ProfilesData\n"
 	       "or ExportProfilesServiceRequest, protobuf or OTLP/JSON, gzip'd or not, from\n"
-	       "any tool), a pprof profile or the text output of 'perf script'; '-' reads\n"
-	       "standard input.\n"
+	       "any tool), a pprof profile, the text output of 'perf script' or a perf.data\n"
+	       "file (perf record); '-' reads standard input.\n"
 	       "\n"
 	       "Options:\n"
 	       "  -o, --output OUT     where to write; '-' = standard output (files are\n"
@@ -65,9 +66,9 @@ void convert__usage(void)
 	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg (default: from\n"
 	       "                       OUT's name: .svg, .json, .folded, .pb.gz or .pprof\n"
 	       "                       for pprof; otherwise otlp)\n"
-	       "      --from KIND      otlp | otlp-json | pprof | perf-script (default:\n"
-	       "                       detected from the content; gzip'd input is\n"
-	       "                       inflated first)\n"
+	       "      --from KIND      otlp | otlp-json | pprof | perf-script | perf-data\n"
+	       "                       (a perf.data file; default: detected from the\n"
+	       "                       content; gzip'd input is inflated first)\n"
 	       "      --embed-original keep the perf script text in the OTLP profile\n"
 	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
 	       "                       only with perf-script input and --to otlp/otlp-json\n"
@@ -80,6 +81,10 @@ void convert__usage(void)
 	       "perf script input: record with 'perf record -g', then run 'perf script' (default\n"
 	       "fields, or -F comm,pid,tid,time,ip,sym,dso). Its times are not wall-clock, so\n"
 	       "the converted capture is dated as ending now.\n"
+	       "\n"
+	       "perf.data input ('perf record -g', '--call-graph dwarf', '-a') is read\n"
+	       "directly, no perf binary needed; the capture ends at the file's modification\n"
+	       "time (now for standard input).\n"
 	       "\n"
 	       "Exit status: 0 ok, 1 unreadable or malformed input or failed write, 2 bad "
 	       "usage.\n");
@@ -128,9 +133,11 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 				o->input.from = INPUT_PERF_SCRIPT;
 			else if (!strcmp(optarg, "pprof"))
 				o->input.from = INPUT_PPROF;
+			else if (!strcmp(optarg, "perf-data"))
+				o->input.from = INPUT_PERF_DATA;
 			else
 				return usage_error("unknown --from '%s': expected otlp, otlp-json, "
-						   "pprof or perf-script",
+						   "pprof, perf-script or perf-data",
 						   optarg);
 			break;
 		case OPT_EMBED:

@@ -186,7 +186,9 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 	/* What the capture could not keep whole: the report above is short of
 	 * the dropped samples, and the others' stacks are incomplete. */
 	if (meta->samples_dropped)
-		fprintf(f, "  dropped     %llu samples (a table was full; not in this report)\n",
+		fprintf(f,
+			"  dropped     %llu samples (not in this capture: tables full, lost while "
+			"recording, or drained too late)\n",
 			(unsigned long long)meta->samples_dropped);
 	if (meta->samples_truncated)
 		print_truncated(f, meta);

@@ -2,9 +2,9 @@
 """runner.py - run every tests/e2e/test_*.py with unittest and print one line
 per test plus a closing "e2e: N passed, N failed, N skipped" line.
 
-Skips carry their reason; failures print their traceback. Every test lands
-in one of the three counts (an expected failure is a skip, an unexpected
-success a failure)."""
+Skips carry their reason; failures, failed subtests included, print their
+traceback. Every test lands in one of the three counts (an expected failure
+is a skip, an unexpected success a failure, each failed subtest a failure)."""
 import os
 import sys
 import time
@@ -39,6 +39,16 @@ class LineResult(unittest.TestResult):
         super().addError(test, err)
         print(f"ERROR {self._name(test)}\n{self._exc_info_to_string(err, test)}", flush=True)
 
+    # A failed subtest lands in failures or errors like a test; its parent
+    # then reports no outcome of its own, so the subtest prints its line.
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is None:
+            return
+        word = "FAIL" if issubclass(err[0], test.failureException) else "ERROR"
+        print(f"{word} {self._name(subtest)}\n{self._exc_info_to_string(err, test)}",
+              flush=True)
+
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
         print(f"skip {self._name(test)}: {reason}", flush=True)
@@ -55,15 +65,24 @@ class LineResult(unittest.TestResult):
         print(f"FAIL {self._name(test)}: passed, but is marked expectedFailure", flush=True)
 
 
+def failed_count(result):
+    return len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+
+
+def summary(result):
+    """The closing line tests/run.sh and .ci/run parse."""
+    return (f"e2e: {result.passed} passed, {failed_count(result)} failed, "
+            f"{len(result.skipped)} skipped")
+
+
 def main():
     sys.path.insert(0, HERE)
     pattern = sys.argv[1] if len(sys.argv) > 1 else "test_*.py"
     suite = unittest.defaultTestLoader.discover(HERE, pattern=pattern, top_level_dir=HERE)
     result = LineResult()
     suite.run(result)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    print(f"e2e: {result.passed} passed, {failed} failed, {len(result.skipped)} skipped")
-    return 1 if failed else 0
+    print(summary(result))
+    return 1 if failed_count(result) else 0
 
 
 if __name__ == "__main__":

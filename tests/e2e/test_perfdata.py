@@ -2,8 +2,9 @@
 `--call-graph dwarf` and `-a` system-wide recordings of the unwinding
 tests' ground-truth workload (nofp_main / fp_main: cb_a 40 %, burn_b 30 %,
 cmp_c 30 %) give the self shares `perf report --stdio --no-children` gives,
-within 1 point; convert's output passes the OTLP checks; a truncated and a
-bit-flipped file get one error line and exit 1. Needs perf and root."""
+within 1 point; convert's output passes the OTLP checks, also with
+--from perf-data; a truncated and a bit-flipped file, or other input with
+--from perf-data, get one error line and exit 1. Needs perf and root."""
 import os
 import re
 import shutil
@@ -97,6 +98,17 @@ class PerfDataTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         ok, text = check_conformance(out, profcheck="required")
         self.assertTrue(ok, text)
+        # --from perf-data reads it the same; on other input it reads no
+        # other kind: one error line, exit 1.
+        forced = path + ".forced.pb"
+        r = run_profcap(["convert", "--from", "perf-data", "-o", forced, path])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(profcap_shares(forced)[0], profcap_shares(out)[0])
+        r = run_profcap(["convert", "--from", "perf-data", "-o", forced + ".2", out])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("perf.data", lines[0])
 
     def test_dwarf_callchains(self):
         path = self.record("dwarf.data", ["--call-graph", "dwarf"], "nofp_main")

@@ -269,6 +269,23 @@ class SynthReportTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, f"{args}: {r.stderr}")
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, f"{args}: {r.stderr}")
 
+    def test_help(self):
+        # The options are one indented block ending with -h; notes follow
+        # it. FILE may be any form cli/input.c reads.
+        for cmd in ("report", "flamegraph", "convert"):
+            r = subprocess.run([PROFCAP, cmd, "--help"], capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            lines = r.stdout.splitlines()
+            start = lines.index("Options:") + 1
+            end = lines.index("", start)
+            block = lines[start:end]
+            self.assertTrue(all(l.startswith(" ") for l in block), f"{cmd}: {block}")
+            self.assertIn("-h, --help", block[-1], cmd)
+            intro = " ".join(lines[:start])
+            for form in ("OTLP", "pprof", "perf script", "perf.data"):
+                self.assertIn(form, intro, f"{cmd}: {form}")
+
     def flamegraph(self, *args):
         out = os.path.join(self.tmp.name, "fg.svg")
         r = subprocess.run([PROFCAP, "flamegraph", self.pb, "-o", out] + list(args),
@@ -356,11 +373,14 @@ class CaptureReportTest(unittest.TestCase):
                                    capture_output=True, timeout=30)
             self.assertEqual(json.loads(r.stdout)["top"][0]["pid"], w.pid)
             svg = os.path.join(tmp, "gt.svg")
-            r = run_profcap(["flamegraph", out, "-o", svg])
-            self.assertEqual(r.returncode, 0, r.stderr)
-            names = {g.find(SVG_NS + "title").text.split("\n")[0]
-                     for g in ET.parse(svg).getroot().iter(SVG_NS + "g") if g.get("class") == "f"}
-            self.assertTrue({"all", f"groundtruth [{w.pid}]", "burn_a", "chain_b"} <= names, names)
+            # One level per program; --per-pid: per process.
+            for args, program in (([], "groundtruth"), (["--per-pid"], f"groundtruth [{w.pid}]")):
+                r = run_profcap(["flamegraph", out, "-o", svg] + args)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                names = {g.find(SVG_NS + "title").text.split("\n")[0]
+                         for g in ET.parse(svg).getroot().iter(SVG_NS + "g")
+                         if g.get("class") == "f"}
+                self.assertTrue({"all", program, "burn_a", "chain_b"} <= names, (args, names))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-/* test_debuginfo.c - demangling, .gopclntab, .gnu_debuglink, MiniDebugInfo
- * decompression, htlhash, and finding a debug file by build-id / debuglink
- * (with a mismatched candidate skipped), on crafted inputs and fixtures. */
+/* test_debuginfo.c - demangling, .gopclntab, the names of stripped Go PIEs,
+ * .gnu_debuglink, MiniDebugInfo decompression, htlhash, and finding a debug
+ * file by build-id / debuglink (with a mismatched candidate skipped), on
+ * crafted inputs and fixtures. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "test.h"
 #include "fixtures.h"
+#include "gofixture.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/debuglink.h"
 #include "symbolize/demangle.h"
@@ -151,6 +153,91 @@ TEST(gopclntab_bad)
 	free(f);
 }
 
+/* @name (a symbol of a Go program's .symtab) as its pclntab writes it:
+ * without the ".abi0" of assembly functions, and an array type's length in
+ * an equality function's name as "[...]". */
+static void go_symtab_name(char *name, size_t size)
+{
+	size_t len = strlen(name);
+	char *close;
+
+	if (len > 5 && !strcmp(name + len - 5, ".abi0"))
+		name[len - 5] = '\0';
+	if (strncmp(name, "type..eq.[", 10) || !(close = strchr(name + 10, ']')) ||
+	    13 + strlen(close) + 1 > size)
+		return;
+	memmove(name + 13, close, strlen(close) + 1);
+	memcpy(name + 10, "...", 3);
+}
+
+/* The names a stripped Go PIE (@cgo: made by the system linker) embeds,
+ * against those of the same program's .symtab: each function nm lists in
+ * the unstripped build is named alike in the stripped one (the symbol table
+ * adds ".abi0" to assembly functions, the pclntab does not). */
+static void go_pie_names(bool cgo)
+{
+	char full[1300], stripped[1300], cmd[1400], line[1024], name[512];
+	unsigned long same = 0, other = 0, none = 0;
+	bool hot = false, main_main = false;
+	struct elfsym *e = NULL;
+	FILE *f;
+	int fd;
+
+	GOFIXTURE(fixture_dir, full, cgo, false, true);
+	GOFIXTURE(fixture_dir, stripped, cgo, true, true);
+	fd = open(stripped, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_EQ_U64(elfsym__open_fd(fd, &e), 0);
+	CHECK(!elfsym__has_symtab(e));
+	CHECK_EQ_U64(elfsym__add_embedded_fd(e, fd), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", full);
+	f = popen(cmd, "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		const char *got;
+		char type;
+
+		if (sscanf(line, "%llx %c %511[^\n]", &addr, &type, name) != 3 ||
+		    (type != 'T' && type != 't') || !strcmp(name, "runtime.text"))
+			continue;
+		go_symtab_name(name, sizeof(name));
+		got = elfsym__lookup(e, addr, NULL);
+		if (!got) {
+			none++; /* C code, Go's text markers: not in the pclntab */
+			continue;
+		}
+		if (strcmp(got, name)) {
+			if (other++ < 5)
+				printf("  %#llx: %s in the symbol table, %s embedded\n", addr, name,
+				       got);
+			continue;
+		}
+		same++;
+		hot |= !strcmp(name, "main.hotGoWork");
+		main_main |= !strcmp(name, "main.main");
+	}
+	pclose(f);
+	elfsym__free(e);
+	printf("  %s: %lu names alike, %lu other, %lu not embedded\n", stripped, same, other, none);
+	CHECK(hot && main_main);
+	CHECK(same > 1000);
+	CHECK_EQ_U64(other, 0);
+}
+
+/* Go's own linker: the table in .data.rel.ro.gopclntab. */
+TEST(go_pie_names)
+{
+	go_pie_names(false);
+}
+
+/* The system linker (cgo): no section of its own, inside .data.rel.ro. */
+TEST(go_cgo_pie_names)
+{
+	go_pie_names(true);
+}
+
 TEST(debuglink_parse)
 {
 	char name[DEBUGLINK_MAX_NAME];
@@ -266,6 +353,8 @@ int main(void)
 	RUN(demangle_caps_length);
 	RUN(gopclntab_120);
 	RUN(gopclntab_bad);
+	RUN(go_pie_names);
+	RUN(go_cgo_pie_names);
 	RUN(debuglink_parse);
 	RUN(minidebug_xz);
 	RUN(htlhash_small_file);

@@ -19,6 +19,7 @@
 #include "collect/stackwalk.h"
 #include "symbolize/gopclntab.h"
 #include "unwind.h"
+#include "gofixture.h"
 #include "test.h"
 
 /* build/tests/fixtures (next to this binary), where fixtures.mk builds. */
@@ -74,59 +75,6 @@ static void unmap_file(struct image *im)
 	if (im->p)
 		munmap(im->p, im->size);
 	im->p = NULL;
-}
-
-static const char *go_tool(void)
-{
-	return !access("/usr/bin/go", X_OK) ? "/usr/bin/go" : NULL;
-}
-
-static time_t mtime(const char *path)
-{
-	struct stat stb;
-
-	return stat(path, &stb) ? 0 : stb.st_mtime;
-}
-
-/* Build (once, cached in fixtures/go/) goleaf with cgo @cgo, stripped with
- * @strip, as a PIE with @pie (the system linker's, with cgo), into @out.
- * 0, -ENOENT (no go), -EIO (the build failed). */
-static int go_fixture(bool cgo, bool strip, bool pie, char *out, size_t size)
-{
-	static const char *const srcs[] = {"goleaf.go", "cgo.go", "nocgo.go", "go.mod", NULL};
-	char src[1200], dir[1200], cmd[8192], path[1300];
-	const char *go = go_tool();
-	time_t built, newest = 0;
-	int n;
-
-	if (!go)
-		return -ENOENT;
-	/* The sources are at ../../tests from the test binary (build/tests). */
-	if (snprintf(src, sizeof(src), "%s/../../../tests/unit/fixtures/goleaf", fixture_dir) >=
-		    (int)sizeof(src) ||
-	    snprintf(dir, sizeof(dir), "%s/go", fixture_dir) >= (int)sizeof(dir) ||
-	    snprintf(out, size, "%s/goleaf_%s%s%s", dir, cgo ? "cgo" : "go", pie ? "_pie" : "",
-		     strip ? "_s" : "") >= (int)size)
-		return -ENAMETOOLONG;
-	for (int i = 0; srcs[i]; i++) {
-		if (snprintf(path, sizeof(path), "%s/%s", src, srcs[i]) >= (int)sizeof(path))
-			return -ENAMETOOLONG;
-		if (mtime(path) > newest)
-			newest = mtime(path);
-	}
-	if (!newest)
-		return -ENODATA; /* no sources: a failure, not a skip */
-	built = mtime(out);
-	if (built && built >= newest)
-		return 0;
-	n = snprintf(cmd, sizeof(cmd),
-		     "mkdir -p '%s' && cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' "
-		     "GOFLAGS=-mod=mod CGO_ENABLED=%d '%s' build %s %s -o '%s' . > '%s.log' 2>&1",
-		     dir, src, dir, dir, (int)cgo, go, strip ? "-ldflags='-s -w'" : "",
-		     pie ? "-buildmode=pie" : "", out, out);
-	if (n >= (int)sizeof(cmd))
-		return -ENAMETOOLONG;
-	return system(cmd) ? -EIO : 0;
 }
 
 /* Section @name of ELF image @im: data, size, address. */
@@ -188,16 +136,11 @@ static int go_func(const struct image *im, const char *name, __u64 *entry, __u64
 
 /* Build and map a fixture, or SKIP the calling test. */
 #define FIXTURE(im, cgo, strip) FIXTURE_AT(im, cgo, strip, false)
-#define FIXTURE_AT(im, cgo, strip, pie)                                                     \
-	do {                                                                                \
-		char path__[1300];                                                          \
-		int err__ = go_fixture(cgo, strip, pie, path__, sizeof(path__));            \
-		if (err__ == -ENOENT)                                                       \
-			SKIP("no go toolchain (/usr/bin/go): Go fixtures cannot be built"); \
-		if (err__ && (cgo))                                                         \
-			SKIP("the cgo build failed (see %s.log): no C compiler?", path__);  \
-		CHECK_EQ_U64(err__, 0);                                                     \
-		CHECK_EQ_U64(map_file(path__, &(im)), 0);                                   \
+#define FIXTURE_AT(im, cgo, strip, pie)                          \
+	do {                                                     \
+		char path__[1300];                               \
+		GOFIXTURE(fixture_dir, path__, cgo, strip, pie); \
+		CHECK_EQ_U64(map_file(path__, &(im)), 0);        \
 	} while (0)
 
 /* ---- rows of a real Go program ----------------------------------------------------------- */
@@ -218,7 +161,7 @@ static void compare_debug_frame(bool cgo, bool pie)
 	CHECK_EQ_U64(cfi__parse(im.p, im.size, &t), 0);
 	cfi__stats(t, &st);
 	CHECK(st.go_funcs > 1000);
-	go_fixture(cgo, false, pie, path, sizeof(path));
+	gofixture__build(fixture_dir, cgo, false, pie, path, sizeof(path));
 	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
 	f = popen(cmd, "r");
 	CHECK(f);

@@ -619,27 +619,38 @@ TEST(crafted_truncations_and_lies)
 	CHECK_EQ_U64(cfi__parse(img, sizeof(img), &t), (__u64)-ENOENT);
 }
 
+#define RO_ADDR 0x9000ull
+#define RO_SIZE (64 + PCLNTAB_SIZE)
+#define RELA_SIZE (3 * 24)
+
+/* The crafted table inside other data at RO_ADDR, its text address 0 there
+ * and given by the second relocation of @rela. */
+static void craft_in_data(__u8 *ro, __u8 *rela)
+{
+	memset(ro, 0x5a, 64);
+	craft(ro + 64);
+	put64(ro, 64 + 24, 0); /* textStart, relocated */
+	memset(rela, 0, RELA_SIZE);
+	put64(rela, 0, RO_ADDR + 8); /* another word */
+	put64(rela, 8, 8);
+	put64(rela, 16, 0x1234);
+	put64(rela, 24, RO_ADDR + 64 + 24); /* textStart's */
+	put64(rela, 32, 8);		    /* R_X86_64_RELATIVE */
+	put64(rela, 40, TEXT);
+}
+
 /* Inside other data, its text address 0 in the file and given by a
  * relocation (a linker that leaves relocated words 0). */
 TEST(crafted_table_in_data_with_relocated_text)
 {
-	__u8 ro[64 + PCLNTAB_SIZE], rela[3 * 24];
-	const __u64 ro_addr = 0x9000;
+	__u8 ro[RO_SIZE], rela[RELA_SIZE];
+	const __u64 ro_addr = RO_ADDR;
 	size_t off = 0;
 	__u64 text = 0;
 	struct gopcln g;
 	struct gopcln_func f;
 
-	memset(ro, 0x5a, 64);
-	craft(ro + 64);
-	put64(ro, 64 + 24, 0); /* textStart, relocated */
-	memset(rela, 0, sizeof(rela));
-	put64(rela, 0, ro_addr + 8); /* another word */
-	put64(rela, 8, 8);
-	put64(rela, 16, 0x1234);
-	put64(rela, 24, ro_addr + 64 + 24); /* textStart's */
-	put64(rela, 32, 8);		    /* R_X86_64_RELATIVE */
-	put64(rela, 40, TEXT);
+	craft_in_data(ro, rela);
 	CHECK_EQ_U64(gopcln__find_in_data(ro, sizeof(ro), ro_addr, rela, sizeof(rela), &off, &text),
 		     0);
 	CHECK_EQ_U64(off, 64);
@@ -683,8 +694,42 @@ TEST(go116_flags_by_name)
 	CHECK_EQ_U64(gopcln__flags(&g, &f), 0);
 }
 
+/* Write @n bytes at @p to @dir/@name. */
+static int write_file(const char *dir, const char *name, const void *p, size_t n)
+{
+	char path[1200];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ok = fwrite(p, 1, n, f) == n;
+	return fclose(f) || !ok ? -EIO : 0;
+}
+
+/* The crafted tables as fuzzer seeds (scripts/fuzz/run.sh) into @dir: the
+ * pclntab, its ELF file, and a table inside data with its relocations. */
+static int write_seeds(const char *dir)
+{
+	__u8 tab[PCLNTAB_SIZE], img[ELF_SIZE], ro[RO_SIZE], rela[RELA_SIZE];
+
+	wrap_elf(img, tab, craft(tab));
+	craft_in_data(ro, rela);
+	return write_file(dir, "pclntab.bin", tab, sizeof(tab)) ||
+	       write_file(dir, "pclntab.elf", img, sizeof(img)) ||
+	       write_file(dir, "data_ro.bin", ro, sizeof(ro)) ||
+	       write_file(dir, "data_rela.bin", rela, sizeof(rela));
+}
+
 int main(void)
 {
+	const char *seeds = getenv("GOPCLN_SEED_DIR");
+
+	/* GOPCLN_SEED_DIR=DIR: write the seeds only. */
+	if (seeds)
+		return write_seeds(seeds) ? 1 : 0;
 	fixture_dir_init();
 	RUN(crafted_rules_and_flags);
 	RUN(crafted_truncations_and_lies);

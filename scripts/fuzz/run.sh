@@ -7,15 +7,18 @@
 #   perf_script  perf_script__parse() (then the OTLP round trip)
 #   perf_data    perf_data__parse(), perf.data files (then the OTLP round
 #                trip); in-memory unwind rows walk the dwarf-mode stacks
-#   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler (ELF files
-#                and bare CFI sections), built only when src/collect/cfi.c exists
+#   cfi          cfi__parse(), the .eh_frame/.debug_frame compiler and Go's
+#                pclntab rows (ELF files, bare CFI sections, bare pclntabs,
+#                a Go PIE's .data.rel.ro), built only when src/collect/cfi.c
+#                exists
 #   procmaps     procmaps__parse(), /proc/PID/maps text
 #   perfmap      perfmap__add_text(), /tmp/perf-PID.map files (in two appends)
 #   grpc         a collector's gRPC reply: header/trailer lines, grpc-message
 #                percent-decoding, base64 "-bin" values, google.rpc.Status
 #                with RetryInfo, message framing
 #   upload       upload__check(), what `profcap upload` accepts
-#   elfsym       elfsym__open_mem(), ELF symbol tables and build-id notes
+#   elfsym       elfsym__open_mem(), ELF symbol tables and build-id notes,
+#                then the symbols embedded (MiniDebugInfo, Go's pclntab)
 #                (needs the system libelf: libelf-dev)
 #   gz           gz__inflated_size() against gz__decompress(), and a round trip
 #   pprof_read   pprof_read__parse() (then pprof__encode() and a re-read)
@@ -68,6 +71,15 @@ make -s -j"$(nproc)" fuzz >"$OUT/build.log" 2>&1 || {
 }
 
 # ---- seeds ------------------------------------------------------------------------
+# The bytes of section NAME of ELF file FILE on stdout (objcopy cannot write
+# them to a pipe: it writes a file of its own and renames it).
+section_of() { # FILE NAME
+	local tmp
+	tmp=$(mktemp)
+	objcopy -O binary --only-section="$2" "$1" "$tmp" 2>/dev/null && cat "$tmp"
+	rm -f "$tmp"
+}
+
 seeds_otlp_read() {
 	local d=$OUT/seeds/otlp_read
 	mkdir -p "$d"
@@ -149,9 +161,33 @@ seeds_cfi() {
 		build/tests/fixtures/libfx.so; do
 		[ -f "$f" ] || continue
 		{ printf '\0'; cat "$f"; } >"$d/$(basename "$f").elf"
-		{ printf '\1\0'; objcopy -O binary --only-section=.eh_frame "$f" /dev/stdout \
-			2>/dev/null; } >"$d/$(basename "$f").eh"
+		{ printf '\1\0'; section_of "$f" .eh_frame; } >"$d/$(basename "$f").eh"
 	done
+	seeds_go "$d"
+}
+
+# test_gopcln's crafted Go tables (GOPCLN_SEED_DIR), written once into
+# $OUT/gopcln: the pclntab, its ELF file (.text and .gopclntab), and a
+# .data.rel.ro holding it with the .rela.dyn that gives its text address.
+# Real Go binaries are far larger than -max_len. 0 when they are there.
+go_crafted() {
+	[ -f "$OUT/gopcln/data_ro.bin" ] && return 0
+	[ -x build/tests/test_gopcln ] || return 1
+	mkdir -p "$OUT/gopcln"
+	GOPCLN_SEED_DIR=$OUT/gopcln build/tests/test_gopcln >/dev/null 2>&1
+}
+
+# The crafted Go tables in fuzz_cfi's modes: the ELF file whole (mode 0),
+# the pclntab as .gopclntab (1, 2), and the Go PIE's data (1, 6: the
+# relocations' size in two bytes, then they, then the data).
+seeds_go() { # DIR
+	local d=$1 g=$OUT/gopcln n
+	go_crafted || return 0
+	{ printf '\0'; cat "$g/pclntab.elf"; } >"$d/go_crafted.elf"
+	{ printf '\1\2'; cat "$g/pclntab.bin"; } >"$d/go_crafted.pcln"
+	n=$(stat -c %s "$g/data_rela.bin")
+	{ printf "\\001\\006\\$(printf %03o $((n & 255)))\\$(printf %03o $((n >> 8)))"
+		cat "$g/data_rela.bin" "$g/data_ro.bin"; } >"$d/go_crafted_data.pcln"
 }
 
 seeds_plain() { # NAME: the committed seeds only
@@ -183,6 +219,8 @@ seeds_elfsym() {
 		build/tests/fixtures/libfx.so; do
 		[ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$d/"
 	done
+	# The crafted Go file (.text and .gopclntab, no .symtab).
+	go_crafted && cp "$OUT/gopcln/pclntab.elf" "$d/go_crafted.elf"
 	true
 }
 
@@ -204,11 +242,11 @@ seeds_symbols() {
 		cp build/tests/fixtures/libfx.so "$tmp/fx"
 		objcopy --only-keep-debug "$tmp/fx" "$tmp/fx.debug" &&
 			objcopy --add-gnu-debuglink="$tmp/fx.debug" "$tmp/fx" &&
-			{ printf '\0'; objcopy -O binary --only-section=.gnu_debuglink "$tmp/fx" \
-				/dev/stdout; } >"$l/fx_le.bin"
+			{ printf '\0'; section_of "$tmp/fx" .gnu_debuglink; } >"$l/fx_le.bin"
 		xz -c "$tmp/fx.debug" | head -c 65536 >"$m/fx_debug.xz"
 	fi
 	printf 'hello world' | xz -c >"$m/hello.xz"
+	go_crafted && cp "$OUT/gopcln/pclntab.bin" "$g/go_crafted.bin"
 	rm -rf "$tmp"
 }
 

@@ -811,23 +811,80 @@ static int add_minidebuginfo(Elf *elf, struct elfsym *e)
 	return err;
 }
 
-/* Go function names from .gopclntab (Go binaries built with -s). */
+/* The bytes of section @name of @elf (in the file, not empty) with its
+ * header into *@sh, or NULL. */
+static Elf_Data *section_bytes(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = elfsym__find_section(elf, name, sh);
+	Elf_Data *data;
+
+	if (!scn || sh->sh_type == SHT_NOBITS)
+		return NULL;
+	data = elf_rawdata(scn, NULL);
+	return data && data->d_buf && data->d_size ? data : NULL;
+}
+
+/* Whether @elf is a Go program: Go's build-id note, or its build info. */
+static bool is_go(Elf *elf, const struct elfsym *e)
+{
+	GElf_Shdr sh;
+
+	return e->go_build_id[0] || elfsym__find_section(elf, ".note.go.buildid", &sh) ||
+	       elfsym__find_section(elf, ".go.buildinfo", &sh);
+}
+
+/* The pclntab of a Go PIE the system linker made (cgo): inside .data.rel.ro,
+ * its text address from .rela.dyn, whose entries are read as x86-64 ELF64
+ * little-endian ones only (other files: the address the table holds). */
+static int go_funcs_in_data(Elf *elf, struct gopclntab_func **funcs, size_t *n)
+{
+	const unsigned char *id = (const unsigned char *)elf_getident(elf, NULL);
+	GElf_Shdr ro_sh, rela_sh;
+	Elf_Data *ro = section_bytes(elf, ".data.rel.ro", &ro_sh);
+	Elf_Data *rela = section_bytes(elf, ".rela.dyn", &rela_sh);
+	GElf_Ehdr eh;
+
+	if (!ro)
+		return -ENOENT;
+	if (!rela || rela_sh.sh_type != SHT_RELA || !id || id[EI_CLASS] != ELFCLASS64 ||
+	    id[EI_DATA] != ELFDATA2LSB || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+		rela = NULL;
+	return gopclntab__parse_data(ro->d_buf, ro->d_size, ro_sh.sh_addr,
+				     rela ? rela->d_buf : NULL, rela ? rela->d_size : 0,
+				     ELFSYM_MAX_SYMBOLS, funcs, n);
+}
+
+/* The functions of @elf's pclntab: .gopclntab, else .data.rel.ro.gopclntab
+ * (a PIE by Go's own linker), else, for a Go program, inside .data.rel.ro.
+ * @text_addr: the address of .text, for a table that leaves it 0. */
+static int go_funcs(Elf *elf, const struct elfsym *e, __u64 text_addr,
+		    struct gopclntab_func **funcs, size_t *n)
+{
+	static const char *const names[] = {".gopclntab", ".data.rel.ro.gopclntab"};
+	GElf_Shdr sh;
+	Elf_Data *data;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		data = section_bytes(elf, names[i], &sh);
+		if (data)
+			return gopclntab__parse(data->d_buf, data->d_size, text_addr,
+						ELFSYM_MAX_SYMBOLS, funcs, n);
+	}
+	return is_go(elf, e) ? go_funcs_in_data(elf, funcs, n) : -ENOENT;
+}
+
+/* Go function names from the pclntab (Go binaries built with -s). */
 static int add_gopclntab(Elf *elf, struct elfsym *e)
 {
-	GElf_Shdr sh, text;
-	Elf_Scn *scn = elfsym__find_section(elf, ".gopclntab", &sh);
-	Elf_Data *data;
 	struct gopclntab_func *funcs = NULL;
 	size_t i, n = 0;
+	GElf_Shdr text;
 	int err;
 
-	if (!scn || sh.sh_type == SHT_NOBITS || !elfsym__find_section(elf, ".text", &text))
+	if (!elfsym__find_section(elf, ".text", &text))
 		return -ENOENT;
-	data = elf_rawdata(scn, NULL);
-	if (!data || !data->d_buf || !data->d_size)
-		return -ENOENT;
-	err = gopclntab__parse(data->d_buf, data->d_size, text.sh_addr, ELFSYM_MAX_SYMBOLS, &funcs,
-			       &n);
+	err = go_funcs(elf, e, text.sh_addr, &funcs, &n);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
@@ -848,7 +905,7 @@ out:
 	return err;
 }
 
-/* The symbols embedded in @elf: .gnu_debugdata, else .gopclntab. */
+/* The symbols embedded in @elf: .gnu_debugdata, else Go's pclntab. */
 static int add_embedded(Elf *elf, struct elfsym *e)
 {
 	int err = add_minidebuginfo(elf, e);

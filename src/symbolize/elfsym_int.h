@@ -60,7 +60,7 @@ struct elfsym {
 	bool has_build_id;
 	bool truncated;
 	bool has_symtab; /* a .symtab with function symbols (own or added) */
-	bool embedded;	 /* symbols came from .gnu_debugdata or .gopclntab */
+	bool embedded;	 /* symbols came from .gnu_debugdata or Go's pclntab */
 	char **dnames;	 /* demangled name per symbol, lazily; not_mangled */
 	char *debuglink; /* .gnu_debuglink file name, NULL if none */
 	__u32 debuglink_crc;

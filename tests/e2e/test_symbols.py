@@ -2,8 +2,9 @@
 (root: real BPF sampling): a debug file by build-id (--debug-dir), a
 .gnu_debuglink target in .debug/ (validated by build-id, or by CRC when the
 binary has none), MiniDebugInfo, glibc internals named by libc6-dbg, C++ and
-Rust (legacy and v0) demangling, stripped Go binaries (.gopclntab), PLT
-stubs named "abs@plt", a debug file downloaded from a debuginfod server on 127.0.0.1, and the htlhash/Go
+Rust (legacy and v0) demangling, stripped Go binaries (.gopclntab) and Go
+PIEs (the pclntab in .data.rel.ro.gopclntab, or inside .data.rel.ro for cgo),
+PLT stubs named "abs@plt", a debug file downloaded from a debuginfod server on 127.0.0.1, and the htlhash/Go
 build-id mapping attributes. Each case checks that the hot function is named
 in >= 90 % of the workload's samples, and controls (no debug dir, a debug file
 of another build) check that nothing is named from a wrong file."""
@@ -29,6 +30,9 @@ GO = shutil.which("go") or ("/usr/bin/go" if os.path.exists("/usr/bin/go") else 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SRC = os.path.join(REPO, "tests", "workloads")
+GOLEAF = os.path.join(REPO, "tests", "unit", "fixtures", "goleaf")
+# The unit tests' Go build cache (build/tests/fixtures/go): shared, safe.
+GO_CACHE = os.path.join(REPO, "build", "tests", "fixtures", "go")
 
 
 def sh(*cmd, **kw):
@@ -351,6 +355,41 @@ class SymbolsTest(unittest.TestCase):
         gobid = sh(GO, "tool", "buildid", out, env=env).strip()
         self.assertEqual(attrs.get("process.executable.build_id.go"), gobid)
         self.assertEqual(attrs.get("process.executable.build_id.htlhash"), htlhash(out))
+
+    def go_stripped_pie(self, cgo):
+        """goleaf as a stripped PIE, made by the system linker with @cgo, else
+        by Go's own: no .symtab and no .gopclntab section."""
+        if not GO:
+            self.skipTest("go not installed (build.sh installs golang-go)")
+        out = os.path.join(self.dir, f"goleaf_{'cgo' if cgo else 'go'}_pie_s")
+        env = dict(os.environ, GOCACHE=os.path.join(GO_CACHE, "cache"),
+                   GOPATH=os.path.join(GO_CACHE, "gopath"), GOFLAGS="-mod=mod",
+                   CGO_ENABLED="1" if cgo else "0")
+        r = subprocess.run([GO, "build", "-ldflags=-s -w", "-buildmode=pie", "-o", out, "."],
+                           cwd=GOLEAF, env=env, capture_output=True, text=True, timeout=600)
+        if r.returncode and cgo:
+            self.skipTest(f"the cgo build failed (no C compiler?): {r.stderr.strip()}")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("DYN", sh("readelf", "-h", out))
+        sections = [line.split("]", 1)[1].split()[0] for line in
+                    sh("readelf", "-S", "-W", out).splitlines() if "] ." in line]
+        self.assertNotIn(".symtab", sections)
+        self.assertNotIn(".gopclntab", sections)
+        self.assertEqual(".data.rel.ro.gopclntab" in sections, not cgo)
+        return out
+
+    def test_go_stripped_pie(self):
+        # Go's own linker: the pclntab in .data.rel.ro.gopclntab.
+        res, _ = self.capture([self.go_stripped_pie(cgo=False)], seconds="5")
+        self.assertHot(res, "main.hotGoWork")
+        self.assertHot(res, "main.main")
+
+    def test_go_stripped_cgo_pie(self):
+        # The system linker: the pclntab inside .data.rel.ro, its text
+        # address in .rela.dyn.
+        res, _ = self.capture([self.go_stripped_pie(cgo=True)], seconds="5")
+        self.assertHot(res, "main.hotGoWork")
+        self.assertHot(res, "main.main")
 
     # ---- debuginfod ---------------------------------------------------------------
 

@@ -1,6 +1,8 @@
-/* test_debuginfo.c - demangling, .gopclntab, .gnu_debuglink, MiniDebugInfo
- * decompression, htlhash, and finding a debug file by build-id / debuglink
- * (with a mismatched candidate skipped), on crafted inputs and fixtures. */
+/* test_debuginfo.c - demangling, .gopclntab, the names of stripped Go PIEs,
+ * .gnu_debuglink, MiniDebugInfo decompression, htlhash, and finding a debug
+ * file by build-id / debuglink (with a mismatched candidate skipped), on
+ * crafted inputs and fixtures. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include "test.h"
 #include "fixtures.h"
+#include "gofixture.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/debuglink.h"
 #include "symbolize/demangle.h"
@@ -95,6 +98,7 @@ static size_t craft_pclntab(unsigned char *b)
 	put64(b, 8, 2);		 /* nfunc */
 	put64(b, 24, 0x1000);	 /* textStart */
 	put64(b, 32, names);	 /* funcnameOffset */
+	put64(b, 56, 88);	 /* pctabOffset (empty) */
 	put64(b, 64, pcln);	 /* pclnOffset */
 	memcpy(b + names, "main.a\0main.b\0", 14);
 	put32(b, pcln + 0, 0);	  /* entryoff */
@@ -149,6 +153,193 @@ TEST(gopclntab_bad)
 	CHECK_EQ_U64(n, 1);
 	CHECK_STR(f[0].name, "main.b");
 	free(f);
+}
+
+/* What write_go_elf() puts in its file. */
+#define GO_NOTE 0x1    /* a .note.go.buildid section */
+#define GO_RELA 0x2    /* .rela.dyn, giving its text address, is SHT_RELA (else not read) */
+#define GO_OWN_SEC 0x4 /* the table alone in .data.rel.ro.gopclntab, text address set */
+#define GO_RO 0x9000u
+
+/* A minimal x86-64 ELF file at @path: .text at 0x1000, craft_pclntab()'s
+ * table 64 bytes into .data.rel.ro (its text address 0: relocated), and
+ * what @how says. 0 or -errno. */
+static int write_go_elf(const char *path, unsigned int how)
+{
+	static const char shstr[] = "\0.text\0.data.rel.ro\0.rela.dyn\0.note.go.buildid\0"
+				    ".shstrtab\0.data.rel.ro.gopclntab";
+	unsigned char img[2048], *sh;
+	size_t i = 1;
+	FILE *f;
+	int ok;
+
+	memset(img, 0, sizeof(img));
+	memcpy(img, "\177ELF\2\1\1", 7);
+	img[16] = 3;  /* ET_DYN */
+	img[18] = 62; /* EM_X86_64 */
+	img[20] = 1;
+	put64(img, 40, 1024); /* e_shoff */
+	img[52] = 64;
+	img[58] = 64;
+	img[60] = 7; /* null, .text, ro, rela, note, .shstrtab, spare */
+	img[62] = 5;
+	memset(img + 256, 0x5a, 64);
+	craft_pclntab(img + 320);
+	put64(img, 320 + 24, how & GO_OWN_SEC ? 0x1000 : 0);
+	put64(img, 512, GO_RO + 64 + 24); /* r_offset: textStart */
+	put64(img, 520, 8);		  /* R_X86_64_RELATIVE */
+	put64(img, 528, 0x1000);
+	memcpy(img + 640, shstr, sizeof(shstr));
+#define SH(name, type, flags, addr, off, size) \
+	do {                                   \
+		sh = img + 1024 + 64 * i++;    \
+		put32(sh, 0, name);            \
+		put32(sh, 4, type);            \
+		put64(sh, 8, flags);           \
+		put64(sh, 16, addr);           \
+		put64(sh, 24, off);            \
+		put64(sh, 32, size);           \
+	} while (0)
+	SH(1, SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 256, 0x80);
+	if (how & GO_OWN_SEC)
+		SH(57, SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, GO_RO + 64, 320, 160);
+	else
+		SH(7, SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, GO_RO, 256, 224);
+	SH(20, (how & GO_RELA) ? SHT_RELA : SHT_PROGBITS, SHF_ALLOC, 0x800, 512, 24);
+	SH((how & GO_NOTE) ? 30 : 63, SHT_NOTE, SHF_ALLOC, 0x400, 600, 0);
+	SH(47, SHT_STRTAB, 0, 0, 640, sizeof(shstr));
+#undef SH
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ok = fwrite(img, 1, sizeof(img), f) == sizeof(img);
+	return fclose(f) || !ok ? -EIO : 0;
+}
+
+/* The names of the crafted file @how describes: 0 and main.a / main.b in
+ * place, or the error of elfsym__add_embedded_fd(). */
+static int go_elf_names(unsigned int how)
+{
+	char path[] = "/tmp/profcap-goelfXXXXXX";
+	struct elfsym *e = NULL;
+	const char *a, *b;
+	int fd = mkstemp(path), err;
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	err = write_go_elf(path, how);
+	fd = err ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	unlink(path);
+	if (fd < 0)
+		return err ? err : -errno;
+	err = elfsym__open_fd(fd, &e);
+	if (!err)
+		err = elfsym__add_embedded_fd(e, fd);
+	close(fd);
+	if (!err) {
+		a = elfsym__lookup(e, 0x1010, NULL);
+		b = elfsym__lookup(e, 0x1050, NULL);
+		if (!a || !b || strcmp(a, "main.a") || strcmp(b, "main.b"))
+			err = -EBADMSG;
+	}
+	elfsym__free(e);
+	return err;
+}
+
+/* A table in .data.rel.ro is read for Go programs only, with the
+ * relocation of its text address; one of its own is read as it is. */
+TEST(go_pie_names_crafted)
+{
+	CHECK_EQ_U64(go_elf_names(GO_NOTE | GO_RELA), 0);
+	CHECK_EQ_U64(go_elf_names(GO_RELA), (__u64)-ENOENT);
+	CHECK_EQ_U64(go_elf_names(GO_NOTE), (__u64)-ENOENT);
+	CHECK_EQ_U64(go_elf_names(GO_OWN_SEC), 0);
+}
+
+/* @name (a symbol of a Go program's .symtab) as its pclntab writes it:
+ * without the ".abi0" of assembly functions, and an array type's length in
+ * an equality function's name as "[...]". */
+static void go_symtab_name(char *name, size_t size)
+{
+	size_t len = strlen(name);
+	char *close;
+
+	if (len > 5 && !strcmp(name + len - 5, ".abi0"))
+		name[len - 5] = '\0';
+	if (strncmp(name, "type..eq.[", 10) || !(close = strchr(name + 10, ']')) ||
+	    13 + strlen(close) + 1 > size)
+		return;
+	memmove(name + 13, close, strlen(close) + 1);
+	memcpy(name + 10, "...", 3);
+}
+
+/* The names a stripped Go PIE (@cgo: made by the system linker) embeds,
+ * against those of the same program's .symtab: each function nm lists in
+ * the unstripped build is named alike in the stripped one (the symbol table
+ * adds ".abi0" to assembly functions, the pclntab does not). */
+static void go_pie_names(bool cgo)
+{
+	char full[1300], stripped[1300], cmd[1400], line[1024], name[512];
+	unsigned long same = 0, other = 0, none = 0;
+	bool hot = false, main_main = false;
+	struct elfsym *e = NULL;
+	FILE *f;
+	int fd;
+
+	GOFIXTURE(fixture_dir, full, cgo, false, true);
+	GOFIXTURE(fixture_dir, stripped, cgo, true, true);
+	fd = open(stripped, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_EQ_U64(elfsym__open_fd(fd, &e), 0);
+	CHECK(!elfsym__has_symtab(e));
+	CHECK_EQ_U64(elfsym__add_embedded_fd(e, fd), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", full);
+	f = popen(cmd, "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		const char *got;
+		char type;
+
+		if (sscanf(line, "%llx %c %511[^\n]", &addr, &type, name) != 3 ||
+		    (type != 'T' && type != 't') || !strcmp(name, "runtime.text"))
+			continue;
+		go_symtab_name(name, sizeof(name));
+		got = elfsym__lookup(e, addr, NULL);
+		if (!got) {
+			none++; /* C code, Go's text markers: not in the pclntab */
+			continue;
+		}
+		if (strcmp(got, name)) {
+			if (other++ < 5)
+				printf("  %#llx: %s in the symbol table, %s embedded\n", addr, name,
+				       got);
+			continue;
+		}
+		same++;
+		hot |= !strcmp(name, "main.hotGoWork");
+		main_main |= !strcmp(name, "main.main");
+	}
+	pclose(f);
+	elfsym__free(e);
+	printf("  %s: %lu names alike, %lu other, %lu not embedded\n", stripped, same, other, none);
+	CHECK(hot && main_main);
+	CHECK(same > 1000);
+	CHECK_EQ_U64(other, 0);
+}
+
+/* Go's own linker: the table in .data.rel.ro.gopclntab. */
+TEST(go_pie_names)
+{
+	go_pie_names(false);
+}
+
+/* The system linker (cgo): no section of its own, inside .data.rel.ro. */
+TEST(go_cgo_pie_names)
+{
+	go_pie_names(true);
 }
 
 TEST(debuglink_parse)
@@ -266,6 +457,9 @@ int main(void)
 	RUN(demangle_caps_length);
 	RUN(gopclntab_120);
 	RUN(gopclntab_bad);
+	RUN(go_pie_names_crafted);
+	RUN(go_pie_names);
+	RUN(go_cgo_pie_names);
 	RUN(debuglink_parse);
 	RUN(minidebug_xz);
 	RUN(htlhash_small_file);

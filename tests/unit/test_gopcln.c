@@ -19,6 +19,7 @@
 #include "collect/stackwalk.h"
 #include "symbolize/gopclntab.h"
 #include "unwind.h"
+#include "gofixture.h"
 #include "test.h"
 
 /* build/tests/fixtures (next to this binary), where fixtures.mk builds. */
@@ -74,59 +75,6 @@ static void unmap_file(struct image *im)
 	if (im->p)
 		munmap(im->p, im->size);
 	im->p = NULL;
-}
-
-static const char *go_tool(void)
-{
-	return !access("/usr/bin/go", X_OK) ? "/usr/bin/go" : NULL;
-}
-
-static time_t mtime(const char *path)
-{
-	struct stat stb;
-
-	return stat(path, &stb) ? 0 : stb.st_mtime;
-}
-
-/* Build (once, cached in fixtures/go/) goleaf with cgo @cgo, stripped with
- * @strip, as a PIE with @pie (the system linker's, with cgo), into @out.
- * 0, -ENOENT (no go), -EIO (the build failed). */
-static int go_fixture(bool cgo, bool strip, bool pie, char *out, size_t size)
-{
-	static const char *const srcs[] = {"goleaf.go", "cgo.go", "nocgo.go", "go.mod", NULL};
-	char src[1200], dir[1200], cmd[8192], path[1300];
-	const char *go = go_tool();
-	time_t built, newest = 0;
-	int n;
-
-	if (!go)
-		return -ENOENT;
-	/* The sources are at ../../tests from the test binary (build/tests). */
-	if (snprintf(src, sizeof(src), "%s/../../../tests/unit/fixtures/goleaf", fixture_dir) >=
-		    (int)sizeof(src) ||
-	    snprintf(dir, sizeof(dir), "%s/go", fixture_dir) >= (int)sizeof(dir) ||
-	    snprintf(out, size, "%s/goleaf_%s%s%s", dir, cgo ? "cgo" : "go", pie ? "_pie" : "",
-		     strip ? "_s" : "") >= (int)size)
-		return -ENAMETOOLONG;
-	for (int i = 0; srcs[i]; i++) {
-		if (snprintf(path, sizeof(path), "%s/%s", src, srcs[i]) >= (int)sizeof(path))
-			return -ENAMETOOLONG;
-		if (mtime(path) > newest)
-			newest = mtime(path);
-	}
-	if (!newest)
-		return -ENODATA; /* no sources: a failure, not a skip */
-	built = mtime(out);
-	if (built && built >= newest)
-		return 0;
-	n = snprintf(cmd, sizeof(cmd),
-		     "mkdir -p '%s' && cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' "
-		     "GOFLAGS=-mod=mod CGO_ENABLED=%d '%s' build %s %s -o '%s' . > '%s.log' 2>&1",
-		     dir, src, dir, dir, (int)cgo, go, strip ? "-ldflags='-s -w'" : "",
-		     pie ? "-buildmode=pie" : "", out, out);
-	if (n >= (int)sizeof(cmd))
-		return -ENAMETOOLONG;
-	return system(cmd) ? -EIO : 0;
 }
 
 /* Section @name of ELF image @im: data, size, address. */
@@ -188,16 +136,11 @@ static int go_func(const struct image *im, const char *name, __u64 *entry, __u64
 
 /* Build and map a fixture, or SKIP the calling test. */
 #define FIXTURE(im, cgo, strip) FIXTURE_AT(im, cgo, strip, false)
-#define FIXTURE_AT(im, cgo, strip, pie)                                                     \
-	do {                                                                                \
-		char path__[1300];                                                          \
-		int err__ = go_fixture(cgo, strip, pie, path__, sizeof(path__));            \
-		if (err__ == -ENOENT)                                                       \
-			SKIP("no go toolchain (/usr/bin/go): Go fixtures cannot be built"); \
-		if (err__ && (cgo))                                                         \
-			SKIP("the cgo build failed (see %s.log): no C compiler?", path__);  \
-		CHECK_EQ_U64(err__, 0);                                                     \
-		CHECK_EQ_U64(map_file(path__, &(im)), 0);                                   \
+#define FIXTURE_AT(im, cgo, strip, pie)                          \
+	do {                                                     \
+		char path__[1300];                               \
+		GOFIXTURE(fixture_dir, path__, cgo, strip, pie); \
+		CHECK_EQ_U64(map_file(path__, &(im)), 0);        \
 	} while (0)
 
 /* ---- rows of a real Go program ----------------------------------------------------------- */
@@ -218,7 +161,7 @@ static void compare_debug_frame(bool cgo, bool pie)
 	CHECK_EQ_U64(cfi__parse(im.p, im.size, &t), 0);
 	cfi__stats(t, &st);
 	CHECK(st.go_funcs > 1000);
-	go_fixture(cgo, false, pie, path, sizeof(path));
+	gofixture__build(fixture_dir, cgo, false, pie, path, sizeof(path));
 	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
 	f = popen(cmd, "r");
 	CHECK(f);
@@ -676,27 +619,38 @@ TEST(crafted_truncations_and_lies)
 	CHECK_EQ_U64(cfi__parse(img, sizeof(img), &t), (__u64)-ENOENT);
 }
 
+#define RO_ADDR 0x9000ull
+#define RO_SIZE (64 + PCLNTAB_SIZE)
+#define RELA_SIZE (3 * 24)
+
+/* The crafted table inside other data at RO_ADDR, its text address 0 there
+ * and given by the second relocation of @rela. */
+static void craft_in_data(__u8 *ro, __u8 *rela)
+{
+	memset(ro, 0x5a, 64);
+	craft(ro + 64);
+	put64(ro, 64 + 24, 0); /* textStart, relocated */
+	memset(rela, 0, RELA_SIZE);
+	put64(rela, 0, RO_ADDR + 8); /* another word */
+	put64(rela, 8, 8);
+	put64(rela, 16, 0x1234);
+	put64(rela, 24, RO_ADDR + 64 + 24); /* textStart's */
+	put64(rela, 32, 8);		    /* R_X86_64_RELATIVE */
+	put64(rela, 40, TEXT);
+}
+
 /* Inside other data, its text address 0 in the file and given by a
  * relocation (a linker that leaves relocated words 0). */
 TEST(crafted_table_in_data_with_relocated_text)
 {
-	__u8 ro[64 + PCLNTAB_SIZE], rela[3 * 24];
-	const __u64 ro_addr = 0x9000;
+	__u8 ro[RO_SIZE], rela[RELA_SIZE];
+	const __u64 ro_addr = RO_ADDR;
 	size_t off = 0;
 	__u64 text = 0;
 	struct gopcln g;
 	struct gopcln_func f;
 
-	memset(ro, 0x5a, 64);
-	craft(ro + 64);
-	put64(ro, 64 + 24, 0); /* textStart, relocated */
-	memset(rela, 0, sizeof(rela));
-	put64(rela, 0, ro_addr + 8); /* another word */
-	put64(rela, 8, 8);
-	put64(rela, 16, 0x1234);
-	put64(rela, 24, ro_addr + 64 + 24); /* textStart's */
-	put64(rela, 32, 8);		    /* R_X86_64_RELATIVE */
-	put64(rela, 40, TEXT);
+	craft_in_data(ro, rela);
 	CHECK_EQ_U64(gopcln__find_in_data(ro, sizeof(ro), ro_addr, rela, sizeof(rela), &off, &text),
 		     0);
 	CHECK_EQ_U64(off, 64);
@@ -740,8 +694,42 @@ TEST(go116_flags_by_name)
 	CHECK_EQ_U64(gopcln__flags(&g, &f), 0);
 }
 
+/* Write @n bytes at @p to @dir/@name. */
+static int write_file(const char *dir, const char *name, const void *p, size_t n)
+{
+	char path[1200];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ok = fwrite(p, 1, n, f) == n;
+	return fclose(f) || !ok ? -EIO : 0;
+}
+
+/* The crafted tables as fuzzer seeds (scripts/fuzz/run.sh) into @dir: the
+ * pclntab, its ELF file, and a table inside data with its relocations. */
+static int write_seeds(const char *dir)
+{
+	__u8 tab[PCLNTAB_SIZE], img[ELF_SIZE], ro[RO_SIZE], rela[RELA_SIZE];
+
+	wrap_elf(img, tab, craft(tab));
+	craft_in_data(ro, rela);
+	return write_file(dir, "pclntab.bin", tab, sizeof(tab)) ||
+	       write_file(dir, "pclntab.elf", img, sizeof(img)) ||
+	       write_file(dir, "data_ro.bin", ro, sizeof(ro)) ||
+	       write_file(dir, "data_rela.bin", rela, sizeof(rela));
+}
+
 int main(void)
 {
+	const char *seeds = getenv("GOPCLN_SEED_DIR");
+
+	/* GOPCLN_SEED_DIR=DIR: write the seeds only. */
+	if (seeds)
+		return write_seeds(seeds) ? 1 : 0;
 	fixture_dir_init();
 	RUN(crafted_rules_and_flags);
 	RUN(crafted_truncations_and_lies);

@@ -337,14 +337,15 @@ int input__load(const char *path, const struct input_opts *o, struct profile **o
 	}
 	if (kind == INPUT_TEXT) {
 		pr_err("%s is text but not 'perf script' output (its first record is no perf "
-		       "script sample header); profcap reads OTLP, pprof or 'perf script' text",
+		       "script sample header); profcap reads OTLP, pprof, 'perf script' text or "
+		       "a perf.data file",
 		       name);
 		goto out;
 	}
 	err = otlp_read__parse(in.data, in.len, out, why, sizeof(why));
 	if (err) {
-		pr_err("%s: %s (is it an OTLP Profiles file, or 'perf script' text with --from "
-		       "perf-script?)",
+		pr_err("%s: %s (is it an OTLP Profiles file, 'perf script' text with --from "
+		       "perf-script, or a perf.data file?)",
 		       name, why);
 		goto out;
 	}

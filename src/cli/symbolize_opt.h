@@ -21,8 +21,8 @@ struct profile;
 	"      --symbolize       name unnamed frames and add source lines and inlined\n"     \
 	"                        frames from files matched by build-id (debug files under\n" \
 	"                        /usr/lib/debug/.build-id, the mapped files themselves)\n"   \
-	"      --debug-dir DIR   also look in DIR (DIR/.build-id/xx/rest.debug, DIR/PATH);\n" \
-	"                        repeatable; implies --symbolize\n"
+	"      --debug-dir DIR   also look in DIR (DIR/.build-id/xx/rest.debug,\n"         \
+	"                        DIR/PATH); repeatable; implies --symbolize\n"
 
 struct symbolize_opt {
 	bool on;

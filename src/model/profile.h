@@ -132,7 +132,8 @@ struct profile_meta {
 	 * the file (report). Non-zero counts are carried as integer
 	 * attributes of the first Profile (PROFILE_ATTR_SAMPLES_*); readers
 	 * add them up over all Profiles. */
-	__u64 samples_dropped;	     /* not in the profile: a table was full */
+	__u64 samples_dropped;	     /* not in the profile: tables full, lost
+				      * while recording, or drained too late */
 	__u64 samples_truncated;     /* stack cut short: at the depth limit, or the
 				      * unwinder stopped early (no unwind row,
 				      * unreadable stack, tables not loaded yet) */

@@ -11,7 +11,8 @@
  * order perf and elfutils use: a separate debug file (elfsym__add_debug_fd,
  * found by symbolize/debugfile.h), then what the file itself embeds
  * (elfsym__add_embedded_fd: MiniDebugInfo in .gnu_debugdata, else Go's
- * .gopclntab). Names are demangled on lookup (elfsym__lookup_demangled).
+ * pclntab: .gopclntab, .data.rel.ro.gopclntab, or inside a Go PIE's
+ * .data.rel.ro). Names are demangled on lookup (elfsym__lookup_demangled).
  *
  * Malformed, truncated or non-ELF input fails with an error, never a crash.
  * Growth is capped: ELFSYM_MAX_SYMBOLS symbols, ELFSYM_MAX_NAME bytes per name
@@ -102,7 +103,8 @@ int elfsym__add_debug_fd(struct elfsym *e, int fd);
 
 /* Add the symbols the file open on @fd (the same file @e was parsed from)
  * embeds: the .symtab of its MiniDebugInfo (.gnu_debugdata, an xz-compressed
- * ELF image), else the function table of Go's .gopclntab. 0, -ENOENT (none
+ * ELF image), else the function table of Go's pclntab (.gopclntab,
+ * .data.rel.ro.gopclntab, or inside a Go PIE's .data.rel.ro). 0, -ENOENT (none
  * of them), -ENOEXEC / -EBADMSG (malformed: nothing added), -ENOMEM. */
 int elfsym__add_embedded_fd(struct elfsym *e, int fd);
 

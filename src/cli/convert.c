@@ -25,6 +25,7 @@
 #include "cli/convert.h"
 #include "cli/input.h"
 #include "cli/symbolize_opt.h"
+#include "cli/timeslice.h"
 #include "formats/format.h"
 #include "util/fdio.h"
 #include "util/id.h"
@@ -45,6 +46,7 @@
 struct convert_opts {
 	const char *in, *out, *title;
 	const char *type; /* --type: one value type; NULL = all (OTLP) or cpu */
+	const char *time; /* --time A-B */
 	enum format to;
 	struct input_opts input;
 	struct symbolize_opt sym;
@@ -72,6 +74,7 @@ void convert__usage(void)
 	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
 	       "                       only with perf-script input and --to otlp/otlp-json\n"
 	       "      --title TEXT     title of the SVG flame graph\n"
+	       "      --time A-B       only samples taken from A to B (as in 'report --time')\n"
 	       "      --type TYPE      only the cpu or off_cpu profile of a capture holding\n"
 	       "                       both (pprof, folded and svg take cpu by default)\n"
 	       SYMBOLIZE_OPT_HELP
@@ -90,7 +93,7 @@ void convert__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE };
+	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE, OPT_TIME };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"to", required_argument, NULL, OPT_TO},
@@ -98,6 +101,7 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		{"embed-original", no_argument, NULL, OPT_EMBED},
 		{"title", required_argument, NULL, OPT_TITLE},
 		{"type", required_argument, NULL, OPT_TYPE},
+		{"time", required_argument, NULL, OPT_TIME},
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -141,6 +145,9 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			break;
 		case OPT_TYPE:
 			o->type = optarg;
+			break;
+		case OPT_TIME:
+			o->time = optarg;
 			break;
 		case 'h':
 			convert__usage();
@@ -204,6 +211,8 @@ int convert__main(int argc, char **argv)
 		goto out;
 	ret = 1;
 	if (symbolize_opt__apply(&o.sym, o.in, &p))
+		goto out;
+	if (o.time && timeslice__apply("convert", o.time, &p))
 		goto out;
 	if (format__pick_type(p, o.type, format__single_type(o.to), &sel))
 		goto out;

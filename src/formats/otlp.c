@@ -424,23 +424,6 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	return true;
 }
 
-/* The meta's time range, widened to hold every sample time: timestamps
- * must fall in [time_unix_nano, time_unix_nano + duration_nano). */
-static void profile_time_range(const struct profile *p, __u64 *start, __u64 *dur)
-{
-	const struct profile_meta *meta = profile__meta(p);
-	__u64 lo = meta->time_unix_nano, hi = lo + meta->duration_nano, first, last;
-
-	if (!profile__time_span(p, &first, &last)) {
-		if (!lo || first < lo)
-			lo = first;
-		if (hi <= last)
-			hi = last + 1;
-	}
-	*start = lo;
-	*dur = hi - lo;
-}
-
 /* Encode the Profile of process @proc (or an empty one when @proc is
  * SIZE_MAX) into @k's buffer, replacing its contents. */
 static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc)
@@ -469,7 +452,7 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 	if (meta) {
 		__u64 start, dur;
 
-		profile_time_range(p, &start, &dur);
+		profile__time_range(p, &start, &dur);
 		pr.time_unix_nano = start;
 		pr.duration_nano = dur;
 		pr.period = (int64_t)profile__period(p, type);

@@ -499,6 +499,9 @@ int profile__sample_cpu(const struct profile *p, const struct profile_sample_ent
 __u64 profile__time_count(const struct profile *p);
 /* First and last occurrence time: 0, or -ENOENT when there is none. */
 int profile__time_span(const struct profile *p, __u64 *first, __u64 *last);
+/* The meta's time range (start, duration), widened to hold every
+ * occurrence: OTLP wants timestamps in [start, start + duration). */
+void profile__time_range(const struct profile *p, __u64 *start, __u64 *dur);
 /* Cap the occurrences @p keeps (0 = PROFILE_MAX_TIMES). */
 void profile__set_time_cap(struct profile *p, __u64 cap);
 

@@ -129,6 +129,20 @@ int profile__time_span(const struct profile *p, __u64 *first, __u64 *last)
 	return 0;
 }
 
+void profile__time_range(const struct profile *p, __u64 *start, __u64 *dur)
+{
+	__u64 lo = p->meta.time_unix_nano, hi = lo + p->meta.duration_nano;
+
+	if (p->ntimes) {
+		if (!lo || p->tmin < lo)
+			lo = p->tmin;
+		if (hi <= p->tmax)
+			hi = p->tmax + 1;
+	}
+	*start = lo;
+	*dur = hi - lo;
+}
+
 void profile__set_time_cap(struct profile *p, __u64 cap)
 {
 	p->max_times = cap ? cap : PROFILE_MAX_TIMES;

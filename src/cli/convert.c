@@ -64,9 +64,11 @@ void convert__usage(void)
 	       "Options:\n"
 	       "  -o, --output OUT     where to write; '-' = standard output (files are\n"
 	       "                       replaced atomically)\n"
-	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg (default: from\n"
-	       "                       OUT's name: .svg, .json, .folded, .pb.gz or .pprof\n"
-	       "                       for pprof; otherwise otlp)\n"
+	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg | perf-script |\n"
+	       "                       speedscope (default: from OUT's name: .svg, .json,\n"
+	       "                       .folded, .perf.txt, .speedscope.json, .pb.gz or\n"
+	       "                       .pprof for pprof; otherwise otlp); perf-script and\n"
+	       "                       speedscope are in time order\n"
 	       "      --from KIND      otlp | otlp-json | pprof | perf-script (default:\n"
 	       "                       detected from the content; gzip'd input is\n"
 	       "                       inflated first)\n"
@@ -120,7 +122,8 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		case OPT_TO:
 			if (format__parse(optarg, &o->to))
 				return usage_error("unknown --to format '%s': expected otlp, "
-						   "otlp-json, pprof, folded or svg",
+						   "otlp-json, pprof, folded, svg, perf-script "
+						   "or speedscope",
 						   optarg);
 			have_to = true;
 			break;

@@ -500,10 +500,24 @@ __u64 profile__time_count(const struct profile *p);
 /* First and last occurrence time: 0, or -ENOENT when there is none. */
 int profile__time_span(const struct profile *p, __u64 *first, __u64 *last);
 /* The meta's time range (start, duration), widened to hold every
- * occurrence: OTLP wants timestamps in [start, start + duration). */
+ * occurrence: OTLP wants timestamps in [start, start + duration). A meta
+ * range that holds no occurrence starts at the first instead. */
 void profile__time_range(const struct profile *p, __u64 *start, __u64 *dur);
 /* Cap the occurrences @p keeps (0 = PROFILE_MAX_TIMES). */
 void profile__set_time_cap(struct profile *p, __u64 cap);
+
+/* One occurrence in time order (profile__events()). */
+struct profile_event {
+	__u64 time_ns; /* 0: the sample carries no time */
+	__u64 value;
+	__u32 proc;   /* process entry */
+	__u32 sample; /* sample index within it */
+};
+
+/* Every occurrence of @p in time order (*@out, the caller frees it; *@n
+ * entries): a sample without times is one event of time 0 and its whole
+ * value, first. 0 or -ENOMEM. */
+int profile__events(const struct profile *p, struct profile_event **out, size_t *n);
 
 /* What profile__slice() did with samples that carry no time. */
 struct profile_slice_note {

@@ -133,6 +133,12 @@ void profile__time_range(const struct profile *p, __u64 *start, __u64 *dur)
 {
 	__u64 lo = p->meta.time_unix_nano, hi = lo + p->meta.duration_nano;
 
+	/* A meta range that holds none of the times was a guess (a converted
+	 * file dated by when it was read): the times tell. */
+	if (p->ntimes && (p->tmin >= hi || p->tmax < lo)) {
+		lo = p->tmin;
+		hi = lo + p->meta.duration_nano;
+	}
 	if (p->ntimes) {
 		if (!lo || p->tmin < lo)
 			lo = p->tmin;
@@ -141,6 +147,52 @@ void profile__time_range(const struct profile *p, __u64 *start, __u64 *dur)
 	}
 	*start = lo;
 	*dur = hi - lo;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct profile_event *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->sample < y->sample ? -1 : x->sample > y->sample;
+}
+
+int profile__events(const struct profile *p, struct profile_event **out, size_t *n)
+{
+	struct profile_event *ev = NULL;
+	size_t i, j, k, cap = 0, len = 0, nt;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (i = 0; i < p->nprocs && !err; i++)
+		for (j = 0; j < profile__sample_count(p, i) && !err; j++) {
+			const struct profile_occurrence *o = profile__sample_times(p, i, j, &nt);
+			struct profile_event e = {0, p->procs[i].samples[j].value, (__u32)i, (__u32)j};
+
+			for (k = 0; k < (nt ? nt : 1) && !err; k++) {
+				err = array__grow((void **)&ev, &cap, len, sizeof(*ev), 256,
+						  (size_t)p->max_times + p->max_entries);
+				if (err)
+					break;
+				if (nt) {
+					e.time_ns = o[k].time_ns;
+					e.value = o[k].value;
+				}
+				ev[len++] = e;
+			}
+		}
+	if (err) {
+		free(ev);
+		return err;
+	}
+	qsort(ev, len, sizeof(*ev), cmp_event);
+	*out = ev;
+	*n = len;
+	return 0;
 }
 
 void profile__set_time_cap(struct profile *p, __u64 cap)

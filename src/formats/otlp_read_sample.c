@@ -37,9 +37,9 @@ bool otlp_rd__parse_int(const char *s, __s64 *v)
 	return true;
 }
 
-/* Values and timestamps a sample may hold: a message is at most a few
- * hundred MiB, and the model caps the occurrences it keeps. */
-#define MAX_OCC (64u << 20)
+/* Values and timestamps a sample may hold: the model keeps no more
+ * occurrences. */
+#define MAX_OCC PROFILE_MAX_TIMES
 
 static int occ_push(struct occ_vec *o, __u64 v)
 {
@@ -100,7 +100,11 @@ static int read_sample(struct rd *r, struct wire *w, struct r_sample *s)
 			err = wire__each_varint(&f, one_value, &r->svals);
 			s->nvalues = r->svals.n;
 			s->value = s->nvalues ? r->svals.v[0] : 0;
-			if (err == -EPROTOTYPE)
+			if (err == -ENOMEM)
+				err = otlp_rd__nomem(r);
+			else if (err == -E2BIG)
+				err = otlp_rd__fail(r, err, "values: more than %u", MAX_OCC);
+			else if (err == -EPROTOTYPE)
 				err = otlp_rd__want(r, &f, WIRE_LEN, "values");
 			else if (err)
 				err = otlp_rd__fail(r, err,
@@ -110,8 +114,11 @@ static int read_sample(struct rd *r, struct wire *w, struct r_sample *s)
 		case OTLP_TAG(Sample, timestamps_unix_nano):
 			err = read_times(&f, &r->stimes);
 			s->nts = r->stimes.n;
-			if (err == -E2BIG || err == -ENOMEM)
-				err = otlp_rd__fail(r, err, "timestamps_unix_nano: too many");
+			if (err == -ENOMEM)
+				err = otlp_rd__nomem(r);
+			else if (err == -E2BIG)
+				err = otlp_rd__fail(r, err, "timestamps_unix_nano: more than %u",
+						    MAX_OCC);
 			else if (err == -EPROTOTYPE)
 				err = otlp_rd__want(r, &f, WIRE_LEN, "timestamps_unix_nano");
 			else if (err)

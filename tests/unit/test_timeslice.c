@@ -141,6 +141,7 @@ TEST(slice)
 	/* a slice of a slice; an empty range */
 	CHECK_EQ_U64(profile__slice(a, T0 + 500 * MS, T0 + 2500 * MS, &b, NULL), 0);
 	CHECK_EQ_U64(profile__total(b), 40);
+	profile__free(b);
 	CHECK_EQ_U64(profile__slice(p, T0, T0, &b, NULL), -EINVAL);
 	CHECK(!b);
 	profile__free(a);

@@ -15,9 +15,9 @@
  * comes first, so the option handlers reach them from its address). */
 struct report_cli {
 	struct report_opts o;
-	const char *time;     /* --time A-B */
-	bool timeline;	      /* --timeline */
-	__u64 interval_ns;    /* --interval */
+	const char *time;  /* --time A-B */
+	bool timeline;	   /* --timeline */
+	__u64 interval_ns; /* --interval */
 };
 
 #define REPORT_CLI(opts) ((struct report_cli *)(void *)(opts))
@@ -312,8 +312,10 @@ int report__print(FILE *f, const struct profile *p, const struct report_opts *o)
 /* The timeline of @p, as --timeline asks. 0 or 1 (logged). */
 static int print_timeline(const struct profile *p, const struct report_cli *c)
 {
-	struct timeline_opts t = {.file = c->o.file, .by_thread = c->o.by == BY_THREAD,
-				  .json = c->o.json, .top = 5,
+	struct timeline_opts t = {.file = c->o.file,
+				  .by_thread = c->o.by == BY_THREAD,
+				  .json = c->o.json,
+				  .top = 5,
 				  .interval_ns = c->interval_ns ?: TIMELINE_DEFAULT_INTERVAL_NS};
 	int err = timeline__print(stdout, p, &t);
 

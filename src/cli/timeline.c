@@ -125,8 +125,9 @@ static int collect(struct tl *t)
 				continue;
 			err = row_of(t, i, profile__sample(t->p, i, j), &row);
 			for (k = 0; k < n && !err; k++)
-				err = add_cell(t, (__u32)((o[k].time_ns - t->first) / t->o->interval_ns),
-					       row, o[k].value);
+				err = add_cell(
+					t, (__u32)((o[k].time_ns - t->first) / t->o->interval_ns),
+					row, o[k].value);
 		}
 	return err;
 }
@@ -202,8 +203,9 @@ static void print_interval(FILE *f, const struct tl *t, size_t from, size_t to, 
 		total += t->cells[i].value;
 	qsort(t->cells + from, to - from, sizeof(*t->cells), cmp_value);
 	if (t->o->json) {
-		fprintf(f, "%s{\"start_unix_nano\":%llu,\"offset_seconds\":%.3f,\"total\":%llu,"
-			   "\"rows\":[",
+		fprintf(f,
+			"%s{\"start_unix_nano\":%llu,\"offset_seconds\":%.3f,\"total\":%llu,"
+			"\"rows\":[",
 			first ? "" : ",", (unsigned long long)start,
 			(double)(start - t->first) / 1e9, (unsigned long long)total);
 		for (i = from; i < to; i++) {
@@ -232,13 +234,14 @@ static void print(FILE *f, struct tl *t)
 	if (t->o->json) {
 		fputs("{\"file\":", f);
 		json__fput_str(f, t->o->file);
-		fprintf(f, ",\"start_unix_nano\":%llu,\"end_unix_nano\":%llu,\"interval_ns\":%llu,"
-			   "\"by\":\"%s\",\"intervals\":[",
+		fprintf(f,
+			",\"start_unix_nano\":%llu,\"end_unix_nano\":%llu,\"interval_ns\":%llu,"
+			"\"by\":\"%s\",\"intervals\":[",
 			(unsigned long long)t->first, (unsigned long long)t->last,
 			(unsigned long long)t->o->interval_ns, by);
 	} else {
-		fprintf(f, "Timeline of %s: %s to %s, intervals of %.3f s, value by %s\n", t->o->file,
-			a, b, (double)t->o->interval_ns / 1e9, by);
+		fprintf(f, "Timeline of %s: %s to %s, intervals of %.3f s, value by %s\n",
+			t->o->file, a, b, (double)t->o->interval_ns / 1e9, by);
 		fprintf(f, "%10s  %-12s  %8s  %s\n", "offset", "clock", "total", "shares");
 	}
 	for (i = 0, start = 0; i <= t->ncells; i++) {

@@ -77,8 +77,8 @@ static int parse_clock(const char *s, size_t len, struct tm *tm, __u64 *frac_ns)
 	if (len < 8 || s[2] != ':' || s[5] != ':' || !isdigit((unsigned char)s[0]) ||
 	    sscanf(s, "%2u:%2u:%2u", &h, &m, &sec) != 3 || h > 23 || m > 59 || sec > 60)
 		return -EINVAL;
-	if (len > 8 && (s[8] != '.' || parse_decimal(s + 8, len - 8, NS, &ns, &used) ||
-			used != len - 8))
+	if (len > 8 &&
+	    (s[8] != '.' || parse_decimal(s + 8, len - 8, NS, &ns, &used) || used != len - 8))
 		return -EINVAL;
 	tm->tm_hour = (int)h;
 	tm->tm_min = (int)m;
@@ -97,7 +97,8 @@ static int parse_absolute(const char *s, size_t len, __u64 start_ns, __u64 *ns)
 	bool utc = false;
 	size_t used;
 
-	if (len >= 16 && !parse_decimal(s, len, 1, ns, &used) && used == len && !memchr(s, '.', len))
+	if (len >= 16 && !parse_decimal(s, len, 1, ns, &used) && used == len &&
+	    !memchr(s, '.', len))
 		return 0;
 	localtime_r(&start, &tm);
 	if (len >= 19 && s[4] == '-' && s[7] == '-' && s[10] == 'T') {

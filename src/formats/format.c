@@ -15,9 +15,12 @@
 #include "util/log.h"
 
 static const char *const names[] = {
-	[FORMAT_OTLP] = "otlp",	  [FORMAT_OTLP_JSON] = "otlp-json",
-	[FORMAT_PPROF] = "pprof", [FORMAT_FOLDED] = "folded",
-	[FORMAT_SVG] = "svg",	  [FORMAT_PERF_SCRIPT] = "perf-script",
+	[FORMAT_OTLP] = "otlp",
+	[FORMAT_OTLP_JSON] = "otlp-json",
+	[FORMAT_PPROF] = "pprof",
+	[FORMAT_FOLDED] = "folded",
+	[FORMAT_SVG] = "svg",
+	[FORMAT_PERF_SCRIPT] = "perf-script",
 	[FORMAT_SPEEDSCOPE] = "speedscope",
 };
 
@@ -50,8 +53,11 @@ bool format__from_filename(const char *name, enum format *out)
 		{".svg", FORMAT_SVG},
 		{".speedscope.json", FORMAT_SPEEDSCOPE},
 		{".perf.txt", FORMAT_PERF_SCRIPT},
-		{".json", FORMAT_OTLP_JSON}, {".folded", FORMAT_FOLDED},
-		{".pb.gz", FORMAT_PPROF}, {".pprof", FORMAT_PPROF},    {".prof", FORMAT_PPROF},
+		{".json", FORMAT_OTLP_JSON},
+		{".folded", FORMAT_FOLDED},
+		{".pb.gz", FORMAT_PPROF},
+		{".pprof", FORMAT_PPROF},
+		{".prof", FORMAT_PPROF},
 		{".pb", FORMAT_OTLP},
 	};
 	size_t i;
@@ -69,9 +75,12 @@ bool format__from_filename(const char *name, enum format *out)
 const char *format__extension(enum format f)
 {
 	static const char *const ext[] = {
-		[FORMAT_OTLP] = ".pb",	   [FORMAT_OTLP_JSON] = ".json",
-		[FORMAT_PPROF] = ".pb.gz", [FORMAT_FOLDED] = ".folded",
-		[FORMAT_SVG] = ".svg",	   [FORMAT_PERF_SCRIPT] = ".perf.txt",
+		[FORMAT_OTLP] = ".pb",
+		[FORMAT_OTLP_JSON] = ".json",
+		[FORMAT_PPROF] = ".pb.gz",
+		[FORMAT_FOLDED] = ".folded",
+		[FORMAT_SVG] = ".svg",
+		[FORMAT_PERF_SCRIPT] = ".perf.txt",
 		[FORMAT_SPEEDSCOPE] = ".speedscope.json",
 	};
 

@@ -234,8 +234,7 @@ static int add_occurrences(struct rd *r, const struct resource *res, const struc
 					     (long long)v);
 		if (v)
 			err = profile__add_timed_stack_sample(r->p, r->cur_type, &res->desc, tid,
-							      tname, lab, stack, v,
-							      r->stimes.v[i]);
+							      tname, lab, stack, v, r->stimes.v[i]);
 	}
 	return err;
 }

@@ -38,7 +38,7 @@ struct ss {
 	size_t *ev_next;  /* per event: the next one of its thread, SIZE_MAX: none */
 	size_t *first;	  /* per thread: its first event */
 	size_t nev;
-	bool counts;	/* values count samples of one period each */
+	bool counts; /* values count samples of one period each */
 	__u64 period;
 	const char *unit;
 };
@@ -89,8 +89,8 @@ static int name_locations(struct ss *s)
 		nl = view__line_count(s->p, (__u32)loc);
 		s->loc_off[loc] = (__u32)s->nlf;
 		for (k = nl; k-- > 0 && !err;) {
-			const char *name = view__line_name(s->p, (__u32)loc, k, scratch,
-							   sizeof(scratch));
+			const char *name =
+				view__line_name(s->p, (__u32)loc, k, scratch, sizeof(scratch));
 			__s64 line;
 			const char *file = view__line_source(s->p, (__u32)loc, k, &line);
 
@@ -98,8 +98,8 @@ static int name_locations(struct ss *s)
 					       0, NAME_LEN - 1, file);
 			err = intern__put(s->frames, key, len + 1, &idx, NULL);
 			if (!err)
-				err = array__grow((void **)&s->lf, &s->lf_cap, s->nlf, sizeof(*s->lf),
-						  256, PROFILE_MAX_ENTRIES);
+				err = array__grow((void **)&s->lf, &s->lf_cap, s->nlf,
+						  sizeof(*s->lf), 256, PROFILE_MAX_ENTRIES);
 			if (!err)
 				s->lf[s->nlf++] = idx;
 		}
@@ -231,7 +231,8 @@ static void put_thread(struct ss *s, __u32 t, __u64 t0)
 	snprintf(name, sizeof(name), "%.*s (%lld/%lld)", NAME_LEN, *tname ? tname : "[unknown]",
 		 (long long)k->pid, (long long)k->tid);
 	start = s->ev[first].time_ns > t0 ? s->ev[first].time_ns - t0 : 0;
-	buf__puts(&s->o, t ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":");
+	buf__puts(&s->o,
+		  t ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":");
 	put_str(&s->o, name);
 	buf__puts(&s->o, ",\"unit\":");
 	put_str(&s->o, s->unit);

@@ -484,8 +484,9 @@ int profile__add_timed_stack_sample(struct profile *p, __u32 type,
 				    const struct profile_process_desc *proc, __u32 tid,
 				    const char *thread_name, const struct profile_labels *l,
 				    __u32 stack, __u64 value, __u64 time_ns);
-int profile__add_timed_sample(struct profile *p, __u32 type, const struct profile_process_desc *proc,
-			      __u32 tid, const char *thread_name, const struct profile_labels *l,
+int profile__add_timed_sample(struct profile *p, __u32 type,
+			      const struct profile_process_desc *proc, __u32 tid,
+			      const char *thread_name, const struct profile_labels *l,
 			      const struct profile_frame *frames, size_t nframes, __u64 value,
 			      __u64 time_ns);
 /* Occurrences of sample @i of process entry @proc, in order of addition;
@@ -493,8 +494,7 @@ int profile__add_timed_sample(struct profile *p, __u32 type, const struct profil
 const struct profile_occurrence *profile__sample_times(const struct profile *p, size_t proc,
 						       size_t i, size_t *n);
 /* The CPU attribute of sample @s: 0 and *@cpu set, or -ENOENT. */
-int profile__sample_cpu(const struct profile *p, const struct profile_sample_entry *s,
-			__u32 *cpu);
+int profile__sample_cpu(const struct profile *p, const struct profile_sample_entry *s, __u32 *cpu);
 /* Occurrences in the profile (0: it carries no time). */
 __u64 profile__time_count(const struct profile *p);
 /* First and last occurrence time: 0, or -ENOENT when there is none. */

@@ -105,8 +105,8 @@ struct profile {
 	 * (borrowed from the frame; compared by content) and index. */
 	char ftype[32];
 	__u32 ftype_idx;
-	__u64 ntimes;	/* occurrences kept */
-	__u64 max_times; /* their cap */
+	__u64 ntimes;	  /* occurrences kept */
+	__u64 max_times;  /* their cap */
 	__u64 tmin, tmax; /* first and last time kept (when ntimes) */
 };
 

@@ -129,8 +129,7 @@ int profile__replay(struct profile *dst, __u32 type, const struct profile *src,
 		else if (!strcmp(k, PROFILE_ATTR_CPU)) {
 			lab.has_cpu = true;
 			lab.cpu = (__u32)a->int_value;
-		}
-		else if (a->kind == PROFILE_ATTR_STR && lab.nctx < PROFILE_MAX_CTX_ATTRS) {
+		} else if (a->kind == PROFILE_ATTR_STR && lab.nctx < PROFILE_MAX_CTX_ATTRS) {
 			ctx[lab.nctx].key = k;
 			ctx[lab.nctx++].value = a->str_value;
 		} else if (a->kind == PROFILE_ATTR_INT && lab.nnum < PROFILE_MAX_CTX_ATTRS) {

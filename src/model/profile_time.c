@@ -13,8 +13,7 @@ void profile__times_free(struct proc *pr)
 	pr->times_cap = 0;
 }
 
-int profile__times_append(struct profile *p, struct proc *pr, __u32 idx, __u64 time_ns,
-			  __u64 value)
+int profile__times_append(struct profile *p, struct proc *pr, __u32 idx, __u64 time_ns, __u64 value)
 {
 	size_t old = pr->times_cap;
 	struct sample_times *t;
@@ -70,8 +69,9 @@ int profile__add_timed_stack_sample(struct profile *p, __u32 type,
 	return err;
 }
 
-int profile__add_timed_sample(struct profile *p, __u32 type, const struct profile_process_desc *proc,
-			      __u32 tid, const char *thread_name, const struct profile_labels *l,
+int profile__add_timed_sample(struct profile *p, __u32 type,
+			      const struct profile_process_desc *proc, __u32 tid,
+			      const char *thread_name, const struct profile_labels *l,
 			      const struct profile_frame *frames, size_t nframes, __u64 value,
 			      __u64 time_ns)
 {
@@ -171,7 +171,8 @@ int profile__events(const struct profile *p, struct profile_event **out, size_t 
 	for (i = 0; i < p->nprocs && !err; i++)
 		for (j = 0; j < profile__sample_count(p, i) && !err; j++) {
 			const struct profile_occurrence *o = profile__sample_times(p, i, j, &nt);
-			struct profile_event e = {0, p->procs[i].samples[j].value, (__u32)i, (__u32)j};
+			struct profile_event e = {0, p->procs[i].samples[j].value, (__u32)i,
+						  (__u32)j};
 
 			for (k = 0; k < (nt ? nt : 1) && !err; k++) {
 				err = array__grow((void **)&ev, &cap, len, sizeof(*ev), 256,

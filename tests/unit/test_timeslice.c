@@ -47,8 +47,10 @@ static int add(struct profile *p, const char *fn, __u32 tid, int cpu, long ms)
 static struct profile *two_phases(void)
 {
 	struct profile *p = profile__new();
-	struct profile_meta m = {.time_unix_nano = T0, .duration_nano = 2000 * MS,
-				 .period_ns = 10 * MS, .profile_id = {1}};
+	struct profile_meta m = {.time_unix_nano = T0,
+				 .duration_nano = 2000 * MS,
+				 .period_ns = 10 * MS,
+				 .profile_id = {1}};
 	long t;
 
 	if (!p || profile__set_meta(p, &m))
@@ -76,8 +78,8 @@ static __u64 leaf_total(const struct profile *p, const char *fn)
 
 			if (!n)
 				continue;
-			f = profile__function(p, profile__location_function(
-							 p, profile__location(p, locs[0])));
+			f = profile__function(
+				p, profile__location_function(p, profile__location(p, locs[0])));
 			if (!strcmp(profile__string(p, f->name, NULL), fn))
 				sum += s->value;
 		}
@@ -321,8 +323,7 @@ TEST(parse_bounds)
 	CHECK_EQ_U64(timeslice__parse("+2.5s-+4s", start, &from, &to), 0);
 	CHECK_EQ_U64(from, T0 + 2500 * MS);
 	CHECK_EQ_U64(to, T0 + 4000 * MS);
-	CHECK_EQ_U64(timeslice__parse("2023-11-14T22:13:21-2023-11-14T22:13:22", start, &from,
-				      &to),
+	CHECK_EQ_U64(timeslice__parse("2023-11-14T22:13:21-2023-11-14T22:13:22", start, &from, &to),
 		     0);
 	CHECK_EQ_U64(from, T0 + 1000 * MS);
 	CHECK_EQ_U64(to, T0 + 2000 * MS);
@@ -354,8 +355,8 @@ TEST(apply)
 TEST(timeline)
 {
 	struct profile *p = two_phases();
-	struct timeline_opts o = {.file = "t", .interval_ns = 500 * MS, .by_thread = true,
-				  .json = true};
+	struct timeline_opts o = {
+		.file = "t", .interval_ns = 500 * MS, .by_thread = true, .json = true};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -386,8 +387,9 @@ TEST(perf_script_roundtrip)
 	CHECK(p);
 	buf__init(&b, 1 << 24);
 	CHECK_EQ_U64(perf_script_write__encode(p, &b), 0);
-	CHECK(strstr((const char *)b.data, "worker 100/7 [000] 1700000000.000000000: 10000000 "
-					   "cpu-clock:\n\t          400107 phase_a (/usr/bin/app)\n"));
+	CHECK(strstr((const char *)b.data,
+		     "worker 100/7 [000] 1700000000.000000000: 10000000 "
+		     "cpu-clock:\n\t          400107 phase_a (/usr/bin/app)\n"));
 	CHECK_EQ_U64(perf_script__parse(b.data, b.len, &q, &st, err, sizeof(err)), 0);
 	CHECK_EQ_U64(st.period, 10 * MS);
 	check_same_times(p, q);

@@ -229,9 +229,6 @@ static int add_occurrences(struct rd *r, const struct resource *res, const struc
 	for (i = 0; i < s->nts && !err; i++) {
 		__u64 v = s->nvalues ? r->svals.v[i] : 1;
 
-		if ((__s64)v < 0)
-			return otlp_rd__fail(r, -EBADMSG, "values[%zu] is negative (%lld)", i,
-					     (long long)v);
 		if (v)
 			err = profile__add_timed_stack_sample(r->p, r->cur_type, &res->desc, tid,
 							      tname, lab, stack, v, r->stimes.v[i]);
@@ -247,6 +244,7 @@ int otlp_rd__add_sample(struct rd *r, const struct resource *res, struct wire *w
 	struct r_sample s = {0};
 	const char *tname = NULL;
 	__u32 tid = 0;
+	size_t i;
 	int err;
 
 	err = read_sample(r, w, &s);
@@ -266,6 +264,10 @@ int otlp_rd__add_sample(struct rd *r, const struct resource *res, struct wire *w
 	else if ((__s64)s.value < 0)
 		return otlp_rd__fail(r, -EBADMSG, "values[0] is negative (%lld)",
 				     (long long)s.value);
+	for (i = 1; s.nts && i < s.nvalues && s.nvalues == s.nts; i++)
+		if ((__s64)r->svals.v[i] < 0)
+			return otlp_rd__fail(r, -EBADMSG, "values[%zu] is negative (%lld)", i,
+					     (long long)r->svals.v[i]);
 	if (!s.value && (!s.nts || s.nvalues != s.nts))
 		return 0;
 

@@ -83,8 +83,9 @@ void convert__usage(void)
 	       "  -h, --help           this help\n"
 	       "\n"
 	       "perf script input: record with 'perf record -g', then run 'perf script' (default\n"
-	       "fields, or -F comm,pid,tid,time,ip,sym,dso). Its times are not wall-clock, so\n"
-	       "the converted capture is dated as ending now.\n"
+	       "fields, or -F comm,pid,tid,cpu,time,ip,sym,dso). Each sample keeps its time\n"
+	       "(perf's seconds since boot, mapped to wall-clock time with this host's clocks)\n"
+	       "and CPU, for --time and report --timeline.\n"
 	       "\n"
 	       "Exit status: 0 ok, 1 unreadable or malformed input or failed write, 2 bad "
 	       "usage.\n");

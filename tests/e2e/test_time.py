@@ -1,7 +1,7 @@
 """Time in profiles read from perf.data: a workload of two threads pinned to
 CPUs 0 and 1 spends 1 s in phase_a, then 1 s in phase_b (wall-clock times
 of the switch printed by the workload). Recorded at test time with
-`perf record -g --sample-cpu`, then:
+`perf record -g --sample-cpu -k monotonic`, then:
 - `report --time` of each phase's window (epoch ns, clock time, relative)
   shows that phase's function >= 95 %, the same from perf.data and from
   its OTLP conversion (which the official checker accepts, timestamps and
@@ -12,8 +12,11 @@ of the switch printed by the workload). Recorded at test time with
   `--time` / `--timeline` of a profile without time fail with one line;
 - `convert --to perf-script` reads back through profcap's perf script
   reader with the same shares and times; `convert --to speedscope` is a
-  valid speedscope document (schema checks: speedscope's npm package ships
-  the built viewer, not an importer node can load).
+  valid speedscope document: structure checks, and speedscope's own
+  file-format-schema.json from its npm package (`npm install speedscope`
+  into a temporary directory; the package ships the built viewer, not an
+  importer node can load) when npm is there (python3-jsonschema is
+  installed with apt-get when missing).
 Needs perf, gcc, root and 2 CPUs."""
 import json
 import os
@@ -114,8 +117,10 @@ class TimeTest(unittest.TestCase):
         subprocess.run([GCC, "-O1", "-g", "-fno-omit-frame-pointer", "-pthread", src, "-o",
                         cls.exe], check=True, timeout=120)
         cls.data = os.path.join(cls.dir, "phase.data")
-        r = subprocess.run([PERF, "record", "-q", "-g", "--sample-cpu", "-F", str(HZ), "-e",
-                            "cpu-clock", "-o", cls.data, "--", cls.exe],
+        # -k monotonic: perf's default clock (sched_clock) may stray from
+        # CLOCK_MONOTONIC by milliseconds, too much to hold times to one period
+        r = subprocess.run([PERF, "record", "-q", "-g", "--sample-cpu", "-k", "monotonic", "-F",
+                            str(HZ), "-e", "cpu-clock", "-o", cls.data, "--", cls.exe],
                            capture_output=True, text=True, timeout=120)
         if r.returncode:
             raise unittest.SkipTest("perf record failed: " + r.stderr.strip()[-200:])
@@ -257,6 +262,37 @@ class TimeTest(unittest.TestCase):
             self.assertTrue(all(0 < w <= PERIOD_NS + 1 for w in prof["weights"]))
             total += len(prof["samples"])
         self.assertEqual(total, self.report(self.pb)["total"])
+        self.check_speedscope_schema(doc)
+
+    def check_speedscope_schema(self, doc):
+        npm = shutil.which("npm")
+        try:
+            import jsonschema
+        except ImportError:
+            # Debian's package, installed here the first time (root runs the suite)
+            subprocess.run(["apt-get", "install", "-y", "-q", "python3-jsonschema"],
+                           capture_output=True, timeout=300)
+            try:
+                import jsonschema
+            except ImportError:
+                jsonschema = None
+        if not npm or not jsonschema:
+            self.skipTest("speedscope's schema needs npm and python3-jsonschema")
+        d = os.path.join(self.dir, "npm")
+        os.makedirs(d, exist_ok=True)
+        r = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", d, "speedscope"],
+                           capture_output=True, text=True, timeout=300)
+        schema = os.path.join(d, "node_modules", "speedscope", "dist", "release",
+                              "file-format-schema.json")
+        if r.returncode or not os.path.exists(schema):
+            self.skipTest("npm install speedscope failed: " + r.stderr.strip()[-200:])
+        with open(schema) as f:
+            jsonschema.validate(doc, json.load(f))
+        bad = json.loads(json.dumps(doc))
+        bad["profiles"][0]["unit"] = "parsecs"
+        with self.assertRaises(jsonschema.ValidationError):
+            with open(schema) as f:
+                jsonschema.validate(bad, json.load(f))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@
 #include "cli/convert.h"
 #include "cli/input.h"
 #include "cli/symbolize_opt.h"
+#include "cli/timeslice.h"
 #include "formats/format.h"
 #include "util/fdio.h"
 #include "util/id.h"
@@ -46,6 +47,7 @@
 struct convert_opts {
 	const char *in, *out, *title;
 	const char *type; /* --type: one value type; NULL = all (OTLP) or cpu */
+	const char *time; /* --time A-B */
 	enum format to;
 	struct input_opts input;
 	struct symbolize_opt sym;
@@ -63,9 +65,11 @@ void convert__usage(void)
 	       "Options:\n"
 	       "  -o, --output OUT     where to write; '-' = standard output (files are\n"
 	       "                       replaced atomically)\n"
-	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg (default: from\n"
-	       "                       OUT's name: .svg, .json, .folded, .pb.gz or .pprof\n"
-	       "                       for pprof; otherwise otlp)\n"
+	       "      --to FORMAT      otlp | otlp-json | pprof | folded | svg | perf-script |\n"
+	       "                       speedscope (default: from OUT's name: .svg, .json,\n"
+	       "                       .folded, .perf.txt, .speedscope.json, .pb.gz or\n"
+	       "                       .pprof for pprof; otherwise otlp); perf-script and\n"
+	       "                       speedscope are in time order\n"
 	       "      --from KIND      otlp | otlp-json | pprof | perf-script | perf-data\n"
 	       "                       (a perf.data file; default: detected from the\n"
 	       "                       content; gzip'd input is inflated first)\n"
@@ -73,14 +77,16 @@ void convert__usage(void)
 	       "                       (original_payload, format \"" PERF_PAYLOAD_FORMAT "\");\n"
 	       "                       only with perf-script input and --to otlp/otlp-json\n"
 	       "      --title TEXT     title of the SVG flame graph\n"
+	       "      --time A-B       only samples taken from A to B (as in 'report --time')\n"
 	       "      --type TYPE      only the cpu or off_cpu profile of a capture holding\n"
 	       "                       both (pprof, folded and svg take cpu by default)\n"
 	       SYMBOLIZE_OPT_HELP
 	       "  -h, --help           this help\n"
 	       "\n"
 	       "perf script input: record with 'perf record -g', then run 'perf script' (default\n"
-	       "fields, or -F comm,pid,tid,time,ip,sym,dso). Its times are not wall-clock, so\n"
-	       "the converted capture is dated as ending now.\n"
+	       "fields, or -F comm,pid,tid,cpu,time,ip,sym,dso). Each sample keeps its time\n"
+	       "(perf's seconds since boot, mapped to wall-clock time with this host's clocks)\n"
+	       "and CPU, for --time and report --timeline.\n"
 	       "\n"
 	       "perf.data input ('perf record -g', '--call-graph dwarf', '-a') is read\n"
 	       "directly, no perf binary needed; the capture ends at the file's modification\n"
@@ -95,7 +101,7 @@ void convert__usage(void)
 /* 0, 1 when --help was printed, or -EINVAL after one error line. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE };
+	enum { OPT_TO = 256, OPT_FROM, OPT_EMBED, OPT_TITLE, OPT_TYPE, OPT_TIME };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"to", required_argument, NULL, OPT_TO},
@@ -103,6 +109,7 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		{"embed-original", no_argument, NULL, OPT_EMBED},
 		{"title", required_argument, NULL, OPT_TITLE},
 		{"type", required_argument, NULL, OPT_TYPE},
+		{"time", required_argument, NULL, OPT_TIME},
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -121,7 +128,8 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 		case OPT_TO:
 			if (format__parse(optarg, &o->to))
 				return usage_error("unknown --to format '%s': expected otlp, "
-						   "otlp-json, pprof, folded or svg",
+						   "otlp-json, pprof, folded, svg, perf-script "
+						   "or speedscope",
 						   optarg);
 			have_to = true;
 			break;
@@ -148,6 +156,9 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			break;
 		case OPT_TYPE:
 			o->type = optarg;
+			break;
+		case OPT_TIME:
+			o->time = optarg;
 			break;
 		case 'h':
 			convert__usage();
@@ -211,6 +222,8 @@ int convert__main(int argc, char **argv)
 		goto out;
 	ret = 1;
 	if (symbolize_opt__apply(&o.sym, o.in, &p))
+		goto out;
+	if (o.time && timeslice__apply("convert", o.time, &p))
 		goto out;
 	if (format__pick_type(p, o.type, format__single_type(o.to), &sel))
 		goto out;

@@ -17,10 +17,12 @@
 #include "export/sink.h"
 #include "cli/flamegraph_cmd.h"
 #include "cli/symbolize_opt.h"
+#include "cli/timeslice.h"
 
 struct fg_args {
 	const char *in, *out;
 	const char *type; /* --type */
+	const char *time; /* --time A-B */
 	struct flamegraph_opts o;
 	struct view_attr_match attrs[VIEW_MAX_ATTR_MATCH]; /* --attr */
 	struct symbolize_opt sym;
@@ -50,6 +52,7 @@ void flamegraph__usage(void)
 	       "                        OpenTelemetry thread context)\n"
 	       "      --attr KEY=VALUE  only samples whose attribute KEY is VALUE (e.g.\n"
 	       "                        http.route=/users); up to %d, all must match\n"
+	       "      --time A-B        only samples taken from A to B (as in 'report --time')\n"
 	       "      --inverted        icicle graph: leaf functions at the top, their callers\n"
 	       "                        below\n"
 	       "      --per-pid         one tower per process (\"exe [pid]\") instead of one\n"
@@ -79,7 +82,8 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		OPT_TYPE,
 		OPT_TRACE,
 		OPT_ATTR,
-		OPT_PER_PID
+		OPT_PER_PID,
+		OPT_TIME
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -91,6 +95,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		{"type", required_argument, NULL, OPT_TYPE},
 		{"trace-id", required_argument, NULL, OPT_TRACE},
 		{"attr", required_argument, NULL, OPT_ATTR},
+		{"time", required_argument, NULL, OPT_TIME},
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -117,6 +122,9 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			break;
 		case OPT_TYPE:
 			a->type = optarg;
+			break;
+		case OPT_TIME:
+			a->time = optarg;
 			break;
 		case OPT_TRACE:
 			if (!hex__decode(optarg, a->o.trace_id, sizeof(a->o.trace_id)))
@@ -201,6 +209,10 @@ int flamegraph__main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	if (symbolize_opt__load(&a.sym, a.in, a.type, &p))
 		return 1; /* logged */
+	if (a.time && timeslice__apply("flamegraph", a.time, &p)) {
+		profile__free(p);
+		return 1;
+	}
 	if (a.o.filter_pid) {
 		size_t i;
 

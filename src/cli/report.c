@@ -9,6 +9,19 @@
  */
 #include "capture/memory.h"
 #include "cli/report_int.h"
+#include "cli/timeline.h"
+#include "cli/timeslice.h"
+
+/* The options of `report` about time, beside struct report_opts (which
+ * comes first, so the option handlers reach them from its address). */
+struct report_cli {
+	struct report_opts o;
+	const char *time;  /* --time A-B */
+	bool timeline;	   /* --timeline */
+	__u64 interval_ns; /* --interval */
+};
+
+#define REPORT_CLI(opts) ((struct report_cli *)(void *)(opts))
 
 /* ---- options ----------------------------------------------------------------------- */
 
@@ -61,6 +74,12 @@ void report__usage(void)
 	       "                        time; capture --memory: alloc_space, alloc_objects,\n"
 	       "                        inuse_space (bytes held at the end) or inuse_objects\n"
 	       "                        (KiB, MiB or GiB as the headers say)\n"
+	       "      --time A-B        only samples taken from A to B: clock times (14:03:07),\n"
+	       "                        dates (2026-11-29T14:03:07), ns since the epoch, or\n"
+	       "                        +2.5s from the first sample (captures with timestamps)\n"
+	       "      --timeline        per interval, the share of each process (--by thread:\n"
+	       "                        of each thread), as text or --json\n"
+	       "      --interval D      timeline interval (default 100ms; s, ms, us, ns)\n"
 	       "      --lines           one function row per source line: \"name file:line\"\n"
 	       "                        (captures with line information)\n" SYMBOLIZE_OPT_HELP
 	       "  -h, --help            this help\n"
@@ -210,6 +229,26 @@ static int opt_attr(struct report_opts *o, char *arg)
 	return args__attr_match("report", arg, o->attrs, &o->nattrs, VIEW_MAX_ATTR_MATCH);
 }
 
+static int opt_time(struct report_opts *o, char *arg)
+{
+	REPORT_CLI(o)->time = arg;
+	return 0;
+}
+
+static int opt_timeline(struct report_opts *o, char *arg)
+{
+	(void)arg;
+	REPORT_CLI(o)->timeline = true;
+	return 0;
+}
+
+static int opt_interval(struct report_opts *o, char *arg)
+{
+	if (timeslice__parse_duration(arg, &REPORT_CLI(o)->interval_ns))
+		return usage_error("--interval needs a duration like 100ms or 1s, not '%s'", arg);
+	return 0;
+}
+
 static const struct report_option report_options[] = {
 	{"top", required_argument, opt_top},
 	{"by", required_argument, opt_by},
@@ -223,6 +262,9 @@ static const struct report_option report_options[] = {
 	{"trace-id", required_argument, opt_trace_id},
 	{"span-id", required_argument, opt_span_id},
 	{"attr", required_argument, opt_attr},
+	{"time", required_argument, opt_time},
+	{"timeline", no_argument, opt_timeline},
+	{"interval", required_argument, opt_interval},
 };
 
 #define NOPTIONS (sizeof(report_options) / sizeof(report_options[0]))
@@ -314,24 +356,58 @@ out:
 	return err;
 }
 
+/* The timeline of @p, as --timeline asks. 0 or 1 (logged). */
+static int print_timeline(const struct profile *p, const struct report_cli *c)
+{
+	struct timeline_opts t = {.file = c->o.file,
+				  .by_thread = c->o.by == BY_THREAD,
+				  .json = c->o.json,
+				  .top = 5,
+				  .interval_ns = c->interval_ns ?: TIMELINE_DEFAULT_INTERVAL_NS};
+	int err = timeline__print(stdout, p, &t);
+
+	if (err == -ENODATA)
+		pr_err("%s: --timeline: the profile was " TIMESLICE_NO_TIME, c->o.file);
+	else if (err == -E2BIG)
+		pr_err("%s: --timeline: more than %u intervals: give a longer --interval",
+		       c->o.file, TIMELINE_MAX_INTERVALS);
+	else if (err)
+		pr_err("%s: cannot build the timeline: %s", c->o.file, strerror(-err));
+	return err ? 1 : 0;
+}
+
 int report__main(int argc, char **argv)
 {
 	struct profile *p = NULL;
-	struct report_opts o;
+	struct report_cli c = {0};
+	struct report_opts *op = &c.o;
 	const char *later;
 	int ret, err;
 
-	ret = parse_args(argc, argv, &o, &later);
+	ret = parse_args(argc, argv, op, &later);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	if (later)
-		return report_growth(&o, later);
-	if (symbolize_opt__load(&o.sym, o.file, o.type, &p))
+		return report_growth(op, later);
+	if (c.timeline && c.o.by != BY_PROCESS && c.o.by != BY_THREAD && c.o.by != BY_FUNCTION) {
+		log__usage_error("report", "--timeline groups by process or thread only");
+		return 2;
+	}
+	if (symbolize_opt__load(&op->sym, op->file, op->type, &p))
 		return 1; /* logged */
-	err = report__print(stdout, p, &o);
+	if (c.time && timeslice__apply("report", c.time, &p)) {
+		profile__free(p);
+		return 1;
+	}
+	if (c.timeline) {
+		ret = print_timeline(p, &c);
+		profile__free(p);
+		return ret ?: (fflush(stdout) ? 1 : 0);
+	}
+	err = report__print(stdout, p, op);
 	profile__free(p);
 	if (err) {
-		pr_err("%s: cannot build the report: %s", o.file, strerror(-err));
+		pr_err("%s: cannot build the report: %s", op->file, strerror(-err));
 		return 1;
 	}
 	if (fflush(stdout) || ferror(stdout)) {

@@ -8,14 +8,20 @@
 #include "formats/format.h"
 #include "formats/otlp.h"
 #include "formats/otlp_json.h"
+#include "formats/perf_script_write.h"
 #include "formats/pprof.h"
+#include "formats/speedscope.h"
 #include "model/profile.h"
 #include "util/log.h"
 
 static const char *const names[] = {
-	[FORMAT_OTLP] = "otlp",	  [FORMAT_OTLP_JSON] = "otlp-json",
-	[FORMAT_PPROF] = "pprof", [FORMAT_FOLDED] = "folded",
+	[FORMAT_OTLP] = "otlp",
+	[FORMAT_OTLP_JSON] = "otlp-json",
+	[FORMAT_PPROF] = "pprof",
+	[FORMAT_FOLDED] = "folded",
 	[FORMAT_SVG] = "svg",
+	[FORMAT_PERF_SCRIPT] = "perf-script",
+	[FORMAT_SPEEDSCOPE] = "speedscope",
 };
 
 int format__parse(const char *name, enum format *out)
@@ -44,8 +50,14 @@ bool format__from_filename(const char *name, enum format *out)
 		const char *end;
 		enum format f;
 	} by_end[] = {
-		{".svg", FORMAT_SVG},	  {".json", FORMAT_OTLP_JSON}, {".folded", FORMAT_FOLDED},
-		{".pb.gz", FORMAT_PPROF}, {".pprof", FORMAT_PPROF},    {".prof", FORMAT_PPROF},
+		{".svg", FORMAT_SVG},
+		{".speedscope.json", FORMAT_SPEEDSCOPE},
+		{".perf.txt", FORMAT_PERF_SCRIPT},
+		{".json", FORMAT_OTLP_JSON},
+		{".folded", FORMAT_FOLDED},
+		{".pb.gz", FORMAT_PPROF},
+		{".pprof", FORMAT_PPROF},
+		{".prof", FORMAT_PPROF},
 		{".pb", FORMAT_OTLP},
 	};
 	size_t i;
@@ -63,9 +75,13 @@ bool format__from_filename(const char *name, enum format *out)
 const char *format__extension(enum format f)
 {
 	static const char *const ext[] = {
-		[FORMAT_OTLP] = ".pb",	   [FORMAT_OTLP_JSON] = ".json",
-		[FORMAT_PPROF] = ".pb.gz", [FORMAT_FOLDED] = ".folded",
+		[FORMAT_OTLP] = ".pb",
+		[FORMAT_OTLP_JSON] = ".json",
+		[FORMAT_PPROF] = ".pb.gz",
+		[FORMAT_FOLDED] = ".folded",
 		[FORMAT_SVG] = ".svg",
+		[FORMAT_PERF_SCRIPT] = ".perf.txt",
+		[FORMAT_SPEEDSCOPE] = ".speedscope.json",
 	};
 
 	return (size_t)f < sizeof(ext) / sizeof(ext[0]) && ext[f] ? ext[f] : ".out";
@@ -182,6 +198,10 @@ static int encode_one(const struct profile *p, enum format f, const char *title,
 		return pprof__encode(p, out);
 	case FORMAT_FOLDED:
 		return folded__encode(p, out);
+	case FORMAT_PERF_SCRIPT:
+		return perf_script_write__encode(p, out);
+	case FORMAT_SPEEDSCOPE:
+		return speedscope__encode(p, out);
 	case FORMAT_SVG:
 		err = flamegraph__render(p, &fo, out);
 		if (err)

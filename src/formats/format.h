@@ -14,21 +14,25 @@
 struct profile;
 
 enum format {
-	FORMAT_OTLP = 0,  /* ProfilesData protobuf (default) */
-	FORMAT_OTLP_JSON, /* OTLP/JSON mapping */
-	FORMAT_PPROF,	  /* gzip'd perftools.profiles.Profile */
-	FORMAT_FOLDED,	  /* "comm;frame;frame count" lines */
-	FORMAT_SVG,	  /* interactive flame graph */
+	FORMAT_OTLP = 0,    /* ProfilesData protobuf (default) */
+	FORMAT_OTLP_JSON,   /* OTLP/JSON mapping */
+	FORMAT_PPROF,	    /* gzip'd perftools.profiles.Profile */
+	FORMAT_FOLDED,	    /* "comm;frame;frame count" lines */
+	FORMAT_SVG,	    /* interactive flame graph */
+	FORMAT_PERF_SCRIPT, /* perf script text, time ordered */
+	FORMAT_SPEEDSCOPE,  /* speedscope JSON, sampled profiles per thread */
 };
 
-/* Format named @name ("otlp", "otlp-json", "pprof", "folded", "svg").
+/* Format named @name ("otlp", "otlp-json", "pprof", "folded", "svg",
+ * "perf-script", "speedscope").
  * 0 or -EINVAL. */
 int format__parse(const char *name, enum format *out);
 
 const char *format__name(enum format f);
 
 /* The format an output file name asks for, by its ending: ".svg" svg,
- * ".json" otlp-json, ".folded" folded, ".pb.gz", ".pprof" or ".prof" pprof,
+ * ".speedscope.json" speedscope, ".perf.txt" perf-script, ".json" otlp-json, ".folded" folded,
+ * ".pb.gz", ".pprof" or ".prof" pprof,
  * ".pb" otlp; anything else (and NULL, "-") gives otlp, the default.
  * Returns true when the name had one of these endings. */
 bool format__from_filename(const char *name, enum format *out);

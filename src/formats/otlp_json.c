@@ -398,6 +398,39 @@ static void value_type(struct buf_out *j, bool *first, const char *k, __u32 type
 	buf__puts(j, "}");
 }
 
+/* "values" (and "timestampsUnixNano", values[i] with timestamps[i], when
+ * the sample's occurrences account for its whole value). */
+static void sample_values(struct buf_out *j, bool *first, const struct profile *p, size_t proc,
+			  size_t i, __u64 value)
+{
+	const struct profile_occurrence *o;
+	__u64 sum = 0;
+	size_t n, k;
+
+	o = profile__sample_times(p, proc, i, &n);
+	for (k = 0; k < n; k++)
+		sum += o[k].value;
+	key(j, first, "values");
+	buf__puts(j, "[");
+	if (!n || sum != value) {
+		uint64_str(j, value);
+		buf__puts(j, "]");
+		return;
+	}
+	for (k = 0; k < n; k++) {
+		buf__puts(j, k ? "," : "");
+		uint64_str(j, o[k].value);
+	}
+	buf__puts(j, "]");
+	key(j, first, "timestampsUnixNano");
+	buf__puts(j, "[");
+	for (k = 0; k < n; k++) {
+		buf__puts(j, k ? "," : "");
+		uint64_str(j, o[k].time_ns);
+	}
+	buf__puts(j, "]");
+}
+
 static void samples(struct buf_out *j, const struct profile *p, size_t proc)
 {
 	size_t i, n = profile__sample_count(p, proc);
@@ -411,10 +444,8 @@ static void samples(struct buf_out *j, const struct profile *p, size_t proc)
 		num32(j, &first, "stackIndex", e->stack);
 		indices(j, &first, "attributeIndices", e->attrs, e->nattrs);
 		num32(j, &first, "linkIndex", e->link);
-		key(j, &first, "values");
-		buf__puts(j, "[");
-		uint64_str(j, e->value);
-		buf__puts(j, "]}");
+		sample_values(j, &first, p, proc, i, e->value);
+		buf__puts(j, "}");
 	}
 	buf__puts(j, "]");
 }
@@ -423,6 +454,7 @@ static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	__u32 st, su, pt, pu, type = proc == SIZE_MAX ? 0 : profile__process_type(p, proc);
+	__u64 start, dur;
 	__u8 id[16];
 	bool first = true;
 
@@ -433,8 +465,9 @@ static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc)
 		key(j, &first, "samples");
 		samples(j, p, proc);
 	}
-	u64s(j, &first, "timeUnixNano", meta->time_unix_nano);
-	u64s(j, &first, "durationNano", meta->duration_nano);
+	profile__time_range(p, &start, &dur);
+	u64s(j, &first, "timeUnixNano", start);
+	u64s(j, &first, "durationNano", dur);
 	value_type(j, &first, "periodType", pt, pu);
 	s64s(j, &first, "period", profile__period(p, type));
 	profile__id_of(p, proc, id); /* one per Profile, as otlp.c */

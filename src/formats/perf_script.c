@@ -16,6 +16,7 @@
 #include "util/buf.h"
 #include "util/array.h"
 #include "util/htab.h"
+#include "util/clock.h"
 #include "util/intern.h"
 #include "formats/perf_script.h"
 #include "model/profile.h"
@@ -40,6 +41,7 @@ struct header {
 	__u32 tid;
 	bool has_time;
 	bool cpu;   /* a "[cpu]" field was printed */
+	__u32 cpu_nr;
 	bool slash; /* the "pid/tid" form */
 	__u64 time_ns;
 	__u64 period;
@@ -299,6 +301,7 @@ static bool parse_header(struct slice line, struct header *h)
 	t = next_token(&pos, end);
 	if (is_cpu(t)) {
 		h->cpu = true;
+		h->cpu_nr = (__u32)to_u64((struct slice){t.s + 1, t.n - 2});
 		t = next_token(&pos, end);
 	}
 	if (parse_time(t, &h->time_ns)) {
@@ -512,10 +515,30 @@ static int arena_put(struct buf *a, struct slice t, size_t *off)
 	return err;
 }
 
+/* Times since the epoch of a sample time: perf prints the kernel's
+ * monotonic clock (seconds since boot), which this host's clocks map to the
+ * epoch (right for recordings since this boot); times past 2001 already
+ * are epoch times (no host is up for 30 years), as `convert --to
+ * perf-script` writes them. */
+static __u64 wall_time(__u64 t)
+{
+	static __u64 off;
+
+	if (t >= 1000000000ull * 1000000000ull)
+		return t;
+	if (!off) {
+		__u64 wall = clock__ns(CLOCK_REALTIME), mono = clock__mono_ns();
+
+		off = wall > mono ? wall - mono : 1;
+	}
+	return t + off;
+}
+
 static int add_sample(struct ps *ps)
 {
 	const struct header *h = &ps->cur;
 	struct profile_process_desc proc = {.pid = h->pid};
+	struct profile_labels lab = {.has_cpu = h->cpu, .cpu = h->cpu_nr};
 	size_t i, comm_off, *sym_off = ps->sym_off, *dso_off = ps->dso_off;
 	__u32 idx;
 	int err;
@@ -559,8 +582,13 @@ static int add_sample(struct ps *ps)
 	}
 	if (h->pid >= 0 && !intern__find(ps->pids, &h->pid, sizeof(h->pid), &idx))
 		proc.exe_name = ps->names[idx].comm;
-	return profile__add_sample(ps->p, &proc, h->tid, (const char *)ps->arena.data + comm_off,
-				   ps->pf, ps->nframes, 1);
+	if (h->has_time)
+		return profile__add_timed_sample(ps->p, 0, &proc, h->tid,
+						 (const char *)ps->arena.data + comm_off, &lab,
+						 ps->pf, ps->nframes, 1, wall_time(h->time_ns));
+	return profile__add_typed_sample(ps->p, 0, &proc, h->tid,
+					 (const char *)ps->arena.data + comm_off, &lab, ps->pf,
+					 ps->nframes, 1);
 }
 
 /* ---- driver ------------------------------------------------------------------ */

@@ -6,7 +6,9 @@
  * ("comm pid/tid [cpu] secs.usecs: period event:"), then the callchain,
  * one indented "addr sym+0xoff (dso)" line per frame, leaf first, and a
  * blank line; without a callchain the single frame may end the header line.
- * Each sample counts 1. Threads are grouped by pid. When only a tid is
+ * Each sample counts 1, with its time (perf's seconds since boot mapped to
+ * the epoch with this host's clocks; 10-digit seconds taken as epoch times:
+ * docs/time.md) and its CPU when printed. Threads are grouped by pid. When only a tid is
  * printed (perf's default "comm tid [cpu] time:"), the thread's process
  * comes from the task events of the same text (--show-task-events: COMM,
  * FORK, EXIT lines give pid/tid pairs; --show-mmap-events lines too), else
@@ -24,7 +26,8 @@
  * ("cpu","nanoseconds"); other events use (event, "count") as period type.
  *
  * Lines that are neither a header, a frame nor a comment are skipped and
- * counted; input with no sample at all is an error. Pure code.
+ * counted; input with no sample at all is an error. Pure code but for
+ * reading the clocks once.
  */
 #ifndef PROFCAP_PERF_SCRIPT_H
 #define PROFCAP_PERF_SCRIPT_H

@@ -709,5 +709,7 @@ size_t pprof__unheld(const struct profile *p, __u32 type, struct buf *out)
 		unheld_add(&u, what, n, "processes");
 	}
 	unheld_tables(p, &u);
+	/* pprof has no per-sample time: occurrences merge into one value */
+	unheld_add(&u, "sample timestamps", (size_t)profile__time_count(p), "occurrences");
 	return u.n;
 }

@@ -1101,6 +1101,19 @@ TEST(bad_wire)
 	buf__release(&b);
 	buf__release(&sub);
 
+	/* A negative value paired with a timestamp. */
+	pw_init(&b);
+	pw_init(&sub);
+	pw_uint(&sub, 4, 5);
+	pw_uint(&sub, 4, (__u64)-2);
+	pw_fixed64(&sub, 5, 1);
+	pw_fixed64(&sub, 5, 2);
+	wrap_sample(&b, &sub);
+	CHECK_EQ_U64(parse_err(&b, err, sizeof(err)), -EBADMSG);
+	CHECK(strstr(err, "values[1] is negative (-2)"));
+	buf__release(&b);
+	buf__release(&sub);
+
 	/* A negative value. */
 	pw_init(&b);
 	pw_init(&sub);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "formats/perf_script.h"
 #include "model/profile.h"
@@ -420,6 +421,47 @@ TEST(deep_callchain_is_cut)
 	profile__free(p);
 }
 
+/* Each sample keeps its time (perf's seconds since boot, mapped to the
+ * epoch with this host's clocks) and its CPU. */
+TEST(times_and_cpus)
+{
+	struct perf_script_stats st;
+	struct profile *p = NULL;
+	struct timespec wall, mono;
+	const struct profile_occurrence *o;
+	__u64 first, last, off;
+	__u32 cpu;
+	size_t i, n, seen = 0;
+	char err[256];
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	off = (__u64)(wall.tv_sec - mono.tv_sec) * 1000000000ull + (__u64)wall.tv_nsec -
+	      (__u64)mono.tv_nsec;
+	CHECK_EQ_U64(perf_script__parse(default_fixture, sizeof(default_fixture) - 1, &p, &st, err,
+					sizeof(err)),
+		     0);
+	CHECK_EQ_U64(profile__time_count(p), profile__total(p));
+	CHECK_EQ_U64(profile__time_span(p, &first, &last), 0);
+	CHECK_EQ_U64(last - first, 4591396032000ull - 4591394030000ull);
+	/* within a second of this host's mapping (the clocks move on) */
+	CHECK(first > off + 4591394030000ull - 1000000000ull);
+	CHECK(first < off + 4591394030000ull + 1000000000ull);
+	for (i = 0; i < profile__process_count(p); i++)
+		for (n = 0; n < profile__sample_count(p, i); n++) {
+			const struct profile_sample_entry *e = profile__sample(p, i, n);
+			size_t k;
+
+			o = profile__sample_times(p, i, n, &k);
+			CHECK(o && k == e->value);
+			CHECK_EQ_U64(profile__sample_cpu(p, e, &cpu), 0);
+			CHECK(cpu <= 1);
+			seen += cpu;
+		}
+	CHECK(seen > 0); /* gt-worker ran on CPU 1 */
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(default_output);
@@ -430,5 +472,6 @@ int main(void)
 	RUN(rejected_inputs);
 	RUN(looks_like);
 	RUN(deep_callchain_is_cut);
+	RUN(times_and_cpus);
 	return TEST_DONE();
 }

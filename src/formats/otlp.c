@@ -82,6 +82,57 @@ static bool enc_value(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	       pb_encode_varint(s, pbbuf__varint_len(*v)) && pb_encode_varint(s, *v);
 }
 
+/* A sample's occurrences: their values (packed int64) or their times
+ * (packed fixed64), as the field says. */
+struct occ_arg {
+	const struct profile_occurrence *o;
+	size_t n;
+};
+
+static bool enc_occ_values(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct occ_arg *oa = *arg;
+	size_t i, size = 0;
+
+	for (i = 0; i < oa->n; i++)
+		size += pbbuf__varint_len(oa->o[i].value);
+	if (!pb_encode_tag(s, PB_WT_STRING, f->tag) || !pb_encode_varint(s, size))
+		return false;
+	for (i = 0; i < oa->n; i++)
+		if (!pb_encode_varint(s, oa->o[i].value))
+			return false;
+	return true;
+}
+
+static bool enc_occ_times(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
+{
+	const struct occ_arg *oa = *arg;
+	size_t i;
+
+	if (!pb_encode_tag(s, PB_WT_STRING, f->tag) || !pb_encode_varint(s, oa->n * 8))
+		return false;
+	for (i = 0; i < oa->n; i++)
+		if (!pb_encode_fixed64(s, &oa->o[i].time_ns))
+			return false;
+	return true;
+}
+
+/* Occurrences of sample @i of @proc when they account for its whole value
+ * (values[i] then goes with timestamps_unix_nano[i]), else n = 0. */
+static struct occ_arg sample_occ(const struct profile *p, size_t proc, size_t i, __u64 value)
+{
+	struct occ_arg oa = {NULL, 0};
+	__u64 sum = 0;
+	size_t k;
+
+	oa.o = profile__sample_times(p, proc, i, &oa.n);
+	for (k = 0; k < oa.n; k++)
+		sum += oa.o[k].value;
+	if (sum != value)
+		oa.n = 0;
+	return oa;
+}
+
 /* A NUL-terminated string; NULL counts as "" and emits nothing. */
 static bool enc_cstr(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
@@ -352,6 +403,7 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	for (i = 0; i < n; i++) {
 		const struct profile_sample_entry *e = profile__sample(sa->p, sa->proc, i);
 		PF(Sample) sm = PF(Sample_init_zero);
+		struct occ_arg oa = sample_occ(sa->p, sa->proc, i, e->value);
 		struct packed pk;
 
 		sm.stack_index = e->stack;
@@ -359,11 +411,34 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 		set_packed(&sm.attribute_indices, &pk, e->attrs, e->nattrs);
 		sm.values.funcs.encode = enc_value;
 		sm.values.arg = (void *)&e->value;
+		if (oa.n) {
+			sm.values.funcs.encode = enc_occ_values;
+			sm.values.arg = &oa;
+			sm.timestamps_unix_nano.funcs.encode = enc_occ_times;
+			sm.timestamps_unix_nano.arg = &oa;
+		}
 		if (!pb_encode_tag_for_field(s, f) ||
 		    !pb_encode_submessage(s, PF(Sample_fields), &sm))
 			return false;
 	}
 	return true;
+}
+
+/* The meta's time range, widened to hold every sample time: timestamps
+ * must fall in [time_unix_nano, time_unix_nano + duration_nano). */
+static void profile_time_range(const struct profile *p, __u64 *start, __u64 *dur)
+{
+	const struct profile_meta *meta = profile__meta(p);
+	__u64 lo = meta->time_unix_nano, hi = lo + meta->duration_nano, first, last;
+
+	if (!profile__time_span(p, &first, &last)) {
+		if (!lo || first < lo)
+			lo = first;
+		if (hi <= last)
+			hi = last + 1;
+	}
+	*start = lo;
+	*dur = hi - lo;
 }
 
 /* Encode the Profile of process @proc (or an empty one when @proc is
@@ -392,8 +467,11 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 		pr.samples.arg = &sa;
 	}
 	if (meta) {
-		pr.time_unix_nano = meta->time_unix_nano;
-		pr.duration_nano = meta->duration_nano;
+		__u64 start, dur;
+
+		profile_time_range(p, &start, &dur);
+		pr.time_unix_nano = start;
+		pr.duration_nano = dur;
 		pr.period = (int64_t)profile__period(p, type);
 		pr.profile_id.size = sizeof(meta->profile_id);
 		profile__id_of(p, proc, pr.profile_id.bytes); /* one per Profile */

@@ -555,6 +555,8 @@ static void rd_release(struct rd *r)
 	free(r->lmodel);
 	free(r->smodel);
 	free(r->locs);
+	free(r->svals.v);
+	free(r->stimes.v);
 	free(r->sattrs.v);
 }
 

@@ -367,6 +367,7 @@ static enum role attr_role(const char *key)
 	} roles[] = {
 		{"thread.id", ROLE_THREAD_ID},
 		{"thread.name", ROLE_THREAD_NAME},
+		{PROFILE_ATTR_CPU, ROLE_CPU},
 		{"profile.frame.type", ROLE_FRAME_TYPE},
 		{"process.executable.build_id.gnu", ROLE_BUILD_ID},
 		{"pprof.mapping.has_functions", ROLE_HAS_FUNCTIONS},

@@ -30,6 +30,7 @@
 /* What an attribute table entry means to the reader. */
 enum role {
 	ROLE_NONE = 0,
+	ROLE_CPU,
 	ROLE_THREAD_ID,
 	ROLE_THREAD_NAME,
 	ROLE_FRAME_TYPE,
@@ -165,6 +166,10 @@ struct rd {
 	/* per sample scratch */
 	__u32 *locs; /* model location indices of a stack */
 	size_t locs_cap;
+	struct occ_vec {
+		__u64 *v;
+		size_t n, cap;
+	} svals, stimes; /* a sample's values and timestamps */
 	struct ids sattrs;
 
 	struct profile *p;

@@ -4,12 +4,14 @@
  * frames gathered from the prepared locations); later samples reuse its
  * model index.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "formats/otlp_read_rd.h"
+#include "util/array.h"
 
 /* Deeper stacks keep their leaf-most frames (the model keeps fewer). */
 #define MAX_FRAMES 65536
@@ -35,13 +37,43 @@ bool otlp_rd__parse_int(const char *s, __s64 *v)
 	return true;
 }
 
-static int first_value(void *arg, __u64 v)
-{
-	struct r_sample *s = arg;
+/* Values and timestamps a sample may hold: a message is at most a few
+ * hundred MiB, and the model caps the occurrences it keeps. */
+#define MAX_OCC (64u << 20)
 
-	if (!s->nvalues++)
-		s->value = v;
-	return 0;
+static int occ_push(struct occ_vec *o, __u64 v)
+{
+	int err = array__grow((void **)&o->v, &o->cap, o->n, sizeof(*o->v), 16, MAX_OCC);
+
+	if (!err)
+		o->v[o->n++] = v;
+	return err;
+}
+
+static int one_value(void *arg, __u64 v)
+{
+	return occ_push(arg, v);
+}
+
+/* The timestamps of field @f (packed or one fixed64) onto @o. */
+static int read_times(const struct wire_field *f, struct occ_vec *o)
+{
+	const __u8 *b;
+	size_t n = 0, i;
+	__u64 t;
+	int err;
+
+	if (f->wt == WIRE_I64)
+		return occ_push(o, f->v);
+	err = wire__count_fixed64(f, &n);
+	if (err)
+		return err;
+	b = wire__pos(&f->sub);
+	for (i = 0; i < n && !err; i++) {
+		memcpy(&t, b + i * 8, 8);
+		err = occ_push(o, le64toh(t));
+	}
+	return err;
 }
 
 /* The fields of Sample @w into @s; its attribute indices into r->sattrs. */
@@ -51,6 +83,8 @@ static int read_sample(struct rd *r, struct wire *w, struct r_sample *s)
 	int err = 0;
 
 	r->sattrs.n = 0;
+	r->svals.n = 0;
+	r->stimes.n = 0;
 	while (!err && otlp_rd__next(r, w, &f, &err)) {
 		switch (f.num) {
 		case OTLP_TAG(Sample, stack_index):
@@ -63,7 +97,9 @@ static int read_sample(struct rd *r, struct wire *w, struct r_sample *s)
 			err = otlp_rd__varint(r, &f, "link_index", &s->link);
 			break;
 		case OTLP_TAG(Sample, values):
-			err = wire__each_varint(&f, first_value, s);
+			err = wire__each_varint(&f, one_value, &r->svals);
+			s->nvalues = r->svals.n;
+			s->value = s->nvalues ? r->svals.v[0] : 0;
 			if (err == -EPROTOTYPE)
 				err = otlp_rd__want(r, &f, WIRE_LEN, "values");
 			else if (err)
@@ -72,8 +108,11 @@ static int read_sample(struct rd *r, struct wire *w, struct r_sample *s)
 						    "list ends inside a varint)");
 			break;
 		case OTLP_TAG(Sample, timestamps_unix_nano):
-			err = wire__count_fixed64(&f, &s->nts);
-			if (err == -EPROTOTYPE)
+			err = read_times(&f, &r->stimes);
+			s->nts = r->stimes.n;
+			if (err == -E2BIG || err == -ENOMEM)
+				err = otlp_rd__fail(r, err, "timestamps_unix_nano: too many");
+			else if (err == -EPROTOTYPE)
 				err = otlp_rd__want(r, &f, WIRE_LEN, "timestamps_unix_nano");
 			else if (err)
 				err = otlp_rd__fail(r, err,
@@ -111,6 +150,9 @@ static int sample_labels(struct rd *r, struct profile_labels *lab, __u32 *tid, c
 			*tname = a->v.str;
 		} else if (a->role == ROLE_OFF_CPU_STATE && a->v.kind == VAL_STR) {
 			lab->state = a->v.str;
+		} else if (a->role == ROLE_CPU && a->v.kind == VAL_INT && a->v.num >= 0) {
+			lab->has_cpu = true;
+			lab->cpu = (__u32)a->v.num;
 		} else if (a->role == ROLE_OFF_CPU_SWITCHES && a->v.kind == VAL_INT &&
 			   a->v.num > 0) {
 			lab->switches = (__u64)a->v.num;
@@ -164,6 +206,33 @@ static int model_stack(struct rd *r, __u64 stack)
 	return err ?: profile__add_stack_locs(r->p, r->locs, n, &r->smodel[stack]);
 }
 
+/* The sample's value into the model: one occurrence per timestamp (with
+ * values[i], or 1 without values) when the lists pair up, else values[0]
+ * without time. */
+static int add_occurrences(struct rd *r, const struct resource *res, const struct r_sample *s,
+			   __u32 tid, const char *tname, const struct profile_labels *lab)
+{
+	__u32 stack = r->smodel[s->stack];
+	size_t i;
+	int err = 0;
+
+	if (!s->nts || (s->nvalues && s->nvalues != s->nts))
+		return profile__add_typed_stack_sample(r->p, r->cur_type, &res->desc, tid, tname,
+						       lab, stack, s->value);
+	for (i = 0; i < s->nts && !err; i++) {
+		__u64 v = s->nvalues ? r->svals.v[i] : 1;
+
+		if ((__s64)v < 0)
+			return otlp_rd__fail(r, -EBADMSG, "values[%zu] is negative (%lld)", i,
+					     (long long)v);
+		if (v)
+			err = profile__add_timed_stack_sample(r->p, r->cur_type, &res->desc, tid,
+							      tname, lab, stack, v,
+							      r->stimes.v[i]);
+	}
+	return err;
+}
+
 int otlp_rd__add_sample(struct rd *r, const struct resource *res, struct wire *w)
 {
 	struct profile_ctx_attr cattrs[PROFILE_MAX_CTX_ATTRS];
@@ -191,13 +260,12 @@ int otlp_rd__add_sample(struct rd *r, const struct resource *res, struct wire *w
 	else if ((__s64)s.value < 0)
 		return otlp_rd__fail(r, -EBADMSG, "values[0] is negative (%lld)",
 				     (long long)s.value);
-	if (!s.value)
+	if (!s.value && (!s.nts || s.nvalues != s.nts))
 		return 0;
 
 	err = model_stack(r, s.stack);
 	if (!err)
-		err = profile__add_typed_stack_sample(r->p, r->cur_type, &res->desc, tid, tname,
-						      &lab, r->smodel[s.stack], s.value);
+		err = add_occurrences(r, res, &s, tid, tname, &lab);
 	if (err == -ENOMEM)
 		return otlp_rd__nomem(r);
 	if (err == -E2BIG)

@@ -11,6 +11,7 @@
 #include "formats/perf_data_int.h"
 #include "model/profile.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/hex.h"
 #include "util/sort.h"
 
@@ -48,6 +49,8 @@ struct pd_sample {
 	unsigned int attr;
 	__u64 ip, time, period;
 	__s32 pid, tid;
+	__u32 cpu;
+	bool have_cpu;
 	const __u8 *chain; /* callchain entries, @nchain of them */
 	__u64 nchain;
 	__u64 regs[3]; /* bp, sp, ip of the user registers */
@@ -505,8 +508,11 @@ static int parse_sample(const struct pd *pd, const __u8 *r, size_t size, struct 
 	}
 	if ((st & PD_S_TIME) && (q = take(&p, end, 8)))
 		s->time = rd64(q);
-	take(&p, end, 8 * (!!(st & PD_S_ADDR) + !!(st & PD_S_ID) + !!(st & PD_S_STREAM_ID) +
-			   !!(st & PD_S_CPU)));
+	take(&p, end, 8 * (!!(st & PD_S_ADDR) + !!(st & PD_S_ID) + !!(st & PD_S_STREAM_ID)));
+	if ((st & PD_S_CPU) && (q = take(&p, end, 8))) {
+		s->cpu = rd32(q);
+		s->have_cpu = true;
+	}
 	if ((st & PD_S_PERIOD) && (q = take(&p, end, 8)))
 		s->period = rd64(q);
 	if ((st & PD_S_READ) && p && !read_size(a, p, end, &rs))
@@ -646,9 +652,26 @@ static const char *map_build_id(struct pd *pd, const struct pd_map *m)
 	return bid && bid[0] ? bid : NULL;
 }
 
+/* Wall-clock minus perf-clock nanoseconds: perf stamps samples with the
+ * kernel's monotonic clock, which this host's clocks tell apart from the
+ * epoch (right for files recorded since this boot). Read once. */
+static __u64 wall_offset(void)
+{
+	static __u64 off;
+
+	if (!off) {
+		__u64 wall = clock__ns(CLOCK_REALTIME), mono = clock__mono_ns();
+
+		off = wall > mono ? wall - mono : 1;
+	}
+	return off;
+}
+
 static int add_sample(struct pd *pd, const struct pd_sample *s)
 {
 	struct profile_process_desc proc = {.pid = s->pid};
+	struct profile_labels lab = {.has_cpu = s->have_cpu, .cpu = s->cpu};
+	__u32 type = pd->attrs[s->attr].value_type;
 	__u64 t = pd->use_time ? s->time : pd->seq;
 	__u32 n, nk, i;
 
@@ -675,9 +698,12 @@ static int add_sample(struct pd *pd, const struct pd_sample *s)
 		}
 	}
 	pd->st->samples++;
-	return profile__add_typed_sample(pd->p, pd->attrs[s->attr].value_type, &proc,
-					 (__u32)s->tid, name_of(pd, s->tid, s->pid, t), NULL, pd->frames,
-					 n, 1);
+	if (s->time)
+		return profile__add_timed_sample(pd->p, type, &proc, (__u32)s->tid,
+						 name_of(pd, s->tid, s->pid, t), &lab, pd->frames,
+						 n, 1, s->time + wall_offset());
+	return profile__add_typed_sample(pd->p, type, &proc, (__u32)s->tid,
+					 name_of(pd, s->tid, s->pid, t), &lab, pd->frames, n, 1);
 }
 
 static int sample_record(struct pd *pd, const __u8 *r, size_t size)

@@ -139,6 +139,7 @@ struct profile *profile__create(__u32 max_entries, const char *st, const char *s
 	p->pids = intern__new(max_entries);
 	p->links = intern__new(max_entries);
 	p->max_links = PROFILE_MAX_LINKS + 1;
+	p->max_times = PROFILE_MAX_TIMES;
 	if (!p->strings || !p->functions || !p->mappings || !p->locations || !p->lines ||
 	    !p->stacks || !p->attrs || !p->values || !p->pids || !p->links)
 		goto err_out;
@@ -241,6 +242,7 @@ static void proc_free(struct proc *pr)
 	free_kvs((struct profile_kv *)pr->desc.attrs, pr->desc.nattrs);
 	intern__free(pr->keys);
 	free(pr->samples);
+	profile__times_free(pr);
 }
 
 void profile__free(struct profile *p)
@@ -736,7 +738,7 @@ bool profile__ctx_key_ok(const char *key)
 {
 	return key && *key && strcmp(key, "thread.id") && strcmp(key, "thread.name") &&
 	       strcmp(key, PROFILE_ATTR_OFF_CPU_STATE) &&
-	       strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES);
+	       strcmp(key, PROFILE_ATTR_OFF_CPU_SWITCHES) && strcmp(key, PROFILE_ATTR_CPU);
 }
 
 /* Whether numeric attribute @i of @l has a key a string attribute or an
@@ -794,6 +796,16 @@ int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 				    const char *thread_name, const struct profile_labels *l,
 				    __u32 stack, __u64 count)
 {
+	struct proc *pr;
+	__u32 idx;
+
+	return profile__add_sample_at(p, type, proc, tid, thread_name, l, stack, count, &pr, &idx);
+}
+
+int profile__add_sample_at(struct profile *p, __u32 type, const struct profile_process_desc *proc,
+			   __u32 tid, const char *thread_name, const struct profile_labels *l,
+			   __u32 stack, __u64 count, struct proc **pr_out, __u32 *idx_out)
+{
 	struct sample_key key = {.stack = stack};
 	struct profile_sample_entry *s;
 	struct proc *pr = NULL;
@@ -815,6 +827,8 @@ int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 		err = attr_int(p, PROFILE_ATTR_OFF_CPU_SWITCHES,
 			       l->switches > INT64_MAX ? INT64_MAX : (__s64)l->switches,
 			       &key.attrs[key.nattrs++]);
+	if (!err && l && l->has_cpu)
+		err = attr_int(p, PROFILE_ATTR_CPU, l->cpu, &key.attrs[key.nattrs++]);
 	if (!err && l)
 		err = add_ctx_attrs(p, l, &key);
 	if (!err && l && l->link)
@@ -839,6 +853,8 @@ int profile__add_typed_stack_sample(struct profile *p, __u32 type,
 	pr->samples[idx].value += count;
 	p->total += count;
 	p->types[type].total += count;
+	*pr_out = pr;
+	*idx_out = idx;
 	return 0;
 fail:
 	p->dirty = true;

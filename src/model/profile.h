@@ -216,7 +216,7 @@ struct profile_attr_entry {
 /* Thread-context attributes (OTEP 4947) a sample can carry, on top of
  * thread.id, thread.name and the two off-CPU labels. */
 #define PROFILE_MAX_CTX_ATTRS 4
-#define PROFILE_SAMPLE_MAX_ATTRS (4 + PROFILE_MAX_CTX_ATTRS)
+#define PROFILE_SAMPLE_MAX_ATTRS (5 + PROFILE_MAX_CTX_ATTRS)
 
 struct profile_sample_entry {
 	__u32 stack; /* stack index */
@@ -266,6 +266,9 @@ struct profile_labels {
 	 * @ctx, by the same rules, at most PROFILE_MAX_CTX_ATTRS of both. */
 	const struct profile_num_attr *num;
 	size_t nnum;
+	/* The logical CPU the samples ran on (PROFILE_ATTR_CPU), when @has_cpu. */
+	bool has_cpu;
+	__u32 cpu;
 };
 
 struct profile_num_attr {
@@ -286,6 +289,8 @@ bool profile__ctx_key_ok(const char *key);
 
 #define PROFILE_ATTR_OFF_CPU_STATE "profcap.off_cpu.state"
 #define PROFILE_ATTR_OFF_CPU_SWITCHES "profcap.off_cpu.switches"
+/* Semantic-convention key of the logical CPU number a sample ran on. */
+#define PROFILE_ATTR_CPU "cpu.logical_number"
 
 /* Allocate an empty profile with every table holding only its zero value.
  * Returns NULL on allocation failure. Free with profile__free(). */
@@ -458,5 +463,57 @@ __u64 profile__links_capped(const struct profile *p);
 
 /* Sum of all sample values (all types: see profile__type_total()). */
 __u64 profile__total(const struct profile *p);
+
+/* ---- time: occurrences of a sample (profile_time.c) ----
+ * A sample may carry the times of its occurrences (ns since the epoch, UTC),
+ * each with the value it added; the sample's value stays their sum. A
+ * sample without any keeps no time storage. Occurrences are kept in the
+ * order they were added. At most PROFILE_MAX_TIMES per profile (see
+ * profile__set_time_cap()): past the cap a timed add fails with -E2BIG and
+ * the caller counts the drop. */
+#define PROFILE_MAX_TIMES (8u << 20)
+
+struct profile_occurrence {
+	__u64 time_ns;
+	__u64 value;
+};
+
+/* profile__add_typed_stack_sample() / profile__add_typed_sample() of one
+ * occurrence of @value at @time_ns. Same errors, and -E2BIG past the cap. */
+int profile__add_timed_stack_sample(struct profile *p, __u32 type,
+				    const struct profile_process_desc *proc, __u32 tid,
+				    const char *thread_name, const struct profile_labels *l,
+				    __u32 stack, __u64 value, __u64 time_ns);
+int profile__add_timed_sample(struct profile *p, __u32 type, const struct profile_process_desc *proc,
+			      __u32 tid, const char *thread_name, const struct profile_labels *l,
+			      const struct profile_frame *frames, size_t nframes, __u64 value,
+			      __u64 time_ns);
+/* Occurrences of sample @i of process entry @proc, in order of addition;
+ * NULL and *@n 0 when it has none. Borrowed. */
+const struct profile_occurrence *profile__sample_times(const struct profile *p, size_t proc,
+						       size_t i, size_t *n);
+/* The CPU attribute of sample @s: 0 and *@cpu set, or -ENOENT. */
+int profile__sample_cpu(const struct profile *p, const struct profile_sample_entry *s,
+			__u32 *cpu);
+/* Occurrences in the profile (0: it carries no time). */
+__u64 profile__time_count(const struct profile *p);
+/* First and last occurrence time: 0, or -ENOENT when there is none. */
+int profile__time_span(const struct profile *p, __u64 *first, __u64 *last);
+/* Cap the occurrences @p keeps (0 = PROFILE_MAX_TIMES). */
+void profile__set_time_cap(struct profile *p, __u64 cap);
+
+/* What profile__slice() did with samples that carry no time. */
+struct profile_slice_note {
+	__u64 untimed_kept;    /* values kept: the whole profile has no time */
+	__u64 untimed_dropped; /* values left out: the profile has times */
+};
+
+/* A new profile (*@out, the caller's) with @p's meta (its time and duration
+ * narrowed to the range), value types and only the occurrences in
+ * [@from_ns, @to_ns). Samples without times are kept only when @p has no
+ * time at all; @note (may be NULL) says how much of that happened.
+ * 0, -EINVAL (@from_ns >= @to_ns), -ENOMEM or -E2BIG. */
+int profile__slice(const struct profile *p, __u64 from_ns, __u64 to_ns, struct profile **out,
+		   struct profile_slice_note *note);
 
 #endif

@@ -45,12 +45,20 @@ struct value_type {
 	__u64 total;
 };
 
+/* Occurrences of one sample (profile_time.c). */
+struct sample_times {
+	struct profile_occurrence *occ;
+	size_t n, cap;
+};
+
 struct proc {
 	struct profile_process_desc desc; /* owned strings */
 	__u32 type;			  /* value type index */
 	struct intern *keys;		  /* struct sample_key -> sample index */
 	struct profile_sample_entry *samples;
 	size_t cap;
+	struct sample_times *times; /* by sample index; NULL until a timed add */
+	size_t times_cap;
 };
 
 /* An add_mapping() result by its mapping's content, for the next frames of
@@ -97,11 +105,43 @@ struct profile {
 	 * (borrowed from the frame; compared by content) and index. */
 	char ftype[32];
 	__u32 ftype_idx;
+	__u64 ntimes;	/* occurrences kept */
+	__u64 max_times; /* their cap */
+	__u64 tmin, tmax; /* first and last time kept (when ntimes) */
 };
 
 /* A new empty profile of at most @max_entries per table, whose first value
  * type is (@st, @su) with period (@pt, @pu). NULL on ENOMEM. */
 struct profile *profile__create(__u32 max_entries, const char *st, const char *su, const char *pt,
 				const char *pu);
+
+/* profile__add_typed_stack_sample() that also tells where the sample is:
+ * *@pr_out and *@idx. */
+int profile__add_sample_at(struct profile *p, __u32 type, const struct profile_process_desc *proc,
+			   __u32 tid, const char *thread_name, const struct profile_labels *l,
+			   __u32 stack, __u64 count, struct proc **pr_out, __u32 *idx);
+
+/* Append one occurrence to sample @idx of @pr. 0, -ENOMEM or -E2BIG. */
+int profile__times_append(struct profile *p, struct proc *pr, __u32 idx, __u64 time_ns,
+			  __u64 value);
+void profile__times_free(struct proc *pr);
+
+/* Occurrences replayed by profile__replay(): all, or those in a range. */
+struct replay_range {
+	__u64 from, to; /* [from, to) */
+	bool untimed;	/* keep samples without times */
+	__u64 untimed_seen;
+};
+
+/* Add sample @s of @pr (of @src) to @dst as type @type, every frame passed
+ * through @edit (may be NULL), its occurrences (only those in @r when not
+ * NULL) with their times. 0, -ENOMEM or -E2BIG. */
+int profile__replay(struct profile *dst, __u32 type, const struct profile *src,
+		    const struct proc *pr, size_t si, profile_frame_edit_fn edit, void *arg,
+		    struct replay_range *r);
+
+/* An empty profile with @p's value types (all, same indices, for @only
+ * UINT32_MAX; else type @only alone, as type 0). */
+struct profile *profile__copy_types(const struct profile *p, __u32 only);
 
 #endif

@@ -39,10 +39,60 @@ static void copy_build_ids(const struct profile *src, const struct profile_mappi
 	}
 }
 
-static int replay_sample(struct profile *dst, __u32 type, const struct profile *src,
-			 const struct proc *pr, const struct profile_sample_entry *s,
-			 profile_frame_edit_fn edit, void *arg)
+/* Whether sample @si of @pr has anything to replay within @r (NULL: all);
+ * *@sum gets the sum of its occurrences' values. */
+static bool replay_wanted(const struct proc *pr, size_t si, struct replay_range *r, __u64 *sum)
 {
+	const struct sample_times *t =
+		pr->times && si < pr->times_cap && pr->times[si].n ? &pr->times[si] : NULL;
+	bool any = false;
+	size_t i;
+
+	*sum = 0;
+	for (i = 0; t && i < t->n; i++) {
+		*sum += t->occ[i].value;
+		any |= !r || (t->occ[i].time_ns >= r->from && t->occ[i].time_ns < r->to);
+	}
+	if (!pr->samples[si].value)
+		return false; /* a timed add taken back */
+	if (t)
+		return any || (!r && pr->samples[si].value > *sum);
+	if (r)
+		r->untimed_seen += pr->samples[si].value;
+	return !r || r->untimed;
+}
+
+/* Add the value of sample @si (its stack interned as @stack in @dst): each
+ * occurrence in @r with its time, then what no occurrence stands for. */
+static int replay_values(struct profile *dst, __u32 type, const struct proc *pr, size_t si,
+			 __u32 tid, const char *tname, const struct profile_labels *lab,
+			 __u32 stack, __u64 sum, const struct replay_range *r)
+{
+	const struct profile_sample_entry *s = &pr->samples[si];
+	const struct sample_times *t =
+		pr->times && si < pr->times_cap && pr->times[si].n ? &pr->times[si] : NULL;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; t && i < t->n && !err; i++) {
+		const struct profile_occurrence *o = &t->occ[i];
+
+		if (r && (o->time_ns < r->from || o->time_ns >= r->to))
+			continue;
+		err = profile__add_timed_stack_sample(dst, type, &pr->desc, tid, tname, lab, stack,
+						      o->value, o->time_ns);
+	}
+	if (!err && (!t || (!r && s->value > sum)))
+		err = profile__add_typed_stack_sample(dst, type, &pr->desc, tid, tname, lab, stack,
+						      t ? s->value - sum : s->value);
+	return err;
+}
+
+int profile__replay(struct profile *dst, __u32 type, const struct profile *src,
+		    const struct proc *pr, size_t si, profile_frame_edit_fn edit, void *arg,
+		    struct replay_range *r)
+{
+	const struct profile_sample_entry *s = &pr->samples[si];
 	struct profile_labels lab = {0};
 	struct profile_ctx_attr ctx[PROFILE_MAX_CTX_ATTRS];
 	struct profile_num_attr num[PROFILE_MAX_CTX_ATTRS];
@@ -50,11 +100,14 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 	struct profile_frame *frames = NULL;
 	struct profile_line *lines = NULL;
 	const char *tname = NULL;
-	__u32 tid = 0;
+	__u32 tid = 0, stack;
+	__u64 sum;
 	size_t n, i;
 	const __u32 *locs = profile__stack(src, s->stack, &n);
 	int err;
 
+	if (!replay_wanted(pr, si, r, &sum))
+		return 0;
 	frames = calloc(n + 1, sizeof(*frames));
 	maps = calloc(n + 1, sizeof(*maps));
 	lines = calloc((n + 1) * PROFILE_MAX_LINES, sizeof(*lines));
@@ -73,6 +126,10 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 			lab.state = a->str_value;
 		else if (!strcmp(k, PROFILE_ATTR_OFF_CPU_SWITCHES))
 			lab.switches = (__u64)a->int_value;
+		else if (!strcmp(k, PROFILE_ATTR_CPU)) {
+			lab.has_cpu = true;
+			lab.cpu = (__u32)a->int_value;
+		}
 		else if (a->kind == PROFILE_ATTR_STR && lab.nctx < PROFILE_MAX_CTX_ATTRS) {
 			ctx[lab.nctx].key = k;
 			ctx[lab.nctx++].value = a->str_value;
@@ -110,8 +167,9 @@ static int replay_sample(struct profile *dst, __u32 type, const struct profile *
 		if (edit)
 			edit(arg, locs[i], i, f, &maps[i]);
 	}
-	err = profile__add_typed_sample(dst, type, &pr->desc, tid, tname, &lab, frames, n,
-					s->value);
+	err = profile__add_stack(dst, frames, n, &stack);
+	if (!err)
+		err = replay_values(dst, type, pr, si, tid, tname, &lab, stack, sum, r);
 out:
 	free(lines);
 	free(maps);
@@ -146,9 +204,7 @@ static const char *type_str(const struct profile *p, __u32 idx)
 	return profile__string(p, idx, NULL);
 }
 
-/* An empty profile with @p's value types (all of them, same indices, for
- * @only UINT32_MAX; else type @only alone, as type 0). */
-static struct profile *copy_types(const struct profile *p, __u32 only)
+struct profile *profile__copy_types(const struct profile *p, __u32 only)
 {
 	const struct value_type *t0 = &p->types[only == UINT32_MAX ? 0 : only];
 	struct profile *n;
@@ -160,6 +216,7 @@ static struct profile *copy_types(const struct profile *p, __u32 only)
 		return NULL;
 	n->types[0].period = t0->period;
 	n->max_links = p->max_links;
+	n->max_times = p->max_times;
 	for (i = 1; only == UINT32_MAX && i < p->ntypes; i++) {
 		const struct value_type *t = &p->types[i];
 
@@ -183,7 +240,7 @@ struct profile *profile__extract_type(const struct profile *p, __u32 type)
 
 	if (type >= p->ntypes)
 		return NULL;
-	n = copy_types(p, type);
+	n = profile__copy_types(p, type);
 	if (!n)
 		return NULL;
 	meta = p->meta;
@@ -196,7 +253,7 @@ struct profile *profile__extract_type(const struct profile *p, __u32 type)
 		if (pr->type != type)
 			continue;
 		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, 0, p, pr, &pr->samples[j], NULL, NULL);
+			err = profile__replay(n, 0, p, pr, j, NULL, NULL, NULL);
 	}
 	err = err ?: profile__prune(n);
 	if (err) {
@@ -235,7 +292,7 @@ int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *
 	int err;
 
 	*out = NULL;
-	n = copy_types(p, UINT32_MAX);
+	n = profile__copy_types(p, UINT32_MAX);
 	if (!n)
 		return -ENOMEM;
 	err = profile__set_meta(n, &p->meta);
@@ -244,7 +301,7 @@ int profile__rebuild(const struct profile *p, profile_frame_edit_fn edit, void *
 		const struct proc *pr = &p->procs[i];
 
 		for (j = 0; j < profile__sample_count(p, i) && !err; j++)
-			err = replay_sample(n, pr->type, p, pr, &pr->samples[j], edit, arg);
+			err = profile__replay(n, pr->type, p, pr, j, edit, arg, NULL);
 	}
 	if (err) {
 		profile__free(n);

@@ -12,6 +12,8 @@
 #ifndef PROFCAP_BPF_TIMESTAMPS_H
 #define PROFCAP_BPF_TIMESTAMPS_H
 
+#include <linux/types.h>
+
 /* times_event.flags */
 #define PROFCAP_TIMES_GEN 0x1  /* counted in generation 1 (else 0) */
 #define PROFCAP_TIMES_WAIT 0x2 /* an off-CPU wait: the event is a struct times_wait */

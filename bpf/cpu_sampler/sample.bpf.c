@@ -85,6 +85,9 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 	if (len > PROFCAP_LATE_STACK)
 		return -1;
 	ls->len = len;
+	ls->timed = want_timestamps;
+	ls->time = want_timestamps ? bpf_ktime_get_ns() : 0;
+	ls->cpu = want_timestamps ? bpf_get_smp_processor_id() : 0;
 	ls->npy = 0;
 	if (key->pystack) {
 		struct py_walk_state *w = bpf_map_lookup_elem(&py_scratch, &zero);
@@ -208,8 +211,7 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 		}
 		__sync_fetch_and_add(cnt, 1);
 	}
-	if (full) /* the start-up program's samples are not timed */
-		times_note_sample(&key, counts == (void *)&counts1);
+	times_note_sample(&key, counts == (void *)&counts1);
 	return 0;
 }
 

@@ -125,7 +125,9 @@ static int add_off_cpu(struct ingest *in, const struct sampler_record *r,
 	err = profile__add_value_type(in->prof, "off_cpu", "nanoseconds", "context_switch", "count",
 				      1, &type);
 	err = err ?: add_occurrences(in, type, desc, r, &lab, n, &timed, &nocc);
-	lab.switches = r->switches > nocc ? r->switches - nocc : 0;
+	/* A wait's event carries every switch its time sums: waits are left
+	 * without time only when time is. */
+	lab.switches = r->count > timed ? (r->switches > nocc ? r->switches - nocc : 1) : 0;
 	time_counts(in, nocc, lab.switches);
 	if (!err && r->count > timed)
 		err = profile__add_typed_sample(in->prof, type, desc, r->tid, r->comm, &lab,

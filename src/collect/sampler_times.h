@@ -21,6 +21,7 @@
 #include "cpu_sampler.h"
 #include "offcpu_types.h"
 #include "collect/record.h"
+#include "util/clock.h"
 
 /* Events held between drains at most (32 bytes each, twice while sorted). */
 #define SAMPLER_TIMES_MAX (2u << 20)
@@ -76,6 +77,19 @@ void times__join(struct sampler_times *t, __u64 hash, struct sampler_record *r);
 /* Hash of a drained key (profcap_key_hash() over the whole key). */
 __u64 times__sample_hash(const struct sample_key *k);
 __u64 times__wait_hash(const struct offcpu_key *k);
+
+/* @r as one occurrence taken at @mono_ns (CLOCK_MONOTONIC) on @cpu, in
+ * @t (the caller's, for as long as @r): a sample walked late. */
+static inline void times__one(struct sampler_record *r, struct sampler_time *t, __u64 mono_ns,
+			      __u32 cpu)
+{
+	__s64 to_real = (__s64)(clock__ns(CLOCK_REALTIME) - clock__mono_ns());
+
+	*t = (struct sampler_time){.time_ns = (__u64)((__s64)mono_ns + to_real), .value = 1,
+				   .cpu = cpu};
+	r->times = t;
+	r->ntimes = 1;
+}
 
 /* End the drain: what was prepared and not joined is counted unmatched
  * and freed. */

@@ -25,7 +25,7 @@ struct sampler_times {
 	bool warned;
 	struct held *ev; /* read since the last prepare, and kept from it */
 	size_t nev, evcap;
-	struct held *ready; /* the prepared generation, sorted */
+	struct held *ready;	 /* the prepared generation, sorted */
 	struct sampler_time *tv; /* ... as the records see them, same order */
 	size_t nready, readycap, tvcap;
 	struct sampler_times_stats st;
@@ -51,9 +51,9 @@ void times__configure(struct cpu_sampler *skel, const struct sampler_opts *o)
 		return;
 	ncpus = libbpf_num_possible_cpus();
 	skel->rodata->want_timestamps = 1;
-	bpf_map__set_max_entries(skel->maps.times,
-				 times__ring_bytes(o->freq_hz, ncpus > 0 ? (__u32)ncpus : 1,
-						   o->off_cpu));
+	bpf_map__set_max_entries(
+		skel->maps.times,
+		times__ring_bytes(o->freq_hz, ncpus > 0 ? (__u32)ncpus : 1, o->off_cpu));
 }
 
 struct sampler_times *times__new(void)
@@ -152,8 +152,9 @@ int times__prepare(struct sampler_times *t, __u32 gen1, __s64 mono_to_real)
 		return 0;
 	err = array__grow((void **)&t->ready, &t->readycap, t->nev - 1, sizeof(*t->ready), 1024,
 			  SAMPLER_TIMES_MAX);
-	err = err ?: array__grow((void **)&t->tv, &t->tvcap, t->nev - 1, sizeof(*t->tv), 1024,
-				 SAMPLER_TIMES_MAX);
+	err = err
+		      ?: array__grow((void **)&t->tv, &t->tvcap, t->nev - 1, sizeof(*t->tv), 1024,
+				     SAMPLER_TIMES_MAX);
 	if (err)
 		return err;
 	/* Split: this generation's to @ready, the other's stay (in order). */

@@ -37,11 +37,11 @@ struct sampler_times;
 struct cpu_sampler;
 
 struct sampler_times_stats {
-	__u64 events;	  /* events read from the ring */
-	__u64 joined;	  /* ... given to a record */
-	__u64 unmatched;  /* ... of a drained generation no record had (quick start) */
-	__u64 dropped;	  /* ... not held: SAMPLER_TIMES_MAX reached */
-	__u64 ring_lost;  /* not sent: the ring was full (the BPF counter) */
+	__u64 events;	 /* events read from the ring */
+	__u64 joined;	 /* ... given to a record */
+	__u64 unmatched; /* ... of a drained generation no record had (quick start) */
+	__u64 dropped;	 /* ... not held: SAMPLER_TIMES_MAX reached */
+	__u64 ring_lost; /* not sent: the ring was full (the BPF counter) */
 };
 
 /* The ring size for @freq_hz per CPU on @ncpus CPUs (with @off_cpu waits):
@@ -85,8 +85,8 @@ static inline void times__one(struct sampler_record *r, struct sampler_time *t, 
 {
 	__s64 to_real = (__s64)(clock__ns(CLOCK_REALTIME) - clock__mono_ns());
 
-	*t = (struct sampler_time){.time_ns = (__u64)((__s64)mono_ns + to_real), .value = 1,
-				   .cpu = cpu};
+	*t = (struct sampler_time){
+		.time_ns = (__u64)((__s64)mono_ns + to_real), .value = 1, .cpu = cpu};
 	r->times = t;
 	r->ntimes = 1;
 }

@@ -37,9 +37,9 @@ static void put(struct sampler_times *t, __u64 key, __u64 ts, __u32 cpu, __u32 g
 
 static void put_wait(struct sampler_times *t, __u64 key, __u64 ts, __u64 ns, __u32 gen1)
 {
-	struct times_wait w = {.ev = {.key = key, .ts = ts, .cpu = 1,
-				      .flags = gen1 | PROFCAP_TIMES_WAIT},
-			       .ns = ns};
+	struct times_wait w = {
+		.ev = {.key = key, .ts = ts, .cpu = 1, .flags = gen1 | PROFCAP_TIMES_WAIT},
+		.ns = ns};
 
 	CHECK(!times__add_event(t, &w, sizeof(w)));
 }
@@ -196,8 +196,7 @@ static __u64 ustack[1];
 
 /* The occurrences of the only sample of process entry 0 with CPU @cpu:
  * their count, and the sum of their values in *@sum. */
-static size_t occurrences(const struct profile *p, __u32 type, __u32 cpu, __u64 *first,
-			  __u64 *sum)
+static size_t occurrences(const struct profile *p, __u32 type, __u32 cpu, __u64 *first, __u64 *sum)
 {
 	size_t proc, i, n = 0, k, total = 0;
 
@@ -209,7 +208,8 @@ static size_t occurrences(const struct profile *p, __u32 type, __u32 cpu, __u64 
 			const struct profile_occurrence *o = profile__sample_times(p, proc, i, &n);
 			__u32 c;
 
-			if (!o || profile__sample_cpu(p, profile__sample(p, proc, i), &c) || c != cpu)
+			if (!o || profile__sample_cpu(p, profile__sample(p, proc, i), &c) ||
+			    c != cpu)
 				continue;
 			*first = o[0].time_ns;
 			for (k = 0; k < n; k++)

@@ -11,11 +11,12 @@ checker passes on every output. The workload is C, built here with gcc."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
-import capture_util as cu
 from capture_util import PROFCAP, can_sample, check_conformance, decode, run_profcap
 
 OK, WHY = can_sample()
@@ -263,6 +264,38 @@ class TimestampsTest(unittest.TestCase):
         gaps = [b["time"] - a["time"] for a, b in zip(naps, naps[1:])]
         for g in gaps:
             self.assertTrue(440e6 <= g <= 560e6, f"naps {g / 1e6:.1f} ms apart: {gaps}")
+
+    def test_agent_windows_timed(self):
+        out = os.path.join(self.dir, "agent")
+        os.makedirs(out, exist_ok=True)
+        w = subprocess.Popen([self.exe, "0.5"], stdout=subprocess.PIPE, text=True)
+        try:
+            a = subprocess.Popen([PROFCAP, "agent", "--timestamps", "--interval", "1s", "--output-dir", out,
+                                  "-p", str(w.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            w.wait(timeout=30)
+            time.sleep(0.5)
+            a.send_signal(signal.SIGINT)
+            _, err = a.communicate(timeout=60)
+            self.assertEqual(a.returncode, 0, err)
+        finally:
+            if w.poll() is None:
+                w.kill()
+        files = sorted(os.listdir(out))
+        self.assertGreaterEqual(len(files), 2, err)
+        last = 0
+        timed = 0
+        for f in files:
+            path = os.path.join(out, f)
+            ok, msg = check_conformance(path)
+            self.assertTrue(ok, msg)
+            samples, untimed = timed_samples(path)
+            self.assertEqual(untimed, 0, f"{f}: samples without time")
+            if samples:
+                times = [x["time"] for x in samples]
+                self.assertGreaterEqual(min(times), last, f"{f}: times before the last window's")
+                last = max(times)
+                timed += len(samples)
+        self.assertGreater(timed, 0, "no timed samples in the agent's windows")
 
 
 def function_share(doc, name):

@@ -134,6 +134,10 @@ struct late_sample {
 	__u32 nuser, nkern;
 	__u32 len; /* stack bytes copied from sp: the record ends there */
 	__u32 npy; /* words of @pyips: the Python stack (key.pystack's) */
+	/* with want_timestamps (bpf/timestamps.h): when and where it was taken
+	 * (bpf_ktime_get_ns(), CPU); @timed 0 = not */
+	__u64 time;
+	__u32 cpu, timed;
 	__u64 kips[PROFCAP_MAX_STACK];
 	__u64 uips[PROFCAP_LATE_PREFIX];
 	__u64 pyips[2 * PROFCAP_PY_MAX_FRAMES];

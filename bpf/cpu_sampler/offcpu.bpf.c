@@ -40,6 +40,7 @@
 #include "python.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
+#include "timestamps.bpf.h"
 #include "unwind.bpf.h"
 
 const volatile __u64 offcpu_min_ns = 100000; /* waits walked and kept */
@@ -301,7 +302,8 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 				       __u64 switches)
 {
 	struct offcpu_val one = {.ns = ns, .switches = switches}, *v;
-	void *counts = gen & 1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
+	__u32 g1 = gen & 1;
+	void *counts = g1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
 	if (ustack == ~0ull) {
 		if (gen & 1)
 			fill_stacks(ctx, NULL, &stacks1, &ustack_ext1, key->tgid, &key->ustack,
@@ -313,8 +315,10 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 		key->ustack = ustack;
 	}
 	v = bpf_map_lookup_elem(counts, key);
-	if (!v && bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0)
+	if (!v && bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0) {
+		times_note_wait(key, g1, ns);
 		return;
+	}
 	if (!v)
 		v = bpf_map_lookup_elem(counts, key); /* another CPU inserted it */
 	if (!v) {
@@ -326,6 +330,7 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	}
 	__sync_fetch_and_add(&v->ns, ns);
 	__sync_fetch_and_add(&v->switches, switches);
+	times_note_wait(key, g1, ns);
 }
 
 /* Store @st under its hash in the current generation's stack table. */

@@ -11,6 +11,7 @@
 #include "python.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
+#include "timestamps.bpf.h"
 #include "unwind.bpf.h"
 
 __u64 first_sample_ns = 0; /* CLOCK_MONOTONIC of the first sample (start-up bench) */
@@ -84,6 +85,9 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 	if (len > PROFCAP_LATE_STACK)
 		return -1;
 	ls->len = len;
+	ls->timed = want_timestamps;
+	ls->time = want_timestamps ? bpf_ktime_get_ns() : 0;
+	ls->cpu = want_timestamps ? bpf_get_smp_processor_id() : 0;
 	ls->npy = 0;
 	if (key->pystack) {
 		struct py_walk_state *w = bpf_map_lookup_elem(&py_scratch, &zero);
@@ -198,16 +202,16 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	cnt = bpf_map_lookup_elem(counts, &key);
 	if (cnt) {
 		__sync_fetch_and_add(cnt, 1);
-		return 0;
-	}
-	if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
+	} else if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
 		/* Another CPU may have inserted it meanwhile. */
 		cnt = bpf_map_lookup_elem(counts, &key);
-		if (cnt)
-			__sync_fetch_and_add(cnt, 1);
-		else
+		if (!cnt) {
 			stat_inc(STAT_COUNTS_FULL);
+			return 0;
+		}
+		__sync_fetch_and_add(cnt, 1);
 	}
+	times_note_sample(&key, counts == (void *)&counts1);
 	return 0;
 }
 

@@ -31,6 +31,7 @@ struct capture_opts {
 	bool off_cpu;	       /* also an off-CPU profile per process */
 	__u64 off_cpu_min_ns;  /* --off-cpu-threshold: shorter waits are only counted */
 	bool off_cpu_runnable; /* --off-cpu-runnable: also time spent waiting for a CPU */
+	bool timestamps;       /* --timestamps: each sample's time and CPU (docs/time_capture.md) */
 	bool memory;		      /* --memory: memory profiles (capture/memory.h) */
 	struct memory_opts memory_opts; /* ... and their options */
 	const char *output; /* NULL = default name, unless exporting only */

@@ -22,16 +22,20 @@ void ingest__window(struct ingest *in, struct profile *prof)
 
 size_t ingest__deferred_bytes(const struct ingest *in)
 {
-	return in->ndefer * sizeof(*in->defer) + in->ndstacks * sizeof(*in->dstacks);
+	return in->ndefer * sizeof(*in->defer) + in->ndstacks * sizeof(*in->dstacks) +
+	       in->ndtimes * sizeof(*in->dtimes);
 }
 
 void ingest__release(struct ingest *in)
 {
 	free(in->defer);
 	free(in->dstacks);
+	free(in->dtimes);
 	in->defer = NULL;
 	in->dstacks = NULL;
+	in->dtimes = NULL;
 	in->ndefer = in->defer_cap = in->ndstacks = in->dstacks_cap = 0;
+	in->ndtimes = in->dtimes_cap = 0;
 }
 
 /* The process of record @r as the model knows it. */
@@ -57,6 +61,50 @@ describe(struct ingest *in, const struct sampler_record *r, struct profile_proce
 	return known;
 }
 
+/* The timed occurrences of @r into sample type @type (frames in
+ * in->frames, @n of them), each under its CPU, with labels @lab; the value
+ * they added goes to *@added. Those the model cannot hold (its cap on times,
+ * or a full profile) stay for the caller's untimed sample; *@nocc gets
+ * how many were added. 0 or -errno. */
+static int add_occurrences(struct ingest *in, __u32 type, const struct profile_process_desc *desc,
+			   const struct sampler_record *r, const struct profile_labels *lab,
+			   size_t n, __u64 *added, __u64 *nocc)
+{
+	struct profile_labels tl = *lab;
+	__u32 stack, i;
+	int err;
+
+	*added = *nocc = 0;
+	if (!r->ntimes)
+		return 0;
+	err = profile__add_stack(in->prof, in->frames, n, &stack);
+	tl.has_cpu = true;
+	tl.switches = 0; /* each occurrence is one wait: its time carries it */
+	for (i = 0; i < r->ntimes && !err; i++) {
+		const struct sampler_time *t = &r->times[i];
+
+		if (!t->value || *added + t->value > r->count)
+			continue; /* never more than the record counts */
+		tl.cpu = t->cpu;
+		err = profile__add_timed_stack_sample(in->prof, type, desc, r->tid, r->comm, &tl,
+						      stack, t->value, t->time_ns);
+		if (!err) {
+			*added += t->value;
+			(*nocc)++;
+		}
+	}
+	return err == -E2BIG || err == -ENOMEM ? 0 : err;
+}
+
+/* @timed occurrences of a record were added with their time, @untimed
+ * without. */
+static void time_counts(struct ingest *in, __u64 timed, __u64 untimed)
+{
+	in->c.timed += timed;
+	if (in->timestamps)
+		in->c.untimed += untimed;
+}
+
 /* An off-CPU record (@n frames resolved in in->frames) into the off_cpu
  * profile of its process. */
 static int add_off_cpu(struct ingest *in, const struct sampler_record *r,
@@ -72,11 +120,18 @@ static int add_off_cpu(struct ingest *in, const struct sampler_record *r,
 	memcpy(link.trace_id, r->trace_id, sizeof(link.trace_id));
 	memcpy(link.span_id, r->span_id, sizeof(link.span_id));
 	lab.link = &link;
+	__u64 timed = 0, nocc = 0;
+
 	err = profile__add_value_type(in->prof, "off_cpu", "nanoseconds", "context_switch", "count",
 				      1, &type);
-	err = err
-		      ?: profile__add_typed_sample(in->prof, type, desc, r->tid, r->comm, &lab,
-						   in->frames, n, r->count);
+	err = err ?: add_occurrences(in, type, desc, r, &lab, n, &timed, &nocc);
+	/* A wait's event carries every switch its time sums: waits are left
+	 * without time only when time is. */
+	lab.switches = r->count > timed ? (r->switches > nocc ? r->switches - nocc : 1) : 0;
+	time_counts(in, nocc, lab.switches);
+	if (!err && r->count > timed)
+		err = profile__add_typed_sample(in->prof, type, desc, r->tid, r->comm, &lab,
+						in->frames, n, r->count - timed);
 	if (err == -E2BIG || err == -ENOMEM) {
 		in->c.off_cpu_dropped += r->switches;
 		return 0;
@@ -150,6 +205,7 @@ static int add_record(struct ingest *in, const struct sampler_record *r)
 	char vals[PROFILE_MAX_CTX_ATTRS][SAMPLER_TCTX_ATTRS];
 	struct profile_link link;
 	size_t n = in->nframes;
+	__u64 timed = 0, nocc = 0;
 	int err;
 
 	known = describe(in, r, &desc);
@@ -181,10 +237,13 @@ static int add_record(struct ingest *in, const struct sampler_record *r)
 	lab.link = &link;
 	if (r->attrs_size)
 		thread_attrs(in, r, &lab, cattrs, vals);
-	err = profile__add_typed_sample(in->prof, 0, &desc, r->tid, r->comm, &lab, in->frames, n,
-					r->count);
+	err = add_occurrences(in, 0, &desc, r, &lab, n, &timed, &nocc);
+	time_counts(in, nocc, r->count - timed);
+	if (!err && r->count > timed)
+		err = profile__add_typed_sample(in->prof, 0, &desc, r->tid, r->comm, &lab,
+						in->frames, n, r->count - timed);
 	if (err == -E2BIG || err == -ENOMEM) {
-		in->c.model_dropped += r->count;
+		in->c.model_dropped += r->count - timed;
 		if (!in->warned_full) {
 			pr_warn("the profile is full (%s): later samples are counted as dropped; "
 				"use a shorter --seconds or a lower -F",
@@ -262,6 +321,11 @@ static int defer_record(struct ingest *in, const struct sampler_record *r)
 				  sizeof(*in->dstacks), 64,
 				  INGEST_DEFER_MAX * (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK +
 						      2 * SAMPLER_MAX_PYFRAMES));
+	/* Times are bounded by the samples a drain holds (one per count). */
+	if (!err && r->ntimes)
+		err = array__grow((void **)&in->dtimes, &in->dtimes_cap,
+				  in->ndtimes + r->ntimes - 1, sizeof(*in->dtimes), 64,
+				  (size_t)INGEST_DEFER_MAX * 64);
 	if (err)
 		return err;
 	d = &in->defer[in->ndefer++];
@@ -278,6 +342,10 @@ static int defer_record(struct ingest *in, const struct sampler_record *r)
 	if (r->npystack)
 		memcpy(in->dstacks + in->ndstacks, r->pystack, r->npystack * sizeof(*r->pystack));
 	in->ndstacks += r->npystack;
+	d->times = in->ndtimes;
+	if (r->ntimes)
+		memcpy(in->dtimes + in->ndtimes, r->times, r->ntimes * sizeof(*r->times));
+	in->ndtimes += r->ntimes;
 	return 0;
 }
 
@@ -328,6 +396,7 @@ int ingest__flush(struct ingest *in)
 		r->kstack = in->dstacks + in->defer[k].kstack;
 		r->ustack = in->dstacks + in->defer[k].ustack;
 		r->pystack = in->dstacks + in->defer[k].pystack;
+		r->times = r->ntimes ? in->dtimes + in->defer[k].times : NULL;
 		describe(in, r, &desc);
 		resolve_frames(in, r, true);
 	}

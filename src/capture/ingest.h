@@ -28,6 +28,7 @@ struct pyframes;
 struct deferred {
 	struct sampler_record r;
 	size_t kstack, ustack, pystack;
+	size_t times; /* its occurrences at this offset in ingest.dtimes */
 };
 
 /* The counters of the current window. */
@@ -48,6 +49,10 @@ struct ingest_counts {
 	__u64 py_partial; /* ... cut: a read failed mid-walk, the depth limit, or not stored */
 	__u64 py_unknown; /* ... with frames not named (process gone or not known as
 			   * Python, code object changed or unreadable) */
+	/* per-sample times (capture --timestamps): occurrences (CPU samples,
+	 * waits) added with their time and CPU, and those without (their
+	 * event lost, or the model's cap on times reached) */
+	__u64 timed, untimed;
 };
 
 /* Frames a record gives at most: kernel, user, and the Python frames
@@ -79,6 +84,9 @@ struct ingest {
 	size_t ndefer, defer_cap;
 	__u64 *dstacks;
 	size_t ndstacks, dstacks_cap;
+	struct sampler_time *dtimes; /* the deferred records' occurrences */
+	size_t ndtimes, dtimes_cap;
+	bool timestamps; /* the capture asked for times: count what has none */
 };
 
 /* Start a window into @prof: its counters are zero. */

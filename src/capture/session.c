@@ -548,6 +548,7 @@ static int load_sampler(struct session *s)
 		.off_cpu = o->off_cpu,
 		.off_cpu_min_ns = o->off_cpu_min_ns,
 		.off_cpu_runnable = o->off_cpu_runnable,
+		.timestamps = o->timestamps,
 	};
 	pid_t cmd = s->child ? child__pid(s->child) : 0;
 	__s64 t0;
@@ -560,6 +561,7 @@ static int load_sampler(struct session *s)
 	if (!s->smp)
 		return 1;
 	s->in.smp = s->smp;
+	s->in.timestamps = o->timestamps;
 	s->py = capture_python__new(s->smp);
 	s->in.py = capture_python__frames(s->py);
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",

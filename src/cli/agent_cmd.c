@@ -35,6 +35,7 @@ void agent_cmd__usage(void)
 	       "                     process and window\n"
 	       "      --off-cpu-threshold DUR  shorter waits are only counted (default 100us)\n"
 	       "      --off-cpu-runnable  also count time preempted threads wait for a CPU\n"
+	       "      --timestamps   keep each sample's time and CPU in the profiles\n"
 	       "      --memory       also memory profiles of -p PID (-a --memory: every\n"
 	       "                     process) per window: alloc_space, alloc_objects, and the\n"
 	       "                     heap live at each window's end, inuse_space and\n"
@@ -110,7 +111,15 @@ static int parse_size(const char *arg, __u64 *out)
 	return 0;
 }
 
-enum { OPT_INTERVAL = 256, OPT_OUTPUT_DIR, OPT_MAX_DIR, OPT_JSON, OPT_MEMORY, OPT_MEMORY_RATE };
+enum {
+	OPT_INTERVAL = 256,
+	OPT_OUTPUT_DIR,
+	OPT_MAX_DIR,
+	OPT_JSON,
+	OPT_MEMORY,
+	OPT_MEMORY_RATE,
+	OPT_TIMESTAMPS,
+};
 
 static int agent_opt(int c, const char *arg, void *ctx)
 {
@@ -141,6 +150,9 @@ static int agent_opt(int c, const char *arg, void *ctx)
 	case OPT_MEMORY:
 		o->memory = true;
 		return 0;
+	case OPT_TIMESTAMPS:
+		o->timestamps = true;
+		return 0;
 	case OPT_MEMORY_RATE:
 		if (parse_size(arg, &o->memory_opts.rate) || o->memory_opts.rate > (4ull << 30))
 			return usage_error("invalid --memory-rate '%s': expected bytes from 4096 to "
@@ -162,6 +174,7 @@ int agent_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"memory", no_argument, NULL, OPT_MEMORY},
 		{"memory-rate", required_argument, NULL, OPT_MEMORY_RATE},
+		{"timestamps", no_argument, NULL, OPT_TIMESTAMPS},
 		CAPTURE_COMMON_LONGOPTS,
 		{0},
 	};

@@ -33,6 +33,8 @@ void capture_cmd__usage(void)
 	       "      --off-cpu-threshold DUR  waits shorter than DUR are only counted, not\n"
 	       "                     walked (default 100us; 0 = every wait)\n"
 	       "      --off-cpu-runnable  also count time preempted threads wait for a CPU\n"
+	       "      --timestamps   keep each sample's time and CPU (and each kept wait's\n"
+	       "                     start and length) in the profile (docs/time_capture.md)\n"
 	       "      --memory       also memory profiles of -p PID or -- CMD (-a --memory: every\n"
 	       "                     process): uprobes on their allocators, sampled by bytes;\n"
 	       "                     alloc_space, alloc_objects, inuse_space, inuse_objects.\n"
@@ -230,7 +232,7 @@ int capture_cmd__options(const struct capture_cmd_syntax *sx, int argc, char **a
 	return 0;
 }
 
-enum { OPT_SECONDS = 256, OPT_MEMORY, OPT_MEMORY_RATE, OPT_MEMORY_MMAP };
+enum { OPT_SECONDS = 256, OPT_MEMORY, OPT_MEMORY_RATE, OPT_MEMORY_MMAP, OPT_TIMESTAMPS };
 
 /* "524288", "512KiB", "512k", "1MiB", "1m" into *@out (1 .. 4 GiB). */
 static int parse_bytes(const char *arg, __u64 *out)
@@ -285,6 +287,9 @@ static int capture_opt(int c, const char *arg, void *ctx)
 	case OPT_MEMORY_MMAP:
 		a->o->memory = a->o->memory_opts.anon_mmap = true;
 		return 0;
+	case OPT_TIMESTAMPS:
+		a->o->timestamps = true;
+		return 0;
 	case OPT_MEMORY_RATE:
 		if (parse_bytes(arg, &a->o->memory_opts.rate))
 			return usage_error("invalid --memory-rate '%s': expected bytes from 1 to "
@@ -305,6 +310,7 @@ int capture_cmd__parse_args(int argc, char **argv, struct capture_opts *o)
 		{"memory", no_argument, NULL, OPT_MEMORY},
 		{"memory-rate", required_argument, NULL, OPT_MEMORY_RATE},
 		{"memory-mmap", no_argument, NULL, OPT_MEMORY_MMAP},
+		{"timestamps", no_argument, NULL, OPT_TIMESTAMPS},
 		CAPTURE_COMMON_LONGOPTS,
 		{0},
 	};

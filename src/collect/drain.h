@@ -25,10 +25,15 @@ struct drain_stacks {
 	void *ctx;
 };
 
+struct sampler_times;
+
 /* The stacks a record borrows until the next record of the same scratch. */
 struct drain_scratch {
 	struct stack_trace ust, kst, pyst;
 	__u64 uips[PROFCAP_MAX_USTACK];
+	/* per-sample times joined to the records (collect/sampler_times.h);
+	 * NULL: timestamps off */
+	struct sampler_times *times;
 };
 
 /* Which generation a drain takes when the programs write @gen: the one

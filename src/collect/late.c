@@ -11,6 +11,7 @@
 #include "cpu_sampler.h"
 #include "collect/fileidx.h"
 #include "collect/late.h"
+#include "collect/sampler_times.h"
 #include "collect/stackwalk.h"
 #include "collect/unwind_table.h"
 #include "proc/procmaps.h"
@@ -556,6 +557,7 @@ static int settle_now(struct late *l, struct late_item *it, bool may_wait)
 static int emit(const struct late_item *it, sampler_record_fn fn, void *ctx)
 {
 	const struct late_sample *ls = it->ls;
+	struct sampler_time when;
 	struct sampler_record r = {
 		.kind = SAMPLER_KIND_CPU,
 		.tgid = ls->key.tgid,
@@ -575,6 +577,8 @@ static int emit(const struct late_item *it, sampler_record_fn fn, void *ctx)
 	memcpy(r.trace_id, ls->key.trace_id, sizeof(r.trace_id));
 	memcpy(r.span_id, &ls->key.span_id, sizeof(r.span_id));
 	memcpy(r.attrs, ls->key.attrs, sizeof(r.attrs));
+	if (ls->timed)
+		times__one(&r, &when, ls->time, ls->cpu);
 	return fn(ctx, &r);
 }
 

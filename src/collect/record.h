@@ -37,6 +37,8 @@ struct sampler_opts {
 	bool off_cpu;
 	__u64 off_cpu_min_ns;  /* waits shorter than this are only counted */
 	bool off_cpu_runnable; /* also record preempted threads (waiting for a CPU) */
+	/* per-sample times and CPUs (collect/sampler_times.h) */
+	bool timestamps;
 };
 
 /* Threads that can be off the CPU at once, all processes, without kernel BTF
@@ -91,6 +93,14 @@ const char *sampler__state_name(enum sampler_state st);
 
 #define SAMPLER_TCTX_ATTRS 48 /* = PROFCAP_TCTX_ATTRS (bpf/cpu_sampler.h) */
 
+/* One timed occurrence of a record (with sampler_opts.timestamps). */
+struct sampler_time {
+	__u64 time_ns; /* ns since the epoch (UTC); a wait: when it began */
+	__u64 value;   /* 1 (a CPU sample) or the wait's nanoseconds */
+	__u32 cpu;     /* the logical CPU it ran on (a wait: ended on) */
+	__u32 pad;
+};
+
 /* One aggregated record: @count samples (or nanoseconds, see @kind) with
  * identical key. The stack arrays are leaf first and borrowed for the
  * duration of the callback. */
@@ -120,6 +130,11 @@ struct sampler_record {
 	 * SAMPLER_TCTX_ATTRS) bytes are in @attrs. */
 	__u32 attrs_size;
 	__u8 attrs[SAMPLER_TCTX_ATTRS];
+	/* The occurrences whose time is known, oldest first (with
+	 * timestamps; NULL/0 = none): at most @count samples (CPU) or
+	 * @switches waits (off-CPU); the rest carry no time. */
+	const struct sampler_time *times;
+	__u32 ntimes;
 };
 
 struct sampler_stats {

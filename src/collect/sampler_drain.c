@@ -13,6 +13,7 @@
 #include "cpu_sampler.skel.h"
 #include "collect/late.h"
 #include "collect/sampler_int.h"
+#include "collect/sampler_times.h"
 #include "util/array.h"
 #include "util/clock.h"
 
@@ -178,6 +179,8 @@ static int drain_cpu(struct sampler *s, __u32 idle, const struct drain_stacks *s
 		struct sampler_record r;
 
 		drain__cpu_record(&keys[i], vals[i], &r);
+		if (s->d.scratch.times)
+			times__join(s->d.scratch.times, times__sample_hash(&keys[i]), &r);
 		err = emit_record(s, src, &r, keys[i].ustack, keys[i].kstack, keys[i].pystack, fn,
 				  ctx);
 	}
@@ -202,6 +205,8 @@ static int drain_offcpu(struct sampler *s, __u32 idle, const struct drain_stacks
 		struct sampler_record r;
 
 		drain__offcpu_record(&keys[i], &vals[i], &r);
+		if (s->d.scratch.times)
+			times__join(s->d.scratch.times, times__wait_hash(&keys[i]), &r);
 		err = emit_record(s, src, &r, keys[i].ustack, keys[i].kstack, keys[i].pystack, fn,
 				  ctx);
 	}
@@ -250,6 +255,21 @@ static __u32 switch_generation(struct sampler *s)
 	return idle;
 }
 
+/* The times of generation @idle's samples, from the ring, ready to join
+ * (the first drain with timestamps on starts the join). A failure leaves
+ * the records without times (logged once). */
+static void drain_times(struct sampler *s, __u32 idle)
+{
+	struct sampler_times *t = s->d.scratch.times;
+
+	if (!s->skel->rodata->want_timestamps)
+		return;
+	if (!t && !(t = s->d.scratch.times = times__new()))
+		return;
+	if (!times__read_ring(t, s->skel))
+		times__prepare(t, idle, (__s64)(clock__ns(CLOCK_REALTIME) - clock__mono_ns()));
+}
+
 int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 {
 	struct gen_maps g;
@@ -262,6 +282,7 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 	if (s->l.on)
 		quick__wait(s, -1);
 	idle = switch_generation(s);
+	drain_times(s, idle);
 	g.sfd = bpf_map__fd(idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
 	g.efd = bpf_map__fd(idle ? s->skel->maps.ustack_ext1 : s->skel->maps.ustack_ext0);
 	if (s->t.unwind)
@@ -277,6 +298,8 @@ int sampler__drain(struct sampler *s, sampler_record_fn fn, void *ctx)
 		err = clear_stacks(s, idle ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
 	if (!err && s->t.unwind)
 		err = clear_stacks(s, idle ? s->skel->maps.ustack_ext1 : s->skel->maps.ustack_ext0);
+	if (s->d.scratch.times)
+		times__finish(s->d.scratch.times);
 	if (!err)
 		err = drain_late(s, fn, ctx);
 	return err;
@@ -287,4 +310,6 @@ void drainer__free(struct sampler *s)
 	buf_free(&s->d.counts);
 	buf_free(&s->d.ocounts);
 	buf_free(&s->d.stacks);
+	times__free(s->d.scratch.times);
+	s->d.scratch.times = NULL;
 }

@@ -16,6 +16,7 @@
 #include "collect/kbtf.h"
 #include "collect/kver.h"
 #include "collect/sampler_int.h"
+#include "collect/sampler_times.h"
 #include "util/clock.h"
 #include "util/env.h"
 #include "util/log.h"
@@ -296,6 +297,7 @@ __u32 loader__configure_common(struct sampler *s, struct cpu_sampler *skel,
 	bpf_map__set_max_entries(skel->maps.counts1, entries);
 	bpf_map__set_max_entries(skel->maps.stacks0, entries);
 	bpf_map__set_max_entries(skel->maps.stacks1, entries);
+	times__configure(skel, o);
 	/* Where the kernel allows it (Linux >= 6.1), the four sample maps
 	 * take memory as stacks are added: preallocated (1 KiB per stack
 	 * entry, each put on a free list), they would be most of a short

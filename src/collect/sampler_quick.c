@@ -34,6 +34,7 @@
 static const char *const shared_maps[] = {
 	"counts0", "stacks0", "seen",  "events", "stats",	 "scratch",	   "pids",
 	"tids",	   "cgroups", "comms", "late",	 "late_scratch", "notice_scratch", "execd",
+	"times",
 };
 
 bool quick__is_shared(const struct bpf_map *m)

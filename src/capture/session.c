@@ -93,7 +93,6 @@ struct session {
 	__u64 overrun_lost;
 	unsigned drain_tick;
 	bool overrun;
-	__s64 next_notices; /* take new processes' notices (capture/python.h) */
 	struct sampler_stats base; /* sampler counters at the window's start */
 };
 
@@ -797,9 +796,7 @@ static __s64 next_wake(const struct session *s)
 		wake = s->next_progress;
 	if (!s->o->agent && !s->child && s->o->target.npids && s->next_target_check < wake)
 		wake = s->next_target_check;
-	if (s->next_notices < wake)
-		wake = s->next_notices;
-	return wake;
+	return capture_python__next_wake(s->py, wake);
 }
 
 __s64 session__step(struct session *s)
@@ -826,9 +823,10 @@ __s64 session__step(struct session *s)
 		window_edge(s, now);
 		return s->over ? -1 : now;
 	}
-	if (now >= s->next_notices) { /* a new Python process's code objects read in time */
+	if (capture_python__notices_due(s->py, now)) { /* Python code objects read in time */
 		sampler__poll(s->smp, 0, on_new_process, s);
-		s->next_notices = now + CAPTURE_PY_NOTICES_NS;
+		capture_python__retry(s->py, now);
+		s->next_drain = capture_python__next_drain(s->py, now, s->next_drain);
 	}
 	if (now >= s->next_drain) {
 		if (drain(s, SETTLE_LAZY))

@@ -35,6 +35,7 @@ struct capture_python {
 	struct py_pending pending[CAPTURE_PY_PENDING];
 	size_t npending;
 	__s64 next_notices, last_found;
+	__u64 cut, cut_depth; /* this window's samples: Python stack cut, native whole */
 	/* -v */
 	__u64 found, not_walked, unsupported, failed, found_late, pending_full;
 };
@@ -243,6 +244,29 @@ bool capture_python__notices_due(struct capture_python *cp, __s64 now_ns)
 __s64 capture_python__next_wake(const struct capture_python *cp, __s64 wake)
 {
 	return cp && cp->next_notices < wake ? cp->next_notices : wake;
+}
+
+void capture_python__record(struct capture_python *cp, const struct sampler_record *r)
+{
+	const __u32 native = SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC |
+			     SAMPLER_REC_USTACK_PARTIAL;
+	const __u32 py = SAMPLER_REC_PY_TRUNC | SAMPLER_REC_PY_PARTIAL | SAMPLER_REC_PY_LOST;
+
+	if (!cp || r->kind != SAMPLER_KIND_CPU || !(r->flags & py) || (r->flags & native))
+		return;
+	cp->cut += r->count;
+	if (r->flags & SAMPLER_REC_PY_TRUNC)
+		cp->cut_depth += r->count;
+}
+
+__u64 capture_python__take_cut(struct capture_python *cp, __u64 *depth)
+{
+	__u64 n = cp ? cp->cut : 0;
+
+	*depth = cp ? cp->cut_depth : 0;
+	if (cp)
+		cp->cut = cp->cut_depth = 0;
+	return n;
 }
 
 void capture_python__forget_gone(struct capture_python *cp)

@@ -71,7 +71,17 @@ void capture_python__retry(struct capture_python *cp, __s64 now_ns);
 void capture_python__forget_gone(struct capture_python *cp);
 
 struct ingest_counts;
+struct sampler_record;
 struct sampler_stats;
+
+/* Record @r is about to be added to the window: its Python stack cut
+ * where its native stacks are whole is counted, for the file's truncated
+ * samples (native cuts are counted by ingest). */
+void capture_python__record(struct capture_python *cp, const struct sampler_record *r);
+
+/* The window's samples counted so (*@depth: of them, at the Python depth
+ * limit), since the last call. */
+__u64 capture_python__take_cut(struct capture_python *cp, __u64 *depth);
 
 /* -v: how many Python processes were found, walked, not walked; the
  * Python stacks the walker read (@st) and the window's (@c). */

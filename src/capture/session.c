@@ -222,8 +222,10 @@ static int drain_record(void *ctx, const struct sampler_record *r)
 			"still waiting are counted as lost",
 			s->overrun_ns / 1e9);
 	}
-	if (!s->overrun)
+	if (!s->overrun) {
+		capture_python__record(s->py, r);
 		return ingest__record(&s->in, r);
+	}
 	if (r->kind == SAMPLER_KIND_OFF_CPU)
 		s->in.c.off_cpu_dropped += r->switches;
 	else
@@ -327,6 +329,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.t_unix_ns = s->wunix, .final = final, .signalled = final && stop_requested};
 	struct profile_meta meta;
 	struct buf out;
+	__u64 py_depth;
 	int err, ret;
 	__s64 t0 = now_ns(CLOCK_MONOTONIC);
 
@@ -336,8 +339,9 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	meta.nresource = s->nresource;
 	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped +
 			       s->overrun_lost + memory__window_lost(s->mem);
-	meta.samples_truncated = s->in.c.truncated;
-	meta.samples_truncated_depth = s->in.c.depth_cut;
+	/* a cut Python stack is a truncated sample too */
+	meta.samples_truncated = s->in.c.truncated + capture_python__take_cut(s->py, &py_depth);
+	meta.samples_truncated_depth = s->in.c.depth_cut + py_depth;
 	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;
 	w.status = (struct status_window){
 		.samples = profile__type_total(s->prof, 0),
@@ -357,6 +361,9 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.stack_lost = s->in.c.stack_lost,
 		.truncated = s->in.c.truncated,
 		.partial = s->in.c.partial,
+		.py_samples = s->in.c.py_samples,
+		.py_partial = s->in.c.py_partial,
+		.py_unknown = s->in.c.py_unknown,
 		.late_transit = (st->late_sent - s->base.late_sent) -
 				(st->late_emitted - s->base.late_emitted),
 		.nproc = distinct_pids(s->prof),

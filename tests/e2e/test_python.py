@@ -72,6 +72,39 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 """
 
 
+# A Python stack deeper than the walker reads (63 frames), spinning.
+DEEP = """import sys
+sys.setrecursionlimit(10000)
+def deep(n):
+    if n:
+        return deep(n - 1)
+    sys.stdout.write("ready\\n")
+    sys.stdout.flush()
+    while True:
+        pass
+deep(100)
+"""
+
+
+def profile_count(path, key):
+    """The integer Profile attribute @key of a capture, summed over its
+    Profiles (0 when none)."""
+    pb = _pb2()
+    data = pb.ProfilesData()
+    with open(path, "rb") as f:
+        data.ParseFromString(f.read())
+    d = data.dictionary
+    n = 0
+    for rp in data.resource_profiles:
+        for sp in rp.scope_profiles:
+            for prof in sp.profiles:
+                for i in prof.attribute_indices:
+                    a = d.attribute_table[i]
+                    if d.string_table[a.key_strindex] == key:
+                        n += a.value.int_value
+    return n
+
+
 def interpreters():
     """(label, path) of every CPython installed: pyenv's and Debian's."""
     out = []
@@ -481,6 +514,34 @@ class PythonTest(unittest.TestCase):
         _, named, total = self.system_wide_run([exe, SPLIT, "2"])
         self.assertGreater(total, 200, "the run was not sampled")
         self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+
+    def test_cut_stacks_counted(self):
+        """A Python stack past the walker's 63 frames (3.12: the native
+        stack stays short) is cut: the summary says how many samples, and
+        the file counts them as truncated."""
+        interp = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+        if not os.path.exists(interp):
+            self.skipTest("needs " + interp)
+        script = os.path.join(self.dir, "deep.py")
+        with open(script, "w") as f:
+            f.write(DEEP)
+        p = Proc(interp, script)
+        try:
+            out = os.path.join(self.dir, "deep.pb")
+            r = capture(out, ["-p", str(p.pid), "--seconds", "1.5", "-F", "499"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            p.stop()
+        total = sum(v for pid, _, st, v, _ in frames_of(out) if pid == p.pid and st == "samples")
+        m = re.search(r"Python: (\d+) samples? with Python frames", r.stderr)
+        self.assertTrue(m, r.stderr)
+        m = re.search(r"(\d+) samples? with Python frames ha(s|ve) a cut Python stack", r.stderr)
+        self.assertTrue(m, r.stderr)
+        self.assertGreaterEqual(int(m.group(1)), 0.9 * total, r.stderr)
+        self.assertGreaterEqual(profile_count(out, "profcap.samples.truncated"), 0.9 * total)
+        self.assertGreaterEqual(profile_count(out, "profcap.samples.truncated.depth_limit"),
+                                0.9 * total)
+        self.conformant(out)
 
     def test_other_mount_namespace(self):
         """An interpreter whose file exists only in its own mount namespace

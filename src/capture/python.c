@@ -235,9 +235,9 @@ bool capture_python__notices_due(struct capture_python *cp, __s64 now_ns)
 {
 	if (!cp || now_ns < cp->next_notices)
 		return false;
-	cp->next_notices = now_ns + (now_ns - cp->last_found < CAPTURE_PY_BUSY_NS
-					     ? CAPTURE_PY_NOTICES_BUSY_NS
-					     : CAPTURE_PY_NOTICES_NS);
+	cp->next_notices =
+		now_ns + (now_ns - cp->last_found < CAPTURE_PY_BUSY_NS ? CAPTURE_PY_NOTICES_BUSY_NS
+								       : CAPTURE_PY_NOTICES_NS);
 	return true;
 }
 
@@ -248,8 +248,8 @@ __s64 capture_python__next_wake(const struct capture_python *cp, __s64 wake)
 
 void capture_python__record(struct capture_python *cp, const struct sampler_record *r)
 {
-	const __u32 native = SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC |
-			     SAMPLER_REC_USTACK_PARTIAL;
+	const __u32 native =
+		SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL;
 	const __u32 py = SAMPLER_REC_PY_TRUNC | SAMPLER_REC_PY_PARTIAL | SAMPLER_REC_PY_LOST;
 
 	if (!cp || r->kind != SAMPLER_KIND_CPU || !(r->flags & py) || (r->flags & native))

@@ -1,6 +1,4 @@
 /* session.c - a sampling session in windows (see session.h). */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture/child.h"
+#include "capture/comm_hint.h"
 #include "capture/execsplit.h"
 #include "capture/ingest.h"
 #include "capture/memory.h"
@@ -392,58 +391,6 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	return ret;
 }
 
-/* Processes hint_comm_program() looks at, at most. */
-#define HINT_MAX_PROCS 65536
-
-/* --comm NAME that is the name of a running program: the BPF filter sees
- * the kernel's task name only, which is the name exec() was given (a link:
- * python3 for /usr/bin/python3.11) or one the program set. Say which name
- * its threads have, once, for the first such process. */
-static void hint_comm_program(const struct session *s)
-{
-	const struct target_opts *t = &s->o->target;
-	char path[64], exe[PATH_MAX], comm[32];
-	const char *base;
-	struct dirent *e;
-	size_t seen = 0, i;
-	ssize_t n;
-	DIR *d;
-
-	if (!t->ncomms || !(d = opendir("/proc")))
-		return;
-	while ((e = readdir(d)) && seen++ < HINT_MAX_PROCS) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/exe", e->d_name);
-		n = readlink(path, exe, sizeof(exe) - 1);
-		if (n <= 0)
-			continue;
-		exe[n] = '\0';
-		if (n > (ssize_t)strlen(PROCMAPS_DELETED_SUFFIX) &&
-		    !strcmp(exe + n - strlen(PROCMAPS_DELETED_SUFFIX), PROCMAPS_DELETED_SUFFIX))
-			exe[n - strlen(PROCMAPS_DELETED_SUFFIX)] = '\0';
-		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-		for (i = 0; i < t->ncomms && strcmp(base, t->comms[i]); i++)
-			;
-		if (i == t->ncomms)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
-		n = fdio__read_proc(path, comm, sizeof(comm) - 1);
-		if (n <= 0)
-			continue;
-		comm[n] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
-		if (!strcmp(comm, t->comms[i]))
-			continue; /* its threads are named so: idle */
-		pr_warn("--comm matches thread names (the kernel's task name), not programs: "
-			"process %s runs %s with its main thread named '%s'; use --comm '%s' or -p "
-			"%s",
-			e->d_name, base, comm, comm, e->d_name);
-		break;
-	}
-	closedir(d);
-}
-
 static void check_target_matches(struct session *s)
 {
 	struct sampler_stats st;
@@ -459,7 +406,7 @@ static void check_target_matches(struct session *s)
 		pr_warn("%s", msg);
 	else
 		pr_info("%s", msg);
-	hint_comm_program(s);
+	comm_hint__warn(&s->o->target);
 }
 
 int session__open(const struct capture_opts *o, const struct session_hooks *hooks,

@@ -101,7 +101,8 @@ static void summary_python(const struct status_window *w)
 		pr_warn("%llu %s with Python frames %s frames not named (the process exited "
 			"before its code objects were read, or a code object changed or was "
 			"unreadable): shown as <unknown python>",
-			NOUN_S(w->py_unknown, "sample"), status__noun(w->py_unknown, "has", "have"));
+			NOUN_S(w->py_unknown, "sample"),
+			status__noun(w->py_unknown, "has", "have"));
 }
 
 static void summary_unwind(const struct sampler_unwind_stats *us)

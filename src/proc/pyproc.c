@@ -182,8 +182,7 @@ static void decode_head(const struct elfsyms_file *f, struct pyfile *pf)
 /* Does the file export an interpreter: Py_Initialize and an eval loop. */
 static bool interpreter(const struct pyfile *pf)
 {
-	return pf->q[SYM_INIT].found &&
-	       (pf->q[SYM_EVAL_DEFAULT].found || pf->q[SYM_EVAL_EX].found);
+	return pf->q[SYM_INIT].found && (pf->q[SYM_EVAL_DEFAULT].found || pf->q[SYM_EVAL_EX].found);
 }
 
 /* The version from what the file exports, for a file whose name says none:

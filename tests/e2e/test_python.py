@@ -12,7 +12,7 @@ profcap, against workloads whose truth is known (tests/e2e/py/):
 - callback.py: Python called back from C (sorted(key=...)): the caller,
   the builtin's native frames, then the callback, in that order;
 - short runs of split.py started during a system-wide capture named from
-  their first second; a copy of the interpreter in another mount namespace;
+  their first second, and 0.3 s `-c` runs named for most of their time; a copy of the interpreter in another mount namespace;
 - a python3.12 sampled while ld.so spins before mapping its libpython (an
   audit library), found once libpython is mapped; Debian's python3.11
   copied as `myservice`, found by what it exports;
@@ -26,6 +26,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -541,6 +542,44 @@ class PythonTest(unittest.TestCase):
         self.assertGreaterEqual(profile_count(out, "profcap.samples.truncated"), 0.9 * total)
         self.assertGreaterEqual(profile_count(out, "profcap.samples.truncated.depth_limit"),
                                 0.9 * total)
+        self.conformant(out)
+
+    def test_short_runs_named_from_their_start(self):
+        """Ten 0.3 s `python3.12 -c` runs during a system-wide capture: their
+        notices are taken every 50 ms once Python processes keep starting,
+        so most of each run is named (at 200 ms, about 40 %)."""
+        interp = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+        if not os.path.exists(interp):
+            self.skipTest("needs " + interp)
+        code = ("import time\n"
+                "def a():\n"
+                "    end = time.time() + 0.3\n"
+                "    while time.time() < end: pass\n"
+                "a()\n")
+        out = os.path.join(self.dir, "short.pb")
+        cap = subprocess.Popen([PROFCAP, "capture", "--seconds", "30", "-F", "499", "-o", out],
+                               stderr=subprocess.PIPE, text=True)
+        pids = []
+        try:
+            time.sleep(2.0)
+            for _ in range(10):
+                p = subprocess.Popen([interp, "-c", code])
+                pids.append(p.pid)
+                p.wait()
+            cap.send_signal(signal.SIGINT)
+            _, err = cap.communicate(timeout=60)
+            self.assertEqual(cap.returncode, 0, err)
+        finally:
+            if cap.poll() is None:
+                cap.kill()
+                cap.wait()
+        named = total = 0
+        for pid, _, stype, v, frames in frames_of(out):
+            if pid in pids and stype == "samples":
+                total += v
+                named += v if [f for f in py_frames(frames) if f[0] == "a"] else 0
+        self.assertGreater(total, 300, "the short runs were not sampled")
+        self.assertGreaterEqual(named, 0.6 * total, "%d of %d samples named" % (named, total))
         self.conformant(out)
 
     def test_other_mount_namespace(self):

@@ -289,12 +289,13 @@ void capture_python__log(const struct capture_python *cp, const struct sampler_s
 	if (!cp || !(cp->found + cp->unsupported + cp->failed))
 		return;
 	pyproc_files__stats(cp->files, &read, &known);
-	pr_debug("Python: %llu processes found (%llu of them not walked, %llu after their "
+	pr_debug("Python: %llu processes found (%llu of them not walked, %llu once their "
 		 "libpython was mapped), %llu of a version profcap does not know, %llu not "
-		 "looked into (unreadable), %llu not looked at again (%u at once); executables "
-		 "without Python: %llu read, %llu known; %llu stacks walked (%llu cut by a failed "
-		 "read, %llu at %u frames); last window: %llu samples with Python frames, %llu "
-		 "cut, %llu with frames not named",
+		 "looked into (unreadable), %llu python* processes not looked at again (%u were "
+		 "waiting); executables looked into by their exports %llu, known without Python "
+		 "%llu times; %llu stacks walked (%llu cut by a failed read, %llu at %u frames); "
+		 "last window: %llu samples with Python frames, %llu cut, %llu with frames not "
+		 "named",
 		 (unsigned long long)cp->found, (unsigned long long)cp->not_walked,
 		 (unsigned long long)cp->found_late, (unsigned long long)cp->unsupported,
 		 (unsigned long long)cp->failed, (unsigned long long)cp->pending_full,

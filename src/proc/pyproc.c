@@ -605,6 +605,8 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, con
 	if (err)
 		return err;
 	err = pick_layout(out, &pf, major, minor, e->path);
+	if (err && !named)
+		files_add(files, e); /* an interpreter profcap cannot walk: read once */
 	if (err)
 		return err;
 	err = set_addresses(out, &pf, bias);

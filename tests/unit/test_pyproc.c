@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proc/elfsyms.h"
 #include "proc/procmaps.h"
 #include "proc/procsnap.h"
 #include "proc/pyproc.h"
@@ -359,6 +360,7 @@ TEST(renamed_interpreter)
 	struct pyfx_child c;
 	struct pyproc pp;
 	__u64 read, known;
+	bool started;
 	int err;
 
 	CHECK(files != NULL);
@@ -375,8 +377,9 @@ TEST(renamed_interpreter)
 	snprintf(path, sizeof(path), "%s/myservice", dir);
 	snprintf(cmd, sizeof(cmd), "cp %s %s", pyfx_interps[9].path, path);
 	err = system(cmd) ? -EIO : pyfx__start(&in, &c);
+	started = !err;
 	err = err ?: pyproc__locate(NULL, c.pid, NULL, files, &pp);
-	if (!err)
+	if (started)
 		pyfx__stop(&c);
 	unlink(path);
 	rmdir(dir);
@@ -387,6 +390,73 @@ TEST(renamed_interpreter)
 	CHECK(!strncmp(pp.version, "3.11.", 5));
 	CHECK(pp.interp_head != 0);
 	CHECK_EQ_U64(read, 2);
+}
+
+/* Write CPython version @hex into the Py_Version of the ELF file @path. */
+static int set_py_version(const char *path, __u32 hex)
+{
+	struct elfsyms_query q = {.name = "Py_Version", .types = 1u << STT_OBJECT};
+	struct elfsyms_file f;
+	int fd = open(path, O_RDWR | O_CLOEXEC), err, i;
+
+	if (fd < 0)
+		return -errno;
+	err = elfsyms__open(fd, &f);
+	err = err ?: elfsyms__dynsym(&f, &q, 1, NULL);
+	for (i = 0; !err && i < f.eh.e_phnum; i++) {
+		const Elf64_Phdr *p = &f.ph[i];
+
+		if (p->p_type != PT_LOAD || q.value < p->p_vaddr ||
+		    q.value + 4 > p->p_vaddr + p->p_filesz)
+			continue;
+		if (pwrite(fd, &hex, 4, (off_t)(p->p_offset + q.value - p->p_vaddr)) != 4)
+			err = -EIO;
+		else
+			err = 1;
+	}
+	elfsyms__close(&f);
+	close(fd);
+	return err == 1 ? 0 : err ? err : -ENOENT;
+}
+
+/* A renamed interpreter of a version profcap has no table for (Debian's
+ * python3.11 whose Py_Version says 3.5) is read once: its next process
+ * is known from @files. */
+TEST(renamed_unknown_version)
+{
+	char dir[] = "/tmp/profcap_pyold_XXXXXX", path[96], cmd[256];
+	struct pyfx_interp in = {"old", path, 3, 5};
+	struct pyproc_files *files = pyproc_files__new();
+	struct pyfx_child c;
+	struct pyproc pp;
+	__u64 read = 0, known = 0;
+	int err, err2 = 0;
+	bool started;
+
+	CHECK(files != NULL);
+	if (access(pyfx_interps[9].path, X_OK)) {
+		pyproc_files__free(files);
+		SKIP("no %s", pyfx_interps[9].path);
+	}
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/oldservice", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", pyfx_interps[9].path, path);
+	err = system(cmd) ? -EIO : set_py_version(path, 0x030500f0);
+	err = err ?: pyfx__start(&in, &c);
+	started = !err;
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, files, &pp);
+	if (started) {
+		err2 = pyproc__locate(NULL, c.pid, NULL, files, &pp);
+		pyfx__stop(&c);
+	}
+	unlink(path);
+	rmdir(dir);
+	pyproc_files__stats(files, &read, &known);
+	pyproc_files__free(files);
+	CHECK_EQ_U64(err, -ENOTSUP);
+	CHECK_EQ_U64(err2, -ENOENT);
+	CHECK_EQ_U64(read, 1);
+	CHECK_EQ_U64(known, 1);
 }
 
 /* Each installed interpreter's file tells its version by what it exports
@@ -403,8 +473,9 @@ TEST(file_version)
 
 		snprintf(path, sizeof(path), "%s", in->path);
 		if ((s = strstr(path, "/bin/")) && strstr(path, "pyenv"))
-			snprintf(s, sizeof(path) - (size_t)(s - path), "/lib/libpython%u.%u%s.so.1.0",
-				 in->major, in->minor, in->major == 3 && in->minor < 8 ? "m" : "");
+			snprintf(s, sizeof(path) - (size_t)(s - path),
+				 "/lib/libpython%u.%u%s.so.1.0", in->major, in->minor,
+				 in->major == 3 && in->minor < 8 ? "m" : "");
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -536,6 +607,7 @@ int main(void)
 	RUN(exec_snapshot_shared);
 	RUN(exec_snapshot_static);
 	RUN(renamed_interpreter);
+	RUN(renamed_unknown_version);
 	RUN(file_version);
 	RUN(decode_head);
 	RUN(not_python);

@@ -1,6 +1,7 @@
 /* python.c - the CPython processes of a session (see python.h). */
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,13 +20,24 @@ struct py_known {
 	__s64 since; /* CLOCK_MONOTONIC when it was found */
 };
 
+/* A process named python* not running Python yet, looked at again. */
+struct py_pending {
+	int pid;
+	__s64 since; /* CLOCK_MONOTONIC when it was first looked at */
+};
+
 struct capture_python {
 	struct sampler *smp;
 	struct pyframes *pf;
+	struct pyproc_files *files; /* executables without an interpreter */
 	struct py_known *procs;
 	size_t n, cap;
+	struct py_pending pending[CAPTURE_PY_PENDING];
+	size_t npending;
+	__s64 next_notices, last_found;
+	__u64 cut, cut_depth; /* this window's samples: Python stack cut, native whole */
 	/* -v */
-	__u64 found, not_walked, unsupported, failed;
+	__u64 found, not_walked, unsupported, failed, found_late, pending_full;
 };
 
 struct capture_python *capture_python__new(struct sampler *smp)
@@ -36,8 +48,10 @@ struct capture_python *capture_python__new(struct sampler *smp)
 		return NULL;
 	cp->smp = smp;
 	cp->pf = pyframes__new(NULL);
-	if (!cp->pf) {
-		free(cp);
+	cp->files = pyproc_files__new();
+	cp->last_found = INT64_MIN / 2;
+	if (!cp->pf || !cp->files) {
+		capture_python__free(cp);
 		return NULL;
 	}
 	return cp;
@@ -48,6 +62,7 @@ void capture_python__free(struct capture_python *cp)
 	if (!cp)
 		return;
 	pyframes__free(cp->pf);
+	pyproc_files__free(cp->files);
 	free(cp->procs);
 	free(cp);
 }
@@ -75,21 +90,73 @@ static void drop(struct capture_python *cp, size_t i)
 	cp->procs[i] = cp->procs[--cp->n];
 }
 
-/* Can the process of snapshot @snap run CPython: a mapped file named
- * python* or libpython*? Cheap, and true of every interpreter
- * pyproc__locate() finds. */
-static bool maybe_python(const struct procsnap *snap)
+static void unpend(struct capture_python *cp, int pid)
 {
-	size_t i, n = procmaps__count(snap->maps);
+	size_t i;
+
+	for (i = 0; i < cp->npending; i++)
+		if (cp->pending[i].pid == pid) {
+			cp->pending[i] = cp->pending[--cp->npending];
+			return;
+		}
+}
+
+/* May the process of snapshot @snap run Python once ld.so has mapped its
+ * libraries: a mapped file named python* (pyenv's python3.12 is a small
+ * program linking libpython)? */
+static bool named_python(const struct procsnap *snap)
+{
+	size_t i, n = snap && snap->maps ? procmaps__count(snap->maps) : 0;
 
 	for (i = 0; i < n; i++) {
 		const char *p = procmaps__entry(snap->maps, i)->path, *b = strrchr(p, '/');
 
-		b = b ? b + 1 : p;
-		if (!strncmp(b, "python", 6) || !strncmp(b, "libpython", 9))
+		if (!strncmp(b ? b + 1 : p, "python", 6))
 			return true;
 	}
 	return false;
+}
+
+/* Look at @pid again at the next polls while it is young (not when it
+ * is known already). */
+static void pend(struct capture_python *cp, int pid, __s64 now_ns)
+{
+	size_t i;
+
+	for (i = 0; i < cp->npending; i++)
+		if (cp->pending[i].pid == pid)
+			return;
+	if (cp->npending == CAPTURE_PY_PENDING) {
+		cp->pending_full++;
+		return;
+	}
+	cp->pending[cp->npending++] = (struct py_pending){.pid = pid, .since = now_ns};
+}
+
+/* Process @pid runs @pp: walked and named from now on. 1, or 0 when no
+ * more can be kept. */
+static int add(struct capture_python *cp, int pid, const struct pyproc *pp, __s64 now_ns)
+{
+	size_t i = find(cp, pid);
+	int err;
+
+	if (i == cp->n) {
+		if (array__grow((void **)&cp->procs, &cp->cap, cp->n, sizeof(*cp->procs), 16,
+				CAPTURE_PY_PROCS))
+			return 0;
+		cp->n++;
+		cp->found++;
+	}
+	cp->procs[i] = (struct py_known){.pid = pid, .since = now_ns};
+	cp->last_found = now_ns;
+	pyframes__set_process(cp->pf, pid, pp);
+	err = sampler__set_python(cp->smp, pid, pp);
+	if (err)
+		cp->not_walked++;
+	else
+		pr_debug("process %d: Python %s%s, its frames walked", pid, pp->version,
+			 pp->debug_offsets ? " (layout from its debug offsets)" : "");
+	return 1;
 }
 
 int capture_python__process(struct capture_python *cp, int pid, const struct procsnap *snap,
@@ -101,41 +168,55 @@ int capture_python__process(struct capture_python *cp, int pid, const struct pro
 
 	if (!cp || pid <= 0)
 		return 0;
-	i = find(cp, pid);
-	/* A snapshot from the kernel's records (lasting) has only the
-	 * executable mappings, not the first one of each file that
-	 * pyproc__locate() looks for: then it reads /proc/PID/maps, for what
-	 * may be Python. */
-	if (snap && snap->maps && !maybe_python(snap))
-		err = -ENOENT;
-	else
-		err = pyproc__locate(NULL, pid, snap && snap->maps && !snap->lasting ? snap : NULL,
-				     &pp);
+	unpend(cp, pid);
+	err = pyproc__locate(NULL, pid, snap, cp->files, &pp);
 	if (err) {
 		if (err == -ENOTSUP)
 			cp->unsupported++;
 		else if (err != -ENOENT && err != -ESRCH)
 			cp->failed++;
+		i = find(cp, pid);
 		if (i < cp->n) /* another program now (exec), or a PID reused */
 			drop(cp, i);
+		else if (err == -ENOENT && named_python(snap))
+			pend(cp, pid, now_ns);
 		return 0;
 	}
-	if (i == cp->n) {
-		if (array__grow((void **)&cp->procs, &cp->cap, cp->n, sizeof(*cp->procs), 16,
-				CAPTURE_PY_PROCS))
-			return 0;
-		cp->n++;
-		cp->found++;
+	return add(cp, pid, &pp, now_ns);
+}
+
+void capture_python__retry(struct capture_python *cp, __s64 now_ns)
+{
+	struct procsnap snap;
+	struct pyproc pp;
+	size_t i = 0;
+	int err;
+
+	while (cp && i < cp->npending) {
+		struct py_pending *p = &cp->pending[i];
+
+		if (now_ns - p->since > CAPTURE_PY_RETRY_NS) {
+			*p = cp->pending[--cp->npending];
+			continue;
+		}
+		memset(&snap, 0, sizeof(snap));
+		snap.pid = p->pid;
+		if (sampler__process_maps(cp->smp, p->pid, &snap.maps))
+			snap.maps = NULL; /* then /proc/PID/maps */
+		err = pyproc__locate(NULL, p->pid, &snap, cp->files, &pp);
+		procmaps__free(snap.maps);
+		if (err == -ENOENT) {
+			i++;
+			continue;
+		}
+		if (!err) {
+			cp->found_late++;
+			add(cp, p->pid, &pp, now_ns);
+		} else if (err == -ENOTSUP) {
+			cp->unsupported++;
+		}
+		*p = cp->pending[--cp->npending]; /* found, gone or unreadable */
 	}
-	cp->procs[i] = (struct py_known){.pid = pid, .since = now_ns};
-	pyframes__set_process(cp->pf, pid, &pp);
-	err = sampler__set_python(cp->smp, pid, &pp);
-	if (err)
-		cp->not_walked++;
-	else
-		pr_debug("process %d: Python %s%s, its frames walked", pid, pp.version,
-			 pp.debug_offsets ? " (layout from its debug offsets)" : "");
-	return 1;
 }
 
 __s64 capture_python__next_drain(const struct capture_python *cp, __s64 now_ns, __s64 next)
@@ -148,6 +229,44 @@ __s64 capture_python__next_drain(const struct capture_python *cp, __s64 now_ns, 
 		if (now_ns - cp->procs[i].since < CAPTURE_PY_YOUNG_NS)
 			return now_ns + CAPTURE_PY_DRAIN_NS;
 	return next;
+}
+
+bool capture_python__notices_due(struct capture_python *cp, __s64 now_ns)
+{
+	if (!cp || now_ns < cp->next_notices)
+		return false;
+	cp->next_notices =
+		now_ns + (now_ns - cp->last_found < CAPTURE_PY_BUSY_NS ? CAPTURE_PY_NOTICES_BUSY_NS
+								       : CAPTURE_PY_NOTICES_NS);
+	return true;
+}
+
+__s64 capture_python__next_wake(const struct capture_python *cp, __s64 wake)
+{
+	return cp && cp->next_notices < wake ? cp->next_notices : wake;
+}
+
+void capture_python__record(struct capture_python *cp, const struct sampler_record *r)
+{
+	const __u32 native =
+		SAMPLER_REC_USTACK_TRUNC | SAMPLER_REC_KSTACK_TRUNC | SAMPLER_REC_USTACK_PARTIAL;
+	const __u32 py = SAMPLER_REC_PY_TRUNC | SAMPLER_REC_PY_PARTIAL | SAMPLER_REC_PY_LOST;
+
+	if (!cp || r->kind != SAMPLER_KIND_CPU || !(r->flags & py) || (r->flags & native))
+		return;
+	cp->cut += r->count;
+	if (r->flags & SAMPLER_REC_PY_TRUNC)
+		cp->cut_depth += r->count;
+}
+
+__u64 capture_python__take_cut(struct capture_python *cp, __u64 *depth)
+{
+	__u64 n = cp ? cp->cut : 0;
+
+	*depth = cp ? cp->cut_depth : 0;
+	if (cp)
+		cp->cut = cp->cut_depth = 0;
+	return n;
 }
 
 void capture_python__forget_gone(struct capture_python *cp)
@@ -165,14 +284,22 @@ void capture_python__forget_gone(struct capture_python *cp)
 void capture_python__log(const struct capture_python *cp, const struct sampler_stats *st,
 			 const struct ingest_counts *c)
 {
+	__u64 read, known;
+
 	if (!cp || !(cp->found + cp->unsupported + cp->failed))
 		return;
-	pr_debug("Python: %llu processes found (%llu of them not walked), %llu of a version "
-		 "profcap does not know, %llu not looked into (unreadable); %llu stacks walked "
-		 "(%llu cut by a failed read, %llu at %u frames); last window: %llu samples with "
-		 "Python frames, %llu cut, %llu with frames not named",
+	pyproc_files__stats(cp->files, &read, &known);
+	pr_debug("Python: %llu processes found (%llu of them not walked, %llu once their "
+		 "libpython was mapped), %llu of a version profcap does not know, %llu not "
+		 "looked into (unreadable), %llu python* processes not looked at again (%u were "
+		 "waiting); executables looked into by their exports %llu, known without Python "
+		 "%llu times; %llu stacks walked (%llu cut by a failed read, %llu at %u frames); "
+		 "last window: %llu samples with Python frames, %llu cut, %llu with frames not "
+		 "named",
 		 (unsigned long long)cp->found, (unsigned long long)cp->not_walked,
-		 (unsigned long long)cp->unsupported, (unsigned long long)cp->failed,
+		 (unsigned long long)cp->found_late, (unsigned long long)cp->unsupported,
+		 (unsigned long long)cp->failed, (unsigned long long)cp->pending_full,
+		 CAPTURE_PY_PENDING, (unsigned long long)read, (unsigned long long)known,
 		 (unsigned long long)st->py_stacks, (unsigned long long)st->py_partial,
 		 (unsigned long long)st->py_trunc, SAMPLER_MAX_PYFRAMES,
 		 (unsigned long long)c->py_samples, (unsigned long long)c->py_partial,

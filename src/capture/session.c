@@ -1,6 +1,4 @@
 /* session.c - a sampling session in windows (see session.h). */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture/child.h"
+#include "capture/comm_hint.h"
 #include "capture/execsplit.h"
 #include "capture/ingest.h"
 #include "capture/memory.h"
@@ -93,7 +92,6 @@ struct session {
 	__u64 overrun_lost;
 	unsigned drain_tick;
 	bool overrun;
-	__s64 next_notices; /* take new processes' notices (capture/python.h) */
 	struct sampler_stats base; /* sampler counters at the window's start */
 };
 
@@ -223,8 +221,10 @@ static int drain_record(void *ctx, const struct sampler_record *r)
 			"still waiting are counted as lost",
 			s->overrun_ns / 1e9);
 	}
-	if (!s->overrun)
+	if (!s->overrun) {
+		capture_python__record(s->py, r);
 		return ingest__record(&s->in, r);
+	}
 	if (r->kind == SAMPLER_KIND_OFF_CPU)
 		s->in.c.off_cpu_dropped += r->switches;
 	else
@@ -328,6 +328,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.t_unix_ns = s->wunix, .final = final, .signalled = final && stop_requested};
 	struct profile_meta meta;
 	struct buf out;
+	__u64 py_depth;
 	int err, ret;
 	__s64 t0 = now_ns(CLOCK_MONOTONIC);
 
@@ -337,8 +338,9 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	meta.nresource = s->nresource;
 	meta.samples_dropped = st->counts_full - s->base.counts_full + s->in.c.model_dropped +
 			       s->overrun_lost + memory__window_lost(s->mem);
-	meta.samples_truncated = s->in.c.truncated;
-	meta.samples_truncated_depth = s->in.c.depth_cut;
+	/* a cut Python stack is a truncated sample too */
+	meta.samples_truncated = s->in.c.truncated + capture_python__take_cut(s->py, &py_depth);
+	meta.samples_truncated_depth = s->in.c.depth_cut + py_depth;
 	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;
 	w.status = (struct status_window){
 		.samples = profile__type_total(s->prof, 0),
@@ -358,6 +360,9 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 		.stack_lost = s->in.c.stack_lost,
 		.truncated = s->in.c.truncated,
 		.partial = s->in.c.partial,
+		.py_samples = s->in.c.py_samples,
+		.py_partial = s->in.c.py_partial,
+		.py_unknown = s->in.c.py_unknown,
 		.late_transit = (st->late_sent - s->base.late_sent) -
 				(st->late_emitted - s->base.late_emitted),
 		.nproc = distinct_pids(s->prof),
@@ -386,58 +391,6 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	return ret;
 }
 
-/* Processes hint_comm_program() looks at, at most. */
-#define HINT_MAX_PROCS 65536
-
-/* --comm NAME that is the name of a running program: the BPF filter sees
- * the kernel's task name only, which is the name exec() was given (a link:
- * python3 for /usr/bin/python3.11) or one the program set. Say which name
- * its threads have, once, for the first such process. */
-static void hint_comm_program(const struct session *s)
-{
-	const struct target_opts *t = &s->o->target;
-	char path[64], exe[PATH_MAX], comm[32];
-	const char *base;
-	struct dirent *e;
-	size_t seen = 0, i;
-	ssize_t n;
-	DIR *d;
-
-	if (!t->ncomms || !(d = opendir("/proc")))
-		return;
-	while ((e = readdir(d)) && seen++ < HINT_MAX_PROCS) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/exe", e->d_name);
-		n = readlink(path, exe, sizeof(exe) - 1);
-		if (n <= 0)
-			continue;
-		exe[n] = '\0';
-		if (n > (ssize_t)strlen(PROCMAPS_DELETED_SUFFIX) &&
-		    !strcmp(exe + n - strlen(PROCMAPS_DELETED_SUFFIX), PROCMAPS_DELETED_SUFFIX))
-			exe[n - strlen(PROCMAPS_DELETED_SUFFIX)] = '\0';
-		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-		for (i = 0; i < t->ncomms && strcmp(base, t->comms[i]); i++)
-			;
-		if (i == t->ncomms)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
-		n = fdio__read_proc(path, comm, sizeof(comm) - 1);
-		if (n <= 0)
-			continue;
-		comm[n] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
-		if (!strcmp(comm, t->comms[i]))
-			continue; /* its threads are named so: idle */
-		pr_warn("--comm matches thread names (the kernel's task name), not programs: "
-			"process %s runs %s with its main thread named '%s'; use --comm '%s' or -p "
-			"%s",
-			e->d_name, base, comm, comm, e->d_name);
-		break;
-	}
-	closedir(d);
-}
-
 static void check_target_matches(struct session *s)
 {
 	struct sampler_stats st;
@@ -453,7 +406,7 @@ static void check_target_matches(struct session *s)
 		pr_warn("%s", msg);
 	else
 		pr_info("%s", msg);
-	hint_comm_program(s);
+	comm_hint__warn(&s->o->target);
 }
 
 int session__open(const struct capture_opts *o, const struct session_hooks *hooks,
@@ -799,9 +752,7 @@ static __s64 next_wake(const struct session *s)
 		wake = s->next_progress;
 	if (!s->o->agent && !s->child && s->o->target.npids && s->next_target_check < wake)
 		wake = s->next_target_check;
-	if (s->next_notices < wake)
-		wake = s->next_notices;
-	return wake;
+	return capture_python__next_wake(s->py, wake);
 }
 
 __s64 session__step(struct session *s)
@@ -828,9 +779,10 @@ __s64 session__step(struct session *s)
 		window_edge(s, now);
 		return s->over ? -1 : now;
 	}
-	if (now >= s->next_notices) { /* a new Python process's code objects read in time */
+	if (capture_python__notices_due(s->py, now)) { /* Python code objects read in time */
 		sampler__poll(s->smp, 0, on_new_process, s);
-		s->next_notices = now + CAPTURE_PY_NOTICES_NS;
+		capture_python__retry(s->py, now);
+		s->next_drain = capture_python__next_drain(s->py, now, s->next_drain);
 	}
 	if (now >= s->next_drain) {
 		if (drain(s, SETTLE_LAZY))

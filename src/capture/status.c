@@ -84,6 +84,27 @@ static void summary_losses(const struct status_window *w)
 			SAMPLER_MAX_USTACK);
 }
 
+/* Python frames: how many samples had them, and how many of those lost
+ * some (cut, or not named). */
+static void summary_python(const struct status_window *w)
+{
+	if (!w->py_samples)
+		return;
+	pr_info("Python: %llu %s with Python frames", NOUN_S(w->py_samples, "sample"));
+	if (w->py_partial)
+		pr_warn("%llu %s with Python frames %s a cut Python stack (a frame unreadable "
+			"while the interpreter changed it, the %d-frame depth limit, or no room "
+			"in the kernel's stack table): counted as truncated",
+			NOUN_S(w->py_partial, "sample"), status__noun(w->py_partial, "has", "have"),
+			SAMPLER_MAX_PYFRAMES);
+	if (w->py_unknown)
+		pr_warn("%llu %s with Python frames %s frames not named (the process exited "
+			"before its code objects were read, or a code object changed or was "
+			"unreadable): shown as <unknown python>",
+			NOUN_S(w->py_unknown, "sample"),
+			status__noun(w->py_unknown, "has", "have"));
+}
+
 static void summary_unwind(const struct sampler_unwind_stats *us)
 {
 	const struct unwind_table_stats *ut = &us->tables;
@@ -168,6 +189,7 @@ void status__summary(const struct status_window *w)
 		NOUN_S(w->nstacks, "stack"), w->dur_ns / 1e9, w->freq_hz, st->ncpus,
 		status__noun(st->ncpus, "CPU", "CPUs"));
 	summary_losses(w);
+	summary_python(w);
 	if (w->off_cpu)
 		summary_off_cpu(w);
 	if (w->us)

@@ -23,6 +23,9 @@ struct status_window {
 	__u64 truncated;      /* stacks cut at the root end (any cause) */
 	__u64 partial;	      /* of which: user stack not unwound to the end */
 	__u64 late_transit;   /* sampled, walked late, not in the profile yet (or lost at its cap) */
+	__u64 py_samples;     /* with Python frames (off-CPU: waits) */
+	__u64 py_partial;     /* ... whose Python stack was cut */
+	__u64 py_unknown;     /* ... with Python frames not named */
 	size_t nproc, nstacks;
 	__s64 dur_ns;
 	__u32 freq_hz;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "util/fdio.h"
+#include "util/htab.h"
 #include "util/log.h"
 #include "proc/elfsyms.h"
 #include "proc/pfile.h"
@@ -70,33 +71,39 @@ static int name_version(const char *name, const char *prefix, unsigned *major, u
 	return 0;
 }
 
-/* The mapping of offset 0 of the file that runs the interpreter: a
- * libpython, else an executable named python*; its version from the name
- * when it carries one (0.0 when not). NULL when none. */
+/* The mapping of the file that runs the interpreter, any of its mappings
+ * (a snapshot from the kernel's records has the executable ones only): a
+ * libpython, else the executable, *@named when its name starts with python;
+ * the version from the name when it carries one (0.0 when not). NULL when
+ * neither is mapped. */
 static const struct procmaps_entry *find_file(const struct procmaps *maps, const char *exe,
-					      unsigned *major, unsigned *minor)
+					      unsigned *major, unsigned *minor, bool *named)
 {
 	const struct procmaps_entry *prog = NULL;
 	size_t i, n = procmaps__count(maps), len;
 
+	*named = false;
 	for (i = 0; i < n; i++) {
 		const struct procmaps_entry *e = procmaps__entry(maps, i);
 		const char *b = base_name(e->path);
 
-		if (e->anonymous || e->offset || e->path[0] != '/')
+		if (e->anonymous || e->path[0] != '/')
 			continue;
 		/* libpython3.so (the stable ABI's forwarder) runs nothing */
 		if (!strncmp(b, "libpython", 9) && strstr(b, ".so") &&
-		    !name_version(b, "libpython", major, minor))
+		    !name_version(b, "libpython", major, minor)) {
+			*named = true;
 			return e;
+		}
 		len = strlen(e->path);
 		if (!prog && exe && !strncmp(exe, e->path, len) &&
-		    (!exe[len] || !strcmp(exe + len, PROCMAPS_DELETED_SUFFIX)) &&
-		    !strncmp(b, "python", 6))
+		    (!exe[len] || !strcmp(exe + len, PROCMAPS_DELETED_SUFFIX)))
 			prog = e;
 	}
-	if (prog)
+	if (prog && !strncmp(base_name(prog->path), "python", 6)) {
+		*named = true;
 		name_version(base_name(prog->path), "python", major, minor);
+	}
 	return prog;
 }
 
@@ -107,6 +114,12 @@ enum {
 	SYM_EVAL_EX,
 	SYM_VERSION,
 	SYM_CODE_TYPE,
+	SYM_INIT,
+	/* what a version added, for a file whose name says none */
+	SYM_STRING_27, /* PyString_FromString: 2.x only */
+	SYM_CONFIG_38,
+	SYM_FRAME_39,
+	SYM_ADDREF_310,
 	SYM_N
 };
 
@@ -122,6 +135,11 @@ static void queries(struct elfsyms_query *q)
 	q[SYM_EVAL_EX] = (struct elfsyms_query){.name = "PyEval_EvalFrameEx", .types = fn};
 	q[SYM_VERSION] = (struct elfsyms_query){.name = "Py_Version", .types = obj};
 	q[SYM_CODE_TYPE] = (struct elfsyms_query){.name = "PyCode_Type", .types = obj};
+	q[SYM_INIT] = (struct elfsyms_query){.name = "Py_Initialize", .types = fn};
+	q[SYM_STRING_27] = (struct elfsyms_query){.name = "PyString_FromString", .types = fn};
+	q[SYM_CONFIG_38] = (struct elfsyms_query){.name = "PyConfig_Clear", .types = fn};
+	q[SYM_FRAME_39] = (struct elfsyms_query){.name = "PyFrame_GetCode", .types = fn};
+	q[SYM_ADDREF_310] = (struct elfsyms_query){.name = "PyModule_AddObjectRef", .types = fn};
 }
 
 /* What the file tells of its interpreter. */
@@ -161,27 +179,101 @@ static void decode_head(const struct elfsyms_file *f, struct pyfile *pf)
 		pf->head_target = 0;
 }
 
-static int read_file(int fd, struct pyfile *pf, __u64 *load_base)
+/* Does the file export an interpreter: Py_Initialize and an eval loop. */
+static bool interpreter(const struct pyfile *pf)
 {
-	struct elfsyms_file f;
+	return pf->q[SYM_INIT].found && (pf->q[SYM_EVAL_DEFAULT].found || pf->q[SYM_EVAL_EX].found);
+}
+
+/* The version from what the file exports, for a file whose name says none:
+ * Py_Version from 3.11, else the newest of the functions each version
+ * added (checked against the installed 2.7 to 3.13). 0 and *@major,
+ * *@minor; -ENOENT when no supported version fits. */
+static int symbols_version(const struct pyfile *pf, unsigned *major, unsigned *minor)
+{
+	const struct elfsyms_query *q = pf->q;
+
+	*major = 3;
+	if (pf->hexversion)
+		*major = pf->hexversion >> 24, *minor = (pf->hexversion >> 16) & 0xff;
+	else if (q[SYM_ADDREF_310].found)
+		*minor = 10;
+	else if (q[SYM_FRAME_39].found)
+		*minor = 9;
+	else if (q[SYM_CONFIG_38].found)
+		*minor = 8;
+	else if (q[SYM_RUNTIME].found)
+		*minor = 7;
+	else if (q[SYM_EVAL_DEFAULT].found)
+		*minor = 6;
+	else if (q[SYM_STRING_27].found && q[SYM_EVAL_EX].found)
+		*major = 2, *minor = 7;
+	else
+		return -ENOENT; /* 3.0 to 3.5 */
+	return 0;
+}
+
+static int read_file(int fd, struct pyfile *pf, struct elfsyms_file *f)
+{
 	__u32 v;
 	int err;
 
 	memset(pf, 0, sizeof(*pf));
-	err = elfsyms__open(fd, &f);
+	err = elfsyms__open(fd, f);
 	if (err)
 		return err;
-	*load_base = f.load_base;
 	queries(pf->q);
-	err = elfsyms__dynsym(&f, pf->q, SYM_N, NULL);
+	err = elfsyms__dynsym(f, pf->q, SYM_N, NULL);
 	if (!err) {
-		decode_head(&f, pf);
+		decode_head(f, pf);
 		if (pf->q[SYM_VERSION].found &&
-		    !elfsyms__read_vaddr(&f, &v, sizeof(v), pf->q[SYM_VERSION].value))
+		    !elfsyms__read_vaddr(f, &v, sizeof(v), pf->q[SYM_VERSION].value))
 			pf->hexversion = v;
 	}
-	elfsyms__close(&f);
+	if (err)
+		elfsyms__close(f);
 	return err;
+}
+
+int pyproc__file_version(int fd, unsigned *major, unsigned *minor)
+{
+	struct elfsyms_file f;
+	struct pyfile pf;
+	int err = read_file(fd, &pf, &f);
+
+	if (err)
+		return err;
+	elfsyms__close(&f);
+	if (!interpreter(&pf))
+		return -ENOENT;
+	return symbols_version(&pf, major, minor);
+}
+
+/* The load bias of the file mapped by @e: the PT_LOAD its offset falls in
+ * (one the mapping begins, and executable like it, first) gives the link
+ * address of the mapping's start. 0, or -ENOEXEC when none does. */
+static int load_bias(const struct elfsyms_file *f, const struct procmaps_entry *e, __u64 *bias)
+{
+	const Elf64_Phdr *best = NULL;
+	int i, score, best_score = -1;
+
+	for (i = 0; i < f->eh.e_phnum; i++) {
+		const Elf64_Phdr *p = &f->ph[i];
+		__u64 first = p->p_offset & ~(__u64)4095;
+
+		if (p->p_type != PT_LOAD || !p->p_filesz || e->offset < first ||
+		    e->offset >= p->p_offset + p->p_filesz)
+			continue;
+		score = (e->offset == first) * 2 +
+			(!(p->p_flags & PF_X) == !(e->perms & PROCMAPS_EXEC));
+		if (score > best_score)
+			best = p, best_score = score;
+	}
+	if (!best)
+		return -ENOEXEC;
+	*bias = e->start - (e->offset - (best->p_offset & ~(__u64)4095)) -
+		(best->p_vaddr & ~(__u64)4095);
+	return 0;
 }
 
 /* ---- _Py_DebugOffsets ---- */
@@ -304,10 +396,10 @@ static int pick_layout(struct pyproc *out, const struct pyfile *pf, unsigned maj
 		snprintf(out->version, sizeof(out->version), "%u.%u.%u", ma, mi,
 			 (pf->hexversion >> 8) & 0xff);
 	} else {
+		if (!major && symbols_version(pf, &major, &minor))
+			return -ENOENT; /* nothing says which Python */
 		snprintf(out->version, sizeof(out->version), "%u.%u", major, minor);
 	}
-	if (!major)
-		return -ENOENT; /* nothing says it is Python */
 	l = pyproc__layout(major, minor);
 	if (!l) {
 		warn_unknown(major, minor, path);
@@ -391,33 +483,132 @@ static char *read_exe(const char *root, int pid)
 	return strdup(buf);
 }
 
-static int locate_in(const char *root, int pid, const struct procmaps *maps, const char *exe,
-		     struct pyproc *out)
+/* ---- executables known not to run Python ---- */
+
+#define FILES_MAX 4096 /* forgotten all at once past this many */
+
+struct file_key {
+	__u64 dev, ino;
+};
+
+struct pyproc_files {
+	struct htab set; /* struct file_key */
+	__u64 read, known;
+};
+
+struct pyproc_files *pyproc_files__new(void)
 {
-	const struct procmaps_entry *e;
-	struct pyfile pf;
-	unsigned major = 0, minor = 0;
-	__u64 load_base = 0, bias;
+	struct pyproc_files *f = calloc(1, sizeof(*f));
+
+	if (f && htab__init(&f->set, sizeof(struct file_key), FILES_MAX)) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void pyproc_files__free(struct pyproc_files *f)
+{
+	if (!f)
+		return;
+	htab__release(&f->set);
+	free(f);
+}
+
+void pyproc_files__stats(const struct pyproc_files *f, __u64 *read, __u64 *known)
+{
+	*read = f ? f->read : 0;
+	*known = f ? f->known : 0;
+}
+
+static bool file_eq(const void *elem, const void *key, void *ctx)
+{
+	const struct file_key *a = elem, *b = key;
+
+	(void)ctx;
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+static struct file_key file_key(const struct procmaps_entry *e)
+{
+	return (struct file_key){.dev = ((__u64)e->dev_major << 32) | e->dev_minor,
+				 .ino = e->inode};
+}
+
+static bool files_known(struct pyproc_files *f, const struct procmaps_entry *e)
+{
+	struct file_key k = file_key(e);
+
+	if (!f || !k.ino || !htab__find(&f->set, htab__hash_u64(k.dev, k.ino), &k, file_eq, NULL))
+		return false;
+	f->known++;
+	return true;
+}
+
+static void files_add(struct pyproc_files *f, const struct procmaps_entry *e)
+{
+	struct file_key k = file_key(e), *slot;
+
+	if (!f || !k.ino)
+		return;
+	if (htab__count(&f->set) >= FILES_MAX)
+		htab__clear(&f->set); /* a host that keeps starting new programs */
+	if (!htab__add(&f->set, htab__hash_u64(k.dev, k.ino), (void **)&slot))
+		*slot = k;
+}
+
+/* The file of mapping @e (the interpreter by its name when @named, else
+ * an executable looked into for one) read into @pf, and its load bias. */
+static int read_mapped(const char *root, int pid, const struct procmaps_entry *e, bool named,
+		       struct pyproc_files *files, struct pyfile *pf, __u64 *bias)
+{
+	struct elfsyms_file f;
 	int fd, err;
 
-	e = find_file(maps, exe, &major, &minor);
-	if (!e)
+	if (!named && files_known(files, e))
 		return -ENOENT;
 	err = pfile__open_mapped(root, pid, e, &fd);
 	if (err)
 		return err;
-	err = read_file(fd, &pf, &load_base);
+	if (!named && files)
+		files->read++;
+	err = read_file(fd, pf, &f);
+	if (!err) {
+		err = interpreter(pf) ? load_bias(&f, e, bias) : -ENOENT;
+		elfsyms__close(&f);
+	}
 	close(fd);
-	if (err == -ENOENT)
-		return -ENOENT; /* exports nothing of an interpreter */
-	if (err)
+	if (named)
 		return err;
-	if (!pf.q[SYM_EVAL_DEFAULT].found && !pf.q[SYM_EVAL_EX].found)
+	/* not an ELF file of this machine, or one without an interpreter */
+	if (err == -ENOENT || err == -ENOEXEC || err == -EFBIG) {
+		files_add(files, e);
 		return -ENOENT;
-	err = pick_layout(out, &pf, major, minor, e->path);
+	}
+	return err;
+}
+
+static int locate_in(const char *root, int pid, const struct procmaps *maps, const char *exe,
+		     struct pyproc_files *files, struct pyproc *out)
+{
+	const struct procmaps_entry *e;
+	struct pyfile pf;
+	unsigned major = 0, minor = 0;
+	__u64 bias = 0;
+	bool named;
+	int err;
+
+	e = find_file(maps, exe, &major, &minor, &named);
+	if (!e)
+		return -ENOENT;
+	err = read_mapped(root, pid, e, named, files, &pf, &bias);
 	if (err)
 		return err;
-	bias = e->start - load_base;
+	err = pick_layout(out, &pf, major, minor, e->path);
+	if (err && !named)
+		files_add(files, e); /* an interpreter profcap cannot walk: read once */
+	if (err)
+		return err;
 	err = set_addresses(out, &pf, bias);
 	if (!err && pf.q[SYM_RUNTIME].found)
 		err = use_debug_offsets(root, pid, out, pf.q[SYM_RUNTIME].value + bias);
@@ -425,7 +616,7 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, con
 }
 
 int pyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
-		   struct pyproc *out)
+		   struct pyproc_files *files, struct pyproc *out)
 {
 	const char *root = proc_root ? proc_root : "/proc";
 	struct procmaps *own = NULL;
@@ -446,7 +637,7 @@ int pyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 		exe = strdup(snap->exe);
 	else
 		exe = read_exe(root, pid);
-	err = locate_in(root, pid, maps, exe, out);
+	err = locate_in(root, pid, maps, exe, files, out);
 	if (err)
 		memset(out, 0, sizeof(*out));
 	free(exe);

@@ -83,13 +83,34 @@ struct pyproc {
 	__u64 code_type; /* address of PyCode_Type (0 unknown): checks a code object */
 };
 
+/* Executables known not to run Python (by device and inode): an
+ * executable whose name does not say Python is looked into once (its
+ * .dynsym, a few reads), not once per process. At most 4096 files,
+ * forgotten all at once past that. One thread at a time. */
+struct pyproc_files;
+struct pyproc_files *pyproc_files__new(void); /* NULL: -ENOMEM */
+void pyproc_files__free(struct pyproc_files *f); /* accepts NULL */
+/* Executables looked into (*@read) and found in @f (*@known); 0 for NULL. */
+void pyproc_files__stats(const struct pyproc_files *f, __u64 *read, __u64 *known);
+
 /* Find out whether process @pid (seen from @proc_root, NULL = "/proc")
- * runs CPython, from its snapshot @snap (NULL: read /proc/PID/maps).
+ * runs CPython, from its snapshot @snap (NULL: read /proc/PID/maps; any
+ * snapshot, also one with the executable mappings only). The interpreter
+ * is a mapped libpython*, else the executable: by its name python*, or by
+ * what it exports (Py_Initialize and an eval loop: a renamed copy, a
+ * program linking CPython in), which @files (may be NULL: looked into each
+ * time) remembers for executables that have none.
  * 0 and *@out filled; -ENOENT not Python; -ENOTSUP a Python whose version
  * profcap does not know (logged once per version, with the version);
  * other -errno when the process or its files could not be read. */
 int pyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
-		   struct pyproc *out);
+		   struct pyproc_files *files, struct pyproc *out);
+
+/* The CPython version of ELF file @fd from its exported symbols alone
+ * (Py_Version, else the functions each version added): 0 and *@major,
+ * *@minor; -ENOENT when it exports no interpreter or one before 3.6 but
+ * 2.7; -ENOEXEC (not an x86-64 ELF file) or -errno. */
+int pyproc__file_version(int fd, unsigned *major, unsigned *minor);
 
 /* Read @len bytes at @addr of process @pid: process_vm_readv() (with
  * @proc_root NULL or "/proc"), else PROC/PID/mem. 0, -EFAULT (not

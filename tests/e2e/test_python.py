@@ -12,7 +12,10 @@ profcap, against workloads whose truth is known (tests/e2e/py/):
 - callback.py: Python called back from C (sorted(key=...)): the caller,
   the builtin's native frames, then the callback, in that order;
 - short runs of split.py started during a system-wide capture named from
-  their first second; a copy of the interpreter in another mount namespace;
+  their first second, and 0.3 s `-c` runs named for most of their time; a copy of the interpreter in another mount namespace;
+- a python3.12 sampled while ld.so spins before mapping its libpython (an
+  audit library), found once libpython is mapped; Debian's python3.11
+  copied as `myservice`, found by what it exports;
 - waits.py with --off-cpu: the Python function a thread sleeps or waits on
   a lock in;
 - every capture passes the OTLP checks (the official checker when there).
@@ -23,6 +26,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -41,6 +45,65 @@ FREQ = "999"
 # is 3.5 points at 200 (less: the samples are periodic, not random). A
 # version short of them (a busy machine) is captured again, for longer.
 MIN_SAMPLES = 200
+
+
+# An ld.so audit library: the search for libpython spins 0.8 s first, so
+# the process is sampled (and announced) before libpython is mapped.
+AUDIT_SPIN = r"""
+#define _GNU_SOURCE
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+unsigned int la_version(unsigned int v) { (void)v; return LAV_CURRENT; }
+char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
+{
+    static int done;
+    struct timespec a, b;
+    (void)cookie; (void)flag;
+    if (!done && strstr(name, "libpython")) {
+        done = 1;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &b);
+        while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 800000000L);
+    }
+    return (char *)name;
+}
+"""
+
+
+# A Python stack deeper than the walker reads (63 frames), spinning.
+DEEP = """import sys
+sys.setrecursionlimit(10000)
+def deep(n):
+    if n:
+        return deep(n - 1)
+    sys.stdout.write("ready\\n")
+    sys.stdout.flush()
+    while True:
+        pass
+deep(100)
+"""
+
+
+def profile_count(path, key):
+    """The integer Profile attribute @key of a capture, summed over its
+    Profiles (0 when none)."""
+    pb = _pb2()
+    data = pb.ProfilesData()
+    with open(path, "rb") as f:
+        data.ParseFromString(f.read())
+    d = data.dictionary
+    n = 0
+    for rp in data.resource_profiles:
+        for sp in rp.scope_profiles:
+            for prof in sp.profiles:
+                for i in prof.attribute_indices:
+                    a = d.attribute_table[i]
+                    if d.string_table[a.key_strindex] == key:
+                        n += a.value.int_value
+    return n
 
 
 def interpreters():
@@ -396,6 +459,127 @@ class PythonTest(unittest.TestCase):
         self.assertGreater(total, 50, "the short runs were not sampled")
         self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
         self.assertEqual(sorted(per), sorted(pids), per)
+        self.conformant(out)
+
+    def system_wide_run(self, argv, env=None, wait=1.5):
+        """A system-wide capture of @argv (split.py's arguments after it)
+        started after @wait s: (pid, named samples, samples) of its run."""
+        out = os.path.join(self.dir, "sys.pb")
+        cap = subprocess.Popen([PROFCAP, "capture", "--seconds", "6", "-F", "499", "-o", out],
+                               stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(wait)
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                 env=dict(os.environ, **(env or {})))
+            p.wait()
+            _, err = cap.communicate(timeout=60)
+            self.assertEqual(cap.returncode, 0, err)
+        finally:
+            if cap.poll() is None:
+                cap.kill()
+                cap.wait()
+        named = total = 0
+        for pid, _, stype, v, frames in frames_of(out):
+            if pid != p.pid or stype != "samples":
+                continue
+            total += v
+            if [f for f in py_frames(frames) if base(f[0]) in TRUTH]:
+                named += v
+        self.conformant(out)
+        return p.pid, named, total
+
+    def test_libpython_mapped_late(self):
+        """A python3.12 whose first samples come while ld.so has not mapped
+        libpython yet (an audit library spins 0.8 s before it does) is
+        looked at again, and walked once libpython is there."""
+        interp = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+        if not os.path.exists(interp) or not shutil.which("cc"):
+            self.skipTest("needs %s and cc" % interp)
+        src = os.path.join(self.dir, "spin.c")
+        lib = os.path.join(self.dir, "spin.so")
+        with open(src, "w") as f:
+            f.write(AUDIT_SPIN)
+        subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", lib, src], check=True)
+        _, named, total = self.system_wide_run([interp, SPLIT, "2"], {"LD_AUDIT": lib})
+        self.assertGreater(total, 200, "the run was not sampled")
+        # 0.8 s of 2.8 spin in ld.so: the rest named
+        self.assertGreaterEqual(named, 0.45 * total, "%d of %d samples named" % (named, total))
+
+    def test_renamed_interpreter(self):
+        """Debian's static python3.11 copied as `myservice`: found by what
+        it exports, not by its name."""
+        if not os.path.exists("/usr/bin/python3.11"):
+            self.skipTest("needs /usr/bin/python3.11")
+        exe = os.path.join(self.dir, "myservice")
+        shutil.copy("/usr/bin/python3.11", exe)
+        _, named, total = self.system_wide_run([exe, SPLIT, "2"])
+        self.assertGreater(total, 200, "the run was not sampled")
+        self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+
+    def test_cut_stacks_counted(self):
+        """A Python stack past the walker's 63 frames (3.12: the native
+        stack stays short) is cut: the summary says how many samples, and
+        the file counts them as truncated."""
+        interp = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+        if not os.path.exists(interp):
+            self.skipTest("needs " + interp)
+        script = os.path.join(self.dir, "deep.py")
+        with open(script, "w") as f:
+            f.write(DEEP)
+        p = Proc(interp, script)
+        try:
+            out = os.path.join(self.dir, "deep.pb")
+            r = capture(out, ["-p", str(p.pid), "--seconds", "1.5", "-F", "499"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            p.stop()
+        total = sum(v for pid, _, st, v, _ in frames_of(out) if pid == p.pid and st == "samples")
+        m = re.search(r"Python: (\d+) samples? with Python frames", r.stderr)
+        self.assertTrue(m, r.stderr)
+        m = re.search(r"(\d+) samples? with Python frames ha(s|ve) a cut Python stack", r.stderr)
+        self.assertTrue(m, r.stderr)
+        self.assertGreaterEqual(int(m.group(1)), 0.9 * total, r.stderr)
+        self.assertGreaterEqual(profile_count(out, "profcap.samples.truncated"), 0.9 * total)
+        self.assertGreaterEqual(profile_count(out, "profcap.samples.truncated.depth_limit"),
+                                0.9 * total)
+        self.conformant(out)
+
+    def test_short_runs_named_from_their_start(self):
+        """Ten 0.3 s `python3.12 -c` runs during a system-wide capture: their
+        notices are taken every 50 ms once Python processes keep starting,
+        so most of each run is named (at 200 ms, about 40 %)."""
+        interp = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+        if not os.path.exists(interp):
+            self.skipTest("needs " + interp)
+        code = ("import time\n"
+                "def a():\n"
+                "    end = time.time() + 0.3\n"
+                "    while time.time() < end: pass\n"
+                "a()\n")
+        out = os.path.join(self.dir, "short.pb")
+        cap = subprocess.Popen([PROFCAP, "capture", "--seconds", "30", "-F", "499", "-o", out],
+                               stderr=subprocess.PIPE, text=True)
+        pids = []
+        try:
+            time.sleep(2.0)
+            for _ in range(10):
+                p = subprocess.Popen([interp, "-c", code])
+                pids.append(p.pid)
+                p.wait()
+            cap.send_signal(signal.SIGINT)
+            _, err = cap.communicate(timeout=60)
+            self.assertEqual(cap.returncode, 0, err)
+        finally:
+            if cap.poll() is None:
+                cap.kill()
+                cap.wait()
+        named = total = 0
+        for pid, _, stype, v, frames in frames_of(out):
+            if pid in pids and stype == "samples":
+                total += v
+                named += v if [f for f in py_frames(frames) if f[0] == "a"] else 0
+        self.assertGreater(total, 300, "the short runs were not sampled")
+        self.assertGreaterEqual(named, 0.6 * total, "%d of %d samples named" % (named, total))
         self.conformant(out)
 
     def test_other_mount_namespace(self):

@@ -258,7 +258,7 @@ static void check_resolve(const struct pyfx_interp *in)
 	if (err == -ENOENT)
 		SKIP("%s not installed", in->path);
 	if (!err)
-		err = pyproc__locate(NULL, c.pid, NULL, &pp);
+		err = pyproc__locate(NULL, c.pid, NULL, NULL, &pp);
 	if (!err)
 		nw = pyfx__walk(c.pid, &pp, words, 64);
 	pf = pyframes__new(NULL);
@@ -373,7 +373,7 @@ static void check_wide_names(const struct pyfx_interp *in)
 		pyframes__free(pf);
 		SKIP("%s not installed", in->path);
 	}
-	err = err ?: pyproc__locate(NULL, c.pid, NULL, &pp);
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, NULL, &pp);
 	if (!err)
 		nw = pyfx__walk(c.pid, &pp, words, 16);
 	if (!err && nw > 0 && !pyframes__set_process(pf, c.pid, &pp)) {

@@ -3,11 +3,13 @@
  * children (shared libpython, Debian's static stripped python3.11), the
  * debug offsets of 3.13, and processes that are not Python. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "proc/elfsyms.h"
 #include "proc/procmaps.h"
 #include "proc/procsnap.h"
 #include "proc/pyproc.h"
@@ -133,7 +135,7 @@ static void check_locate(const struct pyfx_interp *in)
 		CHECK_EQ_U64(err, 0);
 	}
 	pid = c.pid;
-	err = pyproc__locate(NULL, c.pid, NULL, &pp);
+	err = pyproc__locate(NULL, c.pid, NULL, NULL, &pp);
 	n = err ? 0 : pyfx__walk(c.pid, &pp, words, 64);
 	/* each thread state's thread: pthread_self() and the kernel's tid */
 	if (!err)
@@ -226,7 +228,7 @@ TEST(stable_abi_forwarder)
 		fclose(f);
 	}
 	err = err ?: !text ? -ENOMEM : procmaps__parse(text, len, &snap.maps);
-	err = err ?: pyproc__locate(NULL, c.pid, &snap, &pp);
+	err = err ?: pyproc__locate(NULL, c.pid, &snap, NULL, &pp);
 	pyfx__stop(&c);
 	procmaps__free(snap.maps);
 	free(text);
@@ -281,12 +283,215 @@ TEST(other_mount_namespace)
 	/* mapped from the child's folder, which is empty in our namespace */
 	err = err ?: maps_mention(c.pid, lib) ? 0 : -ENOENT;
 	err = err ?: access(lib, F_OK) ? 0 : -EEXIST;
-	err = err ?: pyproc__locate(NULL, c.pid, NULL, &pp);
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, NULL, &pp);
 	pyfx__stop(&c);
 	rmdir(dir);
 	CHECK_EQ_U64(err, 0);
 	CHECK_EQ_U64(pp.layout.version, 0x030c);
 	CHECK(pp.interp_head != 0);
+}
+
+/* The snapshot of @pid as the kernel's records give it: its executable
+ * mappings only (none at offset 0 of its file). */
+static int exec_only_snapshot(int pid, struct procsnap *snap)
+{
+	struct procmaps *all = NULL;
+	struct procmaps_entry e[512];
+	size_t i, n = 0;
+	int err;
+
+	memset(snap, 0, sizeof(*snap));
+	snap->pid = pid;
+	err = procmaps__read_pid(NULL, "/proc", pid, &all);
+	for (i = 0; !err && i < procmaps__count(all) && n < 512; i++)
+		if ((procmaps__entry(all, i)->perms & PROCMAPS_EXEC) &&
+		    procmaps__entry(all, i)->path[0] == '/')
+			e[n++] = *procmaps__entry(all, i);
+	err = err ?: procmaps__from_entries(e, n, &snap->maps);
+	procmaps__free(all);
+	return err;
+}
+
+/* A snapshot with executable mappings only finds the interpreter where
+ * /proc/PID/maps does: the load bias from the mapping's offset and the
+ * file's PT_LOAD (shared libpython and Debian's static interpreter). */
+static void check_exec_snapshot(const struct pyfx_interp *in)
+{
+	struct procsnap snap;
+	struct pyfx_child c;
+	struct pyproc pp, full;
+	int err, err_full;
+
+	err = pyfx__start(in, &c);
+	if (err == -ENOENT)
+		SKIP("%s not installed", in->path);
+	err = err ?: exec_only_snapshot(c.pid, &snap);
+	err = err ?: pyproc__locate(NULL, c.pid, &snap, NULL, &pp);
+	err_full = pyproc__locate(NULL, c.pid, NULL, NULL, &full);
+	pyfx__stop(&c);
+	procmaps__free(snap.maps);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(err_full, 0);
+	CHECK_EQ_U64(pp.layout.version, (in->major << 8) | in->minor);
+	CHECK(pp.interp_head != 0);
+	CHECK_EQ_U64(pp.interp_head, full.interp_head);
+	CHECK_EQ_U64(pp.eval[0].lo, full.eval[0].lo);
+	CHECK_EQ_U64(pp.code_type, full.code_type);
+}
+
+TEST(exec_snapshot_shared)
+{
+	check_exec_snapshot(&pyfx_interps[7]);
+}
+
+TEST(exec_snapshot_static)
+{
+	check_exec_snapshot(&pyfx_interps[9]);
+}
+
+/* A copy of Debian's static python3.11 named myservice is found by what
+ * it exports; the test program itself, by what it does not export, once:
+ * the second time from @files. */
+TEST(renamed_interpreter)
+{
+	char dir[] = "/tmp/profcap_pyren_XXXXXX", path[96], cmd[256];
+	struct pyfx_interp in = {"renamed", path, 3, 11};
+	struct pyproc_files *files = pyproc_files__new();
+	struct pyfx_child c;
+	struct pyproc pp;
+	__u64 read, known;
+	bool started;
+	int err;
+
+	CHECK(files != NULL);
+	CHECK_EQ_U64(pyproc__locate(NULL, getpid(), NULL, files, &pp), -ENOENT);
+	CHECK_EQ_U64(pyproc__locate(NULL, getpid(), NULL, files, &pp), -ENOENT);
+	pyproc_files__stats(files, &read, &known);
+	CHECK_EQ_U64(read, 1);
+	CHECK_EQ_U64(known, 1);
+	if (access(pyfx_interps[9].path, X_OK)) {
+		pyproc_files__free(files);
+		SKIP("no %s", pyfx_interps[9].path);
+	}
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/myservice", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", pyfx_interps[9].path, path);
+	err = system(cmd) ? -EIO : pyfx__start(&in, &c);
+	started = !err;
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, files, &pp);
+	if (started)
+		pyfx__stop(&c);
+	unlink(path);
+	rmdir(dir);
+	pyproc_files__stats(files, &read, &known);
+	pyproc_files__free(files);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(pp.layout.version, 0x030b);
+	CHECK(!strncmp(pp.version, "3.11.", 5));
+	CHECK(pp.interp_head != 0);
+	CHECK_EQ_U64(read, 2);
+}
+
+/* Write CPython version @hex into the Py_Version of the ELF file @path. */
+static int set_py_version(const char *path, __u32 hex)
+{
+	struct elfsyms_query q = {.name = "Py_Version", .types = 1u << STT_OBJECT};
+	struct elfsyms_file f;
+	int fd = open(path, O_RDWR | O_CLOEXEC), err, i;
+
+	if (fd < 0)
+		return -errno;
+	err = elfsyms__open(fd, &f);
+	err = err ?: elfsyms__dynsym(&f, &q, 1, NULL);
+	for (i = 0; !err && i < f.eh.e_phnum; i++) {
+		const Elf64_Phdr *p = &f.ph[i];
+
+		if (p->p_type != PT_LOAD || q.value < p->p_vaddr ||
+		    q.value + 4 > p->p_vaddr + p->p_filesz)
+			continue;
+		if (pwrite(fd, &hex, 4, (off_t)(p->p_offset + q.value - p->p_vaddr)) != 4)
+			err = -EIO;
+		else
+			err = 1;
+	}
+	elfsyms__close(&f);
+	close(fd);
+	return err == 1 ? 0 : err ? err : -ENOENT;
+}
+
+/* A renamed interpreter of a version profcap has no table for (Debian's
+ * python3.11 whose Py_Version says 3.5) is read once: its next process
+ * is known from @files. */
+TEST(renamed_unknown_version)
+{
+	char dir[] = "/tmp/profcap_pyold_XXXXXX", path[96], cmd[256];
+	struct pyfx_interp in = {"old", path, 3, 5};
+	struct pyproc_files *files = pyproc_files__new();
+	struct pyfx_child c;
+	struct pyproc pp;
+	__u64 read = 0, known = 0;
+	int err, err2 = 0;
+	bool started;
+
+	CHECK(files != NULL);
+	if (access(pyfx_interps[9].path, X_OK)) {
+		pyproc_files__free(files);
+		SKIP("no %s", pyfx_interps[9].path);
+	}
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/oldservice", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", pyfx_interps[9].path, path);
+	err = system(cmd) ? -EIO : set_py_version(path, 0x030500f0);
+	err = err ?: pyfx__start(&in, &c);
+	started = !err;
+	err = err ?: pyproc__locate(NULL, c.pid, NULL, files, &pp);
+	if (started) {
+		err2 = pyproc__locate(NULL, c.pid, NULL, files, &pp);
+		pyfx__stop(&c);
+	}
+	unlink(path);
+	rmdir(dir);
+	pyproc_files__stats(files, &read, &known);
+	pyproc_files__free(files);
+	CHECK_EQ_U64(err, -ENOTSUP);
+	CHECK_EQ_U64(err2, -ENOENT);
+	CHECK_EQ_U64(read, 1);
+	CHECK_EQ_U64(known, 1);
+}
+
+/* Each installed interpreter's file tells its version by what it exports
+ * alone (the name aside): Py_Version, else what each version added. */
+TEST(file_version)
+{
+	char path[256];
+	unsigned i, major, minor, seen = 0;
+	int fd, err;
+
+	for (i = 0; i < PYFX_N; i++) {
+		const struct pyfx_interp *in = &pyfx_interps[i];
+		char *s;
+
+		snprintf(path, sizeof(path), "%s", in->path);
+		if ((s = strstr(path, "/bin/")) && strstr(path, "pyenv"))
+			snprintf(s, sizeof(path) - (size_t)(s - path),
+				 "/lib/libpython%u.%u%s.so.1.0", in->major, in->minor,
+				 in->major == 3 && in->minor < 8 ? "m" : "");
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		major = minor = 0;
+		err = pyproc__file_version(fd, &major, &minor);
+		close(fd);
+		CHECK_EQ_U64(err, 0);
+		CHECK_EQ_U64((major << 8) | minor, (in->major << 8) | in->minor);
+		seen++;
+	}
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_EQ_U64(pyproc__file_version(fd, &major, &minor), -ENOENT);
+	close(fd);
+	if (!seen)
+		SKIP("no CPython installed");
 }
 
 TEST(decode_head)
@@ -312,8 +517,8 @@ TEST(not_python)
 {
 	struct pyproc pp;
 
-	CHECK_EQ_U64(pyproc__locate(NULL, getpid(), NULL, &pp), -ENOENT);
-	CHECK(pyproc__locate(NULL, 0x3ffffff0, NULL, &pp) < 0);
+	CHECK_EQ_U64(pyproc__locate(NULL, getpid(), NULL, NULL, &pp), -ENOENT);
+	CHECK(pyproc__locate(NULL, 0x3ffffff0, NULL, NULL, &pp) < 0);
 	CHECK(pyproc__layout(3, 5) == NULL);
 	CHECK(pyproc__layout(4, 0) == NULL);
 	CHECK(pyproc__layout(3, 14) != NULL);
@@ -399,6 +604,11 @@ int main(void)
 	VERSION_TESTS(RUN_BOTH)
 	RUN(stable_abi_forwarder);
 	RUN(other_mount_namespace);
+	RUN(exec_snapshot_shared);
+	RUN(exec_snapshot_static);
+	RUN(renamed_interpreter);
+	RUN(renamed_unknown_version);
+	RUN(file_version);
 	RUN(decode_head);
 	RUN(not_python);
 	RUN(debug_offsets);

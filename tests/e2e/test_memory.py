@@ -329,6 +329,19 @@ class MemoryTest(unittest.TestCase):
         self.assertGreater(total, 32768 * 0.97, r.stderr)
         self.assertGreater(with_leaf / total, 0.98, (with_leaf, total))
 
+    def test_cpu_samples_do_not_share_the_walk(self):
+        """CPU samples at 10 kHz land inside memory programs' stack walks
+        (uprobe programs may be interrupted): each walks in a state of its
+        own, so no memory stack is two stacks run together."""
+        prog = os.path.join(self.dir, "three_sites")
+        build("three_sites.c", prog)
+        truth, types, err = self.capture_cmd(prog, ["100", "2500"],
+                                             extra=["-F", "10000", "--memory-rate", "4096"])
+        doubled = [f for f, _ in types["alloc_objects"]
+                   if f.count("main") > 1 or f.count("_start") > 1 or f.count("malloc") > 1]
+        self.assertGreater(len(types["alloc_objects"]), 0, err)
+        self.assertEqual(doubled, [], err)
+
     def test_memory_needs_a_target(self):
         """--memory alone would probe every process: refused without -a."""
         r = run_profcap(["capture", "--memory", "--seconds", "1", "-o",

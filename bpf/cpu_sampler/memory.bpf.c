@@ -113,7 +113,9 @@ static __always_inline void mem_live_add(__u32 tgid, __u64 ptr, const struct mem
 	}
 	n = bpf_map_lookup_elem(&mem_live_procs, &tgid);
 	if (n && *n >= cfg->live_per_proc) {
-		mem_stat(MEM_STAT_LIVE_PROC);
+		/* a process's share, or the whole table when it is alone */
+		mem_stat(cfg->live_per_proc < cfg->live_max ? MEM_STAT_LIVE_PROC
+							    : MEM_STAT_LIVE_FULL);
 		return;
 	}
 	if (bpf_map_update_elem(&mem_live, &lk, val, BPF_NOEXIST)) {
@@ -323,5 +325,25 @@ int profcap_mem_usdt_free(struct pt_regs *ctx)
 		return 0;
 	mem_stat(MEM_STAT_FREES);
 	mem_forget(tgid, (__u64)ptr);
+	return 0;
+}
+
+/* A process followed from a target (a child of -- CMD) runs a new
+ * program: announce it now, not at its first CPU sample, so user space
+ * probes the new program's allocator (children are not probed with their
+ * parent's uprobes; the targets themselves are probed from the start).
+ * Attached only with -p or -- CMD. */
+SEC("?raw_tp/sched_process_exec")
+int profcap_mem_exec(void *ctx)
+{
+	__u32 tgid, tid;
+
+	(void)ctx;
+	if (current_ids(&tgid, &tid) || !tgid || !filter_pids)
+		return 0;
+	if (bpf_map_lookup_elem(&pids, &tgid) || !is_followed())
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid); /* announced again, whichever exec hook runs first */
+	notice_process(tgid);
 	return 0;
 }

@@ -129,10 +129,14 @@ void memory__on_process(struct memory *m, int pid)
 		;
 	if (m->o.system_wide || i < m->npids)
 		memsampler__attach_pid(m->ms, pid);
+	else if (memsampler__followed(m->ms, pid))
+		memsampler__attach_child(m->ms, pid); /* a child of a target */
+	else
+		return;
 	/* A target's tables now, all its files: its allocations are walked
 	 * from its first calls (an exec()ed process is otherwise described
 	 * lazily, file by file). */
-	if (i < m->npids && m->smp)
+	if (!m->o.system_wide && m->smp)
 		sampler__add_process(m->smp, pid);
 }
 

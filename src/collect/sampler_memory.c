@@ -22,6 +22,7 @@
 #include "proc/procmaps.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/env.h"
 #include "util/htab.h"
 #include "util/log.h"
 
@@ -129,7 +130,10 @@ struct memsampler {
 	__u64 live;
 	__u32 nfiles;
 	__u32 usdt; /* files whose otel_memory probes are attached */
+	__s32 first_pid; /* the first process probed */
+	bool shared;	 /* more than one: each gets a share of the live table */
 	bool warned;
+	struct bpf_link *exec_link; /* profcap_mem_exec */
 };
 
 bool memsampler__candidate(const char *path, const char *exe)
@@ -210,7 +214,7 @@ static int write_config(struct memsampler *m)
 		.rate = m->o.rate,
 		.live_max = m->o.live_max,
 		/* a process may hold half the table: two can share it */
-		.live_per_proc = m->o.system_wide ? m->o.live_max / 2 : m->o.live_max,
+		.live_per_proc = m->o.system_wide || m->shared ? m->o.live_max / 2 : m->o.live_max,
 		.keep = m->keep,
 		.anon_mmap = m->o.anon_mmap,
 	};
@@ -233,7 +237,8 @@ static int load(struct memsampler *m)
 		p, p == m->skel->progs.profcap_mem_alloc || p == m->skel->progs.profcap_mem_ret ||
 			   p == m->skel->progs.profcap_mem_free ||
 			   p == m->skel->progs.profcap_mem_usdt_alloc ||
-			   p == m->skel->progs.profcap_mem_usdt_free);
+			   p == m->skel->progs.profcap_mem_usdt_free ||
+			   p == m->skel->progs.profcap_mem_exec);
 	err = share_maps(m, &m->o);
 	if (err)
 		return err;
@@ -244,7 +249,26 @@ static int load(struct memsampler *m)
 	loader__verifier_report(m->skel->progs.profcap_mem_alloc, clock__mono_ns() - t0);
 	m->stacks_fd = bpf_map__fd(m->skel->maps.mem_stacks);
 	m->ext_fd = bpf_map__fd(m->skel->maps.mem_ustack_ext);
-	return write_config(m);
+	err = write_config(m);
+	/* Targets' children that exec() are announced at once (system-wide,
+	 * every process's allocator files are probed already). */
+	if (!err && !m->o.system_wide) {
+		m->exec_link = bpf_program__attach_raw_tracepoint(m->skel->progs.profcap_mem_exec,
+								  "sched_process_exec");
+		if (!m->exec_link)
+			err = -errno;
+	}
+	return err;
+}
+
+/* A test switch (docs/ARCHITECTURE.md): @name in the environment when it
+ * is smaller than @v. */
+static __u32 env_cap(const char *name, __u32 v)
+{
+	const char *env = env__get(env__process(), name);
+	unsigned long n = env ? strtoul(env, NULL, 10) : 0;
+
+	return n > 0 && n < v ? (__u32)n : v;
 }
 
 int memsampler__new(struct sampler *s, const struct memory_opts *o, struct memsampler **out)
@@ -270,6 +294,8 @@ int memsampler__new(struct sampler *s, const struct memory_opts *o, struct memsa
 		m->o.live_max = MEMORY_LIVE_MAX;
 	if (!m->o.max_events)
 		m->o.max_events = MEMORY_EVENTS_DEFAULT;
+	m->o.live_max = env_cap("PROFCAP_MEMORY_LIVE", m->o.live_max);
+	m->o.max_events = env_cap("PROFCAP_MEMORY_EVENTS", m->o.max_events);
 	m->keep = MEM_FP_ONE;
 	m->last_ns = clock__mono_ns();
 	err = htab__init(&m->files, sizeof(struct mem_file), MEMORY_FILES_MAX);
@@ -580,6 +606,19 @@ static int probe(struct memsampler *m, const char *path, int pid, bool alloc)
 	return err;
 }
 
+/* Process @pid is probed: from the second on, each gets a share of the
+ * live table (written to the programs' configuration once). */
+static void count_process(struct memsampler *m, int pid)
+{
+	if (!m->first_pid)
+		m->first_pid = pid;
+	else if (pid != m->first_pid && !m->shared) {
+		m->shared = true;
+		if (write_config(m))
+			m->shared = false;
+	}
+}
+
 int memsampler__attach_pid(struct memsampler *m, int pid)
 {
 	char path[PATH_MAX + 64], exe[PATH_MAX];
@@ -589,6 +628,7 @@ int memsampler__attach_pid(struct memsampler *m, int pid)
 	ssize_t n;
 	int err;
 
+	count_process(m, pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -648,6 +688,7 @@ int memsampler__attach_exec(struct memsampler *m, int pid, const char *exe)
 	size_t n = 32, i;
 	int err;
 
+	count_process(m, pid);
 	if (read_elf(exe, addrs, maddrs, needed, &n))
 		n = 0;
 	err = probe(m, exe, pid, true);
@@ -657,12 +698,66 @@ int memsampler__attach_exec(struct memsampler *m, int pid, const char *exe)
 	return err;
 }
 
+bool memsampler__followed(const struct memsampler *m, int pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 v;
+
+	return m && pid > 0 &&
+	       !bpf_map__lookup_elem(m->s->skel->maps.followed, &key, sizeof(key), &v, sizeof(v), 0);
+}
+
+/* Probes of processes that exited out (their links and files), so children
+ * that come and go do not use up the caps. */
+static void reclaim(struct memsampler *m)
+{
+	struct mem_file *f;
+	size_t i, k = 0, it = 0;
+	__s32 gone = 0;
+
+	for (i = 0; i < m->nlinks; i++) {
+		struct mem_link *l = &m->links[i];
+
+		if (l->pid > 0 && (l->pid == gone || (kill(l->pid, 0) && errno == ESRCH))) {
+			gone = l->pid;
+			bpf_link__destroy(l->link);
+			continue;
+		}
+		m->links[k++] = *l;
+	}
+	m->nlinks = k;
+	while ((f = htab__next(&m->files, &it)))
+		if (f->pid > 0 && kill(f->pid, 0) && errno == ESRCH)
+			htab__remove(&m->files, f);
+}
+
+int memsampler__attach_child(struct memsampler *m, int pid)
+{
+	char path[64], exe[PATH_MAX], root[PATH_MAX + 64];
+	ssize_t n;
+	int err;
+
+	if (m->nlinks > MEMORY_LINKS_MAX / 2 || htab__count(&m->files) > MEMORY_FILES_MAX / 2)
+		reclaim(m);
+	err = memsampler__attach_pid(m, pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (err || n <= 0)
+		return err;
+	exe[n] = '\0';
+	/* Just exec()ed, its libraries may not be mapped yet: those it needs. */
+	snprintf(root, sizeof(root), "/proc/%d/root%s", pid, exe);
+	return memsampler__attach_exec(m, pid, root);
+}
+
 void memsampler__stop(struct memsampler *m)
 {
 	size_t i;
 
 	if (!m)
 		return;
+	bpf_link__destroy(m->exec_link);
+	m->exec_link = NULL;
 	for (i = 0; i < m->nlinks; i++) {
 		bpf_link__destroy(m->links[i].link);
 		m->links[i].link = NULL;

@@ -25,6 +25,7 @@ struct memory {
 	struct memory_stats st; /* at the end */
 	__u64 dropped;		/* records the profile could not hold */
 	__u64 lost_reported;	/* losses memory__window_lost() gave so far */
+	__u64 throttled_reported; /* ... memory__window_throttled() */
 	struct profile_frame frames[SAMPLER_MAX_USTACK];
 };
 
@@ -303,6 +304,22 @@ __u64 memory__window_lost(struct memory *m)
 	lost -= m->lost_reported;
 	m->lost_reported += lost;
 	return lost;
+}
+
+__u64 memory__window_throttled(struct memory *m)
+{
+	struct memory_stats st;
+	__u64 n;
+
+	if (!m)
+		return 0;
+	if (m->ms)
+		memsampler__stats(m->ms, &st);
+	else
+		st = m->st; /* finished */
+	n = st.throttled > m->throttled_reported ? st.throttled - m->throttled_reported : 0;
+	m->throttled_reported += n;
+	return n;
 }
 
 void memory__free(struct memory *m)

@@ -304,11 +304,11 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	void *counts = gen & 1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
 	if (ustack == ~0ull) {
 		if (gen & 1)
-			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks1, &ustack_ext1,
-				       key->tgid, &key->ustack, NULL, &key->flags, 1);
+			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks1, &ustack_ext1, key->tgid,
+				       &key->ustack, NULL, &key->flags, 1);
 		else
-			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks0, &ustack_ext0,
-				       key->tgid, &key->ustack, NULL, &key->flags, 1);
+			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks0, &ustack_ext0, key->tgid,
+				       &key->ustack, NULL, &key->flags, 1);
 	} else {
 		key->ustack = ustack;
 	}

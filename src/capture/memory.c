@@ -22,9 +22,9 @@ struct memory {
 	struct memory_opts o;
 	int *pids; /* targets (with -- CMD, its pid), unless system-wide */
 	size_t npids;
-	struct memory_stats st; /* at the end */
-	__u64 dropped;		/* records the profile could not hold */
-	__u64 lost_reported;	/* losses memory__window_lost() gave so far */
+	struct memory_stats st;	  /* at the end */
+	__u64 dropped;		  /* records the profile could not hold */
+	__u64 lost_reported;	  /* losses memory__window_lost() gave so far */
 	__u64 throttled_reported; /* ... memory__window_throttled() */
 	struct profile_frame frames[SAMPLER_MAX_USTACK];
 };
@@ -281,6 +281,10 @@ int memory__finish(struct memory *m, struct ingest *in, bool quiet)
 			(unsigned long long)m->st.live_full, (unsigned long long)m->st.live_proc,
 			(unsigned long long)m->st.counts_full, (unsigned long long)m->dropped,
 			(unsigned long long)m->st.throttled);
+	if (m->st.walk_busy)
+		pr_warn("memory: %llu sampled allocations counted without a stack: a preempted "
+			"allocation's walk held the CPU's walk state",
+			(unsigned long long)m->st.walk_busy);
 	if (!m->st.probes && !m->st.usdt)
 		pr_warn("memory: no allocator found to probe in the target processes (glibc, "
 			"musl, jemalloc, tcmalloc, mimalloc, or a program defining malloc)");

@@ -57,6 +57,7 @@ struct memory_stats {
 	__u64 live_full;   /* ... not tracked live: table full */
 	__u64 live_proc;   /* ... not tracked live: the process's share used */
 	__u64 throttled;   /* sampled calls dropped by back-pressure (weighed into the kept) */
+	__u64 walk_busy;   /* sampled calls counted without a stack (walk slot taken) */
 	__u64 live;	   /* live entries at the last drain */
 	__u32 probes;	   /* uprobes attached */
 	__u32 files;	   /* allocator files probed */

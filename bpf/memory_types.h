@@ -153,6 +153,7 @@ enum mem_stat {
 	MEM_STAT_LIVE_PROC,    /* ... not tracked live: the process's share used */
 	MEM_STAT_PENDING_LOST, /* returns whose entry was gone */
 	MEM_STAT_THROTTLED,    /* sampled calls dropped by back-pressure */
+	MEM_STAT_WALK_BUSY,    /* ... counted without a stack: another walk held the slot */
 	MEM_STAT__COUNT,
 };
 

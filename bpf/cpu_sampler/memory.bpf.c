@@ -39,6 +39,7 @@ struct mem_pending_map mem_pending SEC(".maps");
 struct mem_usdt_procs_map mem_usdt_procs SEC(".maps");
 struct mem_config_map mem_config SEC(".maps");
 struct mem_stats_map mem_stats SEC(".maps");
+struct mem_walking_map mem_walking SEC(".maps");
 
 static __always_inline void mem_stat(__u32 which)
 {
@@ -112,7 +113,9 @@ static __always_inline void mem_live_add(__u32 tgid, __u64 ptr, const struct mem
 	}
 	n = bpf_map_lookup_elem(&mem_live_procs, &tgid);
 	if (n && *n >= cfg->live_per_proc) {
-		mem_stat(MEM_STAT_LIVE_PROC);
+		/* a process's share, or the whole table when it is alone */
+		mem_stat(cfg->live_per_proc < cfg->live_max ? MEM_STAT_LIVE_PROC
+							    : MEM_STAT_LIVE_FULL);
 		return;
 	}
 	if (bpf_map_update_elem(&mem_live, &lk, val, BPF_NOEXIST)) {
@@ -124,6 +127,26 @@ static __always_inline void mem_live_add(__u32 tgid, __u64 ptr, const struct mem
 	else if (bpf_map_update_elem(&mem_live_procs, &tgid, &one, BPF_NOEXIST) &&
 		 (n = bpf_map_lookup_elem(&mem_live_procs, &tgid)))
 		__sync_fetch_and_add(n, 1);
+}
+
+/* The stacks of a sampled call into @key, in slot SCRATCH_MEMORY of the
+ * walk states: CPU samples (interrupts) and off-CPU programs walk in
+ * slots of their own. The slot is taken with one atomic add and a read
+ * back (any kernel): a call that finds it taken (a preempted walk on this
+ * CPU) is counted without a stack. */
+static __always_inline void mem_stacks_of(struct pt_regs *ctx, struct mem_key *key)
+{
+	__u32 zero = 0, *busy = bpf_map_lookup_elem(&mem_walking, &zero);
+
+	if (!busy)
+		return;
+	__sync_fetch_and_add(busy, 1);
+	if (*busy == 1)
+		fill_stacks_in(SCRATCH_MEMORY, ctx, ctx, &mem_stacks, &mem_ustack_ext, key->tgid,
+			       &key->ustack, NULL, &key->flags, 2);
+	else
+		mem_stat(MEM_STAT_WALK_BUSY);
+	__sync_fetch_and_add(busy, -1);
 }
 
 /* Back-pressure: false when the sampled call is dropped; else *@q (the
@@ -204,8 +227,7 @@ int profcap_mem_alloc(struct pt_regs *ctx)
 	p.key.comm[1] = comm.w[1];
 	p.w.bytes = mem__weight_bytes(size, q);
 	p.w.objs = mem__weight_objs(q);
-	fill_stacks(ctx, ctx, &mem_stacks, &mem_ustack_ext, tgid, &p.key.ustack, NULL, &p.key.flags,
-		    2);
+	mem_stacks_of(ctx, &p.key);
 	mem_count(&p.key, &p.w);
 	bpf_map_update_elem(&mem_pending, &tid, &p, BPF_ANY);
 	return 0;
@@ -286,8 +308,7 @@ int profcap_mem_usdt_alloc(struct pt_regs *ctx)
 	val.w.bytes = mem__weight_bytes((__u64)weighted, q);
 	val.w.objs = ((__u64)weighted << MEM_OBJ_BITS) / (__u64)size;
 	val.w.objs = mem__weight_bytes(val.w.objs, q);
-	fill_stacks(ctx, ctx, &mem_stacks, &mem_ustack_ext, tgid, &val.key.ustack, NULL,
-		    &val.key.flags, 2);
+	mem_stacks_of(ctx, &val.key);
 	mem_count(&val.key, &val.w);
 	mem_live_add(tgid, (__u64)ptr, &val, cfg);
 	return 0;
@@ -304,5 +325,25 @@ int profcap_mem_usdt_free(struct pt_regs *ctx)
 		return 0;
 	mem_stat(MEM_STAT_FREES);
 	mem_forget(tgid, (__u64)ptr);
+	return 0;
+}
+
+/* A process followed from a target (a child of -- CMD) runs a new
+ * program: announce it now, not at its first CPU sample, so user space
+ * probes the new program's allocator (children are not probed with their
+ * parent's uprobes; the targets themselves are probed from the start).
+ * Attached only with -p or -- CMD. */
+SEC("?raw_tp/sched_process_exec")
+int profcap_mem_exec(void *ctx)
+{
+	__u32 tgid, tid;
+
+	(void)ctx;
+	if (current_ids(&tgid, &tid) || !tgid || !filter_pids)
+		return 0;
+	if (bpf_map_lookup_elem(&pids, &tgid) || !is_followed())
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid); /* announced again, whichever exec hook runs first */
+	notice_process(tgid);
 	return 0;
 }

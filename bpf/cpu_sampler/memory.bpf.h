@@ -78,6 +78,16 @@ struct mem_config_map {
 	__uint(max_entries, 1);
 };
 
+/* Per CPU: a memory program walks a stack in slot SCRATCH_MEMORY. Uprobe
+ * programs may be preempted (kernels with full preemption), so another
+ * thread's call on the same CPU could enter the walk of the first. */
+struct mem_walking_map {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+};
+
 struct mem_stats_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -94,5 +104,6 @@ extern struct mem_pending_map mem_pending SEC(".maps");
 extern struct mem_usdt_procs_map mem_usdt_procs SEC(".maps");
 extern struct mem_config_map mem_config SEC(".maps");
 extern struct mem_stats_map mem_stats SEC(".maps");
+extern struct mem_walking_map mem_walking SEC(".maps");
 
 #endif

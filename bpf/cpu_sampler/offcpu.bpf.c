@@ -306,11 +306,11 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	void *counts = g1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
 	if (ustack == ~0ull) {
 		if (gen & 1)
-			fill_stacks(ctx, NULL, &stacks1, &ustack_ext1, key->tgid, &key->ustack,
-				    NULL, &key->flags, 1);
+			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks1, &ustack_ext1, key->tgid,
+				       &key->ustack, NULL, &key->flags, 1);
 		else
-			fill_stacks(ctx, NULL, &stacks0, &ustack_ext0, key->tgid, &key->ustack,
-				    NULL, &key->flags, 1);
+			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks0, &ustack_ext0, key->tgid,
+				       &key->ustack, NULL, &key->flags, 1);
 	} else {
 		key->ustack = ustack;
 	}
@@ -517,7 +517,7 @@ static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next
 {
 	struct pt_regs regs;
 	struct scratch *s;
-	__u32 gtid = 0, zero = 0;
+	__u32 gtid = 0, slot = SCRATCH_OFFCPU;
 	long n;
 
 	e->pend_ns += ns;
@@ -538,7 +538,7 @@ static __always_inline void offcpu_long_wait(void *ctx, struct task_struct *next
 	e->kflags = 0;
 	e->kstack = 0;
 	e->uip = e->usp = 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (want_kernel && s) {
 		n = bpf_get_task_stack(next, s->kern.ips, sizeof(s->kern.ips), 0);
 		if (n > 0) {
@@ -712,7 +712,7 @@ static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, _
 {
 	struct offcpu_key key = {};
 	__u64 ustack = ~0ull, ns, sw;
-	__u32 zero = 0, asz;
+	__u32 slot = SCRATCH_OFFCPU, asz;
 
 	if (!e->pend_ns)
 		return;
@@ -740,7 +740,7 @@ static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, _
 			e->kgen ? (void *)&stacks1 : (void *)&stacks0, &key.kstack);
 
 		if (st) {
-			struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+			struct scratch *s = bpf_map_lookup_elem(&scratch, &slot);
 
 			if (s) {
 				__builtin_memcpy(&s->kern, st, sizeof(*st));
@@ -752,7 +752,7 @@ static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, _
 		}
 	}
 	if (e->kflags & OFFCPU_F_NO_SYSCALL) {
-		struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+		struct scratch *s = bpf_map_lookup_elem(&scratch, &slot);
 
 		ustack = 0;
 		if (s && e->uip) {
@@ -767,8 +767,8 @@ static __always_inline void offcpu_complete(void *ctx, struct offcpu_start *e, _
 	 * is off the CPU, so the one it returns with. */
 	threadctx_ids(key.tgid, key.trace_id, &key.span_id, &asz, 0);
 	/* Where its Python code waited: the frames are as it left them. */
-	key.pystack = py_stack(gen & 1 ? (void *)&stacks1 : (void *)&stacks0, key.tgid, key.tid,
-			       &key.flags, 0);
+	key.pystack = py_stack_in(SCRATCH_OFFCPU, gen & 1 ? (void *)&stacks1 : (void *)&stacks0,
+				  key.tgid, key.tid, &key.flags, 0);
 	notice_process(key.tgid);
 	offcpu_add(ctx, &key, ustack, ns, sw);
 }

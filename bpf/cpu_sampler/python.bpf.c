@@ -197,17 +197,16 @@ static __always_inline int py_step(struct py_walk_state *w)
 	return 0;
 }
 
-/* Set up the walk of the current thread in py_scratch: 1, or 0 when it
- * has no Python stack. */
-static __always_inline int py_begin(__u32 tgid, __u32 tid)
+/* Set up the walk of the current thread in slot @slot of py_scratch: 1,
+ * or 0 when it has no Python stack. */
+static __always_inline int py_begin(__u32 tgid, __u32 tid, __u32 slot)
 {
 	const struct py_proc *p;
 	struct py_walk_state *w;
-	__u32 zero = 0;
 	__u64 ts;
 
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
-	w = bpf_map_lookup_elem(&py_scratch, &zero);
+	w = bpf_map_lookup_elem(&py_scratch, &slot);
 	if (!p || !w)
 		return 0;
 	__builtin_memcpy(&w->p, p, sizeof(w->p));
@@ -221,40 +220,40 @@ static __always_inline int py_begin(__u32 tgid, __u32 tid)
 	return w->frame != 0;
 }
 
-/* One frame of the walk in py_scratch: 0 to go on, 1 when over. Global:
- * the verifier checks it once, not on every iteration of the loops. */
-__attribute__((noinline)) int py_frame_step(void)
+/* One frame of the walk in slot @slot of py_scratch: 0 to go on, 1 when
+ * over. Global: the verifier checks it once, not on every iteration of the
+ * loops. */
+__attribute__((noinline)) int py_frame_step(__u32 slot)
 {
 	struct py_walk_state *w;
-	__u32 zero = 0;
 
-	w = bpf_map_lookup_elem(&py_scratch, &zero);
+	w = bpf_map_lookup_elem(&py_scratch, &slot);
 	return !w || py_step(w);
 }
 
+/* @data points to the slot. */
 static long py_loop_cb(__u32 i, void *data)
 {
 	(void)i;
-	(void)data;
-	return py_frame_step() ? 1 : 0;
+	return py_frame_step(*(__u32 *)data) ? 1 : 0;
 }
 
-__attribute__((noinline)) int py_walk_loop(__u32 tgid, __u32 tid)
+__attribute__((noinline)) int py_walk_loop(__u32 tgid, __u32 tid, __u32 slot)
 {
-	if (!py_begin(tgid, tid))
+	if (!py_begin(tgid, tid, slot))
 		return 0;
-	bpf_loop(PY_STEPS, py_loop_cb, NULL, 0);
+	bpf_loop(PY_STEPS, py_loop_cb, &slot, 0);
 	return 1;
 }
 
-__attribute__((noinline)) int py_walk_bounded(__u32 tgid, __u32 tid)
+__attribute__((noinline)) int py_walk_bounded(__u32 tgid, __u32 tid, __u32 slot)
 {
 	__u32 i;
 
-	if (!py_begin(tgid, tid))
+	if (!py_begin(tgid, tid, slot))
 		return 0;
 	for (i = 0; i < PY_STEPS; i++)
-		if (py_frame_step())
+		if (py_frame_step(slot))
 			break;
 	return 1;
 }

@@ -69,11 +69,23 @@ struct scratch {
 	struct stack_trace kern;
 };
 
+/* The per-CPU walk states (scratch, unwind_scratch, py_scratch) have one
+ * slot per kind of program: a program may interrupt another on the same
+ * CPU (a cpu-clock tick lands while an uprobe or a tracepoint program
+ * walks: the kernel does not keep those from nesting), and each must
+ * walk in a slot no program it can interrupt uses. */
+enum scratch_slot {
+	SCRATCH_SAMPLE = 0, /* perf_event programs: interrupts, nothing nests in them */
+	SCRATCH_OFFCPU,	    /* off-CPU programs: tracepoints and task works */
+	SCRATCH_MEMORY,	    /* memory uprobes: preemptible, so guarded (memory.bpf.c) */
+	SCRATCH_SLOTS,
+};
+
 struct scratch_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct scratch);
-	__uint(max_entries, 1);
+	__uint(max_entries, SCRATCH_SLOTS);
 };
 
 extern struct scratch_map scratch SEC(".maps");

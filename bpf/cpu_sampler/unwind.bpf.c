@@ -378,10 +378,10 @@ static __always_inline int unwind_fp_step(struct unwind_state *st, __u32 why)
 
 /* A global function: the verifier checks it once, whatever the number of
  * calls. */
-__attribute__((noinline)) int unwind_step(void)
+__attribute__((noinline)) int unwind_step(__u32 slot)
 {
-	__u32 zero = 0, n;
-	struct unwind_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	struct unwind_state *st = bpf_map_lookup_elem(&unwind_scratch, &slot);
+	__u32 n;
 	__u64 pc, addr, row, cfa, ra = 0, bp = 0;
 	long off;
 

@@ -23,7 +23,7 @@ struct unwind_procs_map {
 
 extern struct unwind_procs_map unwind_procs SEC(".maps");
 
-/* Per-CPU walk state. Starts like struct stack_trace, so the first
+/* Per-CPU walk state, one per enum scratch_slot. Starts like struct stack_trace, so the first
  * PROFCAP_MAX_STACK frames are stored straight from it. */
 struct unwind_state {
 	__u64 nr;
@@ -55,15 +55,16 @@ struct unwind_scratch_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct unwind_state);
-	__uint(max_entries, 1);
+	__uint(max_entries, SCRATCH_SLOTS);
 };
 
 extern struct unwind_scratch_map unwind_scratch SEC(".maps");
 
 /* Global functions of unwind.bpf.c. */
 int ustat_inc(__u32 which);
-/* One frame of the walk in unwind_scratch: 0 to go on, 1 when over. */
-int unwind_step(void);
+/* One frame of the walk in slot @slot of unwind_scratch: 0 to go on, 1
+ * when over. */
+int unwind_step(__u32 slot);
 /* At the exec of process @tgid (its own context): keep the mapping of its
  * program's text when that file has a table (unwind_exec_map). */
 int unwind_exec_seed(__u32 tgid);
@@ -78,13 +79,13 @@ int unwind_exec_seed(__u32 tgid);
 		v__;                                                                     \
 	})
 
-/* bpf_loop() callback: one frame per call, 1 stops. Inline only so that a
- * unit which does not walk has no unused function. */
+/* bpf_loop() callback: one frame per call, 1 stops; @data points to the
+ * slot. Inline only so that a unit which does not walk has no unused
+ * function. */
 static inline long unwind_loop_cb(__u32 i, void *data)
 {
 	(void)i;
-	(void)data;
-	return unwind_step() ? 1 : 0;
+	return unwind_step(*(__u32 *)data) ? 1 : 0;
 }
 
 /* The user registers of the sampled thread, 0 or -1. */
@@ -120,15 +121,16 @@ static __always_inline int unwind_user_regs(struct bpf_perf_event_data *ctx,
  * caller then reads a frame-pointer stack and flags it partial. @loop (a
  * constant) 1: the frames are walked by bpf_loop() (Linux >= 5.17), so the
  * verifier checks one iteration, not PROFCAP_MAX_USTACK + 1 of them; 0: a
- * bounded loop (older kernels). */
+ * bounded loop (older kernels). @slot (a constant): the caller's
+ * enum scratch_slot. */
 static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *stacks, void *ext,
-					 __u32 tgid, __u32 *kflags, int loop)
+					 __u32 tgid, __u32 *kflags, int loop, __u32 slot)
 {
-	__u32 zero = 0, *nmaps, i;
+	__u32 *nmaps, i;
 	struct unwind_state *st;
 	long err;
 
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	st = bpf_map_lookup_elem(&unwind_scratch, &slot);
 	if (!st)
 		return ~0ull;
 	st->done = 0; /* no walk in this sample (yet): nothing for late walking */
@@ -155,10 +157,10 @@ static __always_inline __u64 unwind_user(struct bpf_perf_event_data *ctx, void *
 	st->done = 0;
 	st->why = 0;
 	if (loop)
-		bpf_loop(PROFCAP_MAX_USTACK + 1, unwind_loop_cb, NULL, 0);
+		bpf_loop(PROFCAP_MAX_USTACK + 1, unwind_loop_cb, &slot, 0);
 	else
 		for (i = 0; i < PROFCAP_MAX_USTACK + 1; i++)
-			if (unwind_step())
+			if (unwind_step(slot))
 				break;
 	if (st->stale_regs)
 		return 0; /* no user stack to speak of */
@@ -228,14 +230,15 @@ static __always_inline __u64 read_stack(void *ctx, struct stack_trace *st, __u64
  * saved user registers). @kstack NULL: no kernel stack. @tables (a constant)
  * 0: frame pointers only, as for a process without tables (the start-up
  * program, see profcap_quick); 1: the table unwinder; 2: the table unwinder
- * looping with bpf_loop() (see unwind_user()). */
-static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, void *ext, __u32 tgid,
-					__u64 *ustack, __u64 *kstack, __u32 *flags, int tables)
+ * looping with bpf_loop() (see unwind_user()). @slot (a constant): the
+ * caller's enum scratch_slot. */
+static __always_inline void fill_stacks_in(__u32 slot, void *ctx, void *regs, void *stacks,
+					   void *ext, __u32 tgid, __u64 *ustack, __u64 *kstack,
+					   __u32 *flags, int tables)
 {
-	__u32 zero = 0;
 	struct scratch *s;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
 		return;
 	/* A task without an address space (a kernel thread; a process past
@@ -250,7 +253,7 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
 	}
 	if (want_user && tgid) {
 		*ustack = tables && want_unwind
-				  ? unwind_user(regs, stacks, ext, tgid, flags, tables == 2)
+				  ? unwind_user(regs, stacks, ext, tgid, flags, tables == 2, slot)
 				  : ~0ull;
 		if (*ustack == ~0ull) {
 			*ustack = read_stack(ctx, &s->user, BPF_F_USER_STACK, stacks,
@@ -268,6 +271,13 @@ static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, voi
 		stat_inc(STAT_USTACK_ERR);
 	if (*flags & PROFCAP_F_KSTACK_ERR)
 		stat_inc(STAT_KSTACK_ERR);
+}
+
+/* fill_stacks_in() of a perf_event program (slot SCRATCH_SAMPLE). */
+static __always_inline void fill_stacks(void *ctx, void *regs, void *stacks, void *ext, __u32 tgid,
+					__u64 *ustack, __u64 *kstack, __u32 *flags, int tables)
+{
+	fill_stacks_in(SCRATCH_SAMPLE, ctx, regs, stacks, ext, tgid, ustack, kstack, flags, tables);
 }
 
 #endif

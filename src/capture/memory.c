@@ -22,9 +22,10 @@ struct memory {
 	struct memory_opts o;
 	int *pids; /* targets (with -- CMD, its pid), unless system-wide */
 	size_t npids;
-	struct memory_stats st; /* at the end */
-	__u64 dropped;		/* records the profile could not hold */
-	__u64 lost_reported;	/* losses memory__window_lost() gave so far */
+	struct memory_stats st;	  /* at the end */
+	__u64 dropped;		  /* records the profile could not hold */
+	__u64 lost_reported;	  /* losses memory__window_lost() gave so far */
+	__u64 throttled_reported; /* ... memory__window_throttled() */
 	struct profile_frame frames[SAMPLER_MAX_USTACK];
 };
 
@@ -129,10 +130,14 @@ void memory__on_process(struct memory *m, int pid)
 		;
 	if (m->o.system_wide || i < m->npids)
 		memsampler__attach_pid(m->ms, pid);
+	else if (memsampler__followed(m->ms, pid))
+		memsampler__attach_child(m->ms, pid); /* a child of a target */
+	else
+		return;
 	/* A target's tables now, all its files: its allocations are walked
 	 * from its first calls (an exec()ed process is otherwise described
 	 * lazily, file by file). */
-	if (i < m->npids && m->smp)
+	if (!m->o.system_wide && m->smp)
 		sampler__add_process(m->smp, pid);
 }
 
@@ -276,6 +281,10 @@ int memory__finish(struct memory *m, struct ingest *in, bool quiet)
 			(unsigned long long)m->st.live_full, (unsigned long long)m->st.live_proc,
 			(unsigned long long)m->st.counts_full, (unsigned long long)m->dropped,
 			(unsigned long long)m->st.throttled);
+	if (m->st.walk_busy)
+		pr_warn("memory: %llu sampled allocations counted without a stack: a preempted "
+			"allocation's walk held the CPU's walk state",
+			(unsigned long long)m->st.walk_busy);
 	if (!m->st.probes && !m->st.usdt)
 		pr_warn("memory: no allocator found to probe in the target processes (glibc, "
 			"musl, jemalloc, tcmalloc, mimalloc, or a program defining malloc)");
@@ -299,6 +308,22 @@ __u64 memory__window_lost(struct memory *m)
 	lost -= m->lost_reported;
 	m->lost_reported += lost;
 	return lost;
+}
+
+__u64 memory__window_throttled(struct memory *m)
+{
+	struct memory_stats st;
+	__u64 n;
+
+	if (!m)
+		return 0;
+	if (m->ms)
+		memsampler__stats(m->ms, &st);
+	else
+		st = m->st; /* finished */
+	n = st.throttled > m->throttled_reported ? st.throttled - m->throttled_reported : 0;
+	m->throttled_reported += n;
+	return n;
 }
 
 void memory__free(struct memory *m)

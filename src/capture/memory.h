@@ -51,6 +51,11 @@ int memory__finish(struct memory *m, struct ingest *in, bool quiet);
  * 0 for NULL. */
 __u64 memory__window_lost(struct memory *m);
 
+/* Sampled allocations dropped by back-pressure since the last call (not
+ * lost: those kept weigh more), for the window's throttled count in the
+ * file. 0 for NULL. */
+__u64 memory__window_throttled(struct memory *m);
+
 /* Accepts NULL. */
 void memory__free(struct memory *m);
 

@@ -1,6 +1,6 @@
 /* sampler_memory.c - memory profiles in the kernel (see sampler_memory.h):
- * the second instance of the sampler's object, the allocator probes, the
- * drain of counters and live table. */
+ * the second instance of the sampler's object and the allocator probes
+ * (the drain is sampler_memory_drain.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,17 +19,17 @@
 #include "collect/drain.h"
 #include "collect/sampler_int.h"
 #include "collect/sampler_memory.h"
+#include "collect/sampler_memory_int.h"
 #include "proc/procmaps.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/env.h"
 #include "util/htab.h"
 #include "util/log.h"
 
 #define MEMORY_LINKS_MAX 4096u /* uprobes, all files */
 #define MEMORY_FILES_MAX 1024u /* (process, file) pairs probed */
 #define MEMORY_PENDING 4096u   /* threads inside a sampled call at once */
-#define MEMORY_BATCH 1024u     /* map entries per bpf() call */
-#define MEMORY_AGG_MAX (1u << 18)
 #define MEMORY_QUICK_WAIT_MS 60000
 #define MEMORY_WANT_MAX 48u /* files of a target whose tables are asked at once */
 
@@ -98,39 +98,6 @@ struct mem_file {
 #define MEM_FILE_KEY offsetof(struct mem_file, state)
 #define MEM_FILE_USDT_CHECKED 0x1 /* its notes read */
 #define MEM_FILE_ALLOC 0x2	  /* allocator probes tried */
-
-/* An attached probe, of process @pid (-1: every process). */
-struct mem_link {
-	struct bpf_link *link;
-	__s32 pid;
-	bool usdt; /* an otel_memory probe, else an allocator's */
-};
-
-/* One aggregated (key) of a drain. */
-struct mem_agg {
-	struct mem_key key;
-	__u64 alloc_bytes, alloc_objs, inuse_bytes, inuse_objs;
-};
-
-struct memsampler {
-	struct sampler *s; /* borrowed */
-	struct cpu_sampler *skel;
-	struct memory_opts o;
-	struct mem_link *links;
-	size_t nlinks, links_cap;
-	struct htab files; /* struct mem_file */
-	struct htab agg;   /* struct mem_agg */
-	struct htab refs;  /* __u64: stacks live allocations need (collect_stacks()) */
-	struct drain_scratch scratch;
-	int stacks_fd, ext_fd;
-	__u64 keep;	    /* back-pressure share, MEM_FP_ONE units */
-	__u64 last_ns;	    /* last drain (back-pressure) */
-	__u64 last_sampled; /* MEM_STAT_SAMPLED + THROTTLED then */
-	__u64 live;
-	__u32 nfiles;
-	__u32 usdt; /* files whose otel_memory probes are attached */
-	bool warned;
-};
 
 bool memsampler__candidate(const char *path, const char *exe)
 {
@@ -204,13 +171,13 @@ static int share_maps(struct memsampler *m, const struct memory_opts *o)
 	return err ?: bpf_map__set_max_entries(m->skel->maps.mem_pending, MEMORY_PENDING);
 }
 
-static int write_config(struct memsampler *m)
+int memsampler__write_config(struct memsampler *m)
 {
 	struct mem_config c = {
 		.rate = m->o.rate,
 		.live_max = m->o.live_max,
 		/* a process may hold half the table: two can share it */
-		.live_per_proc = m->o.system_wide ? m->o.live_max / 2 : m->o.live_max,
+		.live_per_proc = m->o.system_wide || m->shared ? m->o.live_max / 2 : m->o.live_max,
 		.keep = m->keep,
 		.anon_mmap = m->o.anon_mmap,
 	};
@@ -233,7 +200,8 @@ static int load(struct memsampler *m)
 		p, p == m->skel->progs.profcap_mem_alloc || p == m->skel->progs.profcap_mem_ret ||
 			   p == m->skel->progs.profcap_mem_free ||
 			   p == m->skel->progs.profcap_mem_usdt_alloc ||
-			   p == m->skel->progs.profcap_mem_usdt_free);
+			   p == m->skel->progs.profcap_mem_usdt_free ||
+			   p == m->skel->progs.profcap_mem_exec);
 	err = share_maps(m, &m->o);
 	if (err)
 		return err;
@@ -244,7 +212,26 @@ static int load(struct memsampler *m)
 	loader__verifier_report(m->skel->progs.profcap_mem_alloc, clock__mono_ns() - t0);
 	m->stacks_fd = bpf_map__fd(m->skel->maps.mem_stacks);
 	m->ext_fd = bpf_map__fd(m->skel->maps.mem_ustack_ext);
-	return write_config(m);
+	err = memsampler__write_config(m);
+	/* Targets' children that exec() are announced at once (system-wide,
+	 * every process's allocator files are probed already). */
+	if (!err && !m->o.system_wide) {
+		m->exec_link = bpf_program__attach_raw_tracepoint(m->skel->progs.profcap_mem_exec,
+								  "sched_process_exec");
+		if (!m->exec_link)
+			err = -errno;
+	}
+	return err;
+}
+
+/* A test switch (docs/ARCHITECTURE.md): @name in the environment when it
+ * is smaller than @v. */
+static __u32 env_cap(const char *name, __u32 v)
+{
+	const char *env = env__get(env__process(), name);
+	unsigned long n = env ? strtoul(env, NULL, 10) : 0;
+
+	return n > 0 && n < v ? (__u32)n : v;
 }
 
 int memsampler__new(struct sampler *s, const struct memory_opts *o, struct memsampler **out)
@@ -270,6 +257,8 @@ int memsampler__new(struct sampler *s, const struct memory_opts *o, struct memsa
 		m->o.live_max = MEMORY_LIVE_MAX;
 	if (!m->o.max_events)
 		m->o.max_events = MEMORY_EVENTS_DEFAULT;
+	m->o.live_max = env_cap("PROFCAP_MEMORY_LIVE", m->o.live_max);
+	m->o.max_events = env_cap("PROFCAP_MEMORY_EVENTS", m->o.max_events);
 	m->keep = MEM_FP_ONE;
 	m->last_ns = clock__mono_ns();
 	err = htab__init(&m->files, sizeof(struct mem_file), MEMORY_FILES_MAX);
@@ -580,6 +569,19 @@ static int probe(struct memsampler *m, const char *path, int pid, bool alloc)
 	return err;
 }
 
+/* Process @pid is probed: from the second on, each gets a share of the
+ * live table (written to the programs' configuration once). */
+static void count_process(struct memsampler *m, int pid)
+{
+	if (!m->first_pid)
+		m->first_pid = pid;
+	else if (pid != m->first_pid && !m->shared) {
+		m->shared = true;
+		if (memsampler__write_config(m))
+			m->shared = false;
+	}
+}
+
 int memsampler__attach_pid(struct memsampler *m, int pid)
 {
 	char path[PATH_MAX + 64], exe[PATH_MAX];
@@ -589,6 +591,7 @@ int memsampler__attach_pid(struct memsampler *m, int pid)
 	ssize_t n;
 	int err;
 
+	count_process(m, pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -648,6 +651,7 @@ int memsampler__attach_exec(struct memsampler *m, int pid, const char *exe)
 	size_t n = 32, i;
 	int err;
 
+	count_process(m, pid);
 	if (read_elf(exe, addrs, maddrs, needed, &n))
 		n = 0;
 	err = probe(m, exe, pid, true);
@@ -657,296 +661,71 @@ int memsampler__attach_exec(struct memsampler *m, int pid, const char *exe)
 	return err;
 }
 
+bool memsampler__followed(const struct memsampler *m, int pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 v;
+
+	return m && pid > 0 &&
+	       !bpf_map__lookup_elem(m->s->skel->maps.followed, &key, sizeof(key), &v, sizeof(v),
+				     0);
+}
+
+/* Probes of processes that exited out (their links and files), so children
+ * that come and go do not use up the caps. */
+static void reclaim(struct memsampler *m)
+{
+	struct mem_file *f;
+	size_t i, k = 0, it = 0;
+	__s32 gone = 0;
+
+	for (i = 0; i < m->nlinks; i++) {
+		struct mem_link *l = &m->links[i];
+
+		if (l->pid > 0 && (l->pid == gone || (kill(l->pid, 0) && errno == ESRCH))) {
+			gone = l->pid;
+			bpf_link__destroy(l->link);
+			continue;
+		}
+		m->links[k++] = *l;
+	}
+	m->nlinks = k;
+	while ((f = htab__next(&m->files, &it)))
+		if (f->pid > 0 && kill(f->pid, 0) && errno == ESRCH)
+			htab__remove(&m->files, f);
+}
+
+int memsampler__attach_child(struct memsampler *m, int pid)
+{
+	char path[64], exe[PATH_MAX], root[PATH_MAX + 64];
+	ssize_t n;
+	int err;
+
+	if (m->nlinks > MEMORY_LINKS_MAX / 2 || htab__count(&m->files) > MEMORY_FILES_MAX / 2)
+		reclaim(m);
+	err = memsampler__attach_pid(m, pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (err || n <= 0)
+		return err;
+	exe[n] = '\0';
+	/* Just exec()ed, its libraries may not be mapped yet: those it needs. */
+	snprintf(root, sizeof(root), "/proc/%d/root%s", pid, exe);
+	return memsampler__attach_exec(m, pid, root);
+}
+
 void memsampler__stop(struct memsampler *m)
 {
 	size_t i;
 
 	if (!m)
 		return;
+	bpf_link__destroy(m->exec_link);
+	m->exec_link = NULL;
 	for (i = 0; i < m->nlinks; i++) {
 		bpf_link__destroy(m->links[i].link);
 		m->links[i].link = NULL;
 	}
-}
-
-/* ---- drain ---- */
-
-/* The counters summed over CPUs into @v (MEM_STAT__COUNT of them). */
-static void read_stats(const struct memsampler *m, __u64 *v)
-{
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(m->skel->maps.mem_stats);
-	__u64 *per = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per)) : NULL;
-	__u32 i;
-	int c;
-
-	memset(v, 0, MEM_STAT__COUNT * sizeof(*v));
-	for (i = 0; per && i < MEM_STAT__COUNT; i++)
-		if (!bpf_map_lookup_elem(fd, &i, per))
-			for (c = 0; c < ncpu; c++)
-				v[i] += per[c];
-	free(per);
-}
-
-static bool agg_eq(const void *elem, const void *key, void *ctx)
-{
-	(void)ctx;
-	return !memcmp(&((const struct mem_agg *)elem)->key, key, sizeof(struct mem_key));
-}
-
-/* The aggregate of @k (added zeroed when new), NULL when the table is full. */
-static struct mem_agg *agg_of(struct memsampler *m, const struct mem_key *k)
-{
-	__u64 h = htab__hash(k, sizeof(*k));
-	struct mem_agg *a = htab__find(&m->agg, h, k, agg_eq, NULL);
-
-	if (a || htab__add(&m->agg, h, (void **)&a))
-		return a;
-	a->key = *k;
-	return a;
-}
-
-/* Every entry of hash map @fd in batches (@del: taken out) to @fn. */
-static int batches(struct memsampler *m, int fd, bool del, size_t ksz, size_t vsz,
-		   void (*fn)(struct memsampler *m, const void *k, const void *v))
-{
-	void *keys = malloc(MEMORY_BATCH * ksz), *vals = malloc(MEMORY_BATCH * vsz);
-	__u32 cursor = 0, next, count, i;
-	bool started = false;
-	int err = keys && vals ? 0 : -ENOMEM;
-
-	while (!err) {
-		count = MEMORY_BATCH;
-		err = del ? bpf_map_lookup_and_delete_batch(fd, started ? &cursor : NULL, &next,
-							    keys, vals, &count, NULL)
-			  : bpf_map_lookup_batch(fd, started ? &cursor : NULL, &next, keys, vals,
-						 &count, NULL);
-		if (err && err != -ENOENT)
-			break;
-		for (i = 0; i < count; i++)
-			fn(m, (char *)keys + i * ksz, (char *)vals + i * vsz);
-		if (err == -ENOENT) {
-			err = 0;
-			break;
-		}
-		cursor = next;
-		started = true;
-	}
-	free(keys);
-	free(vals);
-	return err;
-}
-
-static void add_count(struct memsampler *m, const void *k, const void *v)
-{
-	const struct mem_val *w = v;
-	struct mem_agg *a = agg_of(m, k);
-
-	if (a) {
-		a->alloc_bytes += w->bytes;
-		a->alloc_objs += w->objs;
-	}
-}
-
-static void add_live(struct memsampler *m, const void *k, const void *v)
-{
-	const struct mem_live_val *lv = v;
-	struct mem_agg *a = agg_of(m, &lv->key);
-
-	(void)k;
-	m->live++;
-	if (a) {
-		a->inuse_bytes += lv->w.bytes;
-		a->inuse_objs += lv->w.objs;
-	}
-}
-
-/* Live entries of processes that exited: their memory went with them. */
-static void purge_gone(struct memsampler *m)
-{
-	int pfd = bpf_map__fd(m->skel->maps.mem_live_procs),
-	    lfd = bpf_map__fd(m->skel->maps.mem_live);
-	struct mem_live_key lk, lnext;
-	__u32 tgid, next, gone[64];
-	size_t ngone = 0, i;
-	bool first = true;
-
-	while (ngone < 64 && !bpf_map_get_next_key(pfd, first ? NULL : &tgid, &next)) {
-		first = false;
-		tgid = next;
-		if (kill((pid_t)tgid, 0) && errno == ESRCH)
-			gone[ngone++] = tgid;
-	}
-	if (!ngone)
-		return;
-	first = true;
-	while (!bpf_map_get_next_key(lfd, first ? NULL : &lk, &lnext)) {
-		first = false;
-		lk = lnext;
-		for (i = 0; i < ngone && gone[i] != lk.tgid; i++)
-			;
-		if (i < ngone)
-			bpf_map_delete_elem(lfd, &lk); /* the walk goes on from the next bucket */
-	}
-	for (i = 0; i < ngone; i++)
-		bpf_map_delete_elem(pfd, &gone[i]);
-}
-
-static int stack_of(void *ctx, __u64 hash, struct stack_trace *out)
-{
-	const struct memsampler *m = ctx;
-
-	return bpf_map_lookup_elem(m->stacks_fd, &hash, out) ? -ENOENT : 0;
-}
-
-static int tail_of(void *ctx, __u64 hash, __u64 *tail)
-{
-	const struct memsampler *m = ctx;
-
-	return bpf_map_lookup_elem(m->ext_fd, &hash, tail) ? -ENOENT : 0;
-}
-
-/* Aggregates of the window to @fn. */
-static int emit(struct memsampler *m, memory_record_fn fn, void *ctx)
-{
-	const struct drain_stacks src = {.stack = stack_of, .tail = tail_of, .ctx = m};
-	struct memory_record rec;
-	struct mem_agg *a;
-	size_t it = 0;
-	int err = 0;
-
-	while (!err && (a = htab__next(&m->agg, &it))) {
-		if (!a->alloc_objs && !a->inuse_objs)
-			continue;
-		memset(&rec, 0, sizeof(rec));
-		rec.r.kind = SAMPLER_KIND_CPU;
-		rec.r.tgid = a->key.tgid;
-		rec.r.tid = a->key.tid;
-		rec.r.flags = a->key.flags;
-		rec.r.count = 1;
-		memcpy(rec.r.comm, a->key.comm, 16);
-		drain__stacks(&m->scratch, &src, &rec.r, a->key.ustack, 0);
-		rec.alloc_bytes = a->alloc_bytes;
-		rec.alloc_objects = (a->alloc_objs + (1u << (MEM_OBJ_BITS - 1))) >> MEM_OBJ_BITS;
-		rec.inuse_bytes = a->inuse_bytes;
-		rec.inuse_objects = (a->inuse_objs + (1u << (MEM_OBJ_BITS - 1))) >> MEM_OBJ_BITS;
-		err = fn(ctx, &rec);
-	}
-	return err;
-}
-
-/* Back-pressure for the next interval, from the sampled calls of this one. */
-static void adjust(struct memsampler *m)
-{
-	__u64 v[MEM_STAT__COUNT], now = clock__mono_ns(), keep;
-
-	read_stats(m, v);
-	keep = memsampler__keep(m->keep, v[MEM_STAT_SAMPLED] - m->last_sampled, now - m->last_ns,
-				m->o.max_events);
-	m->last_sampled = v[MEM_STAT_SAMPLED];
-	m->last_ns = now;
-	if (keep != m->keep) {
-		pr_debug("--memory: back-pressure: %.4f of sampled calls kept (was %.4f)",
-			 (double)keep / MEM_FP_ONE, (double)m->keep / MEM_FP_ONE);
-		m->keep = keep;
-		write_config(m);
-	}
-}
-
-static bool u64_eq(const void *elem, const void *key, void *ctx)
-{
-	(void)ctx;
-	return *(const __u64 *)elem == *(const __u64 *)key;
-}
-
-/* A live allocation's stack into m->refs. */
-static void add_ref(struct memsampler *m, const void *k, const void *v)
-{
-	const struct mem_live_val *lv = v;
-	__u64 h = htab__hash_u64(lv->key.ustack, 0), *slot;
-
-	(void)k;
-	if (lv->key.ustack && !htab__find(&m->refs, h, &lv->key.ustack, u64_eq, NULL) &&
-	    !htab__add(&m->refs, h, (void **)&slot))
-		*slot = lv->key.ustack;
-}
-
-/* Stacks no live allocation needs any more (the counters of this drain
- * taken): out of the stack tables once they are half full, so a long run
- * keeps room for new stacks. A sampled allocation counted between the
- * drain and this may lose its stack. */
-static void collect_stacks(struct memsampler *m)
-{
-	__u64 key, next, *gone;
-	size_t n = 0, ngone = 0, i;
-	bool first;
-
-	for (first = true; !bpf_map_get_next_key(m->stacks_fd, first ? NULL : &key, &next);
-	     first = false, key = next)
-		n++;
-	if (n < MEMORY_STACKS_MAX / 2)
-		return;
-	htab__clear(&m->refs);
-	if (batches(m, bpf_map__fd(m->skel->maps.mem_live), false, sizeof(struct mem_live_key),
-		    sizeof(struct mem_live_val), add_ref))
-		return; /* not knowing which are needed, keep all */
-	gone = malloc(n * sizeof(*gone));
-	for (first = true;
-	     gone && ngone < n && !bpf_map_get_next_key(m->stacks_fd, first ? NULL : &key, &next);
-	     first = false, key = next)
-		if (!htab__find(&m->refs, htab__hash_u64(next, 0), &next, u64_eq, NULL))
-			gone[ngone++] = next;
-	for (i = 0; i < ngone; i++) {
-		bpf_map_delete_elem(m->stacks_fd, &gone[i]);
-		bpf_map_delete_elem(m->ext_fd, &gone[i]);
-	}
-	pr_debug("--memory: %zu of %zu stacks no live allocation needs dropped", ngone, n);
-	free(gone);
-}
-
-int memsampler__drain(struct memsampler *m, bool window_end, memory_record_fn fn, void *ctx)
-{
-	int err;
-
-	adjust(m);
-	htab__clear(&m->agg);
-	err = batches(m, bpf_map__fd(m->skel->maps.mem_counts), true, sizeof(struct mem_key),
-		      sizeof(struct mem_val), add_count);
-	if (!err && window_end) {
-		m->live = 0;
-		err = batches(m, bpf_map__fd(m->skel->maps.mem_live), false,
-			      sizeof(struct mem_live_key), sizeof(struct mem_live_val), add_live);
-	}
-	err = err ?: emit(m, fn, ctx);
-	/* A process that exited in this window shows what it held at its
-	 * exit (its leaks) once, then no more. */
-	if (!err && window_end)
-		purge_gone(m);
-	if (!err)
-		collect_stacks(m);
-	return err;
-}
-
-void memsampler__stats(const struct memsampler *m, struct memory_stats *st)
-{
-	__u64 v[MEM_STAT__COUNT];
-
-	memset(st, 0, sizeof(*st));
-	if (!m)
-		return;
-	read_stats(m, v);
-	st->calls = v[MEM_STAT_CALLS];
-	st->sampled = v[MEM_STAT_SAMPLED];
-	st->frees = v[MEM_STAT_FREES];
-	st->freed = v[MEM_STAT_FREED];
-	st->counts_full = v[MEM_STAT_COUNTS_FULL];
-	st->live_full = v[MEM_STAT_LIVE_FULL];
-	st->live_proc = v[MEM_STAT_LIVE_PROC];
-	st->throttled = v[MEM_STAT_THROTTLED];
-	st->live = m->live;
-	st->probes = (__u32)m->nlinks;
-	st->files = m->nfiles;
-	st->usdt = m->usdt;
-	st->keep_ppm = m->keep * 1000000 / MEM_FP_ONE;
 }
 
 void memsampler__free(struct memsampler *m)

@@ -57,6 +57,7 @@ struct memory_stats {
 	__u64 live_full;   /* ... not tracked live: table full */
 	__u64 live_proc;   /* ... not tracked live: the process's share used */
 	__u64 throttled;   /* sampled calls dropped by back-pressure (weighed into the kept) */
+	__u64 walk_busy;   /* sampled calls counted without a stack (walk slot taken) */
 	__u64 live;	   /* live entries at the last drain */
 	__u32 probes;	   /* uprobes attached */
 	__u32 files;	   /* allocator files probed */
@@ -83,6 +84,16 @@ int memsampler__attach_pid(struct memsampler *m, int pid);
  * not run exec() yet (-- CMD held before its first instruction). Those it
  * maps later are probed at memsampler__attach_pid(). */
 int memsampler__attach_exec(struct memsampler *m, int pid, const char *exe);
+
+/* Is @pid followed through forks from a target (a child of -- CMD or of a
+ * -p process)? */
+bool memsampler__followed(const struct memsampler *m, int pid);
+
+/* Probe followed process @pid: its allocators mapped now and those its
+ * program needs (just exec()ed, its libraries may not be mapped yet).
+ * Probes of processes that exited are let go first when half the caps
+ * are used. 0 or -errno (logged once). */
+int memsampler__attach_child(struct memsampler *m, int pid);
 
 /* Hand every (process, thread, stack) to @fn: allocations since the last
  * drain (taken), and with @window_end the live ones now (kept; those of

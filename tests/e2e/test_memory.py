@@ -329,6 +329,114 @@ class MemoryTest(unittest.TestCase):
         self.assertGreater(total, 32768 * 0.97, r.stderr)
         self.assertGreater(with_leaf / total, 0.98, (with_leaf, total))
 
+    def test_cpu_samples_do_not_share_the_walk(self):
+        """CPU samples at 10 kHz land inside memory programs' stack walks
+        (uprobe programs may be interrupted): each walks in a state of its
+        own, so no memory stack is two stacks run together."""
+        prog = os.path.join(self.dir, "three_sites")
+        build("three_sites.c", prog)
+        truth, types, err = self.capture_cmd(prog, ["100", "2500"],
+                                             extra=["-F", "10000", "--memory-rate", "4096"])
+        doubled = [f for f, _ in types["alloc_objects"]
+                   if f.count("main") > 1 or f.count("_start") > 1 or f.count("malloc") > 1]
+        self.assertGreater(len(types["alloc_objects"]), 0, err)
+        self.assertEqual(doubled, [], err)
+
+    def test_children_followed(self):
+        """-- CMD that forks and execs the program (a shell): the child's
+        allocator is probed at its exec, its allocations counted."""
+        prog = os.path.join(self.dir, "three_sites")
+        build("three_sites.c", prog)
+        truth, types, err = self.capture_cmd("/bin/sh", ["-c", prog + " 60 2500; true"])
+        self.assertIn("alloc_space", types, err)
+        sites = ("site_a", "site_b", "site_c")
+        per, total = site_totals(types["alloc_space"], sites)
+        true_total = truth["a_bytes"] + truth["b_bytes"] + truth["c_bytes"]
+        self.assertLess(abs(total - true_total) / true_total, 0.10, (total, true_total, err))
+        for s, k in zip(sites, "abc"):
+            self.assertLess(abs(per[s] / total - truth[k + "_bytes"] / true_total), 0.05, per)
+
+    def losses(self, err):
+        """The loss counts of the summary line in @err."""
+        line = [l for l in err.splitlines() if "memory: samples lost" in l]
+        self.assertEqual(len(line), 1, err)
+        nums = [int(w) for w in line[0].replace(",", " ").replace(";", " ").split() if w.isdigit()]
+        return dict(zip(("live_full", "live_proc", "counts_full", "profile_full", "throttled"),
+                        nums))
+
+    def file_dropped(self, pb):
+        """profcap.samples.dropped of the capture at @pb, as report shows it."""
+        r = run_profcap(["report", pb, "--type", "alloc_objects", "--top", "1"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for line in r.stdout.splitlines():
+            if line.strip().startswith("dropped"):
+                return int(line.split()[1])
+        return 0
+
+    def test_live_table_full(self):
+        """A live table smaller than the kept allocations: those it cannot
+        hold are counted, in the summary and in the file's dropped count."""
+        prog = os.path.join(self.dir, "three_sites")
+        build("three_sites.c", prog)
+        out = os.path.join(self.dir, "full.pb")
+        r = run_profcap(["capture", "--memory", "--memory-rate", "4096", "-o", out, "--", prog,
+                         "40", "2500"], timeout=300, env={"PROFCAP_MEMORY_LIVE": "64"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        check_conformance(out)
+        lost = self.losses(r.stderr)
+        self.assertGreater(lost["live_full"], 0, r.stderr)
+        self.assertGreaterEqual(self.file_dropped(out), lost["live_full"], r.stderr)
+
+    def test_live_share_of_several_pids(self):
+        """-p A,B: each process may hold half the live table, so the one that
+        allocates first cannot leave none to the other."""
+        prog = os.path.join(self.dir, "three_sites")
+        build("three_sites.c", prog)
+        a = subprocess.Popen([prog, "40", "3000", "120"], stdout=subprocess.PIPE, text=True)
+        b = subprocess.Popen([prog, "40", "6000", "120"], stdout=subprocess.PIPE, text=True)
+        out = os.path.join(self.dir, "two.pb")
+        try:
+            time.sleep(0.3)
+            p = subprocess.Popen([PROFCAP, "capture", "--memory", "--memory-rate", "4096", "-p",
+                                  "%d,%d" % (a.pid, b.pid), "--seconds", "300", "-o", out],
+                                 stderr=subprocess.PIPE, text=True,
+                                 env=dict(os.environ, PROFCAP_MEMORY_LIVE="256"))
+            json.loads(a.stdout.readline())
+            json.loads(b.stdout.readline())
+            time.sleep(0.5)
+            p.send_signal(2)
+            _, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+            check_conformance(out)
+        finally:
+            for w in (a, b):
+                w.kill()
+                w.wait()
+                w.stdout.close()
+        self.assertGreater(self.losses(err)["live_proc"], 0, err)
+        for w in (a, b):
+            _, inuse = site_totals(by_type(out, pid=w.pid).get("inuse_objects", []), ())
+            self.assertGreater(inuse, 0, (w.pid, err))
+
+    def test_back_pressure_unbiased(self):
+        """A budget of 200 sampled calls a second, far below the demand:
+        most are dropped (counted) and the kept ones weigh more, so the
+        totals and shares still hold."""
+        prog = os.path.join(self.dir, "three_sites")
+        build("three_sites.c", prog)
+        out = os.path.join(self.dir, "bp.pb")
+        r = run_profcap(["capture", "--memory", "--memory-rate", "4096", "-o", out, "--", prog,
+                         "100", "2500"], timeout=300, env={"PROFCAP_MEMORY_EVENTS": "200"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        check_conformance(out)
+        truth = json.loads(r.stdout.strip().splitlines()[-1])
+        self.assertGreater(self.losses(r.stderr)["throttled"], 1000, r.stderr)
+        per, total = site_totals(by_type(out)["alloc_space"], ("site_a", "site_b", "site_c"))
+        true_total = truth["a_bytes"] + truth["b_bytes"] + truth["c_bytes"]
+        self.assertLess(abs(total - true_total) / true_total, 0.15, (total, true_total))
+        for s, k in zip(("site_a", "site_b", "site_c"), "abc"):
+            self.assertLess(abs(per[s] / total - truth[k + "_bytes"] / true_total), 0.07, per)
+
     def test_memory_needs_a_target(self):
         """--memory alone would probe every process: refused without -a."""
         r = run_profcap(["capture", "--memory", "--seconds", "1", "-o",

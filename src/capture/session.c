@@ -342,6 +342,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	meta.samples_truncated = s->in.c.truncated + capture_python__take_cut(s->py, &py_depth);
 	meta.samples_truncated_depth = s->in.c.depth_cut + py_depth;
 	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;
+	meta.samples_throttled = memory__window_throttled(s->mem);
 	w.status = (struct status_window){
 		.samples = profile__type_total(s->prof, 0),
 		.off_cpu = s->o->off_cpu,

@@ -195,6 +195,11 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 	if (meta->samples_stack_missing)
 		fprintf(f, "  no stack    %llu samples (stack unreadable or lost)\n",
 			(unsigned long long)meta->samples_stack_missing);
+	if (meta->samples_throttled)
+		fprintf(f,
+			"  throttled   %llu sampled allocations (back-pressure; weighed into those "
+			"kept)\n",
+			(unsigned long long)meta->samples_throttled);
 	if (filtered(o)) {
 		char hex[33];
 		size_t i;

@@ -47,6 +47,7 @@ enum role {
 	ROLE_OFF_CPU_STATE, /* sample labels of off-CPU profiles */
 	ROLE_OFF_CPU_SWITCHES,
 	ROLE_TRUNCATED_DEPTH,
+	ROLE_THROTTLED,
 	ROLE_PPROF_COMMENT, /* Profile attributes: pprof's profile-level fields */
 	ROLE_PPROF_DROP_FRAMES,
 	ROLE_PPROF_KEEP_FRAMES,

@@ -149,11 +149,12 @@ static int pp_comments(struct pp *pp, const struct profile_meta *m)
 		PROFILE_ATTR_SAMPLES_TRUNCATED,
 		PROFILE_ATTR_SAMPLES_STACK_MISSING,
 		PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH,
+		PROFILE_ATTR_SAMPLES_THROTTLED,
 	};
 	const __u64 v[] = {m->samples_dropped, m->samples_truncated, m->samples_stack_missing,
-			   m->samples_truncated_depth};
+			   m->samples_truncated_depth, m->samples_throttled};
 	const char *c = m->pprof_comment;
-	size_t i, n = 4 + 1;
+	size_t i, n = 5 + 1;
 	char line[96];
 	int err = 0;
 
@@ -171,7 +172,7 @@ static int pp_comments(struct pp *pp, const struct profile_meta *m)
 		free(one);
 		c = nl ? nl + 1 : NULL;
 	}
-	for (i = 0; i < 4 && !err; i++) {
+	for (i = 0; i < 5 && !err; i++) {
 		if (!v[i])
 			continue;
 		snprintf(line, sizeof(line), "%s=%llu", keys[i], (unsigned long long)v[i]);

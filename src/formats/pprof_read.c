@@ -718,14 +718,15 @@ static bool loss_comment(const char *c, struct profile_meta *m)
 		PROFILE_ATTR_SAMPLES_TRUNCATED,
 		PROFILE_ATTR_SAMPLES_STACK_MISSING,
 		PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH,
+		PROFILE_ATTR_SAMPLES_THROTTLED,
 	};
 	__u64 *v[] = {&m->samples_dropped, &m->samples_truncated, &m->samples_stack_missing,
-		      &m->samples_truncated_depth};
+		      &m->samples_truncated_depth, &m->samples_throttled};
 	unsigned long long n;
 	size_t i, len;
 	char *end;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		len = strlen(keys[i]);
 		if (strncmp(c, keys[i], len) || c[len] != '=' || c[len + 1] < '0' ||
 		    c[len + 1] > '9')

@@ -139,6 +139,9 @@ struct profile_meta {
 				      * unreadable stack, tables not loaded yet) */
 	__u64 samples_truncated_depth; /* of those, cut at the depth limit */
 	__u64 samples_stack_missing; /* kept without (part of) their stack */
+	/* memory: sampled allocations dropped by back-pressure (not lost:
+	 * those kept weigh more) */
+	__u64 samples_throttled;
 	/* pprof's profile-level fields, kept so pprof -> OTLP -> pprof gives
 	 * them back (Profile attributes PROFILE_ATTR_PPROF_*): the comments
 	 * (lines joined by '\n'), the drop_frames and keep_frames regular
@@ -153,11 +156,12 @@ struct profile_meta {
 #define PROFILE_ATTR_SAMPLES_TRUNCATED "profcap.samples.truncated"
 #define PROFILE_ATTR_SAMPLES_STACK_MISSING "profcap.samples.stack_missing"
 #define PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH "profcap.samples.truncated.depth_limit"
+#define PROFILE_ATTR_SAMPLES_THROTTLED "profcap.samples.throttled"
 #define PROFILE_ATTR_PPROF_COMMENT "pprof.profile.comment"
 #define PROFILE_ATTR_PPROF_DROP_FRAMES "pprof.profile.drop_frames"
 #define PROFILE_ATTR_PPROF_KEEP_FRAMES "pprof.profile.keep_frames"
 #define PROFILE_ATTR_PPROF_DEFAULT_SAMPLE_TYPE "pprof.scope.default_sample_type"
-#define PROFILE_META_ATTRS 8
+#define PROFILE_META_ATTRS 9
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */
 

@@ -38,6 +38,7 @@
 #include "notice.bpf.h"
 #include "offcpu_types.h"
 #include "python.bpf.h"
+#include "v8.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
 #include "unwind.bpf.h"
@@ -309,6 +310,8 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 		else
 			fill_stacks(ctx, NULL, &stacks0, &ustack_ext0, key->tgid, &key->ustack,
 				    NULL, &key->flags, 1);
+		/* the JavaScript frames of that walk */
+		key->jsstack = v8_stack(gen & 1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags);
 	} else {
 		key->ustack = ustack;
 	}

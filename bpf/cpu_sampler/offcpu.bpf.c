@@ -304,6 +304,7 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	struct offcpu_val one = {.ns = ns, .switches = switches}, *v;
 	void *counts = gen & 1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
 	if (ustack == ~0ull) {
+		v8_walk_begin(key->tgid); /* the walk below notes V8's frames */
 		if (gen & 1)
 			fill_stacks(ctx, NULL, &stacks1, &ustack_ext1, key->tgid, &key->ustack,
 				    NULL, &key->flags, 1);
@@ -311,7 +312,8 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 			fill_stacks(ctx, NULL, &stacks0, &ustack_ext0, key->tgid, &key->ustack,
 				    NULL, &key->flags, 1);
 		/* the JavaScript frames of that walk */
-		key->jsstack = v8_stack(gen & 1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags);
+		key->jsstack =
+			v8_stack(gen & 1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
 	} else {
 		key->ustack = ustack;
 	}

@@ -197,12 +197,14 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 
 	key.comm[0] = comm->w[0];
 	key.comm[1] = comm->w[1];
-	if (full)
+	if (full) {
 		read_threadctx(tgid, &key);
+		v8_walk_begin(tgid); /* the walk below notes V8's frames */
+	}
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
 	if (full) {
 		key.pystack = py_stack(stacks, tgid, tid, &key.flags, full == 2);
-		key.jsstack = v8_stack(stacks, &key.flags);
+		key.jsstack = v8_stack(stacks, &key.flags, full == 2);
 	}
 	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;

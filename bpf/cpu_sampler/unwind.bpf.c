@@ -359,7 +359,7 @@ static __always_inline int unwind_fp_step(struct unwind_state *st, __u32 why)
 
 	if (!st->bp_ok || !bp || (bp & 7) || bp < st->sp || bp - st->stack_lo > UNWIND_FP_MAX_STACK)
 		return unwind_partial(st, why);
-	v8_frame_step(bp, st->pc); /* a JavaScript frame? */
+	v8_note(st); /* a JavaScript frame? (checked after the walk) */
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(bp + 8)) ||
 	    bpf_probe_read_user(&next, sizeof(next), (void *)bp))
 		return unwind_partial(st, USTAT_READ_ERR);
@@ -393,8 +393,6 @@ __attribute__((noinline)) int unwind_step(void)
 	if (n >= PROFCAP_MAX_USTACK)
 		return unwind_partial(st, USTAT_DEPTH);
 	pc = st->pc;
-	if (!n)
-		v8_walk_begin(st->tgid);
 	st->ips[n & (PROFCAP_MAX_USTACK - 1)] = pc;
 	st->nr = n + 1;
 	st->hash = (st->hash ^ pc) * 0xc4ceb9fe1a85ec53ull;

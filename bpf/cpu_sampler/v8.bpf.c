@@ -3,7 +3,8 @@
  * the frames the native walker crosses by frame pointer (V8 keeps rbp
  * frames in all the code it generates, which has no CFI).
  *
- * Per frame (docs/v8.md "Per frame"): one read of the slots below fp; a
+ * The native walker notes the frames (v8.bpf.h); each is checked here
+ * after the walk (docs/v8.md "Per frame"): one read of the slots below fp; a
  * marker slot with bit 0 clear is a typed frame (entry, exit, stub: no
  * JavaScript function). Else the word in the function slot is taken for a
  * JSFunction, its SharedFunctionInfo read and checked by its map's instance
@@ -17,14 +18,7 @@
 
 __u32 v8_nprocs = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct v8_proc);
-	__uint(max_entries, PROFCAP_V8_PROCS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} v8_procs SEC(".maps");
-
+struct v8_procs_map v8_procs SEC(".maps");
 struct v8_scratch_map v8_scratch SEC(".maps");
 
 /* The frame slot at @off from fp (user space checks: a multiple of 8 in
@@ -46,18 +40,16 @@ static __always_inline __u64 v8_untag(const struct v8_walk_state *w, __u64 v)
 	return v & ~(__u64)w->p.heap_tag_mask;
 }
 
-/* The instance type of tagged object @v into *@type: 0, or -1 when @v is
+/* The instance type of tagged object @v into w->type: 0, or -1 when @v is
  * not a heap object or its map cannot be read. */
-static __always_inline int v8_type(const struct v8_walk_state *w, __u64 v, __u16 *type)
+static __always_inline int v8_type(struct v8_walk_state *w, __u64 v)
 {
-	__u64 map = 0;
-
 	if (!v8_is_heap(w, v) ||
-	    bpf_probe_read_user(&map, sizeof(map), (void *)(v8_untag(w, v) + w->p.obj_map)) ||
-	    !v8_is_heap(w, map))
+	    bpf_probe_read_user(&w->map, sizeof(w->map), (void *)(v8_untag(w, v) + w->p.obj_map)) ||
+	    !v8_is_heap(w, w->map))
 		return -1;
-	return bpf_probe_read_user(type, sizeof(*type),
-				   (void *)(v8_untag(w, map) + w->p.map_instance_type))
+	return bpf_probe_read_user(&w->type, sizeof(w->type),
+				   (void *)(v8_untag(w, w->map) + w->p.map_instance_type))
 		       ? -1
 		       : 0;
 }
@@ -83,12 +75,12 @@ static __always_inline __u64 v8_sfi_u64(const struct v8_walk_state *w, __u16 off
 	return *(const __u64 *)(w->sfi + (off & (PROFCAP_V8_SFI_READ - 1)));
 }
 
-/* Kind and offset of the JavaScript frame at fp running @pc. */
-static __always_inline __u64 v8_kind(const struct v8_walk_state *w, __u64 pc)
+/* Kind and offset of the JavaScript frame whose slots were read, running
+ * @pc. */
+static __always_inline __u64 v8_kind(struct v8_walk_state *w, __u64 pc)
 {
 	__u64 bc = v8_slot(w, w->p.fp_bytecode_array), off = v8_slot(w, w->p.fp_bytecode_offset);
-	__u16 type = 0;
-	int has_bc = !v8_type(w, bc, &type) && type == w->p.type_bytecode;
+	int has_bc = !v8_type(w, bc) && w->type == w->p.type_bytecode;
 	__s64 o;
 
 	if (has_bc && !(off & 1)) {
@@ -106,39 +98,19 @@ static __always_inline __u64 v8_kind(const struct v8_walk_state *w, __u64 pc)
 	return PROFCAP_V8_NO_OFFSET | (__u64)PROFCAP_V8_KIND_BUILTIN << 32;
 }
 
-__attribute__((noinline)) int v8_walk_begin(__u32 tgid)
+/* Noted frame @i: a JavaScript frame is stored. 0 to go on, 1 when over. */
+__attribute__((noinline)) int v8_frame_check(__u32 i)
 {
 	struct v8_walk_state *w;
-	struct v8_proc *p;
-	__u32 zero = 0;
-
-	if (!v8_nprocs)
-		return 0;
-	w = bpf_map_lookup_elem(&v8_scratch, &zero);
-	if (!w)
-		return 0;
-	w->active = 0;
-	p = bpf_map_lookup_elem(&v8_procs, &tgid);
-	if (!p)
-		return 0;
-	__builtin_memcpy(&w->p, p, sizeof(w->p));
-	w->id = bpf_get_current_pid_tgid();
-	w->nframes = 0;
-	w->flags = 0;
-	w->active = 1;
-	return 0;
-}
-
-__attribute__((noinline)) int v8_frame_step(__u64 fp, __u64 pc)
-{
-	struct v8_walk_state *w;
-	__u64 func, shared = 0, head, fl = 0;
-	__u32 zero = 0, n, i, size;
-	__u16 type = 0;
+	__u64 fp, pc, func, head, fl = 0;
+	__u32 zero = 0, n, k, size;
 
 	w = bpf_map_lookup_elem(&v8_scratch, &zero);
-	if (!w || !w->active)
-		return 0;
+	if (!w || i >= w->nnoted || i >= V8_NOTED)
+		return 1;
+	asm volatile("%0 &= 0x7f" : "+r"(i)); /* a bound the verifier sees */
+	fp = w->fp[i];
+	pc = w->pc[i];
 	if (bpf_probe_read_user(w->slots, PROFCAP_V8_SLOTS_BELOW,
 				(void *)(fp - PROFCAP_V8_SLOTS_BELOW))) {
 		if (w->nframes)
@@ -149,20 +121,20 @@ __attribute__((noinline)) int v8_frame_step(__u64 fp, __u64 pc)
 		return 0; /* a typed frame: no JavaScript function */
 	func = v8_slot(w, w->p.fp_function);
 	if (!v8_is_heap(w, func) ||
-	    bpf_probe_read_user(&shared, sizeof(shared),
+	    bpf_probe_read_user(&w->shared, sizeof(w->shared),
 				(void *)(v8_untag(w, func) + w->p.jsfunc_shared)) ||
-	    v8_type(w, shared, &type) || type != w->p.type_sfi)
+	    v8_type(w, w->shared) || w->type != w->p.type_sfi)
 		return 0; /* a native frame */
 	n = w->nframes;
 	if (n >= PROFCAP_V8_MAX_FRAMES) {
 		w->flags |= PROFCAP_F_V8_TRUNC;
-		return 0;
+		return 1;
 	}
 	size = w->p.sfi_read;
 	if (size < 8 || size > PROFCAP_V8_SFI_READ)
-		return 0;
-	head = v8_untag(w, shared) & PROFCAP_V8_ADDR_MASK;
-	if (bpf_probe_read_user(w->sfi, size, (void *)v8_untag(w, shared))) {
+		return 1;
+	head = v8_untag(w, w->shared) & PROFCAP_V8_ADDR_MASK;
+	if (bpf_probe_read_user(w->sfi, size, (void *)v8_untag(w, w->shared))) {
 		w->flags |= PROFCAP_F_V8_PARTIAL;
 		fl = (__u64)PROFCAP_V8_FRAME_NOSFI << 40;
 	} else {
@@ -174,11 +146,33 @@ __attribute__((noinline)) int v8_frame_step(__u64 fp, __u64 pc)
 	/* n < PROFCAP_V8_MAX_FRAMES: words 3n .. 3n + 2 are in st. A mask the
 	 * verifier sees, whatever the compiler made of the check above (the
 	 * value holds more after st). */
-	i = PROFCAP_V8_WORDS * n;
-	asm volatile("%0 &= 0x7f" : "+r"(i));
-	w->st.ips[i] = head;
-	w->st.ips[i + 1] = pc;
-	w->st.ips[i + 2] = v8_kind(w, pc) | fl;
+	k = PROFCAP_V8_WORDS * n;
+	asm volatile("%0 &= 0x7f" : "+r"(k));
+	w->st.ips[k] = head;
+	w->st.ips[k + 1] = pc;
+	w->st.ips[k + 2] = v8_kind(w, pc) | fl;
 	w->nframes = n + 1;
+	return 0;
+}
+
+static long v8_loop_cb(__u32 i, void *data)
+{
+	(void)data;
+	return v8_frame_check(i) ? 1 : 0;
+}
+
+__attribute__((noinline)) int v8_walk_loop(void)
+{
+	bpf_loop(V8_NOTED, v8_loop_cb, NULL, 0);
+	return 0;
+}
+
+__attribute__((noinline)) int v8_walk_bounded(void)
+{
+	__u32 i;
+
+	for (i = 0; i < V8_NOTED; i++)
+		if (v8_frame_check(i))
+			break;
 	return 0;
 }

@@ -40,18 +40,23 @@ static __always_inline __u64 v8_untag(const struct v8_walk_state *w, __u64 v)
 	return v & ~(__u64)w->p.heap_tag_mask;
 }
 
-/* The instance type of tagged object @v into w->type: 0, or -1 when @v is
- * not a heap object or its map cannot be read. */
-static __always_inline int v8_type(struct v8_walk_state *w, __u64 v)
+/* Is tagged object @v of instance type @type? Its map is kept in *@known
+ * once seen: an object with that map needs no read of the type. */
+static __always_inline int v8_is_type(struct v8_walk_state *w, __u64 v, __u16 type,
+				      __u64 *known)
 {
 	if (!v8_is_heap(w, v) ||
 	    bpf_probe_read_user(&w->map, sizeof(w->map), (void *)(v8_untag(w, v) + w->p.obj_map)) ||
 	    !v8_is_heap(w, w->map))
-		return -1;
-	return bpf_probe_read_user(&w->type, sizeof(w->type),
-				   (void *)(v8_untag(w, w->map) + w->p.map_instance_type))
-		       ? -1
-		       : 0;
+		return 0;
+	if (w->map == *known)
+		return 1;
+	if (bpf_probe_read_user(&w->type, sizeof(w->type),
+				(void *)(v8_untag(w, w->map) + w->p.map_instance_type)) ||
+	    w->type != type)
+		return 0;
+	*known = w->map;
+	return 1;
 }
 
 static __always_inline int v8_in_text(const struct v8_walk_state *w, __u64 pc)
@@ -80,7 +85,7 @@ static __always_inline __u64 v8_sfi_u64(const struct v8_walk_state *w, __u16 off
 static __always_inline __u64 v8_kind(struct v8_walk_state *w, __u64 pc)
 {
 	__u64 bc = v8_slot(w, w->p.fp_bytecode_array), off = v8_slot(w, w->p.fp_bytecode_offset);
-	int has_bc = !v8_type(w, bc) && w->type == w->p.type_bytecode;
+	int has_bc = v8_is_type(w, bc, w->p.type_bytecode, &w->bc_map);
 	__s64 o;
 
 	if (has_bc && !(off & 1)) {
@@ -123,7 +128,7 @@ __attribute__((noinline)) int v8_frame_check(__u32 i)
 	if (!v8_is_heap(w, func) ||
 	    bpf_probe_read_user(&w->shared, sizeof(w->shared),
 				(void *)(v8_untag(w, func) + w->p.jsfunc_shared)) ||
-	    v8_type(w, w->shared) || w->type != w->p.type_sfi)
+	    !v8_is_type(w, w->shared, w->p.type_sfi, &w->sfi_map))
 		return 0; /* a native frame */
 	n = w->nframes;
 	if (n >= PROFCAP_V8_MAX_FRAMES) {

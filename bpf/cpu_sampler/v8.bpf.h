@@ -33,6 +33,11 @@ struct v8_walk_state {
 	__u32 nframes;	  /* JavaScript frames stored in st */
 	__u32 flags;	  /* PROFCAP_F_V8_* of the walk */
 	__u64 fp[V8_NOTED], pc[V8_NOTED];
+	/* The maps of SharedFunctionInfo and BytecodeArray objects (V8's
+	 * read-only space: one each, for the process's life) once seen in
+	 * process @maps_tgid: a frame then costs a read less for each. */
+	__u64 sfi_map, bc_map;
+	__u32 maps_tgid, pad2;
 	/* what single reads land in */
 	__u64 shared, map;
 	__u16 type, pad[3];
@@ -83,6 +88,10 @@ static __always_inline void v8_walk_begin(__u32 tgid)
 	if (!p)
 		return;
 	__builtin_memcpy(&w->p, p, sizeof(w->p));
+	if (w->maps_tgid != tgid) {
+		w->maps_tgid = tgid;
+		w->sfi_map = w->bc_map = 0;
+	}
 	w->id = bpf_get_current_pid_tgid();
 	w->nnoted = 0;
 	w->active = 1;

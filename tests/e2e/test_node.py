@@ -10,6 +10,8 @@ flags:
   samples with JavaScript frames and a stack complete down to node::Start;
 - the same run under --perf-basic-prof (the perf map names JIT frames, the
   walker the rest): the same shares;
+- split.js started during a system-wide capture: named from its first
+  notice on;
 - waits.js with --off-cpu: the function the thread sleeps in (nap()) on
   its waits;
 - every capture passes the OTLP checks (the official checker when there)."""
@@ -17,6 +19,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 import unittest
 
 from capture_util import PROFCAP, _pb2, can_sample, check_conformance
@@ -174,6 +177,33 @@ class NodeTest(unittest.TestCase):
         """--perf-basic-prof: the perf map's names win for JIT frames, the
         walker's name the rest; the same shares."""
         self.split_run(("--perf-basic-prof",), "--perf-basic-prof", False)
+
+    def test_started_during_system_wide_capture(self):
+        """A node started while a system-wide capture runs: its JavaScript
+        frames from the notice of its first sample on."""
+        out = os.path.join(self.dir, "sys.pb")
+        cap = subprocess.Popen([PROFCAP, "capture", "--seconds", "7", "-F", "499", "-o", out],
+                               stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(2)
+            p = Node(SPLIT, 3)
+            p.p.wait(timeout=60)
+            _, err = cap.communicate(timeout=90)
+            self.assertEqual(cap.returncode, 0, err)
+        finally:
+            if cap.poll() is None:
+                cap.kill()
+                cap.wait()
+        total = named = 0
+        for pid, tid, stype, v, frames in samples_of(out):
+            if pid != p.pid or tid != p.pid or stype != "samples":
+                continue
+            total += v
+            if [f for f in frames if f[1] == "v8js" and js_name(f[0]) in TRUTH]:
+                named += v
+        self.assertGreater(total, 100, "the node was not sampled")
+        self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+        self.conformant(out)
 
     def test_off_cpu_js_frames(self):
         """The main thread's waits carry the function that slept (nap)."""

@@ -83,8 +83,9 @@ def js_name(fn):
 class Node:
     """A workload started for a test; "ready" read, killed on exit."""
 
-    def __init__(self, script, secs, flags=()):
-        self.p = subprocess.Popen([NODE] + list(flags) + [script, str(secs)],
+    def __init__(self, script, secs, cwd, flags=()):
+        # cwd: --perf-basic-prof also writes an isolate-*-v8.log there
+        self.p = subprocess.Popen([NODE] + list(flags) + [script, str(secs)], cwd=cwd,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
         if not line.startswith("ready"):
@@ -154,7 +155,7 @@ class NodeTest(unittest.TestCase):
 
     def split_run(self, flags, label, ours):
         for secs in (3, 8):
-            p = Node(SPLIT, 30, flags)
+            p = Node(SPLIT, 30, self.dir, flags)
             try:
                 out = os.path.join(self.dir, "split%s.pb" % secs)
                 r = capture(out, ["-p", str(p.pid), "--seconds", str(secs), "-F", "499"])
@@ -186,7 +187,7 @@ class NodeTest(unittest.TestCase):
                                stderr=subprocess.PIPE, text=True)
         try:
             time.sleep(2)
-            p = Node(SPLIT, 3)
+            p = Node(SPLIT, 3, self.dir)
             p.p.wait(timeout=60)
             _, err = cap.communicate(timeout=90)
             self.assertEqual(cap.returncode, 0, err)
@@ -207,7 +208,7 @@ class NodeTest(unittest.TestCase):
 
     def test_off_cpu_js_frames(self):
         """The main thread's waits carry the function that slept (nap)."""
-        p = Node(os.path.join(JSDIR, "waits.js"), 20)
+        p = Node(os.path.join(JSDIR, "waits.js"), 20, self.dir)
         try:
             out = os.path.join(self.dir, "off.pb")
             r = capture(out, ["--off-cpu", "-p", str(p.pid), "--seconds", "2"])

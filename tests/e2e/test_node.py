@@ -97,6 +97,10 @@ class Node:
         if self.p.poll() is None:
             self.p.kill()
         self.p.wait()
+        try:  # --perf-basic-prof's map: killed, node cannot remove it
+            os.unlink("/tmp/perf-%d.map" % self.p.pid)
+        except OSError:
+            pass
 
 
 def capture(out, args, timeout=90):

@@ -10,6 +10,7 @@
 #define PROFCAP_BPF_CPU_SAMPLER_H
 
 #include "python.h"
+#include "v8.h"
 
 #define PROFCAP_MAX_STACK 127 /* the kernel's default perf_event_max_stack */
 #define PROFCAP_COMM_WORDS 2  /* 16-byte comm as two __u64 */
@@ -46,6 +47,7 @@ struct sample_key {
 	/* ... and the first min(attrs_size, PROFCAP_TCTX_ATTRS) bytes of its
 	 * attrs-data (zeros after them), decoded in user space. */
 	__u8 attrs[PROFCAP_TCTX_ATTRS];
+	__u64 jsstack; /* hash of the JavaScript stack (v8.h), 0 = none */
 };
 
 /* Processes whose thread context the program reads (threadctx_procs). */
@@ -84,6 +86,9 @@ enum profcap_stat {
 	STAT_PY_STACKS,	  /* Python stacks walked (CPU samples and waits) */
 	STAT_PY_PARTIAL,  /* ... cut by a failed read (PROFCAP_F_PY_PARTIAL) */
 	STAT_PY_TRUNC,	  /* ... cut at PROFCAP_PY_MAX_FRAMES */
+	STAT_V8_STACKS,	  /* JavaScript stacks walked (CPU samples and waits) */
+	STAT_V8_PARTIAL,  /* ... cut by a failed read (PROFCAP_F_V8_PARTIAL) */
+	STAT_V8_TRUNC,	  /* ... cut at PROFCAP_V8_MAX_FRAMES */
 	STAT__COUNT,
 };
 
@@ -141,6 +146,8 @@ struct late_sample {
 	__u64 kips[PROFCAP_MAX_STACK];
 	__u64 uips[PROFCAP_LATE_PREFIX];
 	__u64 pyips[2 * PROFCAP_PY_MAX_FRAMES];
+	__u64 jsips[PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES]; /* key.jsstack's words */
+	__u32 njs, pad3;				       /* ... how many */
 	__u8 stack[PROFCAP_LATE_STACK + 4096]; /* sent: the first len bytes */
 };
 

@@ -98,6 +98,7 @@ struct offcpu_key {
 	 * sample_key; attributes are not kept for waits); zeros = none */
 	__u64 trace_id[2];
 	__u64 span_id;
+	__u64 jsstack; /* hash of the JavaScript stack (v8.h), 0 = none */
 };
 
 struct offcpu_val {

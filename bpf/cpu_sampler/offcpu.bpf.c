@@ -38,6 +38,7 @@
 #include "notice.bpf.h"
 #include "offcpu_types.h"
 #include "python.bpf.h"
+#include "v8.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
 #include "timestamps.bpf.h"
@@ -305,12 +306,15 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	__u32 g1 = gen & 1;
 	void *counts = g1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
 	if (ustack == ~0ull) {
+		v8_walk_begin(key->tgid); /* the walk below notes V8's frames */
 		if (gen & 1)
 			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks1, &ustack_ext1, key->tgid,
 				       &key->ustack, NULL, &key->flags, 1);
 		else
 			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks0, &ustack_ext0, key->tgid,
 				       &key->ustack, NULL, &key->flags, 1);
+		/* the JavaScript frames of that walk */
+		key->jsstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
 	} else {
 		key->ustack = ustack;
 	}

@@ -13,6 +13,7 @@
 #include "threadctx.bpf.h"
 #include "timestamps.bpf.h"
 #include "unwind.bpf.h"
+#include "v8.bpf.h"
 
 __u64 first_sample_ns = 0; /* CLOCK_MONOTONIC of the first sample (start-up bench) */
 
@@ -97,6 +98,15 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 		if (w && w->st.nr <= 2 * PROFCAP_PY_MAX_FRAMES) {
 			ls->npy = (__u32)w->st.nr;
 			bpf_probe_read_kernel(ls->pyips, sizeof(ls->pyips), w->st.ips);
+		}
+	}
+	ls->njs = 0;
+	if (key->jsstack) {
+		struct v8_walk_state *v = bpf_map_lookup_elem(&v8_scratch, &zero);
+
+		if (v && v->st.nr <= PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES) {
+			ls->njs = (__u32)v->st.nr;
+			bpf_probe_read_kernel(ls->jsips, sizeof(ls->jsips), v->st.ips);
 		}
 	}
 	if (bpf_ringbuf_output(&late, ls, offsetof(struct late_sample, stack) + len,
@@ -191,11 +201,15 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 
 	key.comm[0] = comm->w[0];
 	key.comm[1] = comm->w[1];
-	if (full)
+	if (full) {
 		read_threadctx(tgid, &key);
+		v8_walk_begin(tgid); /* the walk below notes V8's frames */
+	}
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
-	if (full)
+	if (full) {
 		key.pystack = py_stack(stacks, tgid, tid, &key.flags, full == 2);
+		key.jsstack = v8_stack(stacks, &key.flags, full == 2);
+	}
 	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;
 

@@ -20,6 +20,7 @@
  * through unwind_task_regs.
  */
 #include "unwind.bpf.h"
+#include "v8.bpf.h"
 
 const volatile __u32 want_unwind = 0;
 const volatile __u32 unwind_task_regs = 0;
@@ -358,6 +359,7 @@ static __always_inline int unwind_fp_step(struct unwind_state *st, __u32 why)
 
 	if (!st->bp_ok || !bp || (bp & 7) || bp < st->sp || bp - st->stack_lo > UNWIND_FP_MAX_STACK)
 		return unwind_partial(st, why);
+	v8_note(st); /* a JavaScript frame? (checked after the walk) */
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(bp + 8)) ||
 	    bpf_probe_read_user(&next, sizeof(next), (void *)bp))
 		return unwind_partial(st, USTAT_READ_ERR);

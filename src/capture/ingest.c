@@ -8,6 +8,7 @@
 #include "proc/threadctx.h"
 #include "symbolize/pyframes.h"
 #include "symbolize/symbolizer.h"
+#include "symbolize/v8frames.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -271,6 +272,21 @@ static size_t merge_python(struct ingest *in, const struct sampler_record *r,
 			       in->frames + r->nkstack, INGEST_MAX_FRAMES - r->nkstack);
 }
 
+/* The JavaScript frames of @r named, merged with its user frames in
+ * in->ufr into in->frames after the @r->nkstack kernel ones (perf map
+ * names kept). Returns the frames written there. Functions are read (and
+ * cached) as soon as a record comes, as Python's code objects. */
+static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
+{
+	struct v8frames_raw raw[SAMPLER_MAX_JSFRAMES];
+	struct profile_frame js[SAMPLER_MAX_JSFRAMES];
+	size_t n = v8frames__decode(r->jsstack, r->njsstack, raw, SAMPLER_MAX_JSFRAMES);
+
+	v8frames__resolve(in->v8, (int)r->tgid, raw, n, js);
+	return v8frames__merge(r->ustack, in->ufr, r->nustack, js, raw, n, in->frames + r->nkstack,
+			       INGEST_MAX_FRAMES - r->nkstack);
+}
+
 /* The frames of @r into in->frames: kernel then user, leaf first. With
  * @batch, kernel names and DWARF lines only from what the symbolizer
  * knows, queuing the rest: false when something was queued (then resolve
@@ -279,7 +295,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 {
 	const struct pyproc *pp = NULL;
 	struct profile_frame *uf;
-	bool done = true;
+	bool done = true, js;
 	__u32 i;
 
 	for (i = 0; i < r->nkstack; i++)
@@ -287,8 +303,9 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	in->npy = in->npy_named = 0;
 	if (r->npystack && in->py)
 		pp = pyframes__process(in->py, (int)r->tgid);
-	/* A Python process's user frames are merged with its Python frames. */
-	uf = pp ? in->ufr : in->frames + r->nkstack;
+	/* A Python or V8 process's user frames are merged with its own. */
+	js = !pp && r->njsstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
+	uf = pp || js ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
 	 * kernel frames; the others are return addresses. Taking it for a
@@ -302,14 +319,16 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 			symbolizer__resolve_user(in->sym, (int)r->tgid, r->ustack[i], i == 0,
 						 &uf[i]);
 	}
-	in->nframes = r->nkstack + (pp ? merge_python(in, r, pp) : r->nustack);
+	in->nframes = r->nkstack + (pp   ? merge_python(in, r, pp)
+				    : js ? merge_v8(in, r)
+					 : r->nustack);
 	return done;
 }
 
 /* Keep a copy of @r until ingest__flush(). */
 static int defer_record(struct ingest *in, const struct sampler_record *r)
 {
-	size_t nst = in->ndstacks + r->nkstack + r->nustack + r->npystack;
+	size_t nst = in->ndstacks + r->nkstack + r->nustack + r->npystack + r->njsstack;
 	struct deferred *d;
 
 	int err;
@@ -320,7 +339,8 @@ static int defer_record(struct ingest *in, const struct sampler_record *r)
 		err = array__grow((void **)&in->dstacks, &in->dstacks_cap, nst - 1,
 				  sizeof(*in->dstacks), 64,
 				  INGEST_DEFER_MAX * (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK +
-						      2 * SAMPLER_MAX_PYFRAMES));
+						      2 * SAMPLER_MAX_PYFRAMES +
+						      3 * SAMPLER_MAX_JSFRAMES));
 	/* Times are bounded by the samples a drain holds (one per count). */
 	if (!err && r->ntimes)
 		err = array__grow((void **)&in->dtimes, &in->dtimes_cap,
@@ -342,6 +362,10 @@ static int defer_record(struct ingest *in, const struct sampler_record *r)
 	if (r->npystack)
 		memcpy(in->dstacks + in->ndstacks, r->pystack, r->npystack * sizeof(*r->pystack));
 	in->ndstacks += r->npystack;
+	/* the JavaScript words right after the Python ones */
+	if (r->njsstack)
+		memcpy(in->dstacks + in->ndstacks, r->jsstack, r->njsstack * sizeof(*r->jsstack));
+	in->ndstacks += r->njsstack;
 	d->times = in->ndtimes;
 	if (r->ntimes)
 		memcpy(in->dtimes + in->ndtimes, r->times, r->ntimes * sizeof(*r->times));
@@ -397,6 +421,7 @@ int ingest__flush(struct ingest *in)
 		r->ustack = in->dstacks + in->defer[k].ustack;
 		r->pystack = in->dstacks + in->defer[k].pystack;
 		r->times = r->ntimes ? in->dtimes + in->defer[k].times : NULL;
+		r->jsstack = r->pystack + r->npystack;
 		describe(in, r, &desc);
 		resolve_frames(in, r, true);
 	}

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "collect/drain.h"
+#include "collect/sampler_v8.h"
 
 _Static_assert(SAMPLER_MAX_KSTACK == PROFCAP_MAX_STACK, "kernel stack depth");
 _Static_assert(SAMPLER_MAX_USTACK == PROFCAP_MAX_USTACK, "user stack depth");
@@ -17,6 +18,11 @@ _Static_assert(SAMPLER_REC_USTACK_ERR == PROFCAP_F_USTACK_ERR &&
 		       SAMPLER_REC_PY_PARTIAL == PROFCAP_F_PY_PARTIAL &&
 		       SAMPLER_REC_PY_LOST == PROFCAP_F_PY_LOST,
 	       "record flags are the BPF program's");
+_Static_assert(SAMPLER_MAX_JSFRAMES == PROFCAP_V8_MAX_FRAMES &&
+		       SAMPLER_REC_V8_TRUNC == PROFCAP_F_V8_TRUNC &&
+		       SAMPLER_REC_V8_PARTIAL == PROFCAP_F_V8_PARTIAL &&
+		       SAMPLER_REC_V8_LOST == PROFCAP_F_V8_LOST,
+	       "JavaScript record flags are the BPF program's");
 
 void drain__cpu_record(const struct sample_key *k, __u64 count, struct sampler_record *r)
 {
@@ -111,5 +117,24 @@ __u64 drain__pystack(struct drain_scratch *d, const struct drain_stacks *src,
 	nr = d->pyst.nr < 2 * PROFCAP_PY_MAX_FRAMES ? d->pyst.nr : 2 * PROFCAP_PY_MAX_FRAMES;
 	r->pystack = d->pyst.ips;
 	r->npystack = (__u32)(nr & ~1ull);
+	return 0;
+}
+
+__u64 drain__jsstack(struct stack_trace *buf, const struct drain_stacks *src,
+		     struct sampler_record *r, __u64 jsstack)
+{
+	__u64 nr;
+
+	if (!jsstack)
+		return 0;
+	if (src->stack(src->ctx, jsstack, buf)) {
+		r->flags |= SAMPLER_REC_V8_LOST;
+		return r->kind == SAMPLER_KIND_CPU ? r->count : r->switches;
+	}
+	nr = buf->nr < PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES
+		     ? buf->nr
+		     : PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES;
+	r->jsstack = buf->ips;
+	r->njsstack = (__u32)(nr - nr % PROFCAP_V8_WORDS);
 	return 0;
 }

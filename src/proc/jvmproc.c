@@ -453,14 +453,9 @@ int jvmproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (snap && snap->pid == pid && snap->maps) {
-		maps = snap->maps;
-	} else {
-		err = procmaps__read_pid(NULL, root, pid, &own);
-		if (err)
-			return err;
-		maps = own;
-	}
+	err = procsnap__maps_of(root, pid, snap, &maps, &own, NULL);
+	if (err)
+		return err;
 	mc = calloc(1, sizeof(*mc));
 	if (!mc) {
 		procmaps__free(own);

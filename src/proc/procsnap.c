@@ -166,3 +166,40 @@ void procsnap__free(struct procsnap *p)
 	free(p->cmdline);
 	free(p);
 }
+
+static char *exe_of(const char *root, int pid, const struct procsnap *snap)
+{
+	char path[96], buf[PATH_MAX];
+	ssize_t n;
+
+	if (snap && snap->pid == pid && snap->exe)
+		return strdup(snap->exe);
+	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+int procsnap__maps_of(const char *proc_root, int pid, const struct procsnap *snap,
+		      const struct procmaps **maps, struct procmaps **own, char **exe)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	int err;
+
+	*own = NULL;
+	if (exe)
+		*exe = NULL;
+	if (snap && snap->pid == pid && snap->maps) {
+		*maps = snap->maps;
+	} else {
+		err = procmaps__read_pid(NULL, root, pid, own);
+		if (err)
+			return err;
+		*maps = *own;
+	}
+	if (exe)
+		*exe = exe_of(root, pid, snap);
+	return 0;
+}

@@ -98,4 +98,13 @@ struct procsnap *procsnap__get(struct procsnap *p);
 /* Drop a reference to @p: the last one frees it. Accepts NULL. */
 void procsnap__free(struct procsnap *p);
 
+/* The mappings of process @pid: @snap's when it is a snapshot of @pid
+ * with maps, else read from @proc_root ("/proc" when NULL). *@maps points
+ * at them, *@own gets what the caller frees (procmaps__free(); NULL when
+ * they are @snap's). With @exe, *@exe gets a copy of the path of its
+ * executable (@snap's, else /proc/PID/exe's target; NULL when unknown),
+ * which the caller frees. 0 or the -errno of reading the maps. */
+int procsnap__maps_of(const char *proc_root, int pid, const struct procsnap *snap,
+		      const struct procmaps **maps, struct procmaps **own, char **exe);
+
 #endif

@@ -511,19 +511,6 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, con
 	return 0;
 }
 
-static char *read_exe(const char *root, int pid)
-{
-	char path[96], buf[4096];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
-	n = readlink(path, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = 0;
-	return strdup(buf);
-}
-
 int v8proc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 		   struct v8proc *out)
 {
@@ -534,18 +521,9 @@ int v8proc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (snap && snap->pid == pid && snap->maps) {
-		maps = snap->maps;
-	} else {
-		err = procmaps__read_pid(NULL, root, pid, &own);
-		if (err)
-			return err;
-		maps = own;
-	}
-	if (snap && snap->pid == pid && snap->exe)
-		exe = strdup(snap->exe);
-	else
-		exe = read_exe(root, pid);
+	err = procsnap__maps_of(root, pid, snap, &maps, &own, &exe);
+	if (err)
+		return err;
 	err = locate_in(root, pid, maps, exe, out);
 	if (err)
 		memset(out, 0, sizeof(*out));

@@ -37,6 +37,40 @@ TEST(self)
 	procsnap__free(p);
 }
 
+/* A snapshot's maps and exe are borrowed; without one they are read. */
+TEST(maps_of)
+{
+	const struct procmaps *maps = NULL;
+	struct procmaps *own = NULL;
+	struct procsnap *p = NULL;
+	char exe[4096], *got = NULL;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	CHECK(n > 0);
+	exe[n] = '\0';
+	CHECK(!procsnap__read("/proc", (int)getpid(), &p));
+	CHECK(!procsnap__maps_of(NULL, (int)getpid(), p, &maps, &own, &got));
+	CHECK(maps == p->maps && !own);
+	CHECK(got && got != p->exe);
+	CHECK_STR(got, exe);
+	free(got);
+	got = NULL;
+	/* a snapshot of another process is not used */
+	CHECK(!procsnap__maps_of("/proc", (int)getppid(), p, &maps, &own, NULL));
+	CHECK(own && maps == own && maps != p->maps);
+	procmaps__free(own);
+	CHECK(!procsnap__maps_of(NULL, (int)getpid(), NULL, &maps, &own, &got));
+	CHECK(own && maps == own);
+	CHECK(procmaps__find(maps, (__u64)(unsigned long)&test_maps_of));
+	CHECK_STR(got, exe);
+	free(got);
+	procmaps__free(own);
+	CHECK(procsnap__maps_of(NULL, 0x7ffffff0, NULL, &maps, &own, &got) < 0);
+	CHECK(!own && !got);
+	procsnap__free(p);
+}
+
 TEST(references)
 {
 	struct procsnap *p = NULL;
@@ -200,6 +234,7 @@ int main(void)
 	RUN(self);
 	RUN(container_read_once_per_cgroup);
 	RUN(references);
+	RUN(maps_of);
 	RUN(gone);
 	RUN(with_maps);
 	return TEST_DONE();

@@ -32,22 +32,6 @@ enum {
 	FEAT_SAMPLE_TIME = 21,
 };
 
-static __u64 rd64(const __u8 *p)
-{
-	__u64 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static __u32 rd32(const __u8 *p)
-{
-	__u32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 int pd__fail(struct pd *pd, __u64 off, const char *what)
 {
 	if (pd->errlen && !pd->err[0])

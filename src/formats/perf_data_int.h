@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <linux/types.h>
 
 #include "formats/perf_data.h"
@@ -158,5 +159,23 @@ int pd__build_id_rec(struct pd *pd, const __u8 *r, size_t size);
 /* Read the data section's records: the side-band pass, then the samples.
  * 0 or -errno. */
 int pd__records(struct pd *pd);
+
+/* Native-endian reads at any alignment (the file was checked to be
+ * little-endian, as this host). */
+static inline __u64 rd64(const __u8 *p)
+{
+	__u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline __u32 rd32(const __u8 *p)
+{
+	__u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 #endif

@@ -28,22 +28,6 @@
 #define REG_IP 8
 #define STACK_USER_MAX (1u << 20)
 
-static __u64 rd64(const __u8 *p)
-{
-	__u64 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static __u32 rd32(const __u8 *p)
-{
-	__u32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* What a sample record holds (the fields this reader uses). */
 struct pd_sample {
 	unsigned int attr;

@@ -259,11 +259,18 @@ class SynthReportTest(unittest.TestCase):
 
     def test_bad_flags(self):
         for args in (["--by", "color", self.pb], ["--top", "x", self.pb], ["--bogus", self.pb], [],
-                     [self.pb, "--pid"], [self.pb, self.pb]):
+                     [self.pb, "--pid"], [self.pb, self.pb, self.pb]):
             r = subprocess.run([PROFCAP, "report"] + args, capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2, f"{args}: {r.stderr}")
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, f"{args}: {r.stderr}")
             self.assertTrue(r.stderr.startswith("profcap: error: "))
+        # Two files compare in-use bytes (report A B): CPU captures have none,
+        # which one line says, naming the type they have.
+        r = subprocess.run([PROFCAP, "report", self.pb, self.pb], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("no 'inuse_space' profile: pick --type", r.stderr)
         for args in ([self.pb], ["-o", "x.svg"], [self.pb, "-o", "x.svg", "--pid", "abc"]):
             r = subprocess.run([PROFCAP, "flamegraph"] + args, capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2, f"{args}: {r.stderr}")

@@ -88,11 +88,20 @@ def canonical(path, pprof_view=False, sample_type=None):
         return (s[f.name_strindex], s[f.system_name_strindex], s[f.filename_strindex],
                 f.start_line)
 
+    def frame_attr(j):
+        a = attr(j)
+        # pprof has no frame types: it keeps kernel and native apart by the
+        # mapping, and reads any other (cpython, v8js, ...) back as native;
+        # convert names those in its "cannot hold" line.
+        if pprof_view and a[0] == "profile.frame.type" and a[1] not in ("native", "kernel"):
+            return (a[0], "native", a[2])
+        return a
+
     def location(i):
         loc = t.location_table[i]
         lines = tuple((function(ln.function_index), ln.line, ln.column) for ln in loc.lines)
         return (mapping(loc.mapping_index), loc.address, lines,
-                tuple(sorted((attr(j) for j in loc.attribute_indices), key=repr)))
+                tuple(sorted((frame_attr(j) for j in loc.attribute_indices), key=repr)))
 
     def link(i):
         if not i:

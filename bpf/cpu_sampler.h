@@ -47,7 +47,9 @@ struct sample_key {
 	/* ... and the first min(attrs_size, PROFCAP_TCTX_ATTRS) bytes of its
 	 * attrs-data (zeros after them), decoded in user space. */
 	__u8 attrs[PROFCAP_TCTX_ATTRS];
-	__u64 jsstack; /* hash of the JavaScript stack (v8.h), 0 = none */
+	/* hash of the managed runtime's stack (V8: v8.h), 0 = none; a process
+	 * runs at most one such runtime, so they share this slot */
+	__u64 rtstack;
 };
 
 /* Processes whose thread context the program reads (threadctx_procs). */
@@ -146,8 +148,8 @@ struct late_sample {
 	__u64 kips[PROFCAP_MAX_STACK];
 	__u64 uips[PROFCAP_LATE_PREFIX];
 	__u64 pyips[2 * PROFCAP_PY_MAX_FRAMES];
-	__u64 jsips[PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES]; /* key.jsstack's words */
-	__u32 njs, pad3;				       /* ... how many */
+	__u64 rtips[PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES]; /* key.rtstack's words */
+	__u32 nrt, pad3;				       /* ... how many */
 	__u8 stack[PROFCAP_LATE_STACK + 4096]; /* sent: the first len bytes */
 };
 

@@ -98,7 +98,9 @@ struct offcpu_key {
 	 * sample_key; attributes are not kept for waits); zeros = none */
 	__u64 trace_id[2];
 	__u64 span_id;
-	__u64 jsstack; /* hash of the JavaScript stack (v8.h), 0 = none */
+	/* hash of the managed runtime's stack (V8: v8.h), 0 = none; a process
+	 * runs at most one such runtime, so they share this slot */
+	__u64 rtstack;
 };
 
 struct offcpu_val {

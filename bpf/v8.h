@@ -5,7 +5,7 @@
  *
  * A sample of a V8 process whose user stack runs JavaScript gets a second
  * stack, stored like the native ones (stacks0/1, struct stack_trace) under
- * its hash in sample_key.jsstack / offcpu_key.jsstack (0 = none). Frame i
+ * its hash in sample_key.rtstack / offcpu_key.rtstack (0 = none). Frame i
  * (0 = innermost) takes three words:
  *   ips[3i]     SharedFunctionInfo address, untagged (low 48 bits)
  *               | fingerprint << 48

@@ -314,7 +314,7 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks0, &ustack_ext0, key->tgid,
 				       &key->ustack, NULL, &key->flags, 1);
 		/* the JavaScript frames of that walk */
-		key->jsstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
+		key->rtstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
 	} else {
 		key->ustack = ustack;
 	}

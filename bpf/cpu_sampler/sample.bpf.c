@@ -100,13 +100,13 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 			bpf_probe_read_kernel(ls->pyips, sizeof(ls->pyips), w->st.ips);
 		}
 	}
-	ls->njs = 0;
-	if (key->jsstack) {
+	ls->nrt = 0;
+	if (key->rtstack) {
 		struct v8_walk_state *v = bpf_map_lookup_elem(&v8_scratch, &zero);
 
 		if (v && v->st.nr <= PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES) {
-			ls->njs = (__u32)v->st.nr;
-			bpf_probe_read_kernel(ls->jsips, sizeof(ls->jsips), v->st.ips);
+			ls->nrt = (__u32)v->st.nr;
+			bpf_probe_read_kernel(ls->rtips, sizeof(ls->rtips), v->st.ips);
 		}
 	}
 	if (bpf_ringbuf_output(&late, ls, offsetof(struct late_sample, stack) + len,
@@ -208,7 +208,7 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
 	if (full) {
 		key.pystack = py_stack(stacks, tgid, tid, &key.flags, full == 2);
-		key.jsstack = v8_stack(stacks, &key.flags, full == 2);
+		key.rtstack = v8_stack(stacks, &key.flags, full == 2);
 	}
 	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;

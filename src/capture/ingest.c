@@ -280,7 +280,7 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
 {
 	struct v8frames_raw raw[SAMPLER_MAX_JSFRAMES];
 	struct profile_frame js[SAMPLER_MAX_JSFRAMES];
-	size_t n = v8frames__decode(r->jsstack, r->njsstack, raw, SAMPLER_MAX_JSFRAMES);
+	size_t n = v8frames__decode(r->rtstack, r->nrtstack, raw, SAMPLER_MAX_JSFRAMES);
 
 	v8frames__resolve(in->v8, (int)r->tgid, raw, n, js);
 	return v8frames__merge(r->ustack, in->ufr, r->nustack, js, raw, n, in->frames + r->nkstack,
@@ -304,7 +304,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	if (r->npystack && in->py)
 		pp = pyframes__process(in->py, (int)r->tgid);
 	/* A Python or V8 process's user frames are merged with its own. */
-	js = !pp && r->njsstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
+	js = !pp && r->nrtstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
 	uf = pp || js ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
@@ -328,7 +328,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 /* Keep a copy of @r until ingest__flush(). */
 static int defer_record(struct ingest *in, const struct sampler_record *r)
 {
-	size_t nst = in->ndstacks + r->nkstack + r->nustack + r->npystack + r->njsstack;
+	size_t nst = in->ndstacks + r->nkstack + r->nustack + r->npystack + r->nrtstack;
 	struct deferred *d;
 
 	int err;
@@ -363,9 +363,9 @@ static int defer_record(struct ingest *in, const struct sampler_record *r)
 		memcpy(in->dstacks + in->ndstacks, r->pystack, r->npystack * sizeof(*r->pystack));
 	in->ndstacks += r->npystack;
 	/* the JavaScript words right after the Python ones */
-	if (r->njsstack)
-		memcpy(in->dstacks + in->ndstacks, r->jsstack, r->njsstack * sizeof(*r->jsstack));
-	in->ndstacks += r->njsstack;
+	if (r->nrtstack)
+		memcpy(in->dstacks + in->ndstacks, r->rtstack, r->nrtstack * sizeof(*r->rtstack));
+	in->ndstacks += r->nrtstack;
 	d->times = in->ndtimes;
 	if (r->ntimes)
 		memcpy(in->dtimes + in->ndtimes, r->times, r->ntimes * sizeof(*r->times));
@@ -421,7 +421,7 @@ int ingest__flush(struct ingest *in)
 		r->ustack = in->dstacks + in->defer[k].ustack;
 		r->pystack = in->dstacks + in->defer[k].pystack;
 		r->times = r->ntimes ? in->dtimes + in->defer[k].times : NULL;
-		r->jsstack = r->pystack + r->npystack;
+		r->rtstack = r->pystack + r->npystack;
 		describe(in, r, &desc);
 		resolve_frames(in, r, true);
 	}

@@ -120,21 +120,21 @@ __u64 drain__pystack(struct drain_scratch *d, const struct drain_stacks *src,
 	return 0;
 }
 
-__u64 drain__jsstack(struct stack_trace *buf, const struct drain_stacks *src,
-		     struct sampler_record *r, __u64 jsstack)
+__u64 drain__rtstack(struct stack_trace *buf, const struct drain_stacks *src,
+		     struct sampler_record *r, __u64 rtstack)
 {
 	__u64 nr;
 
-	if (!jsstack)
+	if (!rtstack)
 		return 0;
-	if (src->stack(src->ctx, jsstack, buf)) {
+	if (src->stack(src->ctx, rtstack, buf)) {
 		r->flags |= SAMPLER_REC_V8_LOST;
 		return r->kind == SAMPLER_KIND_CPU ? r->count : r->switches;
 	}
 	nr = buf->nr < PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES
 		     ? buf->nr
 		     : PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES;
-	r->jsstack = buf->ips;
-	r->njsstack = (__u32)(nr - nr % PROFCAP_V8_WORDS);
+	r->rtstack = buf->ips;
+	r->nrtstack = (__u32)(nr - nr % PROFCAP_V8_WORDS);
 	return 0;
 }

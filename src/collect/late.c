@@ -570,9 +570,9 @@ static int emit(const struct late_item *it, sampler_record_fn fn, void *ctx)
 		.nkstack = ls->nkern,
 		.pystack = ls->npy ? ls->pyips : NULL,
 		.npystack = ls->npy <= 2 * PROFCAP_PY_MAX_FRAMES ? ls->npy & ~1u : 0,
-		.jsstack = ls->njs ? ls->jsips : NULL,
-		.njsstack = ls->njs <= PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES
-				    ? ls->njs - ls->njs % PROFCAP_V8_WORDS
+		.rtstack = ls->nrt ? ls->rtips : NULL,
+		.nrtstack = ls->nrt <= PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES
+				    ? ls->nrt - ls->nrt % PROFCAP_V8_WORDS
 				    : 0,
 		.attrs_size = ls->key.attrs_size,
 	};

@@ -71,8 +71,9 @@ struct sampler_opts {
 #define SAMPLER_REC_PY_TRUNC 0x80
 #define SAMPLER_REC_PY_PARTIAL 0x100
 #define SAMPLER_REC_PY_LOST 0x200
-/* The JavaScript stack (@jsstack), likewise. */
-#define SAMPLER_MAX_JSFRAMES 42 /* JavaScript frames (3 words each in @jsstack) */
+/* The managed runtime stack (@rtstack: V8, or another runtime, one per
+ * process), likewise. */
+#define SAMPLER_MAX_JSFRAMES 42 /* JavaScript frames (3 words each in @rtstack) */
 #define SAMPLER_REC_V8_TRUNC 0x400
 #define SAMPLER_REC_V8_PARTIAL 0x800
 #define SAMPLER_REC_V8_LOST 0x1000
@@ -126,8 +127,8 @@ struct sampler_record {
 	__u32 npystack;
 	/* V8 JavaScript frames of the thread, as the BPF walker encodes them
 	 * (3 words a frame, innermost first: bpf/v8.h), NULL/0 = none */
-	const __u64 *jsstack;
-	__u32 njsstack;
+	const __u64 *rtstack;
+	__u32 nrtstack;
 	__u64 count;
 	/* OpenTelemetry thread context of the samples (OTEP 4947), as the
 	 * record's bytes; all zero = none. CPU samples and off-CPU waits. */

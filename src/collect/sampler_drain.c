@@ -157,13 +157,13 @@ static int gen_tail(void *ctx, __u64 hash, __u64 *tail)
 /* Look up the stacks of @r by hash and hand it to @fn. */
 static int emit_record(struct sampler *s, const struct drain_stacks *src,
 		       struct sampler_record *r, __u64 ustack, __u64 kstack, __u64 pystack,
-		       __u64 jsstack, sampler_record_fn fn, void *ctx)
+		       __u64 rtstack, sampler_record_fn fn, void *ctx)
 {
 	struct stack_trace js; /* borrowed by @r for the callback only */
 
 	s->d.stacks_missing += drain__stacks(&s->d.scratch, src, r, ustack, kstack);
 	s->d.stacks_missing += drain__pystack(&s->d.scratch, src, r, pystack);
-	s->d.stacks_missing += drain__jsstack(&js, src, r, jsstack);
+	s->d.stacks_missing += drain__rtstack(&js, src, r, rtstack);
 	return fn(ctx, r);
 }
 
@@ -186,7 +186,7 @@ static int drain_cpu(struct sampler *s, __u32 idle, const struct drain_stacks *s
 		if (s->d.scratch.times)
 			times__join(s->d.scratch.times, times__sample_hash(&keys[i]), &r);
 		err = emit_record(s, src, &r, keys[i].ustack, keys[i].kstack, keys[i].pystack,
-				  keys[i].jsstack, fn, ctx);
+				  keys[i].rtstack, fn, ctx);
 	}
 	return err;
 }
@@ -212,7 +212,7 @@ static int drain_offcpu(struct sampler *s, __u32 idle, const struct drain_stacks
 		if (s->d.scratch.times)
 			times__join(s->d.scratch.times, times__wait_hash(&keys[i]), &r);
 		err = emit_record(s, src, &r, keys[i].ustack, keys[i].kstack, keys[i].pystack,
-				  keys[i].jsstack, fn, ctx);
+				  keys[i].rtstack, fn, ctx);
 	}
 	return err;
 }

@@ -25,12 +25,12 @@ int sampler__set_v8(struct sampler *s, int pid, const struct v8proc *vp);
  * within PROFCAP_V8_SFI_READ bytes. 0 or -EINVAL. Pure. */
 int sampler__v8_proc(const struct v8proc *vp, struct v8_proc *out);
 
-/* Look up @r's JavaScript stack @jsstack (hash; 0 = none) into @buf (which
+/* Look up @r's managed runtime stack @rtstack (hash; 0 = none) into @buf (which
  * @r borrows) and point @r at its words (a multiple of PROFCAP_V8_WORDS,
  * at most SAMPLER_MAX_JSFRAMES frames). One that is not there flags @r
  * SAMPLER_REC_V8_LOST. Returns the samples or waits whose stack was
  * missing (drain.c). */
-__u64 drain__jsstack(struct stack_trace *buf, const struct drain_stacks *src,
-		     struct sampler_record *r, __u64 jsstack);
+__u64 drain__rtstack(struct stack_trace *buf, const struct drain_stacks *src,
+		     struct sampler_record *r, __u64 rtstack);
 
 #endif

@@ -1,6 +1,6 @@
 /* test_sampler_v8.c - the V8 walker's map entry from a located V8
  * (sampler__v8_proc()) and the drain of the JavaScript stacks it stores
- * (drain__jsstack()). Pure code, no BPF. */
+ * (drain__rtstack()). Pure code, no BPF. */
 #include <errno.h>
 #include <string.h>
 
@@ -122,32 +122,32 @@ TEST(js_stack_found_lost_and_whole_frames)
 
 	memset(&k, 0, sizeof(k));
 	k.flags = PROFCAP_F_V8_TRUNC | PROFCAP_F_V8_PARTIAL;
-	k.jsstack = 0xaa;
+	k.rtstack = 0xaa;
 	fill(&m, 9);
 	drain__cpu_record(&k, 4, &r);
 	CHECK(r.flags == (SAMPLER_REC_V8_TRUNC | SAMPLER_REC_V8_PARTIAL));
-	CHECK(!r.jsstack && !r.njsstack);
-	CHECK_EQ_U64(drain__jsstack(&buf, &src, &r, k.jsstack), 0);
-	CHECK(r.njsstack == 9 && r.jsstack[0] == 1000 && r.jsstack[8] == 1008);
+	CHECK(!r.rtstack && !r.nrtstack);
+	CHECK_EQ_U64(drain__rtstack(&buf, &src, &r, k.rtstack), 0);
+	CHECK(r.nrtstack == 9 && r.rtstack[0] == 1000 && r.rtstack[8] == 1008);
 	/* a word short of a frame: whole frames only */
 	fill(&m, 8);
-	CHECK_EQ_U64(drain__jsstack(&buf, &src, &r, 0xaa), 0);
-	CHECK_EQ_U64(r.njsstack, 6);
+	CHECK_EQ_U64(drain__rtstack(&buf, &src, &r, 0xaa), 0);
+	CHECK_EQ_U64(r.nrtstack, 6);
 	/* more than the walker writes: its bound */
 	fill(&m, PROFCAP_MAX_STACK);
-	CHECK_EQ_U64(drain__jsstack(&buf, &src, &r, 0xaa), 0);
-	CHECK_EQ_U64(r.njsstack, PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES);
+	CHECK_EQ_U64(drain__rtstack(&buf, &src, &r, 0xaa), 0);
+	CHECK_EQ_U64(r.nrtstack, PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES);
 	/* none: nothing changes */
 	drain__cpu_record(&k, 4, &r);
-	CHECK_EQ_U64(drain__jsstack(&buf, &src, &r, 0), 0);
-	CHECK(!r.jsstack && !(r.flags & SAMPLER_REC_V8_LOST));
+	CHECK_EQ_U64(drain__rtstack(&buf, &src, &r, 0), 0);
+	CHECK(!r.rtstack && !(r.flags & SAMPLER_REC_V8_LOST));
 	/* gone: flagged, its samples (CPU) or waits (off-CPU) counted */
-	CHECK_EQ_U64(drain__jsstack(&buf, &src, &r, 0x77), 4);
-	CHECK(!r.jsstack && (r.flags & SAMPLER_REC_V8_LOST));
+	CHECK_EQ_U64(drain__rtstack(&buf, &src, &r, 0x77), 4);
+	CHECK(!r.rtstack && (r.flags & SAMPLER_REC_V8_LOST));
 	memset(&ok, 0, sizeof(ok));
-	ok.jsstack = 0x77;
+	ok.rtstack = 0x77;
 	drain__offcpu_record(&ok, &ov, &r);
-	CHECK_EQ_U64(drain__jsstack(&buf, &src, &r, ok.jsstack), 6);
+	CHECK_EQ_U64(drain__rtstack(&buf, &src, &r, ok.rtstack), 6);
 }
 
 int main(void)

@@ -421,12 +421,13 @@ class MemoryTest(unittest.TestCase):
     def test_back_pressure_unbiased(self):
         """A budget of 200 sampled calls a second, far below the demand:
         most are dropped (counted) and the kept ones weigh more, so the
-        totals and shares still hold."""
+        totals and shares still hold. 300 MiB keeps the allocating phase
+        long enough for the kept samples to pin the shares."""
         prog = os.path.join(self.dir, "three_sites")
         build("three_sites.c", prog)
         out = os.path.join(self.dir, "bp.pb")
         r = run_profcap(["capture", "--memory", "--memory-rate", "4096", "-o", out, "--", prog,
-                         "100", "2500"], timeout=300, env={"PROFCAP_MEMORY_EVENTS": "200"})
+                         "300", "2500"], timeout=300, env={"PROFCAP_MEMORY_EVENTS": "200"})
         self.assertEqual(r.returncode, 0, r.stderr)
         check_conformance(out)
         truth = json.loads(r.stdout.strip().splitlines()[-1])

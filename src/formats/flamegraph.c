@@ -677,7 +677,7 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 		g->width = 4 * FG_PAD;
 	g->top = FG_TOP;
 	buf__init(&g->tl_svg, FG_MAX_BYTES);
-	err = fg_timeline__new(p, g->width, &g->tl);
+	err = fg_timeline__new(p, g->width, o->timeline_cap, &g->tl);
 	if (err)
 		goto out;
 	g->labels = intern__new(PROFILE_MAX_ENTRIES);

@@ -69,6 +69,9 @@ struct flamegraph_opts {
 	 * profile has no sample times); @lanes_arg is passed through */
 	flamegraph_lanes_fn lanes;
 	void *lanes_arg;
+	/* (stack, interval) values the timeline embeds for its script at
+	 * most; 0: FG_TL_MAX_ENTRIES. Past it the strip has no range selection. */
+	__u32 timeline_cap;
 };
 
 /* Append the SVG flame graph of @p to @out (caller owned; its cap bounds the

@@ -46,6 +46,7 @@ struct fg_timeline {
 	size_t nent, ent_cap;
 	__u32 *item_of; /* stack -> item */
 	__u32 nitems;
+	__u32 cap;   /* entries embedded at most */
 	bool capped; /* entries past FG_TL_MAX_ENTRIES: no range selection */
 };
 
@@ -94,7 +95,7 @@ static bool is_off_cpu(const struct profile *p, bool *cpu_period)
 	return !strcmp(profile__string(p, st, NULL), "off_cpu");
 }
 
-int fg_timeline__new(const struct profile *p, unsigned width, struct fg_timeline **out)
+int fg_timeline__new(const struct profile *p, unsigned width, __u32 cap, struct fg_timeline **out)
 {
 	struct flamegraph_timegeom *g;
 	struct fg_timeline *t;
@@ -108,6 +109,7 @@ int fg_timeline__new(const struct profile *p, unsigned width, struct fg_timeline
 	if (!t)
 		return -ENOMEM;
 	t->p = p;
+	t->cap = cap && cap < FG_TL_MAX_ENTRIES ? cap : FG_TL_MAX_ENTRIES;
 	t->off_cpu = is_off_cpu(p, &cpu_period);
 	g = &t->geo;
 	g->x = TL_PAD;
@@ -193,15 +195,14 @@ static int add_entry(struct fg_timeline *t, __u32 stack, __u32 bucket, __u64 val
 		last->value += value;
 		return 0;
 	}
-	if (t->ncur == FG_TL_MAX_ENTRIES) {
+	if (t->ncur == t->cap) {
 		t->ncur = sort_merge(t->cur, t->ncur);
-		if (t->ncur > FG_TL_MAX_ENTRIES / 4 * 3) {
+		if (t->ncur > t->cap / 4 * 3) {
 			drop_entries(t);
 			return 0;
 		}
 	}
-	if (array__grow((void **)&t->cur, &t->cur_cap, t->ncur, sizeof(*t->cur), 1024,
-			FG_TL_MAX_ENTRIES))
+	if (array__grow((void **)&t->cur, &t->cur_cap, t->ncur, sizeof(*t->cur), 1024, t->cap))
 		return -ENOMEM;
 	t->cur[t->ncur++] = (struct tl_entry){stack, bucket, value};
 	return 0;
@@ -245,12 +246,12 @@ int fg_timeline__end_tower(struct fg_timeline *t, const __u32 *stacks, size_t n)
 	for (k = 0; k < t->ncur; k++)
 		t->cur[k].key = t->item_of[t->cur[k].key];
 	t->ncur = sort_merge(t->cur, t->ncur);
-	if (t->nent + t->ncur > FG_TL_MAX_ENTRIES) {
+	if (t->nent + t->ncur > t->cap) {
 		drop_entries(t);
 		return 0;
 	}
 	err = array__grow((void **)&t->ent, &t->ent_cap, t->nent + t->ncur, sizeof(*t->ent), 1024,
-			  FG_TL_MAX_ENTRIES + 1);
+			  (size_t)t->cap + 1);
 	if (err)
 		return err;
 	if (t->ncur)
@@ -359,8 +360,7 @@ static void put_caption(const struct fg_timeline *t, unsigned y, struct buf_out 
 	     t->off_cpu ? (unsigned long long)(max / 1000000) : (unsigned long long)max, first,
 	     zone);
 	if (t->capped)
-		putf(out, "; range selection off: more than %u (stack, interval) values",
-		     FG_TL_MAX_ENTRIES);
+		putf(out, "; range selection off: more than %u (stack, interval) values", t->cap);
 	else
 		buf__puts(out, "; drag across it to draw a range");
 	putf(out, "</text>\n<text id=\"fg-tl-sel\" class=\"small end\" data-anchor=\"r\" x=\"%u\" "

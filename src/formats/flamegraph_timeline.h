@@ -44,9 +44,10 @@ struct fg_timeline;
 #define FG_TL_MAX_ENTRIES (1u << 20) /* (item, interval) values embedded */
 #define FG_TL_UNITS 100		 /* viewBox units per interval in scaled elements */
 
-/* A timeline for @p drawn @width px wide in *@out, or NULL when @p carries
- * no sample time. 0 or -ENOMEM. */
-int fg_timeline__new(const struct profile *p, unsigned width, struct fg_timeline **out);
+/* A timeline for @p drawn @width px wide, embedding at most @cap values
+ * (0: FG_TL_MAX_ENTRIES), in *@out; NULL when @p carries no sample time.
+ * 0 or -ENOMEM. */
+int fg_timeline__new(const struct profile *p, unsigned width, __u32 cap, struct fg_timeline **out);
 void fg_timeline__free(struct fg_timeline *t);
 
 /* Sample @i of process entry @proc (kept by the graph's filters) is drawn

@@ -380,10 +380,9 @@ static void put_bars(const struct fg_timeline *t, unsigned y, struct buf_out *ou
 	for (i = 0; i < g->nintervals; i++)
 		if (t->bars[i] > max)
 			max = t->bars[i];
-	putf(out, "<rect class=\"tl-bg\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\"/>\n", g->x, y,
-	     g->width, TL_BARS_H);
 	fg_timeline__scale_open(out, g, y, TL_BARS_H, "id=\"fg-tl-bars\"");
-	buf__puts(out, "\n");
+	putf(out, "<rect class=\"tl-bg\" x=\"0\" y=\"0\" width=\"%llu\" height=\"%u\"/>\n",
+	     (unsigned long long)g->nintervals * FG_TL_UNITS, TL_BARS_H);
 	for (i = 0; i < g->nintervals; i++) {
 		if (!t->bars[i])
 			continue;

@@ -18,8 +18,8 @@
 
 static const char flamegraph_timeline_css[] =
 	"#fg-tl .tl-bg { fill: #eceff3; }\n"
-	"#fg-tl-bars rect { fill: #5b7fa6; }\n"
-	"#fg-tl-bars rect:hover { fill: #1a3f66; }\n"
+	"#fg-tl-bars rect[data-i] { fill: #5b7fa6; }\n"
+	"#fg-tl-bars rect[data-i]:hover { fill: #1a3f66; }\n"
 	"#fg-tl .tl-tick { stroke: #555; stroke-width: 1; }\n"
 	"#fg-tl .mid { text-anchor: middle; }\n"
 	"#fg-tl .tl-shade { fill: #fff; opacity: 0.7; }\n";

@@ -65,7 +65,7 @@ window.addEventListener("load", function () {
     api.onRange(function (s) { notified.push(s ? [s.i0, s.i1] : null); });
     r.inner = api.width() - 20;
     r.tl = api.timeline();
-    r.bars = Array.from(document.querySelectorAll("#fg-tl-bars > rect")).map(
+    r.bars = Array.from(document.querySelectorAll("#fg-tl-bars > rect[data-i]")).map(
       function (b) { return [+b.getAttribute("data-i"), +b.getAttribute("data-v")]; });
     r.barsBox = (function (b) { return [b.left, b.top, b.width, b.height]; })(
       document.getElementById("fg-tl-bars").getBoundingClientRect());

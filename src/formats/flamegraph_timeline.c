@@ -424,9 +424,8 @@ static void put_axis(const struct fg_timeline *t, unsigned y, struct buf_out *ou
 		px = g->x + x * g->width;
 		/* Centred labels, but none across the edges: the first one
 		 * starts at the first sample when that is near the edge. */
-		if (tick != g->first_ns && (px < g->x + TL_EDGE_PX || px > g->x + g->width - TL_EDGE_PX))
-			continue;
-		if (px > g->x + g->width - TL_EDGE_PX)
+		if (px > g->x + g->width - TL_EDGE_PX ||
+		    (tick != g->first_ns && px < g->x + TL_EDGE_PX))
 			continue;
 		fmt_rel(tick - g->first_ns, dec, rel, sizeof(rel));
 		fmt_clock(tick, dec, clock, sizeof(clock));
@@ -438,14 +437,13 @@ static void put_axis(const struct fg_timeline *t, unsigned y, struct buf_out *ou
 	}
 }
 
-int fg_timeline__put(struct fg_timeline *t, const struct flamegraph_opts *o, unsigned svg_width,
-		     unsigned y, struct buf_out *out, unsigned *height)
+int fg_timeline__put(struct fg_timeline *t, const struct flamegraph_opts *o, unsigned y,
+		     struct buf_out *out, unsigned *height)
 {
 	struct flamegraph_timegeom *g = &t->geo;
 	unsigned bars = y + TL_CAPTION_H, lanes = 0;
 	int err = 0;
 
-	(void)svg_width;
 	putf(out,
 	     "<g id=\"fg-tl\" data-n=\"%u\" data-interval=\"%llu\" data-first=\"%llu\" "
 	     "data-t0=\"%llu\" data-off-cpu=\"%d\" data-y=\"%u\" data-h=\"%u\">\n",

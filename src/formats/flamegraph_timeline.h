@@ -61,8 +61,8 @@ int fg_timeline__end_tower(struct fg_timeline *t, const __u32 *stacks, size_t n)
 
 /* Draw the strip at @y, then @o's lanes under it, into @out; *@height gets
  * the px they take together (gap to the graph included). */
-int fg_timeline__put(struct fg_timeline *t, const struct flamegraph_opts *o, unsigned svg_width,
-		     unsigned y, struct buf_out *out, unsigned *height);
+int fg_timeline__put(struct fg_timeline *t, const struct flamegraph_opts *o, unsigned y,
+		     struct buf_out *out, unsigned *height);
 
 /* The embedded data and the script's timeline part (after the main script
  * and before its end). */

@@ -82,6 +82,9 @@ window.addEventListener("load", function () {
     r.shadeRx = +document.getElementById("fg-tl-shade-r").getAttribute("x");
     r.shareA = api.search(PLAN.a);
     r.matched = document.getElementById("fg-matched").textContent;
+    r.bothShare = api.search("^phase_");
+    r.matchedBoth = document.getElementById("fg-matched").textContent;
+    r.highlightedBoth = document.querySelectorAll("#fg-frames > g.f.hl").length;
     api.clear();
     r.widthA = width(PLAN.fa);
     r.widthB = width(PLAN.fb);
@@ -292,6 +295,10 @@ class TimelineSyntheticTest(unittest.TestCase):
         self.assertEqual(res["sel"]["total"], 200)
         self.assertAlmostEqual(res["shareA"], 1.0, places=6)
         self.assertIn("100.00%", res["matched"])
+        # phase_b has nothing in this range: not a match.
+        self.assertAlmostEqual(res["bothShare"], 1.0, places=6)
+        self.assertTrue(res["matchedBoth"].endswith("(1 frame)"), res["matchedBoth"])
+        self.assertEqual(res["highlightedBoth"], 1)
         self.assertAlmostEqual(res["widthA"], inner, delta=0.2)
         self.assertEqual(res["widthB"], 0)
         self.assertAlmostEqual(res["rootWidth"], inner, delta=0.2)

@@ -40,9 +40,9 @@ struct profile;
 struct profile_sample_entry;
 struct fg_timeline;
 
-#define FG_TL_BAR_PX 3		 /* narrowest bar as drawn */
+#define FG_TL_BAR_PX 3		     /* narrowest bar as drawn */
 #define FG_TL_MAX_ENTRIES (1u << 20) /* (item, interval) values embedded */
-#define FG_TL_UNITS 100		 /* viewBox units per interval in scaled elements */
+#define FG_TL_UNITS 100		     /* viewBox units per interval in scaled elements */
 
 /* A timeline for @p drawn @width px wide, embedding at most @cap values
  * (0: FG_TL_MAX_ENTRIES), in *@out; NULL when @p carries no sample time.

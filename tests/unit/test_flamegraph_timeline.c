@@ -23,9 +23,13 @@ static const struct profile_process_desc other = {200, "other", "/usr/bin/other"
 static int add(struct profile *p, const struct profile_process_desc *proc, const char *fn, long ms)
 {
 	struct profile_frame f[2] = {
-		{.address = 0x400100 + strlen(fn), .mapping = &map, .function = fn,
+		{.address = 0x400100 + strlen(fn),
+		 .mapping = &map,
+		 .function = fn,
 		 .type = PROFILE_FRAME_NATIVE},
-		{.address = 0x400010, .mapping = &map, .function = "main",
+		{.address = 0x400010,
+		 .mapping = &map,
+		 .function = "main",
 		 .type = PROFILE_FRAME_NATIVE},
 	};
 	struct profile_labels lab = {0};
@@ -40,8 +44,8 @@ static int add(struct profile *p, const struct profile_process_desc *proc, const
 static struct profile *phases(bool timed)
 {
 	struct profile *p = profile__new();
-	struct profile_meta m = {.time_unix_nano = T0, .duration_nano = 2000 * MS,
-				 .period_ns = 10 * MS};
+	struct profile_meta m = {
+		.time_unix_nano = T0, .duration_nano = 2000 * MS, .period_ns = 10 * MS};
 	long t;
 
 	if (!p || profile__set_meta(p, &m))
@@ -316,7 +320,9 @@ TEST(lanes_hook)
 TEST(off_cpu)
 {
 	struct profile *p = profile__new();
-	struct profile_frame f = {.address = 0x400100, .mapping = &map, .function = "nap",
+	struct profile_frame f = {.address = 0x400100,
+				  .mapping = &map,
+				  .function = "nap",
 				  .type = PROFILE_FRAME_NATIVE};
 	struct profile_labels lab = {0};
 	char *svg;

@@ -18,7 +18,7 @@ saw into the DOM, which --dump-dom returns.
   selecting phase_a's window (the workload prints it) redraws a graph
   where phase_a is at least 95 %.
 
-Set PROFCAP_KEEP_SCREENSHOT=/path/shot.png to keep the screenshot."""
+Set PROFCAP_KEEP_TIMELINE_SCREENSHOT=/path/shot.png to keep the screenshot."""
 import json
 import os
 import re
@@ -375,7 +375,7 @@ class TimelineSyntheticTest(unittest.TestCase):
         r = chromium(["--screenshot=" + png, "--window-size=1200,400", "file://" + self.svg], self.tmp.name,
                      timeout=60)
         self.assertTrue(os.path.exists(png), f"no screenshot: {r.stderr[-500:]}")
-        keep = os.environ.get("PROFCAP_KEEP_SCREENSHOT")
+        keep = os.environ.get("PROFCAP_KEEP_TIMELINE_SCREENSHOT")
         if keep:
             shutil.copy(png, keep)
         w, h, rows = read_png(png)

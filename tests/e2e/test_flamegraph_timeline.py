@@ -15,8 +15,8 @@ saw into the DOM, which --dump-dom returns.
   decoded here); a profile without time has no strip.
 - A real capture (root, gcc): the phases workload of test_timestamps.py
   captured with --timestamps: the bars match the capture's timestamps, and
-  selecting phase_a's window (the workload prints it) redraws a graph
-  where phase_a is at least 95 %.
+  selecting phase_a's window (the bars within the times the workload
+  prints) redraws a graph where phase_a is at least 95 %.
 
 Set PROFCAP_KEEP_TIMELINE_SCREENSHOT=/path/shot.png to keep the screenshot."""
 import json
@@ -421,10 +421,16 @@ class TimelineCaptureTest(unittest.TestCase):
             self.assertIsNotNone(attrs, "no strip on a timed capture")
             samples, _ = timed_samples(pb)
             truth = bucketed([(s["time"], s["value"]) for s in samples], attrs)
-            first = attrs["t0"] + attrs["first"]
-            (a0, a1), (b0, b1) = phases["phase_a"], phases["phase_b"]
+            first, iv, t0 = attrs["t0"] + attrs["first"], attrs["interval"], attrs["t0"]
+
+            def inside(start, end):
+                """The bars within [start, end), as ns after the first sample: a
+                bar across the switch holds both phases."""
+                return (-(-(start - t0) // iv) * iv + t0 - first, (end - t0) // iv * iv + t0 - first)
+
+            (a0, a1), (b0, b1) = inside(*phases["phase_a"]), inside(*phases["phase_b"])
             plan = {"a": "^phase_a$", "b": "^phase_b$", "fa": "phase_a", "fb": "phase_b",
-                    "from": a0 - first, "to": a1 - first, "bfrom": b0 - first, "bto": b1 - first}
+                    "from": a0, "to": a1, "bfrom": b0, "bto": b1}
             res = drive(self, svg, plan, tmp)
             self.assertEqual({i: v for i, v in res["bars"]}, truth)
             self.assertEqual({i: v for i, v in enumerate(res["tl"]["counts"]) if v}, truth)

@@ -1,7 +1,7 @@
 <?php
 // waits.php - a PHP function that sleeps: nap() waits in usleep() most of
-// the time, busy() spins a little between naps. Prints "ready PID", then
-// runs for argv[1] seconds.
+// the time, busy() spins a few milliseconds between naps (so a capture has
+// CPU samples too). Prints "ready PID", then runs for argv[1] seconds.
 
 function nap()
 {
@@ -11,7 +11,7 @@ function nap()
 function busy()
 {
     $s = 0;
-    for ($i = 0; $i < 20000; $i++) {
+    for ($i = 0; $i < 200000; $i++) {
         $s += $i;
     }
     return $s;

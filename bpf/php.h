@@ -18,6 +18,8 @@
 #ifndef PROFCAP_BPF_PHP_H
 #define PROFCAP_BPF_PHP_H
 
+#include <linux/types.h>
+
 #define PROFCAP_PHP_PROCS 4096	   /* processes whose PHP frames are walked */
 #define PROFCAP_PHP_MAX_FRAMES 42  /* frames a PHP stack carries (3 words each) */
 #define PROFCAP_PHP_WORDS 3

@@ -126,31 +126,43 @@ static __always_inline int php_step(struct php_walk_state *w)
 	return 0;
 }
 
-/* Set up the walk of process @tgid in slot @slot: 1, or 0 when it runs no
- * PHP code now. */
-static __always_inline int php_begin(__u32 tgid, __u32 slot, __u64 ip, __u64 r14, __u64 r15)
+/* Set up the walk of process @tgid in @w: 1, or 0 when it runs no PHP
+ * code now. */
+static __always_inline int php_begin(struct php_walk_state *w, __u32 tgid)
 {
 	const struct php_proc *p;
-	struct php_walk_state *w;
 	__u64 ex = 0;
 
 	p = bpf_map_lookup_elem(&php_procs, &tgid);
-	w = bpf_map_lookup_elem(&php_scratch, &slot);
-	if (!p || !w)
+	if (!p)
 		return 0;
 	__builtin_memcpy(&w->p, p, sizeof(w->p));
 	if (bpf_probe_read_user(&ex, sizeof(ex), (void *)w->p.current_execute_data) || !ex)
 		return 0;
 	w->ex = ex;
 	w->leaf_ex = w->leaf_opline = 0;
-	if (ip >= w->p.exec_lo && ip < w->p.exec_hi && r14 == ex) {
+	if (w->ip >= w->p.exec_lo && w->ip < w->p.exec_hi && w->r14 == ex) {
 		w->leaf_ex = ex;
-		w->leaf_opline = r15;
+		w->leaf_opline = w->r15;
 	}
 	w->nframes = 0;
 	w->flags = 0;
 	w->steps = 0;
 	return 1;
+}
+
+/* The frames walked into @w stored in stacks1 (@g1) or stacks0: the hash,
+ * 0 when none. */
+static __always_inline __u64 php_put(struct php_walk_state *w, __u32 g1)
+{
+	__u32 nr = w->nframes;
+
+	if (!nr || nr > PROFCAP_PHP_MAX_FRAMES)
+		return 0;
+	w->st.nr = PROFCAP_PHP_WORDS * nr;
+	if (g1)
+		return put_stack(&stacks1, &w->st, PROFCAP_F_PHP_LOST, &w->flags);
+	return put_stack(&stacks0, &w->st, PROFCAP_F_PHP_LOST, &w->flags);
 }
 
 /* One frame of the walk in slot @slot: 0 to go on, 1 when over. Global:
@@ -170,24 +182,25 @@ static long php_loop_cb(__u32 i, void *data)
 	return php_frame_step(*(__u32 *)data) ? 1 : 0;
 }
 
-__attribute__((noinline)) int php_walk_loop(__u32 tgid, __u32 slot, __u64 ip, __u64 r14,
-					    __u64 r15)
+__attribute__((noinline)) __u64 php_walk_loop(__u32 tgid, __u32 slot, __u32 g1)
 {
-	if (!php_begin(tgid, slot, ip, r14, r15))
+	struct php_walk_state *w = bpf_map_lookup_elem(&php_scratch, &slot);
+
+	if (!w || !php_begin(w, tgid))
 		return 0;
 	bpf_loop(PHP_STEPS, php_loop_cb, &slot, 0);
-	return 1;
+	return php_put(w, g1);
 }
 
-__attribute__((noinline)) int php_walk_bounded(__u32 tgid, __u32 slot, __u64 ip, __u64 r14,
-					       __u64 r15)
+__attribute__((noinline)) __u64 php_walk_bounded(__u32 tgid, __u32 slot, __u32 g1)
 {
+	struct php_walk_state *w = bpf_map_lookup_elem(&php_scratch, &slot);
 	__u32 i;
 
-	if (!php_begin(tgid, slot, ip, r14, r15))
+	if (!w || !php_begin(w, tgid))
 		return 0;
 	for (i = 0; i < PHP_STEPS; i++)
 		if (php_frame_step(slot))
 			break;
-	return 1;
+	return php_put(w, g1);
 }

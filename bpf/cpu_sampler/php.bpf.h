@@ -36,8 +36,9 @@ struct php_walk_state {
 	struct stack_trace st;
 	struct php_proc p; /* the process's entry */
 	__u64 ex;	   /* next frame to read, 0 = none */
-	__u64 leaf_ex;	   /* the running frame, when the executor's registers hold it */
-	__u64 leaf_opline; /* ... its opline, from the register */
+	__u64 ip, r14, r15; /* the interrupted user registers, 0s when unknown */
+	__u64 leaf_ex;	    /* the running frame, when the executor's registers hold it */
+	__u64 leaf_opline;  /* ... its opline, from the register */
 	__u32 nframes;	   /* frames stored in st */
 	__u32 flags;	   /* PROFCAP_F_PHP_* of the walk */
 	__u32 steps;	   /* frames read */
@@ -55,13 +56,15 @@ struct php_scratch_map {
 
 extern struct php_scratch_map php_scratch SEC(".maps");
 
-/* Global functions of php.bpf.c: walk the PHP stack of process @tgid into
- * slot @slot of php_scratch, the interrupted registers' opline @r15 for
- * the running frame when @r14 is that frame and @ip runs the executor
- * (0s when unknown). 1 when there is one, 0 when not. php_walk_loop()
- * steps with bpf_loop() (Linux >= 5.17). */
-int php_walk_loop(__u32 tgid, __u32 slot, __u64 ip, __u64 r14, __u64 r15);
-int php_walk_bounded(__u32 tgid, __u32 slot, __u64 ip, __u64 r14, __u64 r15);
+/* Global functions of php.bpf.c: walk the PHP stack of process @tgid
+ * into slot @slot of php_scratch (the state's ip, r14, r15: the
+ * interrupted user registers, 0 when unknown) and store it in stacks1
+ * when @g1, else stacks0: its hash, 0 when there is none (not a PHP
+ * process, no PHP code running, or not stored: the state's flags say).
+ * php_walk_loop() steps with bpf_loop() (Linux >= 5.17). Global, so the
+ * verifier checks the walk and the store once, not at each caller. */
+__u64 php_walk_loop(__u32 tgid, __u32 slot, __u32 g1);
+__u64 php_walk_bounded(__u32 tgid, __u32 slot, __u32 g1);
 int php_frame_step(__u32 slot);
 
 /* The PHP stack of the current thread stored in @stacks: its hash (0 =
@@ -73,28 +76,24 @@ static __always_inline __u64 php_stack_in(__u32 slot, void *ctx, void *stacks, _
 					  __u32 tid, __u32 *kflags, const int loop)
 {
 	struct php_walk_state *w;
-	__u64 ip = 0, r14 = 0, r15 = 0;
-	__u32 nr;
+	__u32 g1 = stacks == (void *)&stacks1;
+	__u64 h;
 
 	if (!want_php || !php_nprocs || !tgid || tid != tgid)
-		return 0;
-	if (ctx && (unwind_ctx_reg(ctx, offsetof(struct pt_regs, cs)) & 3) == 3) {
-		ip = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rip));
-		r14 = unwind_ctx_reg(ctx, offsetof(struct pt_regs, r14));
-		r15 = unwind_ctx_reg(ctx, offsetof(struct pt_regs, r15));
-	}
-	if (!(loop ? php_walk_loop(tgid, slot, ip, r14, r15)
-		   : php_walk_bounded(tgid, slot, ip, r14, r15)))
 		return 0;
 	w = bpf_map_lookup_elem(&php_scratch, &slot);
 	if (!w)
 		return 0;
-	nr = w->nframes;
-	if (!nr || nr > PROFCAP_PHP_MAX_FRAMES)
-		return 0;
+	w->flags = 0;
+	w->ip = w->r14 = w->r15 = 0;
+	if (ctx && (unwind_ctx_reg(ctx, offsetof(struct pt_regs, cs)) & 3) == 3) {
+		w->ip = unwind_ctx_reg(ctx, offsetof(struct pt_regs, rip));
+		w->r14 = unwind_ctx_reg(ctx, offsetof(struct pt_regs, r14));
+		w->r15 = unwind_ctx_reg(ctx, offsetof(struct pt_regs, r15));
+	}
+	h = loop ? php_walk_loop(tgid, slot, g1) : php_walk_bounded(tgid, slot, g1);
 	*kflags |= w->flags;
-	w->st.nr = PROFCAP_PHP_WORDS * nr;
-	return put_stack(stacks, &w->st, PROFCAP_F_PHP_LOST, kflags);
+	return h;
 }
 
 /* php_stack_in() of a perf_event program (slot SCRATCH_SAMPLE). */

@@ -20,14 +20,14 @@
 
 #include <linux/types.h>
 
-#define PROFCAP_PHP_PROCS 4096	   /* processes whose PHP frames are walked */
-#define PROFCAP_PHP_MAX_FRAMES 42  /* frames a PHP stack carries (3 words each) */
+#define PROFCAP_PHP_PROCS 4096	  /* processes whose PHP frames are walked */
+#define PROFCAP_PHP_MAX_FRAMES 42 /* frames a PHP stack carries (3 words each) */
 #define PROFCAP_PHP_WORDS 3
 #define PROFCAP_PHP_FP_SHIFT 48
 #define PROFCAP_PHP_ADDR_MASK ((1ull << PROFCAP_PHP_FP_SHIFT) - 1)
 
 /* Frame flags (bits 32..39 of the third word). */
-#define PROFCAP_PHP_FRAME_ENTRY 0x1   /* a user frame that began its executor call (ZEND_CALL_TOP) */
+#define PROFCAP_PHP_FRAME_ENTRY 0x1   /* user frame that began its executor call (ZEND_CALL_TOP) */
 #define PROFCAP_PHP_FRAME_NOFUNC 0x2  /* function unreadable: name unknown */
 #define PROFCAP_PHP_FRAME_REGLINE 0x4 /* opline from the executor's register, not the frame */
 
@@ -41,7 +41,7 @@
 #define PROFCAP_F_PHP_PARTIAL 0x800 /* a read failed mid-walk, or a frame did not check */
 #define PROFCAP_F_PHP_LOST 0x1000   /* PHP stack walked but its table was full */
 
-#define PROFCAP_PHP_EX_READ 64	 /* bytes of a zend_execute_data read at most */
+#define PROFCAP_PHP_EX_READ 64	  /* bytes of a zend_execute_data read at most */
 #define PROFCAP_PHP_FUNC_READ 192 /* bytes of a zend_function read at most */
 
 /* Per process (map php_procs, key tgid): where the executor's current

@@ -34,14 +34,14 @@ extern struct php_procs_map php_procs SEC(".maps");
  * is stored straight from it. */
 struct php_walk_state {
 	struct stack_trace st;
-	struct php_proc p; /* the process's entry */
-	__u64 ex;	   /* next frame to read, 0 = none */
+	struct php_proc p;  /* the process's entry */
+	__u64 ex;	    /* next frame to read, 0 = none */
 	__u64 ip, r14, r15; /* the interrupted user registers, 0s when unknown */
 	__u64 leaf_ex;	    /* the running frame, when the executor's registers hold it */
 	__u64 leaf_opline;  /* ... its opline, from the register */
-	__u32 nframes;	   /* frames stored in st */
-	__u32 flags;	   /* PROFCAP_F_PHP_* of the walk */
-	__u32 steps;	   /* frames read */
+	__u32 nframes;	    /* frames stored in st */
+	__u32 flags;	    /* PROFCAP_F_PHP_* of the walk */
+	__u32 steps;	    /* frames read */
 	__u32 pad;
 	__u8 exbuf[PROFCAP_PHP_EX_READ + 8];
 	__u8 fbuf[PHP_FBUF + 8];

@@ -75,7 +75,8 @@ bool phpproc__is_php_name(const char *base)
 		return false;
 	/* libphp8.2.so, libphp.so; not libphpx.so.1 of something else */
 	if (!strncmp(base, "libphp", 6))
-		return strstr(base, ".so") && (base[n] == '.' || (base[n] >= '0' && base[n] <= '9'));
+		return strstr(base, ".so") &&
+		       (base[n] == '.' || (base[n] >= '0' && base[n] <= '9'));
 	/* php, php8.2, php-fpm8.2: a digit or the end after the prefix */
 	return !base[n] || (base[n] >= '0' && base[n] <= '9');
 }
@@ -107,7 +108,8 @@ int phpproc__find_version(const char *buf, size_t n, char *out, size_t cap, unsi
 	while (n >= klen && (p = memmem(p, (size_t)(end - p), key, klen))) {
 		v = p + klen;
 		len = 0;
-		while (v + len < end && len < 15 && ((v[len] >= '0' && v[len] <= '9') || v[len] == '.'))
+		while (v + len < end && len < 15 &&
+		       ((v[len] >= '0' && v[len] <= '9') || v[len] == '.'))
 			len++;
 		p += klen;
 		if (!len || len >= cap)
@@ -130,8 +132,8 @@ bool phpproc__code_reads(const unsigned char *code, size_t n, __u32 off)
 
 	/* REX.W 8b /r with mod 10 (disp32), any registers but rsp/rip bases */
 	for (i = 0; i + 7 <= n; i++) {
-		if ((code[i] & 0xf8) != 0x48 || code[i + 1] != 0x8b || (code[i + 2] & 0xc0) != 0x80 ||
-		    (code[i + 2] & 7) == 4)
+		if ((code[i] & 0xf8) != 0x48 || code[i + 1] != 0x8b ||
+		    (code[i + 2] & 0xc0) != 0x80 || (code[i + 2] & 7) == 4)
 			continue;
 		memcpy(&d, code + i + 3, 4);
 		if (d == off)
@@ -205,7 +207,8 @@ static int load_bias(const struct elfsyms_file *f, const struct procmaps_entry *
 		if (p->p_type != PT_LOAD || !p->p_filesz || e->offset < first ||
 		    e->offset >= p->p_offset + p->p_filesz)
 			continue;
-		score = (e->offset == first) * 2 + (!(p->p_flags & PF_X) == !(e->perms & PROCMAPS_EXEC));
+		score = (e->offset == first) * 2 +
+			(!(p->p_flags & PF_X) == !(e->perms & PROCMAPS_EXEC));
 		if (score > best_score)
 			best = p, best_score = score;
 	}

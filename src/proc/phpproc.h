@@ -89,7 +89,6 @@ int phpproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 /* The frame at @ex of process @pid checks out with @l: readable, and its
  * function (when it has one) of a known type. 0, -EINVAL, or -errno of
  * the read. */
-int phpproc__check_frame(const char *proc_root, int pid, const struct phpproc_layout *l,
-			 __u64 ex);
+int phpproc__check_frame(const char *proc_root, int pid, const struct phpproc_layout *l, __u64 ex);
 
 #endif

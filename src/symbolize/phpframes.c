@@ -33,9 +33,9 @@ struct func_entry {
 	bool ok;	  /* named; else the frame is unknown */
 	__u32 name, file; /* string indices, NO_STR none */
 	__u32 line_start;
-	__u32 last;	  /* oplines */
+	__u32 last; /* oplines */
 	__u64 opcodes;
-	__u32 *lines;	  /* the line of each opline, NULL: read one at a time */
+	__u32 *lines; /* the line of each opline, NULL: read one at a time */
 };
 
 struct phpframes {
@@ -322,7 +322,8 @@ static void read_func(struct phpframes *pf, int pid, const struct phpproc_layout
 		      const struct phpframes_raw *r, struct func_entry *e)
 {
 	unsigned char head[FUNC_HEAD];
-	char name[PHPFRAMES_MAX_NAME + 1], cls[PHPFRAMES_MAX_NAME + 1], full[2 * PHPFRAMES_MAX_NAME + 4];
+	char name[PHPFRAMES_MAX_NAME + 1], cls[PHPFRAMES_MAX_NAME + 1],
+		full[2 * PHPFRAMES_MAX_NAME + 4];
 	bool user = r->type != 1;
 	size_t span = user ? l->op_size : l->internal_size;
 	__u64 file = 0, scope;
@@ -411,8 +412,8 @@ static __s64 line_of(const struct phpframes *pf, int pid, const struct phpproc_l
 	return line;
 }
 
-size_t phpframes__resolve(struct phpframes *pf, int pid, const struct phpframes_raw *raw,
-			  size_t n, struct profile_frame *out)
+size_t phpframes__resolve(struct phpframes *pf, int pid, const struct phpframes_raw *raw, size_t n,
+			  struct profile_frame *out)
 {
 	const struct phpproc *pp = phpframes__process(pf, pid);
 	struct func_entry *e;

@@ -59,8 +59,8 @@ const struct phpproc *phpframes__process(const struct phpframes *pf, int pid);
  * the next phpframes__resolve(). A frame that cannot be named (process
  * gone, function changed or unreadable) gets "<unknown php>" without
  * lines, never a wrong name. Returns how many were named. */
-size_t phpframes__resolve(struct phpframes *pf, int pid, const struct phpframes_raw *raw,
-			  size_t n, struct profile_frame *out);
+size_t phpframes__resolve(struct phpframes *pf, int pid, const struct phpframes_raw *raw, size_t n,
+			  struct profile_frame *out);
 
 /* What the cache did: functions read (misses), found (hits), frames that
  * got no name (unknown), functions that no longer matched their

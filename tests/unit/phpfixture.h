@@ -14,14 +14,14 @@
 #define PHPFX_PHP "/usr/bin/php8.2"
 /* Lines: sleeper() is declared on 2, calls usleep() on 4; the top level
  * calls sleeper() on 8. */
-#define PHPFX_SCRIPT                                    \
-	"<?php\n"                                       \
-	"function sleeper()\n"                          \
-	"{\n"                                           \
-	"    usleep(200000);\n"                         \
-	"}\n"                                           \
-	"echo \"ready\\n\"; flush();\n"                 \
-	"for ($i = 0; $i < 300; $i++)\n"                \
+#define PHPFX_SCRIPT                     \
+	"<?php\n"                        \
+	"function sleeper()\n"           \
+	"{\n"                            \
+	"    usleep(200000);\n"          \
+	"}\n"                            \
+	"echo \"ready\\n\"; flush();\n"  \
+	"for ($i = 0; $i < 300; $i++)\n" \
 	"    sleeper();\n"
 
 struct phpfx {

@@ -23,9 +23,11 @@ _Static_assert(PHPFRAMES_FRAME_ENTRY == PROFCAP_PHP_FRAME_ENTRY &&
 TEST(decode)
 {
 	__u64 w[7] = {
-		0x1234000055aa0010ull, 0x55aa1000ull,
+		0x1234000055aa0010ull,
+		0x55aa1000ull,
 		(__u64)(1u << 17 | 8) | ((__u64)PROFCAP_PHP_FRAME_ENTRY << 32) | (2ull << 40),
-		0xffff7f0000000100ull, 0,
+		0xffff7f0000000100ull,
+		0,
 		(1ull << 40),
 		0x99, /* a partial frame: ignored */
 	};
@@ -53,7 +55,8 @@ TEST(fingerprint_is_the_walkers)
 		__u64 a = x, b = x * 3, c = x ^ (x >> 7);
 		__u32 d = (__u32)(x >> 11);
 
-		CHECK_EQ_U64(phpframes__fingerprint(a, b, c, d), profcap_php_fingerprint(a, b, c, d));
+		CHECK_EQ_U64(phpframes__fingerprint(a, b, c, d),
+			     profcap_php_fingerprint(a, b, c, d));
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 	}
 	/* each field counts */
@@ -108,14 +111,16 @@ TEST(merge)
 	/* leaf first: nanosleep <- zif_usleep <- execute_ex (B) <- zend_call_function
 	 * <- zif_array_map <- execute_ex (A) <- zend_execute <- main */
 	__u64 pcs[] = {0x9000, 0x8000, 0x1100, 0x7000, 0x6000, 0x1200, 0x5000, 0x4000};
-	struct profile_frame native[] = {fr("nanosleep"), fr("zif_usleep"), fr("execute_ex"),
-					 fr("zend_call_function"), fr("zif_array_map"),
-					 fr("execute_ex"), fr("zend_execute"), fr("main")};
+	struct profile_frame native[] = {
+		fr("nanosleep"),     fr("zif_usleep"), fr("execute_ex"),   fr("zend_call_function"),
+		fr("zif_array_map"), fr("execute_ex"), fr("zend_execute"), fr("main")};
 	struct profile_frame php[] = {fr("usleep"), fr("f"), fr("array_map"), fr("g"),
 				      fr("{main}")};
-	struct phpframes_raw raw[5] = {
-		{.type = 1}, {.type = 2, .flags = PHPFRAMES_FRAME_ENTRY}, {.type = 1}, {.type = 2},
-		{.type = 2, .flags = PHPFRAMES_FRAME_ENTRY}};
+	struct phpframes_raw raw[5] = {{.type = 1},
+				       {.type = 2, .flags = PHPFRAMES_FRAME_ENTRY},
+				       {.type = 1},
+				       {.type = 2},
+				       {.type = 2, .flags = PHPFRAMES_FRAME_ENTRY}};
 	struct profile_frame out[32];
 	size_t n;
 

@@ -236,6 +236,47 @@ TEST(live_frames_named)
 	phpframes__free(pf);
 }
 
+/* A php whose program exists only in its own mount namespace (a
+ * container): found through /proc/PID, its frames named. */
+TEST(other_mount_namespace)
+{
+	struct phpframes_raw raw[8];
+	struct profile_frame out[8];
+	struct phpframes *pf = NULL;
+	struct phpproc pp;
+	struct phpfx fx;
+	__u64 w[24];
+	size_t nw = 0, n = 0;
+	bool named = false;
+	int err;
+
+	if (geteuid())
+		SKIP("needs root (a mount namespace)");
+	err = phpfx__start_in(&fx, true);
+	if (err == -ENOENT)
+		SKIP("needs %s (php8.2-cli)", PHPFX_PHP);
+	if (err == -EPERM)
+		SKIP("mount namespaces refused here");
+	CHECK_EQ_U64(err, 0);
+	/* the path the process runs from is not there for profcap */
+	err = access(fx.hidden, F_OK) ? phpproc__locate(NULL, fx.pid, NULL, &pp) : -EEXIST;
+	if (!err)
+		err = walk(fx.pid, &pp, w, 24, &nw);
+	pf = err ? NULL : phpframes__new(NULL);
+	if (pf) {
+		phpframes__set_process(pf, fx.pid, &pp);
+		n = phpframes__decode(w, nw, raw, 8);
+		phpframes__resolve(pf, fx.pid, raw, n, out);
+	}
+	named = n == 3 && !strcmp(out[1].function, "sleeper") && out[1].nlines == 1 &&
+		!strcmp(out[1].lines[0].filename, fx.path) && !strcmp(out[2].function, "{main}");
+	phpfx__stop(&fx);
+	phpframes__free(pf);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(n, 3);
+	CHECK(named);
+}
+
 int main(void)
 {
 	RUN(decode);
@@ -243,5 +284,6 @@ int main(void)
 	RUN(names_and_oplines);
 	RUN(merge);
 	RUN(live_frames_named);
+	RUN(other_mount_namespace);
 	return TEST_DONE();
 }

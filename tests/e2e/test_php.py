@@ -106,7 +106,7 @@ class Php:
     """A workload started for a test; "ready" read, killed on exit."""
 
     def __init__(self, script, secs, path=PHP):
-        self.p = subprocess.Popen([path, "-n", script, str(secs)], stdout=subprocess.PIPE,
+        self.p = subprocess.Popen([path, script, str(secs)], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
         if not line.startswith("ready"):

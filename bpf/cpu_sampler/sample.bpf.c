@@ -8,6 +8,7 @@
  * one object (bpftool gen object), the skeleton cpu_sampler.
  */
 #include "notice.bpf.h"
+#include "php.bpf.h"
 #include "python.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
@@ -209,6 +210,8 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	if (full) {
 		key.pystack = py_stack(stacks, tgid, tid, &key.flags, full == 2);
 		key.rtstack = v8_stack(stacks, &key.flags, full == 2);
+		if (!key.rtstack)
+			key.rtstack = php_stack(ctx, stacks, tgid, tid, &key.flags, full == 2);
 	}
 	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;

@@ -6,6 +6,7 @@
 #include "capture/ingest.h"
 #include "collect/sampler.h"
 #include "proc/threadctx.h"
+#include "symbolize/phpframes.h"
 #include "symbolize/pyframes.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/v8frames.h"
@@ -287,6 +288,22 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
 			       INGEST_MAX_FRAMES - r->nkstack);
 }
 
+/* The PHP frames of @r (process @pp) named, merged with its user frames
+ * in in->ufr into in->frames after the @r->nkstack kernel ones. Returns the
+ * frames written there. Functions are read (and cached) as soon as a
+ * record comes, as Python's code objects. */
+static size_t merge_php(struct ingest *in, const struct sampler_record *r,
+			const struct phpproc *pp)
+{
+	struct phpframes_raw raw[SAMPLER_MAX_JSFRAMES];
+	struct profile_frame php[SAMPLER_MAX_JSFRAMES];
+	size_t n = phpframes__decode(r->rtstack, r->nrtstack, raw, SAMPLER_MAX_JSFRAMES);
+
+	phpframes__resolve(in->php, (int)r->tgid, raw, n, php);
+	return phpframes__merge(pp, r->ustack, in->ufr, r->nustack, php, raw, n,
+				in->frames + r->nkstack, INGEST_MAX_FRAMES - r->nkstack);
+}
+
 /* The frames of @r into in->frames: kernel then user, leaf first. With
  * @batch, kernel names and DWARF lines only from what the symbolizer
  * knows, queuing the rest: false when something was queued (then resolve
@@ -294,6 +311,7 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
 static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bool batch)
 {
 	const struct pyproc *pp = NULL;
+	const struct phpproc *php;
 	struct profile_frame *uf;
 	bool done = true, js;
 	__u32 i;
@@ -305,7 +323,8 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 		pp = pyframes__process(in->py, (int)r->tgid);
 	/* A Python or V8 process's user frames are merged with its own. */
 	js = !pp && r->nrtstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
-	uf = pp || js ? in->ufr : in->frames + r->nkstack;
+	php = !pp && !js && r->nrtstack ? phpframes__process(in->php, (int)r->tgid) : NULL;
+	uf = pp || js || php ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
 	 * kernel frames; the others are return addresses. Taking it for a
@@ -319,9 +338,10 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 			symbolizer__resolve_user(in->sym, (int)r->tgid, r->ustack[i], i == 0,
 						 &uf[i]);
 	}
-	in->nframes = r->nkstack + (pp   ? merge_python(in, r, pp)
-				    : js ? merge_v8(in, r)
-					 : r->nustack);
+	in->nframes = r->nkstack + (pp    ? merge_python(in, r, pp)
+				    : js  ? merge_v8(in, r)
+				    : php ? merge_php(in, r, php)
+					  : r->nustack);
 	return done;
 }
 

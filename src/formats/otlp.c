@@ -424,14 +424,17 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 	return true;
 }
 
-/* Encode the Profile of process @proc (or an empty one when @proc is
- * SIZE_MAX) into @k's buffer, replacing its contents. */
-static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc)
+/* Encode the Profile of process @proc (or an empty one of value type @type
+ * when @proc is SIZE_MAX) into @k's buffer, replacing its contents. @slot
+ * numbers the Profiles of the message: its id, and slot 0 carries what is
+ * said once. */
+static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc, __u32 type,
+			   size_t slot)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	PF(Profile) pr = PF(Profile_init_zero);
 	pb_ostream_t s = pbbuf__stream(k);
-	__u32 st, su, pt, pu, type = proc == SIZE_MAX ? 0 : profile__process_type(p, proc);
+	__u32 st, su, pt, pu;
 	struct samples_arg sa = {p, proc};
 	struct packed pk;
 	const __u32 *mattrs;
@@ -457,18 +460,18 @@ static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc
 		pr.duration_nano = dur;
 		pr.period = (int64_t)profile__period(p, type);
 		pr.profile_id.size = sizeof(meta->profile_id);
-		profile__id_of(p, proc, pr.profile_id.bytes); /* one per Profile */
+		profile__id_of(p, slot, pr.profile_id.bytes); /* one per Profile */
 	}
 	/* The original payload and the loss counts are facts of the whole
 	 * capture, not of one process: the first Profile of the message
 	 * carries them, once. */
-	if (meta && meta->original_payload_len && (proc == 0 || proc == SIZE_MAX)) {
+	if (meta && meta->original_payload_len && slot == 0) {
 		set_cstr(&pr.original_payload_format, meta->original_payload_format);
 		pr.original_payload.funcs.encode = enc_payload;
 		pr.original_payload.arg = (void *)meta;
 	}
 	mattrs = profile__meta_attrs(p, &nmattrs);
-	if (nmattrs && (proc == 0 || proc == SIZE_MAX))
+	if (nmattrs && slot == 0)
 		set_packed(&pr.attribute_indices, &pk, mattrs, nmattrs);
 	return pb_encode(&s, PF(Profile_fields), &pr);
 }
@@ -542,17 +545,18 @@ static bool encode_res(struct pbbuf *k, const struct profile *p, size_t proc)
 	return pb_encode(&s, opentelemetry_proto_resource_v1_Resource_fields, &r);
 }
 
-/* Append one ResourceProfiles (process @proc, or host only when SIZE_MAX) to
- * @s, using @scratch for the Profile bytes and @rscratch for the Resource's. */
+/* Append one ResourceProfiles (process @proc, or host only with an empty
+ * Profile of @type when SIZE_MAX) to @s, using @scratch for the Profile
+ * bytes and @rscratch for the Resource's; @slot as encode_profile(). */
 static bool encode_resource(pb_ostream_t *s, struct pbbuf *scratch, struct pbbuf *rscratch,
-			    const struct profile *p, size_t proc)
+			    const struct profile *p, size_t proc, __u32 type, size_t slot)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	PF(ResourceProfiles) rp = PF(ResourceProfiles_init_zero);
 	struct bytes_arg res;
 	struct scope_arg sc;
 
-	if (!encode_profile(scratch, p, proc) || !encode_res(rscratch, p, proc))
+	if (!encode_profile(scratch, p, proc, type, slot) || !encode_res(rscratch, p, proc))
 		return false;
 	res.p = rscratch->b->data;
 	res.len = rscratch->b->len;
@@ -573,15 +577,19 @@ int otlp__encode(const struct profile *p, struct buf *out)
 	struct pbbuf k = {out, 0}, sk = {&tmp, 0}, rk = {&rtmp, 0};
 	pb_ostream_t s = pbbuf__stream(&k);
 	size_t i, n = profile__process_count(p), start = out->len;
+	size_t slot = n, ntypes = profile__value_type_count(p);
 	bool ok = true;
 	int err = 0;
 
 	buf__init(&tmp, out->max);
 	buf__init(&rtmp, out->max);
-	if (!n)
-		ok = encode_resource(&s, &sk, &rk, p, SIZE_MAX);
 	for (i = 0; ok && i < n; i++)
-		ok = encode_resource(&s, &sk, &rk, p, i);
+		ok = encode_resource(&s, &sk, &rk, p, i, profile__process_type(p, i), i);
+	/* A value type no process holds (no CPU sample in an off-CPU capture,
+	 * or nothing at all) still gets its empty Profile, on the host. */
+	for (i = 0; ok && i < ntypes; i++)
+		if (!profile__value_type_used(p, (__u32)i))
+			ok = encode_resource(&s, &sk, &rk, p, SIZE_MAX, (__u32)i, slot++);
 	if (ok)
 		ok = encode_dictionary(&s, p);
 	if (!ok) {

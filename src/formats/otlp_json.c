@@ -450,10 +450,14 @@ static void samples(struct buf_out *j, const struct profile *p, size_t proc)
 	buf__puts(j, "]");
 }
 
-static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc)
+/* The Profile of process @proc, or an empty one of @type when SIZE_MAX;
+ * @slot numbers the Profiles as otlp.c does (its id; slot 0 says what is
+ * said once). */
+static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc, __u32 type,
+			size_t slot)
 {
 	const struct profile_meta *meta = profile__meta(p);
-	__u32 st, su, pt, pu, type = proc == SIZE_MAX ? 0 : profile__process_type(p, proc);
+	__u32 st, su, pt, pu;
 	__u64 start, dur;
 	__u8 id[16];
 	bool first = true;
@@ -470,10 +474,10 @@ static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc)
 	u64s(j, &first, "durationNano", dur);
 	value_type(j, &first, "periodType", pt, pu);
 	s64s(j, &first, "period", profile__period(p, type));
-	profile__id_of(p, proc, id); /* one per Profile, as otlp.c */
+	profile__id_of(p, slot, id); /* one per Profile, as otlp.c */
 	hex(j, &first, "profileId", id, sizeof(id));
 	/* Carried once, by the first Profile (as otlp.c does). */
-	if (proc == 0 || proc == SIZE_MAX) {
+	if (slot == 0) {
 		const __u32 *mattrs;
 		size_t nmattrs;
 
@@ -489,7 +493,8 @@ static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc)
 	buf__puts(j, "}");
 }
 
-static void resource(struct buf_out *j, const struct profile *p, size_t proc)
+static void resource(struct buf_out *j, const struct profile *p, size_t proc, __u32 type,
+		     size_t slot)
 {
 	const struct profile_meta *meta = profile__meta(p);
 	bool first = true, sf = true, scf = true;
@@ -515,7 +520,7 @@ static void resource(struct buf_out *j, const struct profile *p, size_t proc)
 	buf__puts(j, "}");
 	key(j, &sf, "profiles");
 	buf__puts(j, "[");
-	profile_msg(j, p, proc);
+	profile_msg(j, p, proc, type, slot);
 	buf__puts(j, "]}]}");
 }
 
@@ -523,14 +528,21 @@ int otlp_json__encode(const struct profile *p, struct buf *out)
 {
 	struct buf_out j = {out, 0};
 	size_t i, n = profile__process_count(p), start = out->len;
+	size_t slot = n, ntypes = profile__value_type_count(p);
 
 	buf__puts(&j, "{\"resourceProfiles\":[");
-	if (!n)
-		resource(&j, p, SIZE_MAX);
 	for (i = 0; i < n; i++) {
 		if (i)
 			buf__puts(&j, ",");
-		resource(&j, p, i);
+		resource(&j, p, i, profile__process_type(p, i), i);
+	}
+	/* Empty Profiles for the types no process holds, as otlp.c. */
+	for (i = 0; i < ntypes; i++) {
+		if (profile__value_type_used(p, (__u32)i))
+			continue;
+		if (slot)
+			buf__puts(&j, ",");
+		resource(&j, p, SIZE_MAX, (__u32)i, slot++);
 	}
 	buf__puts(&j, "],\"dictionary\":");
 	dictionary(&j, p);

@@ -943,6 +943,16 @@ __u32 profile__process_type(const struct profile *p, size_t i)
 	return p->procs[i].type;
 }
 
+bool profile__value_type_used(const struct profile *p, __u32 type)
+{
+	size_t i;
+
+	for (i = 0; i < p->nprocs; i++)
+		if (p->procs[i].type == type)
+			return true;
+	return false;
+}
+
 int profile__set_value_types(struct profile *p, const char *sample_type, const char *sample_unit,
 			     const char *period_type, const char *period_unit)
 {

@@ -365,6 +365,9 @@ void profile__value_type(const struct profile *p, __u32 type, __u32 *sample_type
 __s64 profile__period(const struct profile *p, __u32 type);
 /* Sum of the sample values of @type. */
 __u64 profile__type_total(const struct profile *p, __u32 type);
+/* Does any process hold samples of @type? Encoders write an empty Profile
+ * for a type none holds, so its strings stay referenced. */
+bool profile__value_type_used(const struct profile *p, __u32 type);
 /* The first type whose sample type string is @sample_type: 0 or -ENOENT. */
 int profile__find_value_type(const struct profile *p, const char *sample_type, __u32 *type);
 /* A new profile with only the samples of @type, which becomes its type 0

@@ -833,6 +833,50 @@ TEST(empty_profile)
 	CHECK_EQ_U64(line, 0);
 }
 
+/* A value type no process holds (an off-CPU capture without one CPU
+ * sample) gets an empty Profile on the host, so the strings naming it are
+ * referenced; the Profiles' ids stay distinct. */
+TEST(unused_value_type)
+{
+	const struct profile_frame f[] = {{.address = 0x401000, .function = "wait"}};
+	const struct profile_process_desc proc = {.pid = 9};
+	struct profile *p = profile__new();
+	struct decoded d;
+	struct buf b;
+	__u32 off = 0;
+	int err, line = 0;
+
+	CHECK(p);
+	set_meta(p);
+	CHECK_EQ_U64(profile__add_value_type(p, "off_cpu", "nanoseconds", "context_switch",
+					     "count", 1, &off), 0);
+	CHECK_EQ_U64(off, 1);
+	CHECK_EQ_U64(profile__add_typed_sample(p, off, &proc, 9, NULL, NULL, f, 1, 500), 0);
+	CHECK(!profile__value_type_used(p, 0) && profile__value_type_used(p, 1));
+	buf__init(&b, 1 << 20);
+	err = otlp__encode(p, &b);
+	CHECK_EQ_U64(err, 0);
+	err = decode(&b, &d);
+	if (!err) {
+		const struct d_res *r0 = AT(d.res, struct d_res, 0);
+		const struct d_res *r1 = d.res.n == 2 ? AT(d.res, struct d_res, 1) : NULL;
+		__u32 st, su, pt, pu;
+
+		profile__value_type(p, 0, &st, &su, &pt, &pu);
+		if (!r1 || r0->samples.n != 1 || r1->samples.n ||
+		    (__u32)r1->prof.sample_type.type_strindex != st ||
+		    (__u32)r1->prof.period_type.type_strindex != pt ||
+		    res_attr(r1, "process.pid") ||
+		    !memcmp(r0->prof.profile_id.bytes, r1->prof.profile_id.bytes, 16))
+			line = __LINE__;
+	}
+	decoded_free(&d);
+	buf__release(&b);
+	profile__free(p);
+	CHECK_EQ_U64(err, 0);
+	CHECK_EQ_U64(line, 0);
+}
+
 TEST(cap_and_append)
 {
 	struct profile *p = tiny_profile();
@@ -945,6 +989,7 @@ int main(void)
 	RUN(round_trip);
 	RUN(exact_bytes);
 	RUN(empty_profile);
+	RUN(unused_value_type);
 	RUN(operator_resource_attributes);
 	RUN(cap_and_append);
 	RUN(big_model_speed);

@@ -217,6 +217,20 @@ class OffCpuTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("off_cpu", r.stderr)
 
+    def test_no_cpu_sample(self):
+        """A process that only sleeps gives no CPU sample: the capture's CPU
+        type is an empty Profile, so the checker's orphan check passes."""
+        out = os.path.join(self.dir, "sleep.pb")
+        r = run_profcap(["capture", "--off-cpu", "-F", "1", "-o", out, "--", "/bin/sleep", "1.5"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ok, msg = check_conformance(out)
+        self.assertTrue(ok, msg)
+        d = decode(out)
+        strings = d["data"].dictionary.string_table
+        types = [strings[r["profile"].sample_type.type_strindex] for r in d["resources"]]
+        self.assertIn("off_cpu", types)
+        self.assertIn("samples", types)
+
     def test_bad_threshold(self):
         r = run_profcap(["capture", "--off-cpu-threshold", "soon", "--seconds", "1"])
         self.assertEqual(r.returncode, 2)

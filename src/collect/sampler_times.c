@@ -264,7 +264,8 @@ static void join_rest(struct sampler_times *t, struct sampler_record *r,
 		return; /* all timed */
 	if (array__grow((void **)&t->rec, &t->reccap, n, sizeof(*t->rec), 64, SAMPLER_TIMES_MAX))
 		return; /* the rest stays without time */
-	memcpy(t->rec, occ, n * sizeof(*occ));
+	if (n)
+		memcpy(t->rec, occ, n * sizeof(*occ));
 	t->rec[n] = (struct sampler_time){
 		.time_ns = t->drain_real_ns, .value = r->count - sum, .flags = SAMPLER_TIME_LOST};
 	r->times = t->rec;

@@ -636,8 +636,9 @@ static const char *map_build_id(struct pd *pd, const struct pd_map *m)
 	return bid && bid[0] ? bid : NULL;
 }
 
-/* Wall-clock minus sample-clock nanoseconds: the file's clock data when it
- * has some; else perf stamped samples with the kernel's monotonic clock,
+/* Wall-clock minus sample-clock nanoseconds (added modulo 2^64: a damaged
+ * file gives a wrong time, never an overflow): the file's clock data when
+ * it has some; else perf stamped samples with the kernel's monotonic clock,
  * which this host's clocks tell apart from the epoch (right for files
  * recorded since this boot; read once). */
 static __s64 wall_offset(const struct pd *pd)
@@ -688,7 +689,7 @@ static int add_sample(struct pd *pd, const struct pd_sample *s)
 	if (s->time)
 		return profile__add_timed_sample(pd->p, type, &proc, (__u32)s->tid,
 						 name_of(pd, s->tid, s->pid, t), &lab, pd->frames,
-						 n, 1, (__u64)((__s64)s->time + wall_offset(pd)));
+						 n, 1, s->time + (__u64)wall_offset(pd));
 	return profile__add_typed_sample(pd->p, type, &proc, (__u32)s->tid,
 					 name_of(pd, s->tid, s->pid, t), &lab, pd->frames, n, 1);
 }

@@ -17,6 +17,7 @@
 /* times_event.flags */
 #define PROFCAP_TIMES_GEN 0x1  /* counted in generation 1 (else 0) */
 #define PROFCAP_TIMES_WAIT 0x2 /* an off-CPU wait: the event is a struct times_wait */
+#define PROFCAP_TIMES_MEM 0x4  /* a sampled allocation: the event is a struct times_mem */
 
 /* One CPU sample: 24 bytes (32 on the ring with its header). */
 struct times_event {
@@ -31,6 +32,19 @@ struct times_event {
 struct times_wait {
 	struct times_event ev;
 	__u64 ns; /* its duration */
+};
+
+/* Words of a struct mem_key (bpf/memory_types.h) in a struct times_mem. */
+#define PROFCAP_TIMES_MEM_KEY_WORDS 5
+
+/* One sampled allocation (memory profiles): its whole key rather than a
+ * hash, as it is not counted in the kernel when its event is sent (the
+ * event carries its weights). 80 bytes (88 on the ring). ev.key is 0. */
+struct times_mem {
+	struct times_event ev;
+	__u64 bytes; /* its weights, as struct mem_val */
+	__u64 objs;
+	__u64 key[PROFCAP_TIMES_MEM_KEY_WORDS]; /* its struct mem_key */
 };
 
 /* A 64-bit hash of a key of @nwords 64-bit words (the whole key, padding

@@ -22,6 +22,7 @@
 #include "memory.bpf.h"
 #include "notice.bpf.h"
 #include "target.bpf.h"
+#include "timestamps.bpf.h"
 #include "unwind.bpf.h"
 /* libbpf's USDT argument reader; after the UAPI types it needs */
 #include <stdbool.h>
@@ -228,7 +229,8 @@ int profcap_mem_alloc(struct pt_regs *ctx)
 	p.w.bytes = mem__weight_bytes(size, q);
 	p.w.objs = mem__weight_objs(q);
 	mem_stacks_of(ctx, &p.key);
-	mem_count(&p.key, &p.w);
+	if (!times_note_mem(&p.key, &p.w)) /* with its time, else counted */
+		mem_count(&p.key, &p.w);
 	bpf_map_update_elem(&mem_pending, &tid, &p, BPF_ANY);
 	return 0;
 }
@@ -309,7 +311,8 @@ int profcap_mem_usdt_alloc(struct pt_regs *ctx)
 	val.w.objs = ((__u64)weighted << MEM_OBJ_BITS) / (__u64)size;
 	val.w.objs = mem__weight_bytes(val.w.objs, q);
 	mem_stacks_of(ctx, &val.key);
-	mem_count(&val.key, &val.w);
+	if (!times_note_mem(&val.key, &val.w))
+		mem_count(&val.key, &val.w);
 	mem_live_add(tgid, (__u64)ptr, &val, cfg);
 	return 0;
 }

@@ -5,7 +5,8 @@
 #include "timestamps.bpf.h"
 
 const volatile __u32 want_timestamps = 0;
-__u64 times_lost = 0; /* events not sent: the ring was full */
+__u64 times_lost = 0;	  /* events not sent: the ring was full */
+__u64 times_mem_lost = 0; /* ... of which sampled allocations (counted without time) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -46,3 +47,27 @@ __attribute__((noinline)) int times_wait(const struct offcpu_key *key, __u32 gen
 	}
 	return 0;
 }
+
+__attribute__((noinline)) int times_mem(const struct mem_key *key, const struct mem_val *w)
+{
+	struct times_mem e;
+
+	if (!key || !w)
+		return -1;
+	__builtin_memcpy(e.key, key, sizeof(e.key));
+	e.ev.key = 0;
+	e.ev.ts = bpf_ktime_get_ns();
+	e.ev.cpu = bpf_get_smp_processor_id();
+	e.ev.flags = PROFCAP_TIMES_MEM;
+	e.bytes = w->bytes;
+	e.objs = w->objs;
+	if (bpf_ringbuf_output(&times, &e, sizeof(e), BPF_RB_NO_WAKEUP)) {
+		__sync_fetch_and_add(&times_lost, 1);
+		__sync_fetch_and_add(&times_mem_lost, 1);
+		return -1;
+	}
+	return 0;
+}
+
+_Static_assert(sizeof(struct mem_key) == PROFCAP_TIMES_MEM_KEY_WORDS * sizeof(__u64),
+	       "times_mem: the whole mem_key");

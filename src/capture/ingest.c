@@ -73,6 +73,7 @@ static int add_occurrences(struct ingest *in, __u32 type, const struct profile_p
 			   size_t n, __u64 *added, __u64 *nocc)
 {
 	struct profile_labels tl = *lab;
+	struct profile_num_attr lost = {.key = PROFILE_ATTR_TIME_LOST, .value = 1};
 	__u32 stack, i;
 	int err;
 
@@ -88,12 +89,22 @@ static int add_occurrences(struct ingest *in, __u32 type, const struct profile_p
 		if (!t->value || *added + t->value > r->count)
 			continue; /* never more than the record counts */
 		tl.cpu = t->cpu;
+		if (t->flags & SAMPLER_TIME_LOST) { /* the last: what lost its time */
+			tl.has_cpu = false;
+			tl.num = &lost;
+			tl.nnum = 1;
+			tl.switches = r->kind == SAMPLER_KIND_OFF_CPU && r->switches > *nocc
+					      ? r->switches - *nocc
+					      : 0;
+		}
 		err = profile__add_timed_stack_sample(in->prof, type, desc, r->tid, r->comm, &tl,
 						      stack, t->value, t->time_ns);
-		if (!err) {
+		if (!err && (t->flags & SAMPLER_TIME_LOST))
+			in->c.untimed += tl.switches ? tl.switches : t->value;
+		if (!err)
 			*added += t->value;
+		if (!err && !(t->flags & SAMPLER_TIME_LOST))
 			(*nocc)++;
-		}
 	}
 	return err == -E2BIG || err == -ENOMEM ? 0 : err;
 }

@@ -13,6 +13,7 @@
 #include "symbolize/symbolizer.h"
 #include "util/array.h"
 #include "util/env.h"
+#include "util/clock.h"
 #include "util/htab.h"
 #include "util/log.h"
 
@@ -26,6 +27,7 @@ struct memory {
 	__u64 dropped;		  /* records the profile could not hold */
 	__u64 lost_reported;	  /* losses memory__window_lost() gave so far */
 	__u64 throttled_reported; /* ... memory__window_throttled() */
+	__u64 untimed_reported;	  /* sampled allocations without time counted so far */
 	struct profile_frame frames[SAMPLER_MAX_USTACK];
 };
 
@@ -197,6 +199,50 @@ static bool refresh_once(struct memory_ctx *c, __u32 pid)
 	return true;
 }
 
+/* The sampled allocations of @mr with their time into alloc_space and
+ * alloc_objects (types @types[0..1]), each under its CPU. 0 or -errno. */
+static int add_timed(struct memory_ctx *c, const struct memory_record *mr,
+		     const struct profile_process_desc *desc, const __u32 *types)
+{
+	struct profile_labels lab = {.has_cpu = true};
+	__u32 stack, i, k;
+	int err;
+
+	err = profile__add_stack(c->in->prof, c->m->frames, mr->r.nustack, &stack);
+	for (i = 0; i < mr->ntimes && !err; i++) {
+		const struct memory_time *t = &mr->times[i];
+		const __u64 v[2] = {t->bytes, t->objs};
+
+		lab.cpu = t->cpu;
+		for (k = 0; k < 2 && !err; k++)
+			if (v[k])
+				err = profile__add_timed_stack_sample(c->in->prof, types[k], desc,
+								      mr->r.tid, mr->r.comm, &lab,
+								      stack, v[k], t->time_ns);
+		if (!err)
+			c->in->c.timed++;
+	}
+	return err;
+}
+
+/* Allocations of @mr counted without their time (the times ring was
+ * full), @value in sample type @type: at the drain's time, marked
+ * PROFILE_ATTR_TIME_LOST, as a profile with times needs one on every
+ * sample. 0 or -errno. */
+static int add_lost(struct memory_ctx *c, const struct memory_record *mr,
+		    const struct profile_process_desc *desc, __u32 type, __u64 value)
+{
+	struct profile_num_attr lost = {.key = PROFILE_ATTR_TIME_LOST, .value = 1};
+	struct profile_labels lab = {.num = &lost, .nnum = 1};
+	__u32 stack;
+	int err;
+
+	err = profile__add_stack(c->in->prof, c->m->frames, mr->r.nustack, &stack);
+	return err ?: profile__add_timed_stack_sample(c->in->prof, type, desc, mr->r.tid,
+						      mr->r.comm, &lab, stack, value,
+						      clock__ns(CLOCK_REALTIME));
+}
+
 /* One record into the profile: up to four samples of the same stack. */
 static int add_record(void *arg, const struct memory_record *mr)
 {
@@ -208,7 +254,7 @@ static int add_record(void *arg, const struct memory_record *mr)
 	struct memory *m = c->m;
 	const struct sampler_record *r = &mr->r;
 	struct profile_process_desc desc;
-	__u32 i, type;
+	__u32 i, type, types[2];
 	int err = 0;
 
 	describe(c->in, r, &desc);
@@ -218,15 +264,21 @@ static int add_record(void *arg, const struct memory_record *mr)
 		sampler__refresh_process(m->smp, (int)r->tgid);
 	if (resolve(c, r) && refresh_once(c, r->tgid))
 		resolve(c, r);
+	for (i = 0; i < 2 && mr->ntimes && !err; i++)
+		err = profile__add_value_type(c->in->prof, names[i], i & 1 ? "count" : "bytes",
+					      "space", "bytes", (__s64)m->o.rate, &types[i]);
+	err = err ?: add_timed(c, mr, &desc, types);
 	for (i = 0; i < 4 && !err; i++) {
 		if (!vals[i])
 			continue;
 		err = profile__add_value_type(c->in->prof, names[i], i & 1 ? "count" : "bytes",
 					      "space", "bytes", (__s64)m->o.rate, &type);
-		err = err
-			      ?: profile__add_typed_sample(c->in->prof, type, &desc, r->tid,
-							   r->comm, NULL, m->frames, r->nustack,
-							   vals[i]);
+		if (i < 2 && c->in->timestamps) /* with timestamps all have one */
+			err = err ?: add_lost(c, mr, &desc, type, vals[i]);
+		else
+			err = err ?: profile__add_typed_sample(c->in->prof, type, &desc, r->tid,
+							       r->comm, NULL, m->frames,
+							       r->nustack, vals[i]);
 	}
 	if (err == -E2BIG || err == -ENOMEM) {
 		m->dropped++;
@@ -245,6 +297,14 @@ int memory__drain(struct memory *m, bool window_end, struct ingest *in)
 	err = memsampler__drain(m->ms, window_end, add_record, &c);
 	if (err)
 		pr_err("reading memory samples failed: %s", strerror(-err));
+	if (in->timestamps) { /* the times ring was full: counted without time */
+		struct memory_stats st;
+
+		memsampler__stats(m->ms, &st);
+		if (st.untimed > m->untimed_reported)
+			in->c.untimed += st.untimed - m->untimed_reported;
+		m->untimed_reported = st.untimed;
+	}
 	return err;
 }
 
@@ -302,7 +362,7 @@ __u64 memory__window_lost(struct memory *m)
 		memsampler__stats(m->ms, &st);
 	else
 		st = m->st; /* finished */
-	lost = st.counts_full + st.live_full + st.live_proc + m->dropped;
+	lost = st.counts_full + st.live_full + st.live_proc + st.times_lost + m->dropped;
 	if (lost < m->lost_reported)
 		return 0;
 	lost -= m->lost_reported;

@@ -97,6 +97,7 @@ struct session {
 	unsigned drain_tick;
 	bool overrun;
 	struct sampler_stats base; /* sampler counters at the window's start */
+	struct sampler_times_stats times; /* the times ring's, last read */
 };
 
 static volatile sig_atomic_t stop_requested, hup_requested;
@@ -349,6 +350,7 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 	meta.samples_truncated_depth = s->in.c.depth_cut + py_depth;
 	meta.samples_stack_missing = s->in.c.stack_lost + s->in.c.ustack_missing;
 	meta.samples_throttled = memory__window_throttled(s->mem);
+	meta.samples_untimed = s->in.c.untimed;
 	w.status = (struct status_window){
 		.samples = profile__type_total(s->prof, 0),
 		.off_cpu = s->o->off_cpu,
@@ -374,12 +376,18 @@ static int end_window(struct session *s, __s64 dur, const struct sampler_stats *
 				(st->late_emitted - s->base.late_emitted),
 		.nproc = distinct_pids(s->prof),
 		.nstacks = profile__stack_count(s->prof) - 1,
+		.timestamps = s->o->timestamps,
+		.timed = s->in.c.timed,
+		.untimed = s->in.c.untimed,
 		.dur_ns = dur,
 		.freq_hz = s->o->freq_hz,
 		.unwind = s->o->unwind,
 		.st = st,
 		.us = us,
 	};
+	if (s->smp) /* else read before it went */
+		sampler__times_stats(s->smp, &s->times);
+	w.status.times = s->times;
 	err = profile__set_meta(s->prof, &meta);
 	if (!err)
 		err = profile__prune(s->prof);
@@ -915,6 +923,7 @@ int session__close(struct session *s)
 	 * not resident at once. */
 	ingest__kernel_pass(&s->in);
 	memory__finish(s->mem, &s->in, o->quiet);
+	sampler__times_stats(s->smp, &s->times);
 	sampler__free(s->smp);
 	s->smp = NULL;
 	s->in.smp = NULL;

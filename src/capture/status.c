@@ -180,6 +180,22 @@ static void summary_off_cpu(const struct status_window *w)
 			(unsigned long long)w->off_cpu_dropped);
 }
 
+/* --timestamps: what kept its time, and what the times ring could not take. */
+static void summary_times(const struct status_window *w)
+{
+	const struct sampler_times_stats *t = &w->times;
+
+	if (!w->timestamps)
+		return;
+	pr_info("timestamps: %llu %s kept with their time and CPU", NOUN_S(w->timed, "sample"));
+	if (w->untimed || t->ring_lost || t->dropped)
+		pr_warn("timestamps: %llu %s lost their time (timed when drained, up to a second "
+			"late): the times ring was full %llu times (%llu of them sampled "
+			"allocations), %llu events over profcap's cap (docs/time_capture.md)",
+			NOUN_S(w->untimed, "sample"), (unsigned long long)t->ring_lost,
+			(unsigned long long)t->ring_mem_lost, (unsigned long long)t->dropped);
+}
+
 void status__summary(const struct status_window *w)
 {
 	const struct sampler_stats *st = w->st;
@@ -189,6 +205,7 @@ void status__summary(const struct status_window *w)
 		NOUN_S(w->nstacks, "stack"), w->dur_ns / 1e9, w->freq_hz, st->ncpus,
 		status__noun(st->ncpus, "CPU", "CPUs"));
 	summary_losses(w);
+	summary_times(w);
 	summary_python(w);
 	if (w->off_cpu)
 		summary_off_cpu(w);

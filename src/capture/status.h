@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 #include "collect/record.h"
+#include "collect/sampler_times.h"
 #include "capture/delivery.h"
 
 /* Facts about one finished window (or the whole capture). */
@@ -40,6 +41,9 @@ struct status_window {
 				  * process context's key map (x samples) */
 	__u64 attrs_bad;	 /* samples whose attrs-data was cut or malformed */
 	__u32 links_cap;	 /* distinct links a window keeps */
+	bool timestamps;	 /* --timestamps: the counts below */
+	__u64 timed, untimed;	 /* occurrences kept with their time, samples without */
+	struct sampler_times_stats times; /* the times ring's counters (cumulative) */
 	const struct sampler_stats *st;	       /* cumulative kernel counters */
 	const struct sampler_unwind_stats *us; /* NULL without table unwinding */
 };

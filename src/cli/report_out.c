@@ -200,6 +200,10 @@ static void text_header(FILE *f, const struct report *r, const struct meta_view 
 			"  throttled   %llu sampled allocations (back-pressure; weighed into those "
 			"kept)\n",
 			(unsigned long long)meta->samples_throttled);
+	if (meta->samples_untimed)
+		fprintf(f, "  time lost   %llu samples (the times ring was full: timed when drained, "
+			"up to a second late; marked %s)\n",
+			(unsigned long long)meta->samples_untimed, PROFILE_ATTR_TIME_LOST);
 	if (filtered(o)) {
 		char hex[33];
 		size_t i;
@@ -393,11 +397,12 @@ static void json_header(FILE *f, const struct report *r, const struct meta_view 
 	fprintf(f,
 		"\"dropped_samples\":%llu,\"truncated_samples\":%llu,"
 		"\"truncated_depth_limit_samples\":%llu,\"truncated_unwind_samples\":%llu,"
-		"\"stack_missing_samples\":%llu},\n",
+		"\"stack_missing_samples\":%llu,\"untimed_samples\":%llu},\n",
 		(unsigned long long)meta->samples_dropped,
 		(unsigned long long)meta->samples_truncated, (unsigned long long)depth_cut(meta),
 		(unsigned long long)(meta->samples_truncated - depth_cut(meta)),
-		(unsigned long long)meta->samples_stack_missing);
+		(unsigned long long)meta->samples_stack_missing,
+		(unsigned long long)meta->samples_untimed);
 	fprintf(f, "\"filter\":{\"pid\":");
 	if (o->filter_pid)
 		fprintf(f, "%lld", (long long)o->pid);

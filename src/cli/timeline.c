@@ -31,6 +31,7 @@ struct row_key {
 struct cell {
 	__u32 bucket, row;
 	__u64 value;
+	__u64 lost; /* of which samples whose time was lost (PROFILE_ATTR_TIME_LOST) */
 };
 
 struct tl {
@@ -42,6 +43,7 @@ struct tl {
 	size_t names_cap;
 	struct cell *cells;
 	size_t ncells, cells_cap;
+	__u64 untimed; /* value of the samples without time: in no interval */
 };
 
 static const char *sample_thread_name(const struct profile *p, const struct profile_sample_entry *s)
@@ -94,40 +96,57 @@ static int row_of(struct tl *t, size_t proc, const struct profile_sample_entry *
 	return err;
 }
 
-static int add_cell(struct tl *t, __u32 bucket, __u32 row, __u64 value)
+static int add_cell(struct tl *t, __u32 bucket, __u32 row, __u64 value, bool lost)
 {
 	struct cell *c = t->ncells ? &t->cells[t->ncells - 1] : NULL;
 	int err;
 
 	if (c && c->bucket == bucket && c->row == row) {
 		c->value += value;
+		c->lost += lost ? value : 0;
 		return 0;
 	}
 	err = array__grow((void **)&t->cells, &t->cells_cap, t->ncells, sizeof(*t->cells), 256,
 			  MAX_CELLS);
 	if (err)
 		return err;
-	t->cells[t->ncells++] = (struct cell){bucket, row, value};
+	t->cells[t->ncells++] = (struct cell){bucket, row, value, lost ? value : 0};
 	return 0;
+}
+
+/* Whether sample @s's own times were lost: its time is its drain's. */
+static bool time_lost(const struct profile *p, const struct profile_sample_entry *s)
+{
+	__u32 i;
+
+	for (i = 0; i < s->nattrs && i < PROFILE_SAMPLE_MAX_ATTRS; i++)
+		if (!strcmp(profile__string(p, profile__attr(p, s->attrs[i])->key, NULL),
+			    PROFILE_ATTR_TIME_LOST))
+			return true;
+	return false;
 }
 
 static int collect(struct tl *t)
 {
 	size_t i, j, k, n;
 	__u32 row;
+	bool lost;
 	int err = 0;
 
 	for (i = 0; i < profile__process_count(t->p) && !err; i++)
 		for (j = 0; j < profile__sample_count(t->p, i) && !err; j++) {
 			const struct profile_occurrence *o = profile__sample_times(t->p, i, j, &n);
 
-			if (!n)
+			if (!n) {
+				t->untimed += profile__sample(t->p, i, j)->value;
 				continue;
+			}
 			err = row_of(t, i, profile__sample(t->p, i, j), &row);
+			lost = time_lost(t->p, profile__sample(t->p, i, j));
 			for (k = 0; k < n && !err; k++)
 				err = add_cell(
 					t, (__u32)((o[k].time_ns - t->first) / t->o->interval_ns),
-					row, o[k].value);
+					row, o[k].value, lost);
 		}
 	return err;
 }
@@ -161,9 +180,10 @@ static void merge(struct tl *t)
 	qsort(t->cells, t->ncells, sizeof(*t->cells), cmp_cell);
 	for (i = 0; i < t->ncells; i++) {
 		if (n && t->cells[n - 1].bucket == t->cells[i].bucket &&
-		    t->cells[n - 1].row == t->cells[i].row)
+		    t->cells[n - 1].row == t->cells[i].row) {
 			t->cells[n - 1].value += t->cells[i].value;
-		else
+			t->cells[n - 1].lost += t->cells[i].lost;
+		} else
 			t->cells[n++] = t->cells[i];
 	}
 	t->ncells = n;
@@ -196,18 +216,22 @@ static void print_row_text(FILE *f, const struct tl *t, const struct cell *c, __
 static void print_interval(FILE *f, const struct tl *t, size_t from, size_t to, bool first)
 {
 	__u64 start = t->first + (__u64)t->cells[from].bucket * t->o->interval_ns, total = 0;
+	__u64 lost = 0;
 	size_t i;
 	char clk[32];
 
-	for (i = from; i < to; i++)
+	for (i = from; i < to; i++) {
 		total += t->cells[i].value;
+		lost += t->cells[i].lost;
+	}
 	qsort(t->cells + from, to - from, sizeof(*t->cells), cmp_value);
 	if (t->o->json) {
 		fprintf(f,
 			"%s{\"start_unix_nano\":%llu,\"offset_seconds\":%.3f,\"total\":%llu,"
-			"\"rows\":[",
+			"\"time_lost\":%llu,\"rows\":[",
 			first ? "" : ",", (unsigned long long)start,
-			(double)(start - t->first) / 1e9, (unsigned long long)total);
+			(double)(start - t->first) / 1e9, (unsigned long long)total,
+			(unsigned long long)lost);
 		for (i = from; i < to; i++) {
 			fputs(i > from ? "," : "", f);
 			print_row_json(f, t, &t->cells[i], total);
@@ -220,6 +244,9 @@ static void print_interval(FILE *f, const struct tl *t, size_t from, size_t to, 
 		(unsigned long long)total);
 	for (i = from; i < to && (!t->o->top || i - from < t->o->top); i++)
 		print_row_text(f, t, &t->cells[i], total);
+	/* their times lost (ring full): counted here, at the drain that read them */
+	if (lost)
+		fprintf(f, "  [%llu with time lost]", (unsigned long long)lost);
 	fputc('\n', f);
 }
 
@@ -236,12 +263,15 @@ static void print(FILE *f, struct tl *t)
 		json__fput_str(f, t->o->file);
 		fprintf(f,
 			",\"start_unix_nano\":%llu,\"end_unix_nano\":%llu,\"interval_ns\":%llu,"
-			"\"by\":\"%s\",\"intervals\":[",
+			"\"by\":\"%s\",\"untimed\":%llu,\"intervals\":[",
 			(unsigned long long)t->first, (unsigned long long)t->last,
-			(unsigned long long)t->o->interval_ns, by);
+			(unsigned long long)t->o->interval_ns, by, (unsigned long long)t->untimed);
 	} else {
 		fprintf(f, "Timeline of %s: %s to %s, intervals of %.3f s, value by %s\n",
 			t->o->file, a, b, (double)t->o->interval_ns / 1e9, by);
+		if (t->untimed)
+			fprintf(f, "%llu samples without their time are in no interval\n",
+				(unsigned long long)t->untimed);
 		fprintf(f, "%10s  %-12s  %8s  %s\n", "offset", "clock", "total", "shares");
 	}
 	for (i = 0, start = 0; i <= t->ncells; i++) {

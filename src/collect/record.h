@@ -104,8 +104,13 @@ struct sampler_time {
 	__u64 time_ns; /* ns since the epoch (UTC); a wait: when it began */
 	__u64 value;   /* 1 (a CPU sample) or the wait's nanoseconds */
 	__u32 cpu;     /* the logical CPU it ran on (a wait: ended on) */
-	__u32 pad;
+	__u32 flags;   /* SAMPLER_TIME_* */
 };
+
+/* sampler_time.flags: the occurrences whose own times were lost (the times
+ * ring was full), at the time of the drain that read them: taken within
+ * the drain interval before it; no CPU. */
+#define SAMPLER_TIME_LOST 0x1
 
 /* One aggregated record: @count samples (or nanoseconds, see @kind) with
  * identical key. The stack arrays are leaf first and borrowed for the

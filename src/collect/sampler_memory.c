@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "cpu_sampler.skel.h"
+#include "collect/sampler_times.h"
 #include "memory_types.h"
 #include "collect/drain.h"
 #include "collect/sampler_int.h"
@@ -153,6 +154,14 @@ static int share_maps(struct memsampler *m, const struct memory_opts *o)
 		if (!strncmp(name, "mem_", 4) || !strncmp(name, "__bpf_usdt", 10) ||
 		    !strcmp(name, ".kconfig"))
 			continue;
+		/* with timestamps, a ring of its own sized for its budget */
+		if (!strcmp(name, "times") && main->rodata->want_timestamps) {
+			err = bpf_map__set_max_entries(
+				map, times__ring_cap(times__mem_ring_bytes(o->max_events)));
+			if (err)
+				return err;
+			continue;
+		}
 		mine = bpf_object__find_map_by_name(main->obj, name);
 		fd = mine ? bpf_map__fd(mine) : -1;
 		if (fd < 0)
@@ -210,6 +219,8 @@ static int load(struct memsampler *m)
 	if (err)
 		return err;
 	loader__verifier_report(m->skel->progs.profcap_mem_alloc, clock__mono_ns() - t0);
+	if (m->s->skel->rodata->want_timestamps && !(m->times = times__new()))
+		return -ENOMEM;
 	m->stacks_fd = bpf_map__fd(m->skel->maps.mem_stacks);
 	m->ext_fd = bpf_map__fd(m->skel->maps.mem_ustack_ext);
 	err = memsampler__write_config(m);
@@ -737,6 +748,7 @@ void memsampler__free(struct memsampler *m)
 	htab__release(&m->files);
 	htab__release(&m->agg);
 	htab__release(&m->refs);
+	times__free(m->times);
 	cpu_sampler__destroy(m->skel);
 	free(m);
 }

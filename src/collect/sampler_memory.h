@@ -22,6 +22,15 @@
 struct sampler;
 struct memsampler;
 
+/* One sampled allocation with its time (capture --timestamps). */
+struct memory_time {
+	__u64 time_ns; /* ns since the epoch (UTC) */
+	__u64 bytes;   /* its weighted bytes */
+	__u64 objs;    /* its weighted objects (rounded) */
+	__u32 cpu;
+	__u32 pad;
+};
+
 #define MEMORY_RATE_DEFAULT (512ull << 10) /* mean bytes between samples */
 #define MEMORY_LIVE_MAX (1u << 16)	   /* live sampled allocations, all processes */
 #define MEMORY_COUNTS_MAX (1u << 14)	   /* (process, thread, stack) counters */
@@ -42,8 +51,12 @@ struct memory_opts {
  * is borrowed for the callback. */
 struct memory_record {
 	struct sampler_record r;
-	__u64 alloc_bytes, alloc_objects;
+	__u64 alloc_bytes, alloc_objects; /* those without time */
 	__u64 inuse_bytes, inuse_objects;
+	/* with timestamps: the sampled allocations with their time, in time
+	 * order (beside alloc_*, which then holds those whose time was lost) */
+	const struct memory_time *times;
+	__u32 ntimes;
 };
 
 typedef int (*memory_record_fn)(void *ctx, const struct memory_record *r);
@@ -58,6 +71,9 @@ struct memory_stats {
 	__u64 live_proc;   /* ... not tracked live: the process's share used */
 	__u64 throttled;   /* sampled calls dropped by back-pressure (weighed into the kept) */
 	__u64 walk_busy;   /* sampled calls counted without a stack (walk slot taken) */
+	__u64 timed;	   /* sampled allocations read with their time (timestamps) */
+	__u64 times_lost;  /* ... lost past profcap's caps on them */
+	__u64 untimed;	   /* sampled allocations counted without time (ring full) */
 	__u64 live;	   /* live entries at the last drain */
 	__u32 probes;	   /* uprobes attached */
 	__u32 files;	   /* allocator files probed */

@@ -9,7 +9,10 @@
 #include <bpf/libbpf.h>
 
 #include "cpu_sampler.skel.h"
+#include "timestamps.h"
+#include "collect/sampler_int.h"
 #include "collect/sampler_memory_int.h"
+#include "collect/sampler_times.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -147,6 +150,32 @@ static int tail_of(void *ctx, __u64 hash, __u64 *tail)
 	return bpf_map_lookup_elem(m->ext_fd, &hash, tail) ? -ENOENT : 0;
 }
 
+/* With timestamps, this drain's sampled allocations from the ring, each
+ * key's in a row of m->tv (sorted by key, then time). */
+static void add_timed(struct memsampler *m)
+{
+	const __u64 *keys;
+	size_t n, i;
+
+	m->tv = NULL;
+	if (!m->times || times__read_ring(m->times, m->skel))
+		return;
+	n = times__mem_prepare(m->times, (__s64)(clock__ns(CLOCK_REALTIME) - clock__mono_ns()),
+			       &keys, &m->tv);
+	for (i = 0; i < n; i++) {
+		struct mem_agg *a =
+			agg_of(m, (const struct mem_key *)(keys + i * PROFCAP_TIMES_MEM_KEY_WORDS));
+
+		if (!a) {
+			m->times_lost++;
+			continue;
+		}
+		if (!a->ntimes)
+			a->t0 = (__u32)i;
+		a->ntimes++;
+	}
+}
+
 /* Aggregates of the window to @fn. */
 static int emit(struct memsampler *m, memory_record_fn fn, void *ctx)
 {
@@ -157,7 +186,7 @@ static int emit(struct memsampler *m, memory_record_fn fn, void *ctx)
 	int err = 0;
 
 	while (!err && (a = htab__next(&m->agg, &it))) {
-		if (!a->alloc_objs && !a->inuse_objs)
+		if (!a->alloc_objs && !a->inuse_objs && !a->ntimes)
 			continue;
 		memset(&rec, 0, sizeof(rec));
 		rec.r.kind = SAMPLER_KIND_CPU;
@@ -171,6 +200,8 @@ static int emit(struct memsampler *m, memory_record_fn fn, void *ctx)
 		rec.alloc_objects = (a->alloc_objs + (1u << (MEM_OBJ_BITS - 1))) >> MEM_OBJ_BITS;
 		rec.inuse_bytes = a->inuse_bytes;
 		rec.inuse_objects = (a->inuse_objs + (1u << (MEM_OBJ_BITS - 1))) >> MEM_OBJ_BITS;
+		rec.times = a->ntimes ? m->tv + a->t0 : NULL;
+		rec.ntimes = a->ntimes;
 		err = fn(ctx, &rec);
 	}
 	return err;
@@ -253,12 +284,17 @@ int memsampler__drain(struct memsampler *m, bool window_end, memory_record_fn fn
 	htab__clear(&m->agg);
 	err = batches(m, bpf_map__fd(m->skel->maps.mem_counts), true, sizeof(struct mem_key),
 		      sizeof(struct mem_val), add_count);
+	if (!err)
+		add_timed(m);
 	if (!err && window_end) {
 		m->live = 0;
 		err = batches(m, bpf_map__fd(m->skel->maps.mem_live), false,
 			      sizeof(struct mem_live_key), sizeof(struct mem_live_val), add_live);
 	}
 	err = err ?: emit(m, fn, ctx);
+	if (m->times)
+		times__mem_done(m->times);
+	m->tv = NULL;
 	/* A process that exited in this window shows what it held at its
 	 * exit (its leaks) once, then no more. */
 	if (!err && window_end)
@@ -281,6 +317,15 @@ void memsampler__stats(const struct memsampler *m, struct memory_stats *st)
 	st->frees = v[MEM_STAT_FREES];
 	st->freed = v[MEM_STAT_FREED];
 	st->counts_full = v[MEM_STAT_COUNTS_FULL];
+	if (m->times) {
+		struct sampler_times_stats ts;
+
+		times__stats(m->times, NULL, &ts);
+		st->times_lost = ts.mem_dropped + m->times_lost;
+		st->timed = ts.mem_events - ts.mem_dropped;
+		times__stats(NULL, m->s->skel, &ts); /* the sampler's globals, shared */
+		st->untimed = ts.ring_mem_lost;
+	}
 	st->live_full = v[MEM_STAT_LIVE_FULL];
 	st->live_proc = v[MEM_STAT_LIVE_PROC];
 	st->throttled = v[MEM_STAT_THROTTLED];

@@ -17,6 +17,8 @@
 #define MEMORY_AGG_MAX (1u << 18)
 
 /* An attached probe, of process @pid (-1: every process). */
+struct sampler_times;
+
 struct mem_link {
 	struct bpf_link *link;
 	__s32 pid;
@@ -27,6 +29,7 @@ struct mem_link {
 struct mem_agg {
 	struct mem_key key;
 	__u64 alloc_bytes, alloc_objs, inuse_bytes, inuse_objs;
+	__u32 t0, ntimes; /* its sampled allocations with time: memsampler.tv[t0..] */
 };
 
 struct memsampler {
@@ -50,6 +53,10 @@ struct memsampler {
 	bool shared;	 /* more than one: each gets a share of the live table */
 	bool warned;
 	struct bpf_link *exec_link; /* profcap_mem_exec */
+	/* with timestamps: the sampled allocations come on a ring of their own */
+	struct sampler_times *times;
+	const struct memory_time *tv; /* this drain's, borrowed from @times */
+	__u64 times_lost;	      /* ... not in the aggregate (its table full) */
 };
 
 /* The programs' configuration (mem_config) from @m: 0 or -errno. */

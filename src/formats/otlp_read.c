@@ -218,6 +218,8 @@ static void add_losses(struct rd *r, const struct ids *ids)
 			sum = &r->meta.samples_truncated_depth;
 		else if (a->role == ROLE_THROTTLED)
 			sum = &r->meta.samples_throttled;
+		else if (a->role == ROLE_UNTIMED)
+			sum = &r->meta.samples_untimed;
 		else
 			continue;
 		*sum = *sum + (__u64)a->v.num < *sum ? UINT64_MAX : *sum + (__u64)a->v.num;

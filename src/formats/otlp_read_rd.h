@@ -48,6 +48,7 @@ enum role {
 	ROLE_OFF_CPU_SWITCHES,
 	ROLE_TRUNCATED_DEPTH,
 	ROLE_THROTTLED,
+	ROLE_UNTIMED,
 	ROLE_PPROF_COMMENT, /* Profile attributes: pprof's profile-level fields */
 	ROLE_PPROF_DROP_FRAMES,
 	ROLE_PPROF_KEEP_FRAMES,

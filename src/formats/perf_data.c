@@ -10,6 +10,7 @@
 #include "util/array.h"
 #include "util/hex.h"
 #include "util/intern.h"
+#include "util/log.h"
 #include "util/sort.h"
 
 #define PD_MAGIC 0x32454c4946524550ull /* "PERFILE2" */
@@ -30,6 +31,7 @@ enum {
 	FEAT_CMDLINE = 11,
 	FEAT_EVENT_DESC = 12,
 	FEAT_SAMPLE_TIME = 21,
+	FEAT_CLOCK_DATA = 29,
 };
 
 int pd__fail(struct pd *pd, __u64 off, const char *what)
@@ -272,6 +274,25 @@ static void feat_cmdline(struct pd *pd, const __u8 *p, const __u8 *end)
 	}
 }
 
+/* HEADER_CLOCK_DATA (perf record -k/--clockid): version, clock id, then one
+ * reading of the wall clock and of the samples' clock taken together, which
+ * places every sample time on the epoch whichever host or boot recorded it. */
+static void feat_clock_data(struct pd *pd, const __u8 *p, size_t size)
+{
+	__u64 wall, clk;
+
+	if (size < 24 || rd32(p) < 1)
+		return;
+	wall = rd64(p + 8);
+	clk = rd64(p + 16);
+	if (!wall)
+		return;
+	pd->clock_off = (__s64)(wall - clk);
+	pd->have_clock = true;
+	pd->st->clock_data = true;
+	pd->st->clockid = (__s32)rd32(p + 4);
+}
+
 int pd__feature(struct pd *pd, unsigned int bit, const __u8 *p, size_t size)
 {
 	const __u8 *end = p + size;
@@ -305,6 +326,9 @@ int pd__feature(struct pd *pd, unsigned int bit, const __u8 *p, size_t size)
 			pd->t_last = rd64(p + 8);
 			pd->have_time = true;
 		}
+		break;
+	case FEAT_CLOCK_DATA:
+		feat_clock_data(pd, p, size);
 		break;
 	}
 	return 0;
@@ -421,6 +445,10 @@ int perf_data__parse(const void *data, size_t len, const struct perf_data_unwind
 		st->duration_ns = st->cpu_clock ? st->period * st->samples : 0;
 	if (!st->duration_ns)
 		st->duration_ns = 1;
+	if (pd.have_time && !pd.have_clock)
+		pr_info("perf.data without clock data: sample times placed with this host's "
+			"clocks, right for a recording made here since boot (record with perf "
+			"record -k monotonic for exact wall-clock times)");
 	*out = pd.p;
 	pd.p = NULL;
 out:

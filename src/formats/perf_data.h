@@ -4,7 +4,7 @@
  * Read: the file header (file and pipe mode), the attributes (one per
  * event, with their sample ids), the feature sections (build-ids, host
  * name, OS release, architecture, CPU count, perf's command line, event
- * names, first and last sample time) and the data section's records:
+ * names, first and last sample time, the clock data of `perf record -k`) and the data section's records:
  * SAMPLE (IP, TID, TIME, CPU, PERIOD, CALLCHAIN with its kernel/user
  * context markers, REGS_USER and STACK_USER of `--call-graph dwarf`),
  * MMAP/MMAP2 (executable mappings per process, MMAP2 build-ids), COMM
@@ -57,6 +57,8 @@ struct perf_data_stats {
 	__u64 duration_ns;	/* last - first sample time (or samples * period), > 0 */
 	bool cpu_clock;		/* the first event is cpu-clock or task-clock */
 	bool pipe;		/* pipe-mode file */
+	bool clock_data;	/* HEADER_CLOCK_DATA gave sample times their epoch */
+	__s32 clockid;		/* ... the samples' clock (CLOCK_MONOTONIC = 1) */
 	unsigned int events;	/* attributes (events) */
 	unsigned int nr_cpus;	/* HEADER_NRCPUS online, 0 = unknown */
 	char hostname[64], osrelease[64], arch[32];

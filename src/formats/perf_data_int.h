@@ -126,6 +126,8 @@ struct pd {
 	__u64 seq; /* record number: the time of records without one */
 	__u64 t_first, t_last;
 	bool have_time;
+	bool have_clock; /* HEADER_CLOCK_DATA read: clock_off places sample times */
+	__s64 clock_off; /* wall-clock minus sample-clock nanoseconds */
 	/* per sample scratch */
 	__u64 *ips;
 	struct profile_frame *frames;

@@ -636,19 +636,23 @@ static const char *map_build_id(struct pd *pd, const struct pd_map *m)
 	return bid && bid[0] ? bid : NULL;
 }
 
-/* Wall-clock minus perf-clock nanoseconds: perf stamps samples with the
- * kernel's monotonic clock, which this host's clocks tell apart from the
- * epoch (right for files recorded since this boot). Read once. */
-static __u64 wall_offset(void)
+/* Wall-clock minus sample-clock nanoseconds (added modulo 2^64: a damaged
+ * file gives a wrong time, never an overflow): the file's clock data when
+ * it has some; else perf stamped samples with the kernel's monotonic clock,
+ * which this host's clocks tell apart from the epoch (right for files
+ * recorded since this boot; read once). */
+static __s64 wall_offset(const struct pd *pd)
 {
 	static __u64 off;
 
+	if (pd->have_clock)
+		return pd->clock_off;
 	if (!off) {
 		__u64 wall = clock__ns(CLOCK_REALTIME), mono = clock__mono_ns();
 
 		off = wall > mono ? wall - mono : 1;
 	}
-	return off;
+	return (__s64)off;
 }
 
 static int add_sample(struct pd *pd, const struct pd_sample *s)
@@ -685,7 +689,7 @@ static int add_sample(struct pd *pd, const struct pd_sample *s)
 	if (s->time)
 		return profile__add_timed_sample(pd->p, type, &proc, (__u32)s->tid,
 						 name_of(pd, s->tid, s->pid, t), &lab, pd->frames,
-						 n, 1, s->time + wall_offset());
+						 n, 1, s->time + (__u64)wall_offset(pd));
 	return profile__add_typed_sample(pd->p, type, &proc, (__u32)s->tid,
 					 name_of(pd, s->tid, s->pid, t), &lab, pd->frames, n, 1);
 }

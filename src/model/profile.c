@@ -279,25 +279,26 @@ static int meta_attrs(struct profile *p, const struct profile_meta *m)
 	static const char *const keys[PROFILE_META_ATTRS] = {
 		PROFILE_ATTR_SAMPLES_DROPPED,	    PROFILE_ATTR_SAMPLES_TRUNCATED,
 		PROFILE_ATTR_SAMPLES_STACK_MISSING, PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH,
-		PROFILE_ATTR_SAMPLES_THROTTLED,	    PROFILE_ATTR_PPROF_COMMENT,
-		PROFILE_ATTR_PPROF_DROP_FRAMES,
+		PROFILE_ATTR_SAMPLES_THROTTLED,	    PROFILE_ATTR_SAMPLES_UNTIMED,
+		PROFILE_ATTR_PPROF_COMMENT,	    PROFILE_ATTR_PPROF_DROP_FRAMES,
 		PROFILE_ATTR_PPROF_KEEP_FRAMES,	    PROFILE_ATTR_PPROF_DEFAULT_SAMPLE_TYPE,
 	};
-	const __u64 v[5] = {m->samples_dropped, m->samples_truncated, m->samples_stack_missing,
-			    m->samples_truncated_depth, m->samples_throttled};
+	const __u64 v[6] = {m->samples_dropped,		m->samples_truncated,
+			    m->samples_stack_missing,	m->samples_truncated_depth,
+			    m->samples_throttled,	m->samples_untimed};
 	const char *sv[4] = {m->pprof_comment, m->pprof_drop_frames, m->pprof_keep_frames,
 			     m->pprof_default_sample_type};
 	__u32 idx[PROFILE_META_ATTRS];
 	size_t i, n = 0;
 	int err = 0;
 
-	for (i = 0; i < 5 && !err; i++)
+	for (i = 0; i < 6 && !err; i++)
 		if (v[i])
 			err = attr_int(p, keys[i], v[i] > INT64_MAX ? INT64_MAX : (__s64)v[i],
 				       &idx[n++]);
 	for (i = 0; i < 4 && !err; i++)
 		if (sv[i] && *sv[i])
-			err = attr_str(p, keys[5 + i], sv[i], &idx[n++]);
+			err = attr_str(p, keys[6 + i], sv[i], &idx[n++]);
 	if (err)
 		return err;
 	if (p->nmeta_attrs &&

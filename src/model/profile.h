@@ -142,6 +142,9 @@ struct profile_meta {
 	/* memory: sampled allocations dropped by back-pressure (not lost:
 	 * those kept weigh more) */
 	__u64 samples_throttled;
+	/* whose own time was lost (--timestamps: the times ring was full),
+	 * timed when drained (PROFILE_ATTR_TIME_LOST) */
+	__u64 samples_untimed;
 	/* pprof's profile-level fields, kept so pprof -> OTLP -> pprof gives
 	 * them back (Profile attributes PROFILE_ATTR_PPROF_*): the comments
 	 * (lines joined by '\n'), the drop_frames and keep_frames regular
@@ -157,11 +160,16 @@ struct profile_meta {
 #define PROFILE_ATTR_SAMPLES_STACK_MISSING "profcap.samples.stack_missing"
 #define PROFILE_ATTR_SAMPLES_TRUNCATED_DEPTH "profcap.samples.truncated.depth_limit"
 #define PROFILE_ATTR_SAMPLES_THROTTLED "profcap.samples.throttled"
+#define PROFILE_ATTR_SAMPLES_UNTIMED "profcap.samples.untimed"
+/* Sample attribute (integer 1): the sample's own times were lost; its
+ * timestamp is when the capture read it (taken within the drain interval,
+ * about a second, before). */
+#define PROFILE_ATTR_TIME_LOST "profcap.time.lost"
 #define PROFILE_ATTR_PPROF_COMMENT "pprof.profile.comment"
 #define PROFILE_ATTR_PPROF_DROP_FRAMES "pprof.profile.drop_frames"
 #define PROFILE_ATTR_PPROF_KEEP_FRAMES "pprof.profile.keep_frames"
 #define PROFILE_ATTR_PPROF_DEFAULT_SAMPLE_TYPE "pprof.scope.default_sample_type"
-#define PROFILE_META_ATTRS 9
+#define PROFILE_META_ATTRS 10
 
 /* ---- read-only views for encoders (indices are dictionary indices) ---- */
 

@@ -257,7 +257,7 @@ TEST(loss_counts)
 	CHECK(out);
 	CHECK(strstr(out, "\"dropped_samples\":4,\"truncated_samples\":9,"
 			  "\"truncated_depth_limit_samples\":2,\"truncated_unwind_samples\":7,"
-			  "\"stack_missing_samples\":0}"));
+			  "\"stack_missing_samples\":0,\"untimed_samples\":0}"));
 	free(out);
 	/* Only unwinder stops: no depth-limit wording at all. (A fresh copy:
 	 * set_meta freed the strings the old one pointed to.) */

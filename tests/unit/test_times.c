@@ -4,7 +4,8 @@
  * generation's kept for the next drain, never more occurrences than a
  * record counts, bad events refused), the ring's size bounds; and ingest
  * adding each occurrence with its time and CPU (also after a record was
- * deferred), the rest untimed and counted. */
+ * deferred), the rest untimed and counted; occurrences whose events were
+ * lost joined at the drain's time and marked. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -110,14 +111,17 @@ TEST(join_by_hash_kind_and_generation)
 	r.count = 1;
 	times__join(t, h2, &r);
 	CHECK(r.ntimes == 1 && r.times[0].cpu == 1);
-	/* a CPU record does not take a wait's events, and the other way round */
+	/* a CPU record does not take a wait's events, and the other way round:
+	 * what lost its events is one occurrence at the drain's time */
 	times__join(t, ho, &r);
-	CHECK(r.ntimes == 0 && r.times == NULL);
+	CHECK(r.ntimes == 1 && r.times[0].flags == SAMPLER_TIME_LOST && r.times[0].value == 1);
+	CHECK(r.times[0].time_ns > 1000000);
 	r = (struct sampler_record){.kind = SAMPLER_KIND_OFF_CPU, .count = 700, .switches = 1};
 	times__join(t, ho, &r);
 	CHECK(r.ntimes == 1 && r.times[0].value == 700 && r.times[0].time_ns == 1000500);
-	times__join(t, 12345, &r); /* a hash no event has */
-	CHECK(r.ntimes == 0);
+	CHECK(r.times[0].flags == 0);
+	times__join(t, 12345, &r); /* a hash no event has: its events were lost */
+	CHECK(r.ntimes == 1 && r.times[0].value == 700 && r.times[0].flags == SAMPLER_TIME_LOST);
 	times__finish(t);
 	times__stats(t, NULL, &st);
 	CHECK_EQ_U64(st.events, 6);
@@ -128,7 +132,10 @@ TEST(join_by_hash_kind_and_generation)
 	CHECK(!times__prepare(t, 1, 0));
 	r = (struct sampler_record){.kind = SAMPLER_KIND_CPU, .count = 5};
 	times__join(t, h1, &r);
-	CHECK(r.ntimes == 1 && r.times[0].time_ns == 5000);
+	CHECK(r.ntimes == 2 && r.times[0].time_ns == 5000 && !r.times[0].flags);
+	/* the 4 whose events were lost, after the others */
+	CHECK(r.ntimes == 2 && r.times[1].flags == SAMPLER_TIME_LOST && r.times[1].value == 4);
+	CHECK(r.ntimes == 2 && r.times[1].time_ns >= r.times[0].time_ns);
 	times__finish(t);
 	CHECK(!times__prepare(t, 0, 0));
 	times__finish(t);
@@ -291,6 +298,75 @@ out:
 	symbolizer__free(sym);
 }
 
+/* Whether sample @s of @p carries PROFILE_ATTR_TIME_LOST. */
+static bool time_lost(const struct profile *p, const struct profile_sample_entry *s)
+{
+	__u32 i;
+
+	for (i = 0; i < s->nattrs && i < PROFILE_SAMPLE_MAX_ATTRS; i++)
+		if (!strcmp(profile__string(p, profile__attr(p, s->attrs[i])->key, NULL),
+			    PROFILE_ATTR_TIME_LOST))
+			return true;
+	return false;
+}
+
+TEST(ingest_times_lost_at_the_drain)
+{
+	static struct ingest in;
+	struct symbolizer *sym = symbolizer__new("/proc");
+	struct profile *prof = profile__new();
+	const struct sampler_time tv[2] = {
+		{.time_ns = 1000, .value = 1, .cpu = 1},
+		{.time_ns = 9000, .value = 6, .flags = SAMPLER_TIME_LOST},
+	};
+	struct sampler_record r = {
+		.kind = SAMPLER_KIND_CPU,
+		.tgid = (__u32)getpid(),
+		.tid = (__u32)getpid(),
+		.ustack = ustack,
+		.nustack = 1,
+		.count = 7,
+		.times = tv,
+		.ntimes = 2,
+	};
+	size_t i, n, lost = 0, untimed = 0;
+
+	CHECK(sym && prof);
+	if (!sym || !prof)
+		goto out;
+	memset(&in, 0, sizeof(in));
+	in.sym = sym;
+	in.timestamps = true;
+	ingest__window(&in, prof);
+	CHECK(!symbolizer__add_process(sym, getpid()));
+	ustack[0] = (__u64)(uintptr_t)&timed_leaf + 4;
+	strcpy(r.comm, "test_times");
+	CHECK(!ingest__record(&in, &r));
+	CHECK(!ingest__flush(&in));
+	/* every sample timed (the OTLP shapes); the lost 6 at the drain's
+	 * time, marked, without a CPU, and counted untimed */
+	CHECK_EQ_U64(profile__type_total(prof, 0), 7);
+	for (i = 0; profile__process_count(prof) && i < profile__sample_count(prof, 0); i++) {
+		const struct profile_sample_entry *s = profile__sample(prof, 0, i);
+		const struct profile_occurrence *o = profile__sample_times(prof, 0, i, &n);
+		__u32 c;
+
+		untimed += !o;
+		if (time_lost(prof, s)) {
+			lost++;
+			CHECK(o && n == 1 && o[0].time_ns == 9000 && o[0].value == 6);
+			CHECK(profile__sample_cpu(prof, s, &c) != 0);
+		}
+	}
+	CHECK(lost == 1 && untimed == 0);
+	CHECK_EQ_U64(in.c.timed, 1);
+	CHECK_EQ_U64(in.c.untimed, 6);
+out:
+	ingest__release(&in);
+	profile__free(prof);
+	symbolizer__free(sym);
+}
+
 int main(void)
 {
 	RUN(key_hash_stable_and_whole_key);
@@ -299,5 +375,6 @@ int main(void)
 	RUN(held_events_capped);
 	RUN(ring_size_bounded);
 	RUN(ingest_adds_occurrences_with_cpu);
+	RUN(ingest_times_lost_at_the_drain);
 	return TEST_DONE();
 }

@@ -367,10 +367,12 @@ TEST(timeline)
 	CHECK_EQ_U64(timeline__print(f, p, &o), 0);
 	fclose(f);
 	/* four intervals: thread 7 alone in the first two, thread 8 after */
-	CHECK(strstr(text, "\"offset_seconds\":0.000,\"total\":50,\"rows\":[{\"pid\":100,"
-			   "\"tid\":7,\"name\":\"worker\",\"value\":50,\"share\":1.000000}]"));
-	CHECK(strstr(text, "\"offset_seconds\":1.500,\"total\":50,\"rows\":[{\"pid\":100,"
-			   "\"tid\":8,"));
+	CHECK(strstr(text, "\"offset_seconds\":0.000,\"total\":50,\"time_lost\":0,\"rows\":["
+			   "{\"pid\":100,\"tid\":7,\"name\":\"worker\",\"value\":50,"
+			   "\"share\":1.000000}]"));
+	CHECK(strstr(text, "\"offset_seconds\":1.500,\"total\":50,\"time_lost\":0,\"rows\":["
+			   "{\"pid\":100,\"tid\":8,"));
+	CHECK(strstr(text, "\"untimed\":0,\"intervals\":["));
 	free(text);
 	o.interval_ns = 1;
 	CHECK_EQ_U64(timeline__print(stdout, p, &o), -E2BIG);

@@ -41,7 +41,7 @@ struct build {
 	const struct profile *p;
 	const struct activity_opts *o;
 	struct activity *a;
-	__u32 off_type;
+	__u32 cpu_type, off_type;
 	bool have_off;
 	bool counting; /* pass 2: count what is left out */
 	size_t *base; /* per process entry: index of its first sample in @info */
@@ -111,19 +111,27 @@ static unsigned int wait_state(const char *s)
 	return ACTIVITY_OTHER_WAIT;
 }
 
-/* The CPU period of type 0 when it counts CPU samples (cpu/nanoseconds). */
-static __u64 cpu_period(const struct profile *p)
+/* The value type of CPU samples (a cpu/nanoseconds period, as profcap and
+ * perf write them; not necessarily type 0 in a file read back) into
+ * *@type, and its period; 0 when there is none. */
+static __u64 cpu_type(const struct profile *p, __u32 *type)
 {
-	__u32 st, su, pt, pu;
+	__u32 t, st, su, pt, pu;
 	__s64 period;
 
-	profile__value_type(p, 0, &st, &su, &pt, &pu);
-	if (strcmp(profile__string(p, pt, NULL), "cpu") ||
-	    strcmp(profile__string(p, pu, NULL), "nanoseconds") ||
-	    !strcmp(profile__string(p, st, NULL), "off_cpu"))
-		return 0;
-	period = profile__period(p, 0);
-	return period > 0 ? (__u64)period : 0;
+	for (t = 0; t < profile__value_type_count(p); t++) {
+		profile__value_type(p, t, &st, &su, &pt, &pu);
+		if (strcmp(profile__string(p, pt, NULL), "cpu") ||
+		    strcmp(profile__string(p, pu, NULL), "nanoseconds") ||
+		    !strcmp(profile__string(p, st, NULL), "off_cpu"))
+			continue;
+		period = profile__period(p, t);
+		if (period > 0) {
+			*type = t;
+			return (__u64)period;
+		}
+	}
+	return 0;
 }
 
 /* The tracked index of thread (@pid, @tid), added when new. */
@@ -190,7 +198,7 @@ static int classify(struct build *b)
 		__u32 type = profile__process_type(b->p, i);
 		__u8 kind = KIND_NONE;
 
-		if (type == 0 && b->a->period_ns)
+		if (b->a->period_ns && type == b->cpu_type)
 			kind = KIND_CPU;
 		else if (b->have_off && type == b->off_type)
 			kind = KIND_WAIT;
@@ -532,22 +540,27 @@ static void unknowns(struct activity *a)
 unsigned int activity__dominant(const struct activity *a, const struct activity_thread *t,
 				size_t i)
 {
-	__u64 bs, best = 0;
-	unsigned int st, pick = ACTIVITY__STATES;
+	__u64 bs, be, from, to, best = 0;
+	unsigned int st, pick = ACTIVITY_UNKNOWN;
 	const __u64 *c;
 
 	if (!t->cells || i >= a->nintervals)
 		return ACTIVITY__STATES;
 	bs = a->start + i * a->interval_ns;
-	if (bs + a->interval_ns <= t->first || bs >= t->last)
+	be = bs + a->interval_ns;
+	if (be <= t->first || bs >= t->last)
 		return ACTIVITY__STATES;
+	from = bs > t->first ? bs : t->first;
+	to = be < t->last ? be : t->last;
 	c = &t->cells[i * ACTIVITY__STATES];
-	for (st = 0; st < ACTIVITY__STATES; st++)
+	for (st = 0; st < ACTIVITY_UNKNOWN; st++)
 		if (c[st] > best) {
 			best = c[st];
 			pick = st;
 		}
-	return pick == ACTIVITY__STATES ? ACTIVITY_UNKNOWN : pick;
+	/* Sampling leaves most of a thread's time unknown when it gets little
+	 * CPU: a known state is shown from a quarter of the interval on. */
+	return best * 4 >= to - from ? pick : ACTIVITY_UNKNOWN;
 }
 
 /* The intervals of every shown thread. */
@@ -576,7 +589,7 @@ static int build(struct build *b)
 	struct activity *a = b->a;
 	int err;
 
-	a->period_ns = cpu_period(b->p);
+	a->period_ns = cpu_type(b->p, &b->cpu_type);
 	b->have_off = !profile__find_value_type(b->p, "off_cpu", &b->off_type);
 	b->tracked = intern__new(ACTIVITY_MAX_TRACKED);
 	b->span_keys = intern__new(ACTIVITY_MAX_SPANS);

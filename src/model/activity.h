@@ -114,9 +114,10 @@ const char *activity__state_name(unsigned int s);
 /* One character per state for text rows: '#', '+', 'S', 'D', 'w', '.'. */
 char activity__state_char(unsigned int s);
 
-/* The state that held most of interval @i of thread @t (ACTIVITY__STATES
- * when @i is outside the thread's time: before its first or after its last
- * piece). */
+/* The state shown for interval @i of thread @t: the known state that held
+ * most of it when that is at least a quarter of the thread's time in it,
+ * else ACTIVITY_UNKNOWN; ACTIVITY__STATES when @i is outside the thread's
+ * time (before its first or after its last piece). */
 unsigned int activity__dominant(const struct activity *a, const struct activity_thread *t,
 				size_t i);
 

@@ -296,6 +296,31 @@ TEST(without_time)
 	profile__free(p);
 }
 
+TEST(dominant_from_a_quarter)
+{
+	struct profile *p = new_profile();
+	struct activity_opts o = {.interval_ns = 100 * MS};
+	struct activity *a = NULL;
+
+	CHECK(p);
+	/* 100-200 ms: 2 samples (20 %); 200-300 ms: 3 (30 %); a wait at the end */
+	CHECK_EQ_U64(cpu(p, &app, 7, "worker", 105, NULL), 0);
+	CHECK_EQ_U64(cpu(p, &app, 7, "worker", 155, NULL), 0);
+	CHECK_EQ_U64(cpu(p, &app, 7, "worker", 205, NULL), 0);
+	CHECK_EQ_U64(cpu(p, &app, 7, "worker", 235, NULL), 0);
+	CHECK_EQ_U64(cpu(p, &app, 7, "worker", 265, NULL), 0);
+	CHECK_EQ_U64(wait(p, 7, "uninterruptible", 300, 100, NULL), 0);
+	CHECK_EQ_U64(activity__build(p, &o, &a), 0);
+	CHECK_EQ_U64(a->nintervals, 3);
+	CHECK_EQ_U64(activity__dominant(a, &a->threads[0], 0), ACTIVITY_UNKNOWN);
+	CHECK_EQ_U64(activity__dominant(a, &a->threads[0], 1), ACTIVITY_RUNNING);
+	CHECK_EQ_U64(activity__dominant(a, &a->threads[0], 2), ACTIVITY_UNINTERRUPTIBLE);
+	CHECK_EQ_U64(activity__dominant(a, &a->threads[0], 3), ACTIVITY__STATES);
+	CHECK_EQ_U64(a->threads[0].cells[ACTIVITY_UNKNOWN], 80 * MS);
+	activity__free(a);
+	profile__free(p);
+}
+
 TEST(auto_interval)
 {
 	CHECK_EQ_U64(activity__auto_interval(1000 * MS, 60), 20 * MS);
@@ -314,6 +339,7 @@ int main(void)
 	RUN(spans_where_they_ran);
 	RUN(caps_and_filters);
 	RUN(without_time);
+	RUN(dominant_from_a_quarter);
 	RUN(auto_interval);
 	return TEST_DONE();
 }

@@ -20,6 +20,8 @@
 
 #include "formats/flamegraph.h"
 #include "formats/flamegraph_assets.h"
+#include "formats/flamegraph_timeline.h"
+#include "formats/flamegraph_timeline_assets.h"
 #include "util/array.h"
 #include "util/intern.h"
 #include "util/log.h"
@@ -223,6 +225,7 @@ struct fg_frame {
 struct item {
 	const __u32 *seq;
 	__u32 len;
+	__u32 stack;
 	__u64 value;
 };
 
@@ -257,6 +260,10 @@ struct graph {
 	size_t nprocs;	/* processes drawn */
 	size_t ntowers; /* their towers: programs, or processes with --per-pid */
 	__u32 max_depth; /* of the frames at least FG_TALL_PX wide: the height */
+
+	struct fg_timeline *tl; /* NULL: the profile has no sample times */
+	struct buf tl_svg;	/* the strip and its lanes, drawn before the header */
+	unsigned top;		/* y of the graph: FG_TOP, plus the strip */
 };
 
 static void graph_release(struct graph *g)
@@ -272,6 +279,8 @@ static void graph_release(struct graph *g)
 	free(g->stack_val);
 	free(g->touched);
 	free(g->frames);
+	fg_timeline__free(g->tl);
+	buf__release(&g->tl_svg);
 }
 
 static int get_label(struct graph *g, const char *type, const char *name, bool inlined,
@@ -518,6 +527,8 @@ static int process_items(struct graph *g, const struct proc_order *procs, size_t
 			s = profile__sample(g->p, procs[pi].idx, j);
 			if (!sample_kept(g, s))
 				continue;
+			if (g->tl && fg_timeline__add(g->tl, procs[pi].idx, j, s))
+				goto nomem;
 			if (!g->stack_val[s->stack]) {
 				g->touched[nt++] = s->stack;
 				locs = profile__stack(g->p, s->stack, &n);
@@ -532,13 +543,12 @@ static int process_items(struct graph *g, const struct proc_order *procs, size_t
 	if (!it || !q) {
 		free(it);
 		free(q);
-		for (j = 0; j < nt; j++)
-			g->stack_val[g->touched[j]] = 0;
-		return -ENOMEM;
+		goto nomem;
 	}
 	for (off = 0, j = 0; j < nt; j++) {
 		locs = profile__stack(g->p, g->touched[j], &n);
 		it[j].seq = q + off;
+		it[j].stack = g->touched[j];
 		it[j].value = g->stack_val[g->touched[j]];
 		g->stack_val[g->touched[j]] = 0;
 		/* Stacks and a location's frames are innermost first: walk
@@ -554,10 +564,24 @@ static int process_items(struct graph *g, const struct proc_order *procs, size_t
 		it[j].len = (__u32)(off - start);
 	}
 	qsort(it, nt, sizeof(*it), cmp_item);
+	if (g->tl) {
+		/* The items' stacks in drawing order (touched is free again). */
+		for (j = 0; j < nt; j++)
+			g->touched[j] = it[j].stack;
+		if (fg_timeline__end_tower(g->tl, g->touched, nt)) {
+			free(it);
+			free(q);
+			return -ENOMEM;
+		}
+	}
 	*items = it;
 	*nitems = nt;
 	*seq = q;
 	return 0;
+nomem:
+	for (j = 0; j < nt; j++)
+		g->stack_val[g->touched[j]] = 0;
+	return -ENOMEM;
 }
 
 /* Lay out the @np processes @procs, which share tower @label, from offset
@@ -651,6 +675,11 @@ static int graph_build(struct graph *g, const struct profile *p, const struct fl
 	g->width = o->width ? o->width : FG_DEFAULT_WIDTH;
 	if (g->width < 4 * FG_PAD)
 		g->width = 4 * FG_PAD;
+	g->top = FG_TOP;
+	buf__init(&g->tl_svg, FG_MAX_BYTES);
+	err = fg_timeline__new(p, g->width, o->timeline_cap, &g->tl);
+	if (err)
+		goto out;
 	g->labels = intern__new(PROFILE_MAX_ENTRIES);
 	g->loc_label = calloc(profile__location_count(p), sizeof(*g->loc_label));
 	g->loc_nlab = calloc(profile__location_count(p), sizeof(*g->loc_nlab));
@@ -800,9 +829,9 @@ static void put_frame(struct buf_out *o, const struct graph *g, const struct fg_
 	double scale = (double)(g->width - 2 * FG_PAD) / (double)g->total;
 	double x = FG_PAD + f->x * scale, w = f->v * scale;
 	bool deep = f->depth > g->max_depth;
-	unsigned y = g->o->inverted ? FG_TOP + f->depth * FG_FRAME_H
+	unsigned y = g->o->inverted ? g->top + f->depth * FG_FRAME_H
 		     : deep	    ? 0
-				    : FG_TOP + (g->max_depth - f->depth) * FG_FRAME_H;
+				    : g->top + (g->max_depth - f->depth) * FG_FRAME_H;
 	double fit = (w - 6) / FG_CHAR_W;
 	size_t chars = fit > 0 ? (size_t)fit : 0;
 
@@ -840,7 +869,7 @@ static void put_frame(struct buf_out *o, const struct graph *g, const struct fg_
 
 static void put_svg(struct buf_out *o, const struct graph *g)
 {
-	unsigned w = g->width, h = FG_TOP + (g->max_depth + 1) * FG_FRAME_H + FG_BOTTOM;
+	unsigned w = g->width, h = g->top + (g->max_depth + 1) * FG_FRAME_H + FG_BOTTOM;
 	size_t i;
 
 	putf(o,
@@ -850,6 +879,8 @@ static void put_svg(struct buf_out *o, const struct graph *g)
 	     w, h, w, h);
 	buf__puts(o, "<style>");
 	buf__puts(o, flamegraph_css);
+	if (g->tl)
+		buf__puts(o, flamegraph_timeline_css);
 	buf__puts(o, "</style>\n");
 	putf(o, "<rect id=\"fg-bg\" class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%u\"/>\n", w,
 	     h);
@@ -866,26 +897,38 @@ static void put_svg(struct buf_out *o, const struct graph *g)
 	     "<text id=\"fg-search\" class=\"btn end\" data-anchor=\"r\" x=\"%u\" y=\"20\">"
 	     "Search (Ctrl-F)</text>\n",
 	     FG_PAD, w - FG_PAD);
+	if (g->tl) {
+		putf(o,
+		     "<text id=\"fg-tl-reset\" class=\"btn\" x=\"%u\" y=\"20\" "
+		     "style=\"display:none\">Reset range</text>\n",
+		     FG_PAD + 100);
+		buf__put(o, g->tl_svg.data, g->tl_svg.len);
+	}
 	putf(o,
 	     "<g id=\"fg-frames\" data-total=\"%llu\" data-width=\"%u\" data-pad=\"%u\" "
 	     "data-fixed=\"%d\" data-inverted=\"%d\" data-top=\"%u\" data-row=\"%u\" "
 	     "data-bottom=\"%u\">\n",
 	     (unsigned long long)g->total, w, FG_PAD, g->o->width ? 1 : 0, g->o->inverted ? 1 : 0,
-	     FG_TOP, FG_FRAME_H, FG_BOTTOM);
+	     g->top, FG_FRAME_H, FG_BOTTOM);
 	for (i = 0; i < g->nframes; i++)
 		put_frame(o, g, &g->frames[i]);
 	buf__puts(o, "</g>\n");
 	if (!g->total)
 		putf(o, "<text class=\"small\" x=\"%u\" y=\"%u\">No samples to draw</text>\n",
-		     FG_PAD, FG_TOP + 12);
+		     FG_PAD, g->top + 12);
 	putf(o,
 	     "<text id=\"fg-status\" class=\"small\" x=\"%u\" y=\"%u\">Hover a frame for details, "
 	     "click to zoom, Ctrl-F to search</text>\n"
 	     "<text id=\"fg-matched\" class=\"small end\" data-anchor=\"r\" x=\"%u\" "
 	     "y=\"%u\"></text>\n",
 	     FG_PAD, h - 10, w - FG_PAD, h - 10);
+	if (g->tl)
+		fg_timeline__put_data(g->tl, o);
 	buf__puts(o, "<script><![CDATA[");
 	buf__puts(o, flamegraph_js);
+	if (g->tl)
+		buf__puts(o, flamegraph_timeline_js);
+	buf__puts(o, flamegraph_js_end);
 	buf__puts(o, "]]></script>\n</svg>\n");
 }
 
@@ -899,6 +942,13 @@ int flamegraph__render(const struct profile *p, const struct flamegraph_opts *o,
 	if (!o)
 		o = &defaults;
 	err = graph_build(&g, p, o);
+	if (!err && g.tl) {
+		struct buf_out tw = {.b = &g.tl_svg};
+		unsigned h = 0;
+
+		err = fg_timeline__put(g.tl, o, g.width, FG_TOP, &tw, &h);
+		g.top = FG_TOP + h;
+	}
 	if (!err) {
 		put_svg(&w, &g);
 		err = w.err;

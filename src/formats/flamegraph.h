@@ -11,7 +11,9 @@
  * per name. The height is what the deepest drawn stack needs. In a browser
  * the graph takes the window's width (unless a width is given), hover shows
  * the details, click zooms, Ctrl-F or the Search control highlights matches
- * and says their share.
+ * and says their share. A profile with sample times gets a timeline strip
+ * above the graph (flamegraph_timeline.c): samples per interval, and a
+ * range dragged on it redraws the graph for that range.
  */
 #ifndef PROFCAP_FLAMEGRAPH_H
 #define PROFCAP_FLAMEGRAPH_H
@@ -23,6 +25,28 @@
 #include "model/view.h"
 
 struct profile;
+
+/* The timeline strip's time range and place, for lanes drawn under it. */
+struct flamegraph_timegeom {
+	__u64 t0_ns;	   /* epoch ns at the strip's left edge */
+	__u64 interval_ns; /* one bar of the strip */
+	__u32 nintervals;  /* the strip spans [t0_ns, t0_ns + nintervals * interval_ns) */
+	__u64 first_ns, last_ns; /* first and last sample time */
+	unsigned x, width; /* the time axis in px as drawn (the script rescales it) */
+	unsigned y;	   /* top of the first lane, px */
+	unsigned svg_width;
+};
+
+/* Lanes under the strip (thread activity, spans): append their SVG
+ * elements to @out at y >= @g->y, and set *@height to the px they take.
+ * Elements of class "fg-tl-scale" (a nested <svg> at x = @g->x, width
+ * @g->width, whose viewBox is in time units: see flamegraph_timeline.h)
+ * are stretched by the script when the graph's width changes, and text
+ * with data-tf="F" is moved to fraction F of the axis. 0 or -errno (the
+ * render fails with it). */
+typedef int (*flamegraph_lanes_fn)(void *arg, const struct profile *p,
+				   const struct flamegraph_timegeom *g, struct buf_out *out,
+				   unsigned *height);
 
 #define FG_DEFAULT_WIDTH 1200u
 #define FG_MAX_BYTES (1ull << 30) /* largest SVG written */
@@ -41,6 +65,13 @@ struct flamegraph_opts {
 	/* image width in px; 0: the window's width in a browser, 1200 where
 	 * the SVG's script does not run */
 	unsigned width;
+	/* extra lanes under the timeline strip (none when NULL, or when the
+	 * profile has no sample times); @lanes_arg is passed through */
+	flamegraph_lanes_fn lanes;
+	void *lanes_arg;
+	/* (stack, interval) values the timeline embeds for its script at
+	 * most; 0: FG_TL_MAX_ENTRIES. Past it the strip has no range selection. */
+	__u32 timeline_cap;
 };
 
 /* Append the SVG flame graph of @p to @out (caller owned; its cap bounds the

@@ -265,7 +265,10 @@ static const char flamegraph_js[] =
 	"\t\twidth: function () {\n"
 	"\t\t\treturn width;\n"
 	"\t\t}\n"
-	"\t};\n"
-	"})();\n";
+	"\t};\n";
+
+/* The end of the script: a timeline's part (flamegraph_timeline_assets.h)
+ * goes between the two, inside the same function. */
+static const char flamegraph_js_end[] = "})();\n";
 
 #endif

@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/flamegraph.h"
+#include "formats/flamegraph_activity.h"
 #include "model/activity.h"
 #include "model/profile.h"
+#include "util/buf.h"
 #include "test.h"
 
 #define T0 1700000000000000000ull
@@ -331,6 +334,66 @@ TEST(auto_interval)
 	CHECK_EQ_U64(activity__state_char(ACTIVITY_UNKNOWN), '.');
 }
 
+/* The SVG of @p's CPU samples with lanes from all of @p (NULL: none), as a
+ * NUL-terminated string in @b. */
+static const char *render(struct profile *p, struct fg_activity_arg *arg, struct buf *b)
+{
+	struct profile *cpu = profile__extract_type(p, 0);
+	struct flamegraph_opts o = {.width = 1000};
+	int err;
+
+	if (arg) {
+		o.lanes = fg_activity__lanes;
+		o.lanes_arg = arg;
+	}
+	buf__init(b, 1 << 26);
+	err = cpu ? flamegraph__render(cpu, &o, b) : -ENOMEM;
+	profile__free(cpu);
+	if (err || buf__append(b, "", 1))
+		return NULL;
+	return (const char *)b->data;
+}
+
+TEST(svg_lanes)
+{
+	struct profile *p = rhythm();
+	struct fg_activity_arg arg = {0};
+	const char *svg;
+	struct buf b;
+
+	CHECK(p);
+	arg.full = p;
+	svg = render(p, &arg, &b);
+	CHECK(svg);
+	/* one lane per thread; times from the graph's first sample (+5 ms) */
+	CHECK(strstr(svg, "<g class=\"act-thread\" data-tid=\"7\" data-name=\"100/7 worker\">"));
+	CHECK(strstr(svg, "<g class=\"act-thread\" data-tid=\"8\" data-name=\"100/8 busy\">"));
+	CHECK(strstr(svg, "<title>100/7 worker: interruptible +0.295s to +0.495s (200.0 ms)</title>"));
+	CHECK(strstr(svg, "<title>100/7 worker: running -0.005s to +0.295s (300.0 ms)</title>"));
+	CHECK(strstr(svg, "<title>100/8 busy: runnable +0.005s to +0.015s (10.0 ms)</title>"));
+	CHECK(strstr(svg, "<title>span aa010000000000000000000000000000/a100000000000000 on "
+			  "100/7: +0.095s to +0.195s, cpu 0.100 s, off-CPU 0.000 s</title>"));
+	CHECK(strstr(svg, "100/7 worker: running 0.600 s, runnable 0.000 s, waiting 0.400 s</text>"));
+	CHECK(strstr(svg, "api.onRange(function (sel)"));
+	CHECK(strstr(svg, "data-s=\"interruptible\""));
+	buf__release(&b);
+	/* the pid filter applies; without waits, the caption says how to get them */
+	arg.opts.filter_pid = true;
+	arg.opts.pid = 200;
+	svg = render(p, &arg, &b);
+	CHECK(svg && !strstr(svg, "act-thread"));
+	buf__release(&b);
+	arg = (struct fg_activity_arg){0}; /* the graph's own profile: CPU samples only */
+	svg = render(p, &arg, &b);
+	CHECK(svg && strstr(svg, "(no off-CPU waits: capture with --off-cpu)"));
+	CHECK(!strstr(svg, "interruptible +"));
+	buf__release(&b);
+	svg = render(p, NULL, &b);
+	CHECK(svg && !strstr(svg, "fg-act"));
+	buf__release(&b);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(states_per_interval);
@@ -341,5 +404,6 @@ int main(void)
 	RUN(without_time);
 	RUN(dominant_from_a_quarter);
 	RUN(auto_interval);
+	RUN(svg_lanes);
 	return TEST_DONE();
 }

@@ -206,8 +206,13 @@ static unsigned put_thread(struct lanes *l, const struct activity_thread *t, uns
 	__u64 ns[ACTIVITY__STATES] = {0};
 	size_t i;
 
-	for (i = 0; i < t->nsegs; i++)
-		ns[t->segs[i].state] += t->segs[i].end - t->segs[i].start;
+	/* What the lane shows: its pieces within the strip. */
+	for (i = 0; i < t->nsegs; i++) {
+		__u64 s = t->segs[i].start > l->g->t0_ns ? t->segs[i].start : l->g->t0_ns;
+		__u64 e = t->segs[i].end < l->end ? t->segs[i].end : l->end;
+
+		ns[t->segs[i].state] += e > s ? e - s : 0;
+	}
 	putf(l->out, "<g class=\"act-thread\" data-tid=\"%lld\" data-name=\"%lld/%lld ",
 	     (long long)t->tid, (long long)t->pid, (long long)t->tid);
 	put_name(l->out, t->name);

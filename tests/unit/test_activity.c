@@ -374,7 +374,7 @@ TEST(svg_lanes)
 	CHECK(strstr(svg, "<title>span aa010000000000000000000000000000/a100000000000000 on "
 			  "100/7: +0.095s to +0.195s, cpu 0.100 s, off-CPU 0.000 s</title>"));
 	/* the caption sums what the lane shows: within the strip, T0 to T0 + 990 ms */
-	CHECK(strstr(svg, "100/7 worker: running 0.595 s, runnable 0.000 s, waiting 0.390 s</text>"));
+	CHECK(strstr(svg, "100/7 worker: running 0.600 s, runnable 0.000 s, waiting 0.390 s</text>"));
 	CHECK(strstr(svg, "api.onRange(function (sel)"));
 	CHECK(strstr(svg, "data-s=\"interruptible\""));
 	buf__release(&b);

@@ -229,14 +229,9 @@ int activity_out__print(FILE *f, const struct profile *p, const struct activity_
 				   .pid = o->pid,
 				   .comm = o->comm};
 	struct activity *a = NULL;
-	__u64 first, last;
 	int err;
 
-	if (!ao.interval_ns) {
-		if (profile__time_span(p, &first, &last))
-			return -ENODATA;
-		ao.interval_ns = activity__auto_interval(last - first, ACTIVITY_OUT_COLUMNS);
-	}
+	ao.columns = ACTIVITY_OUT_COLUMNS;
 	err = activity__build(p, &ao, &a);
 	if (err)
 		return err;

@@ -602,6 +602,8 @@ static int build(struct build *b)
 	measure(b);
 	if (a->start >= a->end)
 		return -ENODATA;
+	if (!a->interval_ns && b->o->columns)
+		a->interval_ns = activity__auto_interval(a->end - a->start, b->o->columns);
 	err = pick_threads(b);
 	err = err ?: alloc_cells(a);
 	err = err ?: fill(b);

@@ -52,7 +52,8 @@ enum activity_state {
 #define ACTIVITY_MAX_SPANS 65536u
 
 struct activity_opts {
-	__u64 interval_ns; /* 0: no per-interval values */
+	__u64 interval_ns; /* 0: no per-interval values, unless @columns */
+	size_t columns;	   /* interval_ns 0: a round interval for this many */
 	__u32 max_threads; /* 0 = ACTIVITY_MAX_THREADS (and never more) */
 	bool filter_pid;
 	__s64 pid;

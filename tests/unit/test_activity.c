@@ -332,6 +332,19 @@ TEST(auto_interval)
 	CHECK_EQ_U64(activity__auto_interval(0, 60), MS);
 	CHECK_STR(activity__state_name(ACTIVITY_RUNNABLE), "runnable");
 	CHECK_EQ_U64(activity__state_char(ACTIVITY_UNKNOWN), '.');
+	/* from the view's own span (waits' ends included) */
+	{
+		struct profile *p = rhythm();
+		struct activity_opts o = {.columns = 60};
+		struct activity *a = NULL;
+
+		CHECK(p);
+		CHECK_EQ_U64(activity__build(p, &o, &a), 0);
+		CHECK_EQ_U64(a->interval_ns, 20 * MS);
+		CHECK_EQ_U64(a->nintervals, 50);
+		activity__free(a);
+		profile__free(p);
+	}
 }
 
 /* The SVG of @p's CPU samples with lanes from all of @p (NULL: none), as a

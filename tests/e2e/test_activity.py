@@ -371,10 +371,33 @@ class ActivityTest(unittest.TestCase):
         row = [l for l in text.splitlines() if l.startswith(f"{t['pid']}/{tid} ")]
         self.assertEqual(len(row), 1, text)
         cells = row[0].split("|")[1]
-        self.assertGreaterEqual(cells.count("#"), len(runs) // 2, text)
+        self.assertEqual(cells, t["row"], "the text row is not the JSON's")
         self.assertGreaterEqual(cells.count("S"), len(naps), text)
+        # asleep most of an interval: S; asleep none of it: running, or
+        # unknown when the host gave it under a quarter of the CPU
+        for i, run, wait, want in rows:
+            if want >= 0.6:
+                self.assertEqual(cells[i], "S", f"interval {i}: {text}")
+            elif want == 0:
+                self.assertEqual(cells[i], "#" if run >= 0.25 else ".", f"interval {i}: {text}")
         self.assertIn("legend:", text)
         self.assertIn("no runnable waits: capture with --off-cpu-runnable", text)
+
+    def test_errors(self):
+        path, _, _, _ = self.rhythm()
+        # pprof has no sample times: one line saying how to get them
+        pprof = os.path.join(self.dir, "rhythm.pb.gz")
+        r = run_profcap(["convert", path, "--to", "pprof", "-o", pprof])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for args, want in (([pprof], "capture with --timestamps"),
+                           ([path, "--interval", "1us"], "give a longer --interval"),
+                           ([path, "--time", "+100s-+101s"], "no sample in this range")):
+            r = subprocess.run([PROFCAP, "report", "--activity"] + args, capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(r.stdout, "")
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(want, r.stderr)
 
     def test_runnable_when_contended(self):
         if os.cpu_count() < 2:

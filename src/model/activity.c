@@ -508,8 +508,9 @@ static int hand_out_spans(struct build *b)
 			t->spans[t->nspans++] = b->spans[i];
 	}
 	for (i = 0; i < a->nthreads && !err; i++)
-		qsort(a->threads[i].spans, a->threads[i].nspans, sizeof(struct activity_span),
-		      cmp_span);
+		if (a->threads[i].nspans)
+			qsort(a->threads[i].spans, a->threads[i].nspans,
+			      sizeof(struct activity_span), cmp_span);
 	return err;
 }
 

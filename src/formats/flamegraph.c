@@ -946,7 +946,7 @@ int flamegraph__render(const struct profile *p, const struct flamegraph_opts *o,
 		struct buf_out tw = {.b = &g.tl_svg};
 		unsigned h = 0;
 
-		err = fg_timeline__put(g.tl, o, g.width, FG_TOP, &tw, &h);
+		err = fg_timeline__put(g.tl, o, FG_TOP, &tw, &h);
 		g.top = FG_TOP + h;
 	}
 	if (!err) {

@@ -20,13 +20,13 @@
 #include "util/array.h"
 
 #define NS 1000000000ull
-#define TL_PAD 10	  /* left/right margin, px: the graph's */
-#define TL_CAPTION_H 18	  /* caption row */
-#define TL_BARS_H 48	  /* bars */
-#define TL_AXIS_H 28	  /* ticks and their two labels */
-#define TL_GAP 8	  /* between the strip (or its lanes) and the graph */
-#define TL_TICK_PX 110	  /* a time label every this many px at least */
-#define TL_EDGE_PX 24	  /* no centred label closer to an edge */
+#define TL_PAD 10	   /* left/right margin, px: the graph's */
+#define TL_CAPTION_H 18	   /* caption row */
+#define TL_BARS_H 48	   /* bars */
+#define TL_AXIS_H 28	   /* ticks and their two labels */
+#define TL_GAP 8	   /* between the strip (or its lanes) and the graph */
+#define TL_TICK_PX 110	   /* a time label every this many px at least */
+#define TL_EDGE_PX 24	   /* no centred label closer to an edge */
 #define UNTIMED UINT32_MAX /* the interval of a value without time */
 
 struct tl_entry {
@@ -39,7 +39,7 @@ struct fg_timeline {
 	const struct profile *p;
 	struct flamegraph_timegeom geo;
 	bool off_cpu;
-	__u64 *bars; /* per interval */
+	__u64 *bars;	      /* per interval */
 	struct tl_entry *cur; /* the tower being laid out */
 	size_t ncur, cur_cap;
 	struct tl_entry *ent; /* by item, then interval */
@@ -354,8 +354,9 @@ static void put_caption(const struct fg_timeline *t, unsigned y, struct buf_out 
 	fmt_clock(g->first_ns, 3, first, sizeof(first));
 	if (localtime_r(&s, &tm))
 		strftime(zone, sizeof(zone), "%Z", &tm);
-	putf(out, "<text id=\"fg-tl-caption\" class=\"small\" x=\"%u\" y=\"%u\">%s per %s "
-		  "(highest %llu), from %s %s",
+	putf(out,
+	     "<text id=\"fg-tl-caption\" class=\"small\" x=\"%u\" y=\"%u\">%s per %s "
+	     "(highest %llu), from %s %s",
 	     g->x, y + 12, t->off_cpu ? "ms off-CPU" : "samples", span,
 	     t->off_cpu ? (unsigned long long)(max / 1000000) : (unsigned long long)max, first,
 	     zone);
@@ -363,8 +364,9 @@ static void put_caption(const struct fg_timeline *t, unsigned y, struct buf_out 
 		putf(out, "; range selection off: more than %u (stack, interval) values", t->cap);
 	else
 		buf__puts(out, "; drag across it to draw a range");
-	putf(out, "</text>\n<text id=\"fg-tl-sel\" class=\"small end\" data-anchor=\"r\" x=\"%u\" "
-		  "y=\"%u\"></text>\n",
+	putf(out,
+	     "</text>\n<text id=\"fg-tl-sel\" class=\"small end\" data-anchor=\"r\" x=\"%u\" "
+	     "y=\"%u\"></text>\n",
 	     g->svg_width - TL_PAD, y + 12);
 }
 
@@ -380,10 +382,9 @@ static void put_bars(const struct fg_timeline *t, unsigned y, struct buf_out *ou
 	for (i = 0; i < g->nintervals; i++)
 		if (t->bars[i] > max)
 			max = t->bars[i];
-	putf(out, "<rect class=\"tl-bg\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\"/>\n", g->x, y,
-	     g->width, TL_BARS_H);
 	fg_timeline__scale_open(out, g, y, TL_BARS_H, "id=\"fg-tl-bars\"");
-	buf__puts(out, "\n");
+	putf(out, "<rect class=\"tl-bg\" x=\"0\" y=\"0\" width=\"%llu\" height=\"%u\"/>\n",
+	     (unsigned long long)g->nintervals * FG_TL_UNITS, TL_BARS_H);
 	for (i = 0; i < g->nintervals; i++) {
 		if (!t->bars[i])
 			continue;
@@ -425,28 +426,27 @@ static void put_axis(const struct fg_timeline *t, unsigned y, struct buf_out *ou
 		px = g->x + x * g->width;
 		/* Centred labels, but none across the edges: the first one
 		 * starts at the first sample when that is near the edge. */
-		if (tick != g->first_ns && (px < g->x + TL_EDGE_PX || px > g->x + g->width - TL_EDGE_PX))
-			continue;
-		if (px > g->x + g->width - TL_EDGE_PX)
+		if (px > g->x + g->width - TL_EDGE_PX ||
+		    (tick != g->first_ns && px < g->x + TL_EDGE_PX))
 			continue;
 		fmt_rel(tick - g->first_ns, dec, rel, sizeof(rel));
 		fmt_clock(tick, dec, clock, sizeof(clock));
 		putf(out,
 		     "<text class=\"small tl-lab%s\" data-tf=\"%.6f\" x=\"%.1f\" y=\"%u\">%s</text>"
-		     "<text class=\"small tl-lab%s\" data-tf=\"%.6f\" x=\"%.1f\" y=\"%u\">%s</text>\n",
+		     "<text class=\"small tl-lab%s\" data-tf=\"%.6f\" x=\"%.1f\" "
+		     "y=\"%u\">%s</text>\n",
 		     px < g->x + TL_EDGE_PX ? "" : " mid", x, px, y + 16, rel,
 		     px < g->x + TL_EDGE_PX ? "" : " mid", x, px, y + 27, clock);
 	}
 }
 
-int fg_timeline__put(struct fg_timeline *t, const struct flamegraph_opts *o, unsigned svg_width,
-		     unsigned y, struct buf_out *out, unsigned *height)
+int fg_timeline__put(struct fg_timeline *t, const struct flamegraph_opts *o, unsigned y,
+		     struct buf_out *out, unsigned *height)
 {
 	struct flamegraph_timegeom *g = &t->geo;
 	unsigned bars = y + TL_CAPTION_H, lanes = 0;
 	int err = 0;
 
-	(void)svg_width;
 	putf(out,
 	     "<g id=\"fg-tl\" data-n=\"%u\" data-interval=\"%llu\" data-first=\"%llu\" "
 	     "data-t0=\"%llu\" data-off-cpu=\"%d\" data-y=\"%u\" data-h=\"%u\">\n",

@@ -40,9 +40,9 @@ struct profile;
 struct profile_sample_entry;
 struct fg_timeline;
 
-#define FG_TL_BAR_PX 3		 /* narrowest bar as drawn */
+#define FG_TL_BAR_PX 3		     /* narrowest bar as drawn */
 #define FG_TL_MAX_ENTRIES (1u << 20) /* (item, interval) values embedded */
-#define FG_TL_UNITS 100		 /* viewBox units per interval in scaled elements */
+#define FG_TL_UNITS 100		     /* viewBox units per interval in scaled elements */
 
 /* A timeline for @p drawn @width px wide, embedding at most @cap values
  * (0: FG_TL_MAX_ENTRIES), in *@out; NULL when @p carries no sample time.
@@ -61,8 +61,8 @@ int fg_timeline__end_tower(struct fg_timeline *t, const __u32 *stacks, size_t n)
 
 /* Draw the strip at @y, then @o's lanes under it, into @out; *@height gets
  * the px they take together (gap to the graph included). */
-int fg_timeline__put(struct fg_timeline *t, const struct flamegraph_opts *o, unsigned svg_width,
-		     unsigned y, struct buf_out *out, unsigned *height);
+int fg_timeline__put(struct fg_timeline *t, const struct flamegraph_opts *o, unsigned y,
+		     struct buf_out *out, unsigned *height);
 
 /* The embedded data and the script's timeline part (after the main script
  * and before its end). */

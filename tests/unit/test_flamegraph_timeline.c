@@ -23,9 +23,13 @@ static const struct profile_process_desc other = {200, "other", "/usr/bin/other"
 static int add(struct profile *p, const struct profile_process_desc *proc, const char *fn, long ms)
 {
 	struct profile_frame f[2] = {
-		{.address = 0x400100 + strlen(fn), .mapping = &map, .function = fn,
+		{.address = 0x400100 + strlen(fn),
+		 .mapping = &map,
+		 .function = fn,
 		 .type = PROFILE_FRAME_NATIVE},
-		{.address = 0x400010, .mapping = &map, .function = "main",
+		{.address = 0x400010,
+		 .mapping = &map,
+		 .function = "main",
 		 .type = PROFILE_FRAME_NATIVE},
 	};
 	struct profile_labels lab = {0};
@@ -40,8 +44,8 @@ static int add(struct profile *p, const struct profile_process_desc *proc, const
 static struct profile *phases(bool timed)
 {
 	struct profile *p = profile__new();
-	struct profile_meta m = {.time_unix_nano = T0, .duration_nano = 2000 * MS,
-				 .period_ns = 10 * MS};
+	struct profile_meta m = {
+		.time_unix_nano = T0, .duration_nano = 2000 * MS, .period_ns = 10 * MS};
 	long t;
 
 	if (!p || profile__set_meta(p, &m))
@@ -312,6 +316,38 @@ TEST(lanes_hook)
 	profile__free(p);
 }
 
+/* Off-CPU: bars are time blocked, no sampling period sets the interval. */
+TEST(off_cpu)
+{
+	struct profile *p = profile__new();
+	struct profile_frame f = {.address = 0x400100,
+				  .mapping = &map,
+				  .function = "nap",
+				  .type = PROFILE_FRAME_NATIVE};
+	struct profile_labels lab = {0};
+	char *svg;
+	long t;
+
+	CHECK(p);
+	CHECK_EQ_U64(profile__set_value_types(p, "off_cpu", "nanoseconds", "", ""), 0);
+	/* 200 ms asleep every 500 ms for 2 s */
+	for (t = 0; t < 2000; t += 500)
+		CHECK_EQ_U64(profile__add_timed_sample(p, 0, &app, 7, "sleeper", &lab, &f, 1,
+						       200 * MS, T0 + (__u64)t * MS),
+			     0);
+	svg = render(p, NULL);
+	CHECK(svg);
+	/* 1.5 s on 1180 px, bars of 3 px at least: 5 ms. */
+	CHECK(strstr(svg, "data-n=\"301\" data-interval=\"5000000\""));
+	CHECK(strstr(svg, "data-off-cpu=\"1\""));
+	CHECK(strstr(svg, "ms off-CPU per 5 ms (highest 200)"));
+	CHECK(strstr(svg, "<rect data-i=\"100\" data-v=\"200000000\""));
+	CHECK(strstr(svg, ": 200.000 ms off-CPU</title>"));
+	CHECK_EQ_U64(bars_sum(svg), 800 * MS);
+	free(svg);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(strip_and_data);
@@ -320,5 +356,6 @@ int main(void)
 	RUN(filters);
 	RUN(cap);
 	RUN(lanes_hook);
+	RUN(off_cpu);
 	return TEST_DONE();
 }

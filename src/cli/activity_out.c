@@ -105,8 +105,8 @@ static void print_text(FILE *f, const struct activity *a, const struct profile *
 
 	timeslice__fmt_clock(a->start, from, sizeof(from));
 	timeslice__fmt_clock(a->end, to, sizeof(to));
-	fprintf(f, "Thread activity of %s: %s to %s (%.3f s), one column = %.3f s\n", o->file,
-		from, to, (double)(a->end - a->start) / NS, (double)a->interval_ns / NS);
+	fprintf(f, "Thread activity of %s: %s to %s (%.3f s), one column = %.3f s\n", o->file, from,
+		to, (double)(a->end - a->start) / NS, (double)a->interval_ns / NS);
 	print_legend(f, a);
 	fprintf(f, "\n%-14s %-16s |%-*s| %7s %7s %7s %7s  (seconds)\n", "pid/tid", "name",
 		(int)a->nintervals, "+0s", "running", "runnabl", "waiting", "unknown");
@@ -118,10 +118,11 @@ static void print_text(FILE *f, const struct activity *a, const struct profile *
 	if (a->untimed)
 		fprintf(f, "%llu samples without time left out\n", (unsigned long long)a->untimed);
 	if (a->segments_dropped || a->spans_dropped || a->dropped)
-		fprintf(f, "capped: %llu segments, %llu span pieces, %llu pieces of untracked "
-			   "threads left out\n",
-			(unsigned long long)a->segments_dropped, (unsigned long long)a->spans_dropped,
-			(unsigned long long)a->dropped);
+		fprintf(f,
+			"capped: %llu segments, %llu span pieces, %llu pieces of untracked "
+			"threads left out\n",
+			(unsigned long long)a->segments_dropped,
+			(unsigned long long)a->spans_dropped, (unsigned long long)a->dropped);
 }
 
 static void json_totals(FILE *f, const __u64 *ns)
@@ -223,8 +224,8 @@ static void print_json(FILE *f, const struct activity *a, const struct profile *
 int activity_out__print(FILE *f, const struct profile *p, const struct activity_out_opts *o)
 {
 	struct activity_opts ao = {.interval_ns = o->interval_ns,
-				   .max_threads = (__u32)(o->top < ACTIVITY_MAX_THREADS ? o->top
-										 : 0),
+				   .max_threads =
+					   (__u32)(o->top < ACTIVITY_MAX_THREADS ? o->top : 0),
 				   .filter_pid = o->filter_pid,
 				   .pid = o->pid,
 				   .comm = o->comm};
@@ -257,11 +258,12 @@ int activity_out__report(const struct activity_out_opts *o, const char *time)
 	err = activity_out__print(stdout, p, o);
 	profile__free(p);
 	if (err == -ENODATA)
-		pr_err("%s: --activity: no timed CPU sample or off-CPU wait: the profile was "
-		       TIMESLICE_NO_TIME " (and --off-cpu for waits)", o->file);
+		pr_err("%s: --activity: no timed CPU sample or off-CPU wait: the profile "
+		       "was " TIMESLICE_NO_TIME " (and --off-cpu for waits)",
+		       o->file);
 	else if (err == -E2BIG)
-		pr_err("%s: --activity: more than %u intervals: give a longer --interval",
-		       o->file, ACTIVITY_MAX_INTERVALS);
+		pr_err("%s: --activity: more than %u intervals: give a longer --interval", o->file,
+		       ACTIVITY_MAX_INTERVALS);
 	else if (err)
 		pr_err("%s: cannot build the activity view: %s", o->file, strerror(-err));
 	if (!err && (fflush(stdout) || ferror(stdout))) {

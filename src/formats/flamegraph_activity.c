@@ -25,16 +25,15 @@
 #define SPAN_H 7
 #define GAP_H 3
 
-static const char lanes_css[] =
-	".act-bg { fill: #f1f1f1; }\n"
-	".act-running { fill: #d9534f; }\n"
-	".act-runnable { fill: #f0ad4e; }\n"
-	".act-interruptible { fill: #5b9bd5; }\n"
-	".act-uninterruptible { fill: #7b4fa0; }\n"
-	".act-waiting { fill: #9aa5b1; }\n"
-	".act-span { fill: #3c9d6e; stroke: #fff; stroke-width: 0.5; }\n"
-	".act-span.alt { fill: #2b6f4e; }\n"
-	".act-sum { pointer-events: none; }\n";
+static const char lanes_css[] = ".act-bg { fill: #f1f1f1; }\n"
+				".act-running { fill: #d9534f; }\n"
+				".act-runnable { fill: #f0ad4e; }\n"
+				".act-interruptible { fill: #5b9bd5; }\n"
+				".act-uninterruptible { fill: #7b4fa0; }\n"
+				".act-waiting { fill: #9aa5b1; }\n"
+				".act-span { fill: #3c9d6e; stroke: #fff; stroke-width: 0.5; }\n"
+				".act-span.alt { fill: #2b6f4e; }\n"
+				".act-sum { pointer-events: none; }\n";
 
 /* On a range (the strip's onRange), each caption gives its thread's time
  * per state within it, summed from the lane's pieces. */
@@ -53,16 +52,18 @@ static const char lanes_js[] =
 	"\t\t\tvar a = sel ? sel.from + first : -Infinity, b = sel ? sel.to + first : Infinity;\n"
 	"\t\t\tArray.prototype.forEach.call(lanes, function (lane) {\n"
 	"\t\t\t\tvar t = {running: 0, runnable: 0, waiting: 0};\n"
-	"\t\t\t\tvar rs = lane.querySelectorAll(\"rect[data-s]\"), i;\n"
+	"\t\t\t\tvar rs = lane.querySelectorAll(\"rect[data-s]\"), i, o, k;\n"
 	"\t\t\t\tfor (i = 0; i < rs.length; i++) {\n"
-	"\t\t\t\t\tvar o = Math.min(+rs[i].getAttribute(\"data-b\"), b) -\n"
-	"\t\t\t\t\t\tMath.max(+rs[i].getAttribute(\"data-a\"), a), k = rs[i].getAttribute(\"data-s\");\n"
+	"\t\t\t\t\to = Math.min(+rs[i].getAttribute(\"data-b\"), b) -\n"
+	"\t\t\t\t\t\tMath.max(+rs[i].getAttribute(\"data-a\"), a);\n"
+	"\t\t\t\t\tk = rs[i].getAttribute(\"data-s\");\n"
 	"\t\t\t\t\tif (o > 0)\n"
 	"\t\t\t\t\t\tt[k === \"running\" || k === \"runnable\" ? k : \"waiting\"] += o;\n"
 	"\t\t\t\t}\n"
-	"\t\t\t\tlane.querySelector(\".act-sum\").textContent = lane.getAttribute(\"data-name\") +\n"
-	"\t\t\t\t\t\": running \" + s(t.running) + \", runnable \" + s(t.runnable) +\n"
-	"\t\t\t\t\t\", waiting \" + s(t.waiting) + (sel ? \" in the range\" : \"\");\n"
+	"\t\t\t\tk = lane.getAttribute(\"data-name\");\n"
+	"\t\t\t\tlane.querySelector(\".act-sum\").textContent = k + \": running \" +\n"
+	"\t\t\t\t\ts(t.running) + \", runnable \" + s(t.runnable) + \", waiting \" +\n"
+	"\t\t\t\t\ts(t.waiting) + (sel ? \" in the range\" : \"\");\n"
 	"\t\t\t});\n"
 	"\t\t});\n"
 	"\t});\n"
@@ -283,8 +284,9 @@ int fg_activity__lanes(void *arg, const struct profile *p, const struct flamegra
 	for (i = 0; i < a->nthreads; i++)
 		y += put_thread(&l, &a->threads[i], y);
 	if (l.capped)
-		putf(out, "<text class=\"small\" x=\"%u\" y=\"%u\">lanes cut short: more than %u "
-			  "pieces</text>\n",
+		putf(out,
+		     "<text class=\"small\" x=\"%u\" y=\"%u\">lanes cut short: more than %u "
+		     "pieces</text>\n",
 		     g->x, y + LABEL_H - 2, FG_ACT_MAX_RECTS);
 	y += l.capped ? LABEL_H : 0;
 	buf__puts(out, "<script><![CDATA[\n");

@@ -18,7 +18,7 @@
 struct profile;
 struct buf_out;
 
-#define FG_ACT_MAX_LANES 32u	  /* threads drawn, the most active */
+#define FG_ACT_MAX_LANES 32u	 /* threads drawn, the most active */
 #define FG_ACT_MAX_RECTS 200000u /* pieces drawn in all; past it a lane is cut short */
 
 struct fg_activity_arg {

@@ -44,13 +44,13 @@ struct build {
 	__u32 cpu_type, off_type;
 	bool have_off;
 	bool counting; /* pass 2: count what is left out */
-	size_t *base; /* per process entry: index of its first sample in @info */
+	size_t *base;  /* per process entry: index of its first sample in @info */
 	struct sinfo *info;
 	struct intern *tracked; /* struct tkey -> tracked index */
 	const char **tnames;
 	__u64 *tact; /* per tracked thread: ns of activity */
 	size_t tcap, acap;
-	__u32 *slot; /* tracked -> shown thread, HIDDEN when not shown */
+	__u32 *slot;		  /* tracked -> shown thread, HIDDEN when not shown */
 	struct intern *span_keys; /* struct skey -> span index */
 	struct activity_span *spans;
 	size_t spans_cap;
@@ -173,8 +173,8 @@ static int sample_info(struct build *b, size_t i, size_t j, __u8 kind, struct si
 		return 0;
 	si->kind = kind;
 	if (kind == KIND_WAIT)
-		si->state = (__u8)wait_state(view__sample_attr(
-			b->p, s, PROFILE_ATTR_OFF_CPU_STATE, scratch, sizeof(scratch)));
+		si->state = (__u8)wait_state(view__sample_attr(b->p, s, PROFILE_ATTR_OFF_CPU_STATE,
+							       scratch, sizeof(scratch)));
 	else
 		si->state = ACTIVITY_RUNNING;
 	err = track(b, d->pid, tid, *tname ? tname : exe ? exe : "?", &si->thread);
@@ -330,7 +330,8 @@ static int pick_threads(struct build *b)
 	for (i = 0; i < keep; i++) {
 		const struct tkey *k = intern__get(b->tracked, order[i].idx, NULL);
 
-		a->threads[i] = (struct activity_thread){.pid = k->pid, .tid = k->tid,
+		a->threads[i] = (struct activity_thread){.pid = k->pid,
+							 .tid = k->tid,
 							 .name = b->tnames[order[i].idx],
 							 .first = UINT64_MAX};
 	}
@@ -407,7 +408,8 @@ static void add_cells(const struct activity *a, struct activity_thread *t, __u64
 		return;
 	if (state == ACTIVITY_RUNNING) {
 		i = (size_t)((point - a->start) / a->interval_ns);
-		t->cells[(i < a->nintervals ? i : a->nintervals - 1) * ACTIVITY__STATES + state] += ns;
+		t->cells[(i < a->nintervals ? i : a->nintervals - 1) * ACTIVITY__STATES + state] +=
+			ns;
 		return;
 	}
 	i = (size_t)((s - a->start) / a->interval_ns);
@@ -420,8 +422,7 @@ static void add_cells(const struct activity *a, struct activity_thread *t, __u64
 }
 
 /* Piece [@s, @e) (@ns of time) of shown thread @ti in span @link. */
-static int add_span(struct build *b, __u32 ti, __u32 link, __u64 s, __u64 e, __u64 ns,
-		    bool wait)
+static int add_span(struct build *b, __u32 ti, __u32 link, __u64 s, __u64 e, __u64 ns, bool wait)
 {
 	struct skey k = {ti, link};
 	struct activity_span *sp;
@@ -528,18 +529,19 @@ static void unknowns(struct activity *a)
 		t->ns[ACTIVITY_UNKNOWN] = span > known ? span - known : 0;
 		for (k = 0; t->cells && k < a->nintervals; k++) {
 			__u64 bs = a->start + k * a->interval_ns, be = bs + a->interval_ns;
-			__u64 from = bs > t->first ? bs : t->first, to = be < t->last ? be : t->last;
+			__u64 from = bs > t->first ? bs : t->first,
+			      to = be < t->last ? be : t->last;
 			__u64 *c = &t->cells[k * ACTIVITY__STATES];
 
 			for (st = 0, known = 0; st < ACTIVITY_UNKNOWN; st++)
 				known += c[st];
-			c[ACTIVITY_UNKNOWN] = to > from && to - from > known ? to - from - known : 0;
+			c[ACTIVITY_UNKNOWN] =
+				to > from && to - from > known ? to - from - known : 0;
 		}
 	}
 }
 
-unsigned int activity__dominant(const struct activity *a, const struct activity_thread *t,
-				size_t i)
+unsigned int activity__dominant(const struct activity *a, const struct activity_thread *t, size_t i)
 {
 	__u64 bs, be, from, to, best = 0;
 	unsigned int st, pick = ACTIVITY_UNKNOWN;
@@ -614,8 +616,7 @@ static int build(struct build *b)
 	return err;
 }
 
-int activity__build(const struct profile *p, const struct activity_opts *o,
-		    struct activity **out)
+int activity__build(const struct profile *p, const struct activity_opts *o, struct activity **out)
 {
 	struct build b = {.p = p, .o = o};
 	int err;

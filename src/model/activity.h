@@ -76,10 +76,10 @@ struct activity_span {
 
 struct activity_thread {
 	__s64 pid, tid;
-	const char *name; /* thread name, else executable name, else "?"; borrowed */
-	__u64 first, last; /* the thread's first and last piece */
+	const char *name;	    /* thread name, else executable name, else "?"; borrowed */
+	__u64 first, last;	    /* the thread's first and last piece */
 	__u64 ns[ACTIVITY__STATES]; /* totals; unknown within [first, last) */
-	__u64 *cells; /* nintervals * ACTIVITY__STATES ns, NULL without intervals */
+	__u64 *cells;		    /* nintervals * ACTIVITY__STATES ns, NULL without intervals */
 	struct activity_segment *segs; /* in time order */
 	size_t nsegs, segs_cap;
 	struct activity_span *spans; /* by start */
@@ -87,10 +87,10 @@ struct activity_thread {
 };
 
 struct activity {
-	__u64 start, end;    /* first and last piece of every thread kept */
-	__u64 period_ns;     /* CPU time one sample stands for (0: no CPU samples) */
-	__u64 interval_ns;   /* as asked */
-	size_t nintervals;   /* from @start, ceil((end - start) / interval_ns) */
+	__u64 start, end;		 /* first and last piece of every thread kept */
+	__u64 period_ns;		 /* CPU time one sample stands for (0: no CPU samples) */
+	__u64 interval_ns;		 /* as asked */
+	size_t nintervals;		 /* from @start, ceil((end - start) / interval_ns) */
 	struct activity_thread *threads; /* by pid, then tid */
 	size_t nthreads;
 	size_t threads_hidden; /* threads with time not shown (over the cap) */
@@ -105,8 +105,7 @@ struct activity {
 /* Build the activity of @p's timed occurrences as @o says into *@out (free
  * with activity__free()). 0, -ENODATA (no timed CPU sample or wait kept),
  * -E2BIG (more than ACTIVITY_MAX_INTERVALS intervals) or -ENOMEM. */
-int activity__build(const struct profile *p, const struct activity_opts *o,
-		    struct activity **out);
+int activity__build(const struct profile *p, const struct activity_opts *o, struct activity **out);
 void activity__free(struct activity *a);
 
 /* "running", "runnable", "interruptible", "uninterruptible", "waiting",

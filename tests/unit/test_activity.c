@@ -29,8 +29,8 @@ static const struct profile_frame frames[2] = {
 };
 
 /* One CPU sample of @tid at T0 + @ms, in span @l (NULL: none). */
-static int cpu(struct profile *p, const struct profile_process_desc *d, __u32 tid,
-	       const char *name, long ms, const struct profile_link *l)
+static int cpu(struct profile *p, const struct profile_process_desc *d, __u32 tid, const char *name,
+	       long ms, const struct profile_link *l)
 {
 	struct profile_labels lab = {.has_cpu = true, .link = l};
 
@@ -48,8 +48,9 @@ static int wait_named(struct profile *p, __u32 tid, const char *name, const char
 
 	err = profile__add_value_type(p, "off_cpu", "nanoseconds", "context_switch", "count", 1,
 				      &type);
-	return err ?: profile__add_timed_sample(p, type, &app, tid, name, &lab, frames, 2,
-						(__u64)len * MS, T0 + (__u64)ms * MS);
+	return err
+		       ?: profile__add_timed_sample(p, type, &app, tid, name, &lab, frames, 2,
+						    (__u64)len * MS, T0 + (__u64)ms * MS);
 }
 
 static int wait(struct profile *p, __u32 tid, const char *state, long ms, long len,
@@ -94,7 +95,8 @@ static struct profile *rhythm(void)
 	if (wait(p, 7, "interruptible", 800, 200, &span_b))
 		goto fail;
 	for (t = 0; t < 1000; t += 20)
-		if (cpu(p, &app, 8, "busy", t + 5, NULL) || wait(p, 8, "runnable", t + 10, 10, NULL))
+		if (cpu(p, &app, 8, "busy", t + 5, NULL) ||
+		    wait(p, 8, "runnable", t + 10, 10, NULL))
 			goto fail;
 	return p;
 fail:
@@ -381,13 +383,15 @@ TEST(svg_lanes)
 	/* one lane per thread; times from the graph's first sample (+5 ms) */
 	CHECK(strstr(svg, "<g class=\"act-thread\" data-tid=\"7\" data-name=\"100/7 worker\">"));
 	CHECK(strstr(svg, "<g class=\"act-thread\" data-tid=\"8\" data-name=\"100/8 busy\">"));
-	CHECK(strstr(svg, "<title>100/7 worker: interruptible +0.295s to +0.495s (200.0 ms)</title>"));
+	CHECK(strstr(svg,
+		     "<title>100/7 worker: interruptible +0.295s to +0.495s (200.0 ms)</title>"));
 	CHECK(strstr(svg, "<title>100/7 worker: running -0.005s to +0.295s (300.0 ms)</title>"));
 	CHECK(strstr(svg, "<title>100/8 busy: runnable +0.005s to +0.015s (10.0 ms)</title>"));
 	CHECK(strstr(svg, "<title>span aa010000000000000000000000000000/a100000000000000 on "
 			  "100/7: +0.095s to +0.195s, cpu 0.100 s, off-CPU 0.000 s</title>"));
 	/* the caption sums what the lane shows: within the strip, T0 to T0 + 990 ms */
-	CHECK(strstr(svg, "100/7 worker: running 0.600 s, runnable 0.000 s, waiting 0.390 s</text>"));
+	CHECK(strstr(svg,
+		     "100/7 worker: running 0.600 s, runnable 0.000 s, waiting 0.390 s</text>"));
 	CHECK(strstr(svg, "api.onRange(function (sel)"));
 	CHECK(strstr(svg, "data-s=\"interruptible\""));
 	buf__release(&b);

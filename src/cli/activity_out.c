@@ -247,6 +247,8 @@ int activity_out__print(FILE *f, const struct profile *p, const struct activity_
 int activity_out__report(const struct activity_out_opts *o, const char *time)
 {
 	struct profile *p = NULL;
+	__u64 first, last;
+	bool timed;
 	int err;
 
 	if (input__load(o->file, &(struct input_opts){0}, &p))
@@ -256,8 +258,17 @@ int activity_out__report(const struct activity_out_opts *o, const char *time)
 		return 1;
 	}
 	err = activity_out__print(stdout, p, o);
+	timed = !profile__time_span(p, &first, &last);
 	profile__free(p);
-	if (err == -ENODATA)
+	if (err == -ENODATA && timed && !o->filter_pid && !o->comm)
+		pr_err("%s: --activity: the profile has no timed CPU sample or off-CPU wait "
+		       "(its other samples are not states of threads)",
+		       o->file);
+	else if (err == -ENODATA && timed)
+		pr_err("%s: --activity: no timed CPU sample or off-CPU wait of the threads asked "
+		       "for: see 'profcap report %s --by thread'",
+		       o->file, o->file);
+	else if (err == -ENODATA)
 		pr_err("%s: --activity: no timed CPU sample or off-CPU wait: the profile "
 		       "was " TIMESLICE_NO_TIME " (and --off-cpu for waits)",
 		       o->file);

@@ -391,7 +391,8 @@ class ActivityTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         for args, want in (([pprof], "capture with --timestamps"),
                            ([path, "--interval", "1us"], "give a longer --interval"),
-                           ([path, "--time", "+100s-+101s"], "no sample in this range")):
+                           ([path, "--time", "+100s-+101s"], "no sample in this range"),
+                           ([path, "--pid", "1"], "of the threads asked for")):
             r = subprocess.run([PROFCAP, "report", "--activity"] + args, capture_output=True, text=True,
                                timeout=60)
             self.assertEqual(r.returncode, 1, r.stderr)

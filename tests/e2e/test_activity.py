@@ -305,9 +305,9 @@ class ActivityTest(unittest.TestCase):
         self.assertEqual(len(spans), 4, stdout)
         return path, traced, plain, spans
 
-    def svg(self, path, name):
+    def svg(self, path, name, *args):
         out = os.path.join(self.dir, name)
-        r = subprocess.run([PROFCAP, "flamegraph", path, "--activity", "--type", "cpu", "-o", out],
+        r = subprocess.run([PROFCAP, "flamegraph", path, "--activity", "--type", "cpu", "-o", out] + list(args),
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out, encoding="utf-8") as f:
@@ -480,6 +480,25 @@ class ActivityTest(unittest.TestCase):
                 inside = any(ra - PERIOD_NS <= a and b <= rb + PERIOD_NS for ra, rb, _ in runs)
                 self.assertTrue(inside, f"running drawn at [{a}, {b}) outside every run")
         self.check_range_in_browser(text, tid, runs, naps, t0 + int(tl.get("data-first")))
+
+    def test_svg_lanes_time_slice(self):
+        path, tid, runs, naps = self.rhythm()
+        # --time: the lanes hold the range's waits only (the graph's own
+        # bounds, here ns since the epoch): two runs and the nap between
+        # (the strip, and so the lanes, spans the range's CPU samples)
+        root = ET.fromstring(self.svg(path, "cycle.svg", "--time", f"{runs[1][0]}-{runs[2][1]}"))
+        ns = {"s": "http://www.w3.org/2000/svg"}
+        lane = root.find(f".//s:g[@class='act-thread'][@data-tid='{tid}']", ns)
+        self.assertIsNotNone(lane, "no lane of the rhythm thread")
+        waits = [r for r in lane.iter("{http://www.w3.org/2000/svg}rect") if r.get("data-s") == "interruptible"]
+        self.assertEqual(len(waits), 1, [w.find("s:title", ns).text for w in waits])
+        # the main thread waits in pthread_join from before the range: not
+        # in a slice of the range (where the whole capture would draw it)
+        for g in root.iterfind(".//s:g[@class='act-thread']", ns):
+            pid, t = g.get("data-name").split()[0].split("/")
+            if pid == t:
+                self.assertEqual([r for r in g.iter("{http://www.w3.org/2000/svg}rect") if r.get("data-s")], [],
+                                 "the main thread's wait from before the range is drawn")
 
     def check_range_in_browser(self, svg, tid, runs, naps, first):
         browser = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -84,7 +84,8 @@ void report__usage(void)
 	       "      --interval D      timeline interval (default 100ms; s, ms, us, ns)\n"
 	       "      --activity        per thread over time: running, runnable, waiting\n"
 	       "                        (capture --off-cpu) and the spans it ran in, as text\n"
-	       "                        or --json (--interval: one column; default: 60)\n"
+	       "                        or --json (--interval D: one column; default: a\n"
+	       "                        round length for 60 columns)\n"
 	       "      --lines           one function row per source line: \"name file:line\"\n"
 	       "                        (captures with line information)\n" SYMBOLIZE_OPT_HELP
 	       "  -h, --help            this help\n"

@@ -1,10 +1,10 @@
 /* activity.c - the thread-activity view (see activity.h).
  *
- * Three passes over the profile's occurrences in time order
- * (profile__events()): the samples' threads, kinds and states first (one
- * entry per sample, so no attribute is read per occurrence); then each
- * thread's activity, to keep the most active ones; then, for those, the
- * per-interval values, the segments and the spans.
+ * One pass over the samples: their threads, kinds and states (so no
+ * attribute is read per occurrence). Then two over the occurrences in time
+ * order (profile__events()): each thread's activity, to keep the most
+ * active ones; then, for those, the per-interval values, the segments and
+ * the spans.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -75,7 +75,7 @@ const char *activity__state_name(unsigned int s)
 
 char activity__state_char(unsigned int s)
 {
-	static const char c[ACTIVITY__STATES] = "#+SDw.";
+	static const char c[] = "#+SDw.";
 
 	return s < ACTIVITY__STATES ? c[s] : ' ';
 }
@@ -217,6 +217,17 @@ static int classify(struct build *b)
 	return err;
 }
 
+/* @a * @b and @a + @b, at most UINT64_MAX: values come from files. */
+static __u64 mul_sat(__u64 a, __u64 b)
+{
+	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+static __u64 add_sat(__u64 a, __u64 b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* The piece of time event @e stands for: [*@s, *@e), its state. NULL when
  * the view does not read it. */
 static const struct sinfo *piece(struct build *b, const struct profile_event *e, __u64 *s,
@@ -233,11 +244,11 @@ static const struct sinfo *piece(struct build *b, const struct profile_event *e,
 	}
 	if (si->kind == KIND_WAIT) {
 		*s = e->time_ns;
-		*end = e->time_ns + e->value;
+		*end = add_sat(e->time_ns, e->value);
 	} else {
-		half = e->value * b->a->period_ns / 2;
+		half = mul_sat(e->value, b->a->period_ns) / 2;
 		*s = e->time_ns > half ? e->time_ns - half : 0;
-		*end = e->time_ns + half;
+		*end = add_sat(e->time_ns, half);
 	}
 	if (si->thread == HIDDEN && b->counting)
 		b->a->dropped++;
@@ -247,7 +258,7 @@ static const struct sinfo *piece(struct build *b, const struct profile_event *e,
 /* The CPU time of event @e of kind @kind. */
 static __u64 event_ns(const struct build *b, const struct profile_event *e, __u8 kind)
 {
-	return kind == KIND_WAIT ? e->value : e->value * b->a->period_ns;
+	return kind == KIND_WAIT ? e->value : mul_sat(e->value, b->a->period_ns);
 }
 
 /* Pass 2: each thread's activity and the time range of all. */

@@ -3,6 +3,7 @@
  * per thread, the caps and filters, and the text and JSON output of
  * `report --activity`. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,33 @@ TEST(dominant_from_a_quarter)
 	profile__free(p);
 }
 
+TEST(hostile_values)
+{
+	struct profile *p = new_profile();
+	struct profile_labels lab = {.has_cpu = true};
+	struct activity_opts o = {.columns = 60};
+	struct activity *a = NULL;
+	size_t i;
+
+	CHECK(p);
+	/* values a file may hold: a wait past the end of time, a sample
+	 * count whose CPU time overflows */
+	CHECK_EQ_U64(wait(p, 9, "interruptible", 10, 1, NULL), 0);
+	CHECK_EQ_U64(profile__add_timed_sample(p, 1, &app, 7, "worker", &lab, frames, 2,
+					       UINT64_MAX - 1, T0 + 20 * MS),
+		     0);
+	CHECK_EQ_U64(profile__add_timed_sample(p, 0, &app, 8, "w", &lab, frames, 2, 1ull << 62,
+					       T0 + 30 * MS),
+		     0);
+	CHECK_EQ_U64(activity__build(p, &o, &a), 0);
+	CHECK(a->nintervals <= 60 && a->end == UINT64_MAX);
+	for (i = 0; i < a->nthreads; i++)
+		CHECK(a->threads[i].nsegs == 1 &&
+		      a->threads[i].segs[0].start < a->threads[i].segs[0].end);
+	activity__free(a);
+	profile__free(p);
+}
+
 TEST(auto_interval)
 {
 	CHECK_EQ_U64(activity__auto_interval(1000 * MS, 60), 20 * MS);
@@ -421,6 +449,7 @@ int main(void)
 	RUN(caps_and_filters);
 	RUN(without_time);
 	RUN(dominant_from_a_quarter);
+	RUN(hostile_values);
 	RUN(auto_interval);
 	RUN(svg_lanes);
 	return TEST_DONE();

@@ -77,6 +77,7 @@ struct lanes {
 	__u64 end;    /* the strip's right edge, epoch ns */
 	__u64 px_ns;  /* ns a pixel spans at the drawn width */
 	size_t rects; /* drawn so far */
+	size_t max_rects;
 	bool capped;
 };
 
@@ -132,7 +133,7 @@ static bool put_piece(struct lanes *l, __u64 s, __u64 e, const char *cls, const 
 	e = e > l->end ? l->end : e;
 	if (s >= e)
 		return false;
-	if (l->rects >= FG_ACT_MAX_RECTS) {
+	if (l->rects >= l->max_rects) {
 		l->capped = true;
 		return false;
 	}
@@ -274,6 +275,7 @@ int fg_activity__lanes(void *arg, const struct profile *p, const struct flamegra
 	if (err)
 		return err;
 	l.a = a;
+	l.max_rects = fa->max_rects ? fa->max_rects : FG_ACT_MAX_RECTS;
 	l.end = g->t0_ns + (__u64)g->nintervals * g->interval_ns;
 	l.px_ns = g->width ? (l.end - g->t0_ns) / g->width : 0;
 	buf__puts(out, "<g id=\"fg-act\">\n<style>\n");
@@ -287,7 +289,7 @@ int fg_activity__lanes(void *arg, const struct profile *p, const struct flamegra
 		putf(out,
 		     "<text class=\"small\" x=\"%u\" y=\"%u\">lanes cut short: more than %u "
 		     "pieces</text>\n",
-		     g->x, y + LABEL_H - 2, FG_ACT_MAX_RECTS);
+		     g->x, y + LABEL_H - 2, (unsigned)l.max_rects);
 	y += l.capped ? LABEL_H : 0;
 	buf__puts(out, "<script><![CDATA[\n");
 	buf__puts(out, lanes_js);

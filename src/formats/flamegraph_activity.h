@@ -18,14 +18,15 @@
 struct profile;
 struct buf_out;
 
-#define FG_ACT_MAX_LANES 32u	 /* threads drawn, the most active */
-#define FG_ACT_MAX_RECTS 200000u /* pieces drawn in all; past it a lane is cut short */
+#define FG_ACT_MAX_LANES 32u	/* threads drawn, the most active */
+#define FG_ACT_MAX_RECTS 50000u /* pieces drawn in all (about 250 bytes each) */
 
 struct fg_activity_arg {
 	/* The profile with every value type (CPU samples and off-CPU waits),
 	 * sliced as the graph's; NULL: the graph's own profile. */
 	const struct profile *full;
 	struct activity_opts opts; /* filters (interval_ns unused) */
+	__u32 max_rects;	   /* pieces drawn at most; 0 = FG_ACT_MAX_RECTS */
 };
 
 /* A flamegraph_lanes_fn: @arg is a struct fg_activity_arg. A profile

@@ -434,6 +434,14 @@ TEST(svg_lanes)
 	CHECK(svg && strstr(svg, "(no off-CPU waits: capture with --off-cpu)"));
 	CHECK(!strstr(svg, "interruptible +"));
 	buf__release(&b);
+	/* past the cap on pieces, the lanes stop and say so */
+	arg = (struct fg_activity_arg){.full = p, .max_rects = 10};
+	svg = render(p, &arg, &b);
+	CHECK(svg && strstr(svg, "lanes cut short: more than 10 pieces"));
+	CHECK(strstr(svg, "<title>100/7 worker: interruptible +0.295s"));
+	CHECK(strstr(svg, "<title>100/8 busy: runnable +0.025s"));
+	CHECK(!strstr(svg, "<title>100/8 busy: runnable +0.045s"));
+	buf__release(&b);
 	svg = render(p, NULL, &b);
 	CHECK(svg && !strstr(svg, "fg-act"));
 	buf__release(&b);

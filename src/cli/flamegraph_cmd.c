@@ -15,6 +15,7 @@
 #include "model/profile.h"
 #include "formats/flamegraph.h"
 #include "export/sink.h"
+#include "cli/activity_lanes.h"
 #include "cli/flamegraph_cmd.h"
 #include "cli/symbolize_opt.h"
 #include "cli/timeslice.h"
@@ -23,6 +24,7 @@ struct fg_args {
 	const char *in, *out;
 	const char *type; /* --type */
 	const char *time; /* --time A-B */
+	bool activity;	  /* --activity */
 	struct flamegraph_opts o;
 	struct view_attr_match attrs[VIEW_MAX_ATTR_MATCH]; /* --attr */
 	struct symbolize_opt sym;
@@ -56,6 +58,8 @@ void flamegraph__usage(void)
 	       "      --attr KEY=VALUE  only samples whose attribute KEY is VALUE (e.g.\n"
 	       "                        http.route=/users); up to %d, all must match\n"
 	       "      --time A-B        only samples taken from A to B (as in 'report --time')\n"
+	       "      --activity        under the timeline, per thread: running, runnable and\n"
+	       "                        waiting (capture --off-cpu) over time, and its spans\n"
 	       "      --inverted        icicle graph: leaf functions at the top, their callers\n"
 	       "                        below\n"
 	       "      --per-pid         one tower per process (\"exe [pid]\") instead of one\n"
@@ -86,7 +90,8 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		OPT_TRACE,
 		OPT_ATTR,
 		OPT_PER_PID,
-		OPT_TIME
+		OPT_TIME,
+		OPT_ACTIVITY
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -99,6 +104,7 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 		{"trace-id", required_argument, NULL, OPT_TRACE},
 		{"attr", required_argument, NULL, OPT_ATTR},
 		{"time", required_argument, NULL, OPT_TIME},
+		{"activity", no_argument, NULL, OPT_ACTIVITY},
 		SYMBOLIZE_OPT_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -128,6 +134,9 @@ static int parse_args(int argc, char **argv, struct fg_args *a)
 			break;
 		case OPT_TIME:
 			a->time = optarg;
+			break;
+		case OPT_ACTIVITY:
+			a->activity = true;
 			break;
 		case OPT_TRACE:
 			if (!hex__decode(optarg, a->o.trace_id, sizeof(a->o.trace_id)))
@@ -203,6 +212,7 @@ static bool any_match(const struct profile *p, const struct flamegraph_opts *o)
 int flamegraph__main(int argc, char **argv)
 {
 	struct profile *p = NULL;
+	struct activity_lanes *lanes = NULL;
 	struct fg_args a;
 	struct buf svg;
 	int ret, err;
@@ -210,10 +220,12 @@ int flamegraph__main(int argc, char **argv)
 	ret = parse_args(argc, argv, &a);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (symbolize_opt__load(&a.sym, a.in, a.type, &p))
+	if (a.activity ? activity_lanes__load(&a.sym, a.in, a.type, a.time, &a.o, &p, &lanes)
+		       : symbolize_opt__load(&a.sym, a.in, a.type, &p))
 		return 1; /* logged */
 	if (a.time && timeslice__apply("flamegraph", a.time, &p)) {
 		profile__free(p);
+		activity_lanes__free(lanes);
 		return 1;
 	}
 	if (a.o.filter_pid) {
@@ -241,5 +253,6 @@ int flamegraph__main(int argc, char **argv)
 		err = write_out(a.out, &svg);
 	buf__release(&svg);
 	profile__free(p);
+	activity_lanes__free(lanes);
 	return err ? 1 : 0;
 }

@@ -8,6 +8,7 @@
  * tables (intern.h), so the work is linear in samples plus stack frames.
  */
 #include "capture/memory.h"
+#include "cli/activity_out.h"
 #include "cli/report_int.h"
 #include "cli/timeline.h"
 #include "cli/timeslice.h"
@@ -19,6 +20,7 @@ struct report_cli {
 	const char *time;  /* --time A-B */
 	bool timeline;	   /* --timeline */
 	__u64 interval_ns; /* --interval */
+	bool activity;	   /* --activity */
 };
 
 #define REPORT_CLI(opts) ((struct report_cli *)(void *)(opts))
@@ -80,6 +82,10 @@ void report__usage(void)
 	       "      --timeline        per interval, the share of each process (--by thread:\n"
 	       "                        of each thread), as text or --json\n"
 	       "      --interval D      timeline interval (default 100ms; s, ms, us, ns)\n"
+	       "      --activity        per thread over time: running, runnable, waiting\n"
+	       "                        (capture --off-cpu) and the spans it ran in, as text\n"
+	       "                        or --json (--interval D: one column; default: a\n"
+	       "                        round length for 60 columns)\n"
 	       "      --lines           one function row per source line: \"name file:line\"\n"
 	       "                        (captures with line information)\n" SYMBOLIZE_OPT_HELP
 	       "  -h, --help            this help\n"
@@ -249,6 +255,13 @@ static int opt_interval(struct report_opts *o, char *arg)
 	return 0;
 }
 
+static int opt_activity(struct report_opts *o, char *arg)
+{
+	(void)arg;
+	REPORT_CLI(o)->activity = true;
+	return 0;
+}
+
 static const struct report_option report_options[] = {
 	{"top", required_argument, opt_top},
 	{"by", required_argument, opt_by},
@@ -265,6 +278,7 @@ static const struct report_option report_options[] = {
 	{"time", required_argument, opt_time},
 	{"timeline", no_argument, opt_timeline},
 	{"interval", required_argument, opt_interval},
+	{"activity", no_argument, opt_activity},
 };
 
 #define NOPTIONS (sizeof(report_options) / sizeof(report_options[0]))
@@ -393,6 +407,13 @@ int report__main(int argc, char **argv)
 		log__usage_error("report", "--timeline groups by process or thread only");
 		return 2;
 	}
+	if (c.activity)
+		return activity_out__report(
+			&(struct activity_out_opts){.file = op->file, .interval_ns = c.interval_ns,
+						    .json = op->json, .top = op->top,
+						    .filter_pid = op->filter_pid, .pid = op->pid,
+						    .comm = op->comm},
+			c.time);
 	if (symbolize_opt__load(&op->sym, op->file, op->type, &p))
 		return 1; /* logged */
 	if (c.time && timeslice__apply("report", c.time, &p)) {

@@ -145,9 +145,13 @@ int format__pick_type(const struct profile *p, const char *want, bool single,
 	}
 	if (!want && (!single || profile__value_type_count(p) < 2))
 		return 0;
+	/* Unasked, the first type holding samples: an off-CPU capture that
+	 * caught no CPU sample shows its waits, not an empty CPU profile. */
+	while (!want && t + 1 < profile__value_type_count(p) && !profile__value_type_used(p, t))
+		t++;
 	if (!want)
 		pr_info("the capture holds %s profiles: showing %s (pick one with --type)", names,
-			type_name(p, 0));
+			type_name(p, t));
 	if (profile__value_type_count(p) < 2)
 		return 0;
 	*out = profile__extract_type(p, t);

@@ -426,8 +426,8 @@ static bool enc_samples(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 
 /* Encode the Profile of process @proc (or an empty one of value type @type
  * when @proc is SIZE_MAX) into @k's buffer, replacing its contents. @slot
- * numbers the Profiles of the message: its id, and slot 0 carries what is
- * said once. */
+ * numbers the Profiles in the order written: it makes the id, and the
+ * first (0) carries what is said once. */
 static bool encode_profile(struct pbbuf *k, const struct profile *p, size_t proc, __u32 type,
 			   size_t slot)
 {
@@ -577,19 +577,26 @@ int otlp__encode(const struct profile *p, struct buf *out)
 	struct pbbuf k = {out, 0}, sk = {&tmp, 0}, rk = {&rtmp, 0};
 	pb_ostream_t s = pbbuf__stream(&k);
 	size_t i, n = profile__process_count(p), start = out->len;
-	size_t slot = n, ntypes = profile__value_type_count(p);
+	size_t ntypes = profile__value_type_count(p), slot = 0;
 	bool ok = true;
+	__u32 t;
 	int err = 0;
 
 	buf__init(&tmp, out->max);
 	buf__init(&rtmp, out->max);
-	for (i = 0; ok && i < n; i++)
-		ok = encode_resource(&s, &sk, &rk, p, i, profile__process_type(p, i), i);
-	/* A value type no process holds (no CPU sample in an off-CPU capture,
-	 * or nothing at all) still gets its empty Profile, on the host. */
-	for (i = 0; ok && i < ntypes; i++)
-		if (!profile__value_type_used(p, (__u32)i))
-			ok = encode_resource(&s, &sk, &rk, p, SIZE_MAX, (__u32)i, slot++);
+	/* Type by type, so a reader meets the types in the model's order (the
+	 * first Profile's is its first). A type no process holds (no CPU
+	 * sample in an off-CPU capture, or nothing at all) still gets its
+	 * empty Profile, on the host. */
+	for (t = 0; ok && t < ntypes; t++) {
+		if (!profile__value_type_used(p, t)) {
+			ok = encode_resource(&s, &sk, &rk, p, SIZE_MAX, t, slot++);
+			continue;
+		}
+		for (i = 0; ok && i < n; i++)
+			if (profile__process_type(p, i) == t)
+				ok = encode_resource(&s, &sk, &rk, p, i, t, slot++);
+	}
 	if (ok)
 		ok = encode_dictionary(&s, p);
 	if (!ok) {

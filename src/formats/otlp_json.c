@@ -451,8 +451,8 @@ static void samples(struct buf_out *j, const struct profile *p, size_t proc)
 }
 
 /* The Profile of process @proc, or an empty one of @type when SIZE_MAX;
- * @slot numbers the Profiles as otlp.c does (its id; slot 0 says what is
- * said once). */
+ * @slot numbers the Profiles in the order written, as otlp.c does (its id;
+ * slot 0 says what is said once). */
 static void profile_msg(struct buf_out *j, const struct profile *p, size_t proc, __u32 type,
 			size_t slot)
 {
@@ -528,21 +528,22 @@ int otlp_json__encode(const struct profile *p, struct buf *out)
 {
 	struct buf_out j = {out, 0};
 	size_t i, n = profile__process_count(p), start = out->len;
-	size_t slot = n, ntypes = profile__value_type_count(p);
+	size_t slot = 0, ntypes = profile__value_type_count(p);
+	__u32 t;
 
 	buf__puts(&j, "{\"resourceProfiles\":[");
-	for (i = 0; i < n; i++) {
-		if (i)
-			buf__puts(&j, ",");
-		resource(&j, p, i, profile__process_type(p, i), i);
-	}
-	/* Empty Profiles for the types no process holds, as otlp.c. */
-	for (i = 0; i < ntypes; i++) {
-		if (profile__value_type_used(p, (__u32)i))
-			continue;
-		if (slot)
-			buf__puts(&j, ",");
-		resource(&j, p, SIZE_MAX, (__u32)i, slot++);
+	/* Type by type, an empty Profile for a type no process holds, as
+	 * otlp.c writes them. */
+	for (t = 0; t < ntypes; t++) {
+		bool used = profile__value_type_used(p, t);
+
+		for (i = 0; i < (used ? n : 1); i++) {
+			if (used && profile__process_type(p, i) != t)
+				continue;
+			if (slot)
+				buf__puts(&j, ",");
+			resource(&j, p, used ? i : SIZE_MAX, t, slot++);
+		}
 	}
 	buf__puts(&j, "],\"dictionary\":");
 	dictionary(&j, p);

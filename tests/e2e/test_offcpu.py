@@ -228,8 +228,12 @@ class OffCpuTest(unittest.TestCase):
         d = decode(out)
         strings = d["data"].dictionary.string_table
         types = [strings[r["profile"].sample_type.type_strindex] for r in d["resources"]]
-        self.assertIn("off_cpu", types)
-        self.assertIn("samples", types)
+        self.assertEqual(types, ["samples", "off_cpu"])  # in the model's order
+        # Unasked, report shows the type that holds samples: the waits.
+        r = run_profcap(["report", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("showing off_cpu", r.stderr)
+        self.assertIn("hrtimer_nanosleep", r.stdout)
 
     def test_bad_threshold(self):
         r = run_profcap(["capture", "--off-cpu-threshold", "soon", "--seconds", "1"])

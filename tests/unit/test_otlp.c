@@ -858,15 +858,16 @@ TEST(unused_value_type)
 	CHECK_EQ_U64(err, 0);
 	err = decode(&b, &d);
 	if (!err) {
+		/* Type by type: the empty CPU Profile first, as the model's. */
 		const struct d_res *r0 = AT(d.res, struct d_res, 0);
 		const struct d_res *r1 = d.res.n == 2 ? AT(d.res, struct d_res, 1) : NULL;
 		__u32 st, su, pt, pu;
 
 		profile__value_type(p, 0, &st, &su, &pt, &pu);
-		if (!r1 || r0->samples.n != 1 || r1->samples.n ||
-		    (__u32)r1->prof.sample_type.type_strindex != st ||
-		    (__u32)r1->prof.period_type.type_strindex != pt ||
-		    res_attr(r1, "process.pid") ||
+		if (!r1 || r0->samples.n || r1->samples.n != 1 ||
+		    (__u32)r0->prof.sample_type.type_strindex != st ||
+		    (__u32)r0->prof.period_type.type_strindex != pt ||
+		    res_attr(r0, "process.pid") || !res_attr(r1, "process.pid") ||
 		    !memcmp(r0->prof.profile_id.bytes, r1->prof.profile_id.bytes, 16))
 			line = __LINE__;
 	}

@@ -38,6 +38,7 @@
 #include "notice.bpf.h"
 #include "offcpu_types.h"
 #include "python.bpf.h"
+#include "ruby.bpf.h"
 #include "v8.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
@@ -315,6 +316,8 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 				       &key->ustack, NULL, &key->flags, 1);
 		/* the JavaScript frames of that walk */
 		key->rtstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
+		if (!key->rtstack && (key->rtstack = ruby_offcpu_stack(g1, key->tgid, key->tid)))
+			key->flags |= ruby_offcpu_flags();
 	} else {
 		key->ustack = ustack;
 	}

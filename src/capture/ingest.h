@@ -20,6 +20,7 @@
 struct symbolizer;
 struct sampler;
 struct pyframes;
+struct rubyframes;
 struct v8frames;
 
 /* Records deferred at once (their stacks at most this many deepest). */
@@ -66,6 +67,7 @@ struct ingest {
 	struct sampler *smp;	/* asked to refresh a partial record's tables; NULL: none */
 	struct pyframes *py;	/* names Python frames; NULL: none (borrowed) */
 	struct v8frames *v8;	/* names JavaScript frames; NULL: none (borrowed) */
+	struct rubyframes *rb;	/* names Ruby frames; NULL: none (borrowed) */
 	struct ingest_counts c;
 	/* processes whose key map was re-read this window (an unknown key
 	 * index re-reads it once per window, not per record) */

@@ -16,8 +16,8 @@
  * frame one read of its head and one of ep[0], the frame's flags. A Ruby
  * frame (no CFRAME flag) reads its iseq's body pointer and the body's head
  * (the encoded instructions, the first line: the fingerprint); a C
- * function frame its method entry (ep[-2]); other C frames (the VM's dummy
- * frames, ifunc blocks) are not stored. A read that fails mid-walk ends the
+ * function frame its method entry (ep[-2]); other C frames (ifunc blocks)
+ * and the VM's dummy frames are not stored. A read that fails mid-walk ends the
  * stack there, flagged PROFCAP_F_RUBY_PARTIAL.
  */
 #include "ruby.bpf.h"
@@ -171,6 +171,10 @@ static __always_inline int ruby_step(struct ruby_walk_state *w)
 		return 1;
 	}
 	w->cfp = cfp + w->p.cfp_size;
+	/* The dummy frame at the end of each stack runs no code, even where
+	 * the VM gave it an iseq (the main thread's) */
+	if ((w->ep0 & PROFCAP_RUBY_VM_MAGIC_MASK) == PROFCAP_RUBY_VM_MAGIC_DUMMY)
+		return 0;
 	if (!(w->ep0 & PROFCAP_RUBY_VM_FLAG_CFRAME))
 		return ruby_iseq_frame(w, w->ep0);
 	if ((w->ep0 & PROFCAP_RUBY_VM_MAGIC_MASK) != PROFCAP_RUBY_VM_MAGIC_CFUNC)

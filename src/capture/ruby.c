@@ -11,13 +11,31 @@
 #include "proc/rubyproc.h"
 #include "symbolize/rubyframes.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/log.h"
+
+/* A process with a ruby* file mapped but no VM found (the loader has not
+ * mapped libruby yet) or one that did not read right (a VM starting) is
+ * looked at again for PENDING_NS, at most PENDING_MAX at once. */
+#define PENDING_NS 2000000000ll
+#define PENDING_MAX 64
+#define RETRY_EVERY_NS 100000000ll /* however often processes are announced */
+
+struct pending {
+	int pid;
+	int err;
+	__s64 since;
+};
 
 struct capture_ruby {
 	struct sampler *smp;
 	struct rubyframes *rf;
 	int *pids;
 	size_t n, cap;
+	struct pending pend[PENDING_MAX];
+	size_t npend;
+	__s64 last_retry;
+	bool warned_layout;
 	/* -v */
 	__u64 found, not_walked, unsupported, failed;
 };
@@ -85,46 +103,117 @@ static bool maybe_ruby(const struct procsnap *snap)
 	return false;
 }
 
+/* Hand process @pid, found running @rp, to the walker and the namer. */
+static void add(struct capture_ruby *cr, int pid, const struct rubyproc *rp)
+{
+	size_t i = find(cr, pid);
+	int err;
+
+	if (i == cr->n) {
+		if (array__grow((void **)&cr->pids, &cr->cap, cr->n, sizeof(*cr->pids), 16,
+				CAPTURE_RUBY_PROCS))
+			return;
+		cr->n++;
+		cr->found++;
+	}
+	cr->pids[i] = pid;
+	rubyframes__set_process(cr->rf, pid, rp);
+	err = sampler__set_ruby(cr->smp, pid, rp);
+	if (err)
+		cr->not_walked++;
+	else
+		pr_debug("process %d: Ruby %s, its Ruby frames walked%s", pid, rp->version,
+			 rp->checked ? "" : " (its VM not up yet)");
+}
+
+static void pend(struct capture_ruby *cr, int pid, int err)
+{
+	size_t i;
+
+	for (i = 0; i < cr->npend; i++)
+		if (cr->pend[i].pid == pid)
+			return;
+	if (cr->npend < PENDING_MAX)
+		cr->pend[cr->npend++] = (struct pending){pid, err, (__s64)clock__mono_ns()};
+}
+
+/* Give up on pending entry @i (found or too old). */
+static void unpend(struct capture_ruby *cr, size_t i)
+{
+	cr->pend[i] = cr->pend[--cr->npend];
+}
+
 int capture_ruby__process(struct capture_ruby *cr, int pid, const struct procsnap *snap)
 {
 	struct rubyproc rp;
+	bool named;
 	size_t i;
 	int err;
 
 	if (!cr || pid <= 0)
 		return 0;
+	capture_ruby__retry(cr);
 	i = find(cr, pid);
 	/* The mappings are read from /proc/PID/maps: a snapshot taken early
 	 * may predate the loader's mapping of libruby. */
-	if (snap && snap->maps && !maybe_ruby(snap))
+	named = snap && snap->maps && maybe_ruby(snap);
+	if (snap && snap->maps && !named)
 		err = -ENOENT;
 	else
 		err = rubyproc__locate(NULL, pid, NULL, &rp);
 	if (err) {
-		if (err == -ENOTSUP)
-			cr->unsupported++;
+		if (err == -ENOTSUP || (err == -ENOENT && named))
+			pend(cr, pid, err);
 		else if (err != -ENOENT && err != -ESRCH)
 			cr->failed++;
 		if (i < cr->n) /* another program now (exec), or a PID reused */
 			drop(cr, i);
 		return 0;
 	}
-	if (i == cr->n) {
-		if (array__grow((void **)&cr->pids, &cr->cap, cr->n, sizeof(*cr->pids), 16,
-				CAPTURE_RUBY_PROCS))
-			return 0;
-		cr->n++;
-		cr->found++;
-	}
-	cr->pids[i] = pid;
-	rubyframes__set_process(cr->rf, pid, &rp);
-	err = sampler__set_ruby(cr->smp, pid, &rp);
-	if (err)
-		cr->not_walked++;
-	else
-		pr_debug("process %d: Ruby %s, its Ruby frames walked%s", pid, rp.version,
-			 rp.checked ? "" : " (VM not up yet: layout checked by each frame's reads)");
+	add(cr, pid, &rp);
 	return 1;
+}
+
+void capture_ruby__retry(struct capture_ruby *cr)
+{
+	struct rubyproc rp;
+	__s64 now = (__s64)clock__mono_ns();
+	size_t i = 0;
+	int err;
+
+	if (!cr || !cr->npend || now - cr->last_retry < RETRY_EVERY_NS)
+		return;
+	cr->last_retry = now;
+	while (i < cr->npend) {
+		struct pending *p = &cr->pend[i];
+
+		err = rubyproc__locate(NULL, p->pid, NULL, &rp);
+		if (!err) {
+			add(cr, p->pid, &rp);
+			unpend(cr, i);
+			continue;
+		}
+		if (err == -ENOTSUP || err == -ENOENT)
+			p->err = err;
+		if (err != -ENOTSUP && err != -ENOENT) {
+			unpend(cr, i); /* gone */
+			continue;
+		}
+		if (now - p->since < PENDING_NS) {
+			i++;
+			continue;
+		}
+		if (p->err == -ENOTSUP) {
+			cr->unsupported++;
+			if (!cr->warned_layout)
+				pr_warn("Ruby process %d: its VM does not read as profcap's layout "
+					"for its version says (a patched build?), its Ruby frames "
+					"are not read",
+					p->pid);
+			cr->warned_layout = true;
+		}
+		unpend(cr, i);
+	}
 }
 
 void capture_ruby__forget_gone(struct capture_ruby *cr)

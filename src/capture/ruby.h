@@ -27,6 +27,11 @@ struct rubyframes *capture_ruby__frames(struct capture_ruby *cr);
  * 1 when it runs CRuby (now), 0 when not. */
 int capture_ruby__process(struct capture_ruby *cr, int pid, const struct procsnap *snap);
 
+/* Look again at processes that map a ruby* file but showed no VM, or one
+ * not readable yet (a VM starting), for 2 s after their notice. Cheap when
+ * there are none; also run at each capture_ruby__process(). */
+void capture_ruby__retry(struct capture_ruby *cr);
+
 /* Forget the Ruby processes that have exited (after their last records). */
 void capture_ruby__forget_gone(struct capture_ruby *cr);
 

@@ -803,6 +803,7 @@ __s64 session__step(struct session *s)
 		if (drain(s, SETTLE_LAZY))
 			return -1;
 		s->next_drain = capture_python__next_drain(s->py, now, now + DRAIN_INTERVAL_NS);
+		capture_ruby__retry(s->rb);
 		check_target_matches(s);
 		symbolizer__check_contexts(s->sym);
 	}

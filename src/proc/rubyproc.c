@@ -86,7 +86,7 @@ int rubyproc__parse_version(const char *s, unsigned n, unsigned *major, unsigned
 }
 
 /* Each kind of refusal is logged once per run. */
-static bool warned_version, warned_layout;
+static bool warned_version;
 
 static bool first_time(bool *flag)
 {
@@ -197,32 +197,59 @@ static int word(const char *root, int pid, __u64 addr, __u64 *v)
 	return pyproc__read_mem(root, pid, addr, v, sizeof(*v));
 }
 
+/* Does word @off of process @pid's object @obj read as @want? 1 yes, 0 not
+ * set yet (zero), -1 another value or unreadable. */
+static int holds(const char *root, int pid, __u64 obj, unsigned off, __u64 want, __u64 *got)
+{
+	__u64 v = 0;
+
+	if (word(root, pid, obj + off, &v))
+		return -1;
+	if (got)
+		*got = v;
+	if (!v)
+		return 0;
+	return !want || v == want ? 1 : -1;
+}
+
 int rubyproc__check(const char *proc_root, int pid, struct rubyproc *rp)
 {
 	const struct rubyproc_layout *l = &rp->layout;
-	__u64 vm = 0, ractor = 0, th = 0, v = 0, ec[3], end, node = 0;
-	int err;
+	__u64 vm = 0, ractor = 0, th = 0, ec = 0, w[3], end;
+	int r[6], i;
 
-	err = word(proc_root, pid, rp->vm_ptr, &vm);
-	if (err)
-		return err == -EFAULT ? -ENOTSUP : err;
+	if (word(proc_root, pid, rp->vm_ptr, &vm))
+		return -ENOTSUP;
 	if (!vm)
 		return 0; /* not up yet: the walker finds nothing until it is */
-	if (word(proc_root, pid, vm + l->vm_main_ractor, &ractor) || !ractor ||
-	    word(proc_root, pid, vm + l->vm_main_thread, &th) || !th ||
-	    word(proc_root, pid, th + l->thread_vm, &v) || v != vm ||
-	    word(proc_root, pid, th + l->thread_ractor, &v) || v != ractor ||
-	    word(proc_root, pid, ractor + l->ractor_threads_main, &v) || v != th ||
-	    word(proc_root, pid, ractor + l->ractor_threads, &node) || !node ||
-	    word(proc_root, pid, th + l->thread_ec, &v) || !v ||
-	    pyproc__read_mem(proc_root, pid, v, ec, sizeof(ec)))
+	/* While the VM starts, fields are set one by one: a zero is a field
+	 * not set yet (checked later), another value must be right. */
+	r[0] = holds(proc_root, pid, vm, l->vm_main_ractor, 0, &ractor);
+	r[1] = holds(proc_root, pid, vm, l->vm_main_thread, 0, &th);
+	if (r[0] < 0 || r[1] < 0)
 		return -ENOTSUP;
+	if (!ractor || !th)
+		return 0;
+	r[2] = holds(proc_root, pid, th, l->thread_vm, vm, NULL);
+	r[3] = holds(proc_root, pid, th, l->thread_ractor, ractor, NULL);
+	r[4] = holds(proc_root, pid, ractor, l->ractor_threads_main, th, NULL);
+	r[5] = holds(proc_root, pid, th, l->thread_ec, 0, &ec);
+	for (i = 0; i < 6; i++)
+		if (r[i] < 0)
+			return -ENOTSUP;
+	for (i = 2; i < 6; i++)
+		if (!r[i])
+			return 0;
 	/* The main thread's context: its control frames inside its VM stack,
 	 * a whole number of frames below the end. */
-	end = ec[l->ec_vm_stack / 8] + 8 * ec[l->ec_vm_stack_size / 8];
-	if (ec[l->ec_vm_stack_size / 8] > (1u << 28) || ec[l->ec_cfp / 8] < ec[l->ec_vm_stack / 8] ||
-	    ec[l->ec_cfp / 8] >= end || (end - ec[l->ec_cfp / 8]) % l->cfp_size ||
-	    word(proc_root, pid, v + l->ec_thread, &node) || node != th)
+	if (pyproc__read_mem(proc_root, pid, ec, w, sizeof(w)))
+		return -ENOTSUP;
+	if (!w[l->ec_vm_stack / 8] || !w[l->ec_cfp / 8])
+		return 0;
+	end = w[l->ec_vm_stack / 8] + 8 * w[l->ec_vm_stack_size / 8];
+	if (w[l->ec_vm_stack_size / 8] > (1u << 28) || w[l->ec_cfp / 8] < w[l->ec_vm_stack / 8] ||
+	    w[l->ec_cfp / 8] >= end || (end - w[l->ec_cfp / 8]) % l->cfp_size ||
+	    holds(proc_root, pid, ec, l->ec_thread, th, NULL) < 0)
 		return -ENOTSUP;
 	rp->checked = true;
 	return 0;
@@ -243,12 +270,7 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, con
 	close(fd);
 	if (err)
 		return err;
-	err = rubyproc__check(root, pid, out);
-	if (err == -ENOTSUP && first_time(&warned_layout))
-		pr_warn("Ruby %s (process %d): its VM does not read as profcap's layout for "
-			"this version says (a patched build?), its Ruby frames are not read",
-			out->version, pid);
-	return err;
+	return rubyproc__check(root, pid, out);
 }
 
 int rubyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,

@@ -65,15 +65,16 @@ struct rubyproc {
  * runs CRuby, from its snapshot @snap (NULL: read /proc/PID/maps). The VM
  * is a mapped libruby*.so*, else an executable named ruby* that exports
  * it. 0 and *@out filled; -ENOENT not Ruby; -ENOTSUP a version profcap
- * has no layout for, or whose layout does not read right on the live VM
- * (logged once per version); other -errno when the process or its files
- * could not be read. */
+ * has no layout for (logged once), or whose layout does not read right on
+ * the live VM (rubyproc__check(), not logged); other -errno when the
+ * process or its files could not be read. */
 int rubyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 		     struct rubyproc *out);
 
 /* Check @rp's layout against process @pid's live VM: 0 (and @rp->checked)
- * when it reads right or the VM is not up yet, -ENOTSUP when a field does
- * not hold what it should, -ESRCH when gone. */
+ * when it reads right, 0 alone while the VM is not up (a field read is not
+ * set yet), -ENOTSUP when a field holds something else (a VM starting may
+ * do that for a moment: the caller tries again before giving up). */
 int rubyproc__check(const char *proc_root, int pid, struct rubyproc *rp);
 
 /* "3.1.2" at the start of @s (the ruby_version string, @n bytes): 0 and

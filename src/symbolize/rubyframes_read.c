@@ -18,7 +18,8 @@
 #define T_IMEMO 0x1au
 #define FL_USHIFT 12
 #define IMEMO_ISEQ 7u
-#define NOEMBED (1ull << (FL_USHIFT + 1))
+#define NOEMBED (1ull << (FL_USHIFT + 1))     /* a string's: set when on the heap */
+#define ARY_EMBEDDED (1ull << (FL_USHIFT + 1)) /* an array's: set when embedded */
 #define STR_EMBED_LEN(f) (((f) >> (FL_USHIFT + 2)) & 0x1f)
 #define ARY_EMBED_LEN(f) (((f) >> (FL_USHIFT + 3)) & 0x3)
 
@@ -86,7 +87,7 @@ static int read_path(const struct rf_reader *r, __u64 addr, __u32 *idx)
 		return read_string(r, addr, idx);
 	if ((flags & T_MASK) != T_ARRAY)
 		return -EINVAL;
-	if (!(flags & NOEMBED)) {
+	if (flags & ARY_EMBEDDED) {
 		if (!ARY_EMBED_LEN(flags))
 			return -EINVAL;
 		elem = field(head, sizeof(head), l->ary_embed);

@@ -9,7 +9,7 @@ end
 def spin
   s = 0
   i = 0
-  while i < 20000
+  while i < 200000
     s += i
     i += 1
   end

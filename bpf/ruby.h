@@ -14,7 +14,8 @@
  *   ips[3i + 1] ISeq frame: the pc's index in the iseq's encoded
  *               instructions (low 32 bits, PROFCAP_RUBY_NO_PC none)
  *               | PROFCAP_RUBY_KIND_* << 32 | PROFCAP_RUBY_FRAME_* << 40
- *   ips[3i + 2] ISeq frame: the iseq's body address; else 0
+ *   ips[3i + 2] ISeq frame: the iseq's body address; C function frame:
+ *               its method entry's definition (0 unread)
  * and nr = 3 * frames. The fingerprint (profcap_ruby_fingerprint()) folds
  * the body address with the iseq's first line, both read with it: user
  * space never names a frame whose iseq no longer matches.
@@ -79,7 +80,8 @@ struct ruby_proc {
 	__u16 body_encoded;	/* rb_iseq_constant_body.iseq_encoded */
 	__u16 body_first_lineno; /* .location.first_lineno (a Fixnum) */
 	__s16 ep_me;		/* ep's index of the method entry, in bytes (-16) */
-	__u16 pad[3];
+	__u16 me_def;		/* rb_method_entry_t.def */
+	__u16 pad[2];
 };
 
 /* The fingerprint of an iseq: its body's address and first line (a

@@ -16,7 +16,8 @@
  * frame one read of its head and one of ep[0], the frame's flags. A Ruby
  * frame (no CFRAME flag) reads its iseq's body pointer and the body's head
  * (the encoded instructions, the first line: the fingerprint); a C
- * function frame its method entry (ep[-2]); other C frames (ifunc blocks)
+ * function frame its method entry (ep[-2]) and the entry's definition;
+ * other C frames (ifunc blocks)
  * and the VM's dummy frames are not stored. A read that fails mid-walk ends the
  * stack there, flagged PROFCAP_F_RUBY_PARTIAL.
  */
@@ -180,11 +181,13 @@ static __always_inline int ruby_step(struct ruby_walk_state *w)
 	if ((w->ep0 & PROFCAP_RUBY_VM_MAGIC_MASK) != PROFCAP_RUBY_VM_MAGIC_CFUNC)
 		return 0; /* the VM's own frames, C blocks: not stored */
 	w->me = 0;
-	bpf_probe_read_user(&w->me, sizeof(w->me), (void *)(ep + w->p.ep_me));
+	w->body = 0;
+	if (!bpf_probe_read_user(&w->me, sizeof(w->me), (void *)(ep + w->p.ep_me)) && w->me)
+		bpf_probe_read_user(&w->body, sizeof(w->body), (void *)(w->me + w->p.me_def));
 	fl = w->ep0 & PROFCAP_RUBY_VM_FLAG_FINISH ? PROFCAP_RUBY_FRAME_FINISH : 0;
 	return ruby_store(w, w->me & PROFCAP_RUBY_ADDR_MASK,
 			  PROFCAP_RUBY_NO_PC | (__u64)PROFCAP_RUBY_KIND_CFUNC << 32 | (__u64)fl << 40,
-			  0);
+			  w->body);
 }
 
 /* Set up the walk of the current thread in slot @slot of ruby_scratch: 1,

@@ -63,6 +63,7 @@ int sampler__ruby_proc(const struct rubyproc *rp, struct ruby_proc *out)
 		.body_encoded = l->body_encoded,
 		.body_first_lineno = l->body_first_lineno,
 		.ep_me = l->ep_me,
+		.me_def = l->me_def,
 	};
 	return 0;
 }

@@ -50,6 +50,10 @@ static const struct rubyproc_layout ruby31 = {
 	.me_def = 16,
 	.me_called_id = 24,
 	.def_original_id = 32,
+	.id_last_op = 0xa9,
+	.id_scope_shift = 4,
+	.id_entry_unit = 512,
+	.id_entry_size = 2,
 	.str_heap_len = 16,
 	.str_heap_ptr = 24,
 	.str_embed = 16,
@@ -141,7 +145,71 @@ static int load_bias(const struct elfsyms_file *f, const struct procmaps_entry *
 	return -ENOEXEC;
 }
 
-enum { SYM_VM_PTR, SYM_VERSION, SYM_EXEC, SYM_N };
+int rubyproc__decode_jmp(const unsigned char *fn, size_t n, __u64 at, __u64 *target)
+{
+	__s32 rel;
+	size_t i;
+
+	for (i = 0; i + 5 <= n; i++) {
+		if (fn[i] != 0xe9)
+			continue;
+		memcpy(&rel, fn + i + 1, sizeof(rel));
+		*target = at + i + 5 + (__s64)rel;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* A RIP-relative operand (ModRM mod 00, r/m 101) at @code[@i] (the ModRM
+ * byte): its target, the instruction ending @tail bytes after the disp32. */
+static __u64 rip_target(const unsigned char *code, size_t i, __u64 at, size_t tail)
+{
+	__s32 disp;
+
+	memcpy(&disp, code + i + 1, sizeof(disp));
+	return at + i + 5 + tail + (__s64)disp;
+}
+
+int rubyproc__decode_ids(const unsigned char *lookup, size_t m, __u64 lookup_at, __u64 *ids)
+{
+	__u64 last_id = 0, cand;
+	size_t i;
+
+	for (i = 0; i + 6 <= m; i++) {
+		/* cmp %r32, disp32(%rip): the ID against last_id */
+		if (!last_id && lookup[i] == 0x39 && (lookup[i + 1] & 0xc7) == 0x05) {
+			last_id = rip_target(lookup, i + 1, lookup_at, 0);
+			continue;
+		}
+		/* mov disp32(%rip), %r64: ids, the word 16 bytes after last_id */
+		if (i + 7 <= m && (lookup[i] == 0x48 || lookup[i] == 0x4c) && lookup[i + 1] == 0x8b &&
+		    (lookup[i + 2] & 0xc7) == 0x05) {
+			cand = rip_target(lookup, i + 2, lookup_at, 0);
+			if (last_id && cand == last_id + 16) {
+				*ids = cand;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+enum { SYM_VM_PTR, SYM_VERSION, SYM_EXEC, SYM_ID2STR, SYM_N };
+
+/* The address of the symbol table's names (rb_id2str's code), 0 unknown. */
+static __u64 id_table(const struct elfsyms_file *f, const struct elfsyms_query *q)
+{
+	unsigned char fn[32], lookup[160];
+	__u64 target, ids;
+
+	if (!q->found || elfsyms__read_vaddr(f, fn, sizeof(fn), q->value) ||
+	    rubyproc__decode_jmp(fn, q->size < sizeof(fn) ? q->size : sizeof(fn), q->value,
+				 &target) ||
+	    elfsyms__read_vaddr(f, lookup, sizeof(lookup), target) ||
+	    rubyproc__decode_ids(lookup, sizeof(lookup), target, &ids))
+		return 0;
+	return ids;
+}
 
 /* The version and addresses from the file open at @fd, mapped as @e. */
 static int read_file(int fd, const struct procmaps_entry *e, struct rubyproc *out)
@@ -150,6 +218,7 @@ static int read_file(int fd, const struct procmaps_entry *e, struct rubyproc *ou
 		[SYM_VM_PTR] = {"ruby_current_vm_ptr", 1u << STT_OBJECT},
 		[SYM_VERSION] = {"ruby_version", 1u << STT_OBJECT},
 		[SYM_EXEC] = {"rb_vm_exec", 1u << STT_FUNC},
+		[SYM_ID2STR] = {"rb_id2str", 1u << STT_FUNC},
 	};
 	const struct rubyproc_layout *l;
 	struct elfsyms_file f;
@@ -168,6 +237,8 @@ static int read_file(int fd, const struct procmaps_entry *e, struct rubyproc *ou
 					  q[SYM_VERSION].value);
 	if (!err)
 		err = load_bias(&f, e, &bias);
+	if (!err)
+		out->id_table = id_table(&f, &q[SYM_ID2STR]);
 	elfsyms__close(&f);
 	if (err)
 		return err == -ENOEXEC ? -ENOENT : err;
@@ -184,6 +255,8 @@ static int read_file(int fd, const struct procmaps_entry *e, struct rubyproc *ou
 	}
 	out->layout = *l;
 	out->vm_ptr = q[SYM_VM_PTR].value + bias;
+	if (out->id_table)
+		out->id_table += bias;
 	out->exec_lo = q[SYM_EXEC].value + bias;
 	out->exec_hi = out->exec_lo + q[SYM_EXEC].size;
 	/* The loop is a function of its own, far larger than its caller. */

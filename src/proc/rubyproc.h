@@ -14,6 +14,7 @@
 #define PROFCAP_RUBYPROC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 struct procsnap;
@@ -42,8 +43,13 @@ struct rubyproc_layout {
 	__u16 body_read;	    /* bytes of the body read to name a frame */
 	__u16 insn_info_size;	    /* sizeof(struct iseq_insn_info_entry) */
 	__u16 insn_info_line;	    /* its line_no (int) */
-	/* method entries (C functions): rb_method_entry_t, definitions */
+	/* method entries (C functions): rb_method_entry_t, definitions, and
+	 * how an ID's name is found in the VM's symbol table (symbol.c) */
 	__u16 me_def, me_called_id, def_original_id;
+	__u16 id_last_op;     /* IDs up to it are operators: their own serial */
+	__u16 id_scope_shift; /* others: serial = ID >> it */
+	__u16 id_entry_unit;  /* serials per array of the table */
+	__u16 id_entry_size;  /* slots per serial (the String first) */
 	/* strings and arrays (struct RString / RArray) */
 	__u16 str_heap_len, str_heap_ptr, str_embed;
 	__u16 ary_heap_len, ary_heap_ptr, ary_embed;
@@ -59,6 +65,9 @@ struct rubyproc {
 	__u64 exec_lo, exec_hi;
 	bool exec_is_loop;
 	bool checked; /* the layout read right on the live VM */
+	/* address of ruby_global_symbols.ids (the names of IDs), 0 unknown:
+	 * C methods are then not named */
+	__u64 id_table;
 };
 
 /* Find out whether process @pid (seen from @proc_root, NULL = "/proc")
@@ -80,6 +89,15 @@ int rubyproc__check(const char *proc_root, int pid, struct rubyproc *rp);
 /* "3.1.2" at the start of @s (the ruby_version string, @n bytes): 0 and
  * *@major, *@minor; -EINVAL otherwise. Pure. */
 int rubyproc__parse_version(const char *s, unsigned n, unsigned *major, unsigned *minor);
+
+/* Where the symbol table's array of names is, decoded from x86-64 code:
+ * @fn (@n bytes at link address @at) is rb_id2str(), which tail-jumps to
+ * the lookup; @lookup (@m bytes at @lookup_at) its code, which compares
+ * the ID with last_id and loads ids, the word 16 bytes after it (both
+ * RIP-relative). rubyproc__decode_jmp(): the jump's target; 0 or
+ * -ENOENT. rubyproc__decode_ids(): ids' link address; 0 or -ENOENT. Pure. */
+int rubyproc__decode_jmp(const unsigned char *fn, size_t n, __u64 at, __u64 *target);
+int rubyproc__decode_ids(const unsigned char *lookup, size_t m, __u64 lookup_at, __u64 *ids);
 
 /* The layout of CRuby @major.@minor from the built-in tables, NULL when
  * unknown. */

@@ -245,7 +245,10 @@ static const char *str_of(const struct rubyframes *rf, __u32 idx)
 static struct rf_iseq *lookup(struct rubyframes *rf, int pid, const struct rubyproc *rp,
 			      const struct rubyframes_raw *raw)
 {
-	struct iseq_key k = {.addr = raw->addr, .pid = (__u32)pid, .fp = raw->fingerprint};
+	bool cfunc = raw->kind == RUBYFRAMES_KIND_CFUNC;
+	struct iseq_key k = {.addr = raw->addr,
+			     .pid = (__u32)pid,
+			     .fp = cfunc ? RF_CFUNC_FP : raw->fingerprint};
 	bool changed = false;
 	struct rf_reader r = {
 		.proc_root = rf->proc_root,
@@ -272,7 +275,10 @@ static struct rf_iseq *lookup(struct rubyframes *rf, int pid, const struct rubyp
 	tmp.pid = k.pid;
 	tmp.fp = k.fp;
 	tmp.memo_pc = RUBYFRAMES_NO_PC;
-	rf__read_iseq(&r, raw->body, &tmp);
+	if (cfunc)
+		rf__read_cfunc(&r, rp->id_table, raw->body, &tmp);
+	else
+		rf__read_iseq(&r, raw->body, &tmp);
 	if (changed)
 		rf->st.changed++;
 	if (htab__count(&rf->iseqs) >= RUBYFRAMES_MAX_ISEQS) {
@@ -331,8 +337,20 @@ size_t rubyframes__resolve(struct rubyframes *rf, int pid, const struct rubyfram
 
 		memset(f, 0, sizeof(*f));
 		f->type_name = RUBYFRAMES_TYPE;
-		if (raw[i].kind == RUBYFRAMES_KIND_CFUNC)
-			continue; /* its native frames name it */
+		if (raw[i].kind == RUBYFRAMES_KIND_CFUNC) {
+			/* named from the VM's symbol table, else left out: its
+			 * native frames stand for it */
+			e = rp && rp->id_table ? lookup(rf, pid, rp, &raw[i]) : NULL;
+			if (e && e->ok) {
+				ln = &rf->lines[i];
+				memset(ln, 0, sizeof(*ln));
+				ln->function = str_of(rf, e->label);
+				f->function = ln->function;
+				f->lines = ln;
+				f->nlines = 1;
+			}
+			continue;
+		}
 		f->function = str_of(rf, rf->unknown);
 		e = rp && raw[i].kind == RUBYFRAMES_KIND_ISEQ &&
 				    !(raw[i].flags & RUBYFRAMES_FRAME_NOBODY)

@@ -12,7 +12,7 @@
 #define RUBYFRAMES_NO_STR 0xffffffffu
 
 /* An iseq read (or found unreadable: ok false), per (process, address,
- * fingerprint). */
+ * fingerprint); a C method's entry likewise, by RF_CFUNC_FP. */
 struct rf_iseq {
 	__u64 addr;
 	__u32 pid;
@@ -45,5 +45,13 @@ struct rf_reader {
 /* Read iseq @e->addr (recorded with @body and fingerprint @e->fp) into @e:
  * e->ok when its label was read; its lines when they fit the caps. */
 void rf__read_iseq(const struct rf_reader *r, __u64 body, struct rf_iseq *e);
+
+/* Read C method entry @e->addr (recorded with definition @def) into @e:
+ * its name (e->label) from the VM's symbol table, whose array of names is
+ * at @id_table; e->ok when read. */
+void rf__read_cfunc(const struct rf_reader *r, __u64 id_table, __u64 def, struct rf_iseq *e);
+
+/* The key fingerprint of a C method's entry (outside an iseq's 16 bits). */
+#define RF_CFUNC_FP 0x10000u
 
 #endif

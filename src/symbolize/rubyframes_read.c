@@ -17,6 +17,7 @@
 #define T_ARRAY 0x07u
 #define T_IMEMO 0x1au
 #define FL_USHIFT 12
+#define IMEMO_MENT 6u
 #define IMEMO_ISEQ 7u
 #define NOEMBED (1ull << (FL_USHIFT + 1))     /* a string's: set when on the heap */
 #define ARY_EMBEDDED (1ull << (FL_USHIFT + 1)) /* an array's: set when embedded */
@@ -172,5 +173,54 @@ void rf__read_iseq(const struct rf_reader *r, __u64 body_addr, struct rf_iseq *e
 	if (read_path(r, field(body, bsize, l->body_pathobj), &e->path))
 		e->path = RUBYFRAMES_NO_STR;
 	read_lines(r, body, bsize, e);
+	e->ok = 1;
+}
+
+/* Element @idx of array @ary (a T_ARRAY), 0 when outside or unreadable. */
+static __u64 array_elem(const struct rf_reader *r, __u64 ary, __u64 idx)
+{
+	const struct rubyproc_layout *l = r->l;
+	__u64 head[6], len, v = 0;
+
+	if (rd(r, ary, head, sizeof(head)) || (head[0] & T_MASK) != T_ARRAY)
+		return 0;
+	if (head[0] & ARY_EMBEDDED) {
+		len = ARY_EMBED_LEN(head[0]);
+		if (idx >= len || l->ary_embed + 8 * (idx + 1) > sizeof(head))
+			return 0;
+		return field(head, sizeof(head), l->ary_embed + 8 * (unsigned)idx);
+	}
+	len = field(head, sizeof(head), l->ary_heap_len);
+	if (idx >= len || rd(r, field(head, sizeof(head), l->ary_heap_ptr) + 8 * idx, &v, 8))
+		return 0;
+	return v;
+}
+
+void rf__read_cfunc(const struct rf_reader *r, __u64 id_table, __u64 def, struct rf_iseq *e)
+{
+	const struct rubyproc_layout *l = r->l;
+	__u64 head[4], id = 0, serial, ids = 0, names;
+
+	e->label = e->path = RUBYFRAMES_NO_STR;
+	if (!id_table || rd(r, e->addr, head, sizeof(head)))
+		return;
+	/* an imemo of type method entry, still with the definition the
+	 * sample saw */
+	if ((head[0] & T_MASK) != T_IMEMO || ((head[0] >> FL_USHIFT) & 0xf) != IMEMO_MENT ||
+	    !def || field(head, sizeof(head), l->me_def) != def) {
+		*r->changed = true;
+		return;
+	}
+	if (rd(r, def + l->def_original_id, &id, sizeof(id)) || !id ||
+	    rd(r, id_table, &ids, sizeof(ids)) || !ids)
+		return;
+	serial = id > l->id_last_op ? id >> l->id_scope_shift : id;
+	names = array_elem(r, ids, serial / l->id_entry_unit);
+	if (!names)
+		return;
+	if (read_string(r, array_elem(r, names, (serial % l->id_entry_unit) * l->id_entry_size),
+			&e->label))
+		return;
+	e->body = def;
 	e->ok = 1;
 }

@@ -6,7 +6,8 @@ workloads whose truth is known (tests/e2e/ruby/), started without flags:
   and Worker#crunch (a class's method) within 5 points of the 50/30/20 the
   workload times by CPU; their file the workload's path, their lines
   inside each method's body and their first line its def; >= 95 % of the
-  main thread's samples with Ruby frames down to the script's <main>;
+  main thread's samples with Ruby frames down to the script's <main>; the C
+  method Process.clock_gettime named (clock_gettime) under cpu_ms;
 - split.rb started during a system-wide capture: named from its first
   notice on;
 - waits.rb with --off-cpu: the method the thread sleeps in (nap) on its
@@ -152,6 +153,13 @@ def split_problems(samples, pid, label):
         bad.append("%s: %d of %d samples in the three methods" % (label, n, total))
     if files != {SPLIT}:
         bad.append("%s: the methods' files are %r, not %s" % (label, files, SPLIT))
+    # a C method named, under the Ruby method that called it
+    called = sum(x[3] for x in mine
+                 if ("clock_gettime", "cpu_ms") in
+                 zip([f[0] for f in x[4] if f[1] == "ruby"],
+                     [f[0] for f in x[4] if f[1] == "ruby"][1:]))
+    if not called:
+        bad.append("%s: no sample with the C method clock_gettime under cpu_ms" % label)
     if wrong_lines:
         bad.append("%s: lines outside their method (method, line, first line): %r" %
                    (label, sorted(set(wrong_lines))[:10]))

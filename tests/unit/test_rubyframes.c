@@ -108,7 +108,8 @@ TEST(succ_rank)
 {
 	static __u64 t[6 + 10 * 8];
 	static int pos[1200];
-	int sizes[] = {1, 9, 30, 53, 54, 55, 200, 566, 1500, 3000}, s, n, x, max_pos, seed = 7;
+	int sizes[] = {1, 9, 30, 53, 54, 55, 200, 566, 1500, 3000}, s, n, x, max_pos;
+	unsigned seed = 7;
 	size_t nw;
 
 	for (s = 0; s < (int)(sizeof(sizes) / sizeof(sizes[0])); s++) {
@@ -116,7 +117,7 @@ TEST(succ_rank)
 		n = 0;
 		for (x = 0; x < max_pos && n < 1200; x++) {
 			seed = seed * 1103515245 + 12345;
-			if (!x || ((unsigned)seed >> 16) % 3 == 0)
+			if (!x || (seed >> 16) % 3 == 0)
 				pos[n++] = x;
 		}
 		nw = build_succ(pos, n, max_pos, t, sizeof(t) / 8);

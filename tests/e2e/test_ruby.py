@@ -10,6 +10,7 @@ workloads whose truth is known (tests/e2e/ruby/), started without flags:
   method Process.clock_gettime named (clock_gettime) under cpu_ms;
 - split.rb started during a system-wide capture: named from its first
   notice on;
+- threads.rb: each of two threads with its own frames (worker_loop);
 - waits.rb with --off-cpu: the method the thread sleeps in (nap) on its
   waits;
 - every capture passes the OTLP checks (the official checker when there).
@@ -223,6 +224,33 @@ class RubyTest(unittest.TestCase):
                 named += v
         self.assertGreater(total, 100, "the ruby was not sampled")
         self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+        self.conformant(out)
+
+    def test_threads(self):
+        """Threads other than the main one: each found in the VM's list of
+        threads, its own frames (worker_loop), not the main thread's."""
+        p = Ruby(os.path.join(RBDIR, "threads.rb"), 20)
+        try:
+            out = os.path.join(self.dir, "threads.pb")
+            r = capture(out, ["-p", str(p.pid), "--seconds", "3"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            p.stop()
+        by = {}
+        for pid, tid, stype, v, frames in samples_of(out):
+            if pid != p.pid or tid == p.pid or stype != "samples":
+                continue
+            rb = [f[0] for f in frames if f[1] == "ruby"]
+            t = by.setdefault(tid, [0, 0])
+            t[0] += v
+            if "worker_loop" in rb and "main_wait" not in rb:
+                t[1] += v
+        busy = {tid: t for tid, t in by.items() if t[0] >= 50}
+        self.assertEqual(len(busy), 2, "threads sampled: %r" % by)
+        for tid, (total, named) in busy.items():
+            self.assertGreaterEqual(named, 0.9 * total,
+                                    "thread %d: %d of %d samples in worker_loop" %
+                                    (tid, named, total))
         self.conformant(out)
 
     def test_off_cpu_ruby_frames(self):

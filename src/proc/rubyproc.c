@@ -48,7 +48,6 @@ static const struct rubyproc_layout ruby31 = {
 	.insn_info_size = 12,
 	.insn_info_line = 0,
 	.me_def = 16,
-	.me_called_id = 24,
 	.def_original_id = 32,
 	.id_last_op = 0xa9,
 	.id_scope_shift = 4,

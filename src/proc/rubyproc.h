@@ -45,7 +45,7 @@ struct rubyproc_layout {
 	__u16 insn_info_line;	    /* its line_no (int) */
 	/* method entries (C functions): rb_method_entry_t, definitions, and
 	 * how an ID's name is found in the VM's symbol table (symbol.c) */
-	__u16 me_def, me_called_id, def_original_id;
+	__u16 me_def, def_original_id;
 	__u16 id_last_op;     /* IDs up to it are operators: their own serial */
 	__u16 id_scope_shift; /* others: serial = ID >> it */
 	__u16 id_entry_unit;  /* serials per array of the table */

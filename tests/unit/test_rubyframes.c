@@ -5,10 +5,14 @@
  * located, its layout checked, its control frames walked from user space as
  * the BPF walker does and named: method, file, lines. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +26,7 @@
 #include "symbolize/rubyframes.h"
 
 #define RUBY_BIN "/usr/bin/ruby"
+#define LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
 
 TEST(words_and_abi)
 {
@@ -310,34 +315,120 @@ static size_t walk(int pid, const struct rubyproc *rp, __u64 *w, size_t cap)
 	return n;
 }
 
+/* Write @len bytes of @data to new file @path (mode @mode): 0 or -1. */
+static int put_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	ssize_t n = fd < 0 ? -1 : write(fd, data, len);
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+/* Copy file @from to @to (mode @mode): 0 or -1. */
+static int copy_file(const char *from, const char *to, mode_t mode)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(from, O_RDONLY), err = -1;
+
+	if (fd < 0)
+		return -1;
+	if (!fstat(fd, &st) && (buf = malloc((size_t)st.st_size))) {
+		if (read(fd, buf, (size_t)st.st_size) == st.st_size)
+			err = put_file(to, buf, (size_t)st.st_size, mode);
+		free(buf);
+	}
+	close(fd);
+	return err;
+}
+
+/* A ruby running the script, in @dir: "ready" read from it. With @own_ns,
+ * ruby, libruby and the script are copies on a tmpfs only the child's own
+ * mount namespace has at @dir (a container's view). */
+struct rb_child {
+	int pid;
+	FILE *out;
+	char dir[40], script[64];
+};
+
+static void rb_stop(struct rb_child *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	if (c->out)
+		fclose(c->out);
+	unlink(c->script);
+	rmdir(c->dir);
+}
+
+/* 0; -EPERM when the namespace could not be made; -EIO when ruby did not
+ * start. */
+static int rb_start(struct rb_child *c, bool own_ns)
+{
+	char line[16] = "", bin[96], lib[96];
+	int pipefd[2], status = 0;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->dir, sizeof(c->dir), "/tmp/profcap_rb_XXXXXX");
+	if (!mkdtemp(c->dir) || pipe(pipefd))
+		return -EIO;
+	snprintf(c->script, sizeof(c->script), "%s/spin.rb", c->dir);
+	snprintf(bin, sizeof(bin), "%s/ruby3.1", c->dir);
+	snprintf(lib, sizeof(lib), "%s/libruby-3.1.so.3.1", c->dir);
+	if (!own_ns && put_file(c->script, script, sizeof(script) - 1, 0644))
+		return -EIO;
+	c->pid = fork();
+	if (!c->pid) {
+		dup2(pipefd[1], 1);
+		if (!own_ns) {
+			execl(RUBY_BIN, "ruby", c->script, (char *)NULL);
+			_exit(127);
+		}
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", c->dir, "tmpfs", 0, NULL))
+			_exit(126);
+		if (copy_file(RUBY_BIN, bin, 0755) || copy_file(LIBRUBY, lib, 0644) ||
+		    put_file(c->script, script, sizeof(script) - 1, 0644))
+			_exit(125);
+		setenv("LD_LIBRARY_PATH", c->dir, 1);
+		execl(bin, "ruby", c->script, (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	c->out = fdopen(pipefd[0], "r");
+	if (c->out && fgets(line, sizeof(line), c->out) && !strcmp(line, "ready\n"))
+		return 0;
+	waitpid(c->pid, &status, 0);
+	c->pid = 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 126 ? -EPERM : -EIO;
+}
+
 TEST(live_ruby)
 {
-	char path[] = "/tmp/profcap_rb_XXXXXX", line[16] = "";
 	struct rubyframes_raw raw[16];
 	struct profile_frame out[16];
 	struct rubyproc rp;
 	struct rubyframes *rf;
+	struct rb_child c;
 	__u64 w[48];
-	int fd, pipefd[2], pid, err, tries;
+	int pid, err, tries;
 	size_t nw = 0, n = 0;
-	FILE *f;
+	const char *path;
 
 	if (access(RUBY_BIN, X_OK))
 		SKIP("no %s (apt-get install ruby)", RUBY_BIN);
-	fd = mkstemp(path);
-	CHECK(fd >= 0 && write(fd, script, sizeof(script) - 1) == (ssize_t)sizeof(script) - 1);
-	close(fd);
-	CHECK_EQ_U64(pipe(pipefd), 0);
-	pid = fork();
-	if (!pid) {
-		dup2(pipefd[1], 1);
-		execl(RUBY_BIN, "ruby", path, (char *)NULL);
-		_exit(127);
+	err = rb_start(&c, false);
+	CHECK_EQ_U64(err, 0);
+	if (err) {
+		rb_stop(&c);
+		return;
 	}
-	close(pipefd[1]);
-	f = fdopen(pipefd[0], "r");
-	CHECK(f && fgets(line, sizeof(line), f));
-	CHECK_STR(line, "ready\n");
+	pid = c.pid;
+	path = c.script;
 	/* a process that is not Ruby */
 	CHECK_EQ_U64(rubyproc__locate(NULL, getpid(), NULL, &rp), (__u64)-ENOENT);
 	err = rubyproc__locate(NULL, pid, NULL, &rp);
@@ -389,10 +480,56 @@ TEST(live_ruby)
 	rubyframes__resolve(rf, pid, raw, 1, out);
 	CHECK_STR(out[0].function, RUBYFRAMES_UNKNOWN);
 	rubyframes__free(rf);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	fclose(f);
-	unlink(path);
+	rb_stop(&c);
+}
+
+/* A ruby whose program, library and script exist only in its own mount
+ * namespace (a container): found through /proc/PID, its frames named with
+ * the path it sees. */
+TEST(other_mount_namespace)
+{
+	struct rubyframes_raw raw[16];
+	struct profile_frame out[16];
+	struct rubyproc rp;
+	struct rubyframes *rf = NULL;
+	struct rb_child c;
+	char hidden[96];
+	__u64 w[48];
+	int err, tries, named = 0;
+	size_t n;
+
+	if (geteuid())
+		SKIP("needs root (a mount namespace)");
+	if (access(RUBY_BIN, X_OK) || access(LIBRUBY, R_OK))
+		SKIP("no %s (apt-get install ruby)", RUBY_BIN);
+	err = rb_start(&c, true);
+	if (err == -EPERM) {
+		rb_stop(&c);
+		SKIP("mount namespaces refused here");
+	}
+	CHECK_EQ_U64(err, 0);
+	snprintf(hidden, sizeof(hidden), "%s/libruby-3.1.so.3.1", c.dir);
+	/* the library the process runs is not there for profcap */
+	if (!err)
+		err = access(hidden, F_OK) ? rubyproc__locate(NULL, c.pid, NULL, &rp) : -EEXIST;
+	CHECK_EQ_U64(err, 0);
+	if (!err)
+		rf = rubyframes__new(NULL);
+	if (rf && !rubyframes__set_process(rf, c.pid, &rp)) {
+		for (tries = 0; tries < 20 && !named; tries++) {
+			usleep(20000);
+			kill(c.pid, SIGSTOP);
+			waitpid(c.pid, NULL, WUNTRACED);
+			n = rubyframes__decode(w, walk(c.pid, &rp, w, 48), raw, 16);
+			rubyframes__resolve(rf, c.pid, raw, n, out);
+			kill(c.pid, SIGCONT);
+			named = n && out[0].nlines && !strcmp(out[0].function, "spin_here") &&
+				!strcmp(out[0].lines[0].filename, c.script);
+		}
+	}
+	CHECK(named);
+	rubyframes__free(rf);
+	rb_stop(&c);
 }
 
 int main(void)
@@ -403,5 +540,6 @@ int main(void)
 	RUN(decode_id_table);
 	RUN(walker_entry);
 	RUN(live_ruby);
+	RUN(other_mount_namespace);
 	return TEST_DONE();
 }

@@ -62,25 +62,25 @@
 /* Per process (map ruby_procs, key tgid): where the VM is and the offsets,
  * in bytes, the walker reads (proc/rubyproc.h, checked on the process). */
 struct ruby_proc {
-	__u64 vm_ptr;		/* address of ruby_current_vm_ptr (rb_vm_t *) */
-	__u16 vm_main_ractor;	/* rb_vm_t.ractor.main_ractor */
-	__u16 ractor_threads;	/* rb_ractor_t.threads.set: list of rb_thread_t */
-	__u16 thread_node;	/* rb_thread_t.lt_node: its link in that list */
-	__u16 thread_ec;	/* rb_thread_t.ec */
-	__u16 thread_id;	/* .thread_id: pthread_self(), the thread pointer */
-	__u16 thread_tid;	/* .tid: the kernel's thread ID */
-	__u16 ec_vm_stack;	/* rb_execution_context_t.vm_stack */
-	__u16 ec_vm_stack_size; /* .vm_stack_size, in words */
-	__u16 ec_cfp;		/* .cfp: the running control frame */
-	__u16 cfp_size;		/* sizeof(rb_control_frame_t) */
-	__u16 cfp_pc;		/* rb_control_frame_t.pc */
-	__u16 cfp_iseq;		/* .iseq */
-	__u16 cfp_ep;		/* .ep: ep[0] the frame's flags, ep[-1] ... */
-	__u16 iseq_body;	/* rb_iseq_t.body */
-	__u16 body_encoded;	/* rb_iseq_constant_body.iseq_encoded */
+	__u64 vm_ptr;		 /* address of ruby_current_vm_ptr (rb_vm_t *) */
+	__u16 vm_main_ractor;	 /* rb_vm_t.ractor.main_ractor */
+	__u16 ractor_threads;	 /* rb_ractor_t.threads.set: list of rb_thread_t */
+	__u16 thread_node;	 /* rb_thread_t.lt_node: its link in that list */
+	__u16 thread_ec;	 /* rb_thread_t.ec */
+	__u16 thread_id;	 /* .thread_id: pthread_self(), the thread pointer */
+	__u16 thread_tid;	 /* .tid: the kernel's thread ID */
+	__u16 ec_vm_stack;	 /* rb_execution_context_t.vm_stack */
+	__u16 ec_vm_stack_size;	 /* .vm_stack_size, in words */
+	__u16 ec_cfp;		 /* .cfp: the running control frame */
+	__u16 cfp_size;		 /* sizeof(rb_control_frame_t) */
+	__u16 cfp_pc;		 /* rb_control_frame_t.pc */
+	__u16 cfp_iseq;		 /* .iseq */
+	__u16 cfp_ep;		 /* .ep: ep[0] the frame's flags, ep[-1] ... */
+	__u16 iseq_body;	 /* rb_iseq_t.body */
+	__u16 body_encoded;	 /* rb_iseq_constant_body.iseq_encoded */
 	__u16 body_first_lineno; /* .location.first_lineno (a Fixnum) */
-	__s16 ep_me;		/* ep's index of the method entry, in bytes (-16) */
-	__u16 me_def;		/* rb_method_entry_t.def */
+	__s16 ep_me;		 /* ep's index of the method entry, in bytes (-16) */
+	__u16 me_def;		 /* rb_method_entry_t.def */
 	__u16 pad[2];
 };
 

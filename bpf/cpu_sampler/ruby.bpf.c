@@ -31,8 +31,8 @@ struct ruby_scratch_map ruby_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u64);	/* tgid << 32 | tid */
-	__type(value, __u64);	/* its rb_thread_t; low bit set: none, since that time */
+	__type(key, __u64);   /* tgid << 32 | tid */
+	__type(value, __u64); /* its rb_thread_t; low bit set: none, since that time */
 	__uint(max_entries, PROFCAP_RUBY_THREADS);
 } ruby_threads SEC(".maps");
 
@@ -134,9 +134,9 @@ static __always_inline int ruby_iseq_frame(struct ruby_walk_state *w, __u64 ep0)
 	__u32 fl = ep0 & PROFCAP_RUBY_VM_FLAG_FINISH ? PROFCAP_RUBY_FRAME_FINISH : 0;
 
 	w->body = 0;
-	if (!iseq || bpf_probe_read_user(&w->body, sizeof(w->body), (void *)(iseq + w->p.iseq_body)) ||
-	    !w->body ||
-	    bpf_probe_read_user(w->b, PROFCAP_RUBY_BODY_READ, (void *)w->body)) {
+	if (!iseq ||
+	    bpf_probe_read_user(&w->body, sizeof(w->body), (void *)(iseq + w->p.iseq_body)) ||
+	    !w->body || bpf_probe_read_user(w->b, PROFCAP_RUBY_BODY_READ, (void *)w->body)) {
 		w->flags |= PROFCAP_F_RUBY_PARTIAL;
 		return ruby_store(w, iseq & PROFCAP_RUBY_ADDR_MASK,
 				  PROFCAP_RUBY_NO_PC | (__u64)PROFCAP_RUBY_KIND_ISEQ << 32 |
@@ -167,7 +167,8 @@ static __always_inline int ruby_step(struct ruby_walk_state *w)
 	}
 	w->ep0 = 0;
 	if (bpf_probe_read_user(w->cf, PROFCAP_RUBY_CFP_READ, (void *)cfp) ||
-	    !(ep = CF(w, w->p.cfp_ep)) || bpf_probe_read_user(&w->ep0, sizeof(w->ep0), (void *)ep)) {
+	    !(ep = CF(w, w->p.cfp_ep)) ||
+	    bpf_probe_read_user(&w->ep0, sizeof(w->ep0), (void *)ep)) {
 		w->flags |= PROFCAP_F_RUBY_PARTIAL;
 		return 1;
 	}
@@ -186,7 +187,8 @@ static __always_inline int ruby_step(struct ruby_walk_state *w)
 		bpf_probe_read_user(&w->body, sizeof(w->body), (void *)(w->me + w->p.me_def));
 	fl = w->ep0 & PROFCAP_RUBY_VM_FLAG_FINISH ? PROFCAP_RUBY_FRAME_FINISH : 0;
 	return ruby_store(w, w->me & PROFCAP_RUBY_ADDR_MASK,
-			  PROFCAP_RUBY_NO_PC | (__u64)PROFCAP_RUBY_KIND_CFUNC << 32 | (__u64)fl << 40,
+			  PROFCAP_RUBY_NO_PC | (__u64)PROFCAP_RUBY_KIND_CFUNC << 32 |
+				  (__u64)fl << 40,
 			  w->body);
 }
 

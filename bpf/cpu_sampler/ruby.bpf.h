@@ -27,17 +27,17 @@ extern struct ruby_procs_map ruby_procs SEC(".maps");
  * stored straight from it. */
 struct ruby_walk_state {
 	struct stack_trace st;
-	struct ruby_proc p; /* the process's entry */
-	__u64 id;	    /* bpf_get_current_pid_tgid() of the walk stored last */
-	__u64 cfp;	    /* next control frame to read */
-	__u64 end;	    /* one past the outermost control frame */
-	__u32 nframes;	    /* frames stored in st */
-	__u32 flags;	    /* PROFCAP_F_RUBY_* of the walk */
-	__u32 steps;	    /* control frames read */
-	__u32 stored;	    /* the stack of walk @id was stored */
-	__u64 ep0, me, body;			 /* what single reads land in */
-	__u64 key, val;				 /* ruby_threads' key and value */
-	__u32 kflags, pad;			 /* ruby_offcpu_stack()'s key flags */
+	struct ruby_proc p;  /* the process's entry */
+	__u64 id;	     /* bpf_get_current_pid_tgid() of the walk stored last */
+	__u64 cfp;	     /* next control frame to read */
+	__u64 end;	     /* one past the outermost control frame */
+	__u32 nframes;	     /* frames stored in st */
+	__u32 flags;	     /* PROFCAP_F_RUBY_* of the walk */
+	__u32 steps;	     /* control frames read */
+	__u32 stored;	     /* the stack of walk @id was stored */
+	__u64 ep0, me, body; /* what single reads land in */
+	__u64 key, val;	     /* ruby_threads' key and value */
+	__u32 kflags, pad;   /* ruby_offcpu_stack()'s key flags */
 	__u64 cf[PROFCAP_RUBY_CFP_READ / 8 + 1]; /* the control frame, slack */
 	__u64 b[PROFCAP_RUBY_BODY_READ / 8 + 1]; /* the iseq body's head, slack */
 };

@@ -136,7 +136,8 @@ static int load_bias(const struct elfsyms_file *f, const struct procmaps_entry *
 		const Elf64_Phdr *p = &f->ph[i];
 		__u64 first = p->p_offset & ~4095ull;
 
-		if (p->p_type != PT_LOAD || e->offset < first || e->offset >= p->p_offset + p->p_filesz)
+		if (p->p_type != PT_LOAD || e->offset < first ||
+		    e->offset >= p->p_offset + p->p_filesz)
 			continue;
 		*bias = e->start - (e->offset - first) - (p->p_vaddr & ~4095ull);
 		return 0;
@@ -181,8 +182,8 @@ int rubyproc__decode_ids(const unsigned char *lookup, size_t m, __u64 lookup_at,
 			continue;
 		}
 		/* mov disp32(%rip), %r64: ids, the word 16 bytes after last_id */
-		if (i + 7 <= m && (lookup[i] == 0x48 || lookup[i] == 0x4c) && lookup[i + 1] == 0x8b &&
-		    (lookup[i + 2] & 0xc7) == 0x05) {
+		if (i + 7 <= m && (lookup[i] == 0x48 || lookup[i] == 0x4c) &&
+		    lookup[i + 1] == 0x8b && (lookup[i + 2] & 0xc7) == 0x05) {
 			cand = rip_target(lookup, i + 2, lookup_at, 0);
 			if (last_id && cand == last_id + 16) {
 				*ids = cand;

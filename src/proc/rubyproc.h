@@ -32,17 +32,17 @@ struct rubyproc_layout {
 	__s16 ep_me;
 	__u16 iseq_body;
 	/* iseq bodies */
-	__u16 body_iseq_size;	    /* unsigned int: instruction words */
-	__u16 body_encoded;	    /* VALUE *iseq_encoded */
-	__u16 body_pathobj;	    /* location.pathobj: a String, or [path, realpath] */
-	__u16 body_label;	    /* location.label (String) */
-	__u16 body_first_lineno;    /* location.first_lineno (Fixnum) */
-	__u16 body_insns_info;	    /* insns_info.body: entries of insn_info_size */
-	__u16 body_insns_size;	    /* insns_info.size (unsigned int) */
-	__u16 body_succ_table;	    /* insns_info.succ_index_table */
-	__u16 body_read;	    /* bytes of the body read to name a frame */
-	__u16 insn_info_size;	    /* sizeof(struct iseq_insn_info_entry) */
-	__u16 insn_info_line;	    /* its line_no (int) */
+	__u16 body_iseq_size;	 /* unsigned int: instruction words */
+	__u16 body_encoded;	 /* VALUE *iseq_encoded */
+	__u16 body_pathobj;	 /* location.pathobj: a String, or [path, realpath] */
+	__u16 body_label;	 /* location.label (String) */
+	__u16 body_first_lineno; /* location.first_lineno (Fixnum) */
+	__u16 body_insns_info;	 /* insns_info.body: entries of insn_info_size */
+	__u16 body_insns_size;	 /* insns_info.size (unsigned int) */
+	__u16 body_succ_table;	 /* insns_info.succ_index_table */
+	__u16 body_read;	 /* bytes of the body read to name a frame */
+	__u16 insn_info_size;	 /* sizeof(struct iseq_insn_info_entry) */
+	__u16 insn_info_line;	 /* its line_no (int) */
 	/* method entries (C functions): rb_method_entry_t, definitions, and
 	 * how an ID's name is found in the VM's symbol table (symbol.c) */
 	__u16 me_def, def_original_id;

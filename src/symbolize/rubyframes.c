@@ -13,8 +13,8 @@
 #include "symbolize/rubyframes_int.h"
 
 #define MAX_PROCS 4096
-#define SUCC_IMM 54	   /* positions the immediate part of the table ranks */
-#define SUCC_IMM_WORDS 6   /* its words (9 ranks of 7 bits each) */
+#define SUCC_IMM 54	    /* positions the immediate part of the table ranks */
+#define SUCC_IMM_WORDS 6    /* its words (9 ranks of 7 bits each) */
 #define SUCC_BLOCK_WORDS 10 /* a block: rank, small ranks, 8 words of bits */
 
 struct rf_proc {
@@ -69,8 +69,7 @@ __u16 rubyframes__fingerprint(__u64 body, __u64 first_lineno)
 	return (__u16)h;
 }
 
-size_t rubyframes__decode(const __u64 *words, size_t nwords, struct rubyframes_raw *out,
-			  size_t cap)
+size_t rubyframes__decode(const __u64 *words, size_t nwords, struct rubyframes_raw *out, size_t cap)
 {
 	size_t n = 0, i;
 
@@ -246,9 +245,8 @@ static struct rf_iseq *lookup(struct rubyframes *rf, int pid, const struct rubyp
 			      const struct rubyframes_raw *raw)
 {
 	bool cfunc = raw->kind == RUBYFRAMES_KIND_CFUNC;
-	struct iseq_key k = {.addr = raw->addr,
-			     .pid = (__u32)pid,
-			     .fp = cfunc ? RF_CFUNC_FP : raw->fingerprint};
+	struct iseq_key k = {
+		.addr = raw->addr, .pid = (__u32)pid, .fp = cfunc ? RF_CFUNC_FP : raw->fingerprint};
 	bool changed = false;
 	struct rf_reader r = {
 		.proc_root = rf->proc_root,

@@ -21,7 +21,7 @@
 struct rubyproc;
 struct rubyframes;
 
-#define RUBYFRAMES_TYPE "ruby"		  /* profile.frame.type of Ruby frames */
+#define RUBYFRAMES_TYPE "ruby"		    /* profile.frame.type of Ruby frames */
 #define RUBYFRAMES_UNKNOWN "<unknown ruby>" /* a frame that could not be named */
 
 /* Kinds and flags: PROFCAP_RUBY_KIND_* and PROFCAP_RUBY_FRAME_* of
@@ -81,10 +81,10 @@ struct rubyframes_stats {
 };
 void rubyframes__stats(const struct rubyframes *rf, struct rubyframes_stats *out);
 
-#define RUBYFRAMES_MAX_ISEQS 32768	      /* iseqs cached (all processes) */
-#define RUBYFRAMES_MAX_NAME 1024	      /* bytes of a label or path read */
-#define RUBYFRAMES_MAX_INSNS 65536	      /* line table entries read per iseq */
-#define RUBYFRAMES_MAX_STRINGS (64u << 20)    /* bytes of names kept */
+#define RUBYFRAMES_MAX_ISEQS 32768		/* iseqs cached (all processes) */
+#define RUBYFRAMES_MAX_NAME 1024		/* bytes of a label or path read */
+#define RUBYFRAMES_MAX_INSNS 65536		/* line table entries read per iseq */
+#define RUBYFRAMES_MAX_STRINGS (64u << 20)	/* bytes of names kept */
 #define RUBYFRAMES_MAX_TABLE_BYTES (128u << 20) /* bytes of line tables kept (all iseqs) */
 
 /* The rank CRuby's succinct index table gives instruction position @pos

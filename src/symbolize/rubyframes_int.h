@@ -20,11 +20,11 @@ struct rf_iseq {
 	__u64 body;
 	__u32 label, path; /* string indices, RUBYFRAMES_NO_STR none */
 	__s64 first_line;
-	__u32 iseq_size;   /* instruction words */
-	__u32 nlines;	   /* entries of @lines */
-	__s32 *lines;	   /* line of each insns_info entry, owned */
-	__u64 *succ;	   /* the succinct index table, owned */
-	__u32 nsucc;	   /* its words */
+	__u32 iseq_size; /* instruction words */
+	__u32 nlines;	 /* entries of @lines */
+	__s32 *lines;	 /* line of each insns_info entry, owned */
+	__u64 *succ;	 /* the succinct index table, owned */
+	__u32 nsucc;	 /* its words */
 	__u32 ok;
 	__u32 memo_pc; /* the last pc asked and its line */
 	__s64 memo_line;

@@ -19,7 +19,7 @@
 #define FL_USHIFT 12
 #define IMEMO_MENT 6u
 #define IMEMO_ISEQ 7u
-#define NOEMBED (1ull << (FL_USHIFT + 1))     /* a string's: set when on the heap */
+#define NOEMBED (1ull << (FL_USHIFT + 1))      /* a string's: set when on the heap */
 #define ARY_EMBEDDED (1ull << (FL_USHIFT + 1)) /* an array's: set when embedded */
 #define STR_EMBED_LEN(f) (((f) >> (FL_USHIFT + 2)) & 0x1f)
 #define ARY_EMBED_LEN(f) (((f) >> (FL_USHIFT + 3)) & 0x3)
@@ -134,7 +134,8 @@ static void read_lines(const struct rf_reader *r, const unsigned char *body, siz
 	for (i = 0; i < n; i++) {
 		__s32 line;
 
-		memcpy(&line, raw + (size_t)i * l->insn_info_size + l->insn_info_line, sizeof(line));
+		memcpy(&line, raw + (size_t)i * l->insn_info_size + l->insn_info_line,
+		       sizeof(line));
 		e->lines[i] = line;
 	}
 	free(raw);
@@ -155,8 +156,7 @@ void rf__read_iseq(const struct rf_reader *r, __u64 body_addr, struct rf_iseq *e
 		return;
 	/* an imemo of type iseq, still holding the body the sample saw */
 	if ((head[0] & T_MASK) != T_IMEMO || ((head[0] >> FL_USHIFT) & 0xf) != IMEMO_ISEQ ||
-	    field(head, sizeof(head), l->iseq_body) != body_addr ||
-	    rd(r, body_addr, body, bsize)) {
+	    field(head, sizeof(head), l->iseq_body) != body_addr || rd(r, body_addr, body, bsize)) {
 		*r->changed = true;
 		return;
 	}
@@ -206,8 +206,8 @@ void rf__read_cfunc(const struct rf_reader *r, __u64 id_table, __u64 def, struct
 		return;
 	/* an imemo of type method entry, still with the definition the
 	 * sample saw */
-	if ((head[0] & T_MASK) != T_IMEMO || ((head[0] >> FL_USHIFT) & 0xf) != IMEMO_MENT ||
-	    !def || field(head, sizeof(head), l->me_def) != def) {
+	if ((head[0] & T_MASK) != T_IMEMO || ((head[0] >> FL_USHIFT) & 0xf) != IMEMO_MENT || !def ||
+	    field(head, sizeof(head), l->me_def) != def) {
 		*r->changed = true;
 		return;
 	}

@@ -160,8 +160,8 @@ TEST(merge)
 	/* leaf first: a block run by rb_yield from Integer#times (C), called
 	 * by a method run by the main loop call */
 	__u64 pcs[] = {0x9000, 0x1100, 0x7000, 0x7100, 0x9500, 0x1200, 0x3000};
-	struct profile_frame native[] = {nat("loop2"), nat("rb_vm_exec"), nat("rb_yield"),
-					 nat("int_dotimes"), nat("loop1"), nat("rb_vm_exec"),
+	struct profile_frame native[] = {nat("loop2"),	     nat("rb_vm_exec"), nat("rb_yield"),
+					 nat("int_dotimes"), nat("loop1"),	nat("rb_vm_exec"),
 					 nat("main")};
 	struct profile_frame rb[] = {rbf("block in m"), (struct profile_frame){0}, rbf("m"),
 				     rbf("<main>")};
@@ -171,8 +171,8 @@ TEST(merge)
 		{.kind = RUBYFRAMES_KIND_ISEQ},
 		{.kind = RUBYFRAMES_KIND_ISEQ, .flags = RUBYFRAMES_FRAME_FINISH},
 	};
-	const char *want[] = {"block in m", "rb_vm_exec", "rb_yield", "int_dotimes",
-			      "m", "<main>", "rb_vm_exec", "main"};
+	const char *want[] = {"block in m", "rb_vm_exec", "rb_yield",	"int_dotimes",
+			      "m",	    "<main>",	  "rb_vm_exec", "main"};
 	struct profile_frame out[16];
 	size_t n, i;
 
@@ -209,9 +209,9 @@ TEST(decode_id_table)
 {
 	/* Debian's 3.1.2: rb_id2str's serial, then its tail jump to the
 	 * lookup, which compares with last_id and loads ids */
-	static const unsigned char fn[] = {
-		0x48, 0x89, 0xf8, 0x48, 0xc1, 0xe8, 0x04, 0x48, 0x81, 0xff, 0xa9, 0x00,
-		0x00, 0x00, 0x0f, 0x47, 0xf8, 0x31, 0xf6, 0xe9, 0x78, 0xdd, 0xff, 0xff};
+	static const unsigned char fn[] = {0x48, 0x89, 0xf8, 0x48, 0xc1, 0xe8, 0x04, 0x48,
+					   0x81, 0xff, 0xa9, 0x00, 0x00, 0x00, 0x0f, 0x47,
+					   0xf8, 0x31, 0xf6, 0xe9, 0x78, 0xdd, 0xff, 0xff};
 	static const unsigned char lookup[] = {
 		0x39, 0x3d, 0x71, 0x85, 0x1a, 0x00,	  /* cmp %edi,0x1a8571(%rip) */
 		0x76, 0x10,				  /* jbe */
@@ -260,20 +260,20 @@ TEST(walker_entry)
 
 /* ---- a live ruby ---- */
 
-static const char script[] = "def spin_here(n)\n"	 /* 1 */
-			     "  s = 0\n"		 /* 2 */
-			     "  while true\n"		 /* 3 */
-			     "    s = (s + n) % 1000\n"	 /* 4 */
-			     "  end\n"			 /* 5 */
-			     "end\n"			 /* 6 */
-			     "class Box\n"		 /* 7 */
-			     "  def run\n"		 /* 8 */
-			     "    spin_here(3)\n"	 /* 9 */
-			     "  end\n"			 /* 10 */
-			     "end\n"			 /* 11 */
-			     "$stdout.sync = true\n"	 /* 12 */
-			     "puts 'ready'\n"		 /* 13 */
-			     "Box.new.run\n";		 /* 14 */
+static const char script[] = "def spin_here(n)\n"	/* 1 */
+			     "  s = 0\n"		/* 2 */
+			     "  while true\n"		/* 3 */
+			     "    s = (s + n) % 1000\n" /* 4 */
+			     "  end\n"			/* 5 */
+			     "end\n"			/* 6 */
+			     "class Box\n"		/* 7 */
+			     "  def run\n"		/* 8 */
+			     "    spin_here(3)\n"	/* 9 */
+			     "  end\n"			/* 10 */
+			     "end\n"			/* 11 */
+			     "$stdout.sync = true\n"	/* 12 */
+			     "puts 'ready'\n"		/* 13 */
+			     "Box.new.run\n";		/* 14 */
 
 static __u64 rd64(int pid, __u64 addr)
 {

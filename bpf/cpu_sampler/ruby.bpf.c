@@ -58,11 +58,31 @@ static __always_inline int ruby_is_thread(struct ruby_walk_state *w, __u64 th, _
 	return (__u32)w->me == tid;
 }
 
-/* The current thread's rb_thread_t, 0 when it has none. */
-static __always_inline __u64 ruby_find_thread(struct ruby_walk_state *w, __u32 tgid, __u32 tid)
+/* One node of the ractor's thread list in slot @slot (w->body, the list's
+ * head in w->ep0): 1 when it is the current thread's (w->val), 0 to go on
+ * (w->body the next node), -1 when over (end, or unreadable). Global: the
+ * verifier checks it once, not on every pass of the list's loop. */
+__attribute__((noinline)) int ruby_thread_step(__u32 slot, __u64 fsbase, __u32 tid)
 {
-	__u64 fsbase = 0, head, th, *c;
-	int i, m;
+	struct ruby_walk_state *w = bpf_map_lookup_elem(&ruby_scratch, &slot);
+	int m;
+
+	if (!w || !w->body || w->body == w->ep0)
+		return -1;
+	w->val = w->body - w->p.thread_node;
+	m = ruby_is_thread(w, w->val, fsbase, tid);
+	if (m)
+		return m;
+	return bpf_probe_read_user(&w->body, sizeof(w->body), (void *)w->body) ? -1 : 0;
+}
+
+/* The current thread's rb_thread_t (slot @slot's state @w), 0 when it has
+ * none. */
+static __always_inline __u64 ruby_find_thread(struct ruby_walk_state *w, __u32 slot, __u32 tgid,
+					      __u32 tid)
+{
+	__u64 fsbase = 0, th, *c;
+	int i, m = -1;
 
 	if (tctx_fsbase_off)
 		bpf_probe_read_kernel(&fsbase, sizeof(fsbase),
@@ -82,22 +102,19 @@ static __always_inline __u64 ruby_find_thread(struct ruby_walk_state *w, __u32 t
 	if (bpf_probe_read_user(&w->ep0, sizeof(w->ep0), (void *)w->p.vm_ptr) || !w->ep0 ||
 	    bpf_probe_read_user(&w->ep0, sizeof(w->ep0), (void *)(w->ep0 + w->p.vm_main_ractor)) ||
 	    !w->ep0)
-		return 0; /* not initialized yet, or torn down: look again next time */
-	head = w->ep0 + w->p.ractor_threads;
-	if (bpf_probe_read_user(&w->body, sizeof(w->body), (void *)head))
+		return 0;	       /* not initialized yet, or torn down: look again next time */
+	w->ep0 += w->p.ractor_threads; /* the list's head */
+	if (bpf_probe_read_user(&w->body, sizeof(w->body), (void *)w->ep0))
 		return 0;
-	for (i = 0; i < PROFCAP_RUBY_MAX_THREADS && w->body && w->body != head; i++) {
-		th = w->body - w->p.thread_node;
-		m = ruby_is_thread(w, th, fsbase, tid);
-		if (m < 0)
-			return 0;
-		if (m) {
-			w->val = th;
-			bpf_map_update_elem(&ruby_threads, &w->key, &w->val, BPF_ANY);
-			return th;
-		}
-		if (bpf_probe_read_user(&w->body, sizeof(w->body), (void *)w->body))
-			return 0;
+	for (i = 0; i < PROFCAP_RUBY_MAX_THREADS; i++) {
+		m = ruby_thread_step(slot, fsbase, tid);
+		if (m)
+			break;
+	}
+	if (m == 1) {
+		th = w->val;
+		bpf_map_update_elem(&ruby_threads, &w->key, &w->val, BPF_ANY);
+		return th;
 	}
 	w->val = bpf_ktime_get_ns() | 1;
 	bpf_map_update_elem(&ruby_threads, &w->key, &w->val, BPF_ANY);
@@ -205,7 +222,7 @@ static __always_inline int ruby_begin(__u32 tgid, __u32 tid, __u32 slot)
 	if (!p || !w)
 		return 0;
 	__builtin_memcpy(&w->p, p, sizeof(w->p));
-	th = ruby_find_thread(w, tgid, tid);
+	th = ruby_find_thread(w, slot, tgid, tid);
 	w->me = 0;
 	if (!th || bpf_probe_read_user(&w->me, sizeof(w->me), (void *)(th + w->p.thread_ec)) ||
 	    !w->me)

@@ -59,6 +59,7 @@ extern struct ruby_scratch_map ruby_scratch SEC(".maps");
 int ruby_walk_loop(__u32 tgid, __u32 tid, __u32 slot);
 int ruby_walk_bounded(__u32 tgid, __u32 tid, __u32 slot);
 int ruby_frame_step(__u32 slot);
+int ruby_thread_step(__u32 slot, __u64 fsbase, __u32 tid);
 
 /* The Ruby stack of the current thread stored in @stacks: its hash (0 =
  * none), PROFCAP_F_RUBY_* into *@kflags. @loop (a constant) as for

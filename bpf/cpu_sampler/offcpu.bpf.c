@@ -39,6 +39,7 @@
 #include "offcpu_types.h"
 #include "php.bpf.h"
 #include "python.bpf.h"
+#include "ruby.bpf.h"
 #include "v8.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
@@ -320,6 +321,8 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 			key->rtstack = php_stack_in(SCRATCH_OFFCPU, NULL,
 						    g1 ? (void *)&stacks1 : (void *)&stacks0,
 						    key->tgid, key->tid, &key->flags, 0);
+		if (!key->rtstack && (key->rtstack = ruby_offcpu_stack(g1, key->tgid, key->tid)))
+			key->flags |= ruby_offcpu_flags();
 	} else {
 		key->ustack = ustack;
 	}

@@ -10,6 +10,7 @@
 #include "notice.bpf.h"
 #include "php.bpf.h"
 #include "python.bpf.h"
+#include "ruby.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
 #include "timestamps.bpf.h"
@@ -102,7 +103,7 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 		}
 	}
 	ls->nrt = 0;
-	if (key->rtstack) {
+	if (key->rtstack && !ruby_late_words(ls->rtips, sizeof(ls->rtips), &ls->nrt)) {
 		struct v8_walk_state *v = bpf_map_lookup_elem(&v8_scratch, &zero);
 
 		if (v && v->st.nr <= PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES) {
@@ -212,6 +213,8 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 		key.rtstack = v8_stack(stacks, &key.flags, full == 2);
 		if (!key.rtstack)
 			key.rtstack = php_stack(ctx, stacks, tgid, tid, &key.flags, full == 2);
+		if (!key.rtstack)
+			key.rtstack = ruby_stack(stacks, tgid, tid, &key.flags, full == 2);
 	}
 	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;

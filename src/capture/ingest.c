@@ -8,6 +8,7 @@
 #include "proc/threadctx.h"
 #include "symbolize/phpframes.h"
 #include "symbolize/pyframes.h"
+#include "symbolize/rubyframes.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/v8frames.h"
 #include "util/array.h"
@@ -315,6 +316,22 @@ static size_t merge_php(struct ingest *in, const struct sampler_record *r,
 				in->frames + r->nkstack, INGEST_MAX_FRAMES - r->nkstack);
 }
 
+/* The Ruby frames of @r (process @rp) named, merged with its user frames
+ * in in->ufr into in->frames after the @r->nkstack kernel ones: each
+ * native frame that ran the VM loop gives way to the Ruby frames it ran.
+ * Iseqs are read (and cached) as soon as a record comes. */
+static size_t merge_ruby(struct ingest *in, const struct sampler_record *r,
+			 const struct rubyproc *rp)
+{
+	struct rubyframes_raw raw[SAMPLER_MAX_JSFRAMES];
+	struct profile_frame rb[SAMPLER_MAX_JSFRAMES];
+	size_t n = rubyframes__decode(r->rtstack, r->nrtstack, raw, SAMPLER_MAX_JSFRAMES);
+
+	rubyframes__resolve(in->rb, (int)r->tgid, raw, n, rb);
+	return rubyframes__merge(rp, r->ustack, in->ufr, r->nustack, rb, raw, n,
+				 in->frames + r->nkstack, INGEST_MAX_FRAMES - r->nkstack);
+}
+
 /* The frames of @r into in->frames: kernel then user, leaf first. With
  * @batch, kernel names and DWARF lines only from what the symbolizer
  * knows, queuing the rest: false when something was queued (then resolve
@@ -323,6 +340,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 {
 	const struct pyproc *pp = NULL;
 	const struct phpproc *php;
+	const struct rubyproc *rp = NULL;
 	struct profile_frame *uf;
 	bool done = true, js;
 	__u32 i;
@@ -335,7 +353,9 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	/* A Python or V8 process's user frames are merged with its own. */
 	js = !pp && r->nrtstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
 	php = !pp && !js && r->nrtstack ? phpframes__process(in->php, (int)r->tgid) : NULL;
-	uf = pp || js || php ? in->ufr : in->frames + r->nkstack;
+	if (!pp && !js && !php && r->nrtstack && in->rb)
+		rp = rubyframes__process(in->rb, (int)r->tgid);
+	uf = pp || js || php || rp ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
 	 * kernel frames; the others are return addresses. Taking it for a
@@ -352,6 +372,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	in->nframes = r->nkstack + (pp    ? merge_python(in, r, pp)
 				    : js  ? merge_v8(in, r)
 				    : php ? merge_php(in, r, php)
+				    : rp  ? merge_ruby(in, r, rp)
 					  : r->nustack);
 	return done;
 }

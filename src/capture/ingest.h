@@ -21,6 +21,7 @@ struct symbolizer;
 struct sampler;
 struct phpframes;
 struct pyframes;
+struct rubyframes;
 struct v8frames;
 
 /* Records deferred at once (their stacks at most this many deepest). */
@@ -68,6 +69,7 @@ struct ingest {
 	struct pyframes *py;	/* names Python frames; NULL: none (borrowed) */
 	struct v8frames *v8;	/* names JavaScript frames; NULL: none (borrowed) */
 	struct phpframes *php;	/* names PHP frames; NULL: none (borrowed) */
+	struct rubyframes *rb;	/* names Ruby frames; NULL: none (borrowed) */
 	struct ingest_counts c;
 	/* processes whose key map was re-read this window (an unknown key
 	 * index re-reads it once per window, not per record) */

@@ -19,6 +19,7 @@
 #include "capture/memory.h"
 #include "capture/python.h"
 #include "capture/php.h"
+#include "capture/ruby.h"
 #include "capture/v8.h"
 #include "capture/session.h"
 #include "collect/kname.h"
@@ -80,6 +81,7 @@ struct session {
 	struct capture_python *py; /* Python processes (capture/python.h) */
 	struct capture_v8 *v8;	   /* V8 processes (capture/v8.h) */
 	struct capture_php *php;   /* PHP processes (capture/php.h) */
+	struct capture_ruby *rb;   /* Ruby processes (capture/ruby.h) */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
 	bool matched_checked, tty, over, warned_gone;
@@ -187,6 +189,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	memory__on_process(s->mem, (int)tgid);
 	capture_v8__process(s->v8, (int)tgid, snap);
 	capture_php__process(s->php, (int)tgid, snap);
+	capture_ruby__process(s->rb, (int)tgid, snap);
 	if (capture_python__process(s->py, (int)tgid, snap, now_ns(CLOCK_MONOTONIC)))
 		s->next_drain = capture_python__next_drain(s->py, now_ns(CLOCK_MONOTONIC),
 							   s->next_drain);
@@ -536,6 +539,8 @@ static int load_sampler(struct session *s)
 	s->in.v8 = capture_v8__frames(s->v8);
 	s->php = capture_php__new(s->smp);
 	s->in.php = capture_php__frames(s->php);
+	s->rb = capture_ruby__new(s->smp);
+	s->in.rb = capture_ruby__frames(s->rb);
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	for (i = 0; i < s->tgt.npids; i++)
@@ -544,6 +549,7 @@ static int load_sampler(struct session *s)
 			capture_python__process(s->py, s->tgt.pids[i], NULL, t0);
 			capture_v8__process(s->v8, s->tgt.pids[i], NULL);
 			capture_php__process(s->php, s->tgt.pids[i], NULL);
+			capture_ruby__process(s->rb, s->tgt.pids[i], NULL);
 		}
 	if (o->unwind) {
 		t0 = now_ns(CLOCK_MONOTONIC);
@@ -714,6 +720,7 @@ static void window_edge(struct session *s, __s64 now)
 	capture_python__forget_gone(s->py);
 	capture_v8__forget_gone(s->v8);
 	capture_php__forget_gone(s->php);
+	capture_ruby__forget_gone(s->rb);
 	symbolizer__refresh_contexts(s->sym);
 	if (new_window(s)) {
 		s->over = true;
@@ -811,6 +818,7 @@ __s64 session__step(struct session *s)
 		if (drain(s, SETTLE_LAZY))
 			return -1;
 		s->next_drain = capture_python__next_drain(s->py, now, now + DRAIN_INTERVAL_NS);
+		capture_ruby__retry(s->rb);
 		check_target_matches(s);
 		symbolizer__check_contexts(s->sym);
 	}
@@ -871,6 +879,7 @@ static void log_cpu_by_thread(const struct session *s, const struct sampler_stat
 	capture_python__log(s->py, st, &s->in.c);
 	capture_v8__log(s->v8);
 	capture_php__log(s->php);
+	capture_ruby__log(s->rb);
 	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f, snapshots "
 		 "%.1f), notices %.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), "
 		 "unwinder loader %.1f ms",
@@ -977,6 +986,7 @@ void session__free(struct session *s)
 	capture_python__free(s->py);
 	capture_v8__free(s->v8);
 	capture_php__free(s->php);
+	capture_ruby__free(s->rb);
 	ingest__release(&s->in);
 	execsplit__release(&s->ex);
 	debuginfod__free(s->dinfod);

@@ -28,13 +28,12 @@ extern struct ruby_procs_map ruby_procs SEC(".maps");
 struct ruby_walk_state {
 	struct stack_trace st;
 	struct ruby_proc p;  /* the process's entry */
-	__u64 id;	     /* bpf_get_current_pid_tgid() of the walk stored last */
 	__u64 cfp;	     /* next control frame to read */
 	__u64 end;	     /* one past the outermost control frame */
 	__u32 nframes;	     /* frames stored in st */
 	__u32 flags;	     /* PROFCAP_F_RUBY_* of the walk */
 	__u32 steps;	     /* control frames read */
-	__u32 stored;	     /* the stack of walk @id was stored */
+	__u32 pad0;
 	__u64 ep0, me, body; /* what single reads land in */
 	__u64 key, val;	     /* ruby_threads' key and value */
 	__u32 kflags, pad;   /* ruby_offcpu_stack()'s key flags */
@@ -75,7 +74,6 @@ static __always_inline __u64 ruby_stack_in(__u32 slot, void *stacks, __u32 tgid,
 	w = bpf_map_lookup_elem(&ruby_scratch, &slot);
 	if (!w)
 		return 0;
-	w->stored = 0;
 	if (!(loop ? ruby_walk_loop(tgid, tid, slot) : ruby_walk_bounded(tgid, tid, slot)))
 		return 0;
 	nr = w->nframes;
@@ -83,8 +81,6 @@ static __always_inline __u64 ruby_stack_in(__u32 slot, void *stacks, __u32 tgid,
 		return 0;
 	*kflags |= w->flags;
 	w->st.nr = PROFCAP_RUBY_WORDS * nr;
-	w->id = bpf_get_current_pid_tgid();
-	w->stored = 1;
 	return put_stack(stacks, &w->st, PROFCAP_F_RUBY_LOST, kflags);
 }
 
@@ -100,25 +96,6 @@ static __always_inline __u64 ruby_stack(void *stacks, __u32 tgid, __u32 tid, __u
 					const int loop)
 {
 	return ruby_stack_in(SCRATCH_SAMPLE, stacks, tgid, tid, kflags, loop);
-}
-
-/* A late sample's runtime words (@dst, *@n words), when the stack this
- * perf_event program stored last is Ruby's: 1, else 0 (another runtime's). */
-static __always_inline int ruby_late_words(__u64 *dst, __u32 size, __u32 *n)
-{
-	struct ruby_walk_state *w;
-	__u32 slot = SCRATCH_SAMPLE;
-
-	if (!ruby_nprocs)
-		return 0;
-	w = bpf_map_lookup_elem(&ruby_scratch, &slot);
-	if (!w || !w->stored || w->id != bpf_get_current_pid_tgid())
-		return 0;
-	if (w->st.nr > PROFCAP_RUBY_WORDS * PROFCAP_RUBY_MAX_FRAMES)
-		return 1;
-	*n = (__u32)w->st.nr;
-	bpf_probe_read_kernel(dst, size, w->st.ips);
-	return 1;
 }
 
 #endif

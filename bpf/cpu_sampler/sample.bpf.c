@@ -43,11 +43,28 @@ struct {
 	__uint(max_entries, 1);
 } late_scratch SEC(".maps");
 
+/* The words of stack @h (0 = none) of this generation's @stacks into @dst
+ * (@size bytes, within a stack_trace's): a late sample is named after the
+ * generation's stacks are gone. Whichever walker stored it, Python's or a
+ * managed runtime's. Returns the words copied, 0 = none. */
+static __always_inline __u32 late_words(void *stacks, __u64 h, __u64 *dst, __u32 size)
+{
+	struct stack_trace *st;
+
+	if (!stacks || !h)
+		return 0;
+	st = bpf_map_lookup_elem(stacks, &h);
+	if (!st || st->nr > size / sizeof(*dst))
+		return 0;
+	bpf_probe_read_kernel(dst, size, st->ips);
+	return (__u32)st->nr;
+}
+
 /* Fill @ls with the sample of @key (its kernel stack in the scratch when it
- * has one) and a copy of the user stack above @sp, and send it. 0 when
- * sent, -1 otherwise. */
+ * has one, its interpreter stacks from @stacks, NULL = none) and a copy of
+ * the user stack above @sp, and send it. 0 when sent, -1 otherwise. */
 static __always_inline int late_output(struct late_sample *ls, const struct sample_key *key,
-				       __u64 sp, int lazy)
+				       void *stacks, __u64 sp, int lazy)
 {
 	__u32 zero = 0, first, len = 0, i;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
@@ -91,26 +108,8 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 	ls->timed = want_timestamps;
 	ls->time = want_timestamps ? bpf_ktime_get_ns() : 0;
 	ls->cpu = want_timestamps ? bpf_get_smp_processor_id() : 0;
-	ls->npy = 0;
-	if (key->pystack) {
-		struct py_walk_state *w = bpf_map_lookup_elem(&py_scratch, &zero);
-
-		/* The walk of this sample: a late sample is named after the
-		 * generation's stacks are gone. */
-		if (w && w->st.nr <= 2 * PROFCAP_PY_MAX_FRAMES) {
-			ls->npy = (__u32)w->st.nr;
-			bpf_probe_read_kernel(ls->pyips, sizeof(ls->pyips), w->st.ips);
-		}
-	}
-	ls->nrt = 0;
-	if (key->rtstack && !ruby_late_words(ls->rtips, sizeof(ls->rtips), &ls->nrt)) {
-		struct v8_walk_state *v = bpf_map_lookup_elem(&v8_scratch, &zero);
-
-		if (v && v->st.nr <= PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES) {
-			ls->nrt = (__u32)v->st.nr;
-			bpf_probe_read_kernel(ls->rtips, sizeof(ls->rtips), v->st.ips);
-		}
-	}
+	ls->npy = late_words(stacks, key->pystack, ls->pyips, sizeof(ls->pyips));
+	ls->nrt = late_words(stacks, key->rtstack, ls->rtips, sizeof(ls->rtips));
 	if (bpf_ringbuf_output(&late, ls, offsetof(struct late_sample, stack) + len,
 			       wake_flags(&late, lazy))) {
 		stat_inc(STAT_LATE_LOST);
@@ -123,7 +122,7 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 /* Send the sample of @key to user space to be walked late, when its walk
  * stopped at a PC whose mapping this sample could not get (see late_ok).
  * 0 when sent (the sample is not counted here), -1 otherwise. */
-static __always_inline int late_send(const struct sample_key *key)
+static __always_inline int late_send(const struct sample_key *key, void *stacks)
 {
 	struct unwind_state *st;
 	struct late_sample *ls;
@@ -148,7 +147,8 @@ static __always_inline int late_send(const struct sample_key *key)
 	/* It may wait for a drain unless a file it stopped in has no table:
 	 * user space builds that from the live process's files. */
 	seen_as = bpf_map_lookup_elem(&seen, &tgid);
-	return late_output(ls, key, st->sp, seen_as && *seen_as == SEEN_LAZY && !st->no_table);
+	return late_output(ls, key, stacks, st->sp,
+			   seen_as && *seen_as == SEEN_LAZY && !st->no_table);
 }
 
 /* The start-up program (frame pointers only, see profcap_quick): a sample
@@ -172,7 +172,7 @@ static __always_inline int late_send_quick(struct bpf_perf_event_data *ctx,
 	ls->exact = 1;
 	ls->nuser = 1;
 	ls->uips[0] = ls->pc;
-	return late_output(ls, key, unwind_ctx_reg(ctx, offsetof(struct pt_regs, rsp)), 0);
+	return late_output(ls, key, NULL, unwind_ctx_reg(ctx, offsetof(struct pt_regs, rsp)), 0);
 }
 
 static __always_inline void read_threadctx(__u32 tgid, struct sample_key *key)
@@ -216,7 +216,7 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 		if (!key.rtstack)
 			key.rtstack = ruby_stack(stacks, tgid, tid, &key.flags, full == 2);
 	}
-	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
+	if (full ? !late_send(&key, stacks) : !late_send_quick(ctx, &key))
 		return 0;
 
 	cnt = bpf_map_lookup_elem(counts, &key);

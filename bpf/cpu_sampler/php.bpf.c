@@ -19,7 +19,7 @@
  */
 #include "php.bpf.h"
 
-const volatile __u32 want_php = 1;
+const volatile __u32 want_php = 0;
 __u32 php_nprocs = 0;
 
 struct php_procs_map php_procs SEC(".maps");

@@ -25,6 +25,7 @@
 #include "threadctx.bpf.h"
 
 __u32 ruby_nprocs = 0;
+const volatile __u32 want_ruby = 0;
 
 struct ruby_procs_map ruby_procs SEC(".maps");
 struct ruby_scratch_map ruby_scratch SEC(".maps");

@@ -12,6 +12,7 @@
 #include "ruby.h"
 
 extern __u32 ruby_nprocs; /* entries user space ever added: 0 = skip the lookup */
+extern const volatile __u32 want_ruby; /* 0: the walker is never run */
 
 struct ruby_procs_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -69,7 +70,7 @@ static __always_inline __u64 ruby_stack_in(__u32 slot, void *stacks, __u32 tgid,
 	struct ruby_walk_state *w;
 	__u32 nr;
 
-	if (!ruby_nprocs || !tgid)
+	if (!want_ruby || !ruby_nprocs || !tgid)
 		return 0;
 	w = bpf_map_lookup_elem(&ruby_scratch, &slot);
 	if (!w)

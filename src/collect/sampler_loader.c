@@ -407,6 +407,8 @@ int loader__load(struct sampler *s, const struct sampler_opts *o, const struct f
 	loader__configure_unwind(s, o, entries, btf);
 	threadctx_configure(s, o, btf);
 	python__configure(s, o);
+	php__configure(s, o);
+	ruby__configure(s, o);
 	if (!err)
 		err = offcpu__configure(s->skel, o, entries, btf);
 	btf__free(btf);

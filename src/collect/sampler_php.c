@@ -66,15 +66,20 @@ int sampler__php_proc(const struct phpproc *pp, struct php_proc *out)
 	return 0;
 }
 
-int sampler__set_php(struct sampler *s, int pid, const struct phpproc *pp)
+void php__configure(struct sampler *s, const struct sampler_opts *o)
 {
 	const char *env = env__get(env__process(), PHP_ENV);
+
+	s->skel->rodata->want_php = o->user && !(env && !strcmp(env, "0"));
+}
+
+int sampler__set_php(struct sampler *s, int pid, const struct phpproc *pp)
+{
 	struct php_proc val;
 	__u32 key = (__u32)pid;
 	int err;
 
-	if (!s->skel || !s->skel->rodata->want_unwind || !s->skel->rodata->want_php ||
-	    (env && !strcmp(env, "0")))
+	if (!s->skel || !s->skel->rodata->want_unwind || !s->skel->rodata->want_php)
 		return -EOPNOTSUPP;
 	if (!pp) {
 		if (s->skel->bss->php_nprocs)

@@ -68,14 +68,20 @@ int sampler__ruby_proc(const struct rubyproc *rp, struct ruby_proc *out)
 	return 0;
 }
 
-int sampler__set_ruby(struct sampler *s, int pid, const struct rubyproc *rp)
+void ruby__configure(struct sampler *s, const struct sampler_opts *o)
 {
 	const char *env = env__get(env__process(), RUBY_ENV);
+
+	s->skel->rodata->want_ruby = o->user && !(env && !strcmp(env, "0"));
+}
+
+int sampler__set_ruby(struct sampler *s, int pid, const struct rubyproc *rp)
+{
 	struct ruby_proc val;
 	__u32 key = (__u32)pid;
 	int err;
 
-	if (!s || !s->skel || !s->skel->rodata->want_unwind || (env && !strcmp(env, "0")))
+	if (!s || !s->skel || !s->skel->rodata->want_unwind || !s->skel->rodata->want_ruby)
 		return -EOPNOTSUPP;
 	if (!rp) {
 		if (s->skel->bss->ruby_nprocs)

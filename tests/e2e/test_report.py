@@ -361,7 +361,9 @@ class CaptureReportTest(unittest.TestCase):
             r = run_profcap(["report", out, "--json", "--comm", "gt-main", "--top", "0"])
             self.assertEqual(r.returncode, 0, r.stderr)
             d = json.loads(r.stdout)
-            self.assertGreater(d["total"], 500)
+            # 2 s at 999 Hz: ~2000 on an idle CPU; a CI host running other
+            # suites beside this one gives the thread a fraction of a CPU.
+            self.assertGreater(d["total"], 200)
             rows = {t["name"]: t for t in d["top"]}
             for fn, want in (("burn_a", 0.5), ("burn_b", 0.3), ("burn_c", 0.2)):
                 self.assertAlmostEqual(rows[fn]["self_share"], want, delta=0.06, msg=f"{fn}: {d['top'][:6]}")

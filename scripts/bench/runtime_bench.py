@@ -582,6 +582,9 @@ def slowdown_part(rt, a, tmp, src):
         lines.append("Noise, the runs alone%s: CPU %.3f-%.3f s (CV %.1f %%), wall %.3f-%.3f s "
                      "(CV %.1f %%)." % (", flagged" if f else "",
                                          lo, hi, cv, wlo, whi, wcv))
+    bad = [r for c in cfgs if c[0] == "profcap" for r in runs[c] if r.get("prof_rc")]
+    if bad:
+        lines.append("profcap failed (exit code not 0) in %d runs." % len(bad))
     if any(x is not None for x in checks):
         lines.append("profcheck -check-dupes -check-orphans: %d of %d profcap files accepted." % (
             sum(1 for x in checks if x), len([x for x in checks if x is not None])))

@@ -576,12 +576,19 @@ def slowdown_part(rt, a, tmp, src):
             med([x["wall"] for x in rs]), med(wall_r), prof, script))
         checks += [x["check"] for x in rs if "check" in x]
     lines.append("")
-    for f in [False] + ([True] if rt.get("perf_flag") else []):
+    for f in [False] + ([True] if rt.get("perf_flag") and a.rounds > 1 else []):
+        if a.rounds < 2:
+            break
         lo, hi, cv = spread([x["cpu"] for x in runs[("none", 0, f, False)]])
         wlo, whi, wcv = spread([x["wall"] for x in runs[("none", 0, f, False)]])
         lines.append("Noise, the runs alone%s: CPU %.3f-%.3f s (CV %.1f %%), wall %.3f-%.3f s "
                      "(CV %.1f %%)." % (", flagged" if f else "",
                                          lo, hi, cv, wlo, whi, wcv))
+    if rt.get("perf_flag"):
+        plain, flagged = runs[("none", 0, False, False)], runs[("none", 0, True, False)]
+        lines.append("The perf-map flag itself (alone, flagged over alone, paired): CPU x%.3f, "
+                     "wall x%.3f." % (med([f["cpu"] / b["cpu"] for f, b in zip(flagged, plain)]),
+                                      med([f["wall"] / b["wall"] for f, b in zip(flagged, plain)])))
     bad = [r for c in cfgs if c[0] == "profcap" for r in runs[c] if r.get("prof_rc")]
     if bad:
         lines.append("profcap failed (exit code not 0) in %d runs." % len(bad))

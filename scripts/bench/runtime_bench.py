@@ -2,7 +2,8 @@
 """runtime_bench.py - what profiling a managed runtime's process costs:
 profcap -p against perf record -g on the same workload, side by side.
 
-For one runtime (a table entry below: node, python3.11, python3.12, ...):
+For one runtime (an entry of RUNTIMES below: node, python3.11, python3.12,
+java, ruby, perl, php):
 
 1. Slowdown. A fixed amount of the runtime's work, timed by the workload
    itself (its process CPU time, all threads, which the sampling interrupts
@@ -212,7 +213,8 @@ PYENV = "/root/.pyenv/versions"
 
 # name: argv, (suffix, source), perf-map flag (None: perf sees the
 # interpreter's own frames only), the environment that turns profcap's walker
-# for the runtime off (None: no such switch), default work (about 2.5 s here)
+# for the runtime off (None: no such switch yet; set it when the walker gets
+# one), default work (about 2.5 s of CPU on the 2-CPU test VM)
 RUNTIMES = {
     "node": dict(argv=["/usr/bin/node", "{src}", "{work}"], src=(".js", NODE_WORK),
                  perf_flag=["--perf-basic-prof"], off_env={"PROFCAP_V8": "0"}, work=450),

@@ -192,6 +192,40 @@ static __always_inline void read_threadctx(__u32 tgid, struct sample_key *key)
 		__builtin_memset(key->attrs, 0, sizeof(key->attrs));
 }
 
+/* The interpreter's and the managed runtime's stacks of @key's thread,
+ * once the native walk is done (V8's frames were noted during it), stored
+ * in @stacks. @loop (a constant) as for unwind_user(). */
+static __always_inline void rt_stacks(struct bpf_perf_event_data *ctx, struct sample_key *key,
+				      void *stacks, const int loop)
+{
+	key->pystack = py_stack(stacks, key->tgid, key->tid, &key->flags, loop);
+	key->rtstack = v8_stack(stacks, &key->flags, loop);
+	if (!key->rtstack)
+		key->rtstack = php_stack(ctx, stacks, key->tgid, key->tid, &key->flags, loop);
+	if (!key->rtstack)
+		key->rtstack = ruby_stack(stacks, key->tgid, key->tid, &key->flags, loop);
+}
+
+/* rt_stacks() into generation @g1's table. Global functions: the verifier
+ * checks the walkers once, not once per path out of the native walk. */
+__attribute__((noinline)) int rt_stacks_loop(struct bpf_perf_event_data *ctx,
+					     struct sample_key *key, __u32 g1)
+{
+	if (!key)
+		return 0;
+	rt_stacks(ctx, key, g1 ? (void *)&stacks1 : (void *)&stacks0, 1);
+	return 0;
+}
+
+__attribute__((noinline)) int rt_stacks_bounded(struct bpf_perf_event_data *ctx,
+						struct sample_key *key, __u32 g1)
+{
+	if (!key)
+		return 0;
+	rt_stacks(ctx, key, g1 ? (void *)&stacks1 : (void *)&stacks0, 0);
+	return 0;
+}
+
 /* Count one sample. @full (a constant) 0: the start-up program's record,
  * without the table unwinder and thread context (see profcap_quick); else
  * fill_stacks()'s @tables. */
@@ -208,14 +242,10 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 		v8_walk_begin(tgid); /* the walk below notes V8's frames */
 	}
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
-	if (full) {
-		key.pystack = py_stack(stacks, tgid, tid, &key.flags, full == 2);
-		key.rtstack = v8_stack(stacks, &key.flags, full == 2);
-		if (!key.rtstack)
-			key.rtstack = php_stack(ctx, stacks, tgid, tid, &key.flags, full == 2);
-		if (!key.rtstack)
-			key.rtstack = ruby_stack(stacks, tgid, tid, &key.flags, full == 2);
-	}
+	if (full == 2)
+		rt_stacks_loop(ctx, &key, stacks == (void *)&stacks1);
+	else if (full)
+		rt_stacks_bounded(ctx, &key, stacks == (void *)&stacks1);
 	if (full ? !late_send(&key, stacks) : !late_send_quick(ctx, &key))
 		return 0;
 

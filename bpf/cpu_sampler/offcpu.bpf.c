@@ -39,6 +39,7 @@
 #include "offcpu_types.h"
 #include "python.bpf.h"
 #include "v8.bpf.h"
+#include "perl.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
 #include "timestamps.bpf.h"
@@ -315,6 +316,10 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 				       &key->ustack, NULL, &key->flags, 1);
 		/* the JavaScript frames of that walk */
 		key->rtstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
+		if (!key->rtstack)
+			key->rtstack = perl_stack_in(SCRATCH_OFFCPU,
+						     g1 ? (void *)&stacks1 : (void *)&stacks0,
+						     key->tgid, key->tid, &key->flags, 0);
 	} else {
 		key->ustack = ustack;
 	}

@@ -14,6 +14,7 @@
 #include "timestamps.bpf.h"
 #include "unwind.bpf.h"
 #include "v8.bpf.h"
+#include "perl.bpf.h"
 
 __u64 first_sample_ns = 0; /* CLOCK_MONOTONIC of the first sample (start-up bench) */
 
@@ -209,6 +210,9 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	if (full) {
 		key.pystack = py_stack(stacks, tgid, tid, &key.flags, full == 2);
 		key.rtstack = v8_stack(stacks, &key.flags, full == 2);
+		if (!key.rtstack)
+			key.rtstack = perl_stack_in(SCRATCH_SAMPLE, stacks, tgid, tid, &key.flags,
+						    full == 2);
 	}
 	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;

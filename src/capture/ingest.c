@@ -9,6 +9,8 @@
 #include "symbolize/pyframes.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/v8frames.h"
+#include "capture/perl.h"
+#include "symbolize/perlframes.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -287,6 +289,21 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
 			       INGEST_MAX_FRAMES - r->nkstack);
 }
 
+/* The Perl frames of @r named by @pl, merged with its user frames in
+ * in->ufr into in->frames after the @r->nkstack kernel ones: each runops
+ * frame replaced by the Perl frames it ran. */
+static size_t merge_perl(struct ingest *in, const struct sampler_record *r, struct perlframes *pl)
+{
+	struct perlframes_raw raw[SAMPLER_MAX_JSFRAMES];
+	struct profile_frame fr[SAMPLER_MAX_JSFRAMES];
+	size_t n = perlframes__decode(r->rtstack, r->nrtstack, raw, SAMPLER_MAX_JSFRAMES);
+
+	perlframes__resolve(pl, (int)r->tgid, raw, n, fr);
+	return perlframes__merge(perlframes__process(pl, (int)r->tgid), r->ustack, in->ufr,
+				 r->nustack, fr, raw, n, in->frames + r->nkstack,
+				 INGEST_MAX_FRAMES - r->nkstack);
+}
+
 /* The frames of @r into in->frames: kernel then user, leaf first. With
  * @batch, kernel names and DWARF lines only from what the symbolizer
  * knows, queuing the rest: false when something was queued (then resolve
@@ -294,6 +311,7 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
 static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bool batch)
 {
 	const struct pyproc *pp = NULL;
+	struct perlframes *pl;
 	struct profile_frame *uf;
 	bool done = true, js;
 	__u32 i;
@@ -305,7 +323,9 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 		pp = pyframes__process(in->py, (int)r->tgid);
 	/* A Python or V8 process's user frames are merged with its own. */
 	js = !pp && r->nrtstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
-	uf = pp || js ? in->ufr : in->frames + r->nkstack;
+	pl = !pp && !js ? capture_perl__frames_of((int)r->tgid) : NULL; /* Perl's too */
+	pl = r->nrtstack ? pl : NULL;
+	uf = pp || js || pl ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
 	 * kernel frames; the others are return addresses. Taking it for a
@@ -321,6 +341,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	}
 	in->nframes = r->nkstack + (pp   ? merge_python(in, r, pp)
 				    : js ? merge_v8(in, r)
+				    : pl ? merge_perl(in, r, pl)
 					 : r->nustack);
 	return done;
 }

@@ -19,6 +19,7 @@
 #include "capture/memory.h"
 #include "capture/python.h"
 #include "capture/v8.h"
+#include "capture/perl.h"
 #include "capture/session.h"
 #include "collect/kname.h"
 #include "collect/sampler.h"
@@ -183,6 +184,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	find_thread_ctx(s, (int)tgid, snap);
 	memory__on_process(s->mem, (int)tgid);
 	capture_v8__process(s->v8, (int)tgid, snap);
+	capture_perl__process(s->smp, (int)tgid, snap);
 	if (capture_python__process(s->py, (int)tgid, snap, now_ns(CLOCK_MONOTONIC)))
 		s->next_drain = capture_python__next_drain(s->py, now_ns(CLOCK_MONOTONIC),
 							   s->next_drain);

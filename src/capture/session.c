@@ -532,6 +532,7 @@ static int load_sampler(struct session *s)
 			find_thread_ctx(s, s->tgt.pids[i], NULL);
 			capture_python__process(s->py, s->tgt.pids[i], NULL, t0);
 			capture_v8__process(s->v8, s->tgt.pids[i], NULL);
+			capture_perl__process(s->smp, s->tgt.pids[i], NULL);
 		}
 	if (o->unwind) {
 		t0 = now_ns(CLOCK_MONOTONIC);

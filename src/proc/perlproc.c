@@ -53,6 +53,7 @@ static const struct perlproc_layout layout_5_36 = {
 	.cvf_named = 0x8000,
 	.svf_ook = 0x02000000,
 	.svf_rok = 0x0800,
+	.svf_pok = 0x0400,
 	.he_next = 0,
 	.he_hek = 8,
 	.he_val = 16,
@@ -119,9 +120,10 @@ bool perlproc__in_runops(const struct perlproc *pp, __u64 pc)
 	return false;
 }
 
-/* The "original" string of version object @sv (a reference to a hash)
- * into @out (@len bytes, NUL-terminated): 0, or -ENOTSUP when it does not
- * read as one, -ESRCH. */
+/* The version string PL_patchlevel @sv holds into @out (@len bytes,
+ * NUL-terminated): a string, or the "original" of a version object (a
+ * reference to a hash) once upg_version() made it one. 0, or -ENOTSUP
+ * when it does not read as either, -ESRCH. */
 static int version_string(const char *root, int pid, const struct perlproc_layout *l, __u64 sv,
 			  char *out, size_t len)
 {
@@ -132,6 +134,13 @@ static int version_string(const char *root, int pid, const struct perlproc_layou
 	int err;
 
 	err = pyproc__read_mem(root, pid, sv + l->sv_flags, &flags, sizeof(flags));
+	if (!err && (flags & l->svf_pok) && !(flags & l->svf_rok)) {
+		err = pyproc__read_mem(root, pid, sv + l->sv_u, &pv, sizeof(pv));
+		if (!err)
+			err = pyproc__read_mem(root, pid, pv, out, len - 1);
+		out[len - 1] = 0;
+		return err == -ESRCH ? err : err ? -ENOTSUP : 0;
+	}
 	if (!err && !(flags & l->svf_rok))
 		return -ENOTSUP;
 	if (!err)

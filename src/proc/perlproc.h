@@ -8,8 +8,9 @@
  * publishes no description of its structures, so the offsets come from a
  * table per version, checked on the live process: the interpreter's
  * PL_patchlevel must read as the version ("v5.36.0") through the table's
- * offsets (a version object: a reference to a hash whose "original" is
- * that string) before the process is walked. docs/perl.md.
+ * offsets (the string itself, or once a module asked for the version, a
+ * version object: a reference to a hash whose "original" is that string)
+ * before the process is walked. docs/perl.md.
  */
 #ifndef PROFCAP_PERLPROC_H
 #define PROFCAP_PERLPROC_H
@@ -45,7 +46,7 @@ struct perlproc_layout {
 	/* HEK: length (I32), characters */
 	__u16 hek_len, hek_key;
 	__u8 type_mask, type_sub, type_eval, si_main; /* CXTYPEMASK, CXt_SUB, CXt_EVAL, PERLSI_MAIN */
-	__u32 cvf_named, svf_ook, svf_rok;
+	__u32 cvf_named, svf_ook, svf_rok, svf_pok;
 	/* HE (a hash entry): next, key HEK, value SV */
 	__u16 he_next, he_hek, he_val;
 };

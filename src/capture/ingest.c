@@ -323,7 +323,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 		pp = pyframes__process(in->py, (int)r->tgid);
 	/* A Python or V8 process's user frames are merged with its own. */
 	js = !pp && r->nrtstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
-	pl = !pp && !js ? capture_perl__frames_of((int)r->tgid) : NULL; /* Perl's too */
+	pl = !pp && !js ? capture_perl__frames_of(in->smp, (int)r->tgid) : NULL; /* Perl's too */
 	pl = r->nrtstack ? pl : NULL;
 	uf = pp || js || pl ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':

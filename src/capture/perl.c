@@ -170,21 +170,24 @@ int capture_perl__process(struct sampler *smp, int pid, const struct procsnap *s
 	return look(cp, find(cp, pid), pid, snap, now);
 }
 
-struct perlframes *capture_perl__frames_of(int pid)
+struct perlframes *capture_perl__frames_of(struct sampler *smp, int pid)
 {
 	size_t i;
 	__s64 now;
 
 	if (!reg || (i = find(reg, pid)) == reg->n)
 		return NULL;
-	if (reg->e[i].pending) {
+	/* a pending process is looked at again only while its sampler runs:
+	 * records ingested after it is freed (the final settle) name what
+	 * is known */
+	if (reg->e[i].pending && smp && smp == reg->smp) {
 		now = mono_ns();
 		if (now - reg->e[i].first_ns > CAPTURE_PERL_PENDING_NS) {
 			drop(reg, i);
 			return NULL;
 		}
-		if (now - reg->e[i].tried_ns < CAPTURE_PERL_RETRY_NS ||
-		    !look(reg, i, pid, NULL, now) || reg->e[i].pending)
+		if (now - reg->e[i].tried_ns >= CAPTURE_PERL_RETRY_NS &&
+		    !look(reg, i, pid, NULL, now))
 			return NULL;
 	}
 	return perlframes__process(reg->pf, pid) ? reg->pf : NULL;

@@ -28,9 +28,10 @@ struct sampler;
  * are forgotten here too, at most once a second. */
 int capture_perl__process(struct sampler *smp, int pid, const struct procsnap *snap);
 
-/* The namer when process @pid runs Perl, NULL otherwise (a pending one
- * looked at again first). */
-struct perlframes *capture_perl__frames_of(int pid);
+/* The namer when process @pid runs Perl, NULL otherwise. A pending one
+ * is looked at again first while @smp (ingest's, NULL once freed) is the
+ * registry's sampler. */
+struct perlframes *capture_perl__frames_of(struct sampler *smp, int pid);
 
 /* -v: Perl processes found, walked, not walked; what the namer did. */
 void capture_perl__log(void);

@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/types.h>
 
 #include "perl.h"
+#include "capture/perl.h"
 #include "collect/sampler_perl.h"
 #include "proc/perlproc.h"
 #include "proc/pyproc.h"
@@ -427,6 +429,54 @@ TEST(live_perl_version_object)
 	live("use Time::HiRes; ");
 }
 
+/* A perl stopped at its exec: /usr/bin/perl mapped, no interpreter yet.
+ * The registry keeps it pending; records ingested while no sampler runs
+ * (@smp NULL: the final settle, after the sampler is freed) never reach
+ * the registry's sampler, here a poisoned one that must not be touched.
+ * Once constructed and announced again it is named. */
+TEST(pending_until_constructed)
+{
+	static unsigned char poison[65536];
+	struct sampler *bogus = (struct sampler *)poison;
+	struct child c = {0};
+	int fds[2], st;
+	char buf[8] = {0};
+
+	if (access(PERL, X_OK))
+		SKIP("no " PERL);
+	memset(poison, 0xa5, sizeof(poison));
+	strcpy(c.path, "/tmp/profcap-perl-test-XXXXXX");
+	st = mkstemp(c.path);
+	CHECK(st >= 0);
+	CHECK(write(st, script, sizeof(script) - 1) == (ssize_t)sizeof(script) - 1);
+	close(st);
+	CHECK(!pipe(fds));
+	c.pid = fork();
+	if (c.pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl(PERL, "perl", c.path, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	CHECK(c.pid > 0);
+	CHECK(waitpid(c.pid, &st, 0) == c.pid && WIFSTOPPED(st)); /* at the exec */
+	CHECK_EQ_U64(capture_perl__process(bogus, c.pid, NULL), 1);
+	CHECK(capture_perl__frames_of(NULL, c.pid) == NULL);
+	CHECK(!ptrace(PTRACE_DETACH, c.pid, NULL, NULL));
+	CHECK(read(fds[0], buf, 6) == 6 && !strcmp(buf, "ready\n"));
+	close(fds[0]);
+	usleep(60000); /* past the retry interval */
+	CHECK(capture_perl__frames_of(NULL, c.pid) == NULL);
+	/* announced again under a session without a sampler: named */
+	CHECK_EQ_U64(capture_perl__process(NULL, c.pid, NULL), 1);
+	CHECK(capture_perl__frames_of(NULL, c.pid) != NULL);
+	capture_perl__release();
+	CHECK(capture_perl__frames_of(NULL, c.pid) == NULL);
+	child_stop(&c);
+}
+
 TEST(not_perl)
 {
 	struct perlproc pp;
@@ -445,6 +495,7 @@ int main(void)
 	RUN(merge);
 	RUN(live_perl_located_and_named);
 	RUN(live_perl_version_object);
+	RUN(pending_until_constructed);
 	RUN(not_perl);
 	return TEST_DONE();
 }

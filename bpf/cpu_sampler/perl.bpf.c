@@ -193,6 +193,22 @@ __attribute__((noinline)) int perl_frame_step(__u32 slot)
 	return !w || perl_step(w);
 }
 
+/* The CPU sample's Perl stack also where late_send() copies a sample's
+ * runtime stack from (V8's walk state, unused by a Perl process's
+ * sample). Global: no stack of its own in the caller's. */
+__attribute__((noinline)) int perl_keep_for_late(void)
+{
+	struct perl_walk_state *w;
+	struct v8_walk_state *v;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&perl_scratch, &zero);
+	v = bpf_map_lookup_elem(&v8_scratch, &zero);
+	if (!w || !v)
+		return 0;
+	return !bpf_probe_read_kernel(&v->st, sizeof(v->st), &w->st);
+}
+
 /* @data points to the slot. */
 static long perl_loop_cb(__u32 i, void *data)
 {

@@ -9,6 +9,7 @@
 #define PROFCAP_BPF_PERL_BPF_H
 
 #include "stacks.bpf.h"
+#include "v8.bpf.h"
 #include "perl.h"
 
 extern __u32 perl_nprocs; /* entries user space ever added: 0 = skip the lookup */
@@ -59,6 +60,7 @@ extern struct perl_scratch_map perl_scratch SEC(".maps");
 int perl_walk_loop(__u32 tgid, __u32 tid, __u32 slot);
 int perl_walk_bounded(__u32 tgid, __u32 tid, __u32 slot);
 int perl_frame_step(__u32 slot);
+int perl_keep_for_late(void);
 
 /* The Perl stack of the current thread stored in @stacks: its hash (0 =
  * none), PROFCAP_F_PERL_* into *@kflags. @loop (a constant) as for
@@ -81,6 +83,11 @@ static __always_inline __u64 perl_stack_in(__u32 slot, void *stacks, __u32 tgid,
 		return 0;
 	*kflags |= w->flags;
 	w->st.nr = PROFCAP_PERL_WORDS * nr;
+	/* A CPU sample whose user walk may be finished in user space
+	 * (late_send()) takes its runtime stack from V8's walk state, which
+	 * this process's sample did not use: the Perl words go there too. */
+	if (slot == SCRATCH_SAMPLE && (*kflags & PROFCAP_F_USTACK_PARTIAL))
+		perl_keep_for_late();
 	return put_stack(stacks, &w->st, PROFCAP_F_PERL_LOST, kflags);
 }
 

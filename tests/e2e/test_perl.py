@@ -12,6 +12,10 @@ BPF walker and named by profcap, against workloads whose truth is known
   notice on;
 - waits.pl with --off-cpu: the sub the thread sleeps in (main::nap) on its
   waits;
+- short perl runs during a system-wide capture while a node runs: samples
+  whose native walk is finished in user space (late) carry the Perl words,
+  not the JavaScript ones V8's walker left (each stack's outermost frame is
+  <main>, and only it);
 - every capture passes the OTLP checks (the official checker when there).
 Skipped (counted) without /usr/bin/perl."""
 import os
@@ -231,6 +235,47 @@ class PerlTest(unittest.TestCase):
                 named += v
         self.assertGreater(total, 100, "the perl was not sampled")
         self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+        self.conformant(out)
+
+    @unittest.skipUnless(os.path.exists("/usr/bin/node"), "needs /usr/bin/node")
+    def test_late_samples_with_node_running(self):
+        """Perl processes started during a system-wide capture (their first
+        samples walked late) while V8's walker runs on a node: every Perl
+        stack ends with <main>, and has it only there (JavaScript words read
+        as Perl's would not: their kinds make <main> and (eval) frames
+        anywhere, their functions <unknown perl>). A sub may be unknown
+        for a reason of its own (a BEGIN block freed once run)."""
+        out = os.path.join(self.dir, "late.pb")
+        node = subprocess.Popen(["/usr/bin/node", os.path.join(HERE, "js", "split.js"), "8"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cap = subprocess.Popen([PROFCAP, "capture", "--seconds", "7", "-F", "499", "-o", out],
+                               stderr=subprocess.PIPE, text=True)
+        pids = set()
+        try:
+            time.sleep(2)
+            for _ in range(4):
+                p = Perl(SPLIT, 0.7)
+                pids.add(p.pid)
+                p.p.wait(timeout=60)
+            _, err = cap.communicate(timeout=90)
+            self.assertEqual(cap.returncode, 0, err)
+        finally:
+            for x in (cap, node):
+                if x.poll() is None:
+                    x.kill()
+                    x.wait()
+        named = bad = 0
+        for pid, tid, stype, v, frames in samples_of(out):
+            pf = perl_frames(frames)
+            if pid not in pids or not pf:
+                continue
+            names = [f[0] for f in pf]
+            if names[-1] != "<main>" or "<main>" in names[:-1]:
+                bad += v
+            else:
+                named += v
+        self.assertGreater(named, 50, "the perl runs were not named")
+        self.assertEqual(bad, 0, "%d samples with frames not Perl's" % bad)
         self.conformant(out)
 
     def test_off_cpu_perl_frames(self):

@@ -477,6 +477,45 @@ TEST(pending_until_constructed)
 	child_stop(&c);
 }
 
+/* A Perl process that exec()s something else is forgotten when announced
+ * again; one that exits, at an announcement a second later. */
+TEST(forgotten_on_exec_and_exit)
+{
+	struct child a = {0}, b = {0};
+	char path[64], exe[256];
+	ssize_t n;
+	int i;
+
+	if (access(PERL, X_OK) || access("/bin/sleep", X_OK))
+		SKIP("no " PERL " or /bin/sleep");
+	/* a: perl, then exec sleep at once after "ready" (its sleep line
+	 * exec()s instead) */
+	CHECK(!child_start(&a, "BEGIN { *CORE::GLOBAL::sleep = sub { exec '/bin/sleep', 30 } } "));
+	CHECK(!child_start(&b, ""));
+	capture_perl__release();
+	/* a may have exec()ed already: announced when it was still perl */
+	CHECK_EQ_U64(capture_perl__process(NULL, b.pid, NULL), 1);
+	CHECK(capture_perl__frames_of(NULL, b.pid) != NULL);
+	for (i = 0; i < 100; i++) { /* a runs sleep now */
+		snprintf(path, sizeof(path), "/proc/%d/exe", a.pid);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n > 0 && (exe[n] = 0, strstr(exe, "sleep")))
+			break;
+		usleep(20000);
+	}
+	CHECK(i < 100);
+	CHECK_EQ_U64(capture_perl__process(NULL, a.pid, NULL), 0);
+	CHECK(capture_perl__frames_of(NULL, a.pid) == NULL);
+	/* b exits: gone from the registry at an announcement 1 s on */
+	child_stop(&b);
+	CHECK(capture_perl__frames_of(NULL, b.pid) != NULL); /* its last records */
+	usleep(1100000);
+	capture_perl__process(NULL, a.pid, NULL);
+	CHECK(capture_perl__frames_of(NULL, b.pid) == NULL);
+	capture_perl__release();
+	child_stop(&a);
+}
+
 TEST(not_perl)
 {
 	struct perlproc pp;
@@ -496,6 +535,7 @@ int main(void)
 	RUN(live_perl_located_and_named);
 	RUN(live_perl_version_object);
 	RUN(pending_until_constructed);
+	RUN(forgotten_on_exec_and_exit);
 	RUN(not_perl);
 	return TEST_DONE();
 }

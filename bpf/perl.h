@@ -3,7 +3,7 @@
  * walker stores the frames it read (docs/perl.md). Shared by the BPF
  * programs and user space: __u32/__u64 only.
  *
- * A sample of a Perl process's main thread gets a second stack, stored
+ * A sample of a Perl process's thread gets a second stack, stored
  * like the native ones (stacks0/1, struct stack_trace) under its hash in
  * sample_key.rtstack / offcpu_key.rtstack (0 = none): the managed runtime
  * slot V8's walker uses too (a process runs one runtime). Frame i
@@ -54,8 +54,14 @@
  * the offsets, in bytes, the walker reads (proc/perlproc.h). */
 struct perl_proc {
 	__u64 curinterp;	  /* address of PL_curinterp: the main interpreter */
+	/* a thread's own interpreter lies this many bytes below its thread
+	 * pointer (PL_current_context in the executable's static TLS), 0:
+	 * unknown, only the main thread is walked */
+	__u64 tls_interp;
 	__u16 interp_curstackinfo; /* interpreter: PL_curstackinfo */
 	__u16 interp_curcop;	  /* interpreter: PL_curcop */
+	__u16 interp_curstack;	  /* interpreter: PL_curstack, = its stackinfo's si_stack */
+	__u16 si_stack;		  /* stackinfo: its argument stack (AV *) */
 	__u16 si_cxstack;	  /* stackinfo: the context array */
 	__u16 si_cxix;		  /* stackinfo: index of the innermost context (I32) */
 	__u16 si_prev;		  /* stackinfo: the one below */
@@ -69,7 +75,6 @@ struct perl_proc {
 	__u8 type_mask;		  /* CxTYPE(): cx_type & type_mask */
 	__u8 type_sub, type_eval; /* CXt_SUB, CXt_EVAL */
 	__u8 si_main;		  /* PERLSI_MAIN */
-	__u8 pad[4];
 };
 
 /* The fingerprint of a sub: its glob (or name HEK) pointer, folded. A

@@ -2,8 +2,12 @@
 /* perl.bpf.c - the Perl 5 walker (perl.bpf.h): the sub calls of the main
  * interpreter, innermost first.
  *
- * PL_curinterp is the main interpreter (my_perl of a threaded build), so
- * only the process's main thread is walked. Its current stackinfo holds
+ * The interpreter: PL_curinterp for the main thread (my_perl of a
+ * threaded build); another thread (an ithread, its own cloned
+ * interpreter) by its thread-local PL_current_context, at tls_interp
+ * below its thread pointer, when user space found it. Either must pass a
+ * check before its contexts are taken for frames: its PL_curstack is
+ * its current stackinfo's si_stack. Its current stackinfo holds
  * an array of contexts (cxstack, innermost at cxix); a sub call is a
  * CXt_SUB context whose blk_sub.cv is the sub and whose blk_oldcop is the
  * statement that called it, so each frame's statement is PL_curcop for
@@ -19,6 +23,7 @@
  * walk, flagged PROFCAP_F_PERL_PARTIAL.
  */
 #include "perl.bpf.h"
+#include "threadctx.bpf.h"
 
 __u32 perl_nprocs = 0;
 
@@ -154,29 +159,47 @@ static __always_inline int perl_step(struct perl_walk_state *w)
 	return 0;
 }
 
+/* The current thread's interpreter, 0 when it has none to walk. */
+static __always_inline __u64 perl_interp(const struct perl_walk_state *w, __u32 tgid, __u32 tid)
+{
+	__u64 interp = 0, tp = 0;
+
+	if (tid == tgid) {
+		bpf_probe_read_user(&interp, sizeof(interp), (void *)w->p.curinterp);
+		return interp;
+	}
+	if (!w->p.tls_interp || !tctx_fsbase_off ||
+	    bpf_probe_read_kernel(&tp, sizeof(tp),
+				  (void *)(bpf_get_current_task() + tctx_fsbase_off)) ||
+	    tp <= w->p.tls_interp)
+		return 0;
+	bpf_probe_read_user(&interp, sizeof(interp), (void *)(tp - w->p.tls_interp));
+	return interp;
+}
+
 /* Set up the walk of the current thread in slot @slot: 1, or 0 when it
- * has no Perl stack (not a Perl process, not its main thread, no
- * interpreter yet). */
+ * has no Perl stack (not a Perl process, a thread without an interpreter
+ * found, no interpreter yet, or one that does not check out). */
 static __always_inline int perl_begin(__u32 tgid, __u32 tid, __u32 slot)
 {
 	const struct perl_proc *p;
 	struct perl_walk_state *w;
-	__u64 interp = 0, si = 0;
+	__u64 interp, si = 0, stack = 0;
 
-	if (tid != tgid)
-		return 0;
 	p = bpf_map_lookup_elem(&perl_procs, &tgid);
 	w = bpf_map_lookup_elem(&perl_scratch, &slot);
 	if (!p || !w)
 		return 0;
 	__builtin_memcpy(&w->p, p, sizeof(w->p));
-	if (bpf_probe_read_user(&interp, sizeof(interp), (void *)w->p.curinterp) || !interp ||
+	interp = perl_interp(w, tgid, tid);
+	if (!interp ||
 	    bpf_probe_read_user(&si, sizeof(si), (void *)(interp + w->p.interp_curstackinfo)) ||
 	    !si ||
+	    bpf_probe_read_user(&stack, sizeof(stack), (void *)(interp + w->p.interp_curstack)) ||
 	    bpf_probe_read_user(&w->cop, sizeof(w->cop), (void *)(interp + w->p.interp_curcop)))
 		return 0;
-	if (perl_load_si(w, si))
-		return 0;
+	if (perl_load_si(w, si) || buf_u64(w, w->p.si_stack) != stack || !stack)
+		return 0; /* not an interpreter's pointers */
 	w->nframes = 0;
 	w->flags = 0;
 	w->steps = 0;

@@ -32,13 +32,17 @@ int sampler__perl_proc(const struct perlproc *pp, struct perl_proc *out)
 	if (!pp->curinterp || !l->cx_size || !word_in(l->cx_oldcop, PROFCAP_PERL_CX_READ) ||
 	    !word_in(l->cx_retop, PROFCAP_PERL_CX_READ) || !word_in(l->cx_cv, PROFCAP_PERL_CX_READ) ||
 	    !word_in(l->si_cxstack, PROFCAP_PERL_SI_READ) ||
+	    !word_in(l->si_stack, PROFCAP_PERL_SI_READ) ||
 	    !word_in(l->si_cxix, PROFCAP_PERL_SI_READ) ||
 	    !word_in(l->si_type, PROFCAP_PERL_SI_READ) || !l->type_mask)
 		return -EINVAL;
 	*out = (struct perl_proc){
 		.curinterp = pp->curinterp,
+		.tls_interp = pp->tls_interp,
 		.interp_curstackinfo = l->interp_curstackinfo,
 		.interp_curcop = l->interp_curcop,
+		.interp_curstack = l->interp_curstack,
+		.si_stack = l->si_stack,
 		.si_cxstack = l->si_cxstack,
 		.si_cxix = l->si_cxix,
 		.si_prev = l->si_prev,

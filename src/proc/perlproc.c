@@ -21,7 +21,9 @@ static const struct perlproc_layout layout_5_36 = {
 	.minor = 36,
 	.interp_curstackinfo = 224,
 	.interp_curcop = 208,
+	.interp_curstack = 216,
 	.interp_patchlevel = 1504,
+	.si_stack = 0,
 	.si_cxstack = 8,
 	.si_cxix = 32,
 	.si_prev = 16,
@@ -245,17 +247,42 @@ static int load_bias(const struct elfsyms_file *f, const struct procmaps_entry *
 	return 0;
 }
 
-enum { SYM_CURINTERP, SYM_RUNOPS_STD, SYM_RUNOPS_DBG, SYM_N };
+enum { SYM_CURINTERP, SYM_RUNOPS_STD, SYM_RUNOPS_DBG, SYM_CONTEXT, SYM_N };
+
+__u64 perlproc__tls_below(const Elf64_Phdr *tls, __u64 value)
+{
+	__u64 align = tls->p_align ? tls->p_align : 1, size;
+
+	if ((align & (align - 1)) || tls->p_vaddr % align || tls->p_memsz > (1u << 20) ||
+	    value + 8 > tls->p_memsz)
+		return 0;
+	size = (tls->p_memsz + align - 1) & ~(align - 1);
+	return size - value;
+}
+
+/* The TLS segment of @f, NULL when none. */
+static const Elf64_Phdr *tls_segment(const struct elfsyms_file *f)
+{
+	int i;
+
+	for (i = 0; i < f->eh.e_phnum; i++)
+		if (f->ph[i].p_type == PT_TLS)
+			return &f->ph[i];
+	return NULL;
+}
 
 /* PL_curinterp and the runops loops of the file open at @fd, absolute for
- * mapping @e. */
-static int read_symbols(int fd, const struct procmaps_entry *e, struct perlproc *out)
+ * mapping @e; with @exe (the file is the executable), where a thread's
+ * PL_current_context lies. */
+static int read_symbols(int fd, const struct procmaps_entry *e, bool exe, struct perlproc *out)
 {
 	struct elfsyms_query q[SYM_N] = {
 		[SYM_CURINTERP] = {.name = "PL_curinterp", .types = 1u << STT_OBJECT},
 		[SYM_RUNOPS_STD] = {.name = "Perl_runops_standard", .types = 1u << STT_FUNC},
 		[SYM_RUNOPS_DBG] = {.name = "Perl_runops_debug", .types = 1u << STT_FUNC},
+		[SYM_CONTEXT] = {.name = "PL_current_context", .types = 1u << STT_TLS},
 	};
+	const Elf64_Phdr *tls;
 	struct elfsyms_file f = {0};
 	__u64 bias = 0;
 	int i, err;
@@ -267,6 +294,9 @@ static int read_symbols(int fd, const struct procmaps_entry *e, struct perlproc 
 		err = -ENOENT;
 	if (!err)
 		err = load_bias(&f, e, &bias);
+	tls = !err && exe && q[SYM_CONTEXT].found ? tls_segment(&f) : NULL;
+	if (tls)
+		out->tls_interp = perlproc__tls_below(tls, q[SYM_CONTEXT].value);
 	elfsyms__close(&f);
 	if (err)
 		return err == -ENOEXEC ? -ENOENT : err;
@@ -306,7 +336,7 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, con
 	err = pfile__open_mapped(root, pid, e, &fd);
 	if (err)
 		return err;
-	err = read_symbols(fd, e, out);
+	err = read_symbols(fd, e, strncmp(base_name(e->path), "libperl", 7) != 0, out);
 	close(fd);
 	if (err)
 		return err;

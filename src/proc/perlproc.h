@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <elf.h>
 #include <linux/types.h>
 
 struct procsnap;
@@ -26,9 +27,9 @@ struct procsnap;
 struct perlproc_layout {
 	__u16 major, minor; /* 5, 36 */
 	/* struct interpreter */
-	__u16 interp_curstackinfo, interp_curcop, interp_patchlevel;
+	__u16 interp_curstackinfo, interp_curcop, interp_curstack, interp_patchlevel;
 	/* struct stackinfo */
-	__u16 si_cxstack, si_cxix, si_prev, si_type;
+	__u16 si_stack, si_cxstack, si_cxix, si_prev, si_type;
 	/* PERL_CONTEXT */
 	__u16 cx_size, cx_oldcop, cx_retop, cx_cv;
 	/* struct cop */
@@ -62,6 +63,9 @@ struct perlproc {
 	struct perlproc_layout layout;
 	char version[16]; /* "5.36" */
 	__u64 curinterp;  /* address of PL_curinterp (the main interpreter) */
+	/* how far below a thread's thread pointer its interpreter pointer
+	 * (PL_current_context, static TLS of the executable) lies; 0 unknown */
+	__u64 tls_interp;
 	/* the runops loops: a native frame there runs Perl code */
 	struct perlproc_range runops[PERLPROC_MAX_RUNOPS];
 	__u32 nrunops;
@@ -92,6 +96,12 @@ bool perlproc__patchlevel_is(const char *patchlevel, unsigned major, unsigned mi
  * PL_patchlevel reads as the version, -EAGAIN when no interpreter is
  * constructed yet, -ENOTSUP when it reads otherwise, -errno (-ESRCH gone). */
 int perlproc__check_live(const char *proc_root, int pid, const struct perlproc *pp);
+
+/* The distance below the thread pointer of a variable at @value in the
+ * TLS segment @tls (PT_TLS) of the executable on x86-64 (its static block
+ * is the first, ending at the thread pointer): 0 when the segment's
+ * alignment does not allow saying. Pure. */
+__u64 perlproc__tls_below(const Elf64_Phdr *tls, __u64 value);
 
 /* Whether @pc runs in one of @pp's runops loops. */
 bool perlproc__in_runops(const struct perlproc *pp, __u64 pc);

@@ -19,6 +19,8 @@ BPF walker and named by profcap, against workloads whose truth is known
 - a perl whose file exists only in its own mount namespace (a private
   tmpfs): found and named through /proc/PID/root (map_files);
 - PROFCAP_PERL=0: no Perl frames, the native ones only;
+- threads.pl: a worker thread (an ithread, its own interpreter) and the
+  main thread each named in their own sub;
 - every capture passes the OTLP checks (the official checker when there).
 Skipped (counted) without /usr/bin/perl."""
 import os
@@ -237,6 +239,33 @@ class PerlTest(unittest.TestCase):
                 break
         self.maxDiff = None
         self.assertEqual(bad, [])
+        self.conformant(out)
+
+    def test_threads_own_frames(self):
+        """Each thread's own interpreter: the main thread in
+        main::mainwork, the worker (an ithread) in Worker::threadwork."""
+        p = Perl(os.path.join(PLDIR, "threads.pl"), 30)
+        try:
+            out = os.path.join(self.dir, "threads.pb")
+            r = capture(out, ["-p", str(p.pid), "--seconds", "3", "-F", "499"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            p.stop()
+        want = {True: "main::mainwork", False: "Worker::threadwork"}
+        total, good = {True: 0, False: 0}, {True: 0, False: 0}
+        for pid, tid, stype, v, frames in samples_of(out):
+            if pid != p.pid or stype != "samples":
+                continue
+            main = tid == p.pid
+            names = [f[0] for f in perl_frames(frames)]
+            total[main] += v
+            if want[main] in names and want[not main] not in names and names[-1] == "<main>":
+                good[main] += v
+        for main in (True, False):
+            self.assertGreater(total[main], 30, "%s: too few samples" % want[main])
+            self.assertGreaterEqual(good[main], 0.9 * total[main],
+                                    "%s: %d of %d samples" % (want[main], good[main],
+                                                              total[main]))
         self.conformant(out)
 
     def test_walker_off(self):

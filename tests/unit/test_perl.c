@@ -34,7 +34,8 @@ static const char offsets_src[] =
 	"#define P(x) printf(\"%lu\\n\", (unsigned long)(x))\n"
 	"int main(void){\n"
 	"P(offsetof(struct interpreter, Icurstackinfo)); P(offsetof(struct interpreter, Icurcop));\n"
-	"P(offsetof(struct interpreter, Ipatchlevel));\n"
+	"P(offsetof(struct interpreter, Ipatchlevel)); P(offsetof(struct interpreter, Icurstack));\n"
+	"P(offsetof(struct stackinfo, si_stack));\n"
 	"P(offsetof(struct stackinfo, si_cxstack)); P(offsetof(struct stackinfo, si_cxix));\n"
 	"P(offsetof(struct stackinfo, si_prev)); P(offsetof(struct stackinfo, si_type));\n"
 	"P(sizeof(PERL_CONTEXT)); P(offsetof(PERL_CONTEXT, cx_u.cx_blk.blku_oldcop));\n"
@@ -86,9 +87,10 @@ TEST(layout_5_36_matches_headers)
 	}
 	if (n == 0)
 		SKIP("no C compiler for Perl's headers");
-	CHECK_EQ_U64(n, 39);
+	CHECK_EQ_U64(n, 41);
 	CHECK(v[0] == l->interp_curstackinfo && v[1] == l->interp_curcop &&
-	      v[2] == l->interp_patchlevel);
+	      v[2] == l->interp_patchlevel && v[3] == l->interp_curstack && v[4] == l->si_stack);
+	memmove(v, v + 2, sizeof(v) - 2 * sizeof(v[0])); /* the rest as they were */
 	CHECK(v[3] == l->si_cxstack && v[4] == l->si_cxix && v[5] == l->si_prev &&
 	      v[6] == l->si_type);
 	CHECK(v[7] == l->cx_size && v[8] == l->cx_oldcop && v[9] == l->cx_retop &&
@@ -119,6 +121,20 @@ TEST(versions_from_names)
 	CHECK(perlproc__name_version("/usr/bin/perlbug", &a, &b) == -ENOENT);
 	CHECK(perlproc__layout(5, 36) && !perlproc__layout(5, 38) && !perlproc__layout(5, 34));
 	CHECK(perlproc__patchlevel_is("v5.36.0", 5, 36));
+	{
+		/* Debian's perl: 8 bytes of TLS aligned to 8, the variable at 0 */
+		Elf64_Phdr t = {.p_type = PT_TLS, .p_vaddr = 0x390f28, .p_memsz = 8, .p_align = 8};
+
+		CHECK_EQ_U64(perlproc__tls_below(&t, 0), 8);
+		t.p_memsz = 20; /* rounded up to the alignment */
+		CHECK_EQ_U64(perlproc__tls_below(&t, 8), 16);
+		CHECK_EQ_U64(perlproc__tls_below(&t, 16), 0); /* past the segment */
+		t.p_vaddr += 4; /* a misaligned block: offset not known */
+		CHECK_EQ_U64(perlproc__tls_below(&t, 0), 0);
+		t.p_vaddr -= 4;
+		t.p_align = 24;
+		CHECK_EQ_U64(perlproc__tls_below(&t, 0), 0);
+	}
 	CHECK(!perlproc__patchlevel_is("v5.36", 5, 36));
 	CHECK(!perlproc__patchlevel_is("v5.361.0", 5, 36));
 	CHECK(!perlproc__patchlevel_is("v5.38.2", 5, 36));
@@ -130,6 +146,7 @@ static void fake_proc(struct perlproc *pp)
 	memset(pp, 0, sizeof(*pp));
 	pp->layout = *perlproc__layout(5, 36);
 	pp->curinterp = 0x5555557a66d8ull;
+	pp->tls_interp = 8;
 	pp->runops[0] = (struct perlproc_range){0x555555600000ull, 0x555555600050ull};
 	pp->nrunops = 1;
 	strcpy(pp->version, "5.36");
@@ -145,6 +162,7 @@ TEST(map_entry)
 	CHECK(e.curinterp == pp.curinterp && e.interp_curstackinfo == 224 &&
 	      e.interp_curcop == 208);
 	CHECK(e.si_cxstack == 8 && e.si_cxix == 32 && e.si_prev == 16 && e.si_type == 44);
+	CHECK(e.interp_curstack == 216 && e.si_stack == 0 && e.tls_interp == 8);
 	CHECK(e.cx_size == 104 && e.cx_oldcop == 16 && e.cx_retop == 48 && e.cx_cv == 72);
 	CHECK(e.cop_line == 36 && e.cv_gv == 56 && e.type_mask == 15 && e.type_sub == 9 &&
 	      e.type_eval == 11 && e.si_main == 1);
@@ -303,13 +321,15 @@ static int rd64(int pid, __u64 a, __u64 *v)
 static size_t walk(int pid, const struct perl_proc *p, __u64 *w, size_t cap)
 {
 	__u64 interp = 0, si = 0, cop = 0, cx[PROFCAP_PERL_CX_READ / 8], cxstack = 0, prev = 0;
-	__u64 body = 0, gv = 0;
+	__u64 body = 0, gv = 0, stack = 0, sistack = 0;
 	__s32 ix = 0, type = 0, sitype = 0;
 	__u32 line, fl, kind;
 	size_t n = 0;
 
 	if (rd64(pid, p->curinterp, &interp) || rd64(pid, interp + p->interp_curstackinfo, &si) ||
-	    rd64(pid, interp + p->interp_curcop, &cop))
+	    rd64(pid, interp + p->interp_curcop, &cop) ||
+	    rd64(pid, interp + p->interp_curstack, &stack) || rd64(pid, si + p->si_stack, &sistack) ||
+	    stack != sistack)
 		return 0;
 	while (si && n < cap) {
 		if (rd64(pid, si + p->si_cxstack, &cxstack) ||
@@ -377,6 +397,8 @@ static void live(const char *prefix)
 	CHECK_EQ_U64(perlproc__locate(NULL, c.pid, NULL, &pp), 0);
 	CHECK_STR(pp.version, "5.36");
 	CHECK(pp.curinterp && pp.nrunops >= 1 && pp.runops[0].lo < pp.runops[0].hi);
+	/* Debian's perl exports PL_current_context (static TLS) */
+	CHECK(pp.tls_interp && !(pp.tls_interp % 8));
 	CHECK_EQ_U64(perlproc__check_live(NULL, c.pid, &pp), 0);
 	CHECK_EQ_U64(sampler__perl_proc(&pp, &e), 0);
 	n = walk(c.pid, &e, w, 16);

@@ -41,6 +41,7 @@
 #include "python.bpf.h"
 #include "ruby.bpf.h"
 #include "v8.bpf.h"
+#include "perl.bpf.h"
 #include "target.bpf.h"
 #include "threadctx.bpf.h"
 #include "timestamps.bpf.h"
@@ -299,6 +300,26 @@ int profcap_switch_out(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* The interpreter stack (PHP, Ruby, Perl) of @key's thread into
+ * generation @g1's table, as key->rtstack. Global: the off-CPU programs'
+ * own stacks are deep already, and the verifier checks the walkers once. */
+__attribute__((noinline)) int offcpu_rt_stack(struct offcpu_key *key, __u32 g1)
+{
+	void *stacks = g1 ? (void *)&stacks1 : (void *)&stacks0;
+
+	if (!key)
+		return 0;
+	key->rtstack = php_stack_in(SCRATCH_OFFCPU, NULL, stacks, key->tgid, key->tid, &key->flags,
+				    0);
+	if (!key->rtstack)
+		key->rtstack = ruby_stack_in(SCRATCH_OFFCPU, stacks, key->tgid, key->tid,
+					     &key->flags, 0);
+	if (!key->rtstack)
+		key->rtstack = perl_stack_in(SCRATCH_OFFCPU, stacks, key->tgid, key->tid,
+					     &key->flags, 0);
+	return 0;
+}
+
 /* Add @ns (@switches waits) to the current thread's counter. @ustack == ~0:
  * walk the user stack now. */
 static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 ustack, __u64 ns,
@@ -318,11 +339,7 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 		/* the JavaScript frames of that walk */
 		key->rtstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
 		if (!key->rtstack)
-			key->rtstack = php_stack_in(SCRATCH_OFFCPU, NULL,
-						    g1 ? (void *)&stacks1 : (void *)&stacks0,
-						    key->tgid, key->tid, &key->flags, 0);
-		if (!key->rtstack && (key->rtstack = ruby_offcpu_stack(g1, key->tgid, key->tid)))
-			key->flags |= ruby_offcpu_flags();
+			offcpu_rt_stack(key, g1);
 	} else {
 		key->ustack = ustack;
 	}

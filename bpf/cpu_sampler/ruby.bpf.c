@@ -279,26 +279,3 @@ __attribute__((noinline)) int ruby_walk_bounded(__u32 tgid, __u32 tid, __u32 slo
 			break;
 	return 1;
 }
-
-__attribute__((noinline)) __u64 ruby_offcpu_stack(__u32 g1, __u32 tgid, __u32 tid)
-{
-	struct ruby_walk_state *w;
-	__u32 slot = SCRATCH_OFFCPU;
-
-	w = bpf_map_lookup_elem(&ruby_scratch, &slot);
-	if (!w)
-		return 0;
-	w->kflags = 0;
-	if (g1)
-		return ruby_stack_in(SCRATCH_OFFCPU, &stacks1, tgid, tid, &w->kflags, 0);
-	return ruby_stack_in(SCRATCH_OFFCPU, &stacks0, tgid, tid, &w->kflags, 0);
-}
-
-__attribute__((noinline)) __u32 ruby_offcpu_flags(void)
-{
-	struct ruby_walk_state *w;
-	__u32 slot = SCRATCH_OFFCPU;
-
-	w = bpf_map_lookup_elem(&ruby_scratch, &slot);
-	return w ? w->kflags : 0;
-}

@@ -37,7 +37,6 @@ struct ruby_walk_state {
 	__u32 pad0;
 	__u64 ep0, me, body; /* what single reads land in */
 	__u64 key, val;	     /* ruby_threads' key and value */
-	__u32 kflags, pad;   /* ruby_offcpu_stack()'s key flags */
 	__u64 cf[PROFCAP_RUBY_CFP_READ / 8 + 1]; /* the control frame, slack */
 	__u64 b[PROFCAP_RUBY_BODY_READ / 8 + 1]; /* the iseq body's head, slack */
 };
@@ -84,13 +83,6 @@ static __always_inline __u64 ruby_stack_in(__u32 slot, void *stacks, __u32 tgid,
 	w->st.nr = PROFCAP_RUBY_WORDS * nr;
 	return put_stack(stacks, &w->st, PROFCAP_F_RUBY_LOST, kflags);
 }
-
-/* The off-CPU programs' walk (slot SCRATCH_OFFCPU, bounded loop) stored in
- * generation @g1's table: its hash, 0 = none. Global, so the programs,
- * whose own stacks are deep already, keep nothing of it on theirs; the
- * flags it set are ruby_offcpu_flags(). */
-__u64 ruby_offcpu_stack(__u32 g1, __u32 tgid, __u32 tid);
-__u32 ruby_offcpu_flags(void);
 
 /* ruby_stack_in() of a perf_event program (slot SCRATCH_SAMPLE). */
 static __always_inline __u64 ruby_stack(void *stacks, __u32 tgid, __u32 tid, __u32 *kflags,

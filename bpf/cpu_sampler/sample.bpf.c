@@ -16,6 +16,7 @@
 #include "timestamps.bpf.h"
 #include "unwind.bpf.h"
 #include "v8.bpf.h"
+#include "perl.bpf.h"
 
 __u64 first_sample_ns = 0; /* CLOCK_MONOTONIC of the first sample (start-up bench) */
 
@@ -204,6 +205,9 @@ static __always_inline void rt_stacks(struct bpf_perf_event_data *ctx, struct sa
 		key->rtstack = php_stack(ctx, stacks, key->tgid, key->tid, &key->flags, loop);
 	if (!key->rtstack)
 		key->rtstack = ruby_stack(stacks, key->tgid, key->tid, &key->flags, loop);
+	if (!key->rtstack)
+		key->rtstack = perl_stack_in(SCRATCH_SAMPLE, stacks, key->tgid, key->tid, &key->flags,
+					     loop);
 }
 
 /* rt_stacks() into generation @g1's table. Global functions: the verifier

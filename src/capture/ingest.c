@@ -11,6 +11,8 @@
 #include "symbolize/rubyframes.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/v8frames.h"
+#include "capture/perl.h"
+#include "symbolize/perlframes.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -332,6 +334,21 @@ static size_t merge_ruby(struct ingest *in, const struct sampler_record *r,
 				 in->frames + r->nkstack, INGEST_MAX_FRAMES - r->nkstack);
 }
 
+/* The Perl frames of @r named by @pl, merged with its user frames in
+ * in->ufr into in->frames after the @r->nkstack kernel ones: each runops
+ * frame replaced by the Perl frames it ran. */
+static size_t merge_perl(struct ingest *in, const struct sampler_record *r, struct perlframes *pl)
+{
+	struct perlframes_raw raw[SAMPLER_MAX_JSFRAMES];
+	struct profile_frame fr[SAMPLER_MAX_JSFRAMES];
+	size_t n = perlframes__decode(r->rtstack, r->nrtstack, raw, SAMPLER_MAX_JSFRAMES);
+
+	perlframes__resolve(pl, (int)r->tgid, raw, n, fr);
+	return perlframes__merge(perlframes__process(pl, (int)r->tgid), r->ustack, in->ufr,
+				 r->nustack, fr, raw, n, in->frames + r->nkstack,
+				 INGEST_MAX_FRAMES - r->nkstack);
+}
+
 /* The frames of @r into in->frames: kernel then user, leaf first. With
  * @batch, kernel names and DWARF lines only from what the symbolizer
  * knows, queuing the rest: false when something was queued (then resolve
@@ -341,6 +358,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	const struct pyproc *pp = NULL;
 	const struct phpproc *php;
 	const struct rubyproc *rp = NULL;
+	struct perlframes *pl = NULL;
 	struct profile_frame *uf;
 	bool done = true, js;
 	__u32 i;
@@ -355,7 +373,9 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	php = !pp && !js && r->nrtstack ? phpframes__process(in->php, (int)r->tgid) : NULL;
 	if (!pp && !js && !php && r->nrtstack && in->rb)
 		rp = rubyframes__process(in->rb, (int)r->tgid);
-	uf = pp || js || php || rp ? in->ufr : in->frames + r->nkstack;
+	if (!pp && !js && !php && !rp && r->nrtstack) /* Perl's too */
+		pl = capture_perl__frames_of(in->smp, (int)r->tgid);
+	uf = pp || js || php || rp || pl ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
 	 * kernel frames; the others are return addresses. Taking it for a
@@ -373,6 +393,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 				    : js  ? merge_v8(in, r)
 				    : php ? merge_php(in, r, php)
 				    : rp  ? merge_ruby(in, r, rp)
+				    : pl  ? merge_perl(in, r, pl)
 					  : r->nustack);
 	return done;
 }

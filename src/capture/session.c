@@ -21,6 +21,7 @@
 #include "capture/php.h"
 #include "capture/ruby.h"
 #include "capture/v8.h"
+#include "capture/perl.h"
 #include "capture/session.h"
 #include "collect/kname.h"
 #include "collect/sampler.h"
@@ -190,6 +191,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	capture_v8__process(s->v8, (int)tgid, snap);
 	capture_php__process(s->php, (int)tgid, snap);
 	capture_ruby__process(s->rb, (int)tgid, snap);
+	capture_perl__process(s->smp, (int)tgid, snap);
 	if (capture_python__process(s->py, (int)tgid, snap, now_ns(CLOCK_MONOTONIC)))
 		s->next_drain = capture_python__next_drain(s->py, now_ns(CLOCK_MONOTONIC),
 							   s->next_drain);
@@ -550,6 +552,7 @@ static int load_sampler(struct session *s)
 			capture_v8__process(s->v8, s->tgt.pids[i], NULL);
 			capture_php__process(s->php, s->tgt.pids[i], NULL);
 			capture_ruby__process(s->rb, s->tgt.pids[i], NULL);
+			capture_perl__process(s->smp, s->tgt.pids[i], NULL);
 		}
 	if (o->unwind) {
 		t0 = now_ns(CLOCK_MONOTONIC);
@@ -721,6 +724,7 @@ static void window_edge(struct session *s, __s64 now)
 	capture_v8__forget_gone(s->v8);
 	capture_php__forget_gone(s->php);
 	capture_ruby__forget_gone(s->rb);
+	capture_perl__forget_gone();
 	symbolizer__refresh_contexts(s->sym);
 	if (new_window(s)) {
 		s->over = true;
@@ -880,6 +884,7 @@ static void log_cpu_by_thread(const struct session *s, const struct sampler_stat
 	capture_v8__log(s->v8);
 	capture_php__log(s->php);
 	capture_ruby__log(s->rb);
+	capture_perl__log();
 	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f, snapshots "
 		 "%.1f), notices %.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), "
 		 "unwinder loader %.1f ms",

@@ -253,10 +253,11 @@ void loader__verifier_report(const struct bpf_program *prog, __u64 ns);
 
 /* sampler_python.c: before load, the Python walker's switch and maps */
 void python__configure(struct sampler *s, const struct sampler_opts *o);
-/* sampler_php.c, sampler_ruby.c: before load, the walkers' switches (on
- * with user stacks, unless PROFCAP_PHP / PROFCAP_RUBY is 0) */
+/* sampler_php.c, sampler_ruby.c, sampler_perl.c: before load, the walkers'
+ * switches (on with user stacks, unless PROFCAP_PHP / _RUBY / _PERL is 0) */
 void php__configure(struct sampler *s, const struct sampler_opts *o);
 void ruby__configure(struct sampler *s, const struct sampler_opts *o);
+void perl__configure(struct sampler *s, const struct sampler_opts *o);
 
 /* sampler_quick.c */
 bool quick__wanted(const struct sampler_opts *o);

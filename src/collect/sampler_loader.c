@@ -409,6 +409,7 @@ int loader__load(struct sampler *s, const struct sampler_opts *o, const struct f
 	python__configure(s, o);
 	php__configure(s, o);
 	ruby__configure(s, o);
+	perl__configure(s, o);
 	if (!err)
 		err = offcpu__configure(s->skel, o, entries, btf);
 	btf__free(btf);

@@ -37,6 +37,7 @@
  */
 #include "notice.bpf.h"
 #include "offcpu_types.h"
+#include "jvm.bpf.h"
 #include "python.bpf.h"
 #include "v8.bpf.h"
 #include "target.bpf.h"
@@ -307,6 +308,7 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	void *counts = g1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
 	if (ustack == ~0ull) {
 		v8_walk_begin(key->tgid); /* the walk below notes V8's frames */
+		jvm_walk_begin(&key->tgid, SCRATCH_OFFCPU); /* ... and walks the JVM's */
 		if (gen & 1)
 			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks1, &ustack_ext1, key->tgid,
 				       &key->ustack, NULL, &key->flags, 1);
@@ -314,7 +316,9 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks0, &ustack_ext0, key->tgid,
 				       &key->ustack, NULL, &key->flags, 1);
 		/* the JavaScript frames of that walk */
-		key->rtstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
+		key->rtstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0)
+				       ?: jvm_stack(g1 ? (void *)&stacks1 : (void *)&stacks0,
+						    &key->flags, SCRATCH_OFFCPU);
 	} else {
 		key->ustack = ustack;
 	}

@@ -7,6 +7,7 @@
  * This unit holds the object's license: the sampler's units are linked into
  * one object (bpftool gen object), the skeleton cpu_sampler.
  */
+#include "jvm.bpf.h"
 #include "notice.bpf.h"
 #include "python.bpf.h"
 #include "target.bpf.h"
@@ -101,7 +102,7 @@ static __always_inline int late_output(struct late_sample *ls, const struct samp
 		}
 	}
 	ls->nrt = 0;
-	if (key->rtstack) {
+	if (key->rtstack && !jvm_copy_stack(ls->rtips, &ls->nrt, SCRATCH_SAMPLE)) {
 		struct v8_walk_state *v = bpf_map_lookup_elem(&v8_scratch, &zero);
 
 		if (v && v->st.nr <= PROFCAP_V8_WORDS * PROFCAP_V8_MAX_FRAMES) {
@@ -204,11 +205,13 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	if (full) {
 		read_threadctx(tgid, &key);
 		v8_walk_begin(tgid); /* the walk below notes V8's frames */
+		jvm_walk_begin(&key.tgid, SCRATCH_SAMPLE); /* ... and walks the JVM's */
 	}
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
 	if (full) {
 		key.pystack = py_stack(stacks, tgid, tid, &key.flags, full == 2);
-		key.rtstack = v8_stack(stacks, &key.flags, full == 2);
+		key.rtstack = v8_stack(stacks, &key.flags, full == 2)
+				      ?: jvm_stack(stacks, &key.flags, SCRATCH_SAMPLE);
 	}
 	if (full ? !late_send(&key) : !late_send_quick(ctx, &key))
 		return 0;

@@ -19,6 +19,7 @@
  * registers from bpf_task_pt_regs() (kernel BTF, Linux >= 5.15), enabled
  * through unwind_task_regs.
  */
+#include "jvm.bpf.h"
 #include "unwind.bpf.h"
 #include "v8.bpf.h"
 
@@ -397,6 +398,10 @@ __attribute__((noinline)) int unwind_step(__u32 slot)
 	st->nr = n + 1;
 	st->hash = (st->hash ^ pc) * 0xc4ceb9fe1a85ec53ull;
 	st->hash ^= st->hash >> 29;
+	/* A Java frame of a walked JVM's code cache (jvm.bpf.c)? */
+	off = jvm_hook(st, slot);
+	if (off >= 0)
+		return (int)off;
 
 	addr = st->exact ? pc : pc - 1;
 	if (unwind_find_map(st, addr) && unwind_find_vma(st, addr)) {

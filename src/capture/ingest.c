@@ -6,6 +6,8 @@
 #include "capture/ingest.h"
 #include "collect/sampler.h"
 #include "proc/threadctx.h"
+#include "proc/jvmproc.h"
+#include "symbolize/jvmframes.h"
 #include "symbolize/pyframes.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/v8frames.h"
@@ -287,6 +289,23 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
 			       INGEST_MAX_FRAMES - r->nkstack);
 }
 
+/* The Java frames of @r (JVM @jp) named, merged with its user frames in
+ * in->ufr into in->frames after the @r->nkstack kernel ones: each frame of
+ * the code cache takes its Java frame. Methods are read (and cached) as
+ * soon as a record comes, as Python's code objects. */
+static size_t merge_jvm(struct ingest *in, const struct sampler_record *r,
+			const struct jvmproc *jp)
+{
+	struct jvmframes_raw raw[JVMPROC_MAX_FRAMES];
+	struct profile_frame java[JVMPROC_MAX_FRAMES];
+	size_t n = jvmframes__decode(r->rtstack, r->nrtstack, raw, JVMPROC_MAX_FRAMES);
+
+	/* every frame is named, "<unknown java>" at worst */
+	jvmframes__resolve(in->jvm, (int)r->tgid, raw, n, java);
+	return jvmframes__merge(jp, r->ustack, in->ufr, r->nustack, java, n,
+				in->frames + r->nkstack, INGEST_MAX_FRAMES - r->nkstack);
+}
+
 /* The frames of @r into in->frames: kernel then user, leaf first. With
  * @batch, kernel names and DWARF lines only from what the symbolizer
  * knows, queuing the rest: false when something was queued (then resolve
@@ -294,6 +313,7 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
 static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bool batch)
 {
 	const struct pyproc *pp = NULL;
+	const struct jvmproc *jp = NULL;
 	struct profile_frame *uf;
 	bool done = true, js;
 	__u32 i;
@@ -305,7 +325,9 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 		pp = pyframes__process(in->py, (int)r->tgid);
 	/* A Python or V8 process's user frames are merged with its own. */
 	js = !pp && r->nrtstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
-	uf = pp || js ? in->ufr : in->frames + r->nkstack;
+	if (!pp && !js && r->nrtstack && in->jvm)
+		jp = jvmframes__process(in->jvm, (int)r->tgid);
+	uf = pp || js || jp ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
 	 * kernel frames; the others are return addresses. Taking it for a
@@ -321,6 +343,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	}
 	in->nframes = r->nkstack + (pp   ? merge_python(in, r, pp)
 				    : js ? merge_v8(in, r)
+				    : jp ? merge_jvm(in, r, jp)
 					 : r->nustack);
 	return done;
 }

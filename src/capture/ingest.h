@@ -19,6 +19,7 @@
 
 struct symbolizer;
 struct sampler;
+struct jvmframes;
 struct pyframes;
 struct v8frames;
 
@@ -66,6 +67,7 @@ struct ingest {
 	struct sampler *smp;	/* asked to refresh a partial record's tables; NULL: none */
 	struct pyframes *py;	/* names Python frames; NULL: none (borrowed) */
 	struct v8frames *v8;	/* names JavaScript frames; NULL: none (borrowed) */
+	struct jvmframes *jvm;	/* names Java frames; NULL: none (borrowed) */
 	struct ingest_counts c;
 	/* processes whose key map was re-read this window (an unknown key
 	 * index re-reads it once per window, not per record) */

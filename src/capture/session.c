@@ -18,6 +18,7 @@
 #include "capture/ingest.h"
 #include "capture/memory.h"
 #include "capture/python.h"
+#include "capture/jvm.h"
 #include "capture/v8.h"
 #include "capture/session.h"
 #include "collect/kname.h"
@@ -78,6 +79,7 @@ struct session {
 	struct execsplit ex; /* processes that exec()ed: their old program's samples */
 	struct capture_python *py; /* Python processes (capture/python.h) */
 	struct capture_v8 *v8;	   /* V8 processes (capture/v8.h) */
+	struct capture_jvm *jvm;   /* HotSpot JVMs (capture/jvm.h) */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
 	bool kname_failed;   /* ... or it could not be: /proc/kallsyms only */
 	bool matched_checked, tty, over, warned_gone;
@@ -183,6 +185,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	find_thread_ctx(s, (int)tgid, snap);
 	memory__on_process(s->mem, (int)tgid);
 	capture_v8__process(s->v8, (int)tgid, snap);
+	capture_jvm__process(s->jvm, (int)tgid, snap);
 	if (capture_python__process(s->py, (int)tgid, snap, now_ns(CLOCK_MONOTONIC)))
 		s->next_drain = capture_python__next_drain(s->py, now_ns(CLOCK_MONOTONIC),
 							   s->next_drain);
@@ -226,6 +229,7 @@ static int drain_record(void *ctx, const struct sampler_record *r)
 	}
 	if (!s->overrun) {
 		capture_python__record(s->py, r);
+		capture_jvm__record(s->jvm, r);
 		return ingest__record(&s->in, r);
 	}
 	if (r->kind == SAMPLER_KIND_OFF_CPU)
@@ -523,6 +527,8 @@ static int load_sampler(struct session *s)
 	s->in.py = capture_python__frames(s->py);
 	s->v8 = capture_v8__new(s->smp);
 	s->in.v8 = capture_v8__frames(s->v8);
+	s->jvm = capture_jvm__new(s->smp);
+	s->in.jvm = capture_jvm__frames(s->jvm);
 	pr_debug("BPF program loaded and perf events opened in %.1f ms",
 		 (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	for (i = 0; i < s->tgt.npids; i++)
@@ -530,6 +536,7 @@ static int load_sampler(struct session *s)
 			find_thread_ctx(s, s->tgt.pids[i], NULL);
 			capture_python__process(s->py, s->tgt.pids[i], NULL, t0);
 			capture_v8__process(s->v8, s->tgt.pids[i], NULL);
+			capture_jvm__process(s->jvm, s->tgt.pids[i], NULL);
 		}
 	if (o->unwind) {
 		t0 = now_ns(CLOCK_MONOTONIC);
@@ -699,6 +706,7 @@ static void window_edge(struct session *s, __s64 now)
 	symbolizer__forget_gone(s->sym);
 	capture_python__forget_gone(s->py);
 	capture_v8__forget_gone(s->v8);
+	capture_jvm__forget_gone(s->jvm);
 	symbolizer__refresh_contexts(s->sym);
 	if (new_window(s)) {
 		s->over = true;
@@ -855,6 +863,7 @@ static void log_cpu_by_thread(const struct session *s, const struct sampler_stat
 {
 	capture_python__log(s->py, st, &s->in.c);
 	capture_v8__log(s->v8);
+	capture_jvm__log(s->jvm);
 	pr_debug("CPU by thread: main %.1f ms (new processes %.1f, DWARF lines %.1f, snapshots "
 		 "%.1f), notices %.1f ms (snapshots %.1f), table builder %.1f ms (new files %.1f), "
 		 "unwinder loader %.1f ms",
@@ -959,6 +968,7 @@ void session__free(struct session *s)
 	threadctx_files__free(s->tctx_files);
 	capture_python__free(s->py);
 	capture_v8__free(s->v8);
+	capture_jvm__free(s->jvm);
 	ingest__release(&s->in);
 	execsplit__release(&s->ex);
 	debuginfod__free(s->dinfod);

@@ -19,6 +19,7 @@
 #define NO_STR 0xffffffffu
 #define HEAD_MAX 512	  /* bytes of an object's header read */
 #define MAX_METADATA 8192 /* metadata entries of an nmethod read */
+#define NM_NATIVE 2	  /* jf_entry.is_nm of a native method's wrapper */
 
 struct jf_proc {
 	int pid;
@@ -41,7 +42,7 @@ struct jf_entry {
 	__u8 *linetable; /* owned */
 	__u32 nlinetable;
 	/* nmethod (is_nm) */
-	__u32 is_nm;
+	__u32 is_nm; /* 1, or NM_NATIVE: a native method's wrapper (method only) */
 	__u64 method;	/* the nmethod's own Method* */
 	__u32 code_off; /* code begin - blob */
 	__u32 npcs;	/* pc descriptors, as (pc offset, scope offset) pairs */
@@ -476,6 +477,13 @@ static void read_blob(struct jvmframes *jf, const struct jvmproc *jp, struct jf_
 		jf->st.changed++;
 		return;
 	}
+	if (!strcmp(name, "native nmethod")) {
+		/* a native method's wrapper: no debug information, one method */
+		e->method = u64_at(h, l->nm_method);
+		e->is_nm = NM_NATIVE;
+		e->ok = e->method != 0;
+		return;
+	}
 	read_nmethod(jf, jp, e, h);
 }
 
@@ -536,6 +544,10 @@ static size_t scope_chain(const struct jvmproc *jp, const struct jf_entry *e, __
 	size_t n = 0;
 	__s32 bci;
 
+	if (e->is_nm == NM_NATIVE) {
+		m[0] = (struct jmethod){.method = e->method, .bci = -1};
+		return 1;
+	}
 	while (lo < hi) { /* pc descriptors are sorted by pc offset */
 		__u32 mid = lo + (hi - lo) / 2;
 

@@ -43,7 +43,8 @@ struct jvmframes_raw {
 };
 
 /* Encode (for walkers in user space and tests) and decode the two words
- * of a frame. */
+ * of a frame. Decoding skips words of kind 0 (the walker pads a stack to
+ * whole V8 frames with them). */
 void jvmframes__encode(const struct jvmframes_raw *r, __u64 words[2]);
 size_t jvmframes__decode(const __u64 *words, size_t nwords, struct jvmframes_raw *out, size_t cap);
 

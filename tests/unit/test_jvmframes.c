@@ -40,6 +40,14 @@ TEST(words)
 	/* an odd word count: the half frame is dropped; the cap holds */
 	CHECK_EQ_U64(jvmframes__decode(w, 3, out, 2), 1);
 	CHECK_EQ_U64(jvmframes__decode(w, 4, out, 1), 1);
+	/* zero words (kind 0) pad a stack: no frame */
+	{
+		__u64 p[6] = {0};
+
+		jvmframes__encode(&in, p + 2);
+		CHECK_EQ_U64(jvmframes__decode(p, 6, out, 3), 1);
+		CHECK_EQ_U64(out[0].addr, in.addr);
+	}
 }
 
 TEST(line_table)

@@ -4,7 +4,8 @@
 // calls big(), too big to be; plain() is a plain loop. Each is interpreted
 // at first, then compiled (C1, then C2). The worker thread is
 // "javawork-worker". Prints "ready PID" once warm, then runs for args[0]
-// seconds.
+// seconds in all, and at the end "work N": the inner loops' passes since
+// "ready" (a benchmark's throughput).
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 
@@ -21,6 +22,7 @@ public class JavaWork {
 
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
     static volatile long sink;
+    static long passes;
 
     static long cpuNs() {
         return MX.getCurrentThreadCpuTime();
@@ -30,6 +32,7 @@ public class JavaWork {
         long end = cpuNs() + ms * 1000000L, s = 0;
         while (cpuNs() < end) {
             for (int i = 0; i < 20000; i++) s += shapes[i & 1].area(s + i);
+            passes++;
         }
         return s;
     }
@@ -86,6 +89,7 @@ public class JavaWork {
         long end = cpuNs() + ms * 1000000L, s = 1;
         while (cpuNs() < end) {
             for (int i = 0; i < 2000; i++) s = mix(s, i);
+            passes++;
         }
         return s;
     }
@@ -94,22 +98,25 @@ public class JavaWork {
         long end = cpuNs() + ms * 1000000L, s = 1;
         while (cpuNs() < end) {
             for (int i = 0; i < 20000; i++) s = (s ^ (s >>> 7)) * 31 + i;
+            passes++;
         }
         return s;
     }
 
     static void rounds(long secs) {
         Shape[] shapes = { new Square(), new Circle() };
-        long stop = System.nanoTime() + secs * 1000000000L;
+        long stop = System.nanoTime() + secs * 1000000000L, ready = 0;
         for (int k = 0; System.nanoTime() < stop; k++) {
             sink += hot(shapes, 25);
             sink += inlined(15);
             sink += plain(10);
             if (k == 40) {
+                ready = passes;
                 System.out.println("ready " + ProcessHandle.current().pid());
                 System.out.flush();
             }
         }
+        System.out.println("work " + (passes - ready));
     }
 
     public static void main(String[] args) throws Exception {

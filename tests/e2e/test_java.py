@@ -13,6 +13,8 @@ time), under JVMs started without agents or flags:
   body, mix() seen as an inlined frame; with OpenJDK 17 and Temurin 25
   where installed;
 - JavaWork started during a system-wide capture: named once the JVM is up;
+- --off-cpu: the waits of its thread "javawork-napper" carry nap() and
+  Thread.sleep (reached through libjvm's and libc's CFI);
 - every capture passes the OTLP checks (the official checker when there)."""
 import os
 import re
@@ -254,6 +256,27 @@ class JavaTest(unittest.TestCase):
                 named += v
         self.assertGreater(total, 100, "the JVM's worker was not sampled")
         self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+        self.conformant(out)
+
+    def test_off_cpu_java_frames(self):
+        """The napper thread's waits carry the method that slept (nap)."""
+        p = Java(JDKS["jdk17"], self.classes, 30)
+        try:
+            out = os.path.join(self.tmp.name, "off.pb")
+            r = capture(out, ["--off-cpu", "-p", str(p.pid), "--seconds", "3"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            p.stop()
+        total = napped = 0
+        for pid, tname, stype, v, frames in samples_of(out):
+            if pid != p.pid or tname != "javawork-napper" or stype != "off_cpu":
+                continue
+            total += v
+            java = [n for f in frames if f[0] == "jvm" for n in names(f)]
+            if "JavaWork.nap" in java and "java.lang.Thread.sleep" in java:
+                napped += v
+        self.assertGreater(total, 0, "no waits of the napper thread")
+        self.assertGreaterEqual(napped, 0.9 * total, "%d of %d ns in nap()" % (napped, total))
         self.conformant(out)
 
 

@@ -3,7 +3,8 @@
 // virtual call, inlined() calls mix(), small enough to be inlined, which
 // calls big(), too big to be; plain() is a plain loop. Each is interpreted
 // at first, then compiled (C1, then C2). The worker thread is
-// "javawork-worker". Prints "ready PID" once warm, then runs for args[0]
+// "javawork-worker"; a thread "javawork-napper" sleeps 20 ms at a time in
+// nap() (off-CPU waits). Prints "ready PID" once warm, then runs for args[0]
 // seconds in all, and at the end "work N": the inner loops' passes since
 // "ready" (a benchmark's throughput).
 import java.lang.management.ManagementFactory;
@@ -119,8 +120,20 @@ public class JavaWork {
         System.out.println("work " + (passes - ready));
     }
 
+    static void nap() throws InterruptedException {
+        Thread.sleep(20);
+    }
+
     public static void main(String[] args) throws Exception {
         long secs = args.length > 0 ? Long.parseLong(args[0]) : 10;
+        Thread n = new Thread(() -> {
+            try {
+                for (;;) nap();
+            } catch (InterruptedException e) {
+            }
+        }, "javawork-napper");
+        n.setDaemon(true);
+        n.start();
         Thread t = new Thread(() -> rounds(secs), "javawork-worker");
         t.start();
         t.join();

@@ -140,7 +140,9 @@ static __always_inline int jvm_interp(struct jvm_walk_state *w)
 			   jvm_slot(w, w->p.interp_bcp) - w->cm - w->p.cm_size,
 			   PROFCAP_JVM_KIND_INTERP);
 	}
-	if (!jvm_sp_ok(w, jvm_slot(w, -8)) || !jvm_slot(w, 8))
+	/* its caller runs in the code cache: the interpreter, compiled code
+	 * or the call stub */
+	if (!jvm_sp_ok(w, jvm_slot(w, -8)) || !jvm_in_code(w, jvm_slot(w, 8)))
 		return jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_NO_ROW);
 	w->pc = jvm_slot(w, 8);
 	w->sp = jvm_slot(w, -8);
@@ -212,11 +214,12 @@ static __always_inline int jvm_call_stub(struct jvm_walk_state *w)
 	return 0;
 }
 
-/* A leaf frame whose blob has not built its frame yet (a prologue, a stub
- * without one): its return address is at sp, or above the rbp it pushed
- * first. Java code is called from the code cache only (the call stub
- * included), which tells the two apart. */
-static __always_inline int jvm_prologue(struct jvm_walk_state *w)
+/* A leaf frame whose blob has not built its frame yet or has torn it down
+ * (a prologue, an epilogue, a stub without one): its return address is at
+ * sp, or above the caller's rbp pushed first or not popped yet. Java code
+ * is called from the code cache only (the call stub included), which
+ * tells the two apart. */
+static __always_inline int jvm_frameless(struct jvm_walk_state *w)
 {
 	if (bpf_probe_read_user(w->two, sizeof(w->two), (void *)w->sp))
 		return jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_READ_ERR);
@@ -225,6 +228,7 @@ static __always_inline int jvm_prologue(struct jvm_walk_state *w)
 		w->sp += 8;
 	} else if (jvm_in_code(w, w->two[1])) {
 		w->pc = w->two[1];
+		w->bp = w->two[0];
 		w->sp += 16;
 	} else {
 		return jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_NO_ROW);
@@ -257,15 +261,17 @@ static __always_inline int jvm_blob(struct jvm_walk_state *w)
 		jvm_record(w, w->blob, w->cid, w->pc - w->blob, PROFCAP_JVM_KIND_BLOB);
 		if (!w->leaf)
 			return jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_NO_ROW);
-		return jvm_prologue(w);
+		return jvm_frameless(w);
 	}
 	jvm_record(w, w->blob, w->cid, w->pc - w->blob, PROFCAP_JVM_KIND_BLOB);
 	w->sender = w->sp + (__u64)w->fsize * 8;
 	if (!jvm_sp_ok(w, w->sender) ||
 	    bpf_probe_read_user(w->two, sizeof(w->two), (void *)(w->sender - 16)))
 		return jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_READ_ERR);
-	if (!w->two[1])
-		return jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_NO_ROW);
+	/* a caller outside the code cache: not the frame's return address (a
+	 * leaf in its epilogue, its frame popped already), or a bad walk */
+	if (!jvm_in_code(w, w->two[1]))
+		return w->leaf ? jvm_frameless(w) : jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_NO_ROW);
 	w->pc = w->two[1];
 	w->sp = w->sender;
 	w->bp = w->two[0];

@@ -27,11 +27,11 @@
 #ifndef PROFCAP_BPF_JVM_H
 #define PROFCAP_BPF_JVM_H
 
-#define PROFCAP_JVM_PROCS 1024	   /* processes whose Java frames are walked */
-#define PROFCAP_JVM_MAX_FRAMES 63  /* physical Java frames a stack carries (2 words each) */
-#define PROFCAP_JVM_NR_ALIGN 6	   /* words of a stack: a multiple of this */
-#define PROFCAP_JVM_BLOB_READ 128  /* a CodeBlob's head read: fewer bytes than this */
-#define PROFCAP_JVM_MAX_HEAPS 4	   /* code heaps */
+#define PROFCAP_JVM_PROCS 1024	    /* processes whose Java frames are walked */
+#define PROFCAP_JVM_MAX_FRAMES 63   /* physical Java frames a stack carries (2 words each) */
+#define PROFCAP_JVM_NR_ALIGN 6	    /* words of a stack: a multiple of this */
+#define PROFCAP_JVM_BLOB_READ 128   /* a CodeBlob's head read: fewer bytes than this */
+#define PROFCAP_JVM_MAX_HEAPS 4	    /* code heaps */
 #define PROFCAP_JVM_SEGMAP_STEPS 32 /* segment map steps to a blob's start */
 #define PROFCAP_JVM_FP_SHIFT 48
 #define PROFCAP_JVM_ADDR_MASK ((1ull << PROFCAP_JVM_FP_SHIFT) - 1)
@@ -41,9 +41,9 @@
 #define PROFCAP_JVM_KIND_BLOB 2
 
 /* Frame flags (bits 40-47 of the second word). */
-#define PROFCAP_JVM_FRAME_LEAF 0x1	/* the sampled pc, not a return address */
-#define PROFCAP_JVM_FRAME_PROLOGUE 0x2	/* pc before the frame was complete */
-#define PROFCAP_JVM_FRAME_NOREAD 0x4	/* the object could not be read: name unknown */
+#define PROFCAP_JVM_FRAME_LEAF 0x1     /* the sampled pc, not a return address */
+#define PROFCAP_JVM_FRAME_PROLOGUE 0x2 /* pc before the frame was complete */
+#define PROFCAP_JVM_FRAME_NOREAD 0x4   /* the object could not be read: name unknown */
 
 /* sample_key.flags / offcpu_key.flags: the managed runtime's bits, the
  * values of PROFCAP_F_V8_* (bpf/v8.h) */
@@ -70,19 +70,19 @@ struct jvm_proc {
 	__u64 call_stub_ret;	    /* return address into the call stub: the walk ends */
 	struct jvm_heap heaps[PROFCAP_JVM_MAX_HEAPS];
 	__u32 nheaps;
-	__u32 flags;		/* PROFCAP_JVM_* */
-	__u16 heapblock_size;	/* the blob follows its HeapBlock */
-	__u16 blob_size;	/* CodeBlob::_size (int) */
+	__u32 flags;		   /* PROFCAP_JVM_* */
+	__u16 heapblock_size;	   /* the blob follows its HeapBlock */
+	__u16 blob_size;	   /* CodeBlob::_size (int) */
 	__u16 blob_frame_complete; /* _frame_complete_offset (int, or s16) */
-	__u16 blob_frame_size;	/* _frame_size (int, words) */
-	__u16 blob_code_begin;	/* _code_begin (pointer) / _code_offset (int) */
-	__u16 nm_compile_id;	/* nmethod::_compile_id (int) */
-	__u16 nm_size;		/* sizeof(nmethod) */
-	__u16 blob_read;	/* bytes of the CodeBlob's head read: its fields above end there */
-	__u16 m_const_method;	/* Method::_constMethod */
-	__u16 cm_size;		/* sizeof(ConstMethod): bytecodes follow */
-	__s16 interp_method;	/* interpreter frame: Method* slot from rbp */
-	__s16 interp_bcp;	/* interpreter frame: bcp slot from rbp */
+	__u16 blob_frame_size;	   /* _frame_size (int, words) */
+	__u16 blob_code_begin;	   /* _code_begin (pointer) / _code_offset (int) */
+	__u16 nm_compile_id;	   /* nmethod::_compile_id (int) */
+	__u16 nm_size;		   /* sizeof(nmethod) */
+	__u16 blob_read;      /* bytes of the CodeBlob's head read: its fields above end there */
+	__u16 m_const_method; /* Method::_constMethod */
+	__u16 cm_size;	      /* sizeof(ConstMethod): bytecodes follow */
+	__s16 interp_method;  /* interpreter frame: Method* slot from rbp */
+	__s16 interp_bcp;     /* interpreter frame: bcp slot from rbp */
 };
 
 /* The interpreter's frame slots the walker reads lie in

@@ -29,14 +29,14 @@ extern const volatile __u32 jvm_slot_key[SCRATCH_SLOTS];
  * stored straight from it. */
 struct jvm_walk_state {
 	struct stack_trace st;
-	__u64 slack;	  /* room for a masked index one word past st */
+	__u64 slack;	   /* room for a masked index one word past st */
 	struct jvm_proc p; /* the process's entry */
-	__u64 id;	  /* bpf_get_current_pid_tgid() of the walk */
-	__u32 active;	  /* a walk of a JVM process is under way */
-	__u32 nframes;	  /* Java frames stored in st */
-	__u32 flags;	  /* PROFCAP_F_JVM_* of the walk */
+	__u64 id;	   /* bpf_get_current_pid_tgid() of the walk */
+	__u32 active;	   /* a walk of a JVM process is under way */
+	__u32 nframes;	   /* Java frames stored in st */
+	__u32 flags;	   /* PROFCAP_F_JVM_* of the walk */
 	/* the native walker's registers, in and out of jvm_step() */
-	__u32 leaf;	/* the sampled frame: pc exact, prologues possible */
+	__u32 leaf; /* the sampled frame: pc exact, prologues possible */
 	__u64 pc, sp, bp, stack_lo;
 	__u32 done, why; /* out: 2 and USTAT_* when the walk stops */
 	/* the frame being walked */
@@ -52,7 +52,7 @@ struct jvm_walk_state {
 	__s32 cid;
 	__u8 seg, pad[3];
 	__u64 slots[PROFCAP_JVM_SLOTS_BELOW / 8 + 2 + 14]; /* [fp - 128, fp + 16), slack */
-	__u8 head[PROFCAP_JVM_BLOB_READ + 8];		    /* a CodeBlob's head, slack */
+	__u8 head[PROFCAP_JVM_BLOB_READ + 8];		   /* a CodeBlob's head, slack */
 };
 
 struct jvm_scratch_map {
@@ -198,8 +198,8 @@ static __always_inline void jvm_blob_fields(struct jvm_walk_state *w)
 	if (w->p.flags & PROFCAP_JVM_BLOB_OFFSETS)
 		w->code = w->blob + jvm_head_s32(w, w->p.blob_code_begin);
 	else
-		w->code = *(const __u64 *)(w->head + (w->p.blob_code_begin &
-						      (PROFCAP_JVM_BLOB_READ - 1)));
+		w->code = *(const __u64 *)(w->head +
+					   (w->p.blob_code_begin & (PROFCAP_JVM_BLOB_READ - 1)));
 }
 
 /* The call stub's frame ends Java: its rbp frame returns to C++. */
@@ -271,7 +271,8 @@ static __always_inline int jvm_blob(struct jvm_walk_state *w)
 	/* a caller outside the code cache: not the frame's return address (a
 	 * leaf in its epilogue, its frame popped already), or a bad walk */
 	if (!jvm_in_code(w, w->two[1]))
-		return w->leaf ? jvm_frameless(w) : jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_NO_ROW);
+		return w->leaf ? jvm_frameless(w)
+			       : jvm_stop(w, PROFCAP_F_JVM_PARTIAL, USTAT_NO_ROW);
 	w->pc = w->two[1];
 	w->sp = w->sender;
 	w->bp = w->two[0];

@@ -64,6 +64,17 @@ describe(struct ingest *in, const struct sampler_record *r, struct profile_proce
 	return known;
 }
 
+/* The name of @r's thread: its Java name where the kernel's 15 bytes are
+ * the first of it, else the kernel's. */
+static const char *thread_name(struct ingest *in, const struct sampler_record *r)
+{
+	const char *java = in->jvm && r->tgid ? jvmframes__thread_name(in->jvm, (int)r->tgid,
+								       (int)r->tid, r->comm)
+					      : NULL;
+
+	return java ? java : r->comm;
+}
+
 /* The timed occurrences of @r into sample type @type (frames in
  * in->frames, @n of them), each under its CPU, with labels @lab; the value
  * they added goes to *@added. Those the model cannot hold (its cap on times,
@@ -89,8 +100,9 @@ static int add_occurrences(struct ingest *in, __u32 type, const struct profile_p
 		if (!t->value || *added + t->value > r->count)
 			continue; /* never more than the record counts */
 		tl.cpu = t->cpu;
-		err = profile__add_timed_stack_sample(in->prof, type, desc, r->tid, r->comm, &tl,
-						      stack, t->value, t->time_ns);
+		err = profile__add_timed_stack_sample(in->prof, type, desc, r->tid,
+						      thread_name(in, r), &tl, stack, t->value,
+						      t->time_ns);
 		if (!err) {
 			*added += t->value;
 			(*nocc)++;
@@ -133,8 +145,8 @@ static int add_off_cpu(struct ingest *in, const struct sampler_record *r,
 	lab.switches = r->count > timed ? (r->switches > nocc ? r->switches - nocc : 1) : 0;
 	time_counts(in, nocc, lab.switches);
 	if (!err && r->count > timed)
-		err = profile__add_typed_sample(in->prof, type, desc, r->tid, r->comm, &lab,
-						in->frames, n, r->count - timed);
+		err = profile__add_typed_sample(in->prof, type, desc, r->tid, thread_name(in, r),
+						&lab, in->frames, n, r->count - timed);
 	if (err == -E2BIG || err == -ENOMEM) {
 		in->c.off_cpu_dropped += r->switches;
 		return 0;
@@ -243,8 +255,8 @@ static int add_record(struct ingest *in, const struct sampler_record *r)
 	err = add_occurrences(in, 0, &desc, r, &lab, n, &timed, &nocc);
 	time_counts(in, nocc, r->count - timed);
 	if (!err && r->count > timed)
-		err = profile__add_typed_sample(in->prof, 0, &desc, r->tid, r->comm, &lab,
-						in->frames, n, r->count - timed);
+		err = profile__add_typed_sample(in->prof, 0, &desc, r->tid, thread_name(in, r),
+						&lab, in->frames, n, r->count - timed);
 	if (err == -E2BIG || err == -ENOMEM) {
 		in->c.model_dropped += r->count - timed;
 		if (!in->warned_full) {
@@ -293,8 +305,7 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
  * in->ufr into in->frames after the @r->nkstack kernel ones: each frame of
  * the code cache takes its Java frame. Methods are read (and cached) as
  * soon as a record comes, as Python's code objects. */
-static size_t merge_jvm(struct ingest *in, const struct sampler_record *r,
-			const struct jvmproc *jp)
+static size_t merge_jvm(struct ingest *in, const struct sampler_record *r, const struct jvmproc *jp)
 {
 	struct jvmframes_raw raw[JVMPROC_MAX_FRAMES];
 	struct profile_frame java[JVMPROC_MAX_FRAMES];

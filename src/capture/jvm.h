@@ -17,10 +17,10 @@ struct procsnap;
 struct sampler;
 struct sampler_record;
 
-#define CAPTURE_JVM_PROCS 1024	      /* JVMs a session keeps at once (the BPF walker's cap) */
-#define CAPTURE_JVM_PENDING 64	      /* starting JVMs looked at again, at once */
+#define CAPTURE_JVM_PROCS 1024	       /* JVMs a session keeps at once (the BPF walker's cap) */
+#define CAPTURE_JVM_PENDING 64	       /* starting JVMs looked at again, at once */
 #define CAPTURE_JVM_RETRY_NS 200000000 /* between two looks at a starting JVM */
-#define CAPTURE_JVM_TRIES 150	      /* looks at a starting JVM before giving up */
+#define CAPTURE_JVM_TRIES 150	       /* looks at a starting JVM before giving up */
 
 /* For the sessions of sampler @smp (borrowed). NULL on ENOMEM. */
 struct capture_jvm *capture_jvm__new(struct sampler *smp);

@@ -63,9 +63,8 @@ int sampler__jvm_proc(const struct jvmproc *jp, struct jvm_proc *out)
 	memset(out, 0, sizeof(*out));
 	if (!slot_ok(l->interp_method) || !slot_ok(l->interp_bcp) ||
 	    l->heapblock_size == JVMPROC_NONE || l->nm_compile_id == JVMPROC_NONE ||
-	    l->m_const_method == JVMPROC_NONE || l->cm_size == JVMPROC_NONE ||
-	    !jp->nheaps || jp->nheaps > PROFCAP_JVM_MAX_HEAPS || jp->code_lo >= jp->code_hi ||
-	    !jp->call_stub_ret)
+	    l->m_const_method == JVMPROC_NONE || l->cm_size == JVMPROC_NONE || !jp->nheaps ||
+	    jp->nheaps > PROFCAP_JVM_MAX_HEAPS || jp->code_lo >= jp->code_hi || !jp->call_stub_ret)
 		return -EINVAL;
 	ends[0] = head_end(l->blob_frame_size, 4);
 	ends[1] = head_end(l->blob_frame_complete, l->flags & JVMPROC_FCO_S16 ? 2 : 4);

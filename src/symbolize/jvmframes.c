@@ -13,6 +13,8 @@
 #include "proc/jvmproc.h"
 #include "proc/pyproc.h"
 #include "symbolize/jvmframes.h"
+#include "symbolize/jvmframes_threads.h"
+#include "util/clock.h"
 
 #define UNKNOWN "<unknown java>"
 #define MAX_PROCS 1024
@@ -65,6 +67,7 @@ struct jvmframes {
 	size_t *first; /* per frame of a resolve: its first line */
 	size_t first_cap;
 	struct jvmframes_stats st;
+	struct jvmthreads *threads; /* Java thread names */
 };
 
 static bool proc_eq(const void *elem, const void *key, void *ctx)
@@ -102,7 +105,8 @@ struct jvmframes *jvmframes__new(const char *proc_root)
 		return NULL;
 	jf->proc_root = proc_root ? strdup(proc_root) : NULL;
 	jf->strings = intern__new(1u << 22);
-	if ((proc_root && !jf->proc_root) || !jf->strings ||
+	jf->threads = jvmthreads__new(jf->proc_root);
+	if ((proc_root && !jf->proc_root) || !jf->strings || !jf->threads ||
 	    intern__put(jf->strings, UNKNOWN, sizeof(UNKNOWN), &jf->unknown, NULL) ||
 	    htab__init(&jf->procs, sizeof(struct jf_proc), MAX_PROCS) ||
 	    htab__init(&jf->entries, sizeof(struct jf_entry), JVMFRAMES_MAX_ENTRIES)) {
@@ -132,6 +136,7 @@ void jvmframes__free(struct jvmframes *jf)
 	if (!jf)
 		return;
 	drop_entries(jf, 0, true);
+	jvmthreads__free(jf->threads);
 	htab__release(&jf->entries);
 	htab__release(&jf->procs);
 	intern__free(jf->strings);
@@ -161,6 +166,14 @@ void jvmframes__forget(struct jvmframes *jf, int pid)
 	if (p)
 		htab__remove(&jf->procs, p);
 	drop_entries(jf, pid, false);
+	jvmthreads__forget(jf->threads, pid);
+}
+
+const char *jvmframes__thread_name(struct jvmframes *jf, int pid, int tid, const char *comm)
+{
+	const struct jvmproc *jp = jvmframes__process(jf, pid);
+
+	return jp ? jvmthreads__name(jf->threads, jp, pid, tid, comm, clock__mono_ns()) : NULL;
 }
 
 int jvmframes__set_process(struct jvmframes *jf, int pid, const struct jvmproc *jp)

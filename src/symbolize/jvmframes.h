@@ -71,6 +71,14 @@ const struct jvmproc *jvmframes__process(const struct jvmframes *jf, int pid);
 size_t jvmframes__resolve(struct jvmframes *jf, int pid, const struct jvmframes_raw *raw, size_t n,
 			  struct profile_frame *out);
 
+/* The Java name (java.lang.Thread.name, UTF-8) of thread @tid of JVM
+ * process @pid whose kernel name @comm is its first bytes (the kernel
+ * keeps 15), else NULL (not a JVM, not a Java thread, a name not
+ * readable or another one). Read from the process when a thread is new
+ * (its thread list at most once a second), cached; valid until
+ * jvmframes__free(). */
+const char *jvmframes__thread_name(struct jvmframes *jf, int pid, int tid, const char *comm);
+
 struct jvmframes_stats {
 	__u64 hits, misses, unknown, changed, evictions;
 	__u64 inlined; /* frames of methods inlined into another */

@@ -13,8 +13,9 @@ time), under JVMs started without agents or flags:
   body, mix() seen as an inlined frame; with OpenJDK 17 and Temurin 25
   where installed;
 - JavaWork started during a system-wide capture: named once the JVM is up;
-- --off-cpu: the waits of its thread "javawork-napper" carry nap() and
-  Thread.sleep (reached through libjvm's and libc's CFI);
+- --off-cpu: the waits of its thread "javawork-napper-with-a-long-name"
+  (its Java name, not the kernel's 15 bytes) carry nap() and Thread.sleep
+  (reached through libjvm's and libc's CFI);
 - every capture passes the OTLP checks (the official checker when there)."""
 import os
 import re
@@ -31,6 +32,7 @@ SOURCE = os.path.join(HERE, "java", "JavaWork.java")
 JAVAC = "/usr/bin/javac"
 JDKS = {"jdk17": "/usr/bin/java", "temurin25": "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"}
 WORKER = "javawork-worker"
+NAPPER = "javawork-napper-with-a-long-name"
 TRUTH = {"hot": 0.50, "inlined": 0.30, "plain": 0.20}
 SHARE_TOL = 0.05
 MIN_SAMPLES = 300
@@ -259,7 +261,8 @@ class JavaTest(unittest.TestCase):
         self.conformant(out)
 
     def test_off_cpu_java_frames(self):
-        """The napper thread's waits carry the method that slept (nap)."""
+        """The napper thread's waits carry the method that slept (nap), under
+        its Java name."""
         p = Java(JDKS["jdk17"], self.classes, 30)
         try:
             out = os.path.join(self.tmp.name, "off.pb")
@@ -269,13 +272,13 @@ class JavaTest(unittest.TestCase):
             p.stop()
         total = napped = 0
         for pid, tname, stype, v, frames in samples_of(out):
-            if pid != p.pid or tname != "javawork-napper" or stype != "off_cpu":
+            if pid != p.pid or tname != NAPPER or stype != "off_cpu":
                 continue
             total += v
             java = [n for f in frames if f[0] == "jvm" for n in names(f)]
             if "JavaWork.nap" in java and "java.lang.Thread.sleep" in java:
                 napped += v
-        self.assertGreater(total, 0, "no waits of the napper thread")
+        self.assertGreater(total, 0, "no waits of a thread named " + NAPPER)
         self.assertGreaterEqual(napped, 0.9 * total, "%d of %d ns in nap()" % (napped, total))
         self.conformant(out)
 

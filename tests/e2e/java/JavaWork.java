@@ -3,8 +3,9 @@
 // virtual call, inlined() calls mix(), small enough to be inlined, which
 // calls big(), too big to be; plain() is a plain loop. Each is interpreted
 // at first, then compiled (C1, then C2). The worker thread is
-// "javawork-worker"; a thread "javawork-napper" sleeps 20 ms at a time in
-// nap() (off-CPU waits). Prints "ready PID" once warm, then runs for args[0]
+// "javawork-worker"; a thread "javawork-napper-with-a-long-name" (longer
+// than a kernel thread name) sleeps 20 ms at a time in nap() (off-CPU
+// waits). Prints "ready PID" once warm, then runs for args[0]
 // seconds in all, and at the end "work N": the inner loops' passes since
 // "ready" (a benchmark's throughput).
 import java.lang.management.ManagementFactory;
@@ -131,7 +132,7 @@ public class JavaWork {
                 for (;;) nap();
             } catch (InterruptedException e) {
             }
-        }, "javawork-napper");
+        }, "javawork-napper-with-a-long-name");
         n.setDaemon(true);
         n.start();
         Thread t = new Thread(() -> rounds(secs), "javawork-worker");

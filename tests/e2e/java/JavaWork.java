@@ -6,8 +6,10 @@
 // "javawork-worker"; a thread "javawork-napper-with-a-long-name" (longer
 // than a kernel thread name) sleeps 20 ms at a time in nap() (off-CPU
 // waits). Prints "ready PID" once warm, then runs for args[0]
-// seconds in all, and at the end "work N": the inner loops' passes since
-// "ready" (a benchmark's throughput).
+// seconds in all, and at the end "work N cpu_ms M": the inner loops' passes
+// since "ready" and the worker's CPU time meanwhile (a benchmark's
+// throughput: a profiler's time in the thread's interrupts counts as its
+// CPU time, so N / M falls with it whatever CPU the thread gets).
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 
@@ -107,18 +109,19 @@ public class JavaWork {
 
     static void rounds(long secs) {
         Shape[] shapes = { new Square(), new Circle() };
-        long stop = System.nanoTime() + secs * 1000000000L, ready = 0;
+        long stop = System.nanoTime() + secs * 1000000000L, ready = 0, cpu0 = 0;
         for (int k = 0; System.nanoTime() < stop; k++) {
             sink += hot(shapes, 25);
             sink += inlined(15);
             sink += plain(10);
             if (k == 40) {
                 ready = passes;
+                cpu0 = cpuNs();
                 System.out.println("ready " + ProcessHandle.current().pid());
                 System.out.flush();
             }
         }
-        System.out.println("work " + (passes - ready));
+        System.out.println("work " + (passes - ready) + " cpu_ms " + (cpuNs() - cpu0) / 1000000);
     }
 
     static void nap() throws InterruptedException {

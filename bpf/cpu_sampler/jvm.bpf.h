@@ -1,5 +1,5 @@
-/* jvm.bpf.h - the HotSpot (JVM) Java frames of the sampled thread
- * (jvm.bpf.c): for a process user space found a JVM in (jvm_procs), the
+/* jvm.bpf.h - the HotSpot (JVM) Java frames of the sampled thread (maps
+ * and globals in jvm.bpf.c): for a process user space found a JVM in (jvm_procs), the
  * native walker hands each frame whose pc lies in the JVM's code cache to
  * jvm_step(), which records the Java frame (bpf/jvm.h says how the words
  * are laid out) and gives the walker its caller's registers: compiled code
@@ -8,9 +8,10 @@
  * own. One load of jvm_nprocs per frame while no process has an entry,
  * then one per-CPU array lookup per frame of other processes.
  *
- * The walker's step runs deep in the sample's calls, whose stacks add up
- * to the verifier's 512 bytes: the hook copies registers in and out of
- * the per-CPU state and keeps nothing else live.
+ * The step is inline in unwind_step(), deep in the sample's calls, whose
+ * stacks add up to the verifier's 512 bytes (the off-CPU task work leaves
+ * no room for another call): the hook copies registers in and out of the
+ * per-CPU state and keeps nothing else live.
  */
 #ifndef PROFCAP_BPF_JVM_BPF_H
 #define PROFCAP_BPF_JVM_BPF_H

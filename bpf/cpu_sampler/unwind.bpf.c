@@ -398,7 +398,7 @@ __attribute__((noinline)) int unwind_step(__u32 slot)
 	st->nr = n + 1;
 	st->hash = (st->hash ^ pc) * 0xc4ceb9fe1a85ec53ull;
 	st->hash ^= st->hash >> 29;
-	/* A Java frame of a walked JVM's code cache (jvm.bpf.c)? */
+	/* A Java frame of a walked JVM's code cache (jvm.bpf.h)? */
 	off = jvm_hook(st, slot);
 	if (off >= 0)
 		return (int)off;

@@ -123,6 +123,7 @@ static int look(struct capture_jvm *cj, int pid, bool may_wait)
 {
 	size_t i = find(cj, pid), p;
 	struct jvmproc jp;
+	bool added;
 	int err;
 
 	err = jvmproc__locate(NULL, pid, NULL, &jp);
@@ -145,7 +146,8 @@ static int look(struct capture_jvm *cj, int pid, bool may_wait)
 		drop_pending(cj, p);
 		cj->late++;
 	}
-	if (i == cj->n) {
+	added = i == cj->n;
+	if (added) {
 		if (array__grow((void **)&cj->pids, &cj->cap, cj->n, sizeof(*cj->pids), 16,
 				CAPTURE_JVM_PROCS))
 			return 0;
@@ -155,9 +157,9 @@ static int look(struct capture_jvm *cj, int pid, bool may_wait)
 	cj->pids[i] = pid;
 	jvmframes__set_process(cj->jf, pid, &jp);
 	err = sampler__set_jvm(cj->smp, pid, &jp);
-	if (err)
+	if (err && added)
 		cj->not_walked++;
-	else
+	else if (!err && added)
 		pr_debug("process %d: HotSpot JVM %u, its Java frames walked", pid, jp.major);
 	return 1;
 }

@@ -124,7 +124,7 @@ NANOPB_OBJS := $(NANOPB_RT:%=$(BUILD)/obj/nanopb/%.o)
 # cpu_sampler. Each unit comes after those whose maps and globals it uses:
 # libbpf 1.1's linker gives a map or variable declared extern before the
 # unit defining it is linked a wrong offset in the object's BTF.
-CPU_SAMPLER_UNITS := stacks target threadctx v8 perl unwind python php notice timestamps ruby sample offcpu memory
+CPU_SAMPLER_UNITS := stacks target threadctx v8 jvm perl unwind python php notice timestamps ruby sample offcpu memory
 CPU_SAMPLER_OBJS := $(CPU_SAMPLER_UNITS:%=$(BUILD)/bpf/cpu_sampler/%.bpf.o)
 $(if $(filter-out $(CPU_SAMPLER_UNITS),$(patsubst bpf/cpu_sampler/%.bpf.c,%,\
 	$(wildcard bpf/cpu_sampler/*.bpf.c))),$(error a unit of bpf/cpu_sampler/ \

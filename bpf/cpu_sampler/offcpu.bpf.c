@@ -37,6 +37,7 @@
  */
 #include "notice.bpf.h"
 #include "offcpu_types.h"
+#include "jvm.bpf.h"
 #include "php.bpf.h"
 #include "python.bpf.h"
 #include "ruby.bpf.h"
@@ -300,17 +301,23 @@ int profcap_switch_out(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* The interpreter stack (PHP, Ruby, Perl) of @key's thread into
- * generation @g1's table, as key->rtstack. Global: the off-CPU programs'
- * own stacks are deep already, and the verifier checks the walkers once. */
+/* The managed runtime's stack of @key's thread into generation @g1's
+ * table, as key->rtstack: V8's or the JVM's frames the native walk just
+ * noted, else an interpreter's (PHP, Ruby, Perl) walked now. Global: the
+ * off-CPU programs' own stacks are deep already (the walkers' frames must
+ * fit under theirs within 512 bytes), and the verifier checks the walkers
+ * once. */
 __attribute__((noinline)) int offcpu_rt_stack(struct offcpu_key *key, __u32 g1)
 {
 	void *stacks = g1 ? (void *)&stacks1 : (void *)&stacks0;
 
 	if (!key)
 		return 0;
-	key->rtstack = php_stack_in(SCRATCH_OFFCPU, NULL, stacks, key->tgid, key->tid, &key->flags,
-				    0);
+	key->rtstack = v8_stack(stacks, &key->flags, 0)
+			       ?: jvm_stack(stacks, &key->flags, SCRATCH_OFFCPU);
+	if (!key->rtstack)
+		key->rtstack = php_stack_in(SCRATCH_OFFCPU, NULL, stacks, key->tgid, key->tid,
+					    &key->flags, 0);
 	if (!key->rtstack)
 		key->rtstack = ruby_stack_in(SCRATCH_OFFCPU, stacks, key->tgid, key->tid,
 					     &key->flags, 0);
@@ -330,6 +337,7 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 	void *counts = g1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
 	if (ustack == ~0ull) {
 		v8_walk_begin(key->tgid); /* the walk below notes V8's frames */
+		jvm_walk_begin(&key->tgid, SCRATCH_OFFCPU); /* ... and walks the JVM's */
 		if (gen & 1)
 			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks1, &ustack_ext1, key->tgid,
 				       &key->ustack, NULL, &key->flags, 1);
@@ -337,9 +345,7 @@ static __always_inline void offcpu_add(void *ctx, struct offcpu_key *key, __u64 
 			fill_stacks_in(SCRATCH_OFFCPU, ctx, NULL, &stacks0, &ustack_ext0, key->tgid,
 				       &key->ustack, NULL, &key->flags, 1);
 		/* the JavaScript frames of that walk */
-		key->rtstack = v8_stack(g1 ? (void *)&stacks1 : (void *)&stacks0, &key->flags, 0);
-		if (!key->rtstack)
-			offcpu_rt_stack(key, g1);
+		offcpu_rt_stack(key, g1);
 	} else {
 		key->ustack = ustack;
 	}

@@ -185,7 +185,7 @@ static __always_inline int perl_begin(__u32 tgid, __u32 tid, __u32 slot)
 {
 	const struct perl_proc *p;
 	struct perl_walk_state *w;
-	__u64 interp, si = 0, stack = 0;
+	__u64 interp;
 
 	p = bpf_map_lookup_elem(&perl_procs, &tgid);
 	w = bpf_map_lookup_elem(&perl_scratch, &slot);
@@ -193,13 +193,15 @@ static __always_inline int perl_begin(__u32 tgid, __u32 tid, __u32 slot)
 		return 0;
 	__builtin_memcpy(&w->p, p, sizeof(w->p));
 	interp = perl_interp(w, tgid, tid);
+	/* Reads land in the scratch, not on the stack: the off-CPU task
+	 * work calls this walk with little of its 512 bytes left. */
 	if (!interp ||
-	    bpf_probe_read_user(&si, sizeof(si), (void *)(interp + w->p.interp_curstackinfo)) ||
-	    !si ||
-	    bpf_probe_read_user(&stack, sizeof(stack), (void *)(interp + w->p.interp_curstack)) ||
+	    bpf_probe_read_user(&w->si, sizeof(w->si), (void *)(interp + w->p.interp_curstackinfo)) ||
+	    !w->si ||
+	    bpf_probe_read_user(&w->word, sizeof(w->word), (void *)(interp + w->p.interp_curstack)) ||
 	    bpf_probe_read_user(&w->cop, sizeof(w->cop), (void *)(interp + w->p.interp_curcop)))
 		return 0;
-	if (perl_load_si(w, si) || buf_u64(w, w->p.si_stack) != stack || !stack)
+	if (perl_load_si(w, w->si) || buf_u64(w, w->p.si_stack) != w->word || !w->word)
 		return 0; /* not an interpreter's pointers */
 	w->nframes = 0;
 	w->flags = 0;

@@ -7,6 +7,7 @@
  * This unit holds the object's license: the sampler's units are linked into
  * one object (bpftool gen object), the skeleton cpu_sampler.
  */
+#include "jvm.bpf.h"
 #include "notice.bpf.h"
 #include "php.bpf.h"
 #include "python.bpf.h"
@@ -200,7 +201,8 @@ static __always_inline void rt_stacks(struct bpf_perf_event_data *ctx, struct sa
 				      void *stacks, const int loop)
 {
 	key->pystack = py_stack(stacks, key->tgid, key->tid, &key->flags, loop);
-	key->rtstack = v8_stack(stacks, &key->flags, loop);
+	key->rtstack = v8_stack(stacks, &key->flags, loop)
+			       ?: jvm_stack(stacks, &key->flags, SCRATCH_SAMPLE);
 	if (!key->rtstack)
 		key->rtstack = php_stack(ctx, stacks, key->tgid, key->tid, &key->flags, loop);
 	if (!key->rtstack)
@@ -244,6 +246,7 @@ static __always_inline int record(void *ctx, void *counts, void *stacks, void *e
 	if (full) {
 		read_threadctx(tgid, &key);
 		v8_walk_begin(tgid); /* the walk below notes V8's frames */
+		jvm_walk_begin(&key.tgid, SCRATCH_SAMPLE); /* ... and walks the JVM's */
 	}
 	fill_stacks(ctx, ctx, stacks, ext, tgid, &key.ustack, &key.kstack, &key.flags, full);
 	if (full == 2)

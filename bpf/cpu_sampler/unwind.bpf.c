@@ -19,6 +19,7 @@
  * registers from bpf_task_pt_regs() (kernel BTF, Linux >= 5.15), enabled
  * through unwind_task_regs.
  */
+#include "jvm.bpf.h"
 #include "unwind.bpf.h"
 #include "v8.bpf.h"
 
@@ -183,19 +184,21 @@ struct unwind_vma {
 static long unwind_vma_cb(void *task, void *vma, void *data)
 {
 	struct unwind_vma *v = data;
-	__u64 file = 0, inode = 0, sb = 0;
-	__u32 dev = 0;
+	__u64 p = 0; /* the file, then its inode */
 
+	/* One word of stack: the off-CPU task work calls the walk that calls
+	 * this with little of its 512 bytes left. v->key.ino holds the
+	 * superblock until the inode number replaces it; s_dev is 4 bytes. */
+	v->key.dev = 0;
 	if (bpf_probe_read_kernel(&v->start, 8, (char *)vma + vma_start_off) ||
 	    bpf_probe_read_kernel(&v->end, 8, (char *)vma + vma_end_off) ||
 	    bpf_probe_read_kernel(&v->pgoff, 8, (char *)vma + vma_pgoff_off) ||
-	    bpf_probe_read_kernel(&file, 8, (char *)vma + vma_file_off) || !file ||
-	    bpf_probe_read_kernel(&inode, 8, (char *)file + file_inode_off) || !inode ||
-	    bpf_probe_read_kernel(&v->key.ino, 8, (char *)inode + inode_ino_off) ||
-	    bpf_probe_read_kernel(&sb, 8, (char *)inode + inode_sb_off) || !sb ||
-	    bpf_probe_read_kernel(&dev, 4, (char *)sb + sb_dev_off))
+	    bpf_probe_read_kernel(&p, 8, (char *)vma + vma_file_off) || !p ||
+	    bpf_probe_read_kernel(&p, 8, (char *)p + file_inode_off) || !p ||
+	    bpf_probe_read_kernel(&v->key.ino, 8, (char *)p + inode_sb_off) || !v->key.ino ||
+	    bpf_probe_read_kernel(&v->key.dev, 4, (char *)v->key.ino + sb_dev_off) ||
+	    bpf_probe_read_kernel(&v->key.ino, 8, (char *)p + inode_ino_off))
 		return 0;
-	v->key.dev = dev;
 	v->found = 1;
 	return 0;
 }
@@ -397,6 +400,10 @@ __attribute__((noinline)) int unwind_step(__u32 slot)
 	st->nr = n + 1;
 	st->hash = (st->hash ^ pc) * 0xc4ceb9fe1a85ec53ull;
 	st->hash ^= st->hash >> 29;
+	/* A Java frame of a walked JVM's code cache (jvm.bpf.h)? */
+	off = jvm_hook(st, slot);
+	if (off >= 0)
+		return (int)off;
 
 	addr = st->exact ? pc : pc - 1;
 	if (unwind_find_map(st, addr) && unwind_find_vma(st, addr)) {

@@ -6,6 +6,8 @@
 #include "capture/ingest.h"
 #include "collect/sampler.h"
 #include "proc/threadctx.h"
+#include "proc/jvmproc.h"
+#include "symbolize/jvmframes.h"
 #include "symbolize/phpframes.h"
 #include "symbolize/pyframes.h"
 #include "symbolize/rubyframes.h"
@@ -66,6 +68,17 @@ describe(struct ingest *in, const struct sampler_record *r, struct profile_proce
 	return known;
 }
 
+/* The name of @r's thread: its Java name where the kernel's 15 bytes are
+ * the first of it, else the kernel's. */
+static const char *thread_name(struct ingest *in, const struct sampler_record *r)
+{
+	const char *java = in->jvm && r->tgid ? jvmframes__thread_name(in->jvm, (int)r->tgid,
+								       (int)r->tid, r->comm)
+					      : NULL;
+
+	return java ? java : r->comm;
+}
+
 /* The timed occurrences of @r into sample type @type (frames in
  * in->frames, @n of them), each under its CPU, with labels @lab; the value
  * they added goes to *@added. Those the model cannot hold (its cap on times,
@@ -100,8 +113,9 @@ static int add_occurrences(struct ingest *in, __u32 type, const struct profile_p
 					      ? r->switches - *nocc
 					      : 0;
 		}
-		err = profile__add_timed_stack_sample(in->prof, type, desc, r->tid, r->comm, &tl,
-						      stack, t->value, t->time_ns);
+		err = profile__add_timed_stack_sample(in->prof, type, desc, r->tid,
+						      thread_name(in, r), &tl, stack, t->value,
+						      t->time_ns);
 		if (!err && (t->flags & SAMPLER_TIME_LOST))
 			in->c.untimed += tl.switches ? tl.switches : t->value;
 		if (!err)
@@ -146,8 +160,8 @@ static int add_off_cpu(struct ingest *in, const struct sampler_record *r,
 	lab.switches = r->count > timed ? (r->switches > nocc ? r->switches - nocc : 1) : 0;
 	time_counts(in, nocc, lab.switches);
 	if (!err && r->count > timed)
-		err = profile__add_typed_sample(in->prof, type, desc, r->tid, r->comm, &lab,
-						in->frames, n, r->count - timed);
+		err = profile__add_typed_sample(in->prof, type, desc, r->tid, thread_name(in, r),
+						&lab, in->frames, n, r->count - timed);
 	if (err == -E2BIG || err == -ENOMEM) {
 		in->c.off_cpu_dropped += r->switches;
 		return 0;
@@ -256,8 +270,8 @@ static int add_record(struct ingest *in, const struct sampler_record *r)
 	err = add_occurrences(in, 0, &desc, r, &lab, n, &timed, &nocc);
 	time_counts(in, nocc, r->count - timed);
 	if (!err && r->count > timed)
-		err = profile__add_typed_sample(in->prof, 0, &desc, r->tid, r->comm, &lab,
-						in->frames, n, r->count - timed);
+		err = profile__add_typed_sample(in->prof, 0, &desc, r->tid, thread_name(in, r),
+						&lab, in->frames, n, r->count - timed);
 	if (err == -E2BIG || err == -ENOMEM) {
 		in->c.model_dropped += r->count - timed;
 		if (!in->warned_full) {
@@ -300,6 +314,22 @@ static size_t merge_v8(struct ingest *in, const struct sampler_record *r)
 	v8frames__resolve(in->v8, (int)r->tgid, raw, n, js);
 	return v8frames__merge(r->ustack, in->ufr, r->nustack, js, raw, n, in->frames + r->nkstack,
 			       INGEST_MAX_FRAMES - r->nkstack);
+}
+
+/* The Java frames of @r (JVM @jp) named, merged with its user frames in
+ * in->ufr into in->frames after the @r->nkstack kernel ones: each frame of
+ * the code cache takes its Java frame. Methods are read (and cached) as
+ * soon as a record comes, as Python's code objects. */
+static size_t merge_jvm(struct ingest *in, const struct sampler_record *r, const struct jvmproc *jp)
+{
+	struct jvmframes_raw raw[JVMPROC_MAX_FRAMES];
+	struct profile_frame java[JVMPROC_MAX_FRAMES];
+	size_t n = jvmframes__decode(r->rtstack, r->nrtstack, raw, JVMPROC_MAX_FRAMES);
+
+	/* every frame is named, "<unknown java>" at worst */
+	jvmframes__resolve(in->jvm, (int)r->tgid, raw, n, java);
+	return jvmframes__merge(jp, r->ustack, in->ufr, r->nustack, java, n,
+				in->frames + r->nkstack, INGEST_MAX_FRAMES - r->nkstack);
 }
 
 /* The PHP frames of @r (process @pp) named, merged with its user frames
@@ -356,6 +386,7 @@ static size_t merge_perl(struct ingest *in, const struct sampler_record *r, stru
 static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bool batch)
 {
 	const struct pyproc *pp = NULL;
+	const struct jvmproc *jp = NULL;
 	const struct phpproc *php;
 	const struct rubyproc *rp = NULL;
 	struct perlframes *pl = NULL;
@@ -370,12 +401,14 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 		pp = pyframes__process(in->py, (int)r->tgid);
 	/* A Python or V8 process's user frames are merged with its own. */
 	js = !pp && r->nrtstack && in->v8 && v8frames__process(in->v8, (int)r->tgid);
-	php = !pp && !js && r->nrtstack ? phpframes__process(in->php, (int)r->tgid) : NULL;
-	if (!pp && !js && !php && r->nrtstack && in->rb)
+	if (!pp && !js && r->nrtstack && in->jvm)
+		jp = jvmframes__process(in->jvm, (int)r->tgid);
+	php = !pp && !js && !jp && r->nrtstack ? phpframes__process(in->php, (int)r->tgid) : NULL;
+	if (!pp && !js && !jp && !php && r->nrtstack && in->rb)
 		rp = rubyframes__process(in->rb, (int)r->tgid);
-	if (!pp && !js && !php && !rp && r->nrtstack) /* Perl's too */
+	if (!pp && !js && !jp && !php && !rp && r->nrtstack) /* Perl's too */
 		pl = capture_perl__frames_of(in->smp, (int)r->tgid);
-	uf = pp || js || php || rp || pl ? in->ufr : in->frames + r->nkstack;
+	uf = pp || js || jp || php || rp || pl ? in->ufr : in->frames + r->nkstack;
 	/* The first user address is an exact PC (the saved user registers':
 	 * the interrupted instruction, or the one after a syscall) even below
 	 * kernel frames; the others are return addresses. Taking it for a
@@ -391,6 +424,7 @@ static bool resolve_frames(struct ingest *in, const struct sampler_record *r, bo
 	}
 	in->nframes = r->nkstack + (pp    ? merge_python(in, r, pp)
 				    : js  ? merge_v8(in, r)
+				    : jp  ? merge_jvm(in, r, jp)
 				    : php ? merge_php(in, r, php)
 				    : rp  ? merge_ruby(in, r, rp)
 				    : pl  ? merge_perl(in, r, pl)

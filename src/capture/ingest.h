@@ -19,6 +19,7 @@
 
 struct symbolizer;
 struct sampler;
+struct jvmframes;
 struct phpframes;
 struct pyframes;
 struct rubyframes;
@@ -68,6 +69,7 @@ struct ingest {
 	struct sampler *smp;	/* asked to refresh a partial record's tables; NULL: none */
 	struct pyframes *py;	/* names Python frames; NULL: none (borrowed) */
 	struct v8frames *v8;	/* names JavaScript frames; NULL: none (borrowed) */
+	struct jvmframes *jvm;	/* names Java frames; NULL: none (borrowed) */
 	struct phpframes *php;	/* names PHP frames; NULL: none (borrowed) */
 	struct rubyframes *rb;	/* names Ruby frames; NULL: none (borrowed) */
 	struct ingest_counts c;

@@ -18,6 +18,7 @@
 #include "capture/ingest.h"
 #include "capture/memory.h"
 #include "capture/python.h"
+#include "capture/jvm.h"
 #include "capture/php.h"
 #include "capture/ruby.h"
 #include "capture/v8.h"
@@ -81,6 +82,7 @@ struct session {
 	struct execsplit ex; /* processes that exec()ed: their old program's samples */
 	struct capture_python *py; /* Python processes (capture/python.h) */
 	struct capture_v8 *v8;	   /* V8 processes (capture/v8.h) */
+	struct capture_jvm *jvm;   /* HotSpot JVMs (capture/jvm.h) */
 	struct capture_php *php;   /* PHP processes (capture/php.h) */
 	struct capture_ruby *rb;   /* Ruby processes (capture/ruby.h) */
 	struct kname *kname; /* the kernel namer, loaded at the first pass */
@@ -189,6 +191,7 @@ static void on_new_process(void *ctx, __u32 tgid, const struct procsnap *snap)
 	find_thread_ctx(s, (int)tgid, snap);
 	memory__on_process(s->mem, (int)tgid);
 	capture_v8__process(s->v8, (int)tgid, snap);
+	capture_jvm__process(s->jvm, (int)tgid, snap);
 	capture_php__process(s->php, (int)tgid, snap);
 	capture_ruby__process(s->rb, (int)tgid, snap);
 	capture_perl__process(s->smp, (int)tgid, snap);
@@ -235,6 +238,7 @@ static int drain_record(void *ctx, const struct sampler_record *r)
 	}
 	if (!s->overrun) {
 		capture_python__record(s->py, r);
+		capture_jvm__record(s->jvm, r);
 		return ingest__record(&s->in, r);
 	}
 	if (r->kind == SAMPLER_KIND_OFF_CPU)
@@ -539,6 +543,8 @@ static int load_sampler(struct session *s)
 	s->in.py = capture_python__frames(s->py);
 	s->v8 = capture_v8__new(s->smp);
 	s->in.v8 = capture_v8__frames(s->v8);
+	s->jvm = capture_jvm__new(s->smp);
+	s->in.jvm = capture_jvm__frames(s->jvm);
 	s->php = capture_php__new(s->smp);
 	s->in.php = capture_php__frames(s->php);
 	s->rb = capture_ruby__new(s->smp);
@@ -550,6 +556,7 @@ static int load_sampler(struct session *s)
 			find_thread_ctx(s, s->tgt.pids[i], NULL);
 			capture_python__process(s->py, s->tgt.pids[i], NULL, t0);
 			capture_v8__process(s->v8, s->tgt.pids[i], NULL);
+			capture_jvm__process(s->jvm, s->tgt.pids[i], NULL);
 			capture_php__process(s->php, s->tgt.pids[i], NULL);
 			capture_ruby__process(s->rb, s->tgt.pids[i], NULL);
 			capture_perl__process(s->smp, s->tgt.pids[i], NULL);
@@ -722,6 +729,7 @@ static void window_edge(struct session *s, __s64 now)
 	symbolizer__forget_gone(s->sym);
 	capture_python__forget_gone(s->py);
 	capture_v8__forget_gone(s->v8);
+	capture_jvm__forget_gone(s->jvm);
 	capture_php__forget_gone(s->php);
 	capture_ruby__forget_gone(s->rb);
 	capture_perl__forget_gone();
@@ -882,6 +890,7 @@ static void log_cpu_by_thread(const struct session *s, const struct sampler_stat
 {
 	capture_python__log(s->py, st, &s->in.c);
 	capture_v8__log(s->v8);
+	capture_jvm__log(s->jvm);
 	capture_php__log(s->php);
 	capture_ruby__log(s->rb);
 	capture_perl__log();
@@ -990,6 +999,7 @@ void session__free(struct session *s)
 	threadctx_files__free(s->tctx_files);
 	capture_python__free(s->py);
 	capture_v8__free(s->v8);
+	capture_jvm__free(s->jvm);
 	capture_php__free(s->php);
 	capture_ruby__free(s->rb);
 	ingest__release(&s->in);

@@ -258,6 +258,8 @@ void python__configure(struct sampler *s, const struct sampler_opts *o);
 void php__configure(struct sampler *s, const struct sampler_opts *o);
 void ruby__configure(struct sampler *s, const struct sampler_opts *o);
 void perl__configure(struct sampler *s, const struct sampler_opts *o);
+/* sampler_jvm.c: likewise (PROFCAP_JVM) */
+void jvm__configure(struct sampler *s, const struct sampler_opts *o);
 
 /* sampler_quick.c */
 bool quick__wanted(const struct sampler_opts *o);

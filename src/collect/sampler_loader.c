@@ -410,6 +410,7 @@ int loader__load(struct sampler *s, const struct sampler_opts *o, const struct f
 	php__configure(s, o);
 	ruby__configure(s, o);
 	perl__configure(s, o);
+	jvm__configure(s, o);
 	if (!err)
 		err = offcpu__configure(s->skel, o, entries, btf);
 	btf__free(btf);

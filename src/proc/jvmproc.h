@@ -24,6 +24,7 @@ struct procsnap;
 #define JVMPROC_NONE 0xffff	  /* a field the JVM does not describe */
 #define JVMPROC_MAX_HEAPS 4	  /* code heaps (non-nmethods, profiled, non-profiled) */
 #define JVMPROC_MAX_ENTRIES 16384 /* entries read from one description table */
+#define JVMPROC_MAX_FRAMES 63	  /* physical Java frames a walked stack carries */
 
 /* jvmproc_layout.flags */
 #define JVMPROC_BLOB_OFFSETS 0x1 /* CodeBlob code/data: int offsets (JDK 23+), not pointers */

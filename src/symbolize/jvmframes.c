@@ -13,12 +13,15 @@
 #include "proc/jvmproc.h"
 #include "proc/pyproc.h"
 #include "symbolize/jvmframes.h"
+#include "symbolize/jvmframes_threads.h"
+#include "util/clock.h"
 
 #define UNKNOWN "<unknown java>"
 #define MAX_PROCS 1024
 #define NO_STR 0xffffffffu
 #define HEAD_MAX 512	  /* bytes of an object's header read */
 #define MAX_METADATA 8192 /* metadata entries of an nmethod read */
+#define NM_NATIVE 2	  /* jf_entry.is_nm of a native method's wrapper */
 
 struct jf_proc {
 	int pid;
@@ -41,7 +44,7 @@ struct jf_entry {
 	__u8 *linetable; /* owned */
 	__u32 nlinetable;
 	/* nmethod (is_nm) */
-	__u32 is_nm;
+	__u32 is_nm; /* 1, or NM_NATIVE: a native method's wrapper (method only) */
 	__u64 method;	/* the nmethod's own Method* */
 	__u32 code_off; /* code begin - blob */
 	__u32 npcs;	/* pc descriptors, as (pc offset, scope offset) pairs */
@@ -64,6 +67,7 @@ struct jvmframes {
 	size_t *first; /* per frame of a resolve: its first line */
 	size_t first_cap;
 	struct jvmframes_stats st;
+	struct jvmthreads *threads; /* Java thread names */
 };
 
 static bool proc_eq(const void *elem, const void *key, void *ctx)
@@ -101,7 +105,8 @@ struct jvmframes *jvmframes__new(const char *proc_root)
 		return NULL;
 	jf->proc_root = proc_root ? strdup(proc_root) : NULL;
 	jf->strings = intern__new(1u << 22);
-	if ((proc_root && !jf->proc_root) || !jf->strings ||
+	jf->threads = jvmthreads__new(jf->proc_root);
+	if ((proc_root && !jf->proc_root) || !jf->strings || !jf->threads ||
 	    intern__put(jf->strings, UNKNOWN, sizeof(UNKNOWN), &jf->unknown, NULL) ||
 	    htab__init(&jf->procs, sizeof(struct jf_proc), MAX_PROCS) ||
 	    htab__init(&jf->entries, sizeof(struct jf_entry), JVMFRAMES_MAX_ENTRIES)) {
@@ -131,6 +136,7 @@ void jvmframes__free(struct jvmframes *jf)
 	if (!jf)
 		return;
 	drop_entries(jf, 0, true);
+	jvmthreads__free(jf->threads);
 	htab__release(&jf->entries);
 	htab__release(&jf->procs);
 	intern__free(jf->strings);
@@ -160,6 +166,14 @@ void jvmframes__forget(struct jvmframes *jf, int pid)
 	if (p)
 		htab__remove(&jf->procs, p);
 	drop_entries(jf, pid, false);
+	jvmthreads__forget(jf->threads, pid);
+}
+
+const char *jvmframes__thread_name(struct jvmframes *jf, int pid, int tid, const char *comm)
+{
+	const struct jvmproc *jp = jvmframes__process(jf, pid);
+
+	return jp ? jvmthreads__name(jf->threads, jp, pid, tid, comm, clock__mono_ns()) : NULL;
 }
 
 int jvmframes__set_process(struct jvmframes *jf, int pid, const struct jvmproc *jp)
@@ -476,6 +490,13 @@ static void read_blob(struct jvmframes *jf, const struct jvmproc *jp, struct jf_
 		jf->st.changed++;
 		return;
 	}
+	if (!strcmp(name, "native nmethod")) {
+		/* a native method's wrapper: no debug information, one method */
+		e->method = u64_at(h, l->nm_method);
+		e->is_nm = NM_NATIVE;
+		e->ok = e->method != 0;
+		return;
+	}
 	read_nmethod(jf, jp, e, h);
 }
 
@@ -536,6 +557,10 @@ static size_t scope_chain(const struct jvmproc *jp, const struct jf_entry *e, __
 	size_t n = 0;
 	__s32 bci;
 
+	if (e->is_nm == NM_NATIVE) {
+		m[0] = (struct jmethod){.method = e->method, .bci = -1};
+		return 1;
+	}
 	while (lo < hi) { /* pc descriptors are sorted by pc offset */
 		__u32 mid = lo + (hi - lo) / 2;
 

@@ -43,7 +43,8 @@ struct jvmframes_raw {
 };
 
 /* Encode (for walkers in user space and tests) and decode the two words
- * of a frame. */
+ * of a frame. Decoding skips words of kind 0 (the walker pads a stack to
+ * whole V8 frames with them). */
 void jvmframes__encode(const struct jvmframes_raw *r, __u64 words[2]);
 size_t jvmframes__decode(const __u64 *words, size_t nwords, struct jvmframes_raw *out, size_t cap);
 
@@ -69,6 +70,14 @@ const struct jvmproc *jvmframes__process(const struct jvmframes *jf, int pid);
  * Returns how many were named. */
 size_t jvmframes__resolve(struct jvmframes *jf, int pid, const struct jvmframes_raw *raw, size_t n,
 			  struct profile_frame *out);
+
+/* The Java name (java.lang.Thread.name, UTF-8) of thread @tid of JVM
+ * process @pid whose kernel name @comm is its first bytes (the kernel
+ * keeps 15), else NULL (not a JVM, not a Java thread, a name not
+ * readable or another one). Read from the process when a thread is new
+ * (its thread list at most once a second), cached; valid until
+ * jvmframes__free(). */
+const char *jvmframes__thread_name(struct jvmframes *jf, int pid, int tid, const char *comm);
 
 struct jvmframes_stats {
 	__u64 hits, misses, unknown, changed, evictions;

@@ -17,12 +17,15 @@ size_t jvmframes__decode(const __u64 *words, size_t nwords, struct jvmframes_raw
 {
 	size_t n = 0, i;
 
-	for (i = 0; i + 1 < nwords && n < cap; i += 2, n++) {
+	for (i = 0; i + 1 < nwords && n < cap; i += 2) {
+		if (!(__u8)(words[i + 1] >> 32))
+			continue; /* kind 0: padding, no frame */
 		out[n].addr = words[i] & ((1ull << 48) - 1);
 		out[n].fingerprint = (__u16)(words[i] >> 48);
 		out[n].pos = (__u32)words[i + 1];
 		out[n].kind = (__u8)(words[i + 1] >> 32);
 		out[n].flags = (__u8)(words[i + 1] >> 40);
+		n++;
 	}
 	return n;
 }

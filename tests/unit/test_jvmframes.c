@@ -2,7 +2,8 @@
  * line tables and scopes, the merge with native frames, and names, files
  * and lines of a live JVM's thread walked from user space as the BPF
  * walker will (jvmfixture.h), interpreted (-Xint) and C2-compiled with
- * inlining, against the workload's known methods and lines. */
+ * inlining, against the workload's known methods and lines; Java thread
+ * names by kernel thread id. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,14 @@ TEST(words)
 	/* an odd word count: the half frame is dropped; the cap holds */
 	CHECK_EQ_U64(jvmframes__decode(w, 3, out, 2), 1);
 	CHECK_EQ_U64(jvmframes__decode(w, 4, out, 1), 1);
+	/* zero words (kind 0) pad a stack: no frame */
+	{
+		__u64 p[6] = {0};
+
+		jvmframes__encode(&in, p + 2);
+		CHECK_EQ_U64(jvmframes__decode(p, 6, out, 3), 1);
+		CHECK_EQ_U64(out[0].addr, in.addr);
+	}
 }
 
 TEST(line_table)
@@ -514,6 +523,56 @@ TEST(live_temurin25_anchor)
 	live_anchor(&jvmfx_jdks[1]);
 }
 
+/* Java thread names of a live JVM: the worker's, the long UTF-16 one
+ * whose kernel name is its first 15 bytes; none where the kernel's name
+ * is another, or the process no JVM. */
+static void live_thread_names(const struct jvmfx_jdk *jdk)
+{
+	static const char *const opts[] = {NULL};
+	char cut[16];
+	const char *worker = NULL, *longer = NULL, *other = NULL, *none = NULL;
+	struct jvmfx_child c;
+	struct jvmframes *jf;
+	struct jvmproc jp;
+	int err, tid = 0;
+
+	err = jvmfx__start(jdk, opts, &c);
+	if (err == -ENOENT) {
+		jvmfx__stop(&c);
+		SKIP("%s or javac not installed", jdk->java);
+	}
+	CHECK_EQ_U64(err, 0);
+	memcpy(cut, JVMFX_LONG_NAME_UTF8, sizeof(cut) - 1); /* the kernel's 15 bytes */
+	cut[sizeof(cut) - 1] = 0;
+	err = jvmproc__locate(NULL, c.pid, NULL, &jp);
+	jf = jvmframes__new(NULL);
+	if (!err && jf && !jvmframes__set_process(jf, c.pid, &jp)) {
+		tid = jvmfx__tid(c.pid, cut);
+		worker = jvmframes__thread_name(jf, c.pid, c.worker, "jvmfx-worker");
+		longer = jvmframes__thread_name(jf, c.pid, tid, cut);
+		other = jvmframes__thread_name(jf, c.pid, c.worker, "renamed");
+		none = jvmframes__thread_name(jf, c.pid + 0x10000000, c.worker, "jvmfx-worker");
+	}
+	jvmfx__stop(&c);
+	CHECK_EQ_U64(err, 0);
+	CHECK(tid != 0);
+	CHECK_STR(worker ? worker : "(none)", "jvmfx-worker");
+	CHECK_STR(longer ? longer : "(none)", JVMFX_LONG_NAME_UTF8);
+	CHECK(other == NULL);
+	CHECK(none == NULL);
+	jvmframes__free(jf);
+}
+
+TEST(live_jdk17_thread_names)
+{
+	live_thread_names(&jvmfx_jdks[0]);
+}
+
+TEST(live_temurin25_thread_names)
+{
+	live_thread_names(&jvmfx_jdks[1]);
+}
+
 TEST(live_jdk17_interpreted)
 {
 	live_interpreted(&jvmfx_jdks[0]);
@@ -544,6 +603,8 @@ int main(void)
 	RUN(merge);
 	RUN(lifecycle);
 	RUN(otlp_conformance);
+	RUN(live_jdk17_thread_names);
+	RUN(live_temurin25_thread_names);
 	RUN(live_jdk17_interpreted);
 	RUN(live_jdk17_compiled);
 	RUN(live_temurin25_interpreted);

@@ -1,11 +1,15 @@
 /* test_jvmproc.c - HotSpot found from outside: descriptions applied to a
  * layout by hand (JDK 17 and JDK 25 shapes), the code heap's segment map
- * walk, and each installed JDK located in a live child (code cache,
- * interpreter, Java threads against the kernel's). */
+ * walk, the BPF walker's entry made from a layout (and what it refuses),
+ * and each installed JDK located in a live child (code cache, interpreter,
+ * Java threads against the kernel's). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/types.h>
 
+#include "jvm.h"
+#include "collect/sampler_jvm.h"
 #include "proc/jvmproc.h"
 #include "test.h"
 #include "jvmfixture.h"
@@ -90,6 +94,68 @@ TEST(layout_jdk17)
 	/* x86-64: Method* 3 words, bcp 8 words below the saved rbp */
 	CHECK_EQ_U64((__u64)(__s64)l.interp_method, (__u64)-24);
 	CHECK_EQ_U64((__u64)(__s64)l.interp_bcp, (__u64)-64);
+}
+
+/* A JVM in JDK 17's shape with one code heap, as the walker's entry. */
+static void jvm17(struct jvmproc *jp)
+{
+	memset(jp, 0, sizeof(*jp));
+	jvmproc__layout_init(&jp->layout);
+	feed17(&jp->layout);
+	CHECK_EQ_U64(jvmproc__layout_finish(&jp->layout, 17, NULL), 0);
+	jp->major = 17;
+	jp->code_lo = 0x7f0000000000ull;
+	jp->code_hi = 0x7f0010000000ull;
+	jp->nheaps = 1;
+	jp->heaps[0] = (struct jvmproc_heap){
+		.lo = jp->code_lo, .hi = jp->code_hi, .segmap = 0x7f1000000000ull, .log2_seg = 7};
+	jp->interp_lo = jp->code_lo + 0x1000;
+	jp->interp_hi = jp->code_lo + 0x40000;
+	jp->call_stub_ret = jp->code_lo + 0x50000;
+}
+
+TEST(walker_entry)
+{
+	struct jvmproc jp;
+	struct jvm_proc e;
+
+	jvm17(&jp);
+	CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), 0);
+	CHECK_EQ_U64(e.code_lo, jp.code_lo);
+	CHECK_EQ_U64(e.call_stub_ret, jp.call_stub_ret);
+	CHECK_EQ_U64(e.nheaps, 1);
+	CHECK_EQ_U64(e.heaps[0].segmap, jp.heaps[0].segmap);
+	CHECK_EQ_U64(e.heaps[0].log2_seg, 7);
+	CHECK_EQ_U64((__u64)(__s64)e.interp_method, (__u64)-24);
+	CHECK_EQ_U64((__u64)(__s64)e.interp_bcp, (__u64)-64);
+	CHECK_EQ_U64(e.heapblock_size, 16);
+	CHECK_EQ_U64(e.nm_compile_id, 304);
+	/* the head read ends after the last field the walker reads: the code
+	 * begin pointer at 32 */
+	CHECK_EQ_U64(e.blob_read, 40);
+	CHECK_EQ_U64(e.flags, 0);
+	/* what does not fit the walker is refused, not walked wrongly */
+	jvm17(&jp);
+	jp.layout.interp_bcp = -136; /* below the slots it reads */
+	CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), (__u64)-EINVAL);
+	jvm17(&jp);
+	jp.layout.interp_method = -20; /* not a word */
+	CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), (__u64)-EINVAL);
+	jvm17(&jp);
+	jp.layout.blob_code_begin = 124; /* past the head read */
+	CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), (__u64)-EINVAL);
+	jvm17(&jp);
+	jp.layout.nm_compile_id = JVMPROC_NONE;
+	CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), (__u64)-EINVAL);
+	jvm17(&jp);
+	jp.heaps[0].log2_seg = 40;
+	CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), (__u64)-EINVAL);
+	jvm17(&jp);
+	jp.nheaps = JVMPROC_MAX_HEAPS + 1;
+	CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), (__u64)-EINVAL);
+	jvm17(&jp);
+	jp.call_stub_ret = 0;
+	CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), (__u64)-EINVAL);
 }
 
 TEST(layout_jdk25_shape)
@@ -237,6 +303,13 @@ static void check_live(const struct jvmfx_jdk *jdk)
 	CHECK_EQ_U64(mains, 1);
 	CHECK_EQ_U64(worker_named, 1);
 	CHECK_EQ_U64(longs, 1);
+	/* the live layout fits the BPF walker */
+	{
+		struct jvm_proc e;
+
+		CHECK_EQ_U64(sampler__jvm_proc(&jp, &e), 0);
+		CHECK(e.blob_read >= 8 && e.blob_read < PROFCAP_JVM_BLOB_READ);
+	}
 	/* a process without libjvm is none */
 	CHECK_EQ_U64(jvmproc__locate(NULL, getpid(), NULL, &jp), (__u64)-ENOENT);
 }
@@ -256,6 +329,7 @@ int main(void)
 	/* a JVM that never says ready must not hang the suite */
 	alarm(600);
 	RUN(layout_jdk17);
+	RUN(walker_entry);
 	RUN(layout_jdk25_shape);
 	RUN(layout_missing);
 	RUN(segmap_walk);

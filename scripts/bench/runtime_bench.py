@@ -213,8 +213,7 @@ PYENV = "/root/.pyenv/versions"
 
 # name: argv, (suffix, source), perf-map flag (None: perf sees the
 # interpreter's own frames only), the environment that turns profcap's walker
-# for the runtime off (None: no such switch yet; set it when the walker gets
-# one), default work (about 2.5 s of CPU on the 2-CPU test VM)
+# for the runtime off, default work (about 2.5 s of CPU on the 2-CPU test VM)
 RUNTIMES = {
     "node": dict(argv=["/usr/bin/node", "{src}", "{work}"], src=(".js", NODE_WORK),
                  perf_flag=["--perf-basic-prof"], off_env={"PROFCAP_V8": "0"}, work=450),
@@ -226,13 +225,13 @@ RUNTIMES = {
     # Single-file source launch; process CPU time in 10 ms ticks here.
     "java": dict(argv=["/usr/bin/java", "{src}", "{work}"], src=(".java", JAVA_WORK),
                  perf_flag=["-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
-                            "-XX:+PreserveFramePointer"], off_env=None, work=1500),
+                            "-XX:+PreserveFramePointer"], off_env={"PROFCAP_JVM": "0"}, work=1500),
     "ruby": dict(argv=["/usr/bin/ruby", "{src}", "{work}"], src=(".rb", RUBY_WORK),
-                 perf_flag=None, off_env=None, work=7000),
+                 perf_flag=None, off_env={"PROFCAP_RUBY": "0"}, work=7000),
     "perl": dict(argv=["/usr/bin/perl", "{src}", "{work}"], src=(".pl", PERL_WORK),
-                 perf_flag=None, off_env=None, work=1400),
+                 perf_flag=None, off_env={"PROFCAP_PERL": "0"}, work=1400),
     "php": dict(argv=["/usr/bin/php", "{src}", "{work}"], src=(".php", PHP_WORK),
-                perf_flag=None, off_env=None, work=11000),
+                perf_flag=None, off_env={"PROFCAP_PHP": "0"}, work=11000),
 }
 
 

@@ -88,9 +88,21 @@ def tally(samples, keep, hit):
     return total, hits
 
 
-def share_problems(by, truth, tol, label):
+def judged(samples, keep, least, label, whose=""):
+    """(samples, total, problems): the samples @keep accepts, their
+    values' sum, and the message saying they are too few to judge when the
+    sum is under @least (@whose: whose samples they are), else []."""
+    mine = [x for x in samples if keep(x)]
+    total = sum(x[3] for x in mine)
+    if total < least:
+        return mine, total, ["%s: %d samples%s, too few to judge" % (label, total, whose)]
+    return mine, total, []
+
+
+def share_problems(by, truth, tol, label, total=None, what=""):
     """The shares of @by's values off @truth's by more than @tol, as
-    messages; [] if none."""
+    messages, and with @total, @by's sum under 90 % of it (@what: what
+    @by's keys are); [] if none."""
     bad = []
     n = sum(by.values())
     for k, want in truth.items():
@@ -98,6 +110,8 @@ def share_problems(by, truth, tol, label):
         if abs(got - want) > tol:
             bad.append("%s: %s has %.1f %% of the CPU, the truth is %.0f %%" %
                        (label, k, 100 * got, 100 * want))
+    if total is not None and n < 0.9 * total:
+        bad.append("%s: %d of %d samples in the three %s" % (label, n, total, what))
     return bad
 
 
@@ -142,6 +156,14 @@ class RuntimeTest(unittest.TestCase):
     def conformant(self, out):
         ok, why = check_conformance(out)
         self.assertTrue(ok, why[-3000:])
+
+    def assert_mostly(self, samples, keep, hit, least, share, none, what):
+        """More than @least of the values @keep accepts, and at least
+        @share of them in samples whose frames @hit accepts; @none: the
+        message when too few, @what: what the hits are."""
+        total, hits = tally(samples, keep, hit)
+        self.assertGreater(total, least, none)
+        self.assertGreaterEqual(hits, share * total, "%d of %d %s" % (hits, total, what))
 
     def captured(self, start, name, args, env=None):
         """Start a workload (@start()), capture it (-p PID @args) into

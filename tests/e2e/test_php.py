@@ -77,12 +77,11 @@ def php_frames(frames):
 def split_problems(samples, pid, label):
     """What is wrong with split.php's samples of process @pid, [] if
     nothing."""
-    mine = [x for x in samples if x[0] == pid and x[2] == "samples"]
-    total = sum(x[3] for x in mine)
-    if total < MIN_SAMPLES:
-        return ["%s: %d samples, too few to judge" % (label, total)]
+    mine, total, bad = runtime_util.judged(
+        samples, lambda x: x[0] == pid and x[2] == "samples", MIN_SAMPLES, label)
+    if bad:
+        return bad
     ranges, calls = source_lines(SPLIT)
-    bad = []
     complete = sum(x[3] for x in mine if php_frames(x[4]) and php_frames(x[4])[-1][0] == "{main}")
     if complete < 0.95 * total:
         bad.append("%s: %d of %d samples with PHP frames complete to {main}" %
@@ -109,10 +108,7 @@ def split_problems(samples, pid, label):
         callee = f[0].split("::")[-1]
         if i + 1 >= len(php) or php[i + 1][0] != "{main}" or php[i + 1][3] != calls[callee]:
             off_calls += v
-    n = sum(by.values())
-    bad += runtime_util.share_problems(by, TRUTH, SHARE_TOL, label)
-    if n < 0.9 * total:
-        bad.append("%s: %d of %d samples in the three functions" % (label, n, total))
+    bad += runtime_util.share_problems(by, TRUTH, SHARE_TOL, label, total, "functions")
     if files != {SPLIT}:
         bad.append("%s: the functions' files are %r, not %s" % (label, files, SPLIT))
     if off_lines > 0.01 * inner_n:
@@ -148,11 +144,10 @@ class PhpTest(runtime_util.RuntimeTest):
         from the notice of its first sample on."""
         out = os.path.join(self.dir, "sys.pb")
         p = self.system_wide(out, lambda: Php(SPLIT, 3))
-        total, named = runtime_util.tally(
+        self.assert_mostly(
             samples_of(out), lambda x: x[0] == p.pid and x[2] == "samples",
-            lambda frames: [f for f in php_frames(frames) if f[0] in TRUTH])
-        self.assertGreater(total, 100, "the php was not sampled")
-        self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+            lambda frames: [f for f in php_frames(frames) if f[0] in TRUTH],
+            100, 0.8, "the php was not sampled", "samples named")
         self.conformant(out)
 
     def test_off_cpu_php_frames(self):
@@ -164,11 +159,10 @@ class PhpTest(runtime_util.RuntimeTest):
             text = f.read().split("\n")
         want = [("usleep", 0), ("nap", text.index("    usleep(20000);") + 1),
                 ("{main}", text.index("    nap();") + 1)]
-        total, napped = runtime_util.tally(
+        self.assert_mostly(
             samples_of(out), lambda x: x[0] == p.pid and x[2] == "off_cpu",
-            lambda frames: [(f[0], f[3]) for f in php_frames(frames)] == want)
-        self.assertGreater(total, 0, "no waits of the main thread")
-        self.assertGreaterEqual(napped, 0.9 * total, "%d of %d ns in nap()" % (napped, total))
+            lambda frames: [(f[0], f[3]) for f in php_frames(frames)] == want,
+            0, 0.9, "no waits of the main thread", "ns in nap()")
         self.conformant(out)
 
 

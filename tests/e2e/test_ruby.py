@@ -64,11 +64,11 @@ def Ruby(script, secs):
 def split_problems(samples, pid, label):
     """What is wrong with split.rb's samples of process @pid, [] if
     nothing."""
-    mine = [x for x in samples if x[0] == pid and x[1] == pid and x[2] == "samples"]
-    total = sum(x[3] for x in mine)
-    if total < MIN_SAMPLES:
-        return ["%s: %d samples of the main thread, too few to judge" % (label, total)]
-    bad = []
+    mine, total, bad = runtime_util.judged(
+        samples, lambda x: x[0] == pid and x[1] == pid and x[2] == "samples",
+        MIN_SAMPLES, label, " of the main thread")
+    if bad:
+        return bad
     spans = method_lines(SPLIT)
     complete = 0
     for _, _, _, v, frames in mine:
@@ -89,10 +89,7 @@ def split_problems(samples, pid, label):
         first, last = spans[inner[0]]
         if inner[4] != first or not first < inner[3] < last:
             wrong_lines.append((inner[0], inner[3], inner[4]))
-    n = sum(by.values())
-    bad += runtime_util.share_problems(by, TRUTH, SHARE_TOL, label)
-    if n < 0.9 * total:
-        bad.append("%s: %d of %d samples in the three methods" % (label, n, total))
+    bad += runtime_util.share_problems(by, TRUTH, SHARE_TOL, label, total, "methods")
     if files != {SPLIT}:
         bad.append("%s: the methods' files are %r, not %s" % (label, files, SPLIT))
     # a C method named, under the Ruby method that called it
@@ -123,11 +120,10 @@ class RubyTest(runtime_util.RuntimeTest):
         from the notice of its first sample on."""
         out = os.path.join(self.dir, "sys.pb")
         p = self.system_wide(out, lambda: Ruby(SPLIT, 3))
-        total, named = runtime_util.tally(
+        self.assert_mostly(
             samples_of(out), lambda x: x[0] == p.pid and x[1] == p.pid and x[2] == "samples",
-            lambda frames: [f for f in frames if f[1] == "ruby" and f[0] in TRUTH])
-        self.assertGreater(total, 100, "the ruby was not sampled")
-        self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+            lambda frames: [f for f in frames if f[1] == "ruby" and f[0] in TRUTH],
+            100, 0.8, "the ruby was not sampled", "samples named")
         self.conformant(out)
 
     def test_threads(self):
@@ -156,11 +152,10 @@ class RubyTest(runtime_util.RuntimeTest):
         """The main thread's waits carry the method that slept (nap)."""
         p, out = self.captured(lambda: Ruby(WAITS, 20), "off.pb",
                                ["--off-cpu", "--seconds", "2"])
-        total, napped = runtime_util.tally(
+        self.assert_mostly(
             samples_of(out), lambda x: x[0] == p.pid and x[1] == p.pid and x[2] == "off_cpu",
-            lambda frames: "nap" in [f[0] for f in frames if f[1] == "ruby"])
-        self.assertGreater(total, 0, "no waits of the main thread")
-        self.assertGreaterEqual(napped, 0.9 * total, "%d of %d ns in nap" % (napped, total))
+            lambda frames: "nap" in [f[0] for f in frames if f[1] == "ruby"],
+            0, 0.9, "no waits of the main thread", "ns in nap")
         self.conformant(out)
 
 

@@ -27,11 +27,11 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 import unittest
 
-from capture_util import PROFCAP, _pb2, can_sample, check_conformance
+import runtime_util
+from capture_util import PROFCAP, can_sample
 
 OK, WHY = can_sample()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,41 +47,7 @@ MIN_SAMPLES = 300
 def samples_of(path):
     """[(pid, tid, sample type, value, frames leaf first as (function,
     frame type, file, line))] of a capture."""
-    pb = _pb2()
-    data = pb.ProfilesData()
-    with open(path, "rb") as f:
-        data.ParseFromString(f.read())
-    d = data.dictionary
-    s = d.string_table
-    out = []
-    for rp in data.resource_profiles:
-        rattrs = {kv.key: kv.value for kv in rp.resource.attributes}
-        pid = rattrs["process.pid"].int_value if "process.pid" in rattrs else 0
-        for sp in rp.scope_profiles:
-            for prof in sp.profiles:
-                stype = s[prof.sample_type.type_strindex]
-                for smp in prof.samples:
-                    tid = 0
-                    for i in smp.attribute_indices:
-                        a = d.attribute_table[i]
-                        if s[a.key_strindex] == "thread.id":
-                            tid = a.value.int_value
-                    frames = []
-                    for li in d.stack_table[smp.stack_index].location_indices:
-                        loc = d.location_table[li]
-                        fn, path, line = "?", "", 0
-                        if loc.lines:
-                            f = d.function_table[loc.lines[-1].function_index]
-                            fn, path = s[f.name_strindex], s[f.filename_strindex]
-                            line = loc.lines[-1].line
-                        ftype = ""
-                        for ai in loc.attribute_indices:
-                            a = d.attribute_table[ai]
-                            if s[a.key_strindex] == "profile.frame.type":
-                                ftype = a.value.string_value
-                        frames.append((fn, ftype, path, line))
-                    out.append((pid, tid, stype, sum(smp.values), frames))
-    return out
+    return runtime_util.samples_of(path, ("function", "type", "file", "line"))
 
 
 def sub_lines():
@@ -106,43 +72,25 @@ def sub_lines():
     return spans, calls
 
 
-class Perl:
-    """A workload started for a test; "ready" read, killed on exit. @argv
-    replaces the command line (it must print "ready" first)."""
-
-    def __init__(self, script, secs, argv=None):
-        self.p = subprocess.Popen(argv or [PERL, script, str(secs)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if not line.startswith("ready"):
-            self.stop()
-            raise RuntimeError("perl %s did not start: %r" % (script, line))
-        self.pid = self.p.pid
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
-
-
-def capture(out, args, timeout=90, env=None):
-    return subprocess.run([PROFCAP, "capture", "-o", out] + args, capture_output=True,
-                          text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+def Perl(script, secs, argv=None):
+    """A workload started for a test; "ready" read, killed on stop().
+    @argv replaces the command line (it must print "ready" first)."""
+    return runtime_util.Runtime(argv or [PERL, script, str(secs)], "perl %s" % script)
 
 
 def perl_frames(frames):
-    return [f for f in frames if f[1] == "perl"]
+    return runtime_util.of_type(frames, "perl")
 
 
 def split_problems(samples, pid, label):
     """What is wrong with split.pl's samples of process @pid, [] if
     nothing."""
-    mine = [x for x in samples if x[0] == pid and x[1] == pid and x[2] == "samples"]
-    total = sum(x[3] for x in mine)
-    if total < MIN_SAMPLES:
-        return ["%s: %d samples of the main thread, too few to judge" % (label, total)]
+    mine, total, bad = runtime_util.judged(
+        samples, lambda x: x[0] == pid and x[1] == pid and x[2] == "samples",
+        MIN_SAMPLES, label, " of the main thread")
+    if bad:
+        return bad
     spans, calls = sub_lines()
-    bad = []
     complete = 0
     for x in mine:
         pf = perl_frames(x[4])
@@ -169,14 +117,7 @@ def split_problems(samples, pid, label):
         if len(pf) > 1 and pf[1][0] == "main::run" and pf[1][3] != calls[sub]:
             badlines.append("main::run calls %s at line %d, not %d" % (sub, pf[1][3],
                                                                        calls[sub]))
-    n = sum(by.values())
-    for k, want in TRUTH.items():
-        got = by[k] / float(n) if n else 0.0
-        if abs(got - want) > SHARE_TOL:
-            bad.append("%s: %s has %.1f %% of the CPU, the truth is %.0f %%" %
-                       (label, k, 100 * got, 100 * want))
-    if n < 0.9 * total:
-        bad.append("%s: %d of %d samples in the three subs" % (label, n, total))
+    bad += runtime_util.share_problems(by, TRUTH, SHARE_TOL, label, total, "subs")
     if files != {SPLIT}:
         bad.append("%s: the frames' files are %r, not %s" % (label, files, SPLIT))
     if badlines:
@@ -187,35 +128,13 @@ def split_problems(samples, pid, label):
 
 @unittest.skipUnless(OK, WHY)
 @unittest.skipUnless(os.path.exists(PERL), "needs /usr/bin/perl (apt-get install perl)")
-class PerlTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def conformant(self, out):
-        ok, why = check_conformance(out)
-        self.assertTrue(ok, why[-3000:])
-
+class PerlTest(runtime_util.RuntimeTest):
     def test_split_without_flags(self):
         """Started before profcap (-p), no flags: shares, files, lines,
         complete stacks."""
-        for secs in (3, 8):
-            p = Perl(SPLIT, 30)
-            try:
-                out = os.path.join(self.dir, "split%s.pb" % secs)
-                r = capture(out, ["-p", str(p.pid), "--seconds", str(secs), "-F", "499"])
-                self.assertEqual(r.returncode, 0, r.stderr)
-            finally:
-                p.stop()
-            bad = split_problems(samples_of(out), p.pid, "no flags")
-            if not bad or "too few" not in bad[0]:
-                break
-        self.maxDiff = None
-        self.assertEqual(bad, [])
-        self.conformant(out)
+        self.split_run(lambda: Perl(SPLIT, 30),
+                       lambda out, pid: split_problems(samples_of(out), pid, "no flags"),
+                       "split%s.pb")
 
     def test_other_mount_namespace(self):
         """A perl whose file exists only in its own mount namespace: the
@@ -224,33 +143,17 @@ class PerlTest(unittest.TestCase):
             self.skipTest("needs unshare")
         script = ("mount -t tmpfs profcap-pl /mnt && cp %s /mnt/perl-ns && "
                   "exec /mnt/perl-ns %s 30" % (PERL, SPLIT))
-        for secs in (3, 8):  # longer when the shared machine gave too few samples
-            p = Perl(SPLIT, 0, argv=["unshare", "-m", "--propagation", "private", "/bin/sh",
-                                     "-c", script])
-            try:
-                self.assertFalse(os.path.exists("/mnt/perl-ns"))
-                out = os.path.join(self.dir, "ns%d.pb" % secs)
-                r = capture(out, ["-p", str(p.pid), "--seconds", str(secs), "-F", "499"])
-                self.assertEqual(r.returncode, 0, r.stderr)
-            finally:
-                p.stop()
-            bad = split_problems(samples_of(out), p.pid, "mount namespace")
-            if not bad or "too few" not in bad[0]:
-                break
-        self.maxDiff = None
-        self.assertEqual(bad, [])
-        self.conformant(out)
+        self.split_run(lambda: Perl(SPLIT, 0, argv=["unshare", "-m", "--propagation", "private",
+                                                    "/bin/sh", "-c", script]),
+                       lambda out, pid: split_problems(samples_of(out), pid, "mount namespace"),
+                       "ns%d.pb",
+                       started=lambda: self.assertFalse(os.path.exists("/mnt/perl-ns")))
 
     def test_threads_own_frames(self):
         """Each thread's own interpreter: the main thread in
         main::mainwork, the worker (an ithread) in Worker::threadwork."""
-        p = Perl(os.path.join(PLDIR, "threads.pl"), 30)
-        try:
-            out = os.path.join(self.dir, "threads.pb")
-            r = capture(out, ["-p", str(p.pid), "--seconds", "3", "-F", "499"])
-            self.assertEqual(r.returncode, 0, r.stderr)
-        finally:
-            p.stop()
+        p, out = self.captured(lambda: Perl(os.path.join(PLDIR, "threads.pl"), 30), "threads.pb",
+                               ["--seconds", "3", "-F", "499"])
         want = {True: "main::mainwork", False: "Worker::threadwork"}
         total, good = {True: 0, False: 0}, {True: 0, False: 0}
         for pid, tid, stype, v, frames in samples_of(out):
@@ -270,14 +173,8 @@ class PerlTest(unittest.TestCase):
 
     def test_walker_off(self):
         """PROFCAP_PERL=0: native frames only, the runops loop kept."""
-        p = Perl(SPLIT, 30)
-        try:
-            out = os.path.join(self.dir, "off.pb")
-            r = capture(out, ["-p", str(p.pid), "--seconds", "3", "-F", "499"],
-                        env={"PROFCAP_PERL": "0"})
-            self.assertEqual(r.returncode, 0, r.stderr)
-        finally:
-            p.stop()
+        p, out = self.captured(lambda: Perl(SPLIT, 30), "off.pb", ["--seconds", "3", "-F", "499"],
+                               env={"PROFCAP_PERL": "0"})
         mine = [x for x in samples_of(out) if x[0] == p.pid and x[2] == "samples"]
         self.assertGreater(sum(x[3] for x in mine), 30)
         self.assertEqual([x for x in mine if perl_frames(x[4])], [])
@@ -289,27 +186,11 @@ class PerlTest(unittest.TestCase):
         """A perl started while a system-wide capture runs: its Perl frames
         from the notice of its first sample on."""
         out = os.path.join(self.dir, "sys.pb")
-        cap = subprocess.Popen([PROFCAP, "capture", "--seconds", "7", "-F", "499", "-o", out],
-                               stderr=subprocess.PIPE, text=True)
-        try:
-            time.sleep(2)
-            p = Perl(SPLIT, 3)
-            p.p.wait(timeout=60)
-            _, err = cap.communicate(timeout=90)
-            self.assertEqual(cap.returncode, 0, err)
-        finally:
-            if cap.poll() is None:
-                cap.kill()
-                cap.wait()
-        total = named = 0
-        for pid, tid, stype, v, frames in samples_of(out):
-            if pid != p.pid or tid != p.pid or stype != "samples":
-                continue
-            total += v
-            if [f for f in perl_frames(frames) if f[0] in TRUTH]:
-                named += v
-        self.assertGreater(total, 100, "the perl was not sampled")
-        self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+        p = self.system_wide(out, lambda: Perl(SPLIT, 3))
+        self.assert_mostly(
+            samples_of(out), lambda x: x[0] == p.pid and x[1] == p.pid and x[2] == "samples",
+            lambda frames: [f for f in perl_frames(frames) if f[0] in TRUTH],
+            100, 0.8, "the perl was not sampled", "samples named")
         self.conformant(out)
 
     @unittest.skipUnless(os.path.exists("/usr/bin/node"), "needs /usr/bin/node")
@@ -355,22 +236,12 @@ class PerlTest(unittest.TestCase):
 
     def test_off_cpu_perl_frames(self):
         """The main thread's waits carry the sub that slept (main::nap)."""
-        p = Perl(os.path.join(PLDIR, "waits.pl"), 20)
-        try:
-            out = os.path.join(self.dir, "off.pb")
-            r = capture(out, ["--off-cpu", "-p", str(p.pid), "--seconds", "2"])
-            self.assertEqual(r.returncode, 0, r.stderr)
-        finally:
-            p.stop()
-        total = napped = 0
-        for pid, tid, stype, v, frames in samples_of(out):
-            if pid != p.pid or tid != p.pid or stype != "off_cpu":
-                continue
-            total += v
-            if "main::nap" in [f[0] for f in perl_frames(frames)]:
-                napped += v
-        self.assertGreater(total, 0, "no waits of the main thread")
-        self.assertGreaterEqual(napped, 0.9 * total, "%d of %d ns in nap()" % (napped, total))
+        p, out = self.captured(lambda: Perl(os.path.join(PLDIR, "waits.pl"), 20), "off.pb",
+                               ["--off-cpu", "--seconds", "2"])
+        self.assert_mostly(
+            samples_of(out), lambda x: x[0] == p.pid and x[1] == p.pid and x[2] == "off_cpu",
+            lambda frames: "main::nap" in [f[0] for f in perl_frames(frames)],
+            0, 0.9, "no waits of the main thread", "ns in nap()")
         self.conformant(out)
 
 

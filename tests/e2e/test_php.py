@@ -19,12 +19,10 @@ Skipped (counted) when php8.2 is not installed (.ci/run installs
 php8.2-cli)."""
 import os
 import re
-import subprocess
-import tempfile
-import time
 import unittest
 
-from capture_util import PROFCAP, _pb2, can_sample, check_conformance
+import runtime_util
+from capture_util import can_sample
 
 OK, WHY = can_sample()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,42 +38,7 @@ MIN_SAMPLES = 300
 def samples_of(path):
     """[(pid, tid, sample type, value, frames leaf first as (function,
     frame type, file, line, start line))] of a capture."""
-    pb = _pb2()
-    data = pb.ProfilesData()
-    with open(path, "rb") as f:
-        data.ParseFromString(f.read())
-    d = data.dictionary
-    s = d.string_table
-    out = []
-    for rp in data.resource_profiles:
-        rattrs = {kv.key: kv.value for kv in rp.resource.attributes}
-        pid = rattrs["process.pid"].int_value if "process.pid" in rattrs else 0
-        for sp in rp.scope_profiles:
-            for prof in sp.profiles:
-                stype = s[prof.sample_type.type_strindex]
-                for smp in prof.samples:
-                    tid = 0
-                    for i in smp.attribute_indices:
-                        a = d.attribute_table[i]
-                        if s[a.key_strindex] == "thread.id":
-                            tid = a.value.int_value
-                    frames = []
-                    for li in d.stack_table[smp.stack_index].location_indices:
-                        loc = d.location_table[li]
-                        fn, path, line, start = "?", "", 0, 0
-                        if loc.lines:
-                            ln = loc.lines[-1]
-                            f = d.function_table[ln.function_index]
-                            fn, path = s[f.name_strindex], s[f.filename_strindex]
-                            line, start = ln.line, f.start_line
-                        ftype = ""
-                        for ai in loc.attribute_indices:
-                            a = d.attribute_table[ai]
-                            if s[a.key_strindex] == "profile.frame.type":
-                                ftype = a.value.string_value
-                        frames.append((fn, ftype, path, line, start))
-                    out.append((pid, tid, stype, sum(smp.values), frames))
-    return out
+    return runtime_util.samples_of(path, ("function", "type", "file", "line", "start"))
 
 
 def source_lines(path):
@@ -102,42 +65,23 @@ def source_lines(path):
     return ranges, calls
 
 
-class Php:
-    """A workload started for a test; "ready" read, killed on exit."""
-
-    def __init__(self, script, secs, path=PHP):
-        self.p = subprocess.Popen([path, script, str(secs)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if not line.startswith("ready"):
-            self.stop()
-            raise RuntimeError("php %s did not start: %r" % (script, line))
-        self.pid = self.p.pid
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
-
-
-def capture(out, args, timeout=90):
-    return subprocess.run([PROFCAP, "capture", "-o", out] + args, capture_output=True,
-                          text=True, timeout=timeout)
+def Php(script, secs):
+    """A workload started for a test; "ready" read, killed on stop()."""
+    return runtime_util.Runtime([PHP, script, str(secs)], "php %s" % script)
 
 
 def php_frames(frames):
-    return [f for f in frames if f[1] == "php"]
+    return runtime_util.of_type(frames, "php")
 
 
 def split_problems(samples, pid, label):
     """What is wrong with split.php's samples of process @pid, [] if
     nothing."""
-    mine = [x for x in samples if x[0] == pid and x[2] == "samples"]
-    total = sum(x[3] for x in mine)
-    if total < MIN_SAMPLES:
-        return ["%s: %d samples, too few to judge" % (label, total)]
+    mine, total, bad = runtime_util.judged(
+        samples, lambda x: x[0] == pid and x[2] == "samples", MIN_SAMPLES, label)
+    if bad:
+        return bad
     ranges, calls = source_lines(SPLIT)
-    bad = []
     complete = sum(x[3] for x in mine if php_frames(x[4]) and php_frames(x[4])[-1][0] == "{main}")
     if complete < 0.95 * total:
         bad.append("%s: %d of %d samples with PHP frames complete to {main}" %
@@ -164,14 +108,7 @@ def split_problems(samples, pid, label):
         callee = f[0].split("::")[-1]
         if i + 1 >= len(php) or php[i + 1][0] != "{main}" or php[i + 1][3] != calls[callee]:
             off_calls += v
-    n = sum(by.values())
-    for k, want in TRUTH.items():
-        got = by[k] / float(n) if n else 0.0
-        if abs(got - want) > SHARE_TOL:
-            bad.append("%s: %s has %.1f %% of the CPU, the truth is %.0f %%" %
-                       (label, k, 100 * got, 100 * want))
-    if n < 0.9 * total:
-        bad.append("%s: %d of %d samples in the three functions" % (label, n, total))
+    bad += runtime_util.share_problems(by, TRUTH, SHARE_TOL, label, total, "functions")
     if files != {SPLIT}:
         bad.append("%s: the functions' files are %r, not %s" % (label, files, SPLIT))
     if off_lines > 0.01 * inner_n:
@@ -185,48 +122,18 @@ def split_problems(samples, pid, label):
 
 @unittest.skipUnless(OK, WHY)
 @unittest.skipUnless(os.path.exists(PHP), "needs /usr/bin/php8.2 (php8.2-cli)")
-class PhpTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def conformant(self, out):
-        ok, why = check_conformance(out)
-        self.assertTrue(ok, why[-3000:])
-
+class PhpTest(runtime_util.RuntimeTest):
     def test_split_without_flags(self):
         """Started before profcap (-p), no flags: shares, files, lines,
         complete stacks."""
-        for secs in (3, 8):
-            p = Php(SPLIT, 30)
-            try:
-                out = os.path.join(self.dir, "split%s.pb" % secs)
-                r = capture(out, ["-p", str(p.pid), "--seconds", str(secs), "-F", "499"])
-                self.assertEqual(r.returncode, 0, r.stderr)
-            finally:
-                p.stop()
-            bad = split_problems(samples_of(out), p.pid, "no flags")
-            if not bad or "too few" not in bad[0]:
-                break
-        self.maxDiff = None
-        self.assertEqual(bad, [])
-        self.conformant(out)
+        self.split_run(lambda: Php(SPLIT, 30),
+                       lambda out, pid: split_problems(samples_of(out), pid, "no flags"),
+                       "split%s.pb")
 
     def test_off_without_walker(self):
         """PROFCAP_PHP=0: no PHP frames, the executor's native frames."""
-        p = Php(SPLIT, 30)
-        try:
-            out = os.path.join(self.dir, "off.pb")
-            env = dict(os.environ, PROFCAP_PHP="0")
-            r = subprocess.run([PROFCAP, "capture", "-o", out, "-p", str(p.pid), "--seconds",
-                                "2", "-F", "199"], capture_output=True, text=True, timeout=90,
-                               env=env)
-            self.assertEqual(r.returncode, 0, r.stderr)
-        finally:
-            p.stop()
+        p, out = self.captured(lambda: Php(SPLIT, 30), "off.pb",
+                               ["--seconds", "2", "-F", "199"], env={"PROFCAP_PHP": "0"})
         smp = [x for x in samples_of(out) if x[0] == p.pid]
         self.assertTrue(smp)
         self.assertEqual([x for x in smp if php_frames(x[4])], [])
@@ -236,53 +143,26 @@ class PhpTest(unittest.TestCase):
         """A php started while a system-wide capture runs: its PHP frames
         from the notice of its first sample on."""
         out = os.path.join(self.dir, "sys.pb")
-        cap = subprocess.Popen([PROFCAP, "capture", "--seconds", "7", "-F", "499", "-o", out],
-                               stderr=subprocess.PIPE, text=True)
-        try:
-            time.sleep(2)
-            p = Php(SPLIT, 3)
-            p.p.wait(timeout=60)
-            _, err = cap.communicate(timeout=90)
-            self.assertEqual(cap.returncode, 0, err)
-        finally:
-            if cap.poll() is None:
-                cap.kill()
-                cap.wait()
-        total = named = 0
-        for pid, tid, stype, v, frames in samples_of(out):
-            if pid != p.pid or stype != "samples":
-                continue
-            total += v
-            if [f for f in php_frames(frames) if f[0] in TRUTH]:
-                named += v
-        self.assertGreater(total, 100, "the php was not sampled")
-        self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+        p = self.system_wide(out, lambda: Php(SPLIT, 3))
+        self.assert_mostly(
+            samples_of(out), lambda x: x[0] == p.pid and x[2] == "samples",
+            lambda frames: [f for f in php_frames(frames) if f[0] in TRUTH],
+            100, 0.8, "the php was not sampled", "samples named")
         self.conformant(out)
 
     def test_off_cpu_php_frames(self):
         """The waits carry the function that slept (nap), its line the
         usleep() call's, above {main}."""
-        p = Php(WAITS, 20)
-        try:
-            out = os.path.join(self.dir, "offcpu.pb")
-            r = capture(out, ["--off-cpu", "-p", str(p.pid), "--seconds", "2", "-F", "499"])
-            self.assertEqual(r.returncode, 0, r.stderr)
-        finally:
-            p.stop()
+        p, out = self.captured(lambda: Php(WAITS, 20), "offcpu.pb",
+                               ["--off-cpu", "--seconds", "2", "-F", "499"])
         with open(WAITS) as f:
             text = f.read().split("\n")
         want = [("usleep", 0), ("nap", text.index("    usleep(20000);") + 1),
                 ("{main}", text.index("    nap();") + 1)]
-        total = napped = 0
-        for pid, tid, stype, v, frames in samples_of(out):
-            if pid != p.pid or stype != "off_cpu":
-                continue
-            total += v
-            php = [(f[0], f[3]) for f in php_frames(frames)]
-            if php == want:
-                napped += v
-        self.assertGreater(total, 0, "no waits of the main thread")
-        self.assertGreaterEqual(napped, 0.9 * total, "%d of %d ns in nap()" % (napped, total))
+        self.assert_mostly(
+            samples_of(out), lambda x: x[0] == p.pid and x[2] == "off_cpu",
+            lambda frames: [(f[0], f[3]) for f in php_frames(frames)] == want,
+            0, 0.9, "no waits of the main thread", "ns in nap()")
         self.conformant(out)
 
 

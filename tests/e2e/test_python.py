@@ -28,11 +28,11 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import unittest
 
-from capture_util import PROFCAP, _pb2, can_sample, check_conformance
+import runtime_util
+from capture_util import PROFCAP, _pb2, can_sample
 
 OK, WHY = can_sample()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -136,45 +136,11 @@ def hot_lines(path):
 def frames_of(path):
     """The samples of a capture: [(pid, tid, sample type, value, frames leaf
     first as (function, frame type, line, mapping file))]."""
-    pb = _pb2()
-    data = pb.ProfilesData()
-    with open(path, "rb") as f:
-        data.ParseFromString(f.read())
-    d = data.dictionary
-    s = d.string_table
-    out = []
-    for rp in data.resource_profiles:
-        rattrs = {kv.key: kv.value for kv in rp.resource.attributes}
-        pid = rattrs["process.pid"].int_value if "process.pid" in rattrs else 0
-        for sp in rp.scope_profiles:
-            for prof in sp.profiles:
-                stype = s[prof.sample_type.type_strindex]
-                for smp in prof.samples:
-                    attrs = {}
-                    for i in smp.attribute_indices:
-                        a = d.attribute_table[i]
-                        attrs[s[a.key_strindex]] = a.value
-                    tid = attrs["thread.id"].int_value if "thread.id" in attrs else 0
-                    frames = []
-                    for li in d.stack_table[smp.stack_index].location_indices:
-                        loc = d.location_table[li]
-                        fn, line = "?", 0
-                        if loc.lines:
-                            fn = s[d.function_table[loc.lines[-1].function_index].name_strindex]
-                            line = loc.lines[-1].line
-                        ftype = ""
-                        for ai in loc.attribute_indices:
-                            a = d.attribute_table[ai]
-                            if s[a.key_strindex] == "profile.frame.type":
-                                ftype = a.value.string_value
-                        m = d.mapping_table[loc.mapping_index]
-                        frames.append((fn, ftype, line, s[m.filename_strindex]))
-                    out.append((pid, tid, stype, sum(smp.values), frames))
-    return out
+    return runtime_util.samples_of(path, ("function", "type", "line", "mapping"))
 
 
 def py_frames(frames):
-    return [f for f in frames if f[1] == "cpython"]
+    return runtime_util.of_type(frames, "cpython")
 
 
 def base(fn):
@@ -182,38 +148,23 @@ def base(fn):
     return fn.rsplit(".", 1)[-1]
 
 
-class Proc:
-    """A Python workload started for a test; "ready" read, killed on exit."""
-
-    def __init__(self, interp, script, *args, prefix=()):
-        self.p = subprocess.Popen(list(prefix) + [interp, script] + [str(a) for a in args],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if not line.startswith("ready"):
-            self.stop()
-            raise RuntimeError("%s %s did not start: %r %s" % (interp, script, line,
-                                                               self.p.stderr.read()[-500:]))
-        self.pid = self.p.pid
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
+def Proc(interp, script, *args, prefix=()):
+    """A Python workload started for a test; "ready" read, killed on
+    stop()."""
+    return runtime_util.Runtime(list(prefix) + [interp, script] + [str(a) for a in args],
+                                "%s %s" % (interp, script))
 
 
 def capture(out, args, timeout=60, env=None):
-    r = subprocess.run([PROFCAP, "capture", "-o", out] + args, capture_output=True, text=True,
-                       timeout=timeout, env=dict(os.environ, **(env or {})))
-    return r
+    return runtime_util.capture(out, args, timeout=timeout, env=env)
 
 
 def split_problems(samples, pid, label, lines):
     """What is wrong with split.py's samples of process @pid, [] if nothing."""
-    mine = [x for x in samples if x[0] == pid and x[2] == "samples"]
-    total = sum(x[3] for x in mine)
-    if total < MIN_SAMPLES:
-        return ["%s: %d samples, too few to judge" % (label, total)]
-    bad = []
+    mine, total, bad = runtime_util.judged(
+        samples, lambda x: x[0] == pid and x[2] == "samples", MIN_SAMPLES, label)
+    if bad:
+        return bad
     # Complete Python stacks: the root-most Python frame is <module>.
     complete = sum(x[3] for x in mine if py_frames(x[4]) and py_frames(x[4])[-1][0] == "<module>")
     if complete < 0.95 * total:
@@ -238,12 +189,8 @@ def split_problems(samples, pid, label, lines):
             pi = next((i for i, f in enumerate(frames) if f[1] == "cpython"), None)
             if pi is not None and pi > zi and base(frames[pi][0]) == "c":
                 under_c += v
-    n = sum(by.values())
-    for k, want in TRUTH.items():
-        got = by[k] / float(n) if n else 0.0
-        if abs(got - want) > SHARE_TOL:
-            bad.append("%s: %s has %.1f %% of the CPU, the truth is %.0f %%" %
-                       (label, k, 100 * got, 100 * want))
+    bad += runtime_util.share_problems(by, TRUTH, SHARE_TOL, label)
+    for k in TRUTH:
         hot = max(line_hits[k], key=line_hits[k].get) if line_hits[k] else None
         if hot != lines[k]:
             bad.append("%s: %s's hot line is %s, not %d (%r)" % (label, k, hot, lines[k],
@@ -254,18 +201,7 @@ def split_problems(samples, pid, label, lines):
 
 
 @unittest.skipUnless(OK, WHY)
-class PythonTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def conformant(self, out):
-        ok, why = check_conformance(out)
-        self.assertTrue(ok, why[-3000:])
-
+class PythonTest(runtime_util.RuntimeTest):
     def test_split_every_version(self):
         """Started before profcap (-p): shares, complete stacks, hot lines
         and C extension frames under each version, several at a time."""

@@ -18,12 +18,10 @@ workloads whose truth is known (tests/e2e/ruby/), started without flags:
 Skipped (counted) where no ruby is installed (.ci/run installs it)."""
 import os
 import shutil
-import subprocess
-import tempfile
-import time
 import unittest
 
-from capture_util import PROFCAP, _pb2, can_sample, check_conformance
+import runtime_util
+from capture_util import can_sample
 
 OK, WHY = can_sample()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,42 +37,7 @@ MIN_SAMPLES = 300
 def samples_of(path):
     """[(pid, tid, sample type, value, frames leaf first as (function,
     frame type, file, line, start line))] of a capture."""
-    pb = _pb2()
-    data = pb.ProfilesData()
-    with open(path, "rb") as f:
-        data.ParseFromString(f.read())
-    d = data.dictionary
-    s = d.string_table
-    out = []
-    for rp in data.resource_profiles:
-        rattrs = {kv.key: kv.value for kv in rp.resource.attributes}
-        pid = rattrs["process.pid"].int_value if "process.pid" in rattrs else 0
-        for sp in rp.scope_profiles:
-            for prof in sp.profiles:
-                stype = s[prof.sample_type.type_strindex]
-                for smp in prof.samples:
-                    tid = 0
-                    for i in smp.attribute_indices:
-                        a = d.attribute_table[i]
-                        if s[a.key_strindex] == "thread.id":
-                            tid = a.value.int_value
-                    frames = []
-                    for li in d.stack_table[smp.stack_index].location_indices:
-                        loc = d.location_table[li]
-                        fn, path, line, start = "?", "", 0, 0
-                        if loc.lines:
-                            ln = loc.lines[-1]
-                            f = d.function_table[ln.function_index]
-                            fn, path = s[f.name_strindex], s[f.filename_strindex]
-                            line, start = ln.line, f.start_line
-                        ftype = ""
-                        for ai in loc.attribute_indices:
-                            a = d.attribute_table[ai]
-                            if s[a.key_strindex] == "profile.frame.type":
-                                ftype = a.value.string_value
-                        frames.append((fn, ftype, path, line, start))
-                    out.append((pid, tid, stype, sum(smp.values), frames))
-    return out
+    return runtime_util.samples_of(path, ("function", "type", "file", "line", "start"))
 
 
 def method_lines(path):
@@ -93,37 +56,19 @@ def method_lines(path):
     return spans
 
 
-class Ruby:
-    """A workload started for a test; "ready" read, killed on exit."""
-
-    def __init__(self, script, secs):
-        self.p = subprocess.Popen([RUBY, script, str(secs)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if not line.startswith("ready"):
-            self.stop()
-            raise RuntimeError("ruby %s did not start: %r" % (script, line))
-        self.pid = self.p.pid
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
-
-
-def capture(out, args, timeout=90):
-    return subprocess.run([PROFCAP, "capture", "-o", out] + args, capture_output=True,
-                          text=True, timeout=timeout)
+def Ruby(script, secs):
+    """A workload started for a test; "ready" read, killed on stop()."""
+    return runtime_util.Runtime([RUBY, script, str(secs)], "ruby %s" % script)
 
 
 def split_problems(samples, pid, label):
     """What is wrong with split.rb's samples of process @pid, [] if
     nothing."""
-    mine = [x for x in samples if x[0] == pid and x[1] == pid and x[2] == "samples"]
-    total = sum(x[3] for x in mine)
-    if total < MIN_SAMPLES:
-        return ["%s: %d samples of the main thread, too few to judge" % (label, total)]
-    bad = []
+    mine, total, bad = runtime_util.judged(
+        samples, lambda x: x[0] == pid and x[1] == pid and x[2] == "samples",
+        MIN_SAMPLES, label, " of the main thread")
+    if bad:
+        return bad
     spans = method_lines(SPLIT)
     complete = 0
     for _, _, _, v, frames in mine:
@@ -144,14 +89,7 @@ def split_problems(samples, pid, label):
         first, last = spans[inner[0]]
         if inner[4] != first or not first < inner[3] < last:
             wrong_lines.append((inner[0], inner[3], inner[4]))
-    n = sum(by.values())
-    for k, want in TRUTH.items():
-        got = by[k] / float(n) if n else 0.0
-        if abs(got - want) > SHARE_TOL:
-            bad.append("%s: %s has %.1f %% of the CPU, the truth is %.0f %%" %
-                       (label, k, 100 * got, 100 * want))
-    if n < 0.9 * total:
-        bad.append("%s: %d of %d samples in the three methods" % (label, n, total))
+    bad += runtime_util.share_problems(by, TRUTH, SHARE_TOL, label, total, "methods")
     if files != {SPLIT}:
         bad.append("%s: the methods' files are %r, not %s" % (label, files, SPLIT))
     # a C method named, under the Ruby method that called it
@@ -169,73 +107,30 @@ def split_problems(samples, pid, label):
 
 @unittest.skipUnless(OK, WHY)
 @unittest.skipUnless(os.path.exists(RUBY), "needs ruby (Debian's ruby3.1)")
-class RubyTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def conformant(self, out):
-        ok, why = check_conformance(out)
-        self.assertTrue(ok, why[-3000:])
-
+class RubyTest(runtime_util.RuntimeTest):
     def test_split_without_flags(self):
         """Started before profcap (-p), no flags: shares, files, lines,
         complete stacks."""
-        for secs in (3, 8):
-            p = Ruby(SPLIT, 30)
-            try:
-                out = os.path.join(self.dir, "split%s.pb" % secs)
-                r = capture(out, ["-p", str(p.pid), "--seconds", str(secs), "-F", "499"])
-                self.assertEqual(r.returncode, 0, r.stderr)
-            finally:
-                p.stop()
-            bad = split_problems(samples_of(out), p.pid, "no flags")
-            if not bad or "too few" not in bad[0]:
-                break
-        self.maxDiff = None
-        self.assertEqual(bad, [])
-        self.conformant(out)
+        self.split_run(lambda: Ruby(SPLIT, 30),
+                       lambda out, pid: split_problems(samples_of(out), pid, "no flags"),
+                       "split%s.pb")
 
     def test_started_during_system_wide_capture(self):
         """A ruby started while a system-wide capture runs: its Ruby frames
         from the notice of its first sample on."""
         out = os.path.join(self.dir, "sys.pb")
-        cap = subprocess.Popen([PROFCAP, "capture", "--seconds", "7", "-F", "499", "-o", out],
-                               stderr=subprocess.PIPE, text=True)
-        try:
-            time.sleep(2)
-            p = Ruby(SPLIT, 3)
-            p.p.wait(timeout=60)
-            _, err = cap.communicate(timeout=90)
-            self.assertEqual(cap.returncode, 0, err)
-        finally:
-            if cap.poll() is None:
-                cap.kill()
-                cap.wait()
-        total = named = 0
-        for pid, tid, stype, v, frames in samples_of(out):
-            if pid != p.pid or tid != p.pid or stype != "samples":
-                continue
-            total += v
-            if [f for f in frames if f[1] == "ruby" and f[0] in TRUTH]:
-                named += v
-        self.assertGreater(total, 100, "the ruby was not sampled")
-        self.assertGreaterEqual(named, 0.8 * total, "%d of %d samples named" % (named, total))
+        p = self.system_wide(out, lambda: Ruby(SPLIT, 3))
+        self.assert_mostly(
+            samples_of(out), lambda x: x[0] == p.pid and x[1] == p.pid and x[2] == "samples",
+            lambda frames: [f for f in frames if f[1] == "ruby" and f[0] in TRUTH],
+            100, 0.8, "the ruby was not sampled", "samples named")
         self.conformant(out)
 
     def test_threads(self):
         """Threads other than the main one: each found in the VM's list of
         threads, its own frames (worker_loop), not the main thread's."""
-        p = Ruby(os.path.join(RBDIR, "threads.rb"), 20)
-        try:
-            out = os.path.join(self.dir, "threads.pb")
-            r = capture(out, ["-p", str(p.pid), "--seconds", "3"])
-            self.assertEqual(r.returncode, 0, r.stderr)
-        finally:
-            p.stop()
+        p, out = self.captured(lambda: Ruby(os.path.join(RBDIR, "threads.rb"), 20),
+                               "threads.pb", ["--seconds", "3"])
         by = {}
         for pid, tid, stype, v, frames in samples_of(out):
             if pid != p.pid or tid == p.pid or stype != "samples":
@@ -255,22 +150,12 @@ class RubyTest(unittest.TestCase):
 
     def test_off_cpu_ruby_frames(self):
         """The main thread's waits carry the method that slept (nap)."""
-        p = Ruby(WAITS, 20)
-        try:
-            out = os.path.join(self.dir, "off.pb")
-            r = capture(out, ["--off-cpu", "-p", str(p.pid), "--seconds", "2"])
-            self.assertEqual(r.returncode, 0, r.stderr)
-        finally:
-            p.stop()
-        total = napped = 0
-        for pid, tid, stype, v, frames in samples_of(out):
-            if pid != p.pid or tid != p.pid or stype != "off_cpu":
-                continue
-            total += v
-            if "nap" in [f[0] for f in frames if f[1] == "ruby"]:
-                napped += v
-        self.assertGreater(total, 0, "no waits of the main thread")
-        self.assertGreaterEqual(napped, 0.9 * total, "%d of %d ns in nap" % (napped, total))
+        p, out = self.captured(lambda: Ruby(WAITS, 20), "off.pb",
+                               ["--off-cpu", "--seconds", "2"])
+        self.assert_mostly(
+            samples_of(out), lambda x: x[0] == p.pid and x[1] == p.pid and x[2] == "off_cpu",
+            lambda frames: "nap" in [f[0] for f in frames if f[1] == "ruby"],
+            0, 0.9, "no waits of the main thread", "ns in nap")
         self.conformant(out)
 
 

@@ -320,8 +320,9 @@ static void warn_unsupported(const char *path, const char *why)
 }
 
 static int locate_in(const char *root, int pid, const struct procmaps *maps, const char *exe,
-		     struct perlproc *out)
+		     void *arg)
 {
+	struct perlproc *out = arg;
 	const struct procmaps_entry *e = NULL;
 	const struct perlproc_layout *l;
 	size_t i, n = procmaps__count(maps);
@@ -360,20 +361,11 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, con
 int perlproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 		     struct perlproc *out)
 {
-	const char *root = proc_root ? proc_root : "/proc";
-	struct procmaps *own = NULL;
-	const struct procmaps *maps;
-	char *exe = NULL;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = procsnap__maps_of(root, pid, snap, &maps, &own, &exe);
-	if (err)
-		return err;
-	err = locate_in(root, pid, maps, exe, out);
+	err = procsnap__with_maps(proc_root, pid, snap, locate_in, out);
 	if (err)
 		memset(out, 0, sizeof(*out));
-	free(exe);
-	procmaps__free(own);
 	return err;
 }

@@ -203,3 +203,21 @@ int procsnap__maps_of(const char *proc_root, int pid, const struct procsnap *sna
 		*exe = exe_of(root, pid, snap);
 	return 0;
 }
+
+int procsnap__with_maps(const char *proc_root, int pid, const struct procsnap *snap,
+			procsnap_maps_fn fn, void *ctx)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	struct procmaps *own = NULL;
+	const struct procmaps *maps;
+	char *exe = NULL;
+	int err;
+
+	err = procsnap__maps_of(root, pid, snap, &maps, &own, &exe);
+	if (err)
+		return err;
+	err = fn(root, pid, maps, exe, ctx);
+	free(exe);
+	procmaps__free(own);
+	return err;
+}

@@ -107,4 +107,13 @@ void procsnap__free(struct procsnap *p);
 int procsnap__maps_of(const char *proc_root, int pid, const struct procsnap *snap,
 		      const struct procmaps **maps, struct procmaps **own, char **exe);
 
+/* Call @fn with process @pid's maps and executable path as
+ * procsnap__maps_of() gets them (@proc_root NULL: /proc, passed on as
+ * @root), then free what was read: @fn's result, or the -errno of reading
+ * the maps. */
+typedef int (*procsnap_maps_fn)(const char *root, int pid, const struct procmaps *maps,
+				const char *exe, void *ctx);
+int procsnap__with_maps(const char *proc_root, int pid, const struct procsnap *snap,
+			procsnap_maps_fn fn, void *ctx);
+
 #endif

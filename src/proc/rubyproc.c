@@ -329,8 +329,9 @@ int rubyproc__check(const char *proc_root, int pid, struct rubyproc *rp)
 }
 
 static int locate_in(const char *root, int pid, const struct procmaps *maps, const char *exe,
-		     struct rubyproc *out)
+		     void *arg)
 {
+	struct rubyproc *out = arg;
 	const struct procmaps_entry *e = find_file(maps, exe);
 	int fd, err;
 
@@ -349,20 +350,11 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, con
 int rubyproc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 		     struct rubyproc *out)
 {
-	const char *root = proc_root ? proc_root : "/proc";
-	struct procmaps *own = NULL;
-	const struct procmaps *maps;
-	char *exe = NULL;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = procsnap__maps_of(root, pid, snap, &maps, &own, &exe);
-	if (err)
-		return err;
-	err = locate_in(root, pid, maps, exe, out);
+	err = procsnap__with_maps(proc_root, pid, snap, locate_in, out);
 	if (err)
 		memset(out, 0, sizeof(*out));
-	free(exe);
-	procmaps__free(own);
 	return err;
 }

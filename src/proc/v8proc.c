@@ -480,8 +480,9 @@ static void ranges(const struct procmaps *maps, const struct procmaps_entry *fil
 }
 
 static int locate_in(const char *root, int pid, const struct procmaps *maps, const char *exe,
-		     struct v8proc *out)
+		     void *arg)
 {
+	struct v8proc *out = arg;
 	struct v8proc_const c[C_N];
 	const struct procmaps_entry *e = NULL;
 	size_t i, n = procmaps__count(maps);
@@ -514,20 +515,11 @@ static int locate_in(const char *root, int pid, const struct procmaps *maps, con
 int v8proc__locate(const char *proc_root, int pid, const struct procsnap *snap,
 		   struct v8proc *out)
 {
-	const char *root = proc_root ? proc_root : "/proc";
-	struct procmaps *own = NULL;
-	const struct procmaps *maps;
-	char *exe = NULL;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = procsnap__maps_of(root, pid, snap, &maps, &own, &exe);
-	if (err)
-		return err;
-	err = locate_in(root, pid, maps, exe, out);
+	err = procsnap__with_maps(proc_root, pid, snap, locate_in, out);
 	if (err)
 		memset(out, 0, sizeof(*out));
-	free(exe);
-	procmaps__free(own);
 	return err;
 }
